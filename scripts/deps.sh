@@ -1,0 +1,25 @@
+# Sourced by the other scripts: installs what is missing (Debian packages as root, npm packages).
+# Usage: ensure_apt PKG...   — installs the Debian packages not yet installed.
+
+ensure_apt() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "specdec: missing Debian packages: ${missing[*]}" >&2
+    echo "         install them as root: apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "specdec: installing ${missing[*]} ..." >&2
+  apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}" >/dev/null
+}
+
+# The native toolchain: compiler, CMake, GoogleTest, xtensor.
+ensure_native_deps() {
+  ensure_apt cmake g++ make libgtest-dev libxtensor-dev
+}
+
+jobs() { nproc 2>/dev/null || echo 2; }

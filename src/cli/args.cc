@@ -1,0 +1,87 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/cli.h"
+#include "specdec/errors.h"
+
+namespace specdec::cli {
+
+Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>& value_options,
+           const std::vector<std::string>& flag_options) {
+  auto known = [](const std::vector<std::string>& list, const std::string& s) {
+    return std::find(list.begin(), list.end(), s) != list.end();
+  };
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.rfind("--", 0) != 0) fail("unexpected argument '", a, "'");
+    std::string name = a.substr(2), value;
+    size_t eq = name.find('=');
+    if (eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      if (!known(value_options, name)) fail("unknown option --", name);
+    } else if (known(flag_options, name)) {
+      value = "1";
+    } else if (known(value_options, name)) {
+      if (i + 1 >= argv.size()) fail("option --", name, " needs a value");
+      value = argv[++i];
+    } else {
+      fail("unknown option --", name);
+    }
+    values_[name] = value;
+  }
+}
+
+std::string Args::str(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+double Args::num(const std::string& name, double fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0' || !std::isfinite(v)) {
+    fail("--", name, ": not a number: '", it->second, "'");
+  }
+  return v;
+}
+
+long long Args::integer(const std::string& name, long long fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0') {
+    fail("--", name, ": not an integer: '", it->second, "'");
+  }
+  return v;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_array(const std::vector<int>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+}  // namespace specdec::cli

@@ -1,0 +1,33 @@
+// The `specdec` command line: one function per subcommand, registered in main.cc.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace specdec::cli {
+
+// --name value / --flag arguments after the subcommand. Unknown or malformed options throw
+// specdec::Error with a message naming the option.
+class Args {
+ public:
+  Args(const std::vector<std::string>& argv, const std::vector<std::string>& value_options,
+       const std::vector<std::string>& flag_options);
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  std::string str(const std::string& name, const std::string& fallback) const;
+  double num(const std::string& name, double fallback) const;
+  long long integer(const std::string& name, long long fallback) const;
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+// Each returns the process exit code.
+int cmd_analytics(const std::vector<std::string>& argv);
+int cmd_toy_demo(const std::vector<std::string>& argv);
+
+// Minimal JSON writing helpers shared by subcommands.
+std::string json_escape(const std::string& s);
+std::string json_array(const std::vector<int>& v);
+
+}  // namespace specdec::cli

@@ -1,0 +1,50 @@
+// specdec: command-line front end of the library (native build only).
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+  const char* usage;
+};
+
+const Command kCommands[] = {
+    {"analytics", specdec::cli::cmd_analytics,
+     "analytics --alpha A --cost C --gamma-max N [--json]   tokens/pass and speedup by gamma"},
+    {"toy-demo", specdec::cli::cmd_toy_demo,
+     "toy-demo [--seed S] [--gamma G] [--max-tokens N] [--json]   the lesson's toy decode"},
+};
+
+void usage(FILE* out) {
+  std::fprintf(out, "usage: specdec <command> [options]\n\ncommands:\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  %s\n", c.usage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string name = argv[1];
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  for (const Command& c : kCommands) {
+    if (name != c.name) continue;
+    try {
+      return c.run(rest);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "specdec %s: error: %s\n", c.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "specdec: unknown command '%s'\n\n", name.c_str());
+  usage(stderr);
+  return 2;
+}

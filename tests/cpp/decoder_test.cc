@@ -1,0 +1,295 @@
+#include "specdec/decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "specdec/errors.h"
+#include "test_util.h"
+
+namespace specdec {
+namespace {
+
+using testing::chi_square;
+using testing::dist;
+using testing::kFalseAlarm;
+
+// Context-dependent toy models over a small vocabulary: the next-token distribution depends on
+// the last token and on the length, and the draft disagrees with the target (it even puts zero
+// mass where the target has some, and the reverse).
+Distribution toy_target(const std::vector<int>& seq) {
+  const int last = seq.back(), len = static_cast<int>(seq.size());
+  std::vector<float> w = {1.0f + (last * 3 + len) % 4, 2.0f + (last + 2 * len) % 3, 0.5f + last % 2,
+                          (last + len) % 3 == 0 ? 0.0f : 1.5f};
+  float s = w[0] + w[1] + w[2] + w[3];
+  for (float& v : w) v /= s;
+  return dist(w);
+}
+
+Distribution toy_draft(const std::vector<int>& seq) {
+  const int last = seq.back(), len = static_cast<int>(seq.size());
+  std::vector<float> w = {2.0f, 1.0f + (last + len) % 2, last == 2 ? 0.0f : 1.0f, 1.0f + len % 3};
+  float s = w[0] + w[1] + w[2] + w[3];
+  for (float& v : w) v /= s;
+  return dist(w);
+}
+
+// The lesson's toy decode: 12 tokens from the context-free pair, gamma 4.
+TEST(Decoder, LessonToyDemoShape) {
+  auto target = [](const std::vector<int>&) {
+    return dist({0.4f, 0.25f, 0.15f, 0.1f, 0.06f, 0.04f});
+  };
+  auto draft = [](const std::vector<int>&) { return dist({0.3f, 0.3f, 0.2f, 0.1f, 0.06f, 0.04f}); };
+  Rng rng(1);
+  DecodeResult r = speculative_decode({0}, target, draft, 4, 12, rng);
+  ASSERT_EQ(r.tokens.size(), 12u);
+  size_t total = 0;
+  for (size_t i = 0; i < r.trace.size(); ++i) {
+    const IterationTrace& t = r.trace[i];
+    EXPECT_EQ(t.proposed.size(), 4u);
+    if (i + 1 < r.trace.size()) {
+      EXPECT_EQ(t.emitted.size(), size_t(t.n_accepted) + 1);
+    }
+    for (size_t k = 0; k < size_t(t.n_accepted) && k < t.emitted.size(); ++k) {
+      EXPECT_EQ(t.emitted[k], t.proposed[k]);
+    }
+    total += t.emitted.size();
+  }
+  EXPECT_EQ(total, 12u);
+  EXPECT_EQ(r.stats.target_passes, r.trace.size());
+}
+
+TEST(Decoder, ExactlyMaxNewTokensComeOut) {
+  for (size_t budget : {1, 2, 3, 5, 7, 11, 30}) {
+    for (int gamma : {1, 3, 8}) {
+      Rng rng(budget * 100 + gamma);
+      DecodeResult r = speculative_decode({1, 2}, toy_target, toy_draft, gamma, budget, rng);
+      EXPECT_EQ(r.tokens.size(), budget) << "gamma " << gamma;
+      EXPECT_EQ(r.stats.generated, budget);
+    }
+  }
+}
+
+// Exact AR probability of every length-3 continuation under filtered target distributions.
+std::map<std::vector<int>, double> exact_joint(const std::vector<int>& prompt,
+                                               const SamplingParams& sp) {
+  std::map<std::vector<int>, double> out;
+  std::function<void(std::vector<int>, std::vector<int>, double)> rec =
+      [&](std::vector<int> seq, std::vector<int> gen, double prob) {
+        if (gen.size() == 3) {
+          out[gen] = prob;
+          return;
+        }
+        Distribution p = toy_target(seq);
+        apply_sampling(p.data(), p.size(), sp);
+        for (int x = 0; x < 4; ++x) {
+          auto s2 = seq, g2 = gen;
+          s2.push_back(x);
+          g2.push_back(x);
+          rec(s2, g2, prob * p[x]);
+        }
+      };
+  rec(prompt, {}, 1.0);
+  return out;
+}
+
+struct JointCase {
+  const char* name;
+  int gamma;
+  SamplingParams sampling;
+};
+void PrintTo(const JointCase& c, std::ostream* os) { *os << c.name; }
+
+// The central promise: the joint law of the first 3 emitted tokens of speculative decoding is
+// the law of plain autoregressive sampling from the target. 100,000 runs per case; chi-square
+// over the 64 cells with false-alarm probability 1e-6. Also checks plain decoding itself.
+class DecoderExactness : public ::testing::TestWithParam<JointCase> {};
+
+TEST_P(DecoderExactness, JointOfFirstThreeTokensMatchesPlainSampling) {
+  const JointCase& c = GetParam();
+  const std::vector<int> prompt = {2, 0, 1};
+  auto exact = exact_joint(prompt, c.sampling);
+  std::vector<std::vector<int>> cells;
+  std::vector<double> probs;
+  for (auto& [seq, p] : exact) {
+    cells.push_back(seq);
+    probs.push_back(p);
+  }
+  auto index = [&](const std::vector<int>& seq) {
+    return static_cast<size_t>(seq[0] * 16 + seq[1] * 4 + seq[2]);
+  };
+  for (bool plain : {false, true}) {
+    std::vector<uint64_t> counts(64, 0);
+    Rng rng(4242 + c.gamma);
+    for (int run = 0; run < 100000; ++run) {
+      DecodeResult r =
+          plain ? autoregressive_decode(prompt, toy_target, 3, rng, c.sampling)
+                : speculative_decode(prompt, toy_target, toy_draft, c.gamma, 3, rng, c.sampling);
+      ++counts[index(r.tokens)];
+    }
+    auto chi = chi_square(counts, probs);
+    EXPECT_EQ(chi.impossible, "") << (plain ? "plain" : "speculative");
+    EXPECT_GT(chi.p_value, kFalseAlarm)
+        << (plain ? "plain" : "speculative") << " chi2=" << chi.stat << " dof=" << chi.dof;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, DecoderExactness,
+                         ::testing::Values(JointCase{"gamma1", 1, {}}, JointCase{"gamma2", 2, {}},
+                                           JointCase{"gamma4", 4, {}},
+                                           JointCase{"temperature07_topk3", 3, {0.7f, 3, 1.0f}},
+                                           JointCase{"temperature15_topp08", 2, {1.5f, 0, 0.8f}}),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(Decoder, GreedySpeculativeEqualsGreedyPlain) {
+  SamplingParams greedy{0.0f, 0, 1.0f};
+  for (int gamma : {1, 2, 4, 7}) {
+    Rng a(1), b(2);  // greedy draws nothing: seeds do not matter
+    DecodeResult spec = speculative_decode({3, 1}, toy_target, toy_draft, gamma, 200, a, greedy);
+    DecodeResult plain = autoregressive_decode({3, 1}, toy_target, 200, b, greedy);
+    EXPECT_EQ(spec.tokens, plain.tokens) << "gamma " << gamma;
+    EXPECT_LT(spec.stats.target_passes, plain.stats.target_passes);
+  }
+}
+
+TEST(Decoder, SelfDraftAcceptsEverything) {
+  Rng rng(8);
+  DecodeResult r = speculative_decode({0}, toy_target, toy_target, 5, 60, rng);
+  EXPECT_EQ(r.stats.accepted, r.stats.drafted);
+  for (size_t i = 0; i + 1 < r.trace.size(); ++i) {
+    EXPECT_EQ(r.trace[i].emitted.size(), 6u);
+  }
+  EXPECT_EQ(r.stats.target_passes, 10u);  // 60 tokens, 6 per pass
+}
+
+TEST(Decoder, SameSeedReplaysTheSameTokens) {
+  Rng a(5), b(5), c(6);
+  auto ra = speculative_decode({1}, toy_target, toy_draft, 3, 100, a);
+  auto rb = speculative_decode({1}, toy_target, toy_draft, 3, 100, b);
+  auto rc = speculative_decode({1}, toy_target, toy_draft, 3, 100, c);
+  EXPECT_EQ(ra.tokens, rb.tokens);
+  EXPECT_NE(ra.tokens, rc.tokens);
+}
+
+// A source with a context window that records what it was asked.
+class WindowSource : public DistributionSource {
+ public:
+  explicit WindowSource(size_t window) : window_(window) {}
+  ProbMatrix next_token_probs(const std::vector<int>& tokens, size_t n_last) override {
+    EXPECT_LE(tokens.size(), window_);
+    calls.push_back(n_last);
+    StepFunctionSource inner(toy_target);
+    return inner.next_token_probs(tokens, n_last);
+  }
+  size_t max_context() const override { return window_; }
+  std::vector<size_t> calls;
+
+ private:
+  size_t window_;
+};
+
+TEST(Decoder, OneTargetCallPerIterationAndTheContextWindowIsRespected) {
+  WindowSource target(20), draft(20);
+  DecoderOptions opt;
+  opt.gamma = 4;
+  SpeculativeDecoder dec(target, &draft, {1, 2, 3}, opt);
+  Rng rng(3);
+  size_t iterations = 0;
+  while (!dec.done()) {
+    IterationRecord rec = dec.step(rng);
+    ++iterations;
+    EXPECT_EQ(rec.target_probs.shape()[0], rec.proposed.size() + 1);
+    EXPECT_EQ(target.calls.back(), rec.proposed.size() + 1);  // ONE call over g + 1 positions
+    EXPECT_LE(rec.proposed.size(), 4u);
+  }
+  EXPECT_EQ(target.calls.size(), iterations);
+  EXPECT_EQ(dec.stats().target_passes, iterations);
+  EXPECT_GT(dec.tokens().size(), 20u);  // filled: the last step may append a bonus past it
+  EXPECT_LE(dec.tokens().size(), 21u);
+  EXPECT_THROW(dec.step(rng), Error);
+}
+
+TEST(Decoder, StatsCountPerPosition) {
+  DecoderOptions opt;
+  opt.gamma = 3;
+  StepFunctionSource t(toy_target), d(toy_draft);
+  SpeculativeDecoder dec(t, &d, {0}, opt);
+  Rng rng(12);
+  for (int i = 0; i < 200; ++i) dec.step(rng);
+  const DecoderStats& s = dec.stats();
+  EXPECT_EQ(s.iterations, 200u);
+  EXPECT_EQ(s.drafted, 600u);
+  EXPECT_EQ(s.reached_at[0], 200u);
+  size_t accepted = 0;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_LE(s.accepted_at[i], s.reached_at[i]);
+    if (i > 0) {
+      EXPECT_EQ(s.reached_at[i], s.accepted_at[i - 1]);
+    }
+    accepted += s.accepted_at[i];
+  }
+  EXPECT_EQ(accepted, s.accepted);
+  EXPECT_EQ(s.generated, dec.tokens().size() - 1);
+  EXPECT_NEAR(s.tokens_per_pass(), double(s.generated) / 200, 1e-12);
+}
+
+TEST(Decoder, PlainDecodingHasTheSameRecordShape) {
+  DecoderOptions opt;
+  opt.plain = true;
+  StepFunctionSource t(toy_target);
+  SpeculativeDecoder dec(t, nullptr, {0}, opt);
+  Rng rng(1);
+  IterationRecord rec = dec.step(rng);
+  EXPECT_TRUE(rec.proposed.empty());
+  EXPECT_EQ(rec.target_probs.shape()[0], 1u);
+  EXPECT_EQ(rec.emitted.size(), 1u);
+  EXPECT_EQ(dec.stats().target_passes, 1u);
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Decoder, BadInputThrowsClearErrors) {
+  StepFunctionSource t(toy_target), d(toy_draft);
+  DecoderOptions opt;
+  EXPECT_EQ(error_of([&] { SpeculativeDecoder(t, &d, {}, opt); }),
+            "prompt: must hold at least one token");
+  opt.gamma = 0;
+  EXPECT_EQ(error_of([&] { SpeculativeDecoder(t, &d, {0}, opt); }),
+            "gamma: must be in 1..32, got 0");
+  opt.gamma = 33;
+  EXPECT_EQ(error_of([&] { SpeculativeDecoder(t, &d, {0}, opt); }),
+            "gamma: must be in 1..32, got 33");
+  opt.gamma = 4;
+  opt.sampling.temperature = -1;
+  EXPECT_EQ(error_of([&] { SpeculativeDecoder(t, &d, {0}, opt); }),
+            "temperature: must be a finite number >= 0, got -1");
+  opt.sampling.temperature = 1;
+  EXPECT_EQ(error_of([&] { SpeculativeDecoder(t, nullptr, {0}, opt); }),
+            "draft: required unless plain decoding is asked for");
+  WindowSource small(4);
+  EXPECT_EQ(error_of([&] {
+              SpeculativeDecoder(small, &small, {1, 2, 3, 4, 5}, opt);
+            }),
+            "prompt: 5 tokens exceed the model context of 4 tokens");
+  Rng rng(1);
+  EXPECT_EQ(error_of([&] { speculative_decode({0}, toy_target, toy_draft, 4, 0, rng); }),
+            "max_new_tokens: must be >= 1, got 0");
+
+  auto unnormalised = [](const std::vector<int>&) { return dist({0.5f, 0.2f, 0.2f, 0.2f}); };
+  EXPECT_EQ(error_of([&] { speculative_decode({0}, unnormalised, toy_draft, 4, 5, rng); }),
+            "target distribution: probabilities sum to 1.1, not 1 (tolerance 0.001)");
+  auto small_vocab = [](const std::vector<int>&) { return dist({0.5f, 0.5f}); };
+  EXPECT_EQ(error_of([&] { speculative_decode({0}, toy_target, small_vocab, 4, 5, rng); }),
+            "draft and target vocabularies differ: 2 vs 4");
+}
+
+}  // namespace
+}  // namespace specdec
