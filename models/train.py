@@ -9,6 +9,7 @@ models/ckpt/ (git-ignored) and picked up again when the same command is re-run.
     /usr/bin/python3 models/train.py draft             # distils from models/target.safetensors
     /usr/bin/python3 models/train.py fixture           # tiny random model + golden logits for tests
     /usr/bin/python3 models/train.py golden            # golden logits of the shipped pair
+    /usr/bin/python3 models/train.py alpha             # draft-vs-target acceptance on held-out text
 
 Text maps to tokens byte by byte: token id = UTF-8 byte value (vocab 256).
 """
@@ -333,9 +334,32 @@ def write_golden(args):
     print('wrote models/golden.json for', list(out))
 
 
+@torch.no_grad()
+def measure_alpha(args):
+    """Acceptance rate of the draft against the target on held-out text (teacher forcing):
+    alpha = E[sum_x min(p_T(x), q_T(x))] over positions of the last 10% of the corpus; at T = 0
+    it is P(argmax q == argmax p)."""
+    torch.set_num_threads(args.threads)
+    target, _ = load_model(os.path.join(HERE, 'target.safetensors'))
+    draft, _ = load_model(os.path.join(HERE, 'draft.safetensors'))
+    _, val = load_data()
+    gen = torch.Generator().manual_seed(4321)
+    x, _ = get_batch(val, 16, 256, gen)
+    lp, lq = target(x), draft(x)
+    out = {}
+    for t in (0.0, 0.8, 1.0):
+        if t == 0.0:
+            a = (lp.argmax(-1) == lq.argmax(-1)).float().mean().item()
+        else:
+            a = torch.minimum(F.softmax(lp / t, -1), F.softmax(lq / t, -1)).sum(-1).mean().item()
+        out[f'T={t}'] = round(a, 4)
+    print(json.dumps(out))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('what', choices=['target', 'draft', 'fixture', 'golden'])
+    ap.add_argument('what', choices=['target', 'draft', 'fixture', 'golden', 'alpha'])
     ap.add_argument('--seed', type=int, default=1337)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--max-iters', type=int, default=0, help='override the preset')
@@ -346,6 +370,8 @@ def main():
         write_fixture(args)
     elif args.what == 'golden':
         write_golden(args)
+    elif args.what == 'alpha':
+        measure_alpha(args)
     else:
         train(args.what, args)
 

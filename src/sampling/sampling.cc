@@ -38,9 +38,11 @@ void apply_sampling(float* probs, size_t n, const SamplingParams& params) {
     // p^(1/T) relative to the largest entry (so the top token gets 1 before normalising).
     float max_p = *std::max_element(probs, probs + n);
     float log_max = portable_log(max_p);
-    float inv_t = 1.0f / params.temperature;
+    // Divide (not multiply by 1/T): 1/T overflows to inf for a tiny T, and 0 * inf is NaN.
     for (size_t i = 0; i < n; ++i) {
-      if (probs[i] > 0.0f) probs[i] = portable_exp((portable_log(probs[i]) - log_max) * inv_t);
+      if (probs[i] > 0.0f) {
+        probs[i] = portable_exp((portable_log(probs[i]) - log_max) / params.temperature);
+      }
     }
     changed = true;
   }

@@ -41,6 +41,9 @@ INSTANTIATE_TEST_SUITE_P(
                    {0.6f, 0.4f},
                    {0.5f, 0, 1.0f},
                    {0.36f / 0.52f, 0.16f / 0.52f}},
+        // Found by fuzzing: 1/T overflowed to inf and 0 * inf gave NaN.
+        FilterCase{"tiny_temperature_is_greedy_like", {0.3f, 0.7f}, {1e-39f, 0, 1.0f}, {0, 1}},
+        FilterCase{"huge_temperature_is_uniform", {0.2f, 0.8f}, {1e30f, 0, 1.0f}, {0.5f, 0.5f}},
         FilterCase{"temperature_keeps_zeros", {0.0f, 0.5f, 0.5f}, {0.3f, 0, 1.0f}, {0, 0.5f, 0.5f}},
         FilterCase{"top_k_1", {0.2f, 0.5f, 0.3f}, {1.0f, 1, 1.0f}, {0, 1, 0}},
         FilterCase{"top_k_2", {0.2f, 0.5f, 0.3f}, {1.0f, 2, 1.0f}, {0, 0.625f, 0.375f}},
