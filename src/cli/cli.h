@@ -25,6 +25,8 @@ class Args {
 // Each returns the process exit code.
 int cmd_analytics(const std::vector<std::string>& argv);
 int cmd_toy_demo(const std::vector<std::string>& argv);
+int cmd_generate(const std::vector<std::string>& argv);
+int cmd_logits(const std::vector<std::string>& argv);
 
 // Minimal JSON writing helpers shared by subcommands.
 std::string json_escape(const std::string& s);

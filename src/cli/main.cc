@@ -19,6 +19,11 @@ const Command kCommands[] = {
      "analytics --alpha A --cost C --gamma-max N [--json]   tokens/pass and speedup by gamma"},
     {"toy-demo", specdec::cli::cmd_toy_demo,
      "toy-demo [--seed S] [--gamma G] [--max-tokens N] [--json]   the lesson's toy decode"},
+    {"generate", specdec::cli::cmd_generate,
+     "generate --target T (--draft D | --plain) --prompt P [--gamma G] [--temperature T]\n"
+     "           [--top-k K] [--top-p P] [--seed S] [--max-tokens N] [--json]   decode text"},
+    {"logits", specdec::cli::cmd_logits,
+     "logits --model M --prompt P [--json]   next-token log-probabilities after the prompt"},
 };
 
 void usage(FILE* out) {

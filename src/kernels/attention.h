@@ -1,0 +1,19 @@
+// Causal self-attention for one query row and one head (the attention inner loop of a GPT).
+#pragma once
+
+#include <cstddef>
+
+namespace specdec::kernels {
+
+// score_j = dot(q, keys[j]) * (1 / sqrt(head_size)) for j < n_keys; p = softmax(score);
+// out = sum_j p_j values[j], accumulated in increasing j from +0.
+// q: (head_size,); keys, values: (n_keys, head_size) row-major; scores: scratch of n_keys
+// floats; out: (head_size,). requires: n_keys >= 1.
+// A query row is computed on its own, with the canonical dot and softmax of ops.h, so its
+// result does not depend on how many rows a forward pass holds (batch invariance).
+void attend(const float* q, const float* keys, const float* values, size_t n_keys, size_t head_size,
+            float* scores, float* out);
+void attend_reference(const float* q, const float* keys, const float* values, size_t n_keys,
+                      size_t head_size, float* scores, float* out);
+
+}  // namespace specdec::kernels

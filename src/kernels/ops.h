@@ -1,0 +1,45 @@
+// Row operations of the transformer: dot, exp, softmax, log-softmax, layer norm, GELU.
+// Each SIMD version (vec4.h: WASM SIMD128, AVX2 builds' 128-bit path, or scalar) performs the
+// same IEEE operations in the same order as its *_reference, so the two agree bit for bit.
+//
+// Canonical sum of n terms t_i (also used by dot and the layer-norm statistics): four partial
+// sums, lane j accumulating t_i for i = j, j + 4, ... < n4 = n - n % 4 from +0; then
+// (l0 + l2) + (l1 + l3); then the tail terms i >= n4 added in order. Transcendentals are
+// portable_exp / portable_erf (kernels/portable_math.h), never libm's.
+#pragma once
+
+#include <cstddef>
+
+namespace specdec::kernels {
+
+constexpr float kLayerNormEps = 1e-5f;  // nn.LayerNorm's default
+
+// sum_i a[i] * b[i] in the canonical order.
+float dot(const float* a, const float* b, size_t n);
+float dot_reference(const float* a, const float* b, size_t n);
+
+// x[i] = portable_exp(x[i]), bit for bit (subnormal results, inf and NaN included).
+void exp_inplace(float* x, size_t n);
+
+// In place: m = max x; e_i = exp(x_i - m); x_i = e_i / (canonical sum of e). requires: n >= 1.
+void softmax(float* x, size_t n);
+void softmax_reference(float* x, size_t n);
+
+// In place: x_i = (x_i - m) - log(canonical sum of exp(x_j - m)). requires: n >= 1.
+// Accurate for tiny probabilities, unlike log(softmax(x)).
+void log_softmax(float* x, size_t n);
+
+// out = ((x - mean) * rstd) * weight + bias with mean = sum / n, var = sum (x - mean)^2 / n
+// (biased, as PyTorch), rstd = 1 / sqrt(var + kLayerNormEps). requires: n >= 1.
+void layernorm(const float* x, const float* weight, const float* bias, size_t n, float* out);
+void layernorm_reference(const float* x, const float* weight, const float* bias, size_t n,
+                         float* out);
+
+// In place, exact (erf) GELU: x = (0.5 x) (1 + erf(x / sqrt 2)), as F.gelu's default.
+void gelu(float* x, size_t n);
+void gelu_reference(float* x, size_t n);
+
+// x[i] += y[i]. Element-wise, so any vectorisation the compiler picks is exact.
+void add_inplace(float* x, const float* y, size_t n);
+
+}  // namespace specdec::kernels

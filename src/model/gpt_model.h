@@ -1,0 +1,82 @@
+// A small byte-level GPT (nanoGPT / GPT-2 shape; reference: class GPT in models/train.py):
+// token + position embeddings, n_layer pre-LayerNorm blocks of causal multi-head
+// self-attention and a GELU MLP, a final LayerNorm, and an LM head tied to the token
+// embedding unless the file carries lm_head.weight. Weights are immutable after loading; all
+// per-sequence state lives in a KVCache, so one GPTModel can serve several sequences (e.g. the
+// draft and the target of self-speculation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/gpt_config.h"
+#include "model/kv_cache.h"
+
+namespace specdec {
+
+// Loader limits: bound the work and memory an untrusted file can ask for.
+constexpr int kByteVocabSize = 256;  // tokens are UTF-8 bytes (model/tokenizer.h)
+constexpr int kMaxLayers = 64;
+constexpr int kMaxEmbd = 4096;
+constexpr int kMaxBlockSize = 8192;
+constexpr uint64_t kMaxParamBytes = uint64_t{512} << 20;    // weights as float32
+constexpr uint64_t kMaxKVCacheBytes = uint64_t{256} << 20;  // one full KVCache
+
+struct LayerWeights {
+  std::vector<float> ln_1_weight;     // (C,)
+  std::vector<float> ln_1_bias;       // (C,)
+  std::vector<float> c_attn;          // (3C, C) packed (kernels/matmul.h): q, k, v rows
+  std::vector<float> c_attn_bias;     // (3C,)
+  std::vector<float> attn_proj;       // (C, C) packed: attn.c_proj
+  std::vector<float> attn_proj_bias;  // (C,)
+  std::vector<float> ln_2_weight;     // (C,)
+  std::vector<float> ln_2_bias;       // (C,)
+  std::vector<float> c_fc;            // (4C, C) packed: mlp.c_fc
+  std::vector<float> c_fc_bias;       // (4C,)
+  std::vector<float> mlp_proj;        // (C, 4C) packed: mlp.c_proj
+  std::vector<float> mlp_proj_bias;   // (C,)
+};
+
+struct GPTWeights {
+  std::vector<float> wte;            // (V, C) token embeddings, row-major (looked up by id)
+  std::vector<float> wpe;            // (block_size, C) position embeddings
+  std::vector<LayerWeights> layers;  // n_layer blocks
+  std::vector<float> ln_f_weight;    // (C,)
+  std::vector<float> ln_f_bias;      // (C,)
+  std::vector<float> lm_head;        // (V, C) packed: lm_head.weight, or wte when tied
+};
+
+class GPTModel {
+ public:
+  // Validates everything (see safetensors.h and the checks in gpt_loader.cc) and throws
+  // specdec::Error "model file: ..." on the first problem. F16 weights are widened to float.
+  static GPTModel from_safetensors(const uint8_t* bytes, size_t size);
+  static GPTModel from_file(const std::string& path);
+
+  // Weights are large: moves only (copies would be silent and slow).
+  GPTModel(GPTModel&&) = default;
+  GPTModel& operator=(GPTModel&&) = default;
+  GPTModel(const GPTModel&) = delete;
+  GPTModel& operator=(const GPTModel&) = delete;
+
+  const GPTConfig& config() const { return config_; }
+  const GPTWeights& weights() const { return weights_; }
+
+  // Runs tokens (k >= 1 new tokens) at positions cache.size() .. cache.size() + k - 1,
+  // appends their keys and values to cache and returns the (k, V) logits, row-major: row i
+  // scores the token after tokens[i]. Every row is bit-identical whatever k is (batch
+  // invariance), so a k-token pass equals k one-token passes.
+  // Throws specdec::Error when tokens is empty, holds an id outside [0, V), would run past
+  // block_size, or cache was made for another configuration.
+  std::vector<float> forward(const std::vector<int>& tokens, KVCache& cache) const;
+
+ private:
+  GPTModel() = default;
+
+  GPTConfig config_;
+  GPTWeights weights_;
+};
+
+}  // namespace specdec

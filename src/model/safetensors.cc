@@ -1,0 +1,218 @@
+#include "model/safetensors.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "model/json.h"
+#include "specdec/errors.h"
+
+namespace specdec {
+namespace {
+
+std::string tensor_error_prefix(const std::string& name) {
+  return "model file: tensor '" + name + "'";
+}
+
+// [begin, end) of one tensor inside the data section.
+struct Span {
+  uint64_t begin, end;
+  const std::string* name;
+};
+
+TensorView parse_tensor_entry(const std::string& name, const json::Value& entry,
+                              const uint8_t* data, uint64_t data_size, std::vector<Span>& spans) {
+  const std::string where = tensor_error_prefix(name);
+  if (entry.type != json::Value::Type::kObject) {
+    fail(where, ": entry must be an object, got ", json::type_name(entry.type));
+  }
+  for (const auto& [key, value] : entry.members) {
+    if (key != "dtype" && key != "shape" && key != "data_offsets") {
+      fail(where, ": unknown key '", key, "'");
+    }
+  }
+  const json::Value* dtype = entry.find("dtype");
+  const json::Value* shape = entry.find("shape");
+  const json::Value* offsets = entry.find("data_offsets");
+  if (!dtype || !shape || !offsets) {
+    fail(where, ": missing '", !dtype ? "dtype" : !shape ? "shape" : "data_offsets", "'");
+  }
+
+  TensorView t;
+  t.name = name;
+  if (dtype->type != json::Value::Type::kString) fail(where, ": dtype must be a string");
+  if (dtype->text == "F32") {
+    t.dtype = DType::kF32;
+  } else if (dtype->text == "F16") {
+    t.dtype = DType::kF16;
+  } else {
+    fail(where, " has dtype '", dtype->text, "' (supported: F32, F16)");
+  }
+
+  if (shape->type != json::Value::Type::kArray || shape->items.size() > kMaxTensorRank) {
+    fail(where, ": shape must be an array of at most ", kMaxTensorRank, " integers");
+  }
+  t.numel = 1;
+  for (const json::Value& d : shape->items) {
+    uint64_t dim;
+    if (!json::to_u64(d, &dim)) fail(where, ": shape must hold non-negative integers");
+    t.shape.push_back(dim);
+  }
+  // Overflow-checked: numel * element size must fit in the data section's range anyway.
+  for (uint64_t dim : t.shape) {
+    if (dim != 0 && t.numel > UINT64_MAX / 8 / dim) {
+      fail(where, ": shape ", shape_string(t.shape), " is too large");
+    }
+    t.numel *= dim;
+  }
+  const uint64_t n_bytes = t.numel * dtype_size(t.dtype);
+
+  uint64_t begin, end;
+  if (offsets->type != json::Value::Type::kArray || offsets->items.size() != 2 ||
+      !json::to_u64(offsets->items[0], &begin) || !json::to_u64(offsets->items[1], &end)) {
+    fail(where, ": data_offsets must be two non-negative integers");
+  }
+  const std::string range = "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+  if (begin > end || end > data_size) {
+    fail(where, ": data_offsets ", range, " are outside the data section of ", data_size, " bytes");
+  }
+  if (end - begin != n_bytes) {
+    fail(where, ": data_offsets ", range, " span ", end - begin, " bytes, but shape ",
+         shape_string(t.shape), " of ", dtype_name(t.dtype), " needs ", n_bytes);
+  }
+  t.data = data + begin;
+  spans.push_back({begin, end, &name});  // name: a key of the parsed header
+  return t;
+}
+
+}  // namespace
+
+std::string shape_string(const std::vector<uint64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+size_t dtype_size(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+
+const char* dtype_name(DType dtype) { return dtype == DType::kF32 ? "F32" : "F16"; }
+
+const TensorView* SafetensorsView::find(const std::string& name) const {
+  auto it = tensors.find(name);
+  return it == tensors.end() ? nullptr : &it->second;
+}
+
+SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size) {
+  if (size < 8) fail("model file: ", size, " bytes is too short for the 8-byte header length");
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
+  if (header_len > kMaxHeaderBytes) {
+    fail("model file: header length ", header_len, " exceeds the limit of ", kMaxHeaderBytes,
+         " bytes");
+  }
+  if (header_len > size - 8) {
+    fail("model file: header length ", header_len, " exceeds the ", size - 8,
+         " bytes after the length field (truncated file?)");
+  }
+
+  json::Value header;
+  try {
+    header = json::parse(reinterpret_cast<const char*>(bytes + 8), header_len);
+  } catch (const Error& e) {
+    fail("model file: header: ", e.what());
+  }
+  if (header.type != json::Value::Type::kObject) {
+    fail("model file: header must be a JSON object, got ", json::type_name(header.type));
+  }
+
+  SafetensorsView view;
+  const uint8_t* data = bytes + 8 + header_len;
+  const uint64_t data_size = size - 8 - header_len;
+  std::vector<Span> spans;
+  for (const auto& [name, entry] : header.members) {
+    if (name == "__metadata__") {
+      if (entry.type != json::Value::Type::kObject) {
+        fail("model file: __metadata__ must be an object, got ", json::type_name(entry.type));
+      }
+      for (const auto& [key, value] : entry.members) {
+        if (value.type != json::Value::Type::kString) {
+          fail("model file: __metadata__ value of '", key, "' must be a string, got ",
+               json::type_name(value.type));
+        }
+        view.metadata[key] = value.text;
+      }
+      continue;
+    }
+    TensorView t = parse_tensor_entry(name, entry, data, data_size, spans);
+    view.tensors.emplace(name, std::move(t));
+  }
+  // Sorted by start, a tensor overlaps an earlier one iff it starts before the furthest end so
+  // far. Empty tensors occupy no bytes and cannot overlap.
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  const Span* furthest = nullptr;
+  for (const Span& s : spans) {
+    if (s.begin == s.end) continue;
+    if (furthest && s.begin < furthest->end) {
+      fail("model file: tensors '", *furthest->name, "' and '", *s.name, "' overlap (bytes [",
+           furthest->begin, ", ", furthest->end, ") and [", s.begin, ", ", s.end, "))");
+    }
+    if (!furthest || s.end > furthest->end) furthest = &s;
+  }
+  return view;
+}
+
+float f16_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0x1f) {  // inf / NaN (payload kept)
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {  // normal: rebias 15 -> 127
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {  // signed zero
+    bits = sign;
+  } else {  // subnormal mantissa * 2^-24: normalise (float has the range for it)
+    exponent = 113;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+void read_tensor_f32(const TensorView& t, float* out) {
+  // safetensors data is little-endian, as are x86 and WebAssembly: plain byte copies suffice.
+  if (t.dtype == DType::kF32) {
+    std::memcpy(out, t.data, t.numel * sizeof(float));
+    return;
+  }
+  for (uint64_t i = 0; i < t.numel; ++i) {
+    uint16_t h;
+    std::memcpy(&h, t.data + 2 * i, sizeof h);
+    out[i] = f16_to_f32(h);
+  }
+}
+
+std::vector<uint8_t> read_file(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail("model file '", path, "': cannot open");
+  const std::streamoff size = in.tellg();
+  if (size < 0) fail("model file '", path, "': cannot read its size");
+  if (static_cast<uint64_t>(size) > max_bytes) {
+    fail("model file '", path, "': ", size, " bytes exceeds the limit of ", max_bytes);
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), size)) {
+    fail("model file '", path, "': read failed");
+  }
+  return bytes;
+}
+
+}  // namespace specdec

@@ -1,0 +1,61 @@
+// safetensors container (huggingface.co/docs/safetensors): an 8-byte little-endian header
+// length N, N bytes of JSON header, then the raw tensor data. The header maps each tensor
+// name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to the data
+// section) plus an optional "__metadata__" object of strings.
+//
+// Parsed from a byte buffer so that the same code serves files (native) and bytes handed over
+// from JavaScript (WASM). The input is untrusted: every size and offset is validated before
+// anything is allocated or read, and each failure throws specdec::Error starting "model file:".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace specdec {
+
+constexpr size_t kMaxHeaderBytes = size_t{1} << 20;  // 1 MiB: ~10k tensor entries
+constexpr size_t kMaxTensorRank = 8;
+
+enum class DType { kF32, kF16 };
+
+size_t dtype_size(DType dtype);
+const char* dtype_name(DType dtype);
+
+struct TensorView {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<uint64_t> shape;
+  uint64_t numel = 0;
+  const uint8_t* data = nullptr;  // numel * dtype_size(dtype) bytes inside the caller's buffer
+};
+
+struct SafetensorsView {
+  std::map<std::string, std::string> metadata;  // "__metadata__"
+  std::map<std::string, TensorView> tensors;    // by name
+
+  const TensorView* find(const std::string& name) const;
+};
+
+// Validates the container: header length within kMaxHeaderBytes and the buffer, strict JSON,
+// a known dtype (F32, F16), rank <= kMaxTensorRank, offsets inside the data section, spanning
+// exactly numel * dtype size bytes (overflow-checked), no two tensors overlapping.
+// The views point into bytes, which must outlive the result.
+SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size);
+
+// Widens the tensor to float (F16 bit-exactly, incl. subnormals, inf and NaN); out holds
+// t.numel floats. Reads the little-endian data with memcpy (no alignment assumed).
+void read_tensor_f32(const TensorView& t, float* out);
+
+// "[96, 32]": for error messages.
+std::string shape_string(const std::vector<uint64_t>& shape);
+
+// IEEE binary16 -> binary32, exact for every one of the 65536 inputs.
+float f16_to_f32(uint16_t bits);
+
+// The whole file; throws specdec::Error if it cannot be read or is larger than max_bytes.
+std::vector<uint8_t> read_file(const std::string& path, size_t max_bytes);
+
+}  // namespace specdec

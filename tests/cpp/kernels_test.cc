@@ -1,0 +1,324 @@
+// Every kernel variant against its scalar reference — bit for bit, since all follow the
+// canonical order of matmul.h / ops.h — and against a naive double-precision computation
+// within a tolerance. Sizes sit below, at, at multiples of and above the vector widths
+// (4 lanes, 4-row panels) to catch tail bugs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+#include "kernels/portable_math.h"
+#include "sampling/rng.h"
+
+namespace specdec::kernels {
+namespace {
+
+const size_t kSizes[] = {1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 64, 100, 256, 1024};
+
+std::vector<float> random_floats(Rng& rng, size_t n, float scale = 1.0f) {
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>((2.0 * rng.uniform() - 1.0) * scale);
+  return v;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Index of the first element whose bits differ, or -1.
+long first_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!same_bits(a[i], b[i])) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+// ------------------------------------------------------------------ matmul
+
+using MatmulFn = void (*)(const float*, size_t, size_t, const float*, size_t, const float*, float*);
+
+struct MatmulVariant {
+  const char* name;
+  MatmulFn fn;
+};
+
+const std::vector<MatmulVariant>& matmul_variants() {
+  static const std::vector<MatmulVariant> v = {
+    {"matmul", matmul},
+    {"matmul_vec4", matmul_vec4},
+#if defined(__AVX2__)
+    {"matmul_avx2", matmul_avx2},
+#endif
+  };
+  return v;
+}
+
+TEST(Matmul, PackedLayout) {
+  // W (5, 6), W[n][k] = 100 n + k: two panels, one k-block of 4 and a tail of 2.
+  std::vector<float> w(5 * 6);
+  for (size_t n = 0; n < 5; ++n) {
+    for (size_t k = 0; k < 6; ++k) w[n * 6 + k] = static_cast<float>(100 * n + k);
+  }
+  ASSERT_EQ(packed_size(5, 6), 48u);
+  std::vector<float> packed(48, -1.0f);
+  pack_weights(w.data(), 5, 6, packed.data());
+  const std::vector<float> expected = {
+      0,   1,   2,   3,   100, 101, 102, 103, 200, 201, 202, 203, 300, 301, 302, 303,  // block
+      4,   104, 204, 304, 5,   105, 205, 305,                                          // tail
+      400, 401, 402, 403, 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    // block
+      404, 0,   0,   0,   405, 0,   0,   0};                                           // tail
+  EXPECT_EQ(packed, expected);
+}
+
+// All variants equal the canonical reference bit for bit, for every (M, K, N), with and
+// without bias; the reference is within rounding of a double-precision product.
+TEST(Matmul, VariantsMatchReference) {
+  Rng rng(1);
+  const size_t kOutputs[] = {1, 3, 4, 5, 7, 8, 13, 33};
+  for (size_t k : kSizes) {
+    for (size_t n : kOutputs) {
+      const std::vector<float> w = random_floats(rng, n * k);
+      const std::vector<float> bias = random_floats(rng, n);
+      std::vector<float> packed(packed_size(n, k));
+      pack_weights(w.data(), n, k, packed.data());
+      for (size_t m = 1; m <= 9; ++m) {
+        const std::vector<float> x = random_floats(rng, m * k);
+        for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
+          std::vector<float> expected(m * n);
+          matmul_reference(x.data(), m, k, w.data(), n, b, expected.data());
+          for (const MatmulVariant& v : matmul_variants()) {
+            std::vector<float> out(m * n, std::nanf(""));
+            v.fn(x.data(), m, k, packed.data(), n, b, out.data());
+            ASSERT_EQ(first_difference(out, expected), -1)
+                << v.name << " M=" << m << " K=" << k << " N=" << n << (b ? "" : " no bias");
+          }
+          for (size_t i = 0; i < m; ++i) {
+            for (size_t j = 0; j < n; ++j) {
+              double exact = b ? b[j] : 0.0, magnitude = b ? std::fabs(b[j]) : 0.0;
+              for (size_t kk = 0; kk < k; ++kk) {
+                exact += double(x[i * k + kk]) * w[j * k + kk];
+                magnitude += std::fabs(double(x[i * k + kk]) * w[j * k + kk]);
+              }
+              ASSERT_NEAR(expected[i * n + j], exact, 1e-6 * magnitude + 1e-30)
+                  << "M=" << m << " K=" << k << " N=" << n;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Row i of an M-row product equals the one-row product of x[i], bit for bit, for every
+// position i and every M (batch invariance, stated directly).
+TEST(Matmul, BatchInvariance) {
+  Rng rng(2);
+  const size_t k = 100, n = 37;
+  const std::vector<float> w = random_floats(rng, n * k);
+  const std::vector<float> bias = random_floats(rng, n);
+  std::vector<float> packed(packed_size(n, k));
+  pack_weights(w.data(), n, k, packed.data());
+  const std::vector<float> x = random_floats(rng, 16 * k);
+  std::vector<float> single(16 * n);
+  for (size_t i = 0; i < 16; ++i) {
+    matmul(x.data() + i * k, 1, k, packed.data(), n, bias.data(), single.data() + i * n);
+  }
+  for (size_t m = 1; m <= 16; ++m) {
+    for (size_t start = 0; start + m <= 16; ++start) {
+      std::vector<float> out(m * n);
+      matmul(x.data() + start * k, m, k, packed.data(), n, bias.data(), out.data());
+      const std::vector<float> rows(single.begin() + start * n, single.begin() + (start + m) * n);
+      ASSERT_EQ(first_difference(out, rows), -1) << "M=" << m << " start=" << start;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ dot, exp, erf
+
+TEST(Dot, MatchesReference) {
+  Rng rng(3);
+  for (size_t n : kSizes) {
+    const std::vector<float> a = random_floats(rng, n), b = random_floats(rng, n);
+    const float got = dot(a.data(), b.data(), n);
+    EXPECT_TRUE(same_bits(got, dot_reference(a.data(), b.data(), n))) << "n=" << n;
+    double exact = 0.0, magnitude = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      exact += double(a[i]) * b[i];
+      magnitude += std::fabs(double(a[i]) * b[i]);
+    }
+    EXPECT_NEAR(got, exact, 1e-6 * magnitude) << "n=" << n;
+  }
+}
+
+// The vector exp equals portable_exp bit for bit everywhere: normal and subnormal results,
+// the overflow and underflow thresholds, infinities, NaN, and random bit patterns.
+TEST(Exp, VectorEqualsPortableExp) {
+  std::vector<float> x;
+  for (float v = -110.0f; v < 92.0f; v += 0.01f) x.push_back(v);
+  for (float edge : {88.3762626647949f, -103.972084045410f, -87.33654f, -126.0f, 0.0f, -0.0f}) {
+    float below = edge, above = edge;
+    for (int i = 0; i < 4; ++i) {
+      below = std::nextafter(below, -INFINITY);
+      above = std::nextafter(above, INFINITY);
+      x.push_back(below);
+      x.push_back(above);
+    }
+    x.push_back(edge);
+  }
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.push_back(std::numeric_limits<float>::denorm_min());
+  Rng rng(4);
+  for (int i = 0; i < 100000; ++i) {
+    const uint32_t bits = rng.next_u32();
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    x.push_back(f);
+  }
+  std::vector<float> got = x;
+  exp_inplace(got.data(), got.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = portable_exp(x[i]);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got[i])) << x[i];
+    } else {
+      ASSERT_TRUE(same_bits(got[i], want)) << "exp(" << x[i] << "): " << got[i] << " vs " << want;
+    }
+  }
+}
+
+TEST(Erf, PortableErfWithinTwoTenthsOfAMillionth) {
+  double worst = 0.0;
+  for (double v = -8.0; v <= 8.0; v += 1e-4) {
+    const float x = static_cast<float>(v);
+    worst = std::max(worst, std::fabs(portable_erf(x) - std::erf(double(x))));
+  }
+  EXPECT_LT(worst, 2e-7);
+  EXPECT_EQ(portable_erf(0.0f), 0.0f);
+  EXPECT_EQ(portable_erf(INFINITY), 1.0f);
+  EXPECT_EQ(portable_erf(-INFINITY), -1.0f);
+  EXPECT_TRUE(std::isnan(portable_erf(NAN)));
+}
+
+// ------------------------------------------------------------------ softmax, layer norm, GELU
+
+TEST(Softmax, MatchesReference) {
+  Rng rng(5);
+  for (size_t n : kSizes) {
+    const std::vector<float> x = random_floats(rng, n, 20.0f);
+    std::vector<float> got = x, want = x;
+    softmax(got.data(), n);
+    softmax_reference(want.data(), n);
+    ASSERT_EQ(first_difference(got, want), -1) << "n=" << n;
+    double max = x[0], sum = 0.0, total = 0.0;
+    for (float v : x) max = std::max(max, double(v));
+    for (float v : x) sum += std::exp(v - max);
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(got[i], std::exp(x[i] - max) / sum, 1e-6) << "n=" << n;
+      total += got[i];
+    }
+    EXPECT_NEAR(total, 1.0, 1e-5);
+  }
+}
+
+TEST(LogSoftmax, MatchesDouble) {
+  Rng rng(6);
+  for (size_t n : kSizes) {
+    std::vector<float> x = random_floats(rng, n, 50.0f);
+    double max = x[0], sum = 0.0;
+    for (float v : x) max = std::max(max, double(v));
+    for (float v : x) sum += std::exp(v - max);
+    std::vector<float> got = x;
+    log_softmax(got.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      const double want = (x[i] - max) - std::log(sum);
+      EXPECT_NEAR(got[i], want, 1e-5 * std::max(1.0, std::fabs(want))) << "n=" << n;
+    }
+  }
+}
+
+TEST(LayerNorm, MatchesReference) {
+  Rng rng(7);
+  for (size_t n : kSizes) {
+    const std::vector<float> x = random_floats(rng, n, 3.0f);
+    const std::vector<float> w = random_floats(rng, n), b = random_floats(rng, n);
+    std::vector<float> got(n), want(n);
+    layernorm(x.data(), w.data(), b.data(), n, got.data());
+    layernorm_reference(x.data(), w.data(), b.data(), n, want.data());
+    ASSERT_EQ(first_difference(got, want), -1) << "n=" << n;
+    double mean = 0.0, var = 0.0;
+    for (float v : x) mean += v;
+    mean /= n;
+    for (float v : x) var += (v - mean) * (v - mean);
+    var /= n;
+    for (size_t i = 0; i < n; ++i) {
+      const double exact = (x[i] - mean) / std::sqrt(var + kLayerNormEps) * w[i] + b[i];
+      EXPECT_NEAR(got[i], exact, 2e-5) << "n=" << n;
+    }
+  }
+}
+
+TEST(Gelu, MatchesReference) {
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 0.001f) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 0.99999994f * 1.4142135f, 1.4142135f, 1e30f}) {
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  for (size_t n : kSizes) {  // the tail path of every length
+    std::vector<float> got(x.begin(), x.begin() + n), want = got;
+    gelu(got.data(), n);
+    gelu_reference(want.data(), n);
+    ASSERT_EQ(first_difference(got, want), -1) << "n=" << n;
+  }
+  std::vector<float> got = x, want = x;
+  gelu(got.data(), got.size());
+  gelu_reference(want.data(), want.size());
+  ASSERT_EQ(first_difference(got, want), -1);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double exact = 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
+    EXPECT_NEAR(got[i], exact, 3e-7 * std::max(1.0, std::fabs(exact))) << x[i];
+  }
+}
+
+// ------------------------------------------------------------------ attention
+
+TEST(Attention, MatchesReference) {
+  Rng rng(8);
+  for (size_t hs : {1u, 3u, 4u, 8u, 17u, 32u, 64u}) {
+    for (size_t n_keys : {1u, 2u, 3u, 4u, 5u, 9u, 16u, 17u, 70u}) {
+      const std::vector<float> q = random_floats(rng, hs, 2.0f);
+      const std::vector<float> keys = random_floats(rng, n_keys * hs, 2.0f);
+      const std::vector<float> values = random_floats(rng, n_keys * hs);
+      std::vector<float> scores(n_keys), got(hs), want(hs);
+      attend(q.data(), keys.data(), values.data(), n_keys, hs, scores.data(), got.data());
+      attend_reference(q.data(), keys.data(), values.data(), n_keys, hs, scores.data(),
+                       want.data());
+      ASSERT_EQ(first_difference(got, want), -1) << "hs=" << hs << " n_keys=" << n_keys;
+
+      std::vector<double> p(n_keys);
+      double max = -INFINITY, sum = 0.0;
+      for (size_t j = 0; j < n_keys; ++j) {
+        double s = 0.0;
+        for (size_t d = 0; d < hs; ++d) s += double(q[d]) * keys[j * hs + d];
+        p[j] = s / std::sqrt(double(hs));
+        max = std::max(max, p[j]);
+      }
+      for (double& v : p) sum += (v = std::exp(v - max));
+      for (size_t d = 0; d < hs; ++d) {
+        double exact = 0.0;
+        for (size_t j = 0; j < n_keys; ++j) exact += p[j] / sum * values[j * hs + d];
+        EXPECT_NEAR(got[d], exact, 1e-5) << "hs=" << hs << " n_keys=" << n_keys;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace specdec::kernels
