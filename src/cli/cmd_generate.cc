@@ -62,6 +62,7 @@ std::string stats_json(const DecoderStats& s, double wall_ms) {
          ",\"target_passes\":" + std::to_string(s.target_passes) +
          ",\"draft_passes\":" + std::to_string(s.draft_passes) +
          ",\"drafted\":" + std::to_string(s.drafted) +
+         ",\"examined\":" + std::to_string(s.examined) +
          ",\"accepted\":" + std::to_string(s.accepted) +
          ",\"generated\":" + std::to_string(s.generated) +
          ",\"acceptance_rate\":" + json_number(s.acceptance_rate()) +

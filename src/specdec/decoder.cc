@@ -131,6 +131,7 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
   stats_.generated += n;
   stats_.drafted += gamma;
   stats_.accepted += rec.verify.n_accepted;
+  stats_.examined += rec.verify.positions.size();
   for (size_t i = 0; i < rec.verify.positions.size(); ++i) {
     ++stats_.reached_at[i];
     if (rec.verify.positions[i].accepted) ++stats_.accepted_at[i];

@@ -42,6 +42,7 @@ struct DecoderStats {
   size_t target_passes = 0;         // target calls (one per iteration)
   size_t draft_passes = 0;          // draft calls (one per drafted token)
   size_t drafted = 0;               // draft tokens proposed
+  size_t examined = 0;              // draft tokens verified (those after a rejection never are)
   size_t accepted = 0;              // draft tokens accepted
   size_t generated = 0;             // tokens appended
   std::vector<size_t> reached_at;   // [i]: iterations that examined draft position i
@@ -49,7 +50,9 @@ struct DecoderStats {
   double draft_ms = 0.0;
   double target_ms = 0.0;
 
-  double acceptance_rate() const { return drafted ? double(accepted) / drafted : 0.0; }
+  // The measured alpha: accepted / examined. (accepted / drafted would understate it: the
+  // drafts after a rejection are discarded unexamined.)
+  double acceptance_rate() const { return examined ? double(accepted) / examined : 0.0; }
   double tokens_per_pass() const { return target_passes ? double(generated) / target_passes : 0.0; }
 };
 

@@ -230,6 +230,8 @@ TEST(Decoder, StatsCountPerPosition) {
     accepted += s.accepted_at[i];
   }
   EXPECT_EQ(accepted, s.accepted);
+  EXPECT_EQ(s.examined, s.reached_at[0] + s.reached_at[1] + s.reached_at[2]);
+  EXPECT_DOUBLE_EQ(s.acceptance_rate(), double(s.accepted) / s.examined);
   EXPECT_EQ(s.generated, dec.tokens().size() - 1);
   EXPECT_NEAR(s.tokens_per_pass(), double(s.generated) / 200, 1e-12);
 }
