@@ -23,3 +23,20 @@ ensure_native_deps() {
 }
 
 jobs() { nproc 2>/dev/null || echo 2; }
+
+# Node packages of package-lock.json (npm ci) unless node_modules is already up to date.
+ensure_node_modules() {
+  if ! command -v npm >/dev/null; then
+    echo "specdec: Node.js >= 20 with npm is needed (https://nodejs.org or NodeSource)" >&2
+    exit 1
+  fi
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  if [ "$major" -lt 20 ]; then
+    echo "specdec: Node.js $(node --version) is too old; Vite 8 needs >= 20" >&2
+    exit 1
+  fi
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    npm ci --no-audit --no-fund
+  fi
+}

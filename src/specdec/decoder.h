@@ -70,6 +70,10 @@ class SpeculativeDecoder {
   // True when the token budget is spent or the context window is full.
   bool done() const;
 
+  // Moves the token budget: generated tokens counted from the start, 0 = no limit. The next
+  // step() cuts its burst to it (a streaming caller asks for "n more tokens" this way).
+  void set_max_new_tokens(size_t n) { options_.max_new_tokens = n; }
+
   const std::vector<int>& tokens() const { return tokens_; }  // prompt + generated
   std::vector<int> generated() const;
   size_t prompt_length() const { return prompt_length_; }

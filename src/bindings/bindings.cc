@@ -1,0 +1,196 @@
+// Embind registrations: the few classes and functions web/lib/core.js needs. Kept thin:
+// arguments are numbers, flat typed arrays and JS functions; validation of JS-side shapes and
+// names happens in core.js, validation of values in the C++ core. Every body runs in guard().
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <malloc.h>
+
+#include <cmath>
+#include <memory>
+
+#include "bindings/handles.h"
+#include "bindings/interop.h"
+#include "bindings/model_bindings.h"
+#include "specdec/analytics.h"
+#include "specdec/distribution.h"
+#include "specdec/errors.h"
+#include "specdec/verify.h"
+
+namespace specdec::bindings {
+namespace {
+
+using emscripten::allow_raw_pointers;
+
+// ----------------------------------------------------------------- distributions
+double acceptance_rate_js(val p, val q) {
+  return guard([&] { return acceptance_rate(distribution_from_js(p), distribution_from_js(q)); });
+}
+
+double total_variation_js(val p, val q) {
+  return guard([&] { return total_variation(distribution_from_js(p), distribution_from_js(q)); });
+}
+
+val residual_distribution_js(val p, val q) {
+  return guard([&] {
+    Distribution r = residual_distribution(distribution_from_js(p), distribution_from_js(q));
+    return float32_array(r.data(), r.size());
+  });
+}
+
+// ----------------------------------------------------------------- verification
+// target_flat: (gamma + 1) * vocab, draft_flat: gamma * vocab (ignored when greedy).
+val speculative_verify_js(val target_flat, val draft_flat, val draft_tokens, size_t vocab,
+                          RngHandle* rng, bool greedy) {
+  return guard([&] {
+    const std::vector<int> tokens = int_vector_from_js(draft_tokens);
+    const size_t gamma = tokens.size();
+    ProbMatrix target = matrix_from_js(target_flat, gamma + 1, vocab);
+    if (greedy) return verify_result_to_js(greedy_verify(target, tokens));
+    if (rng == nullptr) fail("rng: required unless greedy");
+    ProbMatrix draft = matrix_from_js(draft_flat, gamma, vocab);
+    return verify_result_to_js(speculative_verify(target, draft, tokens, rng->rng));
+  });
+}
+
+// ----------------------------------------------------------------- analytics
+double expected_accepted_tokens_js(double alpha, int gamma) {
+  return guard([&] { return expected_accepted_tokens(alpha, gamma); });
+}
+
+double speculative_speedup_js(double alpha, int gamma, double c, double verify_cost) {
+  return guard([&] { return speculative_speedup_measured(alpha, gamma, c, verify_cost); });
+}
+
+int optimal_gamma_js(double alpha, double c, int gamma_max) {
+  return guard([&] { return optimal_gamma(alpha, c, gamma_max); });
+}
+
+// -> { alpha: Float64Array, gamma: Int32Array, tokensPerPass: Float64Array,
+//      speedup: Float64Array } (one entry per point, alpha-major)
+val demonstrate_speculative_js(val alphas_js, int gamma_max, double c) {
+  return guard([&] {
+    std::vector<double> alphas(js_length(alphas_js));
+    for (size_t i = 0; i < alphas.size(); ++i) alphas[i] = alphas_js[i].as<double>();
+    const std::vector<DemoPoint> points = demonstrate_speculative(alphas, gamma_max, c);
+    const size_t n = points.size();
+    std::vector<double> alpha(n), tokens_per_pass(n), speedup(n);
+    std::vector<int> gamma(n);
+    for (size_t i = 0; i < n; ++i) {
+      alpha[i] = points[i].alpha;
+      gamma[i] = points[i].gamma;
+      tokens_per_pass[i] = points[i].tokens_per_pass;
+      speedup[i] = points[i].speedup;
+    }
+    val o = val::object();
+    o.set("alpha", float64_array(alpha.data(), n));
+    o.set("gamma", int32_array(gamma));
+    o.set("tokensPerPass", float64_array(tokens_per_pass.data(), n));
+    o.set("speedup", float64_array(speedup.data(), n));
+    return o;
+  });
+}
+
+// ----------------------------------------------------------------- RNG
+RngHandle* create_rng(double seed_high, double seed_low) {
+  return guard([&] { return new RngHandle(seed_from_halves(seed_high, seed_low)); });
+}
+double rng_uniform(RngHandle& h) { return h.rng.uniform(); }
+double rng_next_u32(RngHandle& h) { return h.rng.next_u32(); }
+
+// ----------------------------------------------------------------- decoder
+// A JS step function (tokens: Int32Array) -> Float32Array; core.js wraps the user's function
+// so that it always returns a Float32Array (or throws a JS error, which unwinds through here).
+SourceSlot step_source(val fn) {
+  StepFunction step = [fn](const std::vector<int>& tokens) {
+    val probs = fn(int32_array(tokens));
+    return distribution_from_js(probs);
+  };
+  return {nullptr, std::make_unique<StepFunctionSource>(std::move(step))};
+}
+
+void decoder_set_target_step(DecoderHandle& d, val fn) {
+  guard([&] { d.set_target(step_source(fn)); });
+}
+void decoder_set_draft_step(DecoderHandle& d, val fn) {
+  guard([&] { d.set_draft(step_source(fn)); });
+}
+
+// options: { gamma, temperature, topK, topP, plain, maxNewTokens, seedHigh, seedLow,
+//            keepDistributions } (numbers / booleans, checked by core.js for type).
+void decoder_start(DecoderHandle& d, val prompt, val options) {
+  guard([&] {
+    DecoderOptions o;
+    o.gamma = options["gamma"].as<int>();
+    o.sampling.temperature = options["temperature"].as<float>();
+    o.sampling.top_k = options["topK"].as<int>();
+    o.sampling.top_p = options["topP"].as<float>();
+    o.plain = options["plain"].as<bool>();
+    o.max_new_tokens = static_cast<size_t>(options["maxNewTokens"].as<double>());
+    const uint64_t seed = seed_from_halves(options["seedHigh"].as<double>(),
+                                           options["seedLow"].as<double>());
+    d.start(int_vector_from_js(prompt), o, seed, options["keepDistributions"].as<bool>());
+  });
+}
+
+void decoder_set_budget(DecoderHandle& d, double total) {
+  guard([&] { d.set_budget(static_cast<size_t>(total)); });
+}
+val decoder_step(DecoderHandle& d) {
+  return guard([&] { return d.step(); });
+}
+bool decoder_done(const DecoderHandle& d) { return d.done(); }
+val decoder_tokens(const DecoderHandle& d) {
+  return guard([&] { return d.tokens(); });
+}
+double decoder_prompt_length(const DecoderHandle& d) { return d.prompt_length(); }
+val decoder_stats(const DecoderHandle& d) {
+  return guard([&] { return d.stats(); });
+}
+
+// ----------------------------------------------------------------- diagnostics
+// { heapBytes: size of wasm memory, inUseBytes: bytes malloc'ed and not freed }
+val memory_stats() {
+  struct mallinfo mi = mallinfo();
+  val o = val::object();
+  o.set("heapBytes", static_cast<double>(__builtin_wasm_memory_size(0)) * 65536.0);
+  o.set("inUseBytes", static_cast<double>(mi.uordblks));
+  return o;
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(specdec) {
+  using namespace emscripten;
+
+  function("acceptanceRate", &acceptance_rate_js);
+  function("totalVariation", &total_variation_js);
+  function("residualDistribution", &residual_distribution_js);
+  function("speculativeVerify", &speculative_verify_js, allow_raw_pointers());
+  function("expectedAcceptedTokens", &expected_accepted_tokens_js);
+  function("speculativeSpeedup", &speculative_speedup_js);
+  function("optimalGamma", &optimal_gamma_js);
+  function("demonstrateSpeculative", &demonstrate_speculative_js);
+  function("memoryStats", &memory_stats);
+
+  class_<RngHandle>("Rng")
+      .class_function("create", &create_rng, allow_raw_pointers())
+      .function("uniform", &rng_uniform)
+      .function("nextU32", &rng_next_u32);
+
+  class_<DecoderHandle>("Decoder")
+      .constructor<>()
+      .function("setTargetStep", &decoder_set_target_step)
+      .function("setDraftStep", &decoder_set_draft_step)
+      .function("start", &decoder_start)
+      .function("setBudget", &decoder_set_budget)
+      .function("step", &decoder_step)
+      .function("done", &decoder_done)
+      .function("tokens", &decoder_tokens)
+      .function("promptLength", &decoder_prompt_length)
+      .function("stats", &decoder_stats);
+
+  register_model_bindings();
+}
+
+}  // namespace specdec::bindings

@@ -1,0 +1,122 @@
+#include "bindings/handles.h"
+
+#include <algorithm>
+
+#include "bindings/interop.h"
+#include "specdec/errors.h"
+
+namespace specdec::bindings {
+namespace {
+
+size_t min_cap(size_t a, size_t b) {  // 0 = no cap
+  if (a == 0) return b;
+  if (b == 0) return a;
+  return std::min(a, b);
+}
+
+val size_array(const std::vector<size_t>& v) {
+  val a = val::array();
+  for (size_t i = 0; i < v.size(); ++i) a.set(i, static_cast<double>(v[i]));
+  return a;
+}
+
+}  // namespace
+
+val verify_result_to_js(const VerifyResult& r) {
+  const size_t n = r.positions.size();
+  std::vector<int> tokens(n);
+  std::vector<float> p(n), q(n);
+  std::vector<double> accept_prob(n), u(n);
+  std::vector<uint8_t> accepted(n);
+  for (size_t i = 0; i < n; ++i) {
+    const PositionRecord& pos = r.positions[i];
+    tokens[i] = pos.token;
+    p[i] = pos.p;
+    q[i] = pos.q;
+    accept_prob[i] = pos.accept_prob;
+    u[i] = pos.u;
+    accepted[i] = pos.accepted ? 1 : 0;
+  }
+  val o = val::object();
+  o.set("emitted", int32_array(r.emitted));
+  o.set("nAccepted", r.n_accepted);
+  o.set("bonus", r.bonus);
+  o.set("tokens", int32_array(tokens));
+  o.set("p", float32_array(p.data(), n));
+  o.set("q", float32_array(q.data(), n));
+  o.set("acceptProb", float64_array(accept_prob.data(), n));
+  o.set("u", float64_array(u.data(), n));
+  o.set("accepted", uint8_array(accepted.data(), n));
+  o.set("residual",
+        r.residual.size() ? float32_array(r.residual.data(), r.residual.size()) : val::null());
+  o.set("uFinal", r.u_final);
+  return o;
+}
+
+void DecoderHandle::start(const std::vector<int>& prompt, const DecoderOptions& options,
+                          uint64_t seed, bool keep_distributions) {
+  if (decoder_) fail("decoder: already started");
+  if (!target_.source) fail("target: not set");
+  if (!options.plain && !draft_.source) fail("draft: required unless plain decoding is asked for");
+  options_ = options;
+  keep_distributions_ = keep_distributions;
+  prompt_length_ = prompt.size();
+  decoder_ = std::make_unique<SpeculativeDecoder>(
+      *target_.source, options.plain ? nullptr : draft_.source.get(), prompt, options_);
+  rng_ = std::make_unique<Rng>(seed);
+}
+
+void DecoderHandle::set_budget(size_t total) {
+  if (!decoder_) fail("decoder: not started");
+  decoder_->set_max_new_tokens(min_cap(total, options_.max_new_tokens));
+}
+
+bool DecoderHandle::done() const { return !decoder_ || decoder_->done(); }
+
+size_t DecoderHandle::generated() const {
+  return decoder_ ? decoder_->tokens().size() - prompt_length_ : 0;
+}
+
+val DecoderHandle::step() {
+  if (!decoder_) fail("decoder: not started");
+  IterationRecord rec = decoder_->step(*rng_);
+  val o = val::object();
+  o.set("proposed", int32_array(rec.proposed));
+  o.set("verify", verify_result_to_js(rec.verify));
+  o.set("emitted", int32_array(rec.emitted));
+  o.set("targetCached", static_cast<double>(rec.target_cached));
+  o.set("draftCached", static_cast<double>(rec.draft_cached));
+  o.set("draftMs", rec.draft_ms);
+  o.set("targetMs", rec.target_ms);
+  o.set("vocab", static_cast<double>(rec.target_probs.shape()[1]));
+  if (keep_distributions_) {
+    o.set("targetProbs", float32_array(rec.target_probs.data(), rec.target_probs.size()));
+    o.set("draftProbs", float32_array(rec.draft_probs.data(), rec.draft_probs.size()));
+  }
+  return o;
+}
+
+val DecoderHandle::tokens() const {
+  if (!decoder_) return int32_array(nullptr, 0);
+  return int32_array(decoder_->tokens());
+}
+
+val DecoderHandle::stats() const {
+  if (!decoder_) fail("decoder: not started");
+  const DecoderStats& s = decoder_->stats();
+  val o = val::object();
+  o.set("iterations", static_cast<double>(s.iterations));
+  o.set("targetPasses", static_cast<double>(s.target_passes));
+  o.set("draftPasses", static_cast<double>(s.draft_passes));
+  o.set("drafted", static_cast<double>(s.drafted));
+  o.set("examined", static_cast<double>(s.examined));
+  o.set("accepted", static_cast<double>(s.accepted));
+  o.set("generated", static_cast<double>(s.generated));
+  o.set("reachedAt", size_array(s.reached_at));
+  o.set("acceptedAt", size_array(s.accepted_at));
+  o.set("draftMs", s.draft_ms);
+  o.set("targetMs", s.target_ms);
+  return o;
+}
+
+}  // namespace specdec::bindings

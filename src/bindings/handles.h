@@ -1,0 +1,78 @@
+// The C++ objects that JS holds handles to (web/lib/core.js wraps each in a class with
+// dispose()). Methods take and return plain values, typed arrays and small JS objects whose
+// fields are typed-array columns; core.js turns them into the documented API shape.
+#pragma once
+
+#include <emscripten/val.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "sampling/rng.h"
+#include "specdec/decoder.h"
+#include "specdec/source.h"
+#include "specdec/verify.h"
+
+namespace specdec::bindings {
+
+using emscripten::val;
+
+// A seeded PCG32 stream (sd.createRng).
+struct RngHandle {
+  explicit RngHandle(uint64_t seed) : rng(seed) {}
+  Rng rng;
+};
+
+// A source of next-token distributions and what keeps it alive (sources hold references).
+struct SourceSlot {
+  std::shared_ptr<const void> owner;                // e.g. the model weights the source reads
+  std::unique_ptr<DistributionSource> source;  // null: not set
+};
+
+// The raw form of a VerifyResult: columns per examined position.
+//   { emitted: Int32Array, nAccepted, bonus, tokens: Int32Array, p: Float32Array,
+//     q: Float32Array, acceptProb: Float64Array, u: Float64Array (NaN when greedy),
+//     accepted: Uint8Array, residual: Float32Array | null, uFinal (NaN when greedy) }
+val verify_result_to_js(const VerifyResult& r);
+
+// One decoder: its sources, its RNG (seeded at start), and the C++ SpeculativeDecoder.
+class DecoderHandle {
+ public:
+  DecoderHandle() = default;
+
+  void set_target(SourceSlot slot) { target_ = std::move(slot); }
+  void set_draft(SourceSlot slot) { draft_ = std::move(slot); }
+
+  // Creates the decoder. max_new_tokens: the decoder's own budget (0 = none).
+  void start(const std::vector<int>& prompt, const DecoderOptions& options, uint64_t seed,
+             bool keep_distributions);
+
+  // Caps the generated tokens (prompt excluded, counted from the start) at total; 0 lifts the
+  // cap. The decoder's own max_new_tokens still applies.
+  void set_budget(size_t total);
+
+  bool done() const;
+  // { proposed: Int32Array, verify: (see verify_result_to_js), emitted: Int32Array,
+  //   targetCached, draftCached, draftMs, targetMs, vocab,
+  //   targetProbs, draftProbs: flat Float32Array (only when keep_distributions) }
+  val step();
+
+  val tokens() const;  // Int32Array: prompt + generated
+  size_t prompt_length() const { return prompt_length_; }
+  size_t generated() const;
+  // { iterations, targetPasses, draftPasses, drafted, accepted, generated,
+  //   reachedAt: number[], acceptedAt: number[], draftMs, targetMs }
+  val stats() const;
+
+ private:
+
+  SourceSlot target_, draft_;
+  DecoderOptions options_;
+  std::unique_ptr<Rng> rng_;
+  std::unique_ptr<SpeculativeDecoder> decoder_;
+  bool keep_distributions_ = false;
+  size_t prompt_length_ = 0;
+};
+
+}  // namespace specdec::bindings

@@ -1,0 +1,75 @@
+#include "bindings/model_bindings.h"
+
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <memory>
+#include <vector>
+
+#include "bindings/handles.h"
+#include "bindings/interop.h"
+#include "model/gpt_model.h"
+#include "model/model_source.h"
+
+namespace specdec::bindings {
+namespace {
+
+using emscripten::val;
+
+// A loaded model. Decoders share ownership of the weights, so disposing the model handle
+// while decoders still use it is safe: the weights go when the last user goes.
+struct ModelHandle {
+  std::shared_ptr<const GPTModel> model;
+};
+
+// bytes: Uint8Array holding a safetensors file. Copied into wasm memory, parsed, widened to
+// float; the copy is freed before returning.
+ModelHandle* load_model(val bytes) {
+  return guard([&] {
+    std::vector<uint8_t> buffer(js_length(bytes));
+    if (!buffer.empty()) {
+      val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
+    }
+    auto model = std::make_shared<const GPTModel>(
+        GPTModel::from_safetensors(buffer.data(), buffer.size()));
+    return new ModelHandle{std::move(model)};
+  });
+}
+
+// { vocabSize, nLayer, nHead, nEmbd, blockSize }
+val model_config(const ModelHandle& h) {
+  return guard([&] {
+    const GPTConfig& c = h.model->config();
+    val o = val::object();
+    o.set("vocabSize", c.vocab_size);
+    o.set("nLayer", c.n_layer);
+    o.set("nHead", c.n_head);
+    o.set("nEmbd", c.n_embd);
+    o.set("blockSize", c.block_size);
+    return o;
+  });
+}
+
+SourceSlot model_source(const ModelHandle& h) {
+  return {h.model, std::make_unique<ModelSource>(*h.model)};
+}
+
+void decoder_set_target_model(DecoderHandle& d, const ModelHandle& m) {
+  guard([&] { d.set_target(model_source(m)); });
+}
+void decoder_set_draft_model(DecoderHandle& d, const ModelHandle& m) {
+  guard([&] { d.set_draft(model_source(m)); });
+}
+
+}  // namespace
+
+void register_model_bindings() {
+  using namespace emscripten;
+  class_<ModelHandle>("Model")
+      .class_function("load", &load_model, allow_raw_pointers())
+      .function("config", &model_config);
+  function("decoderSetTargetModel", &decoder_set_target_model);
+  function("decoderSetDraftModel", &decoder_set_draft_model);
+}
+
+}  // namespace specdec::bindings

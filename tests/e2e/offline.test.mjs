@@ -1,0 +1,136 @@
+// Offline: load once (the service worker precaches html, js, css, wasm and the models), cut
+// the network AND stop the server, reload: every section still works. Also measures time to
+// interactive (cold and from the cache) and the page weight, into test-output/e2e/metrics.json.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import {
+  setup, openReady, setInput, text, byTestId, screenshot, assertClean, distDir, outDir,
+  expectedTokens, expectedSpeedup,
+} from './harness.mjs';
+
+let env;
+const metrics = {};
+before(async () => { env = await setup(); });
+after(async () => {
+  await env?.close();
+  await writeFile(path.join(outDir, 'metrics.json'), JSON.stringify(metrics, null, 2) + '\n');
+  console.log('metrics:', JSON.stringify(metrics, null, 2));
+});
+
+async function timeToInteractive(page) {
+  return page.evaluate(() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    return {
+      interactiveMs: Math.round(window.specdecPage.readyMs),
+      wasmInitMs: Math.round(window.specdecPage.wasmMs),
+      domContentLoadedMs: Math.round(nav.domContentLoadedEventEnd),
+      loadMs: Math.round(nav.loadEventEnd),
+    };
+  });
+}
+
+test('first visit: interactive, then precached for offline use', async () => {
+  const { page, url } = env;
+  await openReady(page, url);
+  metrics.firstVisit = await timeToInteractive(page);
+  await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, { timeout: 60000 });
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  const cached = await page.evaluate(async () => {
+    const names = await caches.keys();
+    const urls = [];
+    for (const n of names) for (const r of await (await caches.open(n)).keys()) urls.push(new URL(r.url).pathname);
+    return urls;
+  });
+  for (const want of [/index\.html$/, /\.wasm$/, /\.css$/, /models\/target\.safetensors$/, /models\/draft\.safetensors$/]) {
+    assert.ok(cached.some((u) => want.test(u.split('?')[0])), `precached ${want}: ${cached.join(', ')}`);
+  }
+  assert.ok(cached.filter((u) => /\.js$/.test(u.split('?')[0])).length >= 2, 'page js and worker js precached');
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  metrics.repeatVisit = await timeToInteractive(page);
+  // Let the background model load finish, so the next reload aborts nothing.
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+});
+
+test('offline: reload with the network off and the server stopped; everything works', async () => {
+  const { page, context, server, url } = env;
+  await context.setOffline(true);
+  await server.close();
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
+  metrics.offlineVisit = await timeToInteractive(page);
+
+  // 1. explorer
+  await setInput(page, 'alpha', 0.7);
+  await setInput(page, 'gamma', 6);
+  await setInput(page, 'cost', 0.2);
+  assert.equal(await text(page, byTestId('tokens-per-pass')), expectedTokens(0.7, 6).toFixed(2));
+  assert.equal(await text(page, byTestId('speedup')), expectedSpeedup(0.7, 6, 0.2).toFixed(2));
+
+  // 2. step-through on the toy distributions and on the models
+  for (const source of ['toy4', 'models']) {
+    await page.selectOption('#step-source', source);
+    await page.waitForFunction(() => document.getElementById('step-panel').dataset.stage === 'draft'
+      && !document.getElementById('step-next').disabled, null, { timeout: 30000 });
+    for (;;) {
+      const st = await page.evaluate(() => document.getElementById('step-panel').dataset);
+      if (st.step === st.steps) break;
+      await page.click('#step-next');
+    }
+    assert.equal(await page.evaluate(() => document.getElementById('step-panel').dataset.stage), 'correct');
+    assert.ok(await page.locator(`${byTestId('correction-token')}, ${byTestId('bonus-token')}`).count() === 1);
+  }
+
+  // 3. residual
+  await setInput(page, 'res-q-0', 0.5);
+  assert.match(await text(page, byTestId('identity-verdict')), /^Equal/);
+
+  // 4. models: a speculative run
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  await setInput(page, 'gen-max', 40);
+  await page.click('#run-spec');
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
+  assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
+  await screenshot(page, '5-offline-full-page');
+  assertClean(assert, env.watch, { allowFailed: true });
+  // Only requests the offline reload itself could not satisfy may fail; none did.
+  assert.deepEqual(env.watch.failedRequests, [], 'failed requests');
+});
+
+test('page weight (gzip) of html + js + css + wasm, without models', async () => {
+  const files = [];
+  async function walk(dir) {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else files.push(p);
+    }
+  }
+  await walk(distDir);
+  const weight = { page: { raw: 0, gzip: 0, files: {} }, serviceWorker: { raw: 0, gzip: 0 }, models: { raw: 0 } };
+  for (const f of files) {
+    const rel = path.relative(distDir, f);
+    const body = await readFile(f);
+    const gz = gzipSync(body, { level: 9 }).length;
+    if (rel.startsWith('models/')) weight.models.raw += (await stat(f)).size;
+    else if (/^(sw\.js|workbox-[^/]+\.js)$/.test(rel)) { weight.serviceWorker.raw += body.length; weight.serviceWorker.gzip += gz; }
+    else if (/\.(html|js|css|wasm)$/.test(rel)) {
+      weight.page.raw += body.length;
+      weight.page.gzip += gz;
+      weight.page.files[rel] = { raw: body.length, gzip: gz };
+    }
+  }
+  metrics.weight = weight;
+  // No absolute URL in the built files, apart from the SVG namespace and one link inside a
+  // workbox warning message (text for developers, never fetched).
+  for (const f of files.filter((x) => /\.(html|js|css)$/.test(x))) {
+    const body = await readFile(f, 'utf8');
+    const urls = [...body.matchAll(/https?:\/\/[^\s"'`)<>]+/g)].map((m) => m[0])
+      .filter((u) => !u.startsWith('http://www.w3.org/') && u !== 'https://bit.ly/wb-precache');
+    assert.deepEqual(urls, [], `absolute URLs in ${path.relative(distDir, f)}`);
+  }
+  assert.ok(weight.page.gzip < 400 * 1024, `page weight ${weight.page.gzip} bytes gzip`);
+});

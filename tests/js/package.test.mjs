@@ -1,0 +1,118 @@
+// The package as a user gets it: npm pack, install the tarball into an empty folder, import
+// specdec from Node and decode; and a minimal Vite page that imports it builds, with the wasm
+// emitted as an asset.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { MODEL_FILES, ROOT } from './support.mjs';
+
+const EXPECTED_FILES = [
+  'package.json',
+  'web/lib/core.js',
+  'web/lib/index.js',
+  'web/lib/node.js',
+  'web/lib/specdec.d.ts',
+  'web/lib/wasm/specdec-core.js',
+  'web/lib/wasm/specdec-core.wasm',
+];
+
+let work;
+let tarball;
+let consumer;
+
+const npm = (args, cwd) =>
+  execFileSync('npm', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
+  });
+
+before(() => {
+  work = mkdtempSync(path.join(tmpdir(), 'specdec-pack-'));
+  const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], ROOT));
+  tarball = path.join(work, packed[0].filename);
+  consumer = path.join(work, 'consumer');
+  mkdirSync(consumer);
+  writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  npm(['install', '--offline', '--no-save', '--ignore-scripts', tarball], consumer);
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test('the tarball holds exactly the whitelisted files', (t) => {
+  const packed = JSON.parse(npm(['pack', '--dry-run', '--json'], ROOT))[0];
+  const files = packed.files.map((f) => f.path).filter((f) => !/^(README|LICENSE)/i.test(f)).sort();
+  assert.deepEqual(files, EXPECTED_FILES);
+  const size = (f) => statSync(path.join(ROOT, f)).size;
+  const gz = (f) => gzipSync(readFileSync(path.join(ROOT, f)), { level: 9 }).length;
+  const wasm = 'web/lib/wasm/specdec-core.wasm';
+  const js = ['web/lib/wasm/specdec-core.js', 'web/lib/core.js', 'web/lib/index.js'];
+  const raw = size(wasm) + js.reduce((a, f) => a + size(f), 0);
+  const zipped = gz(wasm) + js.reduce((a, f) => a + gz(f), 0);
+  t.diagnostic(`wasm ${size(wasm)} B (${gz(wasm)} gzip); wasm + browser JS ${raw} B raw, ${zipped} B gzip; tarball ${packed.size} B`);
+  assert.ok(zipped <= 200 * 1024, `${zipped} bytes gzip exceeds the 200 KB goal`);
+});
+
+test('npm pack smoke test: install into an empty folder, import from Node, decode 50 tokens', () => {
+  const script = `
+    import { readFile } from 'node:fs/promises';
+    import { loadSpecdec, SpecdecError } from 'specdec';
+    const sd = await loadSpecdec();
+    const target = sd.loadModel(await readFile(${JSON.stringify(MODEL_FILES.target)}));
+    const draft = sd.loadModel(await readFile(${JSON.stringify(MODEL_FILES.draft)}));
+    const dec = sd.createDecoder({ target, draft, gamma: 4, temperature: 0.8, seed: 42, prompt: 'ROMEO:' });
+    let n = 0;
+    for await (const it of dec.generate({ maxTokens: 50 })) n += it.emitted.length;
+    let error = null;
+    try { sd.acceptanceRate([1], [0.5]); } catch (e) { error = e instanceof SpecdecError; }
+    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error }));
+    dec.dispose(); target.dispose(); draft.dispose();
+  `;
+  writeFileSync(path.join(consumer, 'smoke.mjs'), script);
+  const out = JSON.parse(execFileSync(process.execPath, ['smoke.mjs'], { cwd: consumer, encoding: 'utf8' }));
+  assert.equal(out.n, 50);
+  assert.equal(out.tokens.length, 50);
+  assert.ok(out.text.startsWith('ROMEO:'));
+  assert.equal(out.error, true);
+  // The installed package resolves to its node entry and ships its types.
+  const pkg = JSON.parse(readFileSync(path.join(consumer, 'node_modules/specdec/package.json'), 'utf8'));
+  assert.equal(pkg.exports['.'].types, './web/lib/specdec.d.ts');
+});
+
+test('a Vite consumer builds and emits the wasm asset', () => {
+  writeFileSync(
+    path.join(consumer, 'index.html'),
+    '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><pre id="out"></pre>' +
+      '<script type="module" src="./main.js"></script></body></html>',
+  );
+  writeFileSync(
+    path.join(consumer, 'main.js'),
+    `import { loadSpecdec } from 'specdec';
+     const sd = await loadSpecdec();
+     document.getElementById('out').textContent = String(sd.optimalGamma(0.8, 0.1, 10));`,
+  );
+  const vite = path.join(ROOT, 'node_modules/vite/bin/vite.js');
+  execFileSync(process.execPath, [vite, 'build', '--logLevel', 'warn', '--outDir', 'dist', '--emptyOutDir'], {
+    cwd: consumer,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') },
+  });
+  const assets = readdirSync(path.join(consumer, 'dist/assets'));
+  const wasm = assets.filter((f) => f.endsWith('.wasm'));
+  assert.equal(wasm.length, 1, `assets: ${assets}`);
+  const wasmBytes = readFileSync(path.join(consumer, 'dist/assets', wasm[0]));
+  assert.deepEqual(wasmBytes, readFileSync(path.join(ROOT, 'web/lib/wasm/specdec-core.wasm')));
+  const js = assets.filter((f) => f.endsWith('.js')).map((f) => readFileSync(path.join(consumer, 'dist/assets', f), 'utf8')).join('\n');
+  assert.ok(js.includes(wasm[0]), 'the bundle refers to the emitted wasm');
+  assert.ok(!js.includes('specdec-core.wasm"') || js.includes(wasm[0]));
+  // The browser entry was bundled, not the node one.
+  assert.ok(!js.includes('node:fs'), 'no Node modules in the browser bundle');
+  // No eval / new Function: a CSP without 'unsafe-eval' works.
+  assert.ok(!/\bnew Function\(|\beval\(/.test(js), 'no dynamic code execution in the bundle');
+});

@@ -1,0 +1,151 @@
+// Shared helpers of the JS tests (not a test file itself: node --test runs *.test.mjs).
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+// The model pair the model tests use: the shipped models when both exist, else the tiny test
+// fixtures (f32 target, f16 draft of the same weights). The one place to switch.
+const SHIPPED = {
+  target: path.join(ROOT, 'models/target.safetensors'),
+  draft: path.join(ROOT, 'models/draft.safetensors'),
+};
+const FIXTURES = {
+  target: path.join(ROOT, 'tests/fixtures/tiny_f32.safetensors'),
+  draft: path.join(ROOT, 'tests/fixtures/tiny_f16.safetensors'),
+};
+export const MODEL_FILES =
+  existsSync(SHIPPED.target) && existsSync(SHIPPED.draft) ? SHIPPED : FIXTURES;
+export const USING_SHIPPED_MODELS = MODEL_FILES === SHIPPED;
+
+export const TINY_MODEL = FIXTURES.target;
+
+export async function modelBytes() {
+  return { target: await readFile(MODEL_FILES.target), draft: await readFile(MODEL_FILES.draft) };
+}
+
+// The native CLI (scripts/test builds it first). Tests that compare with it skip when it is
+// missing, unless SPECDEC_REQUIRE_NATIVE=1 (set by scripts/test) makes that a failure.
+export const NATIVE_CLI = process.env.SPECDEC_CLI ?? path.join(ROOT, 'build/specdec');
+export const REQUIRE_NATIVE = process.env.SPECDEC_REQUIRE_NATIVE === '1';
+
+// ------------------------------------------------------------------ statistics
+
+// The false-alarm probability every statistical test of the project is held to.
+export const FALSE_ALARM = 1e-6;
+
+// ln Gamma(x) for x > 0 (Lanczos, g = 7, n = 9): ~15 significant digits.
+const LANCZOS = [
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+  -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+  1.5056327351493116e-7,
+];
+function lnGamma(x) {
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
+  x -= 1;
+  let a = LANCZOS[0];
+  const t = x + 7.5;
+  for (let i = 1; i < 9; i++) a += LANCZOS[i] / (x + i);
+  return 0.5 * Math.log(2 * Math.PI) + (x + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
+// Regularised upper incomplete gamma Q(a, x) (Numerical Recipes: series / continued fraction),
+// as tests/cpp/test_util.h.
+function gammaQ(a, x) {
+  if (x <= 0) return 1;
+  const gln = lnGamma(a);
+  if (x < a + 1) {
+    let ap = a;
+    let sum = 1 / a;
+    let del = sum;
+    for (let n = 0; n < 10000; n++) {
+      ap += 1;
+      del *= x / ap;
+      sum += del;
+      if (Math.abs(del) < Math.abs(sum) * 1e-15) break;
+    }
+    return 1 - sum * Math.exp(-x + a * Math.log(x) - gln);
+  }
+  let b = x + 1 - a;
+  let c = 1 / 1e-300;
+  let d = 1 / b;
+  let h = d;
+  for (let i = 1; i < 10000; i++) {
+    const an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (Math.abs(d) < 1e-300) d = 1e-300;
+    c = b + an / c;
+    if (Math.abs(c) < 1e-300) c = 1e-300;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < 1e-15) break;
+  }
+  return Math.exp(-x + a * Math.log(x) - gln) * h;
+}
+
+/** P(chi2 with dof degrees of freedom >= stat). */
+export const chiSquareSf = (stat, dof) => gammaQ(0.5 * dof, 0.5 * stat);
+
+/**
+ * Pearson's statistic summed over groups of cells: groups[i] = { counts, probs }, each group
+ * a multinomial (counts sum n_i, expected n_i probs). Cells of probability 0 must stay empty.
+ * Returns { stat, dof, pValue, impossible }.
+ */
+export function chiSquare(groups) {
+  let stat = 0;
+  let dof = 0;
+  const impossible = [];
+  groups.forEach(({ counts, probs }, g) => {
+    const n = counts.reduce((a, b) => a + b, 0);
+    if (n === 0) return;
+    let cells = 0;
+    counts.forEach((c, i) => {
+      if (probs[i] <= 0) {
+        if (c > 0) impossible.push(`group ${g} cell ${i}`);
+        return;
+      }
+      const e = probs[i] * n;
+      stat += ((c - e) * (c - e)) / e;
+      cells++;
+    });
+    dof += cells - 1;
+  });
+  return { stat, dof, pValue: dof > 0 ? chiSquareSf(stat, dof) : 1, impossible };
+}
+
+/** Sampling settings applied to a probability row, in double precision (as sampling.h). */
+export function applySampling(row, { temperature = 1, topK = 0, topP = 1 } = {}) {
+  let p = Array.from(row);
+  const n = p.length;
+  if (temperature === 0) {
+    let best = 0;
+    for (let i = 1; i < n; i++) if (p[i] > p[best]) best = i;
+    return p.map((_, i) => (i === best ? 1 : 0));
+  }
+  if (temperature !== 1) {
+    const max = Math.max(...p);
+    p = p.map((x) => (x > 0 ? Math.exp((Math.log(x) - Math.log(max)) / temperature) : 0));
+  }
+  const order = p.map((_, i) => i).sort((a, b) => p[b] - p[a] || a - b);
+  let keepCount = topK > 0 && topK < n ? topK : n;
+  if (topP < 1) {
+    let total = 0;
+    for (let r = 0; r < keepCount; r++) total += p[order[r]];
+    let cum = 0;
+    let k = 0;
+    while (k < keepCount) {
+      cum += p[order[k]];
+      k++;
+      if (cum >= (topP - 1e-6) * total) break;
+    }
+    keepCount = Math.max(k, 1);
+  }
+  const keep = new Set(order.slice(0, keepCount));
+  const kept = p.map((x, i) => (keep.has(i) ? x : 0));
+  const s = kept.reduce((a, b) => a + b, 0);
+  return kept.map((x) => x / s);
+}

@@ -1,0 +1,743 @@
+// The JS API of specdec over an instantiated WebAssembly module (shared by index.js for
+// browsers and node.js for Node). The Embind layer (src/bindings) is kept thin: it takes
+// numbers, flat typed arrays and functions; this file checks JS-side shapes and names, turns
+// handles into objects with dispose(), and reshapes results. Types: specdec.d.ts.
+
+/** @typedef {Float32Array | Float64Array | number[]} ProbVector */
+
+const MAX_GAMMA = 32;
+const TWO_32 = 2 ** 32;
+
+// ---------------------------------------------------------------------------- errors
+
+// C++ messages name arguments in snake_case; the JS API names them in camelCase.
+const RENAMES = [
+  [/\btarget_probs\b/g, 'targetProbs'],
+  [/\bdraft_probs\b/g, 'draftProbs'],
+  [/\bdraft_tokens\b/g, 'draftTokens'],
+  [/\btop_k\b/g, 'topK'],
+  [/\btop_p\b/g, 'topP'],
+  [/\bmax_new_tokens\b/g, 'maxTokens'],
+  [/\bgamma_max\b/g, 'gammaMax'],
+  [/\bverify_cost\b/g, 'verifyCost'],
+];
+
+/**
+ * Bad input: the message starts with the argument it is about, e.g.
+ * "draftProbs[0]: probabilities sum to 1.2, not 1 (tolerance 0.001)". The module keeps
+ * working after one is thrown.
+ */
+export class SpecdecError extends Error {
+  /** @param {string} message */
+  constructor(message) {
+    let text = String(message);
+    for (const [re, js] of RENAMES) text = text.replace(re, js);
+    super(text);
+    this.name = 'SpecdecError';
+    const m = /^([A-Za-z_][\w.]*(?:\[\d+\])*)(?::|,|\s)/.exec(text);
+    /** The argument the message is about ('' when none is named). */
+    this.argument = m ? m[1] : '';
+  }
+}
+
+const fail = (message) => {
+  throw new SpecdecError(message);
+};
+
+function describe(x) {
+  if (x === null) return 'null';
+  if (Array.isArray(x)) return `an array of length ${x.length}`;
+  if (ArrayBuffer.isView(x)) return `a ${x.constructor.name} of length ${x.length}`;
+  if (typeof x === 'object') return `an object (${x.constructor?.name ?? 'Object'})`;
+  if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? x.slice(0, 40) + '…' : x)}`;
+  return `${typeof x} ${String(x)}`;
+}
+
+function checkOptions(options, known, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    fail(`${where}: options must be an object, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      fail(`${key}: unknown option of ${where} (known: ${known.join(', ')})`);
+    }
+  }
+  return options;
+}
+
+function isNumericArray(x) {
+  return Array.isArray(x) || (ArrayBuffer.isView(x) && !(x instanceof DataView));
+}
+
+// A probability vector for the C++ side (which copies it): Float32Array as is, others converted.
+// Values are checked in C++ (NaN, negative, sum), with messages naming `name`.
+function probVector(x, name) {
+  if (x instanceof Float32Array) return x;
+  if (isNumericArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      if (typeof x[i] !== 'number') fail(`${name}: entry ${i} is ${describe(x[i])}, not a number`);
+    }
+    return Float32Array.from(x);
+  }
+  return fail(`${name}: expected a Float32Array or number[], got ${describe(x)}`);
+}
+
+function number(x, name) {
+  if (typeof x !== 'number') fail(`${name}: expected a number, got ${describe(x)}`);
+  return x;
+}
+
+function integer(x, name, lo, hi) {
+  if (typeof x !== 'number' || !Number.isInteger(x)) {
+    fail(`${name}: expected an integer, got ${describe(x)}`);
+  }
+  if (x < lo || x > hi) fail(`${name}: must be in ${lo}..${hi}, got ${x}`);
+  return x;
+}
+
+const gammaArg = (x, name = 'gamma') => integer(x, name, 1, MAX_GAMMA);
+
+function tokenArray(x, name) {
+  if (!isNumericArray(x)) fail(`${name}: expected an array of token ids, got ${describe(x)}`);
+  const out = new Int32Array(x.length);
+  for (let i = 0; i < x.length; i++) {
+    const t = x[i];
+    if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > 0x7fffffff) {
+      fail(`${name}[${i}]: expected a token id (integer >= 0), got ${describe(t)}`);
+    }
+    out[i] = t;
+  }
+  return out;
+}
+
+/** Seeds: an integer in [0, 2^53] (exact as a JS number) or a bigint in [0, 2^64), as two uint32 halves. */
+function seedHalves(seed, name = 'seed') {
+  if (typeof seed === 'bigint') {
+    if (seed < 0n || seed >= 1n << 64n) fail(`${name}: must be in [0, 2^64), got ${seed}`);
+    return [Number(seed >> 32n), Number(seed & 0xffffffffn)];
+  }
+  if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > 2 ** 53) {
+    fail(`${name}: expected an integer in [0, 2^53] (or a bigint), got ${describe(seed)}`);
+  }
+  return [Math.floor(seed / TWO_32), seed % TWO_32];
+}
+
+function randomSeed() {
+  const words = new Uint32Array(2);
+  globalThis.crypto.getRandomValues(words);
+  return (words[0] & 0x1fffff) * TWO_32 + words[1]; // 53 bits
+}
+
+// ---------------------------------------------------------------------------- text
+
+const utf8Encoder = new TextEncoder();
+
+/** Byte-level tokenizer: UTF-8 bytes are the token ids 0..255. */
+export function encode(text) {
+  if (typeof text !== 'string') fail(`text: expected a string, got ${describe(text)}`);
+  return Array.from(utf8Encoder.encode(text));
+}
+
+// Token ids outside 0..255 (non-byte vocabularies) become 0xFF, never valid in UTF-8, so they
+// decode to U+FFFD.
+function bytesOf(tokens) {
+  const bytes = new Uint8Array(tokens.length);
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    bytes[i] = t >= 0 && t <= 255 ? t : 0xff;
+  }
+  return bytes;
+}
+
+/** Decodes byte tokens as UTF-8 (invalid or incomplete sequences become U+FFFD). */
+export function decode(tokens) {
+  if (!isNumericArray(tokens)) fail(`tokens: expected an array of token ids, got ${describe(tokens)}`);
+  return new TextDecoder().decode(bytesOf(tokens));
+}
+
+/**
+ * How one token shows on its own: the character for ASCII bytes (control characters
+ * included), "\xNN" for a byte of a multi-byte UTF-8 sequence, "<id>" outside 0..255.
+ */
+export function tokenText(token) {
+  if (token >= 0 && token < 0x80) return String.fromCharCode(token);
+  if (token >= 0x80 && token <= 0xff) return `\\x${token.toString(16).toUpperCase().padStart(2, '0')}`;
+  return `<${token}>`;
+}
+
+// ---------------------------------------------------------------------------- handles
+
+const NATIVE = Symbol('specdec.native');
+const OWNER = Symbol('specdec.owner');
+
+// Warns (once per kind) when a handle is garbage-collected without dispose(), then frees it.
+// Only a safety net: nothing relies on it.
+const leakWarned = new Set();
+const leakRegistry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry(({ kind, native }) => {
+        if (!leakWarned.has(kind)) {
+          leakWarned.add(kind);
+          console.warn(`specdec: a ${kind} was garbage-collected without dispose(); call dispose() to free its wasm memory promptly`);
+        }
+        try {
+          native.delete();
+        } catch {
+          // already deleted
+        }
+      })
+    : null;
+
+class Handle {
+  #native;
+  #kind;
+
+  constructor(native, kind, owner) {
+    this.#native = native;
+    this.#kind = kind;
+    this[OWNER] = owner;
+    leakRegistry?.register(this, { kind, native }, this);
+  }
+
+  /** True once dispose() has run. */
+  get disposed() {
+    return this.#native === null;
+  }
+
+  /** Frees the wasm memory behind this object. Idempotent. */
+  dispose() {
+    if (this.#native === null) return;
+    leakRegistry?.unregister(this);
+    const native = this.#native;
+    this.#native = null;
+    native.delete();
+  }
+
+  // The native object, or a SpecdecError naming `what` if disposed.
+  [NATIVE](what) {
+    if (this.#native === null) fail(`${what}: this ${this.#kind} has been disposed`);
+    return this.#native;
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  Handle.prototype[Symbol.dispose] = function dispose() {
+    this.dispose();
+  };
+}
+
+/** A seedable PCG32 stream (bit-identical to the native build's). */
+export class Rng extends Handle {
+  /** Uniform on [0, 1) with 53 random bits. */
+  uniform() {
+    return this[NATIVE]('Rng.uniform').uniform();
+  }
+  /** Uniform integer on [0, 2^32). */
+  nextUint32() {
+    return this[NATIVE]('Rng.nextUint32').nextU32();
+  }
+}
+
+/** A GPT loaded from safetensors bytes. */
+export class Model extends Handle {
+  constructor(native, owner, info) {
+    super(native, 'Model', owner);
+    /** { vocabSize, nLayer, nHead, nEmbd, blockSize } */
+    this.config = info.config;
+    /** The file's __metadata__ (strings). */
+    this.metadata = info.metadata;
+    /** Parameters stored in the file. */
+    this.nParams = info.nParams;
+    /** Size of the file in bytes. */
+    this.fileBytes = info.fileBytes;
+  }
+}
+
+// The safetensors header, read after the C++ loader accepted the file (so it is well formed).
+function safetensorsInfo(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
+  let nParams = 0;
+  for (const [name, t] of Object.entries(header)) {
+    if (name !== '__metadata__') nParams += t.shape.reduce((a, b) => a * b, 1);
+  }
+  return { metadata: { ...(header.__metadata__ ?? {}) }, nParams, fileBytes: bytes.byteLength };
+}
+
+// Yields to the event loop without the browsers' 4 ms clamp on nested timers.
+const yieldToEventLoop = (() => {
+  if (typeof globalThis.scheduler?.yield === 'function') return () => globalThis.scheduler.yield();
+  if (typeof globalThis.setImmediate === 'function') {
+    return () => new Promise((resolve) => globalThis.setImmediate(resolve));
+  }
+  if (typeof globalThis.MessageChannel === 'function') {
+    const channel = new MessageChannel();
+    const waiting = [];
+    channel.port1.onmessage = () => waiting.shift()?.();
+    return () =>
+      new Promise((resolve) => {
+        waiting.push(resolve);
+        channel.port2.postMessage(0);
+      });
+  }
+  return () => new Promise((resolve) => setTimeout(resolve, 0));
+})();
+
+const nanToNull = (x) => (Number.isNaN(x) ? null : x);
+
+function rowsOf(flat, vocab) {
+  const rows = [];
+  for (let i = 0; i + vocab <= flat.length && vocab > 0; i += vocab) rows.push(flat.slice(i, i + vocab));
+  return rows;
+}
+
+function topEntries(probs, n) {
+  const order = [];
+  for (let i = 0; i < probs.length; i++) if (probs[i] > 0) order.push(i);
+  order.sort((a, b) => probs[b] - probs[a] || a - b);
+  return order.slice(0, n).map((token) => ({ token, text: tokenText(token), p: probs[token] }));
+}
+
+// The raw verify result of the bindings -> the documented shape.
+function verifyRecord(raw) {
+  const positions = [];
+  for (let i = 0; i < raw.tokens.length; i++) {
+    positions.push({
+      token: raw.tokens[i],
+      text: tokenText(raw.tokens[i]),
+      p: raw.p[i],
+      q: raw.q[i],
+      acceptProb: raw.acceptProb[i],
+      u: nanToNull(raw.u[i]),
+      accepted: raw.accepted[i] === 1,
+    });
+  }
+  const emitted = Array.from(raw.emitted);
+  const last = emitted[emitted.length - 1];
+  const rejected = positions.length > 0 && !positions[positions.length - 1].accepted;
+  const result = {
+    emitted,
+    nAccepted: raw.nAccepted,
+    positions,
+    correction: rejected ? last : null,
+    bonus: rejected ? null : last,
+    uFinal: nanToNull(raw.uFinal),
+  };
+  if (raw.residual) result.residual = raw.residual;
+  return result;
+}
+
+/** One decoder: create with sd.createDecoder(); free with dispose(). */
+export class Decoder extends Handle {
+  #promptLength;
+  #seed;
+  #plain;
+  #stream = new TextDecoder();
+  #busy = false;
+  #iteration = 0;
+  #ms = 0;
+  #stepRoles;
+
+  constructor(native, owner, { seed, plain, stepRoles }) {
+    super(native, 'Decoder', owner);
+    this.#promptLength = native.promptLength();
+    this.#seed = seed;
+    this.#plain = plain;
+    this.#stepRoles = stepRoles; // 'target' / 'draft' when given as step functions
+  }
+
+  /** The seed of the decoder's RNG (replays the same run). */
+  get seed() {
+    return this.#seed;
+  }
+
+  /** Plain autoregressive decoding (no draft). */
+  get plain() {
+    return this.#plain;
+  }
+
+  /** True when the token budget is spent or the context window is full. */
+  get done() {
+    return this[NATIVE]('Decoder.done').done();
+  }
+
+  /** All tokens: prompt + generated. */
+  get tokens() {
+    return Array.from(this[NATIVE]('Decoder.tokens').tokens());
+  }
+
+  get promptLength() {
+    return this.#promptLength;
+  }
+
+  /** The generated tokens (prompt excluded). */
+  get generatedTokens() {
+    return this.tokens.slice(this.#promptLength);
+  }
+
+  /** The whole sequence (prompt + generated) decoded as UTF-8. */
+  get text() {
+    return decode(this.tokens);
+  }
+
+  /** The generated part decoded as UTF-8. */
+  get generatedText() {
+    return decode(this.generatedTokens);
+  }
+
+  /** Counters since creation; see specdec.d.ts (DecoderStats). */
+  get stats() {
+    const s = this[NATIVE]('Decoder.stats').stats();
+    const tokensPerPass = s.targetPasses ? s.generated / s.targetPasses : 0;
+    return {
+      iterations: s.iterations,
+      targetPasses: s.targetPasses,
+      draftPasses: s.draftPasses,
+      drafted: s.drafted,
+      examined: s.examined,
+      accepted: s.accepted,
+      generated: s.generated,
+      acceptanceRate: s.examined ? s.accepted / s.examined : 0,
+      reachedAt: s.reachedAt,
+      acceptedAt: s.acceptedAt,
+      acceptanceByPosition: s.reachedAt.map((r, i) => (r ? s.acceptedAt[i] / r : null)),
+      tokensPerPass,
+      draftMs: s.draftMs,
+      targetMs: s.targetMs,
+      ms: this.#ms,
+      msPerToken: s.generated ? this.#ms / s.generated : 0,
+    };
+  }
+
+  /** Runs one iteration and returns everything that happened (IterationRecord). */
+  step() {
+    const native = this[NATIVE]('Decoder.step');
+    if (this.#busy) fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
+    if (native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
+    this.#busy = true;
+    let raw;
+    const t0 = performance.now();
+    try {
+      raw = native.step();
+    } catch (e) {
+      // The C++ decoder checks every row it gets; name the step function that returned it.
+      const m = e instanceof SpecdecError && /^(target|draft) distribution: (.*)$/s.exec(e.message);
+      if (m && this.#stepRoles.includes(m[1])) {
+        throw new SpecdecError(`${m[1]}Step: returned an invalid distribution: ${m[2]}`);
+      }
+      throw e;
+    } finally {
+      this.#busy = false;
+    }
+    const ms = performance.now() - t0;
+    this.#ms += ms;
+    return this.#record(raw, ms);
+  }
+
+  #record(raw, ms) {
+    const v = verifyRecord(raw.verify);
+    const proposed = Array.from(raw.proposed);
+    const emitted = Array.from(raw.emitted);
+    const rec = {
+      iteration: this.#iteration++,
+      proposed,
+      proposedText: proposed.map(tokenText).join(''),
+      positions: v.positions,
+      nAccepted: v.nAccepted,
+      correction: v.correction,
+      bonus: v.bonus,
+      uFinal: v.uFinal,
+      residual: v.residual ?? null,
+      residualTop: v.residual ? topEntries(v.residual, 10) : null,
+      emitted,
+      emittedText: emitted.map(tokenText).join(''),
+      text: this.#stream.decode(bytesOf(emitted), { stream: true }),
+      targetCached: raw.targetCached,
+      draftCached: raw.draftCached,
+      draftMs: raw.draftMs,
+      targetMs: raw.targetMs,
+      ms,
+      vocab: raw.vocab,
+    };
+    if (raw.targetProbs) {
+      rec.targetProbs = rowsOf(raw.targetProbs, raw.vocab);
+      rec.draftProbs = rowsOf(raw.draftProbs, raw.vocab);
+    }
+    return rec;
+  }
+
+  /**
+   * Streams iterations until maxTokens more tokens came out (the last burst cut to fit), the
+   * decoder is done, or signal aborts (the iterator then throws signal.reason). Yields to the
+   * event loop before every iteration.
+   */
+  async *generate(options) {
+    const { maxTokens, signal } = checkOptions(options, ['maxTokens', 'signal'], 'generate');
+    const native = this[NATIVE]('Decoder.generate');
+    if (maxTokens !== undefined && maxTokens !== Infinity) integer(maxTokens, 'maxTokens', 1, Number.MAX_SAFE_INTEGER);
+    if (signal !== undefined && (typeof signal !== 'object' || signal === null || !('aborted' in signal))) {
+      fail(`signal: expected an AbortSignal, got ${describe(signal)}`);
+    }
+    const abortIfAsked = () => {
+      if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    };
+    const generated = () => native.tokens().length - this.#promptLength;
+    if (maxTokens !== undefined && maxTokens !== Infinity) native.setBudget(generated() + maxTokens);
+    try {
+      for (;;) {
+        abortIfAsked();
+        await yieldToEventLoop();
+        abortIfAsked();
+        if (this.disposed || native.done()) return;
+        yield this.step();
+      }
+    } finally {
+      if (!this.disposed) native.setBudget(0);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------- the API
+
+/**
+ * Builds the API over an instantiated module (index.js / node.js call this).
+ * @param {any} M the Emscripten module, instantiated with { SpecdecError }
+ */
+export function createApi(M) {
+  const owner = M;
+
+  const own = (handle, Class, name) => {
+    if (!(handle instanceof Class)) fail(`${name}: expected a ${Class.name}, got ${describe(handle)}`);
+    if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
+    return handle[NATIVE](name);
+  };
+
+  const stepFunction = (fn, name) => {
+    if (typeof fn !== 'function') fail(`${name}: expected a function (tokens) => probabilities, got ${describe(fn)}`);
+    let vocab = -1;
+    return (tokens) => {
+      const out = fn(tokens);
+      if (out !== null && typeof out === 'object' && typeof out.then === 'function') {
+        fail(`${name}: must return the probabilities synchronously, got a Promise`);
+      }
+      const probs = probVector(out, `${name}(…) result`);
+      if (vocab < 0) vocab = probs.length;
+      else if (probs.length !== vocab) {
+        fail(`${name}: returned ${probs.length} probabilities, expected ${vocab} (as in its first call)`);
+      }
+      return probs;
+    };
+  };
+
+  const flatRows = (rows, expected, name) => {
+    if (!Array.isArray(rows)) fail(`${name}: expected an array of rows (Float32Array | number[]), got ${describe(rows)}`);
+    if (rows.length !== expected.count) {
+      fail(`${name}: expected ${expected.count} rows (${expected.why}), got ${rows.length}`);
+    }
+    const checked = rows.map((r, i) => probVector(r, `${name}[${i}]`));
+    const vocab = expected.vocab ?? checked[0].length;
+    const flat = new Float32Array(rows.length * vocab);
+    checked.forEach((r, i) => {
+      if (r.length !== vocab) fail(`${name}[${i}]: expected ${vocab} entries, got ${r.length}`);
+      flat.set(r, i * vocab);
+    });
+    return { flat, vocab };
+  };
+
+  const api = {
+    SpecdecError,
+    Rng,
+    Model,
+    Decoder,
+    maxGamma: MAX_GAMMA,
+    encode,
+    decode,
+    tokenText,
+
+    acceptanceRate(p, q) {
+      return M.acceptanceRate(probVector(p, 'p'), probVector(q, 'q'));
+    },
+    totalVariation(p, q) {
+      return M.totalVariation(probVector(p, 'p'), probVector(q, 'q'));
+    },
+    residualDistribution(p, q) {
+      return M.residualDistribution(probVector(p, 'p'), probVector(q, 'q'));
+    },
+
+    createRng(seed) {
+      const [hi, lo] = seedHalves(seed);
+      return new Rng(M.Rng.create(hi, lo), 'Rng', owner);
+    },
+
+    speculativeVerify(targetProbs, draftProbs, draftTokens, rng, options) {
+      const { greedy = false } = checkOptions(options, ['greedy'], 'speculativeVerify');
+      if (typeof greedy !== 'boolean') fail(`greedy: expected a boolean, got ${describe(greedy)}`);
+      const tokens = tokenArray(draftTokens, 'draftTokens');
+      gammaArg(tokens.length, 'draftTokens.length (gamma)');
+      const target = flatRows(targetProbs, { count: tokens.length + 1, why: 'gamma + 1 = draftTokens.length + 1' }, 'targetProbs');
+      let draft = new Float32Array(0);
+      let nativeRng = null;
+      if (!greedy) {
+        draft = flatRows(draftProbs, { count: tokens.length, why: 'gamma = draftTokens.length', vocab: target.vocab }, 'draftProbs').flat;
+        nativeRng = own(rng, Rng, 'rng');
+      } else if (rng !== undefined && rng !== null) {
+        own(rng, Rng, 'rng');
+      }
+      return verifyRecord(M.speculativeVerify(target.flat, draft, tokens, target.vocab, nativeRng, greedy));
+    },
+
+    expectedAcceptedTokens(alpha, gamma) {
+      return M.expectedAcceptedTokens(number(alpha, 'alpha'), gammaArg(gamma));
+    },
+    speculativeSpeedup(alpha, gamma, c, verifyCost = 1) {
+      return M.speculativeSpeedup(number(alpha, 'alpha'), gammaArg(gamma), number(c, 'c'), number(verifyCost, 'verifyCost'));
+    },
+    optimalGamma(alpha, c, gammaMax) {
+      return M.optimalGamma(number(alpha, 'alpha'), number(c, 'c'), gammaArg(gammaMax, 'gammaMax'));
+    },
+    demonstrateSpeculative(options) {
+      const o = checkOptions(options, ['c', 'alphas', 'gammaMax'], 'demonstrateSpeculative');
+      const c = number(o.c ?? 0.1, 'c');
+      const gammaMax = gammaArg(o.gammaMax ?? 8, 'gammaMax');
+      const alphas = o.alphas ?? [0.4, 0.6, 0.8, 0.9];
+      if (!isNumericArray(alphas)) fail(`alphas: expected an array of numbers, got ${describe(alphas)}`);
+      Array.from(alphas).forEach((a, i) => number(a, `alphas[${i}]`));
+      const r = M.demonstrateSpeculative(Array.from(alphas), gammaMax, c);
+      return Array.from(r.gamma, (gamma, i) => ({
+        alpha: r.alpha[i],
+        gamma,
+        tokensPerPass: r.tokensPerPass[i],
+        speedup: r.speedup[i],
+      }));
+    },
+
+    loadModel(bytes) {
+      let u8;
+      if (bytes instanceof Uint8Array) u8 = bytes;
+      else if (bytes instanceof ArrayBuffer) u8 = new Uint8Array(bytes);
+      else if (ArrayBuffer.isView(bytes)) u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      else fail(`bytes: expected a Uint8Array or ArrayBuffer holding a safetensors file, got ${describe(bytes)}`);
+      let native;
+      try {
+        native = M.Model.load(u8);
+      } catch (e) {
+        // "model file: ..." from the loader: name the argument.
+        if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
+        throw e;
+      }
+      let info;
+      try {
+        info = safetensorsInfo(u8);
+        info.config = native.config();
+      } catch (e) {
+        native.delete();
+        throw e;
+      }
+      return new Model(native, owner, info);
+    },
+
+    createDecoder(options) {
+      if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
+      const o = checkOptions(options, DECODER_OPTIONS, 'createDecoder');
+      const plain = o.plain ?? false;
+      if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
+      const gamma = gammaArg(o.gamma ?? 4); // checked even when plain (which ignores it)
+      const temperature = number(o.temperature ?? 1, 'temperature');
+      const topK = integer(o.topK ?? 0, 'topK', 0, 0x7fffffff);
+      const topP = number(o.topP ?? 1, 'topP');
+      const maxTokens = o.maxTokens ?? 0;
+      if (maxTokens !== Infinity) integer(maxTokens, 'maxTokens', 0, Number.MAX_SAFE_INTEGER);
+      const distributions = o.distributions ?? true;
+      if (typeof distributions !== 'boolean') fail(`distributions: expected a boolean, got ${describe(distributions)}`);
+      const seed = o.seed ?? randomSeed();
+      const [seedHigh, seedLow] = seedHalves(seed);
+      if (o.prompt === undefined) fail('prompt: required (a string or an array of token ids)');
+      const prompt = typeof o.prompt === 'string' ? Int32Array.from(utf8Encoder.encode(o.prompt)) : tokenArray(o.prompt, 'prompt');
+
+      const roles = plain ? ['target'] : ['target', 'draft'];
+      for (const role of roles) {
+        const model = o[role];
+        const step = o[`${role}Step`];
+        if ((model === undefined) === (step === undefined)) {
+          fail(`${role}: give exactly one of ${role} (a Model) and ${role}Step (a function)`);
+        }
+      }
+      // Token ids the models cannot embed are reported now rather than at the first step.
+      for (const role of roles) {
+        if (o[role] === undefined) continue;
+        own(o[role], Model, role);
+        const vocab = o[role].config.vocabSize;
+        const bad = prompt.findIndex((t) => t >= vocab);
+        if (bad >= 0) fail(`prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`);
+      }
+
+      const native = new M.Decoder(); // holds the step functions until deleted
+      try {
+        for (const role of roles) {
+          const setModel = role === 'target' ? M.decoderSetTargetModel : M.decoderSetDraftModel;
+          if (o[role] !== undefined) {
+            setModel(native, own(o[role], Model, role));
+          } else {
+            const fn = stepFunction(o[`${role}Step`], `${role}Step`);
+            if (role === 'target') native.setTargetStep(fn);
+            else native.setDraftStep(fn);
+          }
+        }
+        native.start(prompt, {
+          gamma,
+          temperature,
+          topK,
+          topP,
+          plain,
+          maxNewTokens: maxTokens === Infinity ? 0 : maxTokens,
+          seedHigh,
+          seedLow,
+          keepDistributions: distributions,
+        });
+      } catch (e) {
+        native.delete();
+        throw e;
+      }
+      const stepRoles = roles.filter((role) => o[role] === undefined);
+      return new Decoder(native, owner, { seed, plain, stepRoles });
+    },
+
+    /**
+     * Diagnostics: { heapBytes: wasm memory size, inUseBytes: bytes allocated (malloc),
+     * jsHandles: JS values held by C++ (Embind handles) }.
+     */
+    memoryStats() {
+      const stats = M.memoryStats();
+      stats.jsHandles = typeof M.count_emval_handles === 'function' ? M.count_emval_handles() : 0;
+      return stats;
+    },
+  };
+  return Object.freeze(api);
+}
+
+const DECODER_OPTIONS = [
+  'prompt',
+  'target',
+  'draft',
+  'targetStep',
+  'draftStep',
+  'plain',
+  'gamma',
+  'temperature',
+  'topK',
+  'topP',
+  'seed',
+  'maxTokens',
+  'distributions',
+];
+
+/**
+ * Instantiates the module made by Emscripten's factory and builds the API.
+ * @param {(moduleArg: object) => Promise<any>} factory createSpecdecModule
+ * @param {object} moduleArg e.g. { wasmBinary } or { locateFile }
+ */
+export async function instantiate(factory, moduleArg) {
+  const M = await factory({ ...moduleArg, SpecdecError });
+  return createApi(M);
+}

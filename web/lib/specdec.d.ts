@@ -1,0 +1,407 @@
+// Types of the specdec package (hand-written; the JS is web/lib/core.js).
+//
+//   import { loadSpecdec } from 'specdec';
+//   const sd = await loadSpecdec();
+//
+// Conventions
+// - Probability vectors: Float32Array or number[] (any other numeric typed array works too).
+//   They must be finite, non-negative and sum to 1 within 1e-3.
+// - Arrays returned are copies: nothing refers to wasm memory.
+// - Bad input throws SpecdecError, whose message starts with the argument it is about; the
+//   module keeps working afterwards.
+// - Objects backed by wasm memory (Rng, Model, Decoder) have dispose() and, where the runtime
+//   has it, [Symbol.dispose] (so `using` works). Using one after dispose() throws. A
+//   FinalizationRegistry warns about (and frees) handles garbage-collected undisposed, but that
+//   is a safety net, not something to rely on.
+// - Tokens are bytes: a model's token ids are the UTF-8 bytes of the text (0..255).
+
+/** A probability vector: Float32Array or number[]. */
+export type ProbVector = Float32Array | Float64Array | ArrayLike<number>;
+
+/**
+ * A seed: an integer in [0, 2^53] (a JS number stays exact up to there) or a bigint in
+ * [0, 2^64). The same seed gives the same stream in the native build and in WebAssembly.
+ */
+export type Seed = number | bigint;
+
+/** Thrown for bad input. The wasm instance stays usable. */
+export class SpecdecError extends Error {
+  readonly name: 'SpecdecError';
+  /** The argument the message is about, e.g. "draftProbs[0]" or "gamma" ('' if none). */
+  readonly argument: string;
+}
+
+/**
+ * What every wasm-backed object has. [Symbol.dispose] exists where the runtime defines
+ * Symbol.dispose (its type needs TypeScript >= 5.2 with lib "esnext.disposable" or later).
+ */
+export interface SpecdecHandle {
+  /** Frees the wasm memory behind the object. Idempotent. */
+  dispose(): void;
+  /** Same as dispose(): `using x = sd.createRng(1)` frees x at the end of the block. */
+  [Symbol.dispose](): void;
+  /** True once dispose() has run. */
+  readonly disposed: boolean;
+}
+
+/** A PCG32 stream (sd.createRng): the same seed replays the same numbers on every platform. */
+export class Rng implements SpecdecHandle {
+  private constructor();
+  /** Uniform on [0, 1) with 53 random bits (two 32-bit draws). */
+  uniform(): number;
+  /** Uniform integer on [0, 2^32). */
+  nextUint32(): number;
+  dispose(): void;
+  [Symbol.dispose](): void;
+  readonly disposed: boolean;
+}
+
+/** Configuration of a loaded GPT (the lesson's vocab_size, num_layers, ...). */
+export interface ModelConfig {
+  /** V: 256 byte tokens. */
+  vocabSize: number;
+  /** Transformer blocks (num_layers). */
+  nLayer: number;
+  /** Attention heads per block (num_heads). */
+  nHead: number;
+  /** Embedding width C (embed_dim). */
+  nEmbd: number;
+  /** Context window in tokens (max_seq_len). */
+  blockSize: number;
+}
+
+/** A GPT loaded with sd.loadModel(bytes). */
+export class Model implements SpecdecHandle {
+  private constructor();
+  readonly config: ModelConfig;
+  /** The safetensors file's __metadata__ (string values, e.g. name, n_layer). */
+  readonly metadata: Record<string, string>;
+  /** Number of parameters stored in the file. */
+  readonly nParams: number;
+  /** Size of the file in bytes. */
+  readonly fileBytes: number;
+  /**
+   * Decoders share the weights: disposing the model while decoders still use it is safe; the
+   * memory is freed when the last of them is disposed.
+   */
+  dispose(): void;
+  [Symbol.dispose](): void;
+  readonly disposed: boolean;
+}
+
+/** What happened at one examined draft position. */
+export interface PositionRecord {
+  /** The drafted token x. */
+  token: number;
+  /** The token as text (see tokenText). */
+  text: string;
+  /** Target probability p(x) (after the sampling settings). */
+  p: number;
+  /** Draft probability q(x) (after the sampling settings); 1 in greedy verification. */
+  q: number;
+  /** min(1, p(x) / q(x)); greedy: 1 if x is the target's argmax, else 0. */
+  acceptProb: number;
+  /** The uniform drawn for this position (accepted iff u < acceptProb); null when greedy. */
+  u: number | null;
+  accepted: boolean;
+}
+
+/** The result of sd.speculativeVerify. */
+export interface VerifyResult {
+  /** Accepted prefix of the draft + one correction or bonus token: nAccepted + 1 tokens. */
+  emitted: number[];
+  /** Length of the accepted prefix, 0..gamma. */
+  nAccepted: number;
+  /** The positions examined: the accepted ones, then the rejected one (if any). */
+  positions: PositionRecord[];
+  /** At a rejection: the token drawn from the residual; otherwise null. */
+  correction: number | null;
+  /** When every draft token was accepted: the token drawn from target row gamma; else null. */
+  bonus: number | null;
+  /** The uniform of the correction / bonus draw; null when greedy. */
+  uFinal: number | null;
+  /**
+   * At a rejection: the distribution the correction was drawn from, (p - q)+ normalised over
+   * the full vocabulary (greedy: one-hot at the target's argmax). Absent when all were accepted.
+   */
+  residual?: Float32Array;
+}
+
+/** An entry of a distribution, for display. */
+export interface TokenProb {
+  token: number;
+  /** tokenText(token). */
+  text: string;
+  p: number;
+}
+
+/** Everything that happened in one decoder iteration (Decoder.step). */
+export interface IterationRecord {
+  /** 0-based iteration number. */
+  iteration: number;
+  /** Draft tokens x_1..x_g (g = gamma, fewer near the context end; empty in plain decoding). */
+  proposed: number[];
+  /** The proposed tokens as text, token by token (tokenText). */
+  proposedText: string;
+  /** Examined positions: q(x), p(x), acceptProb, u, accepted (empty in plain decoding). */
+  positions: PositionRecord[];
+  /** Draft tokens accepted. */
+  nAccepted: number;
+  /** At a rejection: the correction token drawn from the residual; otherwise null. */
+  correction: number | null;
+  /**
+   * When every draft token was accepted: the bonus token drawn from the target's last row
+   * (in plain decoding: the sampled token); otherwise null.
+   */
+  bonus: number | null;
+  /** The uniform of the correction / bonus draw (null when greedy). */
+  uFinal: number | null;
+  /** At a rejection: the residual distribution the correction was drawn from; else null. */
+  residual: Float32Array | null;
+  /** Its 10 most likely entries (null without a rejection). */
+  residualTop: TokenProb[] | null;
+  /**
+   * Tokens appended to the sequence: accepted prefix + correction/bonus, cut to the token
+   * budget (so the correction/bonus may be missing from it at the very end).
+   */
+  emitted: number[];
+  /** The emitted tokens as text, token by token (tokenText): safe to show. */
+  emittedText: string;
+  /**
+   * The emitted bytes decoded as UTF-8 in streaming mode: bytes of a character that is not
+   * complete yet are held back until a later iteration completes it, so the `text` of all
+   * iterations joined equals decoder.generatedText (but for an incomplete last character).
+   */
+  text: string;
+  /** Tokens in the target's KV cache after the iteration (0 for step functions). */
+  targetCached: number;
+  /** Tokens in the draft's KV cache after the iteration (0 for step functions / plain). */
+  draftCached: number;
+  /** Wall time in the draft (ms): gamma draft passes. */
+  draftMs: number;
+  /** Wall time in the target (ms): one pass over gamma + 1 positions. */
+  targetMs: number;
+  /** Wall time of the whole step() call (ms). */
+  ms: number;
+  /** Vocabulary size V. */
+  vocab: number;
+  /**
+   * Target rows p_1..p_{g+1} after the sampling settings (g + 1 rows of V). Present unless
+   * the decoder was created with distributions: false.
+   */
+  targetProbs?: Float32Array[];
+  /** Draft rows q_1..q_g after the sampling settings (g rows of V); see targetProbs. */
+  draftProbs?: Float32Array[];
+}
+
+/** Counters of a decoder since its creation. */
+export interface DecoderStats {
+  /** step() calls. */
+  iterations: number;
+  /** Target calls: one per iteration. */
+  targetPasses: number;
+  /** Draft calls: one per drafted token. */
+  draftPasses: number;
+  /** Draft tokens proposed. */
+  drafted: number;
+  /** Draft tokens verified: those after a rejection are discarded unexamined. */
+  examined: number;
+  /** Draft tokens accepted. */
+  accepted: number;
+  /** Tokens appended (prompt excluded). */
+  generated: number;
+  /** The measured alpha: accepted / examined (0 before any draft). accepted / drafted would
+   * understate it, since the drafts after a rejection are never examined. */
+  acceptanceRate: number;
+  /** [i]: iterations that examined draft position i (length gamma). */
+  reachedAt: number[];
+  /** [i]: ... and accepted it. */
+  acceptedAt: number[];
+  /** [i]: acceptedAt[i] / reachedAt[i], null where never reached. */
+  acceptanceByPosition: (number | null)[];
+  /** generated / targetPasses: the lesson's tokens per target pass. */
+  tokensPerPass: number;
+  /** Total wall time in the draft (ms). */
+  draftMs: number;
+  /** Total wall time in the target (ms). */
+  targetMs: number;
+  /** Total wall time of all step() calls (ms). */
+  ms: number;
+  /** ms / generated. */
+  msPerToken: number;
+}
+
+/** A step function: the tokens so far (a fresh copy) -> next-token probabilities (length V). */
+export type StepFunction = (tokens: Int32Array) => ProbVector;
+
+export interface DecoderOptions {
+  /** The prompt: text (UTF-8 bytes become the tokens) or token ids. At least one token. */
+  prompt: string | ArrayLike<number>;
+  /** The target model (or give targetStep). */
+  target?: Model;
+  /** The draft model (or give draftStep). Not used when plain. */
+  draft?: Model;
+  /** Bring your own target: a synchronous step function (or give target). */
+  targetStep?: StepFunction;
+  /** Bring your own draft (or give draft). */
+  draftStep?: StepFunction;
+  /** Plain autoregressive decoding from the target, with the same record shape. Default false. */
+  plain?: boolean;
+  /** Draft tokens per iteration, 1..32. Default 4. */
+  gamma?: number;
+  /** 0 = greedy; otherwise p^(1/T) renormalised, applied to draft and target alike. Default 1. */
+  temperature?: number;
+  /** Keep the k most likely tokens (0 = off). Default 0. */
+  topK?: number;
+  /** Keep the smallest most-likely set with mass >= topP (1 = off). Default 1. */
+  topP?: number;
+  /** Seed of the decoder's own RNG. Default: a random 53-bit seed (see Decoder.seed). */
+  seed?: Seed;
+  /** Stop after this many generated tokens, the last burst cut (0 = no limit). Default 0. */
+  maxTokens?: number;
+  /** Include targetProbs / draftProbs rows in every record. Default true. */
+  distributions?: boolean;
+}
+
+export interface GenerateOptions {
+  /** Generate at most this many more tokens (the last burst cut to fit). Default: no limit. */
+  maxTokens?: number;
+  /** Stops the iteration; the iterator then throws signal.reason. */
+  signal?: AbortSignal;
+}
+
+/** A decoder (sd.createDecoder): step() runs one iteration. */
+export class Decoder implements SpecdecHandle {
+  private constructor();
+  /**
+   * One iteration: draft gamma tokens, score them with ONE target call, verify, append.
+   * Throws when done.
+   */
+  step(): IterationRecord;
+  /**
+   * Streams iterations until maxTokens more tokens came out, the decoder is done, or signal
+   * aborts. Yields to the event loop before every iteration.
+   */
+  generate(options?: GenerateOptions): AsyncGenerator<IterationRecord, void, undefined>;
+  /** True when the token budget is spent or the context window is full. */
+  readonly done: boolean;
+  /** All tokens: prompt + generated. */
+  readonly tokens: number[];
+  /** Number of prompt tokens. */
+  readonly promptLength: number;
+  /** The generated tokens (prompt excluded). */
+  readonly generatedTokens: number[];
+  /** Prompt + generated, decoded as UTF-8 (invalid / incomplete bytes become U+FFFD). */
+  readonly text: string;
+  /** The generated part decoded as UTF-8. */
+  readonly generatedText: string;
+  readonly stats: DecoderStats;
+  /** The RNG seed (the one given, or the random one chosen). */
+  readonly seed: Seed;
+  /** Plain decoding. */
+  readonly plain: boolean;
+  dispose(): void;
+  [Symbol.dispose](): void;
+  readonly disposed: boolean;
+}
+
+/** One point of the speedup explorer. */
+export interface DemoPoint {
+  alpha: number;
+  gamma: number;
+  /** expectedAcceptedTokens(alpha, gamma). */
+  tokensPerPass: number;
+  /** speculativeSpeedup(alpha, gamma, c). */
+  speedup: number;
+}
+
+/** The API of one WebAssembly instance (loadSpecdec()). */
+export interface Specdec {
+  /** alpha = sum_x min(p(x), q(x)) = 1 - TV(p, q). */
+  acceptanceRate(p: ProbVector, q: ProbVector): number;
+  /** TV(p, q) = 1/2 sum_x |p(x) - q(x)|. */
+  totalVariation(p: ProbVector, q: ProbVector): number;
+  /** (p - q)+ normalised over the full vocabulary; p itself when p == q. */
+  residualDistribution(p: ProbVector, q: ProbVector): Float32Array;
+
+  /** A seeded PCG32 stream for speculativeVerify. */
+  createRng(seed: Seed): Rng;
+
+  /**
+   * Block verification of gamma = draftTokens.length draft tokens. targetProbs: gamma + 1 rows,
+   * draftProbs: gamma rows, all of length V. Draws u_1..u_k then one uniform for the
+   * correction / bonus from rng (which advances). greedy: accept while the draft token is the
+   * target's argmax (draftProbs and rng are then not used and may be null).
+   */
+  speculativeVerify(
+    targetProbs: ProbVector[],
+    draftProbs: ProbVector[] | null,
+    draftTokens: ArrayLike<number>,
+    rng: Rng | null,
+    options?: { greedy?: boolean },
+  ): VerifyResult;
+
+  /** E[tokens per target pass] = (1 - alpha^(gamma+1)) / (1 - alpha); gamma in 1..32. */
+  expectedAcceptedTokens(alpha: number, gamma: number): number;
+  /**
+   * Speedup over plain decoding when a draft step costs c target steps:
+   * E / (gamma c + verifyCost), verifyCost (a verify pass in target steps) defaulting to 1.
+   */
+  speculativeSpeedup(alpha: number, gamma: number, c: number, verifyCost?: number): number;
+  /** The gamma in 1..gammaMax with the largest speedup (the smallest on ties). */
+  optimalGamma(alpha: number, c: number, gammaMax: number): number;
+  /**
+   * Tokens per pass and speedup for every alpha and gamma = 1..gammaMax (alpha-major).
+   * Defaults: c 0.1, alphas [0.4, 0.6, 0.8, 0.9], gammaMax 8.
+   */
+  demonstrateSpeculative(options?: { c?: number; alphas?: number[]; gammaMax?: number }): DemoPoint[];
+
+  /** Parses a safetensors file (F32 or F16) into a model. Throws SpecdecError on a bad file. */
+  loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): Model;
+
+  /** A decoder over models and/or step functions. */
+  createDecoder(options: DecoderOptions): Decoder;
+
+  /** Byte-level tokenizer: the UTF-8 bytes of text. */
+  encode(text: string): number[];
+  /** UTF-8 decoding of byte tokens (invalid / incomplete sequences become U+FFFD). */
+  decode(tokens: ArrayLike<number>): string;
+  /**
+   * One token on its own, safe to show: the character for 0..127, "\xNN" for a byte of a
+   * multi-byte UTF-8 character, "<id>" outside 0..255.
+   */
+  tokenText(token: number): string;
+
+  /**
+   * Diagnostics: wasm memory size, bytes currently allocated in it, and JS values currently
+   * held by C++ (e.g. the step functions of live decoders).
+   */
+  memoryStats(): { heapBytes: number; inUseBytes: number; jsHandles: number };
+
+  /** 32: the largest gamma. */
+  readonly maxGamma: number;
+  readonly SpecdecError: typeof SpecdecError;
+  readonly Rng: typeof Rng;
+  readonly Model: typeof Model;
+  readonly Decoder: typeof Decoder;
+}
+
+export interface LoadOptions {
+  /** The bytes of specdec-core.wasm (skips the fetch / file read). */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Browser entry only: where to fetch specdec-core.wasm from. */
+  wasmUrl?: string | URL;
+}
+
+/**
+ * Instantiates the WebAssembly module (browser: fetched next to the glue; Node: read from the
+ * package) and returns its API. Without options one instance is shared by all callers.
+ */
+export function loadSpecdec(options?: LoadOptions): Promise<Specdec>;
+
+/** See Specdec.encode. */
+export function encode(text: string): number[];
+/** See Specdec.decode. */
+export function decode(tokens: ArrayLike<number>): string;
+/** See Specdec.tokenText. */
+export function tokenText(token: number): string;

@@ -1,0 +1,79 @@
+// The page's entry: loads the WASM build of specdec once, wires the four sections, registers
+// the service worker (offline after one visit), and marks the page ready for tests and
+// course authors (<html data-ready="true">, plus a 'specdec-ready' event on window).
+import { loadSpecdec } from 'specdec';
+import { initExplorer } from './explorer.js';
+import { initStepper } from './stepper.js';
+import { initResidual } from './residual.js';
+import { ModelClient, initModels } from './models.js';
+
+const status = document.getElementById('app-status');
+const embed = setUpEmbedding();
+
+async function main() {
+  const t0 = performance.now();
+  const sd = await loadSpecdec();
+  initExplorer(sd);
+  initResidual(sd);
+  const client = new ModelClient();
+  initModels(sd, client);
+  initStepper(sd, client);
+  const ms = performance.now() - t0;
+  status.textContent = `Ready — WebAssembly loaded in ${Math.round(ms)} ms.`;
+  status.dataset.state = 'ready';
+  document.documentElement.dataset.ready = 'true';
+  window.specdecPage = { readyMs: performance.now(), wasmMs: ms };
+  window.dispatchEvent(new CustomEvent('specdec-ready', { detail: { ms } }));
+
+  // The models load in the background once the page is interactive (unless an embedding
+  // shows only sections that do not need them; the step-through loads them on demand).
+  if (embed.shows('models')) {
+    const later = window.requestIdleCallback ?? ((fn) => setTimeout(fn, 200));
+    later(() => client.ensureLoaded().catch(() => {}));
+  }
+}
+
+// Embedding in a course page: index.html#only=explorer,residual shows just those sections
+// (ids: explorer, step, residual, models) without the page header, and a page inside an
+// iframe tells its parent its height: postMessage({ type: 'specdec:height', height }).
+function setUpEmbedding() {
+  const m = /^#only=([\w,-]+)$/.exec(location.hash);
+  const only = m ? m[1].split(',') : null;
+  if (only) {
+    document.documentElement.classList.add('embedded');
+    for (const section of document.querySelectorAll('main > section')) section.hidden = !only.includes(section.id);
+  }
+  if (window.parent !== window && 'ResizeObserver' in window) {
+    let last = 0;
+    new ResizeObserver(() => {
+      const height = Math.ceil(document.documentElement.scrollHeight);
+      if (height !== last) {
+        last = height;
+        window.parent.postMessage({ type: 'specdec:height', height, sections: only }, '*');
+      }
+    }).observe(document.body);
+  }
+  return { shows: (id) => !only || only.includes(id) };
+}
+
+function registerServiceWorker() {
+  const offline = document.getElementById('offline-status');
+  if (!('serviceWorker' in navigator) || !window.isSecureContext || import.meta.env.DEV) return;
+  // Relative to the page, so the built folder works in any subfolder of a course site.
+  navigator.serviceWorker.register('./sw.js', { scope: './' }).then((reg) => {
+    navigator.serviceWorker.ready.then(() => {
+      offline.textContent = 'Available offline.';
+      document.documentElement.dataset.offlineReady = 'true';
+    });
+    return reg;
+  }).catch((err) => {
+    offline.textContent = `Offline cache unavailable (${err.message}).`;
+  });
+}
+
+main().catch((err) => {
+  status.textContent = `Could not start the WebAssembly module: ${err.message || err}`;
+  status.dataset.state = 'error';
+  console.error(err);
+});
+registerServiceWorker();

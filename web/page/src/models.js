@@ -1,0 +1,376 @@
+// Section 4, "Two real models": the page side of the worker (worker.js). Runs plain and
+// speculative decoding, colours the text by accepted / corrected / bonus tokens, and shows the
+// measured statistics beside what the lesson's formula predicts from them.
+import { frame, h, onWidthChange, s } from './svg.js';
+import { byteTextStream, encodeBytes, visibleText } from './tokens.js';
+
+// Fixed names in the built folder (see vite.config.js and models.config.js).
+const MODEL_URLS = { target: 'models/target.safetensors', draft: 'models/draft.safetensors' };
+
+/** Promise-based client of worker.js. */
+export class ModelClient {
+  constructor() {
+    this.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'specdec-models' });
+    this.nextId = 1;
+    this.pending = new Map(); // id -> { resolve, reject, onEvent }
+    this.info = null;
+    this.loading = null;
+    this.listeners = new Set();
+    this.worker.onmessage = (e) => this.onMessage(e.data);
+    this.worker.onerror = (e) => {
+      const err = new Error(e.message || 'worker failed');
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+      this.emit({ type: 'worker-error', message: err.message });
+    };
+  }
+
+  onMessage(msg) {
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    if (msg.type === 'error') {
+      this.pending.delete(msg.id);
+      p.reject(new Error(msg.message));
+    } else if (['progress', 'chunk', 'started'].includes(msg.type)) {
+      p.onEvent?.(msg);
+    } else {
+      this.pending.delete(msg.id);
+      p.resolve(msg);
+    }
+  }
+
+  request(msg, onEvent) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onEvent });
+      this.worker.postMessage({ ...msg, id });
+    });
+  }
+
+  on(fn) { this.listeners.add(fn); }
+  emit(ev) { for (const fn of this.listeners) fn(ev); }
+
+  /** Loads both models once; later calls share the same promise. */
+  ensureLoaded() {
+    if (!this.loading) {
+      const urls = Object.fromEntries(Object.entries(MODEL_URLS)
+        .map(([k, v]) => [k, new URL(v, document.baseURI).href]));
+      this.emit({ type: 'load-start' });
+      this.loading = this.request({ type: 'load', urls }, (ev) => this.emit(ev))
+        .then((msg) => {
+          this.info = msg.info;
+          this.emit({ type: 'loaded', info: msg.info });
+          return msg.info;
+        })
+        .catch((err) => {
+          this.loading = null;
+          this.emit({ type: 'load-error', message: err.message });
+          throw err;
+        });
+    }
+    return this.loading;
+  }
+
+  run(mode, options, onEvent) { return this.request({ type: 'run', mode, options }, onEvent); }
+  stop() { this.worker.postMessage({ type: 'stop' }); }
+  calibrate(options) { return this.request({ type: 'calibrate', options }).then((m) => m.stepMs); }
+  stepStart(options) { return this.request({ type: 'step-start', options }); }
+  stepNext() { return this.request({ type: 'step-next' }).then((m) => m.view); }
+  stepDispose() { this.worker.postMessage({ type: 'step-dispose' }); }
+
+  /** The generation settings currently in section 4's form. */
+  currentOptions() { return readOptions(); }
+}
+
+function num(id, dflt) {
+  const v = Number(document.getElementById(id).value);
+  return Number.isFinite(v) ? v : dflt;
+}
+
+function readOptions() {
+  const prompt = document.getElementById('prompt').value || '\n';
+  return {
+    prompt: encodeBytes(prompt),
+    gamma: Math.min(16, Math.max(1, Math.round(num('gen-gamma', 4)))),
+    temperature: Math.min(2, Math.max(0, num('gen-temp', 0.8))),
+    topK: Math.max(0, Math.round(num('gen-topk', 0))),
+    topP: Math.min(1, Math.max(0.01, num('gen-topp', 1))),
+    seed: Math.max(0, Math.round(num('gen-seed', 42))),
+    maxTokens: Math.min(2000, Math.max(1, Math.round(num('gen-max', 200)))),
+    paceMs: Math.max(0, num('gen-pace', 0)),
+  };
+}
+
+// Runs are comparable when they decode the same prompt with the same sampling settings
+// (γ and pace do not change what a plain step costs).
+function sameSettings(a, b) {
+  const key = (o) => JSON.stringify({ ...o, gamma: 0, paceMs: 0 });
+  return !!(a && b) && key(a) === key(b);
+}
+
+export function initModels(sd, client) {
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    loadText: $('model-load-text'), progress: $('model-progress'), info: $('model-info'),
+    both: $('run-both'), plain: $('run-plain'), spec: $('run-spec'), stop: $('run-stop'),
+    plainText: $('plain-text'), specText: $('spec-text'), plainLine: $('plain-line'), specLine: $('spec-line'),
+    plainState: $('plain-state'), specState: $('spec-state'), verdict: $('verdict'),
+    chartPositions: $('chart-positions'),
+  };
+  const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
+  let busy = false;
+  let plainResult = null; // { options, summary }
+  let specResult = null;
+  let stepMs = null; // { options, ms } from calibration
+  let shownPositions = null;
+  const showPositions = (st) => {
+    shownPositions = st;
+    drawPositions(ui.chartPositions, st);
+  };
+
+  client.on((ev) => {
+    if (ev.type === 'load-start') {
+      ui.loadText.textContent = 'Loading the models…';
+      ui.progress.hidden = false;
+    } else if (ev.type === 'progress') {
+      const frac = ev.total ? ev.loaded / ev.total : 0;
+      ui.progress.value = frac;
+      ui.loadText.textContent = ev.total
+        ? `Loading the models… ${mb(ev.loaded)} of ${mb(ev.total)} (${Math.round(frac * 100)} %)`
+        : `Loading the models… ${mb(ev.loaded)}`;
+    } else if (ev.type === 'loaded') {
+      ui.progress.value = 1;
+      ui.progress.hidden = true;
+      ui.loadText.textContent = `Models ready (${mb(ev.info.target.bytes + ev.info.draft.bytes)}).`;
+      ui.info.replaceChildren(describeModel('Target', ev.info.target), ' ', describeModel('Draft', ev.info.draft),
+        ...(ev.info.sameWeights ? [h('span', { class: 'note-inline' }, [
+          ' Both roles load the same demo weights, so every guess is accepted (p = q): this checks the plumbing, not the speed.'])] : []));
+      document.body.dataset.modelsReady = 'true';
+      setBusy(false);
+    } else if (ev.type === 'load-error' || ev.type === 'worker-error') {
+      ui.loadText.textContent = `Could not load the models: ${ev.message}`;
+      ui.progress.hidden = true;
+    }
+  });
+
+  function setBusy(b) {
+    busy = b;
+    const ready = !!client.info;
+    ui.both.disabled = b || !ready;
+    ui.plain.disabled = b || !ready;
+    ui.spec.disabled = b || !ready;
+    ui.stop.disabled = !b;
+  }
+
+  async function runOne(mode, options) {
+    const isPlain = mode === 'plain';
+    const textEl = isPlain ? ui.plainText : ui.specText;
+    const stateEl = isPlain ? ui.plainState : ui.specState;
+    const lineEl = isPlain ? ui.plainLine : ui.specLine;
+    textEl.replaceChildren();
+    lineEl.textContent = '';
+    stateEl.textContent = 'running…';
+    stateEl.dataset.state = 'running';
+    const stream = byteTextStream();
+    const promptText = new TextDecoder().decode(Uint8Array.from(options.prompt));
+    textEl.append(h('span', { class: 'tok prompt' }, [promptText]));
+    let lastKind = null;
+    let lastSpan = null;
+    const onEvent = (ev) => {
+      if (ev.type !== 'chunk') return;
+      const frag = document.createDocumentFragment();
+      for (const [tok, kind] of ev.tokens) {
+        const text = visibleText(stream.push(tok));
+        if (!text) continue;
+        if (kind === lastKind && lastSpan && kind !== 'cor' && kind !== 'bonus') {
+          lastSpan.textContent += text;
+        } else {
+          lastSpan = h('span', { class: `tok ${kind}` }, [text]);
+          lastKind = kind;
+          frag.append(lastSpan);
+        }
+      }
+      textEl.append(frag);
+      textEl.scrollTop = textEl.scrollHeight;
+      lineEl.textContent = runLine(ev.stats, isPlain);
+      if (!isPlain) showSpecStats(ev.stats);
+    };
+    let msg;
+    try {
+      msg = await client.run(mode, options, onEvent);
+    } catch (err) {
+      stateEl.textContent = 'failed';
+      stateEl.dataset.state = 'failed';
+      throw err;
+    }
+    const tail = stream.flush();
+    if (tail) textEl.append(tail);
+    const summary = msg.summary;
+    stateEl.textContent = summary.stopped ? `stopped after ${summary.generated} tokens` : `done, ${summary.generated} tokens`;
+    stateEl.dataset.state = summary.stopped ? 'stopped' : 'done';
+    lineEl.textContent = runLine(summary, isPlain);
+    return summary;
+  }
+
+  async function go(which) {
+    if (busy) return;
+    setBusy(true);
+    ui.verdict.textContent = '';
+    try {
+      await client.ensureLoaded();
+      const options = readOptions();
+      if (which === 'plain' || which === 'both') {
+        const summary = await runOne('plain', options);
+        plainResult = { options, summary };
+        if (summary.stopped) return;
+      }
+      if (which === 'spec' || which === 'both') {
+        const summary = await runOne('spec', options);
+        specResult = { options, summary };
+        if (!plainResult || !sameSettings(plainResult.options, options)) {
+          if (!stepMs || !sameSettings(stepMs.options, options)) {
+            stepMs = { options, ms: await client.calibrate(options) };
+          }
+        }
+      }
+      showComparison();
+    } catch (err) {
+      ui.verdict.textContent = `Error: ${err.message}`;
+      console.warn(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function plainStepMs() {
+    if (plainResult && specResult && sameSettings(plainResult.options, specResult.options)) {
+      return { ms: plainResult.summary.targetMsPerPass, from: 'the plain run' };
+    }
+    if (stepMs && specResult && sameSettings(stepMs.options, specResult.options)) {
+      return { ms: stepMs.ms, from: 'a 12-step calibration' };
+    }
+    return null;
+  }
+
+  function showSpecStats(st) {
+    cell('alpha-measured').textContent = st.examined ? `${st.alpha.toFixed(3)} (${st.accepted} / ${st.examined})` : '–';
+    cell('tokens-per-target-pass').textContent = st.targetPasses ? st.tokensPerPass.toFixed(2) : '–';
+    cell('spec-tps').textContent = st.tokensPerSecond ? st.tokensPerSecond.toFixed(1) : '–';
+    showPositions(st);
+  }
+
+  function showComparison() {
+    const plainSt = plainResult?.summary;
+    const specSt = specResult?.summary;
+    cell('plain-tps').textContent = plainSt?.tokensPerSecond ? plainSt.tokensPerSecond.toFixed(1) : '–';
+    if (!specSt) return;
+    showSpecStats(specSt);
+    const step = plainStepMs();
+    const gamma = specResult.options.gamma;
+    let c = NaN;
+    let v = NaN;
+    if (step && step.ms > 0) {
+      c = specSt.draftMsPerPass / step.ms;
+      v = specSt.targetMsPerPass / step.ms;
+    }
+    cell('c-measured').textContent = Number.isFinite(c) ? `${c.toFixed(3)}` : '–';
+    cell('v-measured').textContent = Number.isFinite(v) ? `${v.toFixed(2)}` : '–';
+    const alpha = Math.min(1, Math.max(0, specSt.alpha));
+    const E = sd.expectedAcceptedTokens(alpha, gamma);
+    const predicted = Number.isFinite(c) ? sd.speculativeSpeedup(alpha, gamma, Math.max(0, c)) : NaN;
+    // The measured-cost extension: E / (γc + v), v = a verify pass in target steps.
+    const predictedV = Number.isFinite(c) && v > 0 ? sd.speculativeSpeedup(alpha, gamma, Math.max(0, c), v) : NaN;
+    const measured = plainSt && sameSettings(plainResult.options, specResult.options) && plainSt.tokensPerSecond
+      ? specSt.tokensPerSecond / plainSt.tokensPerSecond : NaN;
+    cell('speedup-measured').textContent = Number.isFinite(measured) ? `${measured.toFixed(2)}×` : '– (run plain too)';
+    cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${predicted.toFixed(2)}×` : '–';
+    cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${predictedV.toFixed(2)}×` : '–';
+    ui.verdict.replaceChildren(...verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }));
+    ui.verdict.dataset.pays = String((Number.isFinite(measured) ? measured : predictedV) >= 1);
+  }
+
+  ui.both.addEventListener('click', () => go('both'));
+  ui.plain.addEventListener('click', () => go('plain'));
+  ui.spec.addEventListener('click', () => go('spec'));
+  ui.stop.addEventListener('click', () => client.stop());
+  $('gen-form').addEventListener('submit', (e) => e.preventDefault());
+  setBusy(false);
+  onWidthChange(() => showPositions(shownPositions));
+  showPositions(null);
+}
+
+function mb(bytes) {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.round(bytes / 1e3)} kB`;
+}
+
+function describeModel(role, m) {
+  const bits = [m.name ? `“${m.name}”` : null,
+    m.nLayer ? `${m.nLayer} layers` : null, m.nEmbd ? `width ${m.nEmbd}` : null,
+    m.params ? `${(m.params / 1e6).toFixed(2)} M parameters` : null,
+    m.blockSize ? `context ${m.blockSize}` : null].filter(Boolean);
+  return h('span', { class: 'model-desc' }, [h('b', {}, [`${role}: `]), bits.join(', ') + '.']);
+}
+
+function runLine(st, isPlain) {
+  if (!st) return '';
+  const parts = [`${st.generated} tokens`, `${st.targetPasses} target passes`];
+  if (!isPlain) parts.push(`${st.draftPasses} draft steps`);
+  if (st.tokensPerSecond) parts.push(`${st.tokensPerSecond.toFixed(1)} tokens/s`);
+  parts.push(`${st.computeMs.toFixed(0)} ms compute`);
+  return parts.join(' · ');
+}
+
+function verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }) {
+  const out = [];
+  const basis = Number.isFinite(measured) ? measured : predictedV;
+  if (!Number.isFinite(basis)) return out;
+  const cost = gamma * c + v;
+  const why = `One iteration costs γc + v = ${gamma}·${c.toFixed(2)} + ${v.toFixed(2)} = ${cost.toFixed(2)} target steps `
+    + `(one step = ${step.ms.toFixed(2)} ms, from ${step.from}; a verify pass over γ + 1 = ${gamma + 1} tokens took `
+    + `${specSt.targetMsPerPass.toFixed(2)} ms) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}.`;
+  // Browsers coarsen performance.now() (to 0.1 ms without cross-origin isolation), so the
+  // per-step times of a very small model are rough; the tokens/s over a whole run are not.
+  const coarse = step.ms < 0.5
+    ? ` One step takes less than 0.5 ms here, close to the browser's timer resolution (≈ 0.1 ms), so c and v are rough; the measured tokens/s are not.`
+    : '';
+  if (basis >= 1) {
+    out.push(h('strong', { class: 'ok' }, [`Speculation pays here: ${basis.toFixed(2)}× ${Number.isFinite(measured) ? 'measured' : 'predicted'}. `]), why, coarse);
+    return out;
+  }
+  const reasons = [];
+  if (c > 0.3) reasons.push(`the draft is not cheap (c = ${c.toFixed(2)}; the lesson assumes c ≪ 1)`);
+  if (alpha < 0.6) reasons.push(`the draft agrees too rarely (α = ${alpha.toFixed(2)})`);
+  if (v > 1.5) reasons.push(`verifying ${gamma + 1} tokens costs v = ${v.toFixed(2)} single steps, not ≈ 1: on this CPU a forward pass is compute-bound, so scoring several positions at once is not free as it is on a memory-bound GPU`);
+  out.push(h('strong', { class: 'bad' }, [`On this machine speculation does not pay: ${basis.toFixed(2)}× ${Number.isFinite(measured) ? 'measured' : 'predicted'}. `]), why);
+  if (reasons.length) out.push(' Why: ' + reasons.join('; ') + '.');
+  if (coarse) out.push(coarse);
+  return out;
+}
+
+function drawPositions(svg, st) {
+  const rates = st?.perPosition ?? [];
+  const n = Math.max(rates.length, 4);
+  const f = frame(svg, {
+    height: 220, maxWidth: 480, xDomain: [0.5, n + 0.5], yDomain: [0, 1.05],
+    xTicks: Array.from({ length: n }, (_, i) => i + 1), yTicks: [0, 0.25, 0.5, 0.75, 1],
+    xLabel: 'draft position', yLabel: 'acceptance', yFormat: (t) => t.toFixed(2),
+  });
+  if (!st) {
+    f.plot.append(s('text', { class: 'note', x: (f.m.left + f.W - f.m.right) / 2, y: f.H / 2, 'text-anchor': 'middle' }, ['run speculative decoding to fill this chart']));
+    return;
+  }
+  const bw = Math.min(36, (f.x(1) - f.x(0)) * 0.6);
+  rates.forEach((r, i) => {
+    if (!(r.reached > 0)) return;
+    const y = f.y(r.rate);
+    f.plot.append(s('rect', { class: 'pos-bar', x: f.x(i + 1) - bw / 2, y, width: bw, height: Math.max(0, f.y(0) - y) }, [
+      s('title', {}, [`position ${i + 1}: ${r.accepted} / ${r.reached} = ${r.rate.toFixed(3)}`]),
+    ]));
+  });
+  if (st.examined) {
+    f.plot.append(
+      s('line', { class: 'alpha-line', x1: f.x(0.5), x2: f.x(n + 0.5), y1: f.y(st.alpha), y2: f.y(st.alpha) }),
+      s('text', { class: 'note', x: f.x(n + 0.5) - 4, y: f.y(st.alpha) - 5, 'text-anchor': 'end' }, [`α = ${st.alpha.toFixed(3)}`]),
+    );
+  }
+}
