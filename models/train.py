@@ -32,9 +32,9 @@ CORPUS = os.path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt')
 # name -> architecture and optimisation settings
 PRESETS = {
     'target': dict(n_layer=6, n_head=8, n_embd=256, block_size=256, lr=1.5e-3, min_lr=1e-4,
-                   batch=16, max_iters=1300, warmup=100, weight_decay=0.1),
+                   batch=16, max_iters=1100, warmup=100, weight_decay=0.1),
     'draft': dict(n_layer=2, n_head=4, n_embd=128, block_size=256, lr=2e-3, min_lr=2e-4,
-                  batch=16, max_iters=1500, warmup=50, weight_decay=0.1, kl_weight=0.8),
+                  batch=16, max_iters=800, warmup=50, weight_decay=0.1, kl_weight=0.8),
 }
 
 

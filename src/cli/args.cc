@@ -61,19 +61,59 @@ long long Args::integer(const std::string& name, long long fallback) const {
   return v;
 }
 
+namespace {
+
+// The WHATWG UTF-8 decoder (what TextDecoder does in JS), one step: at s[i], returns the
+// number of bytes consumed and whether they formed a character. Ill-formed input consumes its
+// "maximal subpart" (the lead byte and the continuation bytes that fit), replaced by one U+FFFD.
+struct Utf8Step {
+  size_t length;
+  bool ok;
+};
+
+Utf8Step utf8_step(const std::string& s, size_t i) {
+  const unsigned c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return {1, true};
+  const size_t need = c >= 0xC2 && c <= 0xDF   ? 2
+                      : c >= 0xE0 && c <= 0xEF ? 3
+                      : c >= 0xF0 && c <= 0xF4 ? 4
+                                               : 0;
+  if (need == 0) return {1, false};
+  unsigned lo = 0x80, hi = 0xBF;  // range of the second byte: no overlongs, surrogates, > U+10FFFF
+  if (c == 0xE0) lo = 0xA0;
+  if (c == 0xED) hi = 0x9F;
+  if (c == 0xF0) lo = 0x90;
+  if (c == 0xF4) hi = 0x8F;
+  for (size_t k = 1; k < need; ++k) {
+    if (i + k >= s.size()) return {k, false};
+    const unsigned b = static_cast<unsigned char>(s[i + k]);
+    if (b < lo || b > hi) return {k, false};
+    lo = 0x80;
+    hi = 0xBF;
+  }
+  return {need, true};
+}
+
+}  // namespace
+
 std::string json_escape(const std::string& s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const Utf8Step step = utf8_step(s, i);
+    if (!step.ok) {
+      out += "\\ufffd";  // e.g. a character cut by the token budget
+    } else if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7f) {
+    } else if (c < 0x20 || c == 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       out += buf;
     } else {
-      out += static_cast<char>(c);
+      out.append(s, i, step.length);
     }
+    i += step.length;
   }
   return out + "\"";
 }

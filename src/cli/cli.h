@@ -28,7 +28,8 @@ int cmd_toy_demo(const std::vector<std::string>& argv);
 int cmd_generate(const std::vector<std::string>& argv);
 int cmd_logits(const std::vector<std::string>& argv);
 
-// Minimal JSON writing helpers shared by subcommands.
+// Minimal JSON writing helpers shared by subcommands. json_escape keeps well-formed UTF-8 and
+// replaces each ill-formed part by U+FFFD exactly as TextDecoder does in JS.
 std::string json_escape(const std::string& s);
 std::string json_array(const std::vector<int>& v);
 
