@@ -214,6 +214,10 @@ def train(name, args):
     train_data, val_data = load_data()
     model = GPT(n_layer=s['n_layer'], n_head=s['n_head'], n_embd=s['n_embd'],
                 block_size=s['block_size'])
+    if args.init_from:  # warm start (e.g. continue training a shipped model with a new schedule)
+        tensors, _ = load_safetensors(args.init_from)
+        model.load_state_dict(tensors)
+        print(f'initialised from {args.init_from}', flush=True)
     teacher = None
     if name == 'draft':
         teacher, _ = load_model(os.path.join(HERE, 'target.safetensors'))
@@ -365,6 +369,7 @@ def main():
     ap.add_argument('--max-iters', type=int, default=0, help='override the preset')
     ap.add_argument('--eval-every', type=int, default=100)
     ap.add_argument('--ckpt-seconds', type=float, default=120)
+    ap.add_argument('--init-from', default='', help='start from these safetensors weights')
     args = ap.parse_args()
     if args.what == 'fixture':
         write_fixture(args)
