@@ -13,15 +13,22 @@
 namespace specdec {
 namespace {
 
-// The five config keys of __metadata__ ("12" as a decimal string, as train.py writes them).
+// The five config keys of __metadata__ ("12" as a decimal string, as train.py writes them):
+// digits only, no sign, no leading zero. A value of more than 9 digits is out of every range;
+// it is reported as such (kOutOfRange), not as malformed.
+constexpr int kOutOfRange = -1;
+
 int config_value(const SafetensorsView& view, const char* key) {
   auto it = view.metadata.find(key);
   if (it == view.metadata.end()) fail("model file: __metadata__ lacks '", key, "' (model config)");
   const std::string& s = it->second;
-  bool digits = !s.empty() && s.size() <= 9;
+  bool digits = !s.empty() && (s.size() == 1 || s[0] != '0');
   for (char c : s) digits = digits && c >= '0' && c <= '9';
-  if (!digits) fail("model file: __metadata__ '", key, "' = '", s, "' is not a decimal integer");
-  return std::stoi(s);
+  if (!digits) {
+    fail("model file: __metadata__ '", key, "' = '", s,
+         "' is not a decimal integer (digits only, no sign or leading zero)");
+  }
+  return s.size() <= 9 ? std::stoi(s) : kOutOfRange;
 }
 
 GPTConfig read_config(const SafetensorsView& view) {
@@ -31,12 +38,18 @@ GPTConfig read_config(const SafetensorsView& view) {
   c.n_head = config_value(view, "n_head");
   c.n_embd = config_value(view, "n_embd");
   c.block_size = config_value(view, "block_size");
+  // The written value, for messages (a value past 9 digits is kept as text).
+  auto shown = [&](const char* key, int v) {
+    return v == kOutOfRange ? view.metadata.at(key) : std::to_string(v);
+  };
   if (c.vocab_size != kByteVocabSize) {
-    fail("model file: vocab_size = ", c.vocab_size, ", expected ", kByteVocabSize,
-         " (byte-level tokens)");
+    fail("model file: vocab_size = ", shown("vocab_size", c.vocab_size), ", expected ",
+         kByteVocabSize, " (byte-level tokens)");
   }
-  auto in_range = [](const char* key, int v, int lo, int hi) {
-    if (v < lo || v > hi) fail("model file: ", key, " = ", v, " is outside ", lo, "..", hi);
+  auto in_range = [&](const char* key, int v, int lo, int hi) {
+    if (v == kOutOfRange || v < lo || v > hi) {
+      fail("model file: ", key, " = ", shown(key, v), " is outside ", lo, "..", hi);
+    }
   };
   in_range("n_layer", c.n_layer, 1, kMaxLayers);
   in_range("n_embd", c.n_embd, 1, kMaxEmbd);

@@ -55,6 +55,13 @@ export async function setup({ viewport = { width: 1280, height: 900 }, colorSche
   };
   context.on('page', attach);
   for (const p of context.pages()) attach(p);
+  // CSP violations of the page (the console reports them too, as errors): window.__cspViolations.
+  await context.addInitScript(() => {
+    window.__cspViolations = [];
+    window.addEventListener('securitypolicyviolation', (e) => {
+      window.__cspViolations.push(`${e.violatedDirective}: ${e.blockedURI || e.sample || ''}`);
+    });
+  });
   const page = context.pages()[0] ?? await context.newPage();
 
   return {
@@ -118,4 +125,27 @@ export function assertClean(assert, watch, { allowFailed = false } = {}) {
   assert.deepEqual(watch.consoleErrors, [], 'console errors');
   assert.deepEqual(watch.foreignRequests, [], 'requests to another origin');
   if (!allowFailed) assert.deepEqual(watch.failedRequests, [], 'failed requests');
+}
+
+/** The CSP violations the page has seen since it was opened (see setup). */
+export async function cspViolations(page) {
+  return page.evaluate(() => window.__cspViolations ?? []);
+}
+
+/**
+ * Drops a file on an element, as a drag from the desktop would: a `drop` event whose
+ * DataTransfer holds one File with these bytes.
+ */
+export async function dropFile(page, selector, name, bytes) {
+  await page.evaluate(([sel, fileName, b64]) => {
+    const bin = atob(b64);
+    const data = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+    const dt = new DataTransfer();
+    dt.items.add(new File([data], fileName, { type: 'application/octet-stream' }));
+    const target = document.querySelector(sel);
+    for (const type of ['dragenter', 'dragover', 'drop']) {
+      target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }
+  }, [selector, name, Buffer.from(bytes).toString('base64')]);
 }

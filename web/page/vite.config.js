@@ -8,6 +8,7 @@ import path from 'node:path';
 import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { MODEL_FILES } from './models.config.js';
+import { CSP } from './csp.js';
 
 const pageDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(pageDir, '../..');
@@ -50,6 +51,19 @@ function specdecModels() {
   };
 }
 
+// The Content Security Policy (csp.js) as the first element of <head> in the built page only
+// (the dev server injects styles and its HMR client, which the policy would block).
+function contentSecurityPolicy() {
+  return {
+    name: 'specdec-csp',
+    apply: 'build',
+    transformIndexHtml: {
+      order: 'pre',
+      handler: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: CSP }, injectTo: 'head-prepend' }],
+    },
+  };
+}
+
 export default defineConfig({
   root: pageDir,
   base: './',
@@ -67,6 +81,7 @@ export default defineConfig({
   },
   server: { host: '127.0.0.1', fs: { allow: [repoRoot] } },
   plugins: [
+    contentSecurityPolicy(),
     specdecModels(),
     VitePWA({
       injectRegister: null, // src/main.js registers ./sw.js relative to the page (relocatable)

@@ -22,7 +22,9 @@ async function main() {
   status.textContent = `Ready — WebAssembly loaded in ${Math.round(ms)} ms.`;
   status.dataset.state = 'ready';
   document.documentElement.dataset.ready = 'true';
-  window.specdecPage = { readyMs: performance.now(), wasmMs: ms };
+  // For scripts and tests (web/page/README.md): modelClient is the client of the decoding
+  // worker, the code path of section 4's buttons.
+  window.specdecPage = { readyMs: performance.now(), wasmMs: ms, modelClient: client };
   window.dispatchEvent(new CustomEvent('specdec-ready', { detail: { ms } }));
 
   // The models load in the background once the page is interactive (unless an embedding

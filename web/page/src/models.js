@@ -3,6 +3,7 @@
 // measured statistics beside what the lesson's formula predicts from them.
 import { frame, h, onWidthChange, s } from './svg.js';
 import { byteTextStream, encodeBytes, visibleText } from './tokens.js';
+import { fileSizeProblem } from './limits.js';
 
 // Fixed names in the built folder (see vite.config.js and models.config.js).
 const MODEL_URLS = { target: 'models/target.safetensors', draft: 'models/draft.safetensors' };
@@ -71,6 +72,30 @@ export class ModelClient {
     return this.loading;
   }
 
+  /**
+   * Loads a learner's model files ({ target?: File, draft?: File }) in the worker, through the
+   * same loader as the page's models; a role without a file keeps its model. Rejects with the
+   * loader's message (nothing changes then).
+   */
+  async loadFiles(files) {
+    // Let a download of the page's models finish first (it would not replace these anyway).
+    await this.loading?.catch(() => {});
+    const msg = await this.request({ type: 'load-files', files });
+    this.info = msg.info;
+    this.emit({ type: 'loaded', info: msg.info });
+    return msg.info;
+  }
+
+  /** Back to the page's own model files (after loadFiles). */
+  async resetModels() {
+    const urls = Object.fromEntries(Object.entries(MODEL_URLS)
+      .map(([k, v]) => [k, new URL(v, document.baseURI).href]));
+    const msg = await this.request({ type: 'load', urls, replace: true }, (ev) => this.emit(ev));
+    this.info = msg.info;
+    this.emit({ type: 'loaded', info: msg.info });
+    return msg.info;
+  }
+
   run(mode, options, onEvent) { return this.request({ type: 'run', mode, options }, onEvent); }
   stop() { this.worker.postMessage({ type: 'stop' }); }
   calibrate(options) { return this.request({ type: 'calibrate', options }).then((m) => m.stepMs); }
@@ -116,6 +141,8 @@ export function initModels(sd, client) {
     plainText: $('plain-text'), specText: $('spec-text'), plainLine: $('plain-line'), specLine: $('spec-line'),
     plainState: $('plain-state'), specState: $('spec-state'), verdict: $('verdict'),
     chartPositions: $('chart-positions'),
+    fileInputs: { target: $('model-file-target'), draft: $('model-file-draft') },
+    fileStatus: $('model-file-status'), fileError: $('model-file-error'), fileReset: $('model-file-reset'),
   };
   const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
   let busy = false;
@@ -139,6 +166,10 @@ export function initModels(sd, client) {
         ? `Loading the models… ${mb(ev.loaded)} of ${mb(ev.total)} (${Math.round(frac * 100)} %)`
         : `Loading the models… ${mb(ev.loaded)}`;
     } else if (ev.type === 'loaded') {
+      // Other models: earlier measurements no longer compare.
+      plainResult = null;
+      specResult = null;
+      stepMs = null;
       ui.progress.value = 1;
       ui.progress.hidden = true;
       ui.loadText.textContent = `Models ready (${mb(ev.info.target.bytes + ev.info.draft.bytes)}).`;
@@ -160,7 +191,97 @@ export function initModels(sd, client) {
     ui.plain.disabled = b || !ready;
     ui.spec.disabled = b || !ready;
     ui.stop.disabled = !b;
+    for (const input of Object.values(ui.fileInputs)) input.disabled = b;
+    ui.fileReset.disabled = b;
   }
+
+  // ---- a learner's own model files: file pickers and drag and drop, one zone per role
+  function fileState(state, status, error = '') {
+    ui.fileStatus.dataset.state = state;
+    ui.fileStatus.textContent = status;
+    ui.fileError.textContent = error;
+  }
+
+  async function useFiles(chosen) {
+    const roles = Object.keys(chosen);
+    const names = roles.map((r) => `the ${r} file “${chosen[r].name}”`).join(' and ');
+    if (busy) {
+      fileState('error', '', `Stop the running decode before loading ${names}.`);
+      return;
+    }
+    for (const role of roles) {
+      const tooBig = fileSizeProblem(chosen[role].size);
+      if (tooBig) {
+        fileState('error', '', `${role} file “${chosen[role].name}”: ${tooBig}`);
+        return;
+      }
+    }
+    fileState('checking', `Checking ${names}…`);
+    setBusy(true);
+    try {
+      await client.loadFiles(chosen);
+      fileState('loaded', `Loaded ${names}.`);
+      ui.fileReset.hidden = false;
+    } catch (err) {
+      fileState('error', '', err.message);
+    } finally {
+      setBusy(false);
+      for (const input of Object.values(ui.fileInputs)) input.value = ''; // the same file can be chosen again
+    }
+  }
+
+  for (const [role, input] of Object.entries(ui.fileInputs)) {
+    input.addEventListener('change', () => {
+      if (input.files?.length) useFiles({ [role]: input.files[0] });
+    });
+  }
+  const hasFiles = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
+  for (const zone of document.querySelectorAll('#own-models .drop')) {
+    const role = zone.dataset.role;
+    zone.addEventListener('dragover', (e) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      e.stopPropagation();
+      e.dataTransfer.dropEffect = 'copy';
+      zone.classList.add('over');
+    });
+    zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+    zone.addEventListener('drop', (e) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      e.stopPropagation();
+      zone.classList.remove('over');
+      const dropped = Array.from(e.dataTransfer.files);
+      if (dropped.length !== 1) {
+        fileState('error', '', `Drop one file on the ${role} zone (got ${dropped.length}).`);
+        return;
+      }
+      useFiles({ [role]: dropped[0] });
+    });
+  }
+  // A file dropped anywhere else would make the browser leave the page to show it.
+  window.addEventListener('dragover', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'none';
+  });
+  window.addEventListener('drop', (e) => {
+    if (hasFiles(e)) e.preventDefault();
+  });
+  ui.fileReset.addEventListener('click', async () => {
+    if (busy) return;
+    fileState('checking', 'Loading the page’s models…');
+    setBusy(true);
+    try {
+      await client.resetModels();
+      fileState('loaded', 'Back to the page’s models.');
+      ui.fileReset.hidden = true;
+    } catch (err) {
+      fileState('error', '', err.message);
+    } finally {
+      setBusy(false);
+    }
+  });
 
   async function runOne(mode, options) {
     const isPlain = mode === 'plain';
@@ -304,7 +425,7 @@ function mb(bytes) {
 }
 
 function describeModel(role, m) {
-  const bits = [m.name ? `“${m.name}”` : null,
+  const bits = [m.file ? `file “${m.file}”` : null, m.name ? `“${m.name}”` : null,
     m.nLayer ? `${m.nLayer} layers` : null, m.nEmbd ? `width ${m.nEmbd}` : null,
     m.params ? `${(m.params / 1e6).toFixed(2)} M parameters` : null,
     m.blockSize ? `context ${m.blockSize}` : null].filter(Boolean);

@@ -23,6 +23,8 @@ export function h(tag, attrs = {}, children = []) {
     if (v === undefined || v === null || v === false) continue;
     if (k === 'text') node.textContent = v;
     else if (k.startsWith('on') && typeof v === 'function') node.addEventListener(k.slice(2), v);
+    // Through the CSSOM: a style attribute would need 'unsafe-inline' in the page's CSP.
+    else if (k === 'style') node.style.cssText = String(v);
     else node.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of [].concat(children)) {

@@ -1,7 +1,11 @@
 // The Web Worker that runs the two real models, so the page never freezes. It owns its own
 // WASM instance, the two loaded models and at most one running decoder (plus one decoder for
 // the step-through). Protocol (every request carries an id; replies echo it):
-//   → { type: 'load', id, urls: { target, draft } }     ← progress*, { type: 'loaded', info }
+//   → { type: 'load', id, urls: { target, draft }, replace? }  ← progress*, { type: 'loaded', info }
+//                                                        (replace: load them again over user files)
+//   → { type: 'load-files', id, files: { target?, draft? } }   ← { type: 'loaded', info }
+//                                                        (File objects a learner chose or dropped;
+//                                                        a role without a file keeps its model)
 //   → { type: 'run', id, mode: 'plain'|'spec', options } ← chunk*, { type: 'done', summary }
 //   → { type: 'stop' }                                    (the running decode stops at its next yield)
 //   → { type: 'step-start', id, options }                 ← { type: 'ok' }
@@ -10,9 +14,10 @@
 //   ← { type: 'error', id, message } on any failure
 import { loadSpecdec } from 'specdec';
 import { recordToView, emittedKinds, statsOf, modelInfoOf, decoderTokens, decoderDone } from './records.js';
+import { fileSizeProblem } from './limits.js';
 
 let sd = null;
-let models = null; // { target, draft, info }
+let models = null; // { target, draft, info, parts: { target, draft } } (parts: see install)
 let stopRequested = false;
 let running = false;
 let stepper = null; // { dec, promptLength }
@@ -61,15 +66,36 @@ async function fetchWithProgress(urls, onProgress) {
   return out;
 }
 
-function sameBytes(a, b) {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+// FNV-1a over the bytes, with the length: tells the UI whether both roles hold the same weights.
+function digest(bytes) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  return `${bytes.length}:${(h >>> 0).toString(16)}`;
+}
+
+// Makes `next` ({ target, draft }, each { model, bytes, file, digest }) the models in use and
+// disposes the models it replaces (a decoder still using one keeps its weights alive).
+function install(next, parseMs) {
+  const old = models;
+  const info = {
+    target: { ...modelInfoOf(next.target.model), bytes: next.target.bytes, file: next.target.file },
+    draft: { ...modelInfoOf(next.draft.model), bytes: next.draft.bytes, file: next.draft.file },
+    parseMs,
+    sameWeights: next.target.digest === next.draft.digest,
+  };
+  models = { target: next.target.model, draft: next.draft.model, info, parts: next };
+  for (const role of ['target', 'draft']) {
+    const m = old?.parts[role].model;
+    if (m && m !== next.target.model && m !== next.draft.model) m.dispose();
+  }
+  info.warmUpMs = warmUp();
+  return info;
 }
 
 async function load(msg) {
   if (!sd) sd = await loadSpecdec();
-  if (models) return models.info;
+  if (models && !msg.replace) return models.info;
+  if (msg.replace && running) throw new Error('Stop the running decode before loading other models.');
   let lastPost = 0;
   const bytes = await fetchWithProgress(msg.urls, (loaded, total) => {
     const now = performance.now();
@@ -78,18 +104,64 @@ async function load(msg) {
       post({ type: 'progress', id: msg.id, loaded, total });
     }
   });
+  // A learner's files loaded while these were downloading win over them.
+  if (models && !msg.replace) return models.info;
   const t0 = performance.now();
   const target = sd.loadModel(bytes.target);
-  const draft = sd.loadModel(bytes.draft);
-  const info = {
-    target: { ...modelInfoOf(target), bytes: bytes.target.length },
-    draft: { ...modelInfoOf(draft), bytes: bytes.draft.length },
-    parseMs: performance.now() - t0,
-    sameWeights: sameBytes(bytes.target, bytes.draft),
-  };
-  models = { target, draft, info };
-  info.warmUpMs = warmUp();
-  return info;
+  let draft;
+  try {
+    draft = sd.loadModel(bytes.draft);
+  } catch (e) {
+    target.dispose();
+    throw e;
+  }
+  const part = (model, b) => ({ model, bytes: b.length, file: null, digest: digest(b) });
+  return install({ target: part(target, bytes.target), draft: part(draft, bytes.draft) }, performance.now() - t0);
+}
+
+// Models from files a learner chose: the size is checked before the file is read, then the
+// bytes go through the same loader as the page's own models (sd.loadModel). Nothing changes
+// unless every file given loads.
+async function loadFiles(msg) {
+  if (running) throw new Error('Stop the running decode before loading other models.');
+  if (!sd) sd = await loadSpecdec();
+  const roles = ['target', 'draft'].filter((r) => msg.files?.[r]);
+  if (roles.length === 0) throw new Error('no model file given');
+  if (!models && roles.length < 2) {
+    const missing = roles[0] === 'target' ? 'draft' : 'target';
+    throw new Error(`Choose a ${missing} model file as well: the page's own models are not loaded.`);
+  }
+  const loaded = {};
+  const t0 = performance.now();
+  try {
+    for (const role of roles) {
+      const file = msg.files[role];
+      const where = `${role} file “${file.name}”`;
+      const tooBig = fileSizeProblem(file.size);
+      if (tooBig) throw new Error(`${where}: ${tooBig}`);
+      let bytes;
+      try {
+        bytes = new Uint8Array(await file.arrayBuffer());
+      } catch (e) {
+        throw new Error(`${where}: cannot be read (${e.message})`);
+      }
+      try {
+        loaded[role] = { model: sd.loadModel(bytes), bytes: bytes.length, file: file.name, digest: digest(bytes) };
+      } catch (e) {
+        // "bytes: model file: ..." from the loader; the argument is the file here.
+        throw new Error(`${where}: ${String(e.message).replace(/^bytes: /, '')}`);
+      }
+    }
+  } catch (e) {
+    for (const part of Object.values(loaded)) part.model.dispose();
+    throw e;
+  }
+  if (running) {
+    for (const part of Object.values(loaded)) part.model.dispose();
+    throw new Error('Stop the running decode before loading other models.');
+  }
+  const next = { target: loaded.target ?? models.parts.target, draft: loaded.draft ?? models.parts.draft };
+  return install(next, performance.now() - t0);
 }
 
 function decoderOptions(o, plain, keepRows = false) {
@@ -209,6 +281,8 @@ async function handle(msg) {
   switch (msg.type) {
     case 'load':
       return { type: 'loaded', info: await load(msg) };
+    case 'load-files':
+      return { type: 'loaded', info: await loadFiles(msg) };
     case 'run':
       return { type: 'done', summary: await run(msg) };
     case 'calibrate':

@@ -1,0 +1,245 @@
+// The loader's limits (model/gpt_model.h, model/safetensors.h) and the context limit:
+// - a file whose config, shapes or sizes exceed the limits is refused with a clear message
+//   BEFORE anything proportional to the claimed sizes is allocated (this binary replaces
+//   operator new to record the largest single allocation during a refused load);
+// - a prompt longer than the context is an error naming both lengths, for speculative and plain
+//   decoding; a prompt that exactly fills the context gets one token.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "model/gpt_model.h"
+#include "model/model_source.h"
+#include "model/safetensors.h"
+#include "sampling/rng.h"
+#include "specdec/decoder.h"
+#include "specdec/errors.h"
+
+// ------------------------------------------------------------------ allocation watch
+namespace {
+std::atomic<size_t> g_largest{0};
+std::atomic<bool> g_watching{false};
+
+void* allocate(size_t n) {
+  if (g_watching.load(std::memory_order_relaxed)) {
+    size_t seen = g_largest.load(std::memory_order_relaxed);
+    while (n > seen && !g_largest.compare_exchange_weak(seen, n)) {
+    }
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(size_t n) { return allocate(n); }
+void* operator new[](size_t n) { return allocate(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+
+namespace specdec {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(SPECDEC_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
+// The tiny F32 fixture split into its header text and data section, to edit the header.
+struct Parts {
+  std::string header;
+  std::vector<uint8_t> data;
+};
+
+Parts tiny() {
+  const std::vector<uint8_t> bytes = read_file(fixture("tiny_f32.safetensors"), 64 << 20);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[i];
+  return {std::string(bytes.begin() + 8, bytes.begin() + 8 + n),
+          std::vector<uint8_t>(bytes.begin() + 8 + n, bytes.end())};
+}
+
+std::vector<uint8_t> file(const std::string& header, const std::vector<uint8_t>& data) {
+  std::vector<uint8_t> out(8);
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(uint64_t{header.size()} >> (8 * i));
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+// The tiny fixture with `from` replaced by `to` in its header (exactly once).
+std::vector<uint8_t> edited(const std::string& from, const std::string& to) {
+  Parts p = tiny();
+  const size_t at = p.header.find(from);
+  if (at == std::string::npos) throw std::runtime_error("test: '" + from + "' not in the header");
+  p.header.replace(at, from.size(), to);
+  return file(p.header, p.data);
+}
+
+std::string meta(const std::string& key, const std::string& value) {
+  return "\"" + key + "\":\"" + value + "\"";
+}
+
+struct Refusal {
+  const char* what;
+  std::vector<uint8_t> bytes;
+  const char* message;
+};
+
+std::vector<Refusal> refusals() {
+  return {
+      {"n_layer 100000", edited(meta("n_layer", "2"), meta("n_layer", "100000")),
+       "n_layer = 100000 is outside 1..64"},
+      {"block_size 10^9", edited(meta("block_size", "640"), meta("block_size", "1000000000")),
+       "block_size = 1000000000 is outside 1..8192"},
+      {"block_size 10^30",
+       edited(meta("block_size", "640"), meta("block_size", "1000000000000000000000000000000")),
+       "block_size = 1000000000000000000000000000000 is outside 1..8192"},
+      {"n_embd 10^6", edited(meta("n_embd", "32"), meta("n_embd", "1000000")),
+       "n_embd = 1000000 is outside 1..4096"},
+      {"n_head not dividing n_embd", edited(meta("n_head", "4"), meta("n_head", "3")),
+       "n_head = 3 does not divide n_embd = 32"},
+      {"n_head above n_embd", edited(meta("n_head", "4"), meta("n_head", "64")),
+       "n_head = 64 is outside 1..32"},
+      {"vocab 10^9", edited(meta("vocab_size", "256"), meta("vocab_size", "1000000000")),
+       "vocab_size = 1000000000, expected 256"},
+      {"leading zero", edited(meta("n_layer", "2"), meta("n_layer", "02")),
+       "'n_layer' = '02' is not a decimal integer"},
+      // Each dimension within range, the product over the parameter cap (~2.4e9 bytes).
+      {"parameters over the cap",
+       edited(meta("n_layer", "2") + "," + meta("n_head", "4") + "," + meta("n_embd", "32"),
+              meta("n_layer", "64") + "," + meta("n_head", "4") + "," + meta("n_embd", "4096")),
+       "exceed the limit of 536870912 bytes"},
+      {"KV cache over the cap",
+       edited(meta("n_layer", "2") + "," + meta("n_head", "4") + "," + meta("n_embd", "32") + "," +
+                  meta("block_size", "640"),
+              meta("n_layer", "16") + "," + meta("n_head", "4") + "," + meta("n_embd", "512") +
+                  "," + meta("block_size", "8192")),
+       "over the limit of 268435456"},
+      // Within both caps (100 M parameters, a 256 MiB KV cache), but the file does not hold
+      // such tensors: refused on the shapes, before the weights are allocated.
+      {"large config, small tensors",
+       edited(meta("n_layer", "2") + "," + meta("n_head", "4") + "," + meta("n_embd", "32") + "," +
+                  meta("block_size", "640"),
+              meta("n_layer", "32") + "," + meta("n_head", "8") + "," + meta("n_embd", "512") +
+                  "," + meta("block_size", "2048")),
+       "has shape [256, 32], expected [256, 512]"},
+      {"tensor claiming 2^80 elements",
+       edited("\"shape\":[256,32],\"data_offsets\":[0,32768]",
+              "\"shape\":[1099511627776,1099511627776],\"data_offsets\":[0,32768]"),
+       "is too large"},
+      {"tensor claiming 2^40 bytes past the data",
+       edited("\"shape\":[256,32],\"data_offsets\":[0,32768]",
+              "\"shape\":[262144,1048576],\"data_offsets\":[0,1099511627776]"),
+       "outside the data section"},
+  };
+}
+
+TEST(Limits, RefusedBeforeAnythingLargeIsAllocated) {
+  for (const Refusal& r : refusals()) {
+    SCOPED_TRACE(r.what);
+    g_largest = 0;
+    g_watching = true;
+    std::string message;
+    try {
+      GPTModel::from_safetensors(r.bytes.data(), r.bytes.size());
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    g_watching = false;
+    EXPECT_NE(message.find(r.message), std::string::npos)
+        << "got      " << message << "\nexpected " << r.message;
+    EXPECT_EQ(message.rfind("model file: ", 0), 0u) << message;
+    // The header is ~3 kB: nothing near the sizes the file claims (or even the file's own
+    // 200 kB) is allocated before the refusal.
+    EXPECT_LT(g_largest.load(), size_t{64} << 10) << "largest allocation " << g_largest.load();
+  }
+}
+
+// The control: the watch does see the weights of a file that loads (wpe alone is 80 kB).
+TEST(Limits, TheAllocationWatchSeesALoadedModel) {
+  const Parts p = tiny();
+  const std::vector<uint8_t> bytes = file(p.header, p.data);
+  g_largest = 0;
+  g_watching = true;
+  GPTModel::from_safetensors(bytes.data(), bytes.size());
+  g_watching = false;
+  EXPECT_GE(g_largest.load(), size_t{640 * 32 * 4});
+}
+
+TEST(Limits, HeaderLengthIsCheckedBeforeTheHeaderIsRead) {
+  std::vector<uint8_t> bytes = file("{}", {});
+  for (int i = 0; i < 8; ++i) bytes[i] = 0xff;  // 2^64 - 1
+  g_largest = 0;
+  g_watching = true;
+  EXPECT_THROW(parse_safetensors(bytes.data(), bytes.size()), Error);
+  g_watching = false;
+  EXPECT_LT(g_largest.load(), size_t{4} << 10);
+}
+
+TEST(Limits, TheStatedLimits) {
+  // The values the README states; a change here must change the README too.
+  EXPECT_EQ(kMaxHeaderBytes, size_t{1} << 20);
+  EXPECT_EQ(kMaxTensorRank, 8u);
+  EXPECT_EQ(kByteVocabSize, 256);
+  EXPECT_EQ(kMaxLayers, 64);
+  EXPECT_EQ(kMaxEmbd, 4096);
+  EXPECT_EQ(kMaxBlockSize, 8192);
+  EXPECT_EQ(kMaxParamBytes, uint64_t{512} << 20);
+  EXPECT_EQ(kMaxKVCacheBytes, uint64_t{256} << 20);
+  EXPECT_EQ(kMaxGamma, 32);
+}
+
+// ------------------------------------------------------------------ the context limit
+
+class ContextLimit : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_ = new GPTModel(GPTModel::from_file(fixture("tiny_f32.safetensors")));
+  }
+  static void TearDownTestSuite() { delete model_; }
+  static GPTModel* model_;
+};
+GPTModel* ContextLimit::model_ = nullptr;
+
+TEST_F(ContextLimit, PromptLongerThanTheContextIsAClearError) {
+  for (const bool plain : {false, true}) {
+    SCOPED_TRACE(plain ? "plain" : "speculative");
+    ModelSource target(*model_), draft(*model_);
+    DecoderOptions options;
+    options.plain = plain;
+    options.max_new_tokens = 5;
+    try {
+      SpeculativeDecoder dec(target, plain ? nullptr : &draft, std::vector<int>(641, 'a'), options);
+      ADD_FAILURE() << "no exception";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "prompt: 641 tokens exceed the model context of 640 tokens");
+    }
+    EXPECT_EQ(target.cached_tokens(), 0u) << "nothing was run";
+  }
+}
+
+TEST_F(ContextLimit, PromptFillingTheContextGetsOneToken) {
+  for (const bool plain : {false, true}) {
+    SCOPED_TRACE(plain ? "plain" : "speculative");
+    ModelSource target(*model_), draft(*model_);
+    DecoderOptions options;
+    options.plain = plain;
+    options.gamma = 8;
+    SpeculativeDecoder dec(target, plain ? nullptr : &draft, std::vector<int>(640, 'a'), options);
+    Rng rng(1);
+    ASSERT_FALSE(dec.done());
+    const IterationRecord rec = dec.step(rng);
+    EXPECT_TRUE(rec.proposed.empty()) << "no room to draft";
+    EXPECT_EQ(rec.emitted.size(), 1u);
+    EXPECT_TRUE(dec.done());
+    EXPECT_THROW(dec.step(rng), Error);
+  }
+}
+
+}  // namespace
+}  // namespace specdec

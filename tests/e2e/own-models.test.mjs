@@ -1,0 +1,110 @@
+// Section 4, "Your own models": a learner's model files, chosen with the file picker or
+// dropped on a zone, go through the same loader as the page's models. A malformed file shows
+// the loader's message in an alert and changes nothing; valid files replace the target and/or
+// the draft, the runs use them, and "Back to the page's models" restores the shipped pair.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setup, openReady, setInput, text, byTestId, assertClean, dropFile, repoRoot } from './harness.mjs';
+
+const fixture = (name) => path.join(repoRoot, 'tests/fixtures', name);
+let env;
+let tinyF32;
+before(async () => {
+  tinyF32 = await readFile(fixture('tiny_f32.safetensors'));
+  env = await setup();
+  await openReady(env.page, env.url);
+  await env.page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+});
+after(async () => { await env?.close(); });
+
+/** Waits until the file status settles; returns { state, status, error }. */
+async function fileOutcome(page) {
+  await page.waitForFunction(() => {
+    const st = document.getElementById('model-file-status').dataset.state;
+    return st === 'loaded' || st === 'error';
+  }, null, { timeout: 60000 });
+  const out = await page.evaluate(() => ({
+    state: document.getElementById('model-file-status').dataset.state,
+    status: document.getElementById('model-file-status').textContent,
+    error: document.getElementById('model-file-error').textContent,
+  }));
+  // Ready for the next attempt.
+  await page.evaluate(() => { document.getElementById('model-file-status').dataset.state = ''; });
+  return out;
+}
+
+test('a malformed file from the picker: the loader’s message in an alert, nothing changes', async () => {
+  const { page } = env;
+  const infoBefore = await text(page, '#model-info');
+  const truncated = tinyF32.subarray(0, 5000);
+  await page.setInputFiles('#model-file-target', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: truncated });
+  const out = await fileOutcome(page);
+  assert.equal(out.state, 'error');
+  assert.match(out.error, /^target file “broken\.safetensors”: model file: tensor '.*': data_offsets .* are outside the data section/);
+  assert.equal(await page.getAttribute('#model-file-error', 'role'), 'alert');
+  assert.equal(await text(page, '#model-info'), infoBefore, 'the models did not change');
+  assert.equal(await page.isDisabled('#run-spec'), false, 'still usable');
+});
+
+test('malformed files dropped on a zone: header, config and non-finite weights', async () => {
+  const { page } = env;
+  const headerLength = Number(tinyF32.readBigUInt64LE(0));
+  const header = tinyF32.subarray(8, 8 + headerLength).toString('latin1');
+  const withHeader = (h) => {
+    const hb = Buffer.from(h, 'latin1');
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(BigInt(hb.length));
+    return Buffer.concat([len, hb, tinyF32.subarray(8 + headerLength)]);
+  };
+  const nanWeights = Buffer.from(tinyF32);
+  nanWeights.writeFloatLE(NaN, 8 + headerLength + 4 * 7); // transformer.wte.weight[7]
+  const cases = [
+    ['not-a-model.safetensors', Buffer.from('this is not a safetensors file'), /header length \d+ exceeds the limit of 1048576 bytes/],
+    ['empty.safetensors', Buffer.alloc(0), /0 bytes is too short for the 8-byte header length/],
+    ['deep.safetensors', withHeader(header.replace('"n_layer":"2"', '"n_layer":"100000"')), /n_layer = 100000 is outside 1\.\.64/],
+    ['heads.safetensors', withHeader(header.replace('"n_head":"4"', '"n_head":"3"')), /n_head = 3 does not divide n_embd = 32/],
+    ['nan.safetensors', nanWeights, /tensor 'transformer\.wte\.weight' holds a non-finite value \(nan\) at index 7/],
+  ];
+  for (const [name, bytes, message] of cases) {
+    await dropFile(page, '#drop-draft', name, bytes);
+    const out = await fileOutcome(page);
+    assert.equal(out.state, 'error', name);
+    assert.ok(out.error.startsWith(`draft file “${name}”: `), out.error);
+    assert.match(out.error, message);
+  }
+});
+
+test('valid files (picker for the target, drop for the draft) replace the models and run', async () => {
+  const { page } = env;
+  await page.setInputFiles('#model-file-target', fixture('tiny_f32.safetensors'));
+  let out = await fileOutcome(page);
+  assert.equal(out.state, 'loaded', out.error);
+  assert.match(out.status, /Loaded the target file “tiny_f32\.safetensors”/);
+  assert.equal(out.error, '', 'the alert is cleared');
+  await dropFile(page, '#drop-draft', 'tiny_draft_f16.safetensors', await readFile(fixture('tiny_draft_f16.safetensors')));
+  out = await fileOutcome(page);
+  assert.equal(out.state, 'loaded', out.error);
+  const info = await text(page, '#model-info');
+  assert.match(info, /Target: file “tiny_f32\.safetensors”.*2 layers/);
+  assert.match(info, /Draft: file “tiny_draft_f16\.safetensors”.*1 layers, width 8/);
+  assert.doesNotMatch(info, /same demo weights/, 'the two roles now differ');
+
+  await setInput(page, 'gen-max', 40);
+  await setInput(page, 'gen-temp', 1);
+  await page.click('#run-spec');
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
+  assert.match(await text(page, '#spec-state'), /done, 40 tokens/);
+  // This draft disagrees with the target: corrections appear.
+  assert.ok(await page.locator('#spec-text .tok.cor').count() > 0, 'corrections from the residual');
+
+  await page.click('#model-file-reset');
+  out = await fileOutcome(page);
+  assert.equal(out.state, 'loaded', out.error);
+  assert.doesNotMatch(await text(page, '#model-info'), /file “/);
+  assert.equal(await page.isHidden('#model-file-reset'), true);
+  await setInput(page, 'gen-max', 200);
+  await setInput(page, 'gen-temp', 0.8);
+  assertClean(assert, env.watch);
+});
