@@ -40,6 +40,7 @@ class Parser {
 
   Value parse_value(int depth) {
     if (depth >= kMaxDepth) error("nesting too deep");
+    if (++values_ > kMaxValues) error("too many values");
     if (at_end()) error("unexpected end of input");
     const char c = s_[pos_];
     if (c == '{') return parse_object(depth);
@@ -295,6 +296,7 @@ class Parser {
   const char* s_;
   size_t n_;
   size_t pos_ = 0;
+  size_t values_ = 0;  // values parsed so far (capped by kMaxValues)
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // A small strict JSON (RFC 8259) parser for safetensors headers and test fixtures. Untrusted
 // input: every malformed document throws specdec::Error naming the byte offset; nesting is
-// capped so that deep input cannot exhaust the stack; duplicate object keys are rejected
-// (a header with two entries for one tensor is ambiguous).
+// capped so that deep input cannot exhaust the stack, and so is the number of values (memory);
+// duplicate object keys are rejected (a header with two entries for one tensor is ambiguous).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,10 @@
 namespace specdec::json {
 
 constexpr int kMaxDepth = 64;
+// At most this many values per document: a tree node costs ~35x the bytes of a "0," so an
+// unbounded count would let a 1 MiB header cost ~36 MB (and wasm memory never shrinks). A
+// model header holds ~15 values per tensor; 2^17 leaves room for thousands of tensors.
+constexpr size_t kMaxValues = size_t{1} << 17;
 
 struct Value {
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };

@@ -64,8 +64,10 @@ Parts tiny() {
 }
 
 std::vector<uint8_t> file(const std::string& header, const std::vector<uint8_t>& data) {
-  std::vector<uint8_t> out(8);
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(uint64_t{header.size()} >> (8 * i));
+  std::vector<uint8_t> out;
+  out.reserve(8 + header.size() + data.size());
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<uint8_t>(uint64_t{header.size()} >> (8 * i)));
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;

@@ -568,5 +568,22 @@ TEST(Json, RejectsInvalidDocuments) {
   }
 }
 
+TEST(Json, CapsTheNumberOfValues) {
+  auto array_of_zeros = [](size_t n) {
+    std::string s = "[";
+    for (size_t i = 0; i < n; ++i) s += i ? ",0" : "0";
+    return s + "]";
+  };
+  const std::string ok = array_of_zeros(json::kMaxValues - 1);  // + the array itself
+  EXPECT_NO_THROW(json::parse(ok.data(), ok.size()));
+  const std::string too_many = array_of_zeros(json::kMaxValues);
+  try {
+    json::parse(too_many.data(), too_many.size());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too many values"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace specdec

@@ -41,6 +41,8 @@ const REFUSALS = [
   ['truncated in the data', tiny.subarray(0, tiny.length - 1), /outside the data section/],
   ['truncated in the header', tiny.subarray(0, 100), /truncated file\?/],
   ['empty', new Uint8Array(0), /0 bytes is too short/],
+  // Refused by its size before being copied into wasm memory (which never shrinks).
+  ['file over 513 MiB', new Uint8Array(8 + 2 ** 20 + 512 * 2 ** 20 + 1), /bytes: model file: 537919497 bytes exceed the limit of 537919496/],
   ['not JSON', file('safetensors'), /header: JSON: unexpected character at byte 0/],
 ];
 

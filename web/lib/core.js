@@ -618,6 +618,12 @@ export function createApi(M) {
       else if (bytes instanceof ArrayBuffer) u8 = new Uint8Array(bytes);
       else if (ArrayBuffer.isView(bytes)) u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       else fail(`bytes: expected a Uint8Array or ArrayBuffer holding a safetensors file, got ${describe(bytes)}`);
+      // Refuse before copying into wasm memory (which never shrinks): the loader's own caps are
+      // an 8-byte length, a 1 MiB header and 512 MiB of weights.
+      const MAX_FILE_BYTES = 8 + 2 ** 20 + 512 * 2 ** 20;
+      if (u8.byteLength > MAX_FILE_BYTES) {
+        fail(`bytes: model file: ${u8.byteLength} bytes exceed the limit of ${MAX_FILE_BYTES} (1 MiB header + 512 MiB of weights)`);
+      }
       let native;
       try {
         native = M.Model.load(u8);
