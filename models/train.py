@@ -32,9 +32,9 @@ CORPUS = os.path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt')
 # name -> architecture and optimisation settings
 PRESETS = {
     'target': dict(n_layer=6, n_head=8, n_embd=256, block_size=256, lr=1.5e-3, min_lr=1e-4,
-                   batch=16, max_iters=1100, warmup=100, weight_decay=0.1),
+                   batch=16, max_iters=650, warmup=100, weight_decay=0.1),
     'draft': dict(n_layer=2, n_head=4, n_embd=128, block_size=256, lr=2e-3, min_lr=2e-4,
-                  batch=16, max_iters=800, warmup=50, weight_decay=0.1, kl_weight=0.8),
+                  batch=16, max_iters=400, warmup=30, weight_decay=0.1, kl_weight=0.8),
 }
 
 
@@ -209,6 +209,8 @@ def train(name, args):
     s = dict(PRESETS[name])
     if args.max_iters:
         s['max_iters'] = args.max_iters
+    if args.lr:  # a continuation (--init-from) usually starts lower
+        s['lr'], s['min_lr'] = args.lr, args.lr / 10
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     train_data, val_data = load_data()
@@ -231,7 +233,7 @@ def train(name, args):
     gen = torch.Generator().manual_seed(args.seed)
     ckpt_dir = os.path.join(HERE, 'ckpt')
     os.makedirs(ckpt_dir, exist_ok=True)
-    ckpt = os.path.join(ckpt_dir, f'{name}.pt')
+    ckpt = os.path.join(ckpt_dir, f'{name}{args.tag}.pt')
     it, elapsed, history = 0, 0.0, []
     if os.path.exists(ckpt):
         c = torch.load(ckpt)
@@ -370,6 +372,8 @@ def main():
     ap.add_argument('--eval-every', type=int, default=100)
     ap.add_argument('--ckpt-seconds', type=float, default=120)
     ap.add_argument('--init-from', default='', help='start from these safetensors weights')
+    ap.add_argument('--lr', type=float, default=0.0, help='override the preset peak lr (min = lr/10)')
+    ap.add_argument('--tag', default='', help='checkpoint name suffix (a separate resumable run)')
     args = ap.parse_args()
     if args.what == 'fixture':
         write_fixture(args)

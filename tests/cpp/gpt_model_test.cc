@@ -26,9 +26,12 @@ struct Golden {
   std::vector<std::vector<double>> logits;  // (T, V)
 };
 
-// tiny_golden.json: {"f32": {"prompt", "tokens", "logits"}, "f16": {...}}.
-Golden read_golden(const std::string& key) {
-  const std::vector<uint8_t> bytes = read_file(fixture("tiny_golden.json"), 64 << 20);
+std::string repo(const std::string& path) { return std::string(SPECDEC_SOURCE_DIR) + "/" + path; }
+
+// A golden file maps a key to {"prompt", "tokens", "logits"}: tests/fixtures/tiny_golden.json
+// ("f32", "f16") and models/golden.json ("target", "draft": the shipped pair).
+Golden read_golden(const std::string& path, const std::string& key) {
+  const std::vector<uint8_t> bytes = read_file(repo(path), 64 << 20);
   const json::Value doc = json::parse(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   const json::Value* entry = doc.find(key);
   Golden g;
@@ -46,14 +49,22 @@ bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+struct GoldenCase {
+  const char* model;   // safetensors file, from the repository root
+  const char* golden;  // golden JSON file
+  const char* key;
+};
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.model; }
+
 // Both fixtures hold the same random model; the F16 golden was computed from the rounded
-// weights, so each file is compared with its own golden.
-class GoldenTest : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+// weights, so each file is compared with its own golden. The shipped pair is stored in F16 and
+// its golden was computed by PyTorch from the same (widened) weights.
+class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(GoldenTest, ForwardMatchesPyTorch) {
-  const auto [file, key] = GetParam();
-  const GPTModel model = GPTModel::from_file(fixture(file));
-  const Golden golden = read_golden(key);
+  const GoldenCase& c = GetParam();
+  const GPTModel model = GPTModel::from_file(repo(c.model));
+  const Golden golden = read_golden(c.golden, c.key);
   ASSERT_EQ(golden.logits.size(), golden.tokens.size());
   const size_t V = model.config().vocab_size;
 
@@ -76,9 +87,13 @@ TEST_P(GoldenTest, ForwardMatchesPyTorch) {
   RecordProperty("max_relative_error", std::to_string(worst));
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenTest,
-                         ::testing::Values(std::make_pair("tiny_f32.safetensors", "f32"),
-                                           std::make_pair("tiny_f16.safetensors", "f16")));
+INSTANTIATE_TEST_SUITE_P(
+    Models, GoldenTest,
+    ::testing::Values(
+        GoldenCase{"tests/fixtures/tiny_f32.safetensors", "tests/fixtures/tiny_golden.json", "f32"},
+        GoldenCase{"tests/fixtures/tiny_f16.safetensors", "tests/fixtures/tiny_golden.json", "f16"},
+        GoldenCase{"models/target.safetensors", "models/golden.json", "target"},
+        GoldenCase{"models/draft.safetensors", "models/golden.json", "draft"}));
 
 class TinyModelTest : public ::testing::Test {
  protected:

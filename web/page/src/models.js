@@ -348,6 +348,7 @@ export function initModels(sd, client) {
       if (which === 'spec' || which === 'both') {
         const summary = await runOne('spec', options);
         specResult = { options, summary };
+        if (summary.stopped) return;  // Stop means stop: no calibration pass after it
         if (!plainResult || !sameSettings(plainResult.options, options)) {
           if (!stepMs || !sameSettings(stepMs.options, options)) {
             stepMs = { options, ms: await client.calibrate(options) };
