@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "model/gpt_model.h"
 #include "model/model_source.h"
 #include "model/safetensors.h"
@@ -26,15 +27,6 @@
 #include "specdec/errors.h"
 
 namespace {
-
-// A contract violation: print it and abort so that libFuzzer reports the input.
-#define check(ok)                                                               \
-  do {                                                                          \
-    if (!(ok)) {                                                                \
-      std::fprintf(stderr, "contract violated: %s (line %d)\n", #ok, __LINE__); \
-      std::abort();                                                             \
-    }                                                                           \
-  } while (0)
 
 // A row of probabilities either holds a non-finite value (finite but extreme weights can
 // overflow the forward pass; the decoder rejects such rows with an Error) or is a distribution.
@@ -97,8 +89,8 @@ void exercise(const specdec::GPTModel& model, const uint8_t* data, size_t size) 
     try {
       ModelSource target(model), draft(model);
       Rng rng(1);
-      spec_tokens = speculative_decode(tokens, target, draft, 1 + data[0] % 3, budget, rng, greedy)
-                        .tokens;
+      spec_tokens =
+          speculative_decode(tokens, target, draft, 1 + data[0] % 3, budget, rng, greedy).tokens;
     } catch (const Error&) {
       spec_failed = true;
     }

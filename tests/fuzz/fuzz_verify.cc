@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "sampling/rng.h"
 #include "sampling/sampling.h"
 #include "specdec/distribution.h"
@@ -28,15 +29,6 @@ struct Reader {
     return v;
   }
 };
-
-// A contract violation: print it and abort so that libFuzzer reports the input.
-#define check(ok)                                                               \
-  do {                                                                          \
-    if (!(ok)) {                                                                \
-      std::fprintf(stderr, "contract violated: %s (line %d)\n", #ok, __LINE__); \
-      std::abort();                                                             \
-    }                                                                           \
-  } while (0)
 
 }  // namespace
 
