@@ -27,6 +27,7 @@ int cmd_analytics(const std::vector<std::string>& argv);
 int cmd_toy_demo(const std::vector<std::string>& argv);
 int cmd_generate(const std::vector<std::string>& argv);
 int cmd_logits(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
 
 // Minimal JSON writing helpers shared by subcommands. json_escape keeps well-formed UTF-8 and
 // replaces each ill-formed part by U+FFFD exactly as TextDecoder does in JS.

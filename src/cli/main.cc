@@ -24,6 +24,9 @@ const Command kCommands[] = {
      "           [--top-k K] [--top-p P] [--seed S] [--max-tokens N] [--json]   decode text"},
     {"logits", specdec::cli::cmd_logits,
      "logits --model M --prompt P [--json]   next-token log-probabilities after the prompt"},
+    {"bench", specdec::cli::cmd_bench,
+     "bench [--target T] [--draft D] [--repeats N] [--max-tokens N] [--gamma-max G]\n"
+     "           [--only kernels,models,verify,spec] [--quick] [--json]   native benchmark tables"},
 };
 
 void usage(FILE* out) {

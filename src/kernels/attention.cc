@@ -20,25 +20,69 @@ void attend_reference(const float* q, const float* keys, const float* values, si
   }
 }
 
+namespace {
+
+using namespace simd;
+
+// scores[j] = canonical dot(q, keys[j]) * scale for 4 keys at once: one accumulator per key,
+// reduced together by hsum4, so each score sees exactly the operations of dot().
+void scores4(const float* q, const float* keys, size_t hs, float scale, float* scores) {
+  const size_t hs4 = hs - hs % 4;
+  const float* k0 = keys;
+  const float* k1 = keys + hs;
+  const float* k2 = keys + 2 * hs;
+  const float* k3 = keys + 3 * hs;
+  F4 a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
+  for (size_t d = 0; d < hs4; d += 4) {
+    const F4 qv = load(q + d);
+    a0 = add(a0, mul(qv, load(k0 + d)));
+    a1 = add(a1, mul(qv, load(k1 + d)));
+    a2 = add(a2, mul(qv, load(k2 + d)));
+    a3 = add(a3, mul(qv, load(k3 + d)));
+  }
+  float s[4];
+  store(s, hsum4(a0, a1, a2, a3));
+  for (size_t d = hs4; d < hs; ++d) {
+    s[0] += q[d] * k0[d];
+    s[1] += q[d] * k1[d];
+    s[2] += q[d] * k2[d];
+    s[3] += q[d] * k3[d];
+  }
+  for (int i = 0; i < 4; ++i) scores[i] = s[i] * scale;
+}
+
+// out[d0 .. d0 + 4 NV) = sum_j p_j values[j][d], each lane summed in increasing j from +0 (the
+// scalar loop's order); NV accumulators stay in registers while j runs.
+template <int NV>
+void weighted_sum(const float* p, const float* values, size_t n_keys, size_t hs, size_t d0,
+                  float* out) {
+  F4 acc[NV];
+  for (int v = 0; v < NV; ++v) acc[v] = zero();
+  const float* row = values + d0;
+  for (size_t j = 0; j < n_keys; ++j, row += hs) {
+    const F4 pj = splat(p[j]);
+    for (int v = 0; v < NV; ++v) acc[v] = add(acc[v], mul(pj, load(row + 4 * v)));
+  }
+  for (int v = 0; v < NV; ++v) store(out + d0 + 4 * v, acc[v]);
+}
+
+}  // namespace
+
 void attend(const float* q, const float* keys, const float* values, size_t n_keys, size_t head_size,
             float* scores, float* out) {
-  using namespace simd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
-  for (size_t j = 0; j < n_keys; ++j) scores[j] = dot(q, keys + j * head_size, head_size) * scale;
+  size_t j = 0;
+  for (; j + 4 <= n_keys; j += 4) scores4(q, keys + j * head_size, head_size, scale, scores + j);
+  for (; j < n_keys; ++j) scores[j] = dot(q, keys + j * head_size, head_size) * scale;
   softmax(scores, n_keys);
-  // Four output dimensions per vector; each lane is its own sequential sum over j, so the
-  // result equals the scalar loop bit for bit.
+  // Output dimensions 32 (8 vectors) at a time, then 4 at a time, then the scalar tail.
   const size_t d4 = head_size - head_size % 4;
-  for (size_t d = 0; d < d4; d += 4) {
-    F4 acc = zero();
-    for (size_t j = 0; j < n_keys; ++j) {
-      acc = add(acc, mul(splat(scores[j]), load(values + j * head_size + d)));
-    }
-    store(out + d, acc);
-  }
-  for (size_t d = d4; d < head_size; ++d) {
+  size_t d = 0;
+  for (; d + 32 <= d4; d += 32) weighted_sum<8>(scores, values, n_keys, head_size, d, out);
+  for (; d < d4; d += 4) weighted_sum<1>(scores, values, n_keys, head_size, d, out);
+  for (; d < head_size; ++d) {
     float acc = 0.0f;
-    for (size_t j = 0; j < n_keys; ++j) acc += scores[j] * values[j * head_size + d];
+    for (size_t jj = 0; jj < n_keys; ++jj) acc += scores[jj] * values[jj * head_size + d];
     out[d] = acc;
   }
 }

@@ -78,11 +78,64 @@ void panel_kernel(const float* x, size_t k, const float* w, const float* bias4,
   }
 }
 
+// One input row against two consecutive panels (8 output rows, adjacent in memory: panel 1
+// starts 4k floats after panel 0): 8 accumulators + the x block + 1 weight block live, and each
+// x block serves 8 outputs. Decoding (M = 1) spends most of its time here.
+void panel2_kernel_m1(const float* x, size_t k, const float* w, const float* bias8,
+                      float result[2][kPanelRows]) {
+  const size_t k4 = k - k % 4;
+  const float* w1 = w + kPanelRows * k;
+  F4 a[2][4];
+  for (auto& p : a) {
+    for (F4& r : p) r = zero();
+  }
+  for (size_t kb = 0; kb < k4; kb += 4, w += 16, w1 += 16) {
+    const F4 xv = load(x + kb);
+    for (int r = 0; r < 4; ++r) a[0][r] = add(a[0][r], mul(xv, load(w + 4 * r)));
+    for (int r = 0; r < 4; ++r) a[1][r] = add(a[1][r], mul(xv, load(w1 + 4 * r)));
+  }
+  const float* tails[2] = {w, w1};
+  for (int p = 0; p < 2; ++p) {
+    F4 s = hsum4(a[p][0], a[p][1], a[p][2], a[p][3]);
+    const float* wt = tails[p];
+    for (size_t kk = k4; kk < k; ++kk, wt += 4) s = add(s, mul(splat(x[kk]), load(wt)));
+    if (bias8) s = add(s, load(bias8 + 4 * p));
+    store(result[p], s);
+  }
+}
+
 }  // namespace
 
+// Output rows in pairs of panels while 8 remain; input rows in pairs (panel_kernel<2> on each
+// panel) and a single leftover row (M = 1, 3, 5, ...) through panel2_kernel_m1. Then the last
+// one or two panels one at a time.
 void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
                  const float* bias, float* out) {
-  for (size_t row0 = 0; row0 < n; row0 += kPanelRows) {
+  size_t first_single = 0;  // first output row left for the one-panel loop below
+  for (size_t row0 = 0; row0 + 2 * kPanelRows <= n; row0 += 2 * kPanelRows) {
+    const float* panel = w_packed + row0 * k;
+    const float* b = bias ? bias + row0 : nullptr;  // 8 valid rows
+    for (size_t i = 0; i < m;) {
+      float result[2][kPanelRows];
+      if (m - i >= 2) {
+        for (size_t p = 0; p < 2; ++p) {
+          panel_kernel<2>(x + i * k, k, panel + p * kPanelRows * k,
+                          b ? b + p * kPanelRows : nullptr, result);
+          for (size_t r = 0; r < 2; ++r) {
+            std::copy(result[r], result[r] + kPanelRows, out + (i + r) * n + row0 + p * kPanelRows);
+          }
+        }
+        i += 2;
+      } else {
+        panel2_kernel_m1(x + i * k, k, panel, b, result);
+        std::copy(result[0], result[0] + kPanelRows, out + i * n + row0);
+        std::copy(result[1], result[1] + kPanelRows, out + i * n + row0 + kPanelRows);
+        i += 1;
+      }
+    }
+    first_single = row0 + 2 * kPanelRows;
+  }
+  for (size_t row0 = first_single; row0 < n; row0 += kPanelRows) {
     const float* panel = w_packed + row0 * k;
     const size_t n_valid = std::min(kPanelRows, n - row0);
     float bias4[kPanelRows] = {0.0f, 0.0f, 0.0f, 0.0f};

@@ -16,6 +16,9 @@
 //   then for each tail k >= K4:   W[4p][k], W[4p+1][k], W[4p+2][k], W[4p+3][k]
 // A 128-bit kernel keeps one accumulator per panel row (4 registers per input row); the AVX2
 // kernel holds rows (0, 1) and (2, 3) in two 256-bit accumulators against a broadcast x block.
+// A single input row (decoding, or the odd row of an odd M) runs against two adjacent panels at
+// once, so that it has 8 (128-bit) or 4 (256-bit) independent accumulators instead of 4 or 2.
+// Only the schedule differs: every output is still computed in the canonical order.
 #pragma once
 
 #include <cstddef>

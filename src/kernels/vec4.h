@@ -49,6 +49,13 @@ inline float lane(F4 v, int i) {
   wasm_v128_store(out, v);
   return out[i];
 }
+// Lane 0 without a round trip through memory.
+inline float first(F4 v) { return wasm_f32x4_extract_lane(v, 0); }
+// (l0 + l2) + (l1 + l3) in lane 0.
+inline float hsum(F4 a) {
+  const F4 t = add(a, wasm_i32x4_shuffle(a, a, 2, 3, 0, 1));
+  return first(add(t, wasm_i32x4_shuffle(t, t, 1, 0, 3, 2)));
+}
 // (sum a0, sum a1, sum a2, sum a3), each in the canonical order (l0 + l2) + (l1 + l3).
 inline F4 hsum4(F4 a0, F4 a1, F4 a2, F4 a3) {
   F4 u01 = add(wasm_i32x4_shuffle(a0, a1, 0, 1, 4, 5), wasm_i32x4_shuffle(a0, a1, 2, 3, 6, 7));
@@ -82,6 +89,11 @@ inline float lane(F4 v, int i) {
   float out[4];
   _mm_storeu_ps(out, v);
   return out[i];
+}
+inline float first(F4 v) { return _mm_cvtss_f32(v); }
+inline float hsum(F4 a) {
+  const F4 t = add(a, _mm_movehl_ps(a, a));  // (l0 + l2, l1 + l3, ..)
+  return first(add(t, _mm_shuffle_ps(t, t, _MM_SHUFFLE(1, 1, 1, 1))));
 }
 inline F4 hsum4(F4 a0, F4 a1, F4 a2, F4 a3) {
   F4 u01 = add(_mm_movelh_ps(a0, a1), _mm_movehl_ps(a1, a0));  // (a0_0+a0_2, a0_1+a0_3, a1...)
@@ -156,6 +168,8 @@ inline F4 exp2i(F4 n) {
   });
 }
 inline float lane(F4 v, int i) { return v.v[i]; }
+inline float first(F4 v) { return v.v[0]; }
+inline float hsum(F4 a) { return (a.v[0] + a.v[2]) + (a.v[1] + a.v[3]); }
 inline F4 hsum4(F4 a0, F4 a1, F4 a2, F4 a3) {
   auto h = [](F4 a) { return (a.v[0] + a.v[2]) + (a.v[1] + a.v[3]); };
   return F4{{h(a0), h(a1), h(a2), h(a3)}};
@@ -165,7 +179,7 @@ inline F4 hsum4(F4 a0, F4 a1, F4 a2, F4 a3) {
 
 inline F4 zero() { return splat(0.0f); }
 
-// Sum of the 4 lanes in the canonical order (l0 + l2) + (l1 + l3).
-inline float hsum(F4 a) { return lane(hsum4(a, a, a, a), 0); }
+// hsum(a): the sum of the 4 lanes in the canonical order (l0 + l2) + (l1 + l3), defined per
+// backend above.
 
 }  // namespace specdec::kernels::simd

@@ -79,7 +79,7 @@ TEST(Matmul, PackedLayout) {
 // without bias; the reference is within rounding of a double-precision product.
 TEST(Matmul, VariantsMatchReference) {
   Rng rng(1);
-  const size_t kOutputs[] = {1, 3, 4, 5, 7, 8, 13, 33};
+  const size_t kOutputs[] = {1, 3, 4, 5, 7, 8, 13, 16, 24, 33};  // 8, 16, 24: whole panel pairs
   for (size_t k : kSizes) {
     for (size_t n : kOutputs) {
       const std::vector<float> w = random_floats(rng, n * k);
@@ -291,8 +291,10 @@ TEST(Gelu, MatchesReference) {
 
 TEST(Attention, MatchesReference) {
   Rng rng(8);
-  for (size_t hs : {1u, 3u, 4u, 8u, 17u, 32u, 64u}) {
-    for (size_t n_keys : {1u, 2u, 3u, 4u, 5u, 9u, 16u, 17u, 70u}) {
+  // hs 32 and 64: whole 32-dimension chunks of the value sum; others: 4-wide and scalar tails.
+  // n_keys: below, at and past the 4-key score blocks.
+  for (size_t hs : {1u, 3u, 4u, 8u, 17u, 32u, 36u, 64u}) {
+    for (size_t n_keys : {1u, 2u, 3u, 4u, 5u, 7u, 9u, 16u, 17u, 70u, 255u}) {
       const std::vector<float> q = random_floats(rng, hs, 2.0f);
       const std::vector<float> keys = random_floats(rng, n_keys * hs, 2.0f);
       const std::vector<float> values = random_floats(rng, n_keys * hs);

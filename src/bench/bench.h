@@ -1,0 +1,86 @@
+// Measurements shared by the native `specdec bench` command and the WASM benchmark bindings
+// (src/bindings/bench_bindings.cc), so that both time exactly the same code from inside the
+// engine (no JS call overhead in the kernel figures). Every figure is a median of repeated
+// runs, reported with its min and max. Nothing here is used by the library itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/gpt_config.h"
+#include "model/gpt_model.h"
+
+namespace specdec::bench {
+
+// The fixed prompt set of every decoding benchmark (Shakespeare-like, as the models were
+// trained on).
+const std::vector<std::string>& prompts();
+
+// Milliseconds from a monotonic clock (performance.now() under Emscripten).
+double now_ms();
+
+struct Stats {
+  double median = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+  int runs = 0;
+};
+Stats summarize(std::vector<double> samples);
+
+// ------------------------------------------------------------------ kernels
+
+// Every SIMD kernel against its scalar reference, bit for bit, on random inputs at sizes around
+// the vector and panel widths (matmul for M = 1..9, attention, dot, softmax, layer norm, GELU),
+// in whatever build this is compiled into. Returns "" or a description of the first mismatch.
+// (tests/cpp/kernels_test.cc checks the native build; tests/js/kernels.test.mjs runs this in
+// WASM.)
+std::string kernel_self_check();
+
+// GFLOP/s (2 m k n flops per call) of kernels::matmul with m rows against W (n, k). `copies`
+// distinct weight matrices are cycled through, so the weights stream from copies * n * k * 4
+// bytes (1 = cache-resident when small). Each repeat runs calls for at least min_ms.
+Stats matmul_gflops(size_t m, size_t k, size_t n, size_t copies, int repeats, double min_ms);
+
+// GFLOP/s of the linear layers of one forward pass of a model shaped `cfg`, in forward order,
+// each layer with its own random weights (19.1 MB for the 6 x 256 target): GEMV (m = 1) and
+// GEMM "at model scale", with the weights streaming from L3 as in real decoding.
+Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double min_ms);
+
+// ------------------------------------------------------------------ model passes
+
+// Mean milliseconds of one ModelSource::next_token_probs call that forwards k new tokens after
+// `past` cached ones (what the decoder's verify call costs), averaged over the given contexts;
+// median over repeats. Each call alternates between two continuations so that the cache is
+// rolled back and the k tokens are really recomputed.
+Stats forward_ms(const GPTModel& model, size_t k, const std::vector<size_t>& pasts, int repeats);
+
+// Cached-token counts that cover a decode of the benchmark prompts through a context window of
+// block_size tokens evenly (8 points from 8 to ~7/8 of the window).
+std::vector<size_t> decode_contexts(size_t block_size);
+
+// ------------------------------------------------------------------ decoding
+
+struct DecodeTotals {
+  size_t generated = 0;
+  size_t target_passes = 0;
+  size_t draft_passes = 0;
+  size_t drafted = 0;
+  size_t examined = 0;
+  size_t accepted = 0;
+  double ms = 0.0;  // wall time of the decode loops (model loading and cache allocation excluded)
+  double target_ms = 0.0;  // inside target calls
+  double draft_ms = 0.0;   // inside draft calls
+  double alpha() const { return examined ? double(accepted) / examined : 0.0; }
+  double tokens_per_pass() const { return target_passes ? double(generated) / target_passes : 0.0; }
+  double ms_per_token() const { return generated ? ms / generated : 0.0; }
+};
+
+// Decodes every prompt (token ids) with the engine's SpeculativeDecoder over ModelSources:
+// plain when draft is null, else speculative with gamma. Seed of prompt i: seed + i.
+DecodeTotals decode(const GPTModel& target, const GPTModel* draft,
+                    const std::vector<std::vector<int>>& prompts, int gamma, float temperature,
+                    uint64_t seed, size_t max_new_tokens);
+
+}  // namespace specdec::bench
