@@ -275,16 +275,18 @@ DecodeTotals decode(const GPTModel& target, const GPTModel* draft,
     Rng rng(seed + i);
     const double t0 = now_ms();
     while (!decoder.done()) decoder.step(rng);
-    t.ms += now_ms() - t0;
     const DecoderStats& s = decoder.stats();
-    t.generated += s.generated;
-    t.target_passes += s.target_passes;
-    t.draft_passes += s.draft_passes;
-    t.drafted += s.drafted;
-    t.examined += s.examined;
-    t.accepted += s.accepted;
-    t.target_ms += s.target_ms;
-    t.draft_ms += s.draft_ms;
+    DecodeTotals run;
+    run.ms = now_ms() - t0;
+    run.generated = s.generated;
+    run.target_passes = s.target_passes;
+    run.draft_passes = s.draft_passes;
+    run.drafted = s.drafted;
+    run.examined = s.examined;
+    run.accepted = s.accepted;
+    run.target_ms = s.target_ms;
+    run.draft_ms = s.draft_ms;
+    t += run;
   }
   return t;
 }

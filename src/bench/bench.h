@@ -75,6 +75,19 @@ struct DecodeTotals {
   double alpha() const { return examined ? double(accepted) / examined : 0.0; }
   double tokens_per_pass() const { return target_passes ? double(generated) / target_passes : 0.0; }
   double ms_per_token() const { return generated ? ms / generated : 0.0; }
+
+  DecodeTotals& operator+=(const DecodeTotals& o) {
+    generated += o.generated;
+    target_passes += o.target_passes;
+    draft_passes += o.draft_passes;
+    drafted += o.drafted;
+    examined += o.examined;
+    accepted += o.accepted;
+    ms += o.ms;
+    target_ms += o.target_ms;
+    draft_ms += o.draft_ms;
+    return *this;
+  }
 };
 
 // Decodes every prompt (token ids) with the engine's SpeculativeDecoder over ModelSources:

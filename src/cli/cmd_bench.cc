@@ -201,17 +201,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   //   sampling, verification).
   if (section("spec")) {
     const std::vector<std::vector<int>> prompts = prompt_tokens();
-    auto add = [](bench::DecodeTotals& a, const bench::DecodeTotals& b) {
-      a.generated += b.generated;
-      a.target_passes += b.target_passes;
-      a.draft_passes += b.draft_passes;
-      a.drafted += b.drafted;
-      a.examined += b.examined;
-      a.accepted += b.accepted;
-      a.ms += b.ms;
-      a.target_ms += b.target_ms;
-      a.draft_ms += b.draft_ms;
-    };
+    auto add = [](bench::DecodeTotals& a, const bench::DecodeTotals& b) { a += b; };
     auto median_of = [](const std::vector<bench::DecodeTotals>& runs, auto f) {
       std::vector<double> xs;
       for (const bench::DecodeTotals& t : runs) xs.push_back(f(t));
