@@ -7,7 +7,7 @@
 //
 //   node bench/run.mjs [--target models/target.safetensors] [--draft models/draft.safetensors]
 //                      [--repeats 7] [--quick] [--max-tokens 200] [--gamma-max 8]
-//                      [--skip kernels,native,ort,torch,browser] [--json FILE]
+//                      [--skip kernels,breakdown,native,ort,torch,browser] [--json FILE]
 //
 // Needs the WASM build (npm run build). Optional parts are skipped with a note when their tool
 // is missing: native (build/specdec), ort (bench/node_modules, installed here with npm ci),
@@ -165,6 +165,21 @@ const verify = {};
     verify.byK.push({ k, ms: tk, v: tk.median / t1.median });
   }
   report.verify = verify;
+}
+
+// ---------------------------------------------------------------------------- 3b. roofline
+
+// One core's read bandwidth over a buffer as large as the target's weights (the floor of a
+// one-token pass), then where the time of a k-token pass goes, kernel by kernel.
+const roofline = { weightBytes: M.benchWeightBytes(benchModel.target) };
+if (!SKIP.has('breakdown')) {
+  roofline.readGbs = M.benchReadGbs(roofline.weightBytes, REPEATS, MIN_MS);
+  roofline.floorMs = roofline.weightBytes / (roofline.readGbs.median * 1e6);
+  roofline.byK = [1, 2, 3, 5].map((k) => {
+    const b = M.benchPassBreakdown(benchModel.target, k, pasts, REPEATS);
+    return { k, ...b, rest: b.pass.median - b.matmul.median - b.attention.median - b.gelu.median };
+  });
+  report.roofline = roofline;
 }
 
 // ---------------------------------------------------------------------------- 4. spec vs plain
@@ -375,6 +390,18 @@ if (native?.kernels) {
     ['k', 'WASM ms', 'WASM v(k)', 'native ms', 'native v(k)'],
     verify.byK.map((x, i) => [x.k, cell(x.ms, 3), x.v.toFixed(2), nv[i] ? cell(nv[i].ms, 3) : '–', nv[i] ? Number(nv[i].v).toFixed(2) : '–']));
   note(`Draft step ${cell(verify.draftStep, 3)} ms vs target step ${cell(verify.targetStep, 3)} ms: c = ${verify.c.toFixed(3)} (WASM)${native ? `; native c = ${Number(native.c).toFixed(3)}` : ''}.`);
+}
+
+if (roofline.byK) {
+  const nb = native?.breakdown ?? [];
+  const floor = roofline.floorMs;
+  const gf = (k, ms) => (2 * k * (roofline.weightBytes / 4)) / (ms * 1e6);
+  table(`Where a pass over k tokens goes (target, ms per pass, mean over contexts; WASM, native in the last column)`,
+    ['k', 'pass', 'matmul (GFLOP/s)', 'matmul / floor', 'attention', 'GELU', 'rest', 'native pass: matmul / attention / GELU'],
+    roofline.byK.map((b, i) => [b.k, b.pass.median.toFixed(3), `${b.matmul.median.toFixed(3)} (${gf(b.k, b.matmul.median).toFixed(1)})`,
+      `${(b.matmul.median / floor).toFixed(2)}×`, b.attention.median.toFixed(3), b.gelu.median.toFixed(3), b.rest.toFixed(3),
+      nb[i] ? `${Number(nb[i].pass_ms.median).toFixed(3)}: ${Number(nb[i].matmul_ms.median).toFixed(3)} / ${Number(nb[i].attention_ms.median).toFixed(3)} / ${Number(nb[i].gelu_ms.median).toFixed(3)}` : '–']));
+  note(`Roofline: one core reads a ${(roofline.weightBytes / 1e6).toFixed(1)} MB stream at ${cell(roofline.readGbs, 1)} GB/s in WASM${native?.read_gbs ? ` (native ${cell(native.read_gbs, 1)} GB/s)` : ''}, so the target's matmuls cannot take less than ${floor.toFixed(3)} ms per pass on one thread: the floor of a one-token step, whatever the kernel. A pass over k tokens reads the same weights once; its extra cost is arithmetic (k × ${(2 * roofline.weightBytes / 4 / 1e6).toFixed(1)} MFLOP) plus attention and GELU per token. "rest" = pass − the three kernels timed alone (layer norms, residual adds, KV copies, output softmax, call overhead).`);
 }
 
 for (const temperature of TEMPERATURES) {

@@ -9,6 +9,7 @@
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "kernels/vec4.h"
 #include "model/model_source.h"
 #include "model/tokenizer.h"
 #include "sampling/rng.h"
@@ -209,6 +210,125 @@ Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double mi
     }
   };
   return gflops_of(once, flops, repeats, min_ms);
+}
+
+namespace {
+
+// The streaming loop of read_gbs: a function of its own so that V8 tiers it up after the
+// warm-up calls (it has no on-stack replacement for WASM loops). Pairs of loads are added before
+// they reach the 4 accumulators, so the adds' latency never limits the loads.
+[[gnu::noinline]] float sum_stream(const float* p, size_t n) {
+  using namespace kernels::simd;
+  F4 a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    a0 = add(a0, add(load(p + i), load(p + i + 4)));
+    a1 = add(a1, add(load(p + i + 8), load(p + i + 12)));
+    a2 = add(a2, add(load(p + i + 16), load(p + i + 20)));
+    a3 = add(a3, add(load(p + i + 24), load(p + i + 28)));
+  }
+  return hsum(add(add(a0, a1), add(a2, a3)));
+}
+
+}  // namespace
+
+Stats read_gbs(size_t bytes, int repeats, double min_ms) {
+  const size_t n = std::max<size_t>(32, bytes / sizeof(float)) / 32 * 32;
+  std::vector<float> buf(n);
+  Rng rng(44);
+  for (float& x : buf) x = static_cast<float>(rng.uniform());
+  float sink = 0.0f;
+  // gflops_of reports "flops" per call / 1e9 per second: with bytes as the count, GB/s.
+  Stats s = gflops_of([&] { sink += sum_stream(buf.data(), n); },
+                      static_cast<double>(n * sizeof(float)), repeats, min_ms);
+  if (sink < 0.0f) s.runs = -1;  // keeps the sums observable (never true: sums of [0, 1))
+  return s;
+}
+
+size_t matmul_weight_bytes(const GPTModel& model) {
+  const GPTWeights& w = model.weights();
+  size_t floats = w.lm_head.size();
+  for (const LayerWeights& l : w.layers) {
+    floats += l.c_attn.size() + l.attn_proj.size() + l.c_fc.size() + l.mlp_proj.size();
+  }
+  return floats * sizeof(float);
+}
+
+PassBreakdown pass_breakdown(const GPTModel& model, size_t k, const std::vector<size_t>& pasts,
+                             int repeats) {
+  const GPTConfig& cfg = model.config();
+  const size_t C = cfg.n_embd, V = cfg.vocab_size, H = cfg.n_head, hs = cfg.head_size();
+  const size_t L = static_cast<size_t>(cfg.n_layer), window = static_cast<size_t>(cfg.block_size);
+  for (size_t p : pasts) {
+    if (k < 1 || p + k > window)
+      fail("pass_breakdown: past ", p, " + k ", k, " exceed the context");
+  }
+  const GPTWeights& w = model.weights();
+  Rng rng(45);
+  const std::vector<float> x = random_floats(rng, k * 4 * C);  // the widest matmul input
+  std::vector<float> out(k * 4 * C), logits(k * V), hidden(k * 4 * C), scores(window);
+  // One K and V block per (layer, head), as in KVCache, and this pass's queries.
+  const std::vector<float> keys = random_floats(rng, L * H * window * hs);
+  const std::vector<float> values = random_floats(rng, L * H * window * hs);
+  const std::vector<float> q = random_floats(rng, k * C);
+  std::vector<float> att(k * C);
+  Rng act_rng(46);
+  std::vector<float> act(k * 4 * C);
+  for (float& a : act) a = static_cast<float>(act_rng.uniform() * 6.0 - 3.0);  // pre-GELU range
+
+  auto matmuls = [&] {
+    for (const LayerWeights& l : w.layers) {
+      kernels::matmul(x.data(), k, C, l.c_attn.data(), 3 * C, l.c_attn_bias.data(), out.data());
+      kernels::matmul(x.data(), k, C, l.attn_proj.data(), C, l.attn_proj_bias.data(), out.data());
+      kernels::matmul(x.data(), k, C, l.c_fc.data(), 4 * C, l.c_fc_bias.data(), out.data());
+      kernels::matmul(x.data(), k, 4 * C, l.mlp_proj.data(), C, l.mlp_proj_bias.data(), out.data());
+    }
+    kernels::matmul(x.data(), k, C, w.lm_head.data(), V, nullptr, logits.data());
+  };
+  auto attention = [&](size_t past) {
+    for (size_t l = 0; l < L; ++l) {
+      for (size_t t = 0; t < k; ++t) {
+        for (size_t h = 0; h < H; ++h) {
+          const size_t block = (l * H + h) * window * hs;
+          kernels::attend(&q[t * C + h * hs], &keys[block], &values[block], past + t + 1, hs,
+                          scores.data(), &att[t * C + h * hs]);
+        }
+      }
+    }
+  };
+  auto gelus = [&] {
+    for (size_t l = 0; l < L; ++l) {
+      std::copy(act.begin(), act.end(), hidden.begin());
+      kernels::gelu(hidden.data(), hidden.size());
+    }
+  };
+  auto copies = [&] {  // the copies gelus() makes, timed alone and subtracted
+    for (size_t l = 0; l < L; ++l) std::copy(act.begin(), act.end(), hidden.begin());
+  };
+  // Mean ms per pass of fn over the contexts, 4 calls per context after 2 untimed ones.
+  auto per_pass = [&](auto fn) {
+    double total = 0.0;
+    for (size_t p : pasts) {
+      for (int c = 0; c < 6; ++c) {
+        const double t0 = now_ms();
+        fn(p);
+        if (c >= 2) total += now_ms() - t0;
+      }
+    }
+    return total / (pasts.size() * 4);
+  };
+  std::vector<double> whole, mm, at, ge;
+  for (int r = -1; r < repeats; ++r) {  // r = -1: warm-up
+    const double w = forward_ms(model, k, pasts, 1).median;
+    const double m = per_pass([&](size_t) { matmuls(); });
+    const double a = per_pass(attention);
+    const double g = per_pass([&](size_t) { gelus(); }) - per_pass([&](size_t) { copies(); });
+    if (r < 0) continue;
+    whole.push_back(w);
+    mm.push_back(m);
+    at.push_back(a);
+    ge.push_back(std::max(0.0, g));
+  }
+  return {summarize(whole), summarize(mm), summarize(at), summarize(ge)};
 }
 
 std::vector<size_t> decode_contexts(size_t block_size) {

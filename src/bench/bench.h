@@ -48,6 +48,29 @@ Stats matmul_gflops(size_t m, size_t k, size_t n, size_t copies, int repeats, do
 // GEMM "at model scale", with the weights streaming from L3 as in real decoding.
 Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double min_ms);
 
+// ------------------------------------------------------------------ roofline
+
+// GB/s at which one core reads a stream of `bytes` of floats (a SIMD sum with 4 accumulators:
+// the access pattern of the decoding GEMV without its multiplies). For a buffer larger than the
+// caches next to the core this is the ceiling of any single-threaded M = 1 matmul.
+Stats read_gbs(size_t bytes, int repeats, double min_ms);
+
+// Bytes of packed weights the matmuls of one forward pass of `model` read (every linear layer
+// and the LM head): divided by read_gbs, the least time a one-token pass can take.
+size_t matmul_weight_bytes(const GPTModel& model);
+
+// Where the time of one pass over k new tokens goes: the kernels of GPTModel::forward timed on
+// their own with the model's shapes — matmul on the model's own packed weights (streaming from
+// memory as in decoding), attention over a KV cache of the model's shape at each of `pasts`
+// cached tokens, GELU on the MLP's hidden layer — each the mean per pass over `pasts`, median
+// over repeats; `pass` is forward_ms() measured in the same repeats, and pass minus the three is
+// the rest (layer norms, residual adds, KV copies, softmax of the output rows, call overhead).
+struct PassBreakdown {
+  Stats pass, matmul, attention, gelu;
+};
+PassBreakdown pass_breakdown(const GPTModel& model, size_t k, const std::vector<size_t>& pasts,
+                             int repeats);
+
 // ------------------------------------------------------------------ model passes
 
 // Mean milliseconds of one ModelSource::next_token_probs call that forwards k new tokens after

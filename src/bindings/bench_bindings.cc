@@ -59,6 +59,28 @@ val bench_forward(const BenchModel& b, double k, val pasts_js, int repeats) {
   });
 }
 
+val bench_read_gbs(double bytes, int repeats, double min_ms) {
+  return guard([&] { return stats_to_js(bench::read_gbs(size_t(bytes), repeats, min_ms)); });
+}
+
+double bench_weight_bytes(const BenchModel& b) {
+  return double(bench::matmul_weight_bytes(b.model));
+}
+
+val bench_pass_breakdown(const BenchModel& b, double k, val pasts_js, int repeats) {
+  return guard([&] {
+    std::vector<size_t> pasts;
+    for (int p : int_vector_from_js(pasts_js)) pasts.push_back(size_t(p));
+    const bench::PassBreakdown r = bench::pass_breakdown(b.model, size_t(k), pasts, repeats);
+    val o = val::object();
+    o.set("pass", stats_to_js(r.pass));
+    o.set("matmul", stats_to_js(r.matmul));
+    o.set("attention", stats_to_js(r.attention));
+    o.set("gelu", stats_to_js(r.gelu));
+    return o;
+  });
+}
+
 val bench_decode_contexts(const BenchModel& b) {
   std::vector<int> out;
   for (size_t p : bench::decode_contexts(b.model.config().block_size)) out.push_back(int(p));
@@ -109,6 +131,9 @@ EMSCRIPTEN_BINDINGS(specdec_bench) {
   function("benchModelMatmuls", &bench_model_matmuls);
   function("benchForward", &bench_forward);
   function("benchDecodeContexts", &bench_decode_contexts);
+  function("benchReadGbs", &bench_read_gbs);
+  function("benchWeightBytes", &bench_weight_bytes);
+  function("benchPassBreakdown", &bench_pass_breakdown);
   function("benchDecode", &bench_decode, allow_raw_pointers());
   function("benchPrompts", &bench_prompts);
   function("kernelSelfCheck", &kernel_self_check);

@@ -67,7 +67,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const int repeats = static_cast<int>(args.integer("repeats", quick ? 3 : 7));
   const size_t max_tokens = static_cast<size_t>(args.integer("max-tokens", 200));
   const int gamma_max = static_cast<int>(args.integer("gamma-max", 8));
-  const std::string only = args.str("only", "kernels,models,verify,spec");
+  const std::string only = args.str("only", "kernels,models,verify,breakdown,spec");
   const bool json = args.has("json");
   if (repeats < 1 || repeats > 1000) fail("--repeats: must be in 1..1000, got ", repeats);
   if (gamma_max < 1 || gamma_max > 16) fail("--gamma-max: must be in 1..16, got ", gamma_max);
@@ -189,6 +189,44 @@ int cmd_bench(const std::vector<std::string>& argv) {
     out.key("draft_step_ms", json_stats(d1));
     out.key("target_step_ms", json_stats(t1));
     out.key("c", fmt("%.5f", c));
+  }
+
+  // ---------------------------------------------------------------- where a pass goes
+  // The roofline of decoding: one core's read bandwidth over a buffer as large as the target's
+  // weights bounds a one-token pass from below; then each kernel's share of a k-token pass.
+  if (section("breakdown")) {
+    const size_t bytes = bench::matmul_weight_bytes(target);
+    const Stats bw = bench::read_gbs(bytes, repeats, min_ms);
+    const double floor_ms = bytes / (bw.median * 1e6);
+    if (!json) {
+      std::printf(
+          "Roofline: one core reads a %.1f MB stream at %s GB/s, so the target's matmuls need "
+          ">= %.3f ms per pass\n",
+          bytes / 1e6, cell(bw, "%.1f").c_str(), floor_ms);
+      std::printf("Where a pass over k tokens goes (target, ms, mean over contexts)\n");
+      std::printf("  %-3s | %-7s | %-7s | %-9s | %-9s | %-7s | %-7s | %s\n", "k", "pass", "matmul",
+                  "GFLOP/s", "attention", "GELU", "rest", "matmul floor");
+    }
+    std::vector<std::string> rows;
+    for (size_t k : {1, 2, 3, 5}) {
+      const bench::PassBreakdown b = bench::pass_breakdown(target, k, pasts, repeats);
+      const Stats& pass = b.pass;
+      const double rest = pass.median - b.matmul.median - b.attention.median - b.gelu.median;
+      const double gflops = 2.0 * k * (bytes / sizeof(float)) / (b.matmul.median * 1e6);
+      if (!json) {
+        std::printf("  %-3zu | %-7.3f | %-7.3f | %-9.1f | %-9.3f | %-7.3f | %-7.3f | %.3f\n", k,
+                    pass.median, b.matmul.median, gflops, b.attention.median, b.gelu.median, rest,
+                    floor_ms);
+      }
+      rows.push_back("{\"k\":" + std::to_string(k) + ",\"pass_ms\":" + json_stats(pass) +
+                     ",\"matmul_ms\":" + json_stats(b.matmul) + ",\"attention_ms\":" +
+                     json_stats(b.attention) + ",\"gelu_ms\":" + json_stats(b.gelu) +
+                     ",\"rest_ms\":" + fmt("%.5f", rest) + "}");
+    }
+    say("\n");
+    out.key("read_gbs", json_stats(bw));
+    out.key("weight_bytes", std::to_string(bytes));
+    out.key("breakdown", join(rows));
   }
 
   // ---------------------------------------------------------------- spec vs plain

@@ -26,7 +26,8 @@ const Command kCommands[] = {
      "logits --model M --prompt P [--json]   next-token log-probabilities after the prompt"},
     {"bench", specdec::cli::cmd_bench,
      "bench [--target T] [--draft D] [--repeats N] [--max-tokens N] [--gamma-max G]\n"
-     "           [--only kernels,models,verify,spec] [--quick] [--json]   native benchmark tables"},
+     "           [--only kernels,models,verify,breakdown,spec] [--quick] [--json]   native "
+     "benchmark tables"},
 };
 
 void usage(FILE* out) {
