@@ -50,6 +50,17 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
   const verdict = await text(page, byTestId('verdict'));
   assert.match(verdict, /Speculation pays here|does not pay/);
   assert.match(verdict, /γc \+ v/);
+  // The γ the measured cost model predicts to be best; when it is not the run's, a button selects it.
+  const best = await text(page, byTestId('best-gamma'));
+  const m = best.match(/γ = (\d+) is (?:predicted best|about the best)/);
+  assert.ok(m, `best-γ suggestion: ${best}`);
+  const suggested = Number(m[1]);
+  assert.ok(suggested >= 1 && suggested <= 16);
+  if (suggested !== 4) {
+    assert.match(best, new RegExp(`v\\(5\\) = ${v.toFixed(2)}`), 'extrapolated from the measured v(γ+1)');
+    await page.click(byTestId('use-best-gamma'));
+    assert.equal(await page.inputValue('#gen-gamma'), String(suggested));
+  }
   const bars = await page.locator('#chart-positions .pos-bar').count();
   assert.ok(bars >= 1, 'per-position acceptance drawn');
   await screenshot(page, '4-models', '#models');

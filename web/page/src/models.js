@@ -4,6 +4,7 @@
 import { frame, h, onWidthChange, s } from './svg.js';
 import { byteTextStream, encodeBytes, visibleText } from './tokens.js';
 import { fileSizeProblem } from './limits.js';
+import { bestGamma } from './costmodel.js';
 
 // Fixed names in the built folder (see vite.config.js and models.config.js).
 const MODEL_URLS = { target: 'models/target.safetensors', draft: 'models/draft.safetensors' };
@@ -407,7 +408,9 @@ export function initModels(sd, client) {
     cell('speedup-measured').textContent = Number.isFinite(measured) ? `${measured.toFixed(2)}×` : '– (run plain too)';
     cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${predicted.toFixed(2)}×` : '–';
     cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${predictedV.toFixed(2)}×` : '–';
-    ui.verdict.replaceChildren(...verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }));
+    const best = bestGamma({ alpha, gamma, c: Math.max(0, c), v, speedup: (...a) => sd.speculativeSpeedup(...a) });
+    ui.verdict.replaceChildren(...verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }),
+      ...suggestion(best, gamma, v));
     ui.verdict.dataset.pays = String((Number.isFinite(measured) ? measured : predictedV) >= 1);
   }
 
@@ -467,6 +470,28 @@ function verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }
   if (reasons.length) out.push(' Why: ' + reasons.join('; ') + '.');
   if (coarse) out.push(coarse);
   return out;
+}
+
+// Which γ the measured cost model predicts to be best, with a button that selects it.
+function suggestion(best, gamma, v) {
+  if (!best) return [];
+  if (best.gamma === gamma || best.speedup <= best.current * 1.02) {
+    return [h('span', { 'data-testid': 'best-gamma' }, [` With v(k) extrapolated linearly from this run, γ = ${gamma} is about the best γ here.`])];
+  }
+  const input = document.getElementById('gen-gamma');
+  const use = () => {
+    input.value = String(best.gamma);
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    input.dispatchEvent(new Event('change', { bubbles: true }));
+    input.focus();
+  };
+  return [
+    h('span', { 'data-testid': 'best-gamma' }, [
+      ` With v(k) extrapolated linearly from this run's v(${gamma + 1}) = ${v.toFixed(2)}, γ = ${best.gamma} is predicted best here: `
+        + `${best.speedup.toFixed(2)}× instead of ${best.current.toFixed(2)}×. `,
+    ]),
+    h('button', { type: 'button', 'data-testid': 'use-best-gamma', onclick: use }, [`Use γ = ${best.gamma}`]),
+  ];
 }
 
 function drawPositions(svg, st) {
