@@ -402,6 +402,10 @@ if (roofline.byK) {
       `${(b.matmul.median / floor).toFixed(2)}×`, b.attention.median.toFixed(3), b.gelu.median.toFixed(3), b.rest.toFixed(3),
       nb[i] ? `${Number(nb[i].pass_ms.median).toFixed(3)}: ${Number(nb[i].matmul_ms.median).toFixed(3)} / ${Number(nb[i].attention_ms.median).toFixed(3)} / ${Number(nb[i].gelu_ms.median).toFixed(3)}` : '–']));
   note(`Roofline: one core reads a ${(roofline.weightBytes / 1e6).toFixed(1)} MB stream at ${cell(roofline.readGbs, 1)} GB/s in WASM${native?.read_gbs ? ` (native ${cell(native.read_gbs, 1)} GB/s)` : ''}, so the target's matmuls cannot take less than ${floor.toFixed(3)} ms per pass on one thread: the floor of a one-token step, whatever the kernel. A pass over k tokens reads the same weights once; its extra cost is arithmetic (k × ${(2 * roofline.weightBytes / 4 / 1e6).toFixed(1)} MFLOP) plus attention and GELU per token. "rest" = pass − the three kernels timed alone (layer norms, residual adds, KV copies, output softmax, call overhead).`);
+  const split = native?.split_matmul_ms;
+  if (split) {
+    note(`The roofline is per core: natively, the one-token matmuls with each matrix's output rows split over two threads (each output keeps its summation order; checked bit for bit) take ${cell(split['2'], 3)} ms instead of ${cell(split['1'], 3)} ms (${(split['1'].median / split['2'].median).toFixed(2)}×). WASM threads (SharedArrayBuffer, a cross-origin-isolated page) would do the same in the browser.`);
+  }
 }
 
 for (const temperature of TEMPERATURES) {

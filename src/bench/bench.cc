@@ -1,10 +1,14 @@
 #include "bench/bench.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <sstream>
+#if !defined(__EMSCRIPTEN__)
+#include <thread>
+#endif
 
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
@@ -329,6 +333,93 @@ PassBreakdown pass_breakdown(const GPTModel& model, size_t k, const std::vector<
     ge.push_back(std::max(0.0, g));
   }
   return {summarize(whole), summarize(mm), summarize(at), summarize(ge)};
+}
+
+Stats split_matmul_ms(const GPTModel& model, int threads, int repeats) {
+#if defined(__EMSCRIPTEN__)
+  (void)model, (void)threads, (void)repeats;
+  fail("split_matmul_ms: no threads in this build");
+#else
+  if (threads < 1 || threads > 64) fail("split_matmul_ms: threads must be in 1..64, got ", threads);
+  const GPTConfig& cfg = model.config();
+  const size_t C = cfg.n_embd, V = cfg.vocab_size;
+  const GPTWeights& w = model.weights();
+  struct Job {
+    size_t k, n;
+    const float* w;
+    const float* bias;
+  };
+  std::vector<Job> jobs;
+  for (const LayerWeights& l : w.layers) {
+    jobs.push_back({C, 3 * C, l.c_attn.data(), l.c_attn_bias.data()});
+    jobs.push_back({C, C, l.attn_proj.data(), l.attn_proj_bias.data()});
+    jobs.push_back({C, 4 * C, l.c_fc.data(), l.c_fc_bias.data()});
+    jobs.push_back({4 * C, C, l.mlp_proj.data(), l.mlp_proj_bias.data()});
+  }
+  jobs.push_back({C, V, w.lm_head.data(), nullptr});
+  Rng rng(47);
+  const std::vector<float> x = random_floats(rng, 4 * C);
+  size_t stride = 0;  // outputs of job i at [i * stride, i * stride + n)
+  for (const Job& j : jobs) stride = std::max(stride, j.n);
+  std::vector<float> ref(jobs.size() * stride), got(jobs.size() * stride);
+
+  // Part t of a job: a run of whole 8-row panel pairs, so every part uses the kernels' usual path.
+  auto part = [&](const Job& j, int t, float* o) {
+    const size_t pairs = (j.n + 7) / 8, per = (pairs + threads - 1) / threads;
+    const size_t r0 = std::min(j.n, t * per * 8), r1 = std::min(j.n, (t + 1) * per * 8);
+    if (r1 > r0) {
+      kernels::matmul(x.data(), 1, j.k, j.w + r0 * j.k, r1 - r0, j.bias ? j.bias + r0 : nullptr,
+                      o + r0);
+    }
+  };
+  // Workers spin on a generation counter (benchmark only: no sleeping, no locks in the timing).
+  std::atomic<int> generation{0}, finished{0};
+  std::atomic<bool> quit{false};
+  const Job* current = nullptr;
+  float* current_out = nullptr;
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      int seen = 0;
+      while (!quit.load(std::memory_order_acquire)) {
+        const int g = generation.load(std::memory_order_acquire);
+        if (g == seen) {
+          std::this_thread::yield();  // polite when there are more threads than free cores
+          continue;
+        }
+        seen = g;
+        part(*current, t, current_out);
+        finished.fetch_add(1, std::memory_order_acq_rel);
+      }
+    });
+  }
+  auto run = [&](const Job& j, float* o) {
+    current = &j;
+    current_out = o;
+    finished.store(0, std::memory_order_release);
+    generation.fetch_add(1, std::memory_order_acq_rel);
+    part(j, 0, o);
+    while (finished.load(std::memory_order_acquire) != threads - 1) std::this_thread::yield();
+  };
+  auto pass = [&](std::vector<float>& o) {
+    for (size_t i = 0; i < jobs.size(); ++i) run(jobs[i], &o[i * stride]);
+  };
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& j = jobs[i];
+    kernels::matmul(x.data(), 1, j.k, j.w, j.n, j.bias, &ref[i * stride]);
+  }
+  std::vector<double> samples;
+  for (int r = -3; r < repeats; ++r) {  // 3 warm-up repeats
+    const int calls = 20;
+    const double t0 = now_ms();
+    for (int c = 0; c < calls; ++c) pass(got);
+    if (r >= 0) samples.push_back((now_ms() - t0) / calls);
+  }
+  quit.store(true, std::memory_order_release);
+  for (std::thread& t : pool) t.join();
+  if (got != ref) fail("split_matmul_ms: the split result differs from one thread's");
+  return summarize(samples);
+#endif
 }
 
 std::vector<size_t> decode_contexts(size_t block_size) {

@@ -71,6 +71,18 @@ struct PassBreakdown {
 PassBreakdown pass_breakdown(const GPTModel& model, size_t k, const std::vector<size_t>& pasts,
                              int repeats);
 
+// Native builds only (WASM has no threads here): ms per pass of the target's one-token matmuls
+// with the output rows of every matrix split over `threads` threads (a prototype of what would
+// lift the one-core bandwidth roofline; each output keeps its summation order, and the result is
+// checked bit for bit against one thread — throws on any difference).
+Stats split_matmul_ms(const GPTModel& model, int threads, int repeats);
+constexpr bool kHasThreads =
+#if defined(__EMSCRIPTEN__)
+    false;
+#else
+    true;
+#endif
+
 // ------------------------------------------------------------------ model passes
 
 // Mean milliseconds of one ModelSource::next_token_probs call that forwards k new tokens after

@@ -223,6 +223,18 @@ int cmd_bench(const std::vector<std::string>& argv) {
                      json_stats(b.attention) + ",\"gelu_ms\":" + json_stats(b.gelu) +
                      ",\"rest_ms\":" + fmt("%.5f", rest) + "}");
     }
+    if (bench::kHasThreads) {
+      // What would lift the roofline: more cores reading. Output rows split over two threads.
+      const Stats one = bench::split_matmul_ms(target, 1, repeats);
+      const Stats two = bench::split_matmul_ms(target, 2, repeats);
+      if (!json) {
+        std::printf(
+            "  one-token matmuls with output rows split over threads (bit-identical): 1 thread %s "
+            "ms, 2 threads %s ms (%.2fx)\n",
+            cell(one, "%.3f").c_str(), cell(two, "%.3f").c_str(), one.median / two.median);
+      }
+      out.key("split_matmul_ms", "{\"1\":" + json_stats(one) + ",\"2\":" + json_stats(two) + "}");
+    }
     say("\n");
     out.key("read_gbs", json_stats(bw));
     out.key("weight_bytes", std::to_string(bytes));

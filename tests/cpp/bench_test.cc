@@ -86,5 +86,17 @@ TEST(Bench, PassBreakdownRefusesContextsPastTheWindow) {
   EXPECT_THROW(pass_breakdown(m, 0, {8}, 1), Error);
 }
 
+TEST(Bench, SplitMatmulIsBitIdenticalToOneThread) {
+  if (!kHasThreads) GTEST_SKIP() << "no threads in this build";
+  const GPTModel m = GPTModel::from_file(fixture("tiny_f32.safetensors"));
+  // split_matmul_ms throws when any output of the split differs from one thread's.
+  for (int threads : {1, 2}) {
+    const Stats s = split_matmul_ms(m, threads, 1);
+    EXPECT_EQ(s.runs, 1) << threads;
+    EXPECT_GT(s.median, 0.0) << threads;
+  }
+  EXPECT_THROW(split_matmul_ms(m, 0, 1), Error);
+}
+
 }  // namespace
 }  // namespace specdec::bench
