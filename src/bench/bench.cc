@@ -233,6 +233,29 @@ namespace {
   return hsum(add(add(a0, a1), add(a2, a3)));
 }
 
+// One linear layer of a model as the matmul kernel sees it: W (n, k) packed, bias or null.
+struct ModelMatmul {
+  size_t k, n;
+  const float* w;
+  const float* bias;
+};
+
+// Every matmul of a forward pass of `model`, in forward order (per layer: c_attn, attn c_proj,
+// c_fc, mlp c_proj; then the LM head).
+std::vector<ModelMatmul> model_matmuls(const GPTModel& model) {
+  const size_t C = model.config().n_embd, V = model.config().vocab_size;
+  const GPTWeights& w = model.weights();
+  std::vector<ModelMatmul> out;
+  for (const LayerWeights& l : w.layers) {
+    out.push_back({C, 3 * C, l.c_attn.data(), l.c_attn_bias.data()});
+    out.push_back({C, C, l.attn_proj.data(), l.attn_proj_bias.data()});
+    out.push_back({C, 4 * C, l.c_fc.data(), l.c_fc_bias.data()});
+    out.push_back({4 * C, C, l.mlp_proj.data(), l.mlp_proj_bias.data()});
+  }
+  out.push_back({C, V, w.lm_head.data(), nullptr});
+  return out;
+}
+
 }  // namespace
 
 Stats read_gbs(size_t bytes, int repeats, double min_ms) {
@@ -249,11 +272,8 @@ Stats read_gbs(size_t bytes, int repeats, double min_ms) {
 }
 
 size_t matmul_weight_bytes(const GPTModel& model) {
-  const GPTWeights& w = model.weights();
-  size_t floats = w.lm_head.size();
-  for (const LayerWeights& l : w.layers) {
-    floats += l.c_attn.size() + l.attn_proj.size() + l.c_fc.size() + l.mlp_proj.size();
-  }
+  size_t floats = 0;
+  for (const ModelMatmul& m : model_matmuls(model)) floats += kernels::packed_size(m.n, m.k);
   return floats * sizeof(float);
 }
 
@@ -266,10 +286,9 @@ PassBreakdown pass_breakdown(const GPTModel& model, size_t k, const std::vector<
     if (k < 1 || p + k > window)
       fail("pass_breakdown: past ", p, " + k ", k, " exceed the context");
   }
-  const GPTWeights& w = model.weights();
   Rng rng(45);
   const std::vector<float> x = random_floats(rng, k * 4 * C);  // the widest matmul input
-  std::vector<float> out(k * 4 * C), logits(k * V), hidden(k * 4 * C), scores(window);
+  std::vector<float> out(k * std::max(4 * C, V)), hidden(k * 4 * C), scores(window);
   // One K and V block per (layer, head), as in KVCache, and this pass's queries.
   const std::vector<float> keys = random_floats(rng, L * H * window * hs);
   const std::vector<float> values = random_floats(rng, L * H * window * hs);
@@ -279,14 +298,11 @@ PassBreakdown pass_breakdown(const GPTModel& model, size_t k, const std::vector<
   std::vector<float> act(k * 4 * C);
   for (float& a : act) a = static_cast<float>(act_rng.uniform() * 6.0 - 3.0);  // pre-GELU range
 
+  const std::vector<ModelMatmul> layers = model_matmuls(model);
   auto matmuls = [&] {
-    for (const LayerWeights& l : w.layers) {
-      kernels::matmul(x.data(), k, C, l.c_attn.data(), 3 * C, l.c_attn_bias.data(), out.data());
-      kernels::matmul(x.data(), k, C, l.attn_proj.data(), C, l.attn_proj_bias.data(), out.data());
-      kernels::matmul(x.data(), k, C, l.c_fc.data(), 4 * C, l.c_fc_bias.data(), out.data());
-      kernels::matmul(x.data(), k, 4 * C, l.mlp_proj.data(), C, l.mlp_proj_bias.data(), out.data());
+    for (const ModelMatmul& l : layers) {
+      kernels::matmul(x.data(), k, l.k, l.w, l.n, l.bias, out.data());
     }
-    kernels::matmul(x.data(), k, C, w.lm_head.data(), V, nullptr, logits.data());
   };
   auto attention = [&](size_t past) {
     for (size_t l = 0; l < L; ++l) {
@@ -341,22 +357,9 @@ Stats split_matmul_ms(const GPTModel& model, int threads, int repeats) {
   fail("split_matmul_ms: no threads in this build");
 #else
   if (threads < 1 || threads > 64) fail("split_matmul_ms: threads must be in 1..64, got ", threads);
-  const GPTConfig& cfg = model.config();
-  const size_t C = cfg.n_embd, V = cfg.vocab_size;
-  const GPTWeights& w = model.weights();
-  struct Job {
-    size_t k, n;
-    const float* w;
-    const float* bias;
-  };
-  std::vector<Job> jobs;
-  for (const LayerWeights& l : w.layers) {
-    jobs.push_back({C, 3 * C, l.c_attn.data(), l.c_attn_bias.data()});
-    jobs.push_back({C, C, l.attn_proj.data(), l.attn_proj_bias.data()});
-    jobs.push_back({C, 4 * C, l.c_fc.data(), l.c_fc_bias.data()});
-    jobs.push_back({4 * C, C, l.mlp_proj.data(), l.mlp_proj_bias.data()});
-  }
-  jobs.push_back({C, V, w.lm_head.data(), nullptr});
+  const size_t C = model.config().n_embd;
+  using Job = ModelMatmul;
+  const std::vector<Job> jobs = model_matmuls(model);
   Rng rng(47);
   const std::vector<float> x = random_floats(rng, 4 * C);
   size_t stride = 0;  // outputs of job i at [i * stride, i * stride + n)
