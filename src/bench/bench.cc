@@ -157,6 +157,9 @@ std::string kernel_self_check() {
     g2 = g1;
     kernels::gelu(g1.data(), n);
     kernels::gelu_reference(g2.data(), n);
+    std::vector<float> si1 = g1, si2 = g1;  // SiLU on GELU outputs: wide range, no NaN
+    kernels::silu(si1.data(), n);
+    kernels::silu_reference(si2.data(), n);
     kernels::layernorm(a.data(), b.data(), a.data(), n, l1.data());
     kernels::layernorm_reference(a.data(), b.data(), a.data(), n, l2.data());
     if (std::memcmp(&d, &dr, sizeof d) != 0)
@@ -167,6 +170,8 @@ std::string kernel_self_check() {
       err << "gelu n=" << n;
     else if (!same(l1, l2))
       err << "layernorm n=" << n;
+    else if (!same(si1, si2))
+      err << "silu n=" << n;
     if (!err.str().empty()) return err.str();
   }
   return "";

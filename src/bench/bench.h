@@ -32,10 +32,10 @@ Stats summarize(std::vector<double> samples);
 // ------------------------------------------------------------------ kernels
 
 // Every SIMD kernel against its scalar reference, bit for bit, on random inputs at sizes around
-// the vector and panel widths (matmul for M = 1..9, attention, dot, softmax, layer norm, GELU),
-// in whatever build this is compiled into. Returns "" or a description of the first mismatch.
-// (tests/cpp/kernels_test.cc checks the native build; tests/js/kernels.test.mjs runs this in
-// WASM.)
+// the vector and panel widths (matmul for M = 1..9, attention, dot, softmax, layer norm, GELU,
+// SiLU), in whatever build this is compiled into. Returns "" or a description of the first
+// mismatch. (tests/cpp/kernels_test.cc checks the native build; tests/js/kernels.test.mjs runs this
+// in WASM.)
 std::string kernel_self_check();
 
 // GFLOP/s (2 m k n flops per call) of kernels::matmul with m rows against W (n, k). `copies`

@@ -232,13 +232,22 @@ void layernorm(const float* x, const float* weight, const float* bias, size_t n,
   for (size_t i = n4; i < n; ++i) out[i] = ((x[i] - mean) * rstd) * weight[i] + bias[i];
 }
 
-// ------------------------------------------------------------------ GELU, add
+// ------------------------------------------------------------------ GELU, SiLU, add
 
 void gelu_reference(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = (0.5f * x[i]) * (1.0f + portable_erf(x[i] * kSqrtHalf));
 }
 
 void gelu(float* x, size_t n) { map_inplace(x, n, gelu4); }
+
+void silu_reference(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + portable_exp(-x[i]));
+}
+
+void silu(float* x, size_t n) {
+  const F4 one = splat(1.0f);
+  map_inplace(x, n, [one](F4 v) { return div(v, add(one, exp4(neg(v)))); });
+}
 
 void add_inplace(float* x, const float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] += y[i];

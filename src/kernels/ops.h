@@ -1,4 +1,4 @@
-// Row operations of the transformer: dot, exp, softmax, log-softmax, layer norm, GELU.
+// Row operations of the transformer: dot, exp, softmax, log-softmax, layer norm, GELU, SiLU.
 // Each SIMD version (vec4.h: WASM SIMD128, AVX2 builds' 128-bit path, or scalar) performs the
 // same IEEE operations in the same order as its *_reference, so the two agree bit for bit.
 //
@@ -38,6 +38,12 @@ void layernorm_reference(const float* x, const float* weight, const float* bias,
 // In place, exact (erf) GELU: x = (0.5 x) (1 + erf(x / sqrt 2)), as F.gelu's default.
 void gelu(float* x, size_t n);
 void gelu_reference(float* x, size_t n);
+
+// In place SiLU (swish): x = x / (1 + exp(-x)), exp = portable_exp. For x < -88.37, exp(-x)
+// overflows to +inf and the result is -0 (the true value is below 3e-37 in magnitude); -inf
+// gives NaN, +inf gives +inf, NaN stays NaN.
+void silu(float* x, size_t n);
+void silu_reference(float* x, size_t n);
 
 // x[i] += y[i]. Element-wise, so any vectorisation the compiler picks is exact.
 void add_inplace(float* x, const float* y, size_t n);

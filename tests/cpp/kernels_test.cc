@@ -287,6 +287,66 @@ TEST(Gelu, MatchesReference) {
   }
 }
 
+// SiLU: bit for bit against the reference over a fine grid, the exp overflow edge (x near
+// -88.38, where exp(-x) becomes inf and the result -0), signed zeros, infinities, NaN and random
+// bit patterns; every tail length; within a few ulp of x / (1 + e^-x) in double.
+TEST(Silu, MatchesReference) {
+  std::vector<float> x;
+  for (float v = -100.0f; v <= 100.0f; v += 0.003f) x.push_back(v);
+  for (float edge : {-88.3762626647949f, 103.972084045410f, 0.0f, -0.0f}) {
+    float below = edge, above = edge;
+    for (int i = 0; i < 4; ++i) {
+      below = std::nextafter(below, -INFINITY);
+      above = std::nextafter(above, INFINITY);
+      x.push_back(below);
+      x.push_back(above);
+    }
+    x.push_back(edge);
+  }
+  for (float v :
+       {1e-30f, -1e-30f, std::numeric_limits<float>::denorm_min(), 1e30f, -1e30f,
+        std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  Rng rng(9);
+  for (int i = 0; i < 100000; ++i) {
+    const uint32_t bits = rng.next_u32();
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    x.push_back(f);
+  }
+  auto same_or_both_nan = [](float a, float b) {
+    return (std::isnan(a) && std::isnan(b)) || same_bits(a, b);
+  };
+  for (size_t n : kSizes) {  // the tail path of every length
+    std::vector<float> got(x.begin(), x.begin() + n), want = got;
+    silu(got.data(), n);
+    silu_reference(want.data(), n);
+    for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same_or_both_nan(got[i], want[i])) << "n=" << n;
+  }
+  std::vector<float> got = x, want = x;
+  silu(got.data(), got.size());
+  silu_reference(want.data(), want.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_TRUE(same_or_both_nan(got[i], want[i]))
+        << "silu(" << x[i] << "): " << got[i] << " vs " << want[i];
+  }
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i]) || x[i] < -88.0f) continue;
+    const double exact = x[i] / (1.0 + std::exp(-double(x[i])));
+    EXPECT_NEAR(got[i], exact, 4e-7 * std::fabs(exact) + 1e-37) << x[i];
+  }
+  float edge[6] = {-89.0f, -0.0f, 0.0f, INFINITY, -INFINITY, NAN};
+  silu_reference(edge, 6);
+  EXPECT_TRUE(same_bits(edge[0], -0.0f));
+  EXPECT_TRUE(same_bits(edge[1], -0.0f));
+  EXPECT_TRUE(same_bits(edge[2], 0.0f));
+  EXPECT_EQ(edge[3], INFINITY);
+  EXPECT_TRUE(std::isnan(edge[4]));
+  EXPECT_TRUE(std::isnan(edge[5]));
+}
+
 // ------------------------------------------------------------------ attention
 
 TEST(Attention, MatchesReference) {
