@@ -20,11 +20,11 @@ const CHROMIUM_ARGS = [
 ];
 
 /** Serves the built page and opens a fresh Chromium profile. */
-export async function setup({ viewport = { width: 1280, height: 900 }, colorScheme = 'light', reducedMotion, root = distDir } = {}) {
+export async function setup({ viewport = { width: 1280, height: 900 }, colorScheme = 'light', reducedMotion, root = distDir, throttle = null } = {}) {
   const index = await stat(path.join(distDir, 'index.html')).catch(() => null);
   if (!index) throw new Error('dist/page/index.html missing: run `npm run build && npm run build:page` first');
   await mkdir(outDir, { recursive: true });
-  const server = await startServer({ root });
+  const server = await startServer({ root, throttle });
   const userDataDir = await mkdtemp(path.join(tmpdir(), 'specdec-e2e-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: '/usr/bin/chromium',

@@ -1,10 +1,31 @@
 // THE one place that says which model files the page ships (paths relative to the repository
-// root). The build copies them to models/target.safetensors and models/draft.safetensors in the
-// output, the service worker precaches them, and the page fetches those two fixed names.
-// The shipped pair: a 6-layer x 256 target and a 2-layer x 128 draft distilled from it
-// (models/README.md). For a quick plumbing check, tests/fixtures/tiny_f32.safetensors works
-// in both roles.
-export const MODEL_FILES = {
-  target: 'models/target.safetensors',
-  draft: 'models/draft.safetensors',
+// root), as pairs a learner picks from in section 4.
+//
+// small — the default, loaded on every visit and precached by the service worker (fast first
+//   visit): a 6-layer x 256 target and a 2-layer x 128 draft distilled from it
+//   (models/README.md). The build copies them to models/target.safetensors and
+//   models/draft.safetensors in the output (fixed names: course authors and bench/browser.mjs
+//   address them).
+// large — fetched only when a learner picks it, then kept by the service worker's runtime cache
+//   (not the precache: a first visit never downloads it): a 6-layer x 512 target (76 MB of f32
+//   weights in memory, more than a CPU cache holds) and a small draft distilled from it. Copied
+//   to models/large-target.safetensors and models/large-draft.safetensors. Optional: a build
+//   without these files shows the pair as not available.
+//
+// The labels ("small, 10.7 MB") are computed from the files' sizes at build time.
+// For a quick plumbing check, tests/fixtures/tiny_f32.safetensors works in every role.
+export const MODEL_PAIRS = {
+  small: {
+    target: 'models/target.safetensors',
+    draft: 'models/draft.safetensors',
+    required: true,
+  },
+  large: {
+    target: 'models/large-target.safetensors',
+    draft: 'models/large-draft.safetensors',
+    required: false,
+  },
 };
+
+/** The default pair, as before pairs existed. */
+export const MODEL_FILES = { target: MODEL_PAIRS.small.target, draft: MODEL_PAIRS.small.draft };

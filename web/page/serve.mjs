@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // A tiny static server for the built page (dist/page), on 127.0.0.1 only. No dependencies.
 //   node web/page/serve.mjs [--port 8080] [--root dist/page]     (npm run serve)
-// Also imported by the end-to-end tests: startServer({ root, port: 0 }) -> { url, close }.
+// Also imported by the end-to-end tests: startServer({ root, port: 0 }) -> { url, close }, and
+// startServer({ ..., throttle: { match: (pathname) => boolean, bytesPerSecond } }) sends the
+// matching files slowly, in chunks, as a slow network would (to watch a progress bar).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -22,7 +24,7 @@ const TYPES = {
   '.safetensors': 'application/octet-stream',
 };
 
-export async function startServer({ root, port = 0, host = '127.0.0.1', log = false } = {}) {
+export async function startServer({ root, port = 0, host = '127.0.0.1', log = false, throttle = null } = {}) {
   const base = path.resolve(root);
   const server = createServer(async (req, res) => {
     try {
@@ -46,7 +48,8 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', log = fa
         'Content-Length': body.length,
         'Cache-Control': 'no-cache',
       });
-      res.end(req.method === 'HEAD' ? undefined : body);
+      if (req.method !== 'HEAD' && throttle?.match(url.pathname)) await sendSlowly(res, body, throttle.bytesPerSecond);
+      else res.end(req.method === 'HEAD' ? undefined : body);
       if (log) console.log(`200 ${req.url}`);
     } catch (err) {
       res.writeHead(500).end(String(err));
@@ -65,6 +68,18 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', log = fa
       server.closeAllConnections?.();
     }),
   };
+}
+
+// 64 KiB chunks at the given rate; stops when the client goes away.
+async function sendSlowly(res, body, bytesPerSecond) {
+  const chunk = 64 * 1024;
+  const pause = (chunk / bytesPerSecond) * 1000;
+  for (let off = 0; off < body.length; off += chunk) {
+    if (res.destroyed) return;
+    res.write(body.subarray(off, off + chunk));
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+  res.end();
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -2,46 +2,124 @@
 //   npm run dev         — dev server
 //   npm run build:page  — static build into dist/page (relocatable: base './')
 //   npm run serve       — serves dist/page on 127.0.0.1 and prints the URL
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
-import { MODEL_FILES } from './models.config.js';
+import { MODEL_PAIRS } from './models.config.js';
 import { CSP } from './csp.js';
 
 const pageDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(pageDir, '../..');
 
-// Copies the two model files into the build as models/<role>.safetensors (fixed names, so the
-// page and course authors can address them) and serves them under the same names in dev.
+// The model pairs of models.config.js: copies each file into the build (fixed names:
+// models/target.safetensors, models/draft.safetensors for the default pair, models/<pair>-<role>
+// for the others), serves them under the same names in dev, and gives the page what it needs
+// to know about them before downloading anything through the module 'virtual:specdec-pairs':
+// sizes (the picker's "large, 40.3 MB" label), parameter counts and shapes (read from the
+// safetensors header), and the URL to fetch. A pair that is fetched on demand gets a content
+// hash in its URL (?v=...), so the service worker's runtime cache never serves an old file
+// after a new one is shipped under the same name.
+const PAIRS_ID = 'virtual:specdec-pairs';
+
+function safetensorsHeader(file) {
+  const fd = openSync(file, 'r');
+  try {
+    const len = Buffer.alloc(8);
+    readSync(fd, len, 0, 8, 0);
+    const n = Number(len.readBigUInt64LE(0));
+    if (!(n > 1 && n <= 2 ** 20)) throw new Error(`${file}: not a safetensors file (header length ${n})`);
+    const json = Buffer.alloc(n);
+    readSync(fd, json, 0, n, 8);
+    return JSON.parse(json.toString('utf8'));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function describeModelFile(file) {
+  const header = safetensorsHeader(file);
+  const meta = header.__metadata__ ?? {};
+  let params = 0;
+  for (const [name, t] of Object.entries(header)) {
+    if (name !== '__metadata__') params += t.shape.reduce((a, b) => a * b, 1);
+  }
+  const int = (k) => (meta[k] === undefined ? null : Number(meta[k]));
+  return {
+    name: meta.name ?? null,
+    params,
+    config: { nLayer: int('n_layer'), nHead: int('n_head'), nEmbd: int('n_embd'), blockSize: int('block_size'), vocabSize: int('vocab_size') },
+  };
+}
+
 function specdecModels() {
-  const files = Object.entries(MODEL_FILES).map(([role, rel]) => ({
-    name: `models/${role}.safetensors`,
-    source: path.resolve(repoRoot, rel),
+  const pairs = Object.entries(MODEL_PAIRS).map(([pair, spec], index) => ({
+    pair,
+    spec,
+    precached: index === 0, // the default pair: loaded on every visit, so precached
+    files: ['target', 'draft'].map((role) => ({
+      role,
+      name: index === 0 ? `models/${role}.safetensors` : `models/${pair}-${role}.safetensors`,
+      source: path.resolve(repoRoot, spec[role]),
+    })),
   }));
+  const present = (f) => {
+    try {
+      return statSync(f.source).isFile();
+    } catch {
+      return false;
+    }
+  };
+  const available = (p) => p.files.every(present);
+  // The module's source: computed once per build (and on each dev request, cheap enough).
+  function pairsModule() {
+    const out = {};
+    for (const p of pairs) {
+      if (!available(p)) {
+        out[p.pair] = { name: p.pair, available: false, precached: p.precached, bytes: 0, label: `${p.pair} (not in this build)`, files: null };
+        continue;
+      }
+      const files = {};
+      let bytes = 0;
+      for (const f of p.files) {
+        const size = statSync(f.source).size;
+        bytes += size;
+        const hash = p.precached ? '' : `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`;
+        files[f.role] = { url: f.name + hash, bytes: size, ...describeModelFile(f.source) };
+      }
+      out[p.pair] = { name: p.pair, available: true, precached: p.precached, bytes, label: `${p.pair}, ${(bytes / 1e6).toFixed(1)} MB`, files };
+    }
+    return `export const PAIRS = ${JSON.stringify(out, null, 2)};\nexport const DEFAULT_PAIR = ${JSON.stringify(pairs[0].pair)};\n`;
+  }
   return {
     name: 'specdec-models',
     buildStart() {
-      for (const f of files) {
-        try {
-          statSync(f.source);
-        } catch {
-          this.error(`model file missing: ${f.source} (see web/page/models.config.js)`);
+      for (const p of pairs) {
+        for (const f of p.files) {
+          if (present(f)) this.addWatchFile(f.source);
+          else if (p.spec.required) this.error(`model file missing: ${f.source} (see web/page/models.config.js)`);
         }
-        this.addWatchFile(f.source);
+        if (!available(p)) this.warn(`the ${p.pair} pair is not in this build: ${p.files.filter((f) => !present(f)).map((f) => f.source).join(', ')} missing`);
       }
     },
+    resolveId(id) {
+      return id === PAIRS_ID ? '\0' + PAIRS_ID : null;
+    },
+    load(id) {
+      return id === '\0' + PAIRS_ID ? pairsModule() : null;
+    },
     generateBundle() {
-      for (const f of files) {
-        this.emitFile({ type: 'asset', fileName: f.name, source: readFileSync(f.source) });
+      for (const p of pairs.filter(available)) {
+        for (const f of p.files) this.emitFile({ type: 'asset', fileName: f.name, source: readFileSync(f.source) });
       }
     },
     configureServer(server) {
       server.middlewares.use((req, res, next) => {
         const url = (req.url || '').split('?')[0];
-        const f = files.find((x) => url.endsWith('/' + x.name));
-        if (!f) return next();
+        const f = pairs.flatMap((p) => p.files).find((x) => url.endsWith('/' + x.name));
+        if (!f || !present(f)) return next();
         const body = readFileSync(f.source);
         res.setHeader('Content-Type', 'application/octet-stream');
         res.setHeader('Content-Length', String(body.length));
@@ -89,6 +167,20 @@ export default defineConfig({
       manifest: false,
       workbox: {
         globPatterns: ['**/*.{html,js,css,wasm,safetensors,svg}'],
+        // The pairs fetched on demand are not precached (a first visit must not download them)...
+        globIgnores: ['**/models/*-*.safetensors'],
+        // ...but kept once fetched: a learner who picked one can use it offline afterwards.
+        // Their URLs carry a content hash (?v=...), so two entries per pair are all there is
+        // to keep; an older version is dropped when a newer one is cached.
+        runtimeCaching: [{
+          urlPattern: /\/models\/[^/?]+-(target|draft)\.safetensors(\?[^/]*)?$/,
+          handler: 'CacheFirst',
+          options: {
+            cacheName: 'specdec-model-pairs',
+            cacheableResponse: { statuses: [200] },
+            expiration: { maxEntries: 2 * (Object.keys(MODEL_PAIRS).length - 1) },
+          },
+        }],
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
         cleanupOutdatedCaches: true,
         clientsClaim: true,

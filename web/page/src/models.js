@@ -3,11 +3,51 @@
 // measured statistics beside what the lesson's formula predicts from them.
 import { frame, h, onWidthChange, s } from './svg.js';
 import { byteTextStream, encodeBytes, visibleText } from './tokens.js';
-import { fileSizeProblem } from './limits.js';
+import { fileSizeProblem, sizeText } from './limits.js';
 import { bestGamma } from './costmodel.js';
+import { initVk } from './vk.js';
+// The pairs the build ships (models.config.js, vite.config.js): sizes, shapes, URLs.
+import { PAIRS, DEFAULT_PAIR } from 'virtual:specdec-pairs';
 
-// Fixed names in the built folder (see vite.config.js and models.config.js).
-const MODEL_URLS = { target: 'models/target.safetensors', draft: 'models/draft.safetensors' };
+export { PAIRS, DEFAULT_PAIR };
+
+const absolute = (url) => new URL(url, document.baseURI).href;
+
+/** What the worker needs to load a pair: absolute URLs, expected sizes, its name. */
+function pairRequest(name) {
+  const p = PAIRS[name];
+  if (!p?.available) throw new Error(`the ${name} pair is not in this build`);
+  return {
+    urls: { target: absolute(p.files.target.url), draft: absolute(p.files.draft.url) },
+    sizes: { target: p.files.target.bytes, draft: p.files.draft.bytes },
+    pair: name,
+  };
+}
+
+/** Whether both files of a pair are in a cache of the service worker (usable offline). */
+export async function pairIsCached(name) {
+  const p = PAIRS[name];
+  if (!p?.available || !('caches' in window)) return false;
+  try {
+    const hits = await Promise.all(['target', 'draft'].map((r) => caches.match(absolute(p.files[r].url))));
+    return hits.every(Boolean);
+  } catch {
+    return false;
+  }
+}
+
+// A pair fetched on demand is kept by the service worker's runtime cache, so it must go
+// through the service worker: on a first visit, wait (briefly) until it controls the page.
+async function serviceWorkerInControl(timeoutMs = 10000) {
+  if (!('serviceWorker' in navigator) || !window.isSecureContext || import.meta.env.DEV) return;
+  if (navigator.serviceWorker.controller) return;
+  const reg = await navigator.serviceWorker.getRegistration().catch(() => null);
+  if (!reg) return;
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    navigator.serviceWorker.addEventListener('controllerchange', () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
+}
 
 /** Promise-based client of worker.js. */
 export class ModelClient {
@@ -17,6 +57,7 @@ export class ModelClient {
     this.pending = new Map(); // id -> { resolve, reject, onEvent }
     this.info = null;
     this.loading = null;
+    this.pair = DEFAULT_PAIR; // the pair loaded (or to load); a learner's files may replace it
     this.listeners = new Set();
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => {
@@ -33,7 +74,7 @@ export class ModelClient {
     if (msg.type === 'error') {
       this.pending.delete(msg.id);
       p.reject(new Error(msg.message));
-    } else if (['progress', 'chunk', 'started'].includes(msg.type)) {
+    } else if (['progress', 'chunk', 'started', 'vk-progress'].includes(msg.type)) {
       p.onEvent?.(msg);
     } else {
       this.pending.delete(msg.id);
@@ -52,13 +93,13 @@ export class ModelClient {
   on(fn) { this.listeners.add(fn); }
   emit(ev) { for (const fn of this.listeners) fn(ev); }
 
-  /** Loads both models once; later calls share the same promise. */
+  /** Loads the current pair (the default one at first) once; later calls share the promise. */
   ensureLoaded() {
     if (!this.loading) {
-      const urls = Object.fromEntries(Object.entries(MODEL_URLS)
-        .map(([k, v]) => [k, new URL(v, document.baseURI).href]));
-      this.emit({ type: 'load-start' });
-      this.loading = this.request({ type: 'load', urls }, (ev) => this.emit(ev))
+      const name = this.pair;
+      const req = pairRequest(name);
+      this.emit({ type: 'load-start', pair: name });
+      this.loading = this.request({ type: 'load', ...req }, (ev) => this.emit({ ...ev, pair: name }))
         .then((msg) => {
           this.info = msg.info;
           this.emit({ type: 'loaded', info: msg.info });
@@ -87,19 +128,42 @@ export class ModelClient {
     return msg.info;
   }
 
-  /** Back to the page's own model files (after loadFiles). */
-  async resetModels() {
-    const urls = Object.fromEntries(Object.entries(MODEL_URLS)
-      .map(([k, v]) => [k, new URL(v, document.baseURI).href]));
-    const msg = await this.request({ type: 'load', urls, replace: true }, (ev) => this.emit(ev));
+  /**
+   * Switches to another pair of the build (PAIRS): fetched with progress events (a pair that is
+   * not precached is fetched through the service worker, which keeps it for offline use), then
+   * loaded in the worker, which disposes the models it replaces. On failure nothing changes.
+   */
+  async loadPair(name) {
+    await this.loading?.catch(() => {});
+    const req = pairRequest(name);
+    if (!PAIRS[name].precached) await serviceWorkerInControl();
+    this.emit({ type: 'load-start', pair: name });
+    let msg;
+    try {
+      msg = await this.request({ type: 'load', ...req, replace: true }, (ev) => this.emit({ ...ev, pair: name }));
+    } catch (err) {
+      this.emit({ type: 'load-error', message: err.message, pair: name, kept: this.info });
+      throw err;
+    }
+    this.pair = name;
     this.info = msg.info;
+    this.loading = Promise.resolve(msg.info);
     this.emit({ type: 'loaded', info: msg.info });
     return msg.info;
   }
 
+  /** Back to the current pair's model files (after loadFiles). */
+  resetModels() { return this.loadPair(this.pair); }
+
   run(mode, options, onEvent) { return this.request({ type: 'run', mode, options }, onEvent); }
   stop() { this.worker.postMessage({ type: 'stop' }); }
   calibrate(options) { return this.request({ type: 'calibrate', options }).then((m) => m.stepMs); }
+  /** Target pass times over k = 1..8 new tokens (roofline.js, worker.js measureVk). */
+  measureVk(options, onEvent) { return this.request({ type: 'measure-vk', options }, onEvent).then((m) => m.vk); }
+  /** One core's read bandwidth over buffers of these sizes ([{ bytes, gbPerSecond } | { bytes, error }]). */
+  bandwidth(sizes) { return this.request({ type: 'bandwidth', sizes }).then((m) => m.results); }
+  /** sd.memoryStats() of the worker's WASM instance (tests: no leak when switching pairs). */
+  memory() { return this.request({ type: 'memory' }).then((m) => m.stats); }
   stepStart(options) { return this.request({ type: 'step-start', options }); }
   stepNext() { return this.request({ type: 'step-next' }).then((m) => m.view); }
   stepDispose() { this.worker.postMessage({ type: 'step-dispose' }); }
@@ -144,6 +208,7 @@ export function initModels(sd, client) {
     chartPositions: $('chart-positions'),
     fileInputs: { target: $('model-file-target'), draft: $('model-file-draft') },
     fileStatus: $('model-file-status'), fileError: $('model-file-error'), fileReset: $('model-file-reset'),
+    pairOptions: $('pair-options'), pairNote: $('pair-note'),
   };
   const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
   let busy = false;
@@ -151,21 +216,76 @@ export function initModels(sd, client) {
   let specResult = null;
   let stepMs = null; // { options, ms } from calibration
   let shownPositions = null;
+  const vk = initVk({ client, pairs: PAIRS, setBusy: (b) => setBusy(b), isBusy: () => busy, readOptions });
   const showPositions = (st) => {
     shownPositions = st;
     drawPositions(ui.chartPositions, st);
   };
 
+  // ---- the pair picker: one radio button per pair of the build ("small, 10.7 MB")
+  const pairInputs = {};
+  for (const [name, p] of Object.entries(PAIRS)) {
+    const input = h('input', { type: 'radio', name: 'pair', value: name, id: `pair-${name}`, disabled: !p.available });
+    input.checked = name === client.pair;
+    pairInputs[name] = input;
+    const desc = h('span', { class: 'pair-desc', id: `pair-${name}-desc` }, [pairDescription(p)]);
+    const where = h('span', { class: 'pair-where', id: `pair-${name}-where`, 'data-testid': `pair-${name}-where` },
+      [p.precached ? 'loaded on every visit' : (p.available ? 'downloaded only when picked' : '')]);
+    ui.pairOptions.append(h('label', { class: 'pair', for: input.id }, [
+      input, h('span', { class: 'pair-name', 'data-testid': `pair-${name}-label` }, [p.label]), desc, where]));
+  }
+  async function refreshPairStatus() {
+    for (const [name, p] of Object.entries(PAIRS)) {
+      if (p.precached || !p.available) continue;
+      const cached = await pairIsCached(name);
+      const el = document.getElementById(`pair-${name}-where`);
+      el.textContent = cached ? 'saved for offline use' : 'downloaded only when picked, then kept for offline use';
+      el.dataset.cached = String(cached);
+    }
+  }
+  refreshPairStatus();
+  const checkPair = (name) => { for (const [n, input] of Object.entries(pairInputs)) input.checked = n === name; };
+  for (const [name, input] of Object.entries(pairInputs)) {
+    input.addEventListener('change', async () => {
+      if (!input.checked || name === client.pair && client.info?.pair === name) return;
+      if (busy) {
+        checkPair(client.pair);
+        ui.pairNote.textContent = 'Stop the running decode before switching pairs.';
+        return;
+      }
+      ui.pairNote.textContent = '';
+      setBusy(true);
+      try {
+        await client.loadPair(name);
+        ui.fileReset.hidden = true;
+        fileState('', '');
+      } catch (err) {
+        checkPair(client.pair);
+        ui.pairNote.textContent = `Could not load the ${name} pair: ${err.message}. `
+          + (client.info ? `Still using the ${client.info.pair ?? 'same'} models.` : '');
+      } finally {
+        setBusy(false);
+        refreshPairStatus();
+      }
+    });
+  }
+
   client.on((ev) => {
     if (ev.type === 'load-start') {
-      ui.loadText.textContent = 'Loading the models…';
+      const p = PAIRS[ev.pair];
+      ui.loadText.textContent = `Loading the ${ev.pair} pair (${mb(p?.bytes ?? 0)})…`;
+      ui.progress.value = 0;
       ui.progress.hidden = false;
+      ui.progress.dataset.pair = ev.pair;
+      document.body.dataset.modelsReady = 'false';
     } else if (ev.type === 'progress') {
       const frac = ev.total ? ev.loaded / ev.total : 0;
       ui.progress.value = frac;
+      ui.progress.dataset.loaded = String(ev.loaded);
+      ui.progress.dataset.total = String(ev.total);
       ui.loadText.textContent = ev.total
-        ? `Loading the models… ${mb(ev.loaded)} of ${mb(ev.total)} (${Math.round(frac * 100)} %)`
-        : `Loading the models… ${mb(ev.loaded)}`;
+        ? `Loading the ${ev.pair} pair… ${mb(ev.loaded)} of ${mb(ev.total)} (${Math.round(frac * 100)} %)`
+        : `Loading the ${ev.pair} pair… ${mb(ev.loaded)}`;
     } else if (ev.type === 'loaded') {
       // Other models: earlier measurements no longer compare.
       plainResult = null;
@@ -173,15 +293,24 @@ export function initModels(sd, client) {
       stepMs = null;
       ui.progress.value = 1;
       ui.progress.hidden = true;
-      ui.loadText.textContent = `Models ready (${mb(ev.info.target.bytes + ev.info.draft.bytes)}).`;
+      const pairName = ev.info.pair;
+      ui.loadText.textContent = pairName
+        ? `Models ready: the ${pairName} pair (${mb(ev.info.target.bytes + ev.info.draft.bytes)}).`
+        : `Models ready (${mb(ev.info.target.bytes + ev.info.draft.bytes)}).`;
+      checkPair(client.pair);
       ui.info.replaceChildren(describeModel('Target', ev.info.target), ' ', describeModel('Draft', ev.info.draft),
         ...(ev.info.sameWeights ? [h('span', { class: 'note-inline' }, [
           ' Both roles load the same demo weights, so every guess is accepted (p = q): this checks the plumbing, not the speed.'])] : []));
       document.body.dataset.modelsReady = 'true';
-      setBusy(false);
+      document.body.dataset.pair = pairName ?? 'own';
+      vk.onLoaded();
+      setBusy(busy);
     } else if (ev.type === 'load-error' || ev.type === 'worker-error') {
-      ui.loadText.textContent = `Could not load the models: ${ev.message}`;
+      ui.loadText.textContent = ev.kept
+        ? `Could not load the ${ev.pair} pair: ${ev.message}. Still using the ${ev.kept.pair ?? 'same'} models.`
+        : `Could not load the models: ${ev.message}`;
       ui.progress.hidden = true;
+      if (ev.kept) document.body.dataset.modelsReady = 'true';
     }
   });
 
@@ -194,6 +323,8 @@ export function initModels(sd, client) {
     ui.stop.disabled = !b;
     for (const input of Object.values(ui.fileInputs)) input.disabled = b;
     ui.fileReset.disabled = b;
+    for (const [name, input] of Object.entries(pairInputs)) input.disabled = b || !PAIRS[name].available;
+    vk.setDisabled(b);
   }
 
   // ---- a learner's own model files: file pickers and drag and drop, one zone per role
@@ -357,6 +488,8 @@ export function initModels(sd, client) {
         }
       }
       showComparison();
+      // What a verify pass costs on this target, once per target (a button measures again).
+      if (vk.needsMeasurement()) await vk.measure(options, options.gamma);
     } catch (err) {
       ui.verdict.textContent = `Error: ${err.message}`;
       console.warn(err);
@@ -422,6 +555,15 @@ export function initModels(sd, client) {
   setBusy(false);
   onWidthChange(() => showPositions(shownPositions));
   showPositions(null);
+}
+
+function pairDescription(p) {
+  if (!p.available) return 'its files are not in this build';
+  const t = p.files.target;
+  const d = p.files.draft;
+  const shape = (f) => `${f.config.nLayer} × ${f.config.nEmbd}`;
+  return `target ${shape(t)} (${(t.params / 1e6).toFixed(2)} M parameters, ${sizeText(4 * t.params)} of f32 weights in memory), `
+    + `draft ${shape(d)} (${(d.params / 1e6).toFixed(2)} M)`;
 }
 
 function mb(bytes) {

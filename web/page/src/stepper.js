@@ -193,6 +193,11 @@ export function initStepper(sd, models) {
   ui.source.addEventListener('change', restart);
   ui.gamma.addEventListener('change', restart);
   ui.seed.addEventListener('change', restart);
+  // Other models in the worker (another pair, a learner's files): the worker disposed the
+  // step-through's decoder with the old ones, so start again on the new models.
+  models.on((ev) => {
+    if (ev.type === 'loaded' && source?.kind === 'models' && ui.source.value === 'models') restart();
+  });
   $('step-form').addEventListener('submit', (e) => e.preventDefault());
   ui.panel.addEventListener('keydown', (e) => {
     if (e.key === 'ArrowRight' || e.key === 'PageDown' || e.key === ' ' || e.key === 'Enter') {

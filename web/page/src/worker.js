@@ -1,13 +1,21 @@
 // The Web Worker that runs the two real models, so the page never freezes. It owns its own
 // WASM instance, the two loaded models and at most one running decoder (plus one decoder for
 // the step-through). Protocol (every request carries an id; replies echo it):
-//   → { type: 'load', id, urls: { target, draft }, replace? }  ← progress*, { type: 'loaded', info }
-//                                                        (replace: load them again over user files)
+//   → { type: 'load', id, urls: { target, draft }, sizes?, pair?, replace? }
+//                                                        ← progress*, { type: 'loaded', info }
+//                                                        (replace: load them over the models in use,
+//                                                        a learner's files or another pair; sizes:
+//                                                        the expected bytes, for the progress bar)
 //   → { type: 'load-files', id, files: { target?, draft? } }   ← { type: 'loaded', info }
 //                                                        (File objects a learner chose or dropped;
 //                                                        a role without a file keeps its model)
 //   → { type: 'run', id, mode: 'plain'|'spec', options } ← chunk*, { type: 'done', summary }
-//   → { type: 'stop' }                                    (the running decode stops at its next yield)
+//   → { type: 'stop' }                                    (the running decode or measurement
+//                                                        stops at its next yield)
+//   → { type: 'measure-vk', id, options, ks?, iterations? } ← vk-progress*, { type: 'measured', vk }
+//                                                        (target pass time over k new tokens)
+//   → { type: 'bandwidth', id, sizes: [bytes, ...] }     ← { type: 'bandwidth', results }
+//   → { type: 'memory', id }                              ← { type: 'memory', stats } (sd.memoryStats())
 //   → { type: 'step-start', id, options }                 ← { type: 'ok' }
 //   → { type: 'step-next', id }                           ← { type: 'view', view }
 //   → { type: 'step-dispose' }
@@ -15,6 +23,7 @@
 import { loadSpecdec } from 'specdec';
 import { recordToView, emittedKinds, statsOf, modelInfoOf, decoderTokens, decoderDone } from './records.js';
 import { fileSizeProblem } from './limits.js';
+import { K_MAX, median } from './roofline.js';
 
 let sd = null;
 let models = null; // { target, draft, info, parts: { target, draft } } (parts: see install)
@@ -30,10 +39,11 @@ const waiters = [];
 channel.port1.onmessage = () => waiters.shift()?.();
 const yieldNow = () => new Promise((resolve) => { waiters.push(resolve); channel.port2.postMessage(0); });
 
-async function fetchWithProgress(urls, onProgress) {
+async function fetchWithProgress(urls, onProgress, expected = {}) {
   const entries = Object.entries(urls);
   const loaded = Object.fromEntries(entries.map(([k]) => [k, 0]));
-  const totals = Object.fromEntries(entries.map(([k]) => [k, 0]));
+  // Until a response says its length, the size the build recorded (or 0: unknown).
+  const totals = Object.fromEntries(entries.map(([k]) => [k, expected[k] || 0]));
   const report = () => onProgress(
     Object.values(loaded).reduce((a, b) => a + b, 0),
     Object.values(totals).reduce((a, b) => a + b, 0),
@@ -42,7 +52,7 @@ async function fetchWithProgress(urls, onProgress) {
   await Promise.all(entries.map(async ([role, url]) => {
     const res = await fetch(url);
     if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-    totals[role] = Number(res.headers.get('content-length')) || 0;
+    totals[role] = Number(res.headers.get('content-length')) || totals[role];
     if (!res.body) {
       out[role] = new Uint8Array(await res.arrayBuffer());
       loaded[role] = out[role].length;
@@ -75,14 +85,20 @@ function digest(bytes) {
 
 // Makes `next` ({ target, draft }, each { model, bytes, file, digest }) the models in use and
 // disposes the models it replaces (a decoder still using one keeps its weights alive).
-function install(next, parseMs) {
+// The step-through's decoder is disposed too: it would keep the old weights alive (the page's
+// step-through starts again on the new models when it hears they are loaded).
+function install(next, parseMs, pair = null) {
   const old = models;
+  const part = (p) => ({ ...modelInfoOf(p.model), bytes: p.bytes, file: p.file, digest: p.digest, pair: p.pair ?? null });
   const info = {
-    target: { ...modelInfoOf(next.target.model), bytes: next.target.bytes, file: next.target.file },
-    draft: { ...modelInfoOf(next.draft.model), bytes: next.draft.bytes, file: next.draft.file },
+    target: part(next.target),
+    draft: part(next.draft),
+    pair: next.target.pair && next.target.pair === next.draft.pair ? next.target.pair : null,
     parseMs,
     sameWeights: next.target.digest === next.draft.digest,
   };
+  stepper?.dec.dispose();
+  stepper = null;
   models = { target: next.target.model, draft: next.draft.model, info, parts: next };
   for (const role of ['target', 'draft']) {
     const m = old?.parts[role].model;
@@ -103,7 +119,8 @@ async function load(msg) {
       lastPost = now;
       post({ type: 'progress', id: msg.id, loaded, total });
     }
-  });
+  }, msg.sizes);
+  if (msg.replace && running) throw new Error('Stop the running decode before loading other models.');
   // A learner's files loaded while these were downloading win over them.
   if (models && !msg.replace) return models.info;
   const t0 = performance.now();
@@ -115,7 +132,7 @@ async function load(msg) {
     target.dispose();
     throw e;
   }
-  const part = (model, b) => ({ model, bytes: b.length, file: null, digest: digest(b) });
+  const part = (model, b) => ({ model, bytes: b.length, file: null, digest: digest(b), pair: msg.pair ?? null });
   return install({ target: part(target, bytes.target), draft: part(draft, bytes.draft) }, performance.now() - t0);
 }
 
@@ -277,6 +294,79 @@ function calibrate(options) {
   }
 }
 
+// v(k) through the public API only: the target pass of a speculative iteration with a fixed
+// γ always forwards γ + 1 new tokens (the last emitted token and γ drafts) and each
+// IterationRecord carries its targetMs; plain decoding gives k = 1. For every k, a dozen
+// iterations after one warm-up iteration (the first pass also reads the prompt); the k are
+// swept up and then down, six iterations each way, so a machine whose speed drifts (other load,
+// clock changes) biases no k. Medians. Stoppable between iterations ('stop').
+async function measureVk(msg) {
+  if (!models) throw new Error('models are not loaded');
+  if (running) throw new Error('a run is already in progress');
+  running = true;
+  stopRequested = false;
+  const o = msg.options;
+  const kMax = Math.min(K_MAX, msg.kMax ?? K_MAX);
+  const perSweep = Math.max(1, Math.round((msg.iterations ?? 12) / 2));
+  const ks = Array.from({ length: kMax }, (_, i) => i + 1);
+  const sweeps = [ks, [...ks].reverse()];
+  // Keep the prompt short enough that every iteration has room for k new tokens.
+  const context = Math.min(models.info.target.blockSize ?? 256, models.info.draft.blockSize ?? 256);
+  const room = Math.max(1, context - (perSweep + 1) * kMax - 1);
+  const prompt = Array.from(o.prompt ?? [10]).slice(-room);
+  const samples = ks.map(() => []);
+  const total = sweeps.length * ks.length;
+  let done = 0;
+  const t0 = performance.now();
+  try {
+    for (const sweep of sweeps) {
+      for (const k of sweep) {
+        if (stopRequested) break;
+        const plain = k === 1;
+        const dec = sd.createDecoder(decoderOptions({ ...o, prompt, gamma: Math.max(1, k - 1) }, plain));
+        try {
+          for (let i = 0; i <= perSweep && !decoderDone(dec) && !stopRequested; i++) {
+            const rec = dec.step();
+            // Near the end of the context the decoder drafts fewer tokens: not a k-token pass.
+            if (i > 0 && (plain || rec.proposed.length === k - 1)) samples[k - 1].push(rec.targetMs);
+            await yieldNow();
+          }
+        } finally {
+          dec.dispose();
+        }
+        done++;
+        post({ type: 'vk-progress', id: msg.id, done, total, k });
+      }
+    }
+  } finally {
+    running = false;
+  }
+  const stopped = stopRequested;
+  stopRequested = false;
+  const passMs = [NaN, ...samples.map((xs) => median(xs))];
+  return {
+    passMs,
+    samples: samples.map((xs) => xs.length),
+    stopped,
+    ms: performance.now() - t0,
+    target: { params: models.info.target.params, digest: models.info.target.digest, pair: models.info.target.pair },
+  };
+}
+
+// One core's read bandwidth over buffers of these sizes (the weight bytes of a target), with
+// sd.measureReadBandwidth; an older build of the module without it says so in `error`.
+function bandwidth(sizes) {
+  return sizes.map((bytes) => {
+    // (A package older than the function itself: the same words as a module without it.)
+    if (typeof sd.measureReadBandwidth !== 'function') return { bytes, error: 'measureReadBandwidth: not in this build of the module' };
+    try {
+      return { bytes, ...sd.measureReadBandwidth({ bytes, repeats: 5 }) };
+    } catch (e) {
+      return { bytes, error: String(e?.message || e) };
+    }
+  });
+}
+
 async function handle(msg) {
   switch (msg.type) {
     case 'load':
@@ -291,6 +381,15 @@ async function handle(msg) {
     case 'stop':
       stopRequested = true;
       return null;
+    case 'measure-vk':
+      return { type: 'measured', vk: await measureVk(msg) };
+    case 'bandwidth':
+      if (!sd) sd = await loadSpecdec();
+      if (running) throw new Error('a run is already in progress');
+      return { type: 'bandwidth', results: bandwidth(msg.sizes) };
+    case 'memory':
+      if (!sd) sd = await loadSpecdec();
+      return { type: 'memory', stats: sd.memoryStats() };
     case 'step-start': {
       if (!models) throw new Error('models are not loaded');
       stepper?.dec.dispose();
