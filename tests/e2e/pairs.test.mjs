@@ -114,7 +114,7 @@ test('a run measures v(k) of the small target and explains it with numbers', asy
   const { page } = env;
   await runAndMeasure(page, { maxTokens: 24, gamma: 3 });
   await checkVk(page, 'small');
-  await screenshot(page, '6-vk-small', '#vk');
+  await screenshot(page, 'pairs-1-vk-small', '#vk');
 });
 
 test('picking the large pair downloads it with a progress bar, then it runs and is measured', { skip: skipLarge }, async () => {
@@ -136,7 +136,7 @@ test('picking the large pair downloads it with a progress bar, then it runs and 
     return !bar.hidden && bar.value > 0.05 && bar.value < 0.9;
   }, null, { timeout: 60000, polling: 20 });
   assert.equal(await page.isDisabled('#run-both'), true, 'no run while the pair loads');
-  await screenshot(page, '7-large-downloading', '#models');
+  await screenshot(page, 'pairs-2-large-downloading', '#models');
   await waitPair(page, 'large');
   const log = await page.evaluate(() => window.__progressLog);
   const partial = log.filter((e) => e.loaded > 0 && e.loaded < e.total);
@@ -156,7 +156,7 @@ test('picking the large pair downloads it with a progress bar, then it runs and 
   assert.equal(await page.locator('#chart-vk path.vk-other').count(), 1, 'the small target, measured earlier');
   await page.waitForFunction(() => document.getElementById('pair-large-where').dataset.cached === 'true', null, { timeout: 10000 });
   assert.equal(await text(page, byTestId('pair-large-where')), 'saved for offline use');
-  await screenshot(page, '8-vk-large', '#vk');
+  await screenshot(page, 'pairs-3-vk-large', '#vk');
   // The measurement is stoppable; a complete earlier one stays on the chart.
   await page.click('#vk-measure');
   await page.waitForFunction(() => document.getElementById('vk').dataset.state === 'measuring', null, { timeout: 10000, polling: 10 });
@@ -165,7 +165,7 @@ test('picking the large pair downloads it with a progress bar, then it runs and 
   assert.match(await text(page, byTestId('vk-status')), /^Stopped: v\(k\) from \d of 8 pass lengths measured so far; the chart shows the earlier complete measurement\.$/);
   assert.equal(await page.locator('#chart-vk .vk-dot').count(), 8);
   assert.equal(await page.isDisabled('#run-both'), false, 'usable again');
-  await screenshot(page, '8-models-large', '#models');
+  await screenshot(page, 'pairs-3-models-large', '#models');
   const cached = await cachedUrls(page);
   assert.ok(cached.some((u) => /^specdec-model-pairs .*\/models\/large-target\.safetensors$/.test(u)), cached.join(', '));
   assert.ok(!cached.some((u) => /^workbox-precache.*large-/.test(u)), 'runtime cache, not the precache');
@@ -210,6 +210,6 @@ test('offline after first use: the network cut and the server stopped, the large
   await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
   assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
   assert.ok(requests.slice(before).some((u) => /large-target\.safetensors/.test(u)), 'the large pair was requested (and served by the service worker)');
-  await screenshot(page, '9-large-offline', '#models');
+  await screenshot(page, 'pairs-4-large-offline', '#models');
   assertClean(assert, env.watch);
 });
