@@ -35,14 +35,23 @@ PRESETS = {
                    batch=16, max_iters=650, warmup=100, weight_decay=0.1),
     'draft': dict(n_layer=2, n_head=4, n_embd=128, block_size=256, lr=2e-3, min_lr=2e-4,
                   batch=16, max_iters=400, warmup=30, weight_decay=0.1, kl_weight=0.8),
+    # The large pair: a target whose f32 weights (76 MB) do not fit in any cache, so that one
+    # decoding step is memory-bound (see the README's Performance section).
+    'large-target': dict(n_layer=6, n_head=8, n_embd=512, block_size=256, lr=1e-3, min_lr=1e-4,
+                         batch=16, max_iters=2400, warmup=100, weight_decay=0.1, dropout=0.1,
+                         schedule='wsd', decay_frac=0.25),
+    'large-draft': dict(n_layer=2, n_head=4, n_embd=192, block_size=256, lr=2e-3, min_lr=2e-4,
+                        batch=16, max_iters=800, warmup=30, weight_decay=0.1, kl_weight=0.8,
+                        teacher='large-target'),
 }
 
 
 # ----------------------------------------------------------------------------- model
 class CausalSelfAttention(nn.Module):
-    def __init__(self, n_embd, n_head):
+    def __init__(self, n_embd, n_head, dropout=0.0):
         super().__init__()
         self.n_head = n_head
+        self.dropout = dropout
         self.c_attn = nn.Linear(n_embd, 3 * n_embd)  # (3C, C): q, k, v stacked
         self.c_proj = nn.Linear(n_embd, n_embd)
 
@@ -53,43 +62,48 @@ class CausalSelfAttention(nn.Module):
         q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         k = k.view(B, T, self.n_head, hs).transpose(1, 2)
         v = v.view(B, T, self.n_head, hs).transpose(1, 2)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True) if hasattr(
-            F, 'scaled_dot_product_attention') else self._attn(q, k, v, T)
+        p_drop = self.dropout if self.training else 0.0
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=p_drop, is_causal=True) if hasattr(
+            F, 'scaled_dot_product_attention') else self._attn(q, k, v, T, p_drop)
         y = y.transpose(1, 2).contiguous().view(B, T, C)
-        return self.c_proj(y)
+        return F.dropout(self.c_proj(y), p_drop, self.training)  # residual dropout (nanoGPT)
 
     @staticmethod
-    def _attn(q, k, v, T):
+    def _attn(q, k, v, T, p_drop):
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, T, T)
         mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device))
         att = att.masked_fill(~mask, float('-inf'))
-        return F.softmax(att, dim=-1) @ v
+        return F.dropout(F.softmax(att, dim=-1), p_drop, True) @ v
 
 
 class Block(nn.Module):
-    def __init__(self, n_embd, n_head):
+    def __init__(self, n_embd, n_head, dropout=0.0):
         super().__init__()
+        self.dropout = dropout
         self.ln_1 = nn.LayerNorm(n_embd)
-        self.attn = CausalSelfAttention(n_embd, n_head)
+        self.attn = CausalSelfAttention(n_embd, n_head, dropout)
         self.ln_2 = nn.LayerNorm(n_embd)
         self.mlp = nn.ModuleDict(dict(c_fc=nn.Linear(n_embd, 4 * n_embd),
                                       c_proj=nn.Linear(4 * n_embd, n_embd)))
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
-        x = x + self.mlp.c_proj(F.gelu(self.mlp.c_fc(self.ln_2(x))))  # exact (erf) GELU
+        h = self.mlp.c_proj(F.gelu(self.mlp.c_fc(self.ln_2(x))))  # exact (erf) GELU
+        x = x + F.dropout(h, self.dropout, self.training)
         return x
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab_size=256, n_layer=6, n_head=8, n_embd=256, block_size=256):
+    def __init__(self, vocab_size=256, n_layer=6, n_head=8, n_embd=256, block_size=256,
+                 dropout=0.0):  # dropout: training only; not part of the exported config
         super().__init__()
+        self.dropout = dropout
         self.config = dict(vocab_size=vocab_size, n_layer=n_layer, n_head=n_head,
                            n_embd=n_embd, block_size=block_size)
         self.transformer = nn.ModuleDict(dict(
             wte=nn.Embedding(vocab_size, n_embd),
             wpe=nn.Embedding(block_size, n_embd),
-            h=nn.ModuleList([Block(n_embd, n_head) for _ in range(n_layer)]),
+            h=nn.ModuleList([Block(n_embd, n_head, dropout) for _ in range(n_layer)]),
             ln_f=nn.LayerNorm(n_embd)))
         self.apply(self._init)
         for name, p in self.named_parameters():  # GPT-2 scaled init of residual projections
@@ -108,6 +122,7 @@ class GPT(nn.Module):
         T = idx.size(1)
         pos = torch.arange(T, device=idx.device)
         x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+        x = F.dropout(x, self.dropout, self.training)
         for block in self.transformer.h:
             x = block(x)
         x = self.transformer.ln_f(x)
@@ -200,6 +215,13 @@ def evaluate(model, val, block, n_batches=24, batch=16):
 def lr_at(it, s):
     if it < s['warmup']:
         return s['lr'] * (it + 1) / s['warmup']
+    if s.get('schedule') == 'wsd':  # warm-up, stable, then a linear decay over the last part:
+        # the run's length can still be changed (--max-iters) until the decay starts
+        decay_start = s['max_iters'] - int(s['decay_frac'] * s['max_iters'])
+        if it < decay_start:
+            return s['lr']
+        r = (it - decay_start) / max(1, s['max_iters'] - decay_start)
+        return s['lr'] + r * (s['min_lr'] - s['lr'])
     r = min(1.0, (it - s['warmup']) / max(1, s['max_iters'] - s['warmup']))
     return s['min_lr'] + 0.5 * (1 + math.cos(math.pi * r)) * (s['lr'] - s['min_lr'])
 
@@ -215,14 +237,14 @@ def train(name, args):
     torch.set_num_threads(args.threads)
     train_data, val_data = load_data()
     model = GPT(n_layer=s['n_layer'], n_head=s['n_head'], n_embd=s['n_embd'],
-                block_size=s['block_size'])
+                block_size=s['block_size'], dropout=s.get('dropout', 0.0))
     if args.init_from:  # warm start (e.g. continue training a shipped model with a new schedule)
         tensors, _ = load_safetensors(args.init_from)
         model.load_state_dict(tensors)
         print(f'initialised from {args.init_from}', flush=True)
     teacher = None
-    if name == 'draft':
-        teacher, _ = load_model(os.path.join(HERE, 'target.safetensors'))
+    if 'kl_weight' in s:  # a draft: distilled from its target
+        teacher, _ = load_model(os.path.join(HERE, s.get('teacher', 'target') + '.safetensors'))
         for p in teacher.parameters():
             p.requires_grad_(False)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
@@ -365,7 +387,7 @@ def measure_alpha(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('what', choices=['target', 'draft', 'fixture', 'golden', 'alpha'])
+    ap.add_argument('what', choices=list(PRESETS) + ['fixture', 'golden', 'alpha'])
     ap.add_argument('--seed', type=int, default=1337)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--max-iters', type=int, default=0, help='override the preset')

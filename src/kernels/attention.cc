@@ -66,7 +66,58 @@ void weighted_sum(const float* p, const float* values, size_t n_keys, size_t hs,
   for (int v = 0; v < NV; ++v) store(out + d0 + 4 * v, acc[v]);
 }
 
+// weighted_sum over the rows [0, n_prefix) then the rows extra[0 .. n_extra): the same
+// accumulators continue from one segment to the next, so the order is that of a contiguous copy.
+template <int NV>
+void weighted_sum_gather(const float* p, const float* values, size_t n_prefix, const size_t* extra,
+                         size_t n_extra, size_t hs, size_t d0, float* out) {
+  F4 acc[NV];
+  for (int v = 0; v < NV; ++v) acc[v] = zero();
+  const float* row = values + d0;
+  for (size_t j = 0; j < n_prefix; ++j, row += hs) {
+    const F4 pj = splat(p[j]);
+    for (int v = 0; v < NV; ++v) acc[v] = add(acc[v], mul(pj, load(row + 4 * v)));
+  }
+  for (size_t e = 0; e < n_extra; ++e) {
+    const F4 pj = splat(p[n_prefix + e]);
+    const float* r = values + extra[e] * hs + d0;
+    for (int v = 0; v < NV; ++v) acc[v] = add(acc[v], mul(pj, load(r + 4 * v)));
+  }
+  for (int v = 0; v < NV; ++v) store(out + d0 + 4 * v, acc[v]);
+}
+
 }  // namespace
+
+void attend_gather(const float* q, const float* keys, const float* values, size_t n_prefix,
+                   const size_t* extra, size_t n_extra, size_t head_size, float* scores,
+                   float* out) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
+  // A score depends only on its own key (scores4 computes each exactly as dot() does).
+  size_t j = 0;
+  for (; j + 4 <= n_prefix; j += 4) scores4(q, keys + j * head_size, head_size, scale, scores + j);
+  for (; j < n_prefix; ++j) scores[j] = dot(q, keys + j * head_size, head_size) * scale;
+  for (size_t e = 0; e < n_extra; ++e) {
+    scores[n_prefix + e] = dot(q, keys + extra[e] * head_size, head_size) * scale;
+  }
+  const size_t n = n_prefix + n_extra;
+  softmax(scores, n);
+  const size_t d4 = head_size - head_size % 4;
+  size_t d = 0;
+  for (; d + 32 <= d4; d += 32) {
+    weighted_sum_gather<8>(scores, values, n_prefix, extra, n_extra, head_size, d, out);
+  }
+  for (; d < d4; d += 4) {
+    weighted_sum_gather<1>(scores, values, n_prefix, extra, n_extra, head_size, d, out);
+  }
+  for (; d < head_size; ++d) {
+    float acc = 0.0f;
+    for (size_t jj = 0; jj < n_prefix; ++jj) acc += scores[jj] * values[jj * head_size + d];
+    for (size_t e = 0; e < n_extra; ++e) {
+      acc += scores[n_prefix + e] * values[extra[e] * head_size + d];
+    }
+    out[d] = acc;
+  }
+}
 
 void attend(const float* q, const float* keys, const float* values, size_t n_keys, size_t head_size,
             float* scores, float* out) {

@@ -16,4 +16,13 @@ void attend(const float* q, const float* keys, const float* values, size_t n_key
 void attend_reference(const float* q, const float* keys, const float* values, size_t n_keys,
                       size_t head_size, float* scores, float* out);
 
+// Tree attention: the query sees the first n_prefix rows of keys/values (the committed
+// sequence) and then the rows listed in extra[0 .. n_extra) (its ancestors in a draft tree and
+// itself, in depth order). Bit for bit the result of attend() on a contiguous copy of those
+// rows in that order, so a tree node's output equals that of the same path run as a plain
+// sequence. scores: scratch of n_prefix + n_extra floats. requires: n_prefix + n_extra >= 1.
+void attend_gather(const float* q, const float* keys, const float* values, size_t n_prefix,
+                   const size_t* extra, size_t n_extra, size_t head_size, float* scores,
+                   float* out);
+
 }  // namespace specdec::kernels

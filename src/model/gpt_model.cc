@@ -13,15 +13,90 @@ namespace specdec {
 
 using kernels::add_inplace;
 using kernels::attend;
+using kernels::attend_gather;
 using kernels::gelu;
 using kernels::layernorm;
 using kernels::matmul;
 
-std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& cache) const {
+namespace {
+
+// Where each token of a pass sits and which cached slots it attends to.
+struct PassLayout {
+  size_t n_seq = 0;                               // leading tokens that continue the sequence
+  size_t seq_len = 0;                             // sequence length every tree node sees
+  std::vector<size_t> position;                   // (T,) position embedding index
+  std::vector<std::vector<size_t>> tree_visible;  // (T,) tree nodes: ancestor slots + own slot
+  std::vector<int> tree_parent;                   // (T - n_seq,) for the cache's bookkeeping
+  std::vector<size_t> tree_depth;                 // (T - n_seq,)
+};
+
+PassLayout layout_pass(const std::vector<int>* tree_parents, const KVCache& cache, size_t T,
+                       int block_size) {
+  const size_t pos0 = cache.size();
+  PassLayout lay;
+  lay.position.resize(T);
+  if (!tree_parents) {
+    if (cache.tree_size() > 0) {
+      fail("forward: the cache holds ", cache.tree_size(),
+           " draft-tree slots (commit or truncate)");
+    }
+    lay.n_seq = T;
+    for (size_t t = 0; t < T; ++t) lay.position[t] = pos0 + t;
+    return lay;
+  }
+  const std::vector<int>& par = *tree_parents;
+  if (par.size() != T) fail("forward: ", par.size(), " tree parents for ", T, " tokens");
+  while (lay.n_seq < T && par[lay.n_seq] == GPTModel::kSequence) ++lay.n_seq;
+  if (lay.n_seq > 0 && cache.tree_size() > 0) {
+    fail("forward: sequence tokens after ", cache.tree_size(), " cached draft-tree slots");
+  }
+  for (size_t t = 0; t < lay.n_seq; ++t) lay.position[t] = pos0 + t;
+  lay.seq_len = cache.linear_size() + lay.n_seq;
+  lay.tree_visible.resize(T);
+  for (size_t t = lay.n_seq; t < T; ++t) {
+    const int p = par[t];
+    const size_t slot = pos0 + t;
+    size_t depth = 0;
+    std::vector<size_t>& vis = lay.tree_visible[t];
+    if (p == GPTModel::kSequence) fail("forward: sequence token ", t, " after tree nodes");
+    if (p == KVCache::kTreeRoot) {
+      depth = 0;
+    } else if (p >= static_cast<int>(lay.seq_len) && static_cast<size_t>(p) < slot) {
+      const size_t ps = static_cast<size_t>(p);
+      if (ps >= pos0) {  // a node of this pass
+        depth = lay.tree_depth[ps - pos0 - lay.n_seq] + 1;
+        vis = lay.tree_visible[ps - pos0];
+      } else {  // a cached tree slot: walk up to the root
+        depth = cache.depth(ps) + 1;
+        for (int a = p; a != KVCache::kTreeRoot; a = cache.parent(a)) {
+          vis.insert(vis.begin(), static_cast<size_t>(a));
+        }
+      }
+    } else {
+      fail("forward: tree parent ", p, " of token ", t, " is not an earlier tree slot (",
+           lay.seq_len, "..", slot - 1, ") or ", KVCache::kTreeRoot, " (the root)");
+    }
+    vis.push_back(slot);
+    lay.tree_parent.push_back(p);
+    lay.tree_depth.push_back(depth);
+    lay.position[t] = lay.seq_len + depth;
+    if (lay.position[t] >= static_cast<size_t>(block_size)) {
+      fail("forward: tree node ", t, " at position ", lay.position[t], " exceeds the context of ",
+           block_size, " tokens (block_size)");
+    }
+  }
+  return lay;
+}
+
+}  // namespace
+
+std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& cache,
+                                     const std::vector<int>* tree_parents,
+                                     std::vector<float>* hidden) const {
   const GPTConfig& cfg = config_;
   const size_t T = tokens.size();  // new tokens in this pass
   const size_t C = cfg.n_embd, V = cfg.vocab_size, H = cfg.n_head, hs = cfg.head_size();
-  const size_t pos0 = cache.size();  // position of tokens[0]
+  const size_t pos0 = cache.size();  // slot of tokens[0]
   // Validate before touching the cache, so that a failed call leaves it as it was.
   if (!(cache.config() == cfg)) fail("forward: the KV cache was made for another model config");
   if (T == 0) fail("forward: tokens is empty");
@@ -34,21 +109,22 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
       fail("forward: token ", tokens[t], " at index ", t, " is outside [0, ", V, ")");
     }
   }
+  const PassLayout lay = layout_pass(tree_parents, cache, T, cfg.block_size);
 
   // Activations, one row per new token.
-  std::vector<float> x(T * C);           // (T, C) residual stream
-  std::vector<float> xn(T * C);          // (T, C) layer-norm output
-  std::vector<float> qkv(T * 3 * C);     // (T, 3C) q | k | v, heads side by side in each
-  std::vector<float> att(T * C);         // (T, C) attention output, heads concatenated
-  std::vector<float> proj(T * C);        // (T, C) a block's contribution to the residual
-  std::vector<float> hidden(T * 4 * C);  // (T, 4C) MLP hidden layer
-  std::vector<float> scores(pos0 + T);   // (pos0 + T,) one query row's attention weights
-  std::vector<float> logits(T * V);      // (T, V)
+  std::vector<float> x(T * C);               // (T, C) residual stream
+  std::vector<float> xn(T * C);              // (T, C) layer-norm output
+  std::vector<float> qkv(T * 3 * C);         // (T, 3C) q | k | v, heads side by side in each
+  std::vector<float> att(T * C);             // (T, C) attention output, heads concatenated
+  std::vector<float> proj(T * C);            // (T, C) a block's contribution to the residual
+  std::vector<float> hidden_mlp(T * 4 * C);  // (T, 4C) MLP hidden layer
+  std::vector<float> scores(pos0 + T);       // (pos0 + T,) one query row's attention weights
+  std::vector<float> logits(T * V);          // (T, V)
 
   // x = wte[token] + wpe[position]
   for (size_t t = 0; t < T; ++t) {
     const float* tok = weights_.wte.data() + static_cast<size_t>(tokens[t]) * C;
-    const float* pos = weights_.wpe.data() + (pos0 + t) * C;
+    const float* pos = weights_.wpe.data() + lay.position[t] * C;
     for (size_t c = 0; c < C; ++c) x[t * C + c] = tok[c] + pos[c];
   }
 
@@ -60,8 +136,8 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
       layernorm(&x[t * C], w.ln_1_weight.data(), w.ln_1_bias.data(), C, &xn[t * C]);
     }
     matmul(xn.data(), T, C, w.c_attn.data(), 3 * C, w.c_attn_bias.data(), qkv.data());
-    // Store this pass's keys and values first: query t attends to positions 0 .. pos0 + t,
-    // which include the earlier tokens of the same pass.
+    // Store this pass's keys and values first: token t attends to slots that include the
+    // earlier tokens of the same pass.
     for (size_t t = 0; t < T; ++t) {
       for (size_t h = 0; h < H; ++h) {
         const float* k = &qkv[t * 3 * C + C + h * hs];
@@ -72,8 +148,14 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
     }
     for (size_t t = 0; t < T; ++t) {
       for (size_t h = 0; h < H; ++h) {
-        attend(&qkv[t * 3 * C + h * hs], cache.keys(l, h), cache.values(l, h), pos0 + t + 1, hs,
-               scores.data(), &att[t * C + h * hs]);
+        if (t < lay.n_seq) {  // sequence: slots 0 .. pos0 + t
+          attend(&qkv[t * 3 * C + h * hs], cache.keys(l, h), cache.values(l, h), pos0 + t + 1, hs,
+                 scores.data(), &att[t * C + h * hs]);
+        } else {  // tree node: the sequence, then its ancestors and itself
+          const std::vector<size_t>& vis = lay.tree_visible[t];
+          attend_gather(&qkv[t * 3 * C + h * hs], cache.keys(l, h), cache.values(l, h), lay.seq_len,
+                        vis.data(), vis.size(), hs, scores.data(), &att[t * C + h * hs]);
+        }
       }
     }
     matmul(att.data(), T, C, w.attn_proj.data(), C, w.attn_proj_bias.data(), proj.data());
@@ -83,9 +165,9 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
     for (size_t t = 0; t < T; ++t) {
       layernorm(&x[t * C], w.ln_2_weight.data(), w.ln_2_bias.data(), C, &xn[t * C]);
     }
-    matmul(xn.data(), T, C, w.c_fc.data(), 4 * C, w.c_fc_bias.data(), hidden.data());
-    gelu(hidden.data(), T * 4 * C);
-    matmul(hidden.data(), T, 4 * C, w.mlp_proj.data(), C, w.mlp_proj_bias.data(), proj.data());
+    matmul(xn.data(), T, C, w.c_fc.data(), 4 * C, w.c_fc_bias.data(), hidden_mlp.data());
+    gelu(hidden_mlp.data(), T * 4 * C);
+    matmul(hidden_mlp.data(), T, 4 * C, w.mlp_proj.data(), C, w.mlp_proj_bias.data(), proj.data());
     add_inplace(x.data(), proj.data(), T * C);
   }
 
@@ -94,7 +176,11 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
     layernorm(&x[t * C], weights_.ln_f_weight.data(), weights_.ln_f_bias.data(), C, &xn[t * C]);
   }
   matmul(xn.data(), T, C, weights_.lm_head.data(), V, nullptr, logits.data());
+  if (hidden) hidden->assign(xn.begin(), xn.end());
   cache.size_ = pos0 + T;
+  cache.tree_parent_.insert(cache.tree_parent_.end(), lay.tree_parent.begin(),
+                            lay.tree_parent.end());
+  cache.tree_depth_.insert(cache.tree_depth_.end(), lay.tree_depth.begin(), lay.tree_depth.end());
   return logits;
 }
 

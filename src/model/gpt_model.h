@@ -70,7 +70,20 @@ class GPTModel {
   // invariance), so a k-token pass equals k one-token passes.
   // Throws specdec::Error when tokens is empty, holds an id outside [0, V), would run past
   // block_size, or cache was made for another configuration.
-  std::vector<float> forward(const std::vector<int>& tokens, KVCache& cache) const;
+  //
+  // tree_parents (optional, one entry per token) makes the pass score a draft tree with a tree
+  // attention mask: an entry kSequence continues the sequence (such tokens come first, and only
+  // when the cache holds no tree slots); any other entry makes the token a tree node whose
+  // parent is KVCache::kTreeRoot (the sequence's end) or the slot of an earlier tree node (a
+  // tree slot already cached, or this pass's token i at slot cache.size() + i). A node sees the
+  // sequence and its ancestors, sits at position sequence length + depth, and gets logits
+  // bit-identical to running its path as a plain sequence.
+  // hidden (optional): receives the (k, C) final hidden states (after ln_f), the rows the LM
+  // head reads (Medusa-style heads read them too).
+  static constexpr int kSequence = -2;
+  std::vector<float> forward(const std::vector<int>& tokens, KVCache& cache,
+                             const std::vector<int>* tree_parents = nullptr,
+                             std::vector<float>* hidden = nullptr) const;
 
  private:
   GPTModel() = default;

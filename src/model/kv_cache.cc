@@ -1,5 +1,7 @@
 #include "model/kv_cache.h"
 
+#include <algorithm>
+
 #include "specdec/errors.h"
 
 namespace specdec {
@@ -17,7 +19,41 @@ KVCache::KVCache(const GPTConfig& config) : config_(config) {
 
 void KVCache::truncate(size_t n) {
   if (n > size_) fail("KVCache::truncate: n = ", n, " exceeds the ", size_, " cached positions");
+  const size_t linear = linear_size();
+  const size_t keep_tree = n > linear ? n - linear : 0;
+  tree_parent_.resize(keep_tree);
+  tree_depth_.resize(keep_tree);
   size_ = n;
+}
+
+void KVCache::commit_path(const std::vector<size_t>& path) {
+  const size_t linear = linear_size();
+  int expected_parent = kTreeRoot;
+  for (size_t d = 0; d < path.size(); ++d) {
+    const size_t s = path[d];
+    if (s < linear || s >= size_ || parent(s) != expected_parent) {
+      fail("KVCache::commit_path: slot ", s, " at depth ", d, " does not continue the path");
+    }
+    expected_parent = static_cast<int>(s);
+  }
+  // Slot path[d] >= linear + d, and the path's slots increase, so copying in depth order never
+  // overwrites a slot still to be read.
+  const size_t hs = config_.head_size();
+  for (int l = 0; l < config_.n_layer; ++l) {
+    for (int h = 0; h < config_.n_head; ++h) {
+      float* k = keys(l, h);
+      float* v = values(l, h);
+      for (size_t d = 0; d < path.size(); ++d) {
+        const size_t from = path[d], to = linear + d;
+        if (from == to) continue;
+        std::copy(k + from * hs, k + (from + 1) * hs, k + to * hs);
+        std::copy(v + from * hs, v + (from + 1) * hs, v + to * hs);
+      }
+    }
+  }
+  tree_parent_.clear();
+  tree_depth_.clear();
+  size_ = linear + path.size();
 }
 
 }  // namespace specdec

@@ -16,38 +16,108 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 // function is reported as such.
 void prepare_rows(ProbMatrix& rows, const SamplingParams& sampling, const char* who) {
   const size_t vocab = rows.shape()[1];
-  for (size_t i = 0; i < rows.shape()[0]; ++i) {
-    float* row = rows.data() + i * vocab;
-    check_distribution(row, vocab, who);
-    apply_sampling(row, vocab, sampling);
+  for (size_t i = 0; i < rows.shape()[0]; ++i)
+    prepare_row(rows.data() + i * vocab, vocab, sampling, who);
+}
+
+PolicyOptions policy_options(const DecoderOptions& o) {
+  PolicyOptions p;
+  p.mode = o.gamma_mode;
+  p.gamma = o.tree_branches.empty() ? o.gamma : static_cast<int>(o.tree_branches.size());
+  p.gamma_max = o.gamma_max;
+  p.has_cost_model = o.has_cost_model;
+  p.cost_model = o.cost_model;
+  return p;
+}
+
+void check_options(const DecoderOptions& o, bool has_draft, bool has_heads) {
+  if (o.plain) {
+    if (o.lookup) fail("lookup: prompt lookup drafts; it does not combine with plain decoding");
+    if (has_heads) fail("heads: heads draft; they do not combine with plain decoding");
+    if (!o.tree_branches.empty()) fail("tree: a tree needs a drafter, not plain decoding");
+    return;
+  }
+  if (has_draft && has_heads) fail("heads: give either a draft model or heads, not both");
+  if (!has_draft && !has_heads && !o.lookup) {
+    fail("draft: required unless plain decoding, prompt lookup or heads is asked for");
+  }
+  switch (o.gamma_mode) {
+    case GammaMode::kFixed:
+      if (o.tree_branches.empty() && (o.gamma < 1 || o.gamma > kMaxGamma)) {
+        fail("gamma: must be in 1..", kMaxGamma, ", got ", o.gamma);
+      }
+      break;
+    case GammaMode::kAuto:
+    case GammaMode::kHeuristic:
+      if (o.gamma_max < 1 || o.gamma_max > kMaxGamma) {
+        fail("gamma_max: must be in 1..", kMaxGamma, ", got ", o.gamma_max);
+      }
+      if (!o.tree_branches.empty()) {
+        fail("tree: its depth is fixed by branches; gamma 'auto' and 'heuristic' apply to chains");
+      }
+      break;
+  }
+  if (o.has_cost_model) check_cost_model(o.cost_model);
+  if (o.lookup) check_lookup_options(o.lookup_options);
+  if (!o.tree_branches.empty()) {
+    check_tree_branches(o.tree_branches);
+    if (!has_draft && !has_heads) fail("tree: needs a draft model or heads (lookup drafts chains)");
   }
 }
 
 }  // namespace
 
 SpeculativeDecoder::SpeculativeDecoder(DistributionSource& target, DistributionSource* draft,
-                                       std::vector<int> prompt, const DecoderOptions& options)
-    : target_(target), draft_(draft), options_(options), tokens_(std::move(prompt)) {
+                                       std::vector<int> prompt, const DecoderOptions& options,
+                                       Proposer* heads)
+    : target_(target),
+      draft_(options.plain ? nullptr : draft),
+      options_(options),
+      heads_(options.plain ? nullptr : heads),
+      policy_(
+          (check_options(options, draft != nullptr, heads != nullptr), policy_options(options))),
+      tokens_(std::move(prompt)) {
   if (tokens_.empty()) fail("prompt: must hold at least one token");
-  if (!options_.plain) {
-    if (draft_ == nullptr) fail("draft: required unless plain decoding is asked for");
-    if (options_.gamma < 1 || options_.gamma > kMaxGamma) {
-      fail("gamma: must be in 1..", kMaxGamma, ", got ", options_.gamma);
-    }
-  }
   check_sampling_params(options_.sampling);
+  if (draft_) draft_proposer_ = std::make_unique<DraftModelProposer>(*draft_);
+  if (!options_.plain && options_.lookup) {
+    lookup_proposer_ = std::make_unique<PromptLookupProposer>(options_.lookup_options);
+  }
   prompt_length_ = tokens_.size();
   const size_t limit = context_limit();
   if (limit && tokens_.size() > limit) {
     fail("prompt: ", tokens_.size(), " tokens exceed the model context of ", limit, " tokens");
   }
-  stats_.reached_at.assign(options_.plain ? 0 : options_.gamma, 0);
-  stats_.accepted_at.assign(options_.plain ? 0 : options_.gamma, 0);
+  size_t depth = 0;
+  if (!options_.plain) {
+    depth = !options_.tree_branches.empty()            ? options_.tree_branches.size()
+            : options_.gamma_mode == GammaMode::kFixed ? static_cast<size_t>(options_.gamma)
+                                                       : static_cast<size_t>(options_.gamma_max);
+  }
+  stats_.reached_at.assign(depth, 0);
+  stats_.accepted_at.assign(depth, 0);
+  stats_.gamma_histogram.assign(depth + 1, 0);
+}
+
+Proposer* SpeculativeDecoder::proposer(Drafter d) const {
+  switch (d) {
+    case Drafter::kDraftModel:
+      return draft_proposer_.get();
+    case Drafter::kLookup:
+      return lookup_proposer_.get();
+    case Drafter::kHeads:
+      return heads_;
+    case Drafter::kNone:
+      break;
+  }
+  return nullptr;
 }
 
 size_t SpeculativeDecoder::context_limit() const {
   size_t t = target_.max_context();
-  size_t d = (draft_ && !options_.plain) ? draft_->max_context() : 0;
+  size_t d = draft_proposer_ ? draft_proposer_->max_context() : 0;
+  if (heads_ && heads_->max_context())
+    d = d ? std::min(d, heads_->max_context()) : heads_->max_context();
   if (t == 0) return d;
   if (d == 0) return t;
   return std::min(t, d);
@@ -68,78 +138,136 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
   IterationRecord rec;
   const SamplingParams& sampling = options_.sampling;
   const bool greedy = is_greedy(sampling);
+  const bool is_tree = !options_.tree_branches.empty();
 
-  // Near the end of the context window draft fewer tokens: the target must score them all.
-  size_t gamma = options_.plain ? 0 : static_cast<size_t>(options_.gamma);
+  // 1. Plan: who drafts, how deep. Near the end of the context window draft less: the target
+  // must score every node in the window.
   const size_t limit = context_limit();
-  if (limit) gamma = std::min(gamma, limit - tokens_.size());
-
-  // 1. Draft: gamma autoregressive samples from q (one draft call each).
-  std::vector<int> seq = tokens_;
-  if (gamma > 0) {
-    for (size_t i = 0; i < gamma; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      ProbMatrix q = draft_->next_token_probs(seq, 1);
-      rec.draft_ms += ms_since(t0);
-      prepare_rows(q, sampling, "draft distribution");
-      const size_t vocab = q.shape()[1];
-      if (i == 0) rec.draft_probs = xt::zeros<float>({gamma, vocab});
-      if (vocab != rec.draft_probs.shape()[1]) fail("draft: vocabulary size changed to ", vocab);
-      std::copy(q.data(), q.data() + vocab, rec.draft_probs.data() + i * vocab);
-      int x = greedy ? argmax(q.data(), vocab) : sample_index(q.data(), vocab, rng.uniform());
-      rec.proposed.push_back(x);
-      seq.push_back(x);
-      ++stats_.draft_passes;
+  const size_t room =
+      limit ? limit - tokens_.size() : static_cast<size_t>(kMaxGamma + kMaxTreeNodes);
+  Plan plan;
+  if (!options_.plain) {
+    int depth_limit = stats_.reached_at.empty() ? 0 : static_cast<int>(stats_.reached_at.size());
+    depth_limit = static_cast<int>(std::min<size_t>(depth_limit, room));
+    std::vector<DraftOption> offers;
+    for (Proposer* p : {static_cast<Proposer*>(draft_proposer_.get()), heads_,
+                        static_cast<Proposer*>(lookup_proposer_.get())}) {
+      if (p) offers.push_back(p->offer(tokens_, depth_limit, vocab_));
     }
+    plan = policy_.choose(offers);
   }
 
-  // 2. Verify in parallel: ONE target call scores all gamma + 1 positions.
+  // 2. Draft.
+  ProposalInfo drafted;
+  if (plan.drafter != Drafter::kNone && plan.gamma > 0) {
+    static const std::vector<int> kChain;
+    const bool tree_shape = is_tree && plan.drafter != Drafter::kLookup;
+    ProposalRequest req{tokens_,
+                        plan.gamma,
+                        tree_shape ? options_.tree_branches : kChain,
+                        tree_shape && options_.tree_without_replacement,
+                        room,
+                        vocab_,
+                        sampling,
+                        rng};
+    drafted = proposer(plan.drafter)->propose(req, rec.tree);
+  }
+  const DraftTree& tree = rec.tree;
+  const size_t n = tree.size();
+  rec.drafter = n ? plan.drafter : Drafter::kNone;
+  rec.gamma = tree.max_depth();
+  rec.lookup_ngram = rec.drafter == Drafter::kLookup ? plan.ngram : 0;
+  rec.draft_ms = drafted.ms;
+  stats_.draft_passes += drafted.passes;
+
+  // 3. Verify in parallel: ONE target call scores the root and every node.
   auto t0 = std::chrono::steady_clock::now();
-  rec.target_probs = target_.next_token_probs(seq, gamma + 1);
+  rec.target_probs = target_.tree_probs(tokens_, tree, 0, true);
   rec.target_ms = ms_since(t0);
   prepare_rows(rec.target_probs, sampling, "target distribution");
-  if (gamma > 0 && rec.target_probs.shape()[1] != rec.draft_probs.shape()[1]) {
-    fail("draft and target vocabularies differ: ", rec.draft_probs.shape()[1], " vs ",
-         rec.target_probs.shape()[1]);
+  const size_t vocab = rec.target_probs.shape()[1];
+  for (size_t v = 0; v < tree.q.size(); ++v) {
+    if (tree.q[v].size() && tree.q[v].size() != vocab) {
+      fail("draft and target vocabularies differ: ", tree.q[v].size(), " vs ", vocab);
+    }
   }
+  vocab_ = vocab;
   ++stats_.target_passes;
 
-  // 3-4. Accept a prefix, correct once (or take the bonus).
-  if (gamma == 0) {
-    const size_t vocab = rec.target_probs.shape()[1];
-    int x;
-    if (greedy) {
-      x = argmax(rec.target_probs.data(), vocab);
-    } else {
-      rec.verify.u_final = rng.uniform();
-      x = sample_index(rec.target_probs.data(), vocab, rec.verify.u_final);
+  // 4. Accept a path, correct once (or take the bonus).
+  rec.tree_verify = greedy ? greedy_verify_tree(tree, rec.target_probs)
+                           : verify_tree(tree, rec.target_probs, rng);
+  const TreeVerifyResult& tv = rec.tree_verify;
+  rec.verify.emitted = tv.emitted;
+  rec.verify.n_accepted = static_cast<int>(tv.path.size());
+  rec.verify.bonus = tv.bonus;
+  rec.verify.residual = tv.residual;
+  rec.verify.u_final = tv.u_final;
+  if (tree.is_chain()) {  // the lesson's shape: proposed tokens, q rows, positions examined
+    rec.proposed = tree.token;
+    if (n) rec.draft_probs = xt::zeros<float>({n, vocab});
+    for (size_t i = 0; i < n; ++i) {
+      std::copy(tree.q[i].begin(), tree.q[i].end(), rec.draft_probs.data() + i * vocab);
     }
-    rec.verify.emitted = {x};
-  } else if (greedy) {
-    rec.verify = greedy_verify(rec.target_probs, rec.proposed);
-  } else {
-    rec.verify = speculative_verify(rec.target_probs, rec.draft_probs, rec.proposed, rng);
+  }
+  for (size_t v = 0; v < n; ++v) {
+    const NodeRecord& nr = tv.nodes[v];
+    if (nr.status == NodeStatus::kUnexamined) continue;
+    const bool on_path = nr.status == NodeStatus::kAccepted;
+    if (!tree.is_chain() && !on_path) continue;  // trees: the path only
+    PositionRecord pos;
+    pos.token = tree.token[v];
+    pos.p = nr.p;
+    pos.q = nr.q;
+    pos.accept_prob = nr.accept_prob;
+    pos.u = nr.u;
+    pos.accepted = on_path;
+    rec.verify.positions.push_back(pos);
   }
 
   // Append, cut to the token budget.
-  size_t n = rec.verify.emitted.size();
-  if (options_.max_new_tokens) n = std::min(n, options_.max_new_tokens - stats_.generated);
-  rec.emitted.assign(rec.verify.emitted.begin(), rec.verify.emitted.begin() + n);
+  size_t emit = rec.verify.emitted.size();
+  if (options_.max_new_tokens) emit = std::min(emit, options_.max_new_tokens - stats_.generated);
+  rec.emitted.assign(rec.verify.emitted.begin(), rec.verify.emitted.begin() + emit);
   tokens_.insert(tokens_.end(), rec.emitted.begin(), rec.emitted.end());
+  // The row that produced the last token: heads draft the next iteration from its hidden state
+  // (none when the burst was cut: the next tokens follow another position).
+  const size_t final_row = tv.path.empty() ? 0 : static_cast<size_t>(tv.path.back()) + 1;
+  const size_t no_row = static_cast<size_t>(-1);
+  if (heads_) heads_->observe(emit == rec.verify.emitted.size() ? final_row : no_row);
 
+  // Statistics, and what the policy learns from this iteration.
+  const int examined = tv.examined();
+  const int accepted = static_cast<int>(tv.path.size());
   ++stats_.iterations;
-  stats_.generated += n;
-  stats_.drafted += gamma;
-  stats_.accepted += rec.verify.n_accepted;
-  stats_.examined += rec.verify.positions.size();
-  for (size_t i = 0; i < rec.verify.positions.size(); ++i) {
-    ++stats_.reached_at[i];
-    if (rec.verify.positions[i].accepted) ++stats_.accepted_at[i];
+  stats_.generated += emit;
+  stats_.drafted += n;
+  stats_.accepted += accepted;
+  stats_.examined += examined;
+  for (int d = 0; d < rec.gamma && d < static_cast<int>(stats_.reached_at.size()); ++d) {
+    // Depth d + 1 was reached when the walk tested a node there.
+    bool reached = false, ok = false;
+    for (size_t v = 0; v < n; ++v) {
+      if (tree.depth[v] != d + 1 || tv.nodes[v].status == NodeStatus::kUnexamined) continue;
+      reached = true;
+      ok = ok || tv.nodes[v].status == NodeStatus::kAccepted;
+    }
+    stats_.reached_at[d] += reached;
+    stats_.accepted_at[d] += ok;
   }
+  if (static_cast<size_t>(rec.gamma) < stats_.gamma_histogram.size()) {
+    ++stats_.gamma_histogram[rec.gamma];
+  }
+  ++stats_.by_drafter[static_cast<int>(rec.drafter)];
   stats_.draft_ms += rec.draft_ms;
   stats_.target_ms += rec.target_ms;
+  Plan done_plan = plan;
+  done_plan.drafter = rec.drafter;
+  done_plan.gamma = rec.gamma;
+  policy_.record(done_plan, examined, accepted, accepted, drafted.passes, rec.draft_ms, n + 1,
+                 rec.target_ms, stats_.iterations > 1);
   rec.target_cached = target_.cached_tokens();
-  rec.draft_cached = draft_ ? draft_->cached_tokens() : 0;
+  rec.draft_cached = draft_proposer_ ? draft_proposer_->cached_tokens() : 0;
   return rec;
 }
 

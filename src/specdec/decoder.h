@@ -2,14 +2,25 @@
 // iteration — draft gamma tokens, score them with ONE target call over gamma + 1 positions,
 // verify, append — and returns everything that happened. Loops belong to callers:
 // speculative_decode / autoregressive_decode below, the CLI, the JS wrapper.
+//
+// One decoder for every mode. Before each iteration a GammaPolicy (policy.h) picks the depth
+// (fixed, auto or heuristic gamma) and the drafter (a draft model or Medusa-style heads, prompt
+// lookup, or none: a plain step); the drafter fills a DraftTree (a chain, or a tree of
+// candidates); the target scores it in one call (tree_probs); verify_tree keeps the output
+// exactly the target's.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "sampling/rng.h"
 #include "sampling/sampling.h"
+#include "specdec/policy.h"
+#include "specdec/proposer.h"
 #include "specdec/source.h"
+#include "specdec/tree.h"
 #include "specdec/verify.h"
 
 namespace specdec {
@@ -17,30 +28,58 @@ namespace specdec {
 constexpr int kMaxGamma = 32;
 
 struct DecoderOptions {
-  int gamma = 4;              // draft tokens per iteration, 1..kMaxGamma
+  int gamma = 4;              // draft tokens per iteration, 1..kMaxGamma (gamma_mode kFixed)
   SamplingParams sampling;    // applied to draft and target rows alike
   bool plain = false;         // plain autoregressive decoding (no draft), same record shape
   size_t max_new_tokens = 0;  // stop after this many generated tokens (0 = no limit)
+
+  // kAuto: before each iteration the gamma in 1..gamma_max (and the drafter) with the most
+  // expected tokens per unit of time, from this run's measured acceptance and costs (or from
+  // cost_model when has_cost_model: then a seed replays the run). kHeuristic: Hugging Face's
+  // schedule (start at 5, +2 after a fully accepted draft, -1 otherwise), within 1..gamma_max.
+  GammaMode gamma_mode = GammaMode::kFixed;
+  int gamma_max = 8;
+  bool has_cost_model = false;
+  CostModel cost_model;
+
+  // Prompt lookup drafting (alone, or beside a draft model or heads: the policy then picks,
+  // per iteration, whichever it expects to give more tokens per unit of time).
+  bool lookup = false;
+  LookupOptions lookup_options;
+
+  // A tree of candidates instead of a chain: children per node at each depth (depth =
+  // tree_branches.size(), which replaces gamma). Needs a draft model or heads.
+  std::vector<int> tree_branches;
+  bool tree_without_replacement = true;  // distinct siblings (recursive rejection sampling)
 };
 
 // One iteration. For plain decoding: proposed is empty, target_probs has 1 row, and
 // verify.emitted holds the one token sampled from it.
 struct IterationRecord {
+  int gamma = 0;                     // depth drafted (0: a plain step)
+  Drafter drafter = Drafter::kNone;  // who drafted
+  int lookup_ngram = 0;              // prompt lookup: length of the matched n-gram
+  // Chains (every mode but trees): the draft as a sequence.
   std::vector<int> proposed;  // draft tokens x_1..x_g (g = gamma, less near the context end)
-  ProbMatrix draft_probs;     // (g, V) q rows after sampling settings
-  ProbMatrix target_probs;    // (g + 1, V) p rows after sampling settings
-  VerifyResult verify;        // per-position record, residual, n_accepted, bonus
-  std::vector<int> emitted;   // tokens appended (verify.emitted cut to the token budget)
-  size_t target_cached = 0;   // tokens in the target's KV cache after the iteration
-  size_t draft_cached = 0;    // tokens in the draft's KV cache after the iteration
-  double draft_ms = 0.0;      // wall time in the draft source
-  double target_ms = 0.0;     // wall time in the target source
+  ProbMatrix draft_probs;     // (g, V) q rows after sampling settings (temperature 0: the
+                              // draft's raw rows; lookup: one-hot)
+  ProbMatrix target_probs;    // (n + 1, V) p rows after sampling settings (n = tree nodes)
+  VerifyResult verify;        // per-position record, residual, n_accepted, bonus (trees: the
+                              // accepted path's positions)
+  // Every mode: the draft as a tree (a chain is a tree) and what happened to each node.
+  DraftTree tree;
+  TreeVerifyResult tree_verify;
+  std::vector<int> emitted;  // tokens appended (verify.emitted cut to the token budget)
+  size_t target_cached = 0;  // tokens in the target's KV cache after the iteration
+  size_t draft_cached = 0;   // tokens in the draft's KV cache after the iteration
+  double draft_ms = 0.0;     // wall time in the drafter (draft model, heads, lookup)
+  double target_ms = 0.0;    // wall time in the target source
 };
 
 struct DecoderStats {
   size_t iterations = 0;
   size_t target_passes = 0;         // target calls (one per iteration)
-  size_t draft_passes = 0;          // draft calls (one per drafted token)
+  size_t draft_passes = 0;          // drafter calls (one per depth drafted; heads: one)
   size_t drafted = 0;               // draft tokens proposed
   size_t examined = 0;              // draft tokens verified (those after a rejection never are)
   size_t accepted = 0;              // draft tokens accepted
@@ -49,6 +88,8 @@ struct DecoderStats {
   std::vector<size_t> accepted_at;  // [i]: ... and accepted it
   double draft_ms = 0.0;
   double target_ms = 0.0;
+  std::vector<size_t> gamma_histogram;  // [g]: iterations that drafted depth g (0: plain steps)
+  std::array<size_t, kDrafterCount> by_drafter{};  // iterations per Drafter
 
   // The measured alpha: accepted / examined. (accepted / drafted would understate it: the
   // drafts after a rejection are discarded unexamined.)
@@ -58,11 +99,14 @@ struct DecoderStats {
 
 class SpeculativeDecoder {
  public:
-  // draft may be null only when options.plain. The sources must outlive the decoder.
-  // Throws specdec::Error on an empty prompt, gamma outside 1..kMaxGamma, bad sampling params,
-  // or a prompt longer than a source's context.
+  // draft may be null when options.plain, options.lookup or heads is given. heads: a drafter
+  // the caller owns (model/heads.h), instead of a draft model. The sources and heads must
+  // outlive the decoder. Throws specdec::Error on an empty prompt, gamma (or gamma_max) outside
+  // 1..kMaxGamma, bad sampling params, lookup or tree options, modes that do not combine
+  // (plain with a drafter, auto with a tree, a tree without draft model or heads, both draft
+  // and heads), or a prompt longer than a source's context.
   SpeculativeDecoder(DistributionSource& target, DistributionSource* draft, std::vector<int> prompt,
-                     const DecoderOptions& options);
+                     const DecoderOptions& options, Proposer* heads = nullptr);
 
   // One iteration; requires !done(). The RNG is the caller's: the same seed replays it.
   IterationRecord step(Rng& rng);
@@ -79,15 +123,22 @@ class SpeculativeDecoder {
   size_t prompt_length() const { return prompt_length_; }
   const DecoderStats& stats() const { return stats_; }
   const DecoderOptions& options() const { return options_; }
+  const GammaPolicy& policy() const { return policy_; }
 
  private:
   size_t context_limit() const;
+  Proposer* proposer(Drafter d) const;
 
   DistributionSource& target_;
   DistributionSource* draft_;
   DecoderOptions options_;
+  std::unique_ptr<DraftModelProposer> draft_proposer_;
+  std::unique_ptr<PromptLookupProposer> lookup_proposer_;
+  Proposer* heads_ = nullptr;
+  GammaPolicy policy_;
   std::vector<int> tokens_;
   size_t prompt_length_;
+  size_t vocab_ = 0;  // the target's, once known
   DecoderStats stats_;
 };
 

@@ -22,4 +22,42 @@ ProbMatrix StepFunctionSource::next_token_probs(const std::vector<int>& tokens, 
   return out;
 }
 
+ProbMatrix DistributionSource::tree_probs(const std::vector<int>& tokens, const DraftTree& tree,
+                                          size_t first, bool with_root) {
+  check_tree_query(tokens, tree, first, with_root);
+  const size_t n_rows = (with_root ? 1 : 0) + tree.size() - first;
+  if (tree.is_chain()) {  // a sequence: one call for its last rows
+    std::vector<int> seq = tokens;
+    seq.insert(seq.end(), tree.token.begin(), tree.token.end());
+    return next_token_probs(seq, n_rows);
+  }
+  ProbMatrix out;
+  size_t r = 0;
+  auto put = [&](const ProbMatrix& row) {
+    if (r == 0) out = xt::zeros<float>({n_rows, row.shape()[1]});
+    if (row.shape()[1] != out.shape()[1]) {
+      fail("source: returned ", row.shape()[1], " probabilities, earlier ", out.shape()[1]);
+    }
+    std::copy(row.data(), row.data() + row.shape()[1], out.data() + r * out.shape()[1]);
+    ++r;
+  };
+  if (with_root) put(next_token_probs(tokens, 1));
+  for (size_t v = first; v < tree.size(); ++v) {
+    std::vector<int> seq = tokens;
+    const std::vector<int> path = tree.path_tokens(static_cast<int>(v));
+    seq.insert(seq.end(), path.begin(), path.end());
+    put(next_token_probs(seq, 1));
+  }
+  return out;
+}
+
+void check_tree_query(const std::vector<int>& tokens, const DraftTree& tree, size_t first,
+                      bool with_root) {
+  if (tokens.empty()) fail("tree_probs: the sequence is empty");
+  if (first > tree.size() || (!with_root && first == tree.size())) {
+    fail("tree_probs: first = ", first, " with ", tree.size(), " nodes asks for no row");
+  }
+  if (with_root && first != 0) fail("tree_probs: the root row comes only with first = 0");
+}
+
 }  // namespace specdec

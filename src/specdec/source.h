@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "specdec/distribution.h"
+#include "specdec/tree.h"
 
 namespace specdec {
 
@@ -21,12 +22,26 @@ class DistributionSource {
   // (the decoder applies the sampling settings). requires: 1 <= n_last <= tokens.size().
   virtual ProbMatrix next_token_probs(const std::vector<int>& tokens, size_t n_last) = 0;
 
+  // Distributions for a draft tree below the sequence `tokens`: when with_root, first the row
+  // after `tokens` itself, then the rows after the paths of nodes first .. tree.size() - 1
+  // (tokens + path_tokens(v)). requires: first <= tree.size(); with_root or first < size;
+  // with_root only with first == 0. The tree may have grown since the last call (a drafter
+  // asks depth by depth). The default asks next_token_probs once for a chain (a sequence),
+  // else once per row (each path as a sequence);
+  // a model overrides it with one forward pass under a tree attention mask.
+  virtual ProbMatrix tree_probs(const std::vector<int>& tokens, const DraftTree& tree, size_t first,
+                                bool with_root);
+
   // The longest sequence the source can score (0 = unlimited).
   virtual size_t max_context() const { return 0; }
 
   // Tokens held in the source's KV cache (0 when it has none): shown by the visualiser.
   virtual size_t cached_tokens() const { return 0; }
 };
+
+// Throws specdec::Error when a tree_probs query is malformed (see tree_probs).
+void check_tree_query(const std::vector<int>& tokens, const DraftTree& tree, size_t first,
+                      bool with_root);
 
 // A step function maps a token sequence to the next-token distribution after it.
 using StepFunction = std::function<Distribution(const std::vector<int>& tokens)>;

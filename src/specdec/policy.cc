@@ -1,0 +1,224 @@
+#include "specdec/policy.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "specdec/analytics.h"
+#include "specdec/errors.h"
+
+namespace specdec {
+namespace {
+
+// Priors, used until the run has measured better (each counts as ~2 observations).
+constexpr double kPriorAlphaModel = 0.7;   // a trained draft model or heads
+constexpr double kPriorAlphaLookup = 0.5;  // a prompt-lookup continuation
+constexpr double kPriorStrength = 2.0;
+constexpr double kPriorSlope = 0.25;      // v(k) = 1 + 0.25 (k - 1) before two k are measured
+constexpr double kPriorDraftCost = 0.1;   // c of a draft model pass
+constexpr double kPriorHeadsCost = 0.02;  // c of the heads (a few small matmuls)
+constexpr int kExplore = 3;               // auto: iterations 1 and 2 measure k = 1 and another k
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+const char* drafter_name(Drafter d) {
+  switch (d) {
+    case Drafter::kNone:
+      return "none";
+    case Drafter::kDraftModel:
+      return "draft";
+    case Drafter::kLookup:
+      return "lookup";
+    case Drafter::kHeads:
+      return "heads";
+  }
+  return "?";
+}
+
+void check_cost_model(const CostModel& m) {
+  if (!std::isfinite(m.c) || m.c < 0.0) fail("cost_model.c: must be finite and >= 0, got ", m.c);
+  if (m.v.empty()) fail("cost_model.v: must list v(1), v(2), ... (at least one entry)");
+  for (size_t i = 0; i < m.v.size(); ++i) {
+    if (!std::isfinite(m.v[i]) || m.v[i] <= 0.0) {
+      fail("cost_model.v[", i, "]: must be finite and > 0, got ", m.v[i]);
+    }
+  }
+}
+
+GammaPolicy::GammaPolicy(const PolicyOptions& options)
+    : options_(options), target_samples_(kMaxK + 1), est_(kMaxK + 1) {
+  if (options_.has_cost_model) check_cost_model(options_.cost_model);
+  refit();
+  heuristic_gamma_ = std::min(5, options_.gamma_max);
+}
+
+double GammaPolicy::alpha(Drafter d, int ngram) const {
+  const int i = static_cast<int>(d);
+  const double prior = d == Drafter::kLookup ? kPriorAlphaLookup : kPriorAlphaModel;
+  const double overall = (accepted_[i] + kPriorStrength * prior) / (examined_[i] + kPriorStrength);
+  if (d != Drafter::kLookup || ngram < 1 || ngram > kMaxNgram) return overall;
+  // Per n-gram length, shrunk towards the drafter's overall rate.
+  return (lookup_accepted_[ngram] + kPriorStrength * overall) /
+         (lookup_examined_[ngram] + kPriorStrength);
+}
+
+void GammaPolicy::refit() {
+  for (size_t k = 1; k <= kMaxK; ++k) est_[k] = fit_ms(k);
+}
+
+double GammaPolicy::target_ms(size_t k) const {
+  if (k >= 1 && k <= kMaxK) return est_[k];
+  return fit_ms(k);
+}
+
+double GammaPolicy::fit_ms(size_t k) const {
+  // Per k: the median of its samples; between and beyond them a weighted least-squares line.
+  std::vector<double> ks, ms, w;
+  for (size_t j = 1; j <= kMaxK; ++j) {
+    if (target_samples_[j].empty()) continue;
+    ks.push_back(double(j));
+    ms.push_back(median(target_samples_[j]));
+    w.push_back(std::min<double>(target_samples_[j].size(), 8));
+  }
+  if (k <= kMaxK && target_samples_[k].size() >= 3) return median(target_samples_[k]);
+  if (ks.empty()) return 1.0 + kPriorSlope * (double(k) - 1.0);  // units of T(1)
+  double slope, intercept;                                       // T(k) = intercept + slope * k
+  if (ks.size() == 1) {
+    const double t1 = ms[0] / (1.0 + kPriorSlope * (ks[0] - 1.0));
+    slope = kPriorSlope * t1;
+    intercept = t1 - slope;
+  } else {
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < ks.size(); ++i) {
+      sw += w[i];
+      sx += w[i] * ks[i];
+      sy += w[i] * ms[i];
+      sxx += w[i] * ks[i] * ks[i];
+      sxy += w[i] * ks[i] * ms[i];
+    }
+    const double den = sw * sxx - sx * sx;
+    slope = den > 0 ? (sw * sxy - sx * sy) / den : 0.0;
+    slope = std::max(slope, 0.0);  // a pass over more tokens never costs less
+    intercept = (sy - slope * sx) / sw;
+    if (intercept + slope <= 0.0) {  // noise: fall back to the prior through the mean point
+      const double kbar = sx / sw, tbar = sy / sw;
+      const double t1 = tbar / (1.0 + kPriorSlope * (kbar - 1.0));
+      slope = kPriorSlope * t1;
+      intercept = t1 - slope;
+    }
+  }
+  return intercept + slope * double(k);
+}
+
+double GammaPolicy::v(size_t k) const {
+  if (options_.has_cost_model) {
+    const std::vector<double>& v = options_.cost_model.v;
+    if (k <= v.size()) return v[k - 1];
+    if (v.size() == 1) return v[0];
+    const double step = v.back() - v[v.size() - 2];
+    return v.back() + step * double(k - v.size());
+  }
+  return target_ms(k) / target_ms(1);
+}
+
+double GammaPolicy::c(Drafter d) const {
+  if (d == Drafter::kLookup || d == Drafter::kNone) return 0.0;
+  if (options_.has_cost_model) return options_.cost_model.c;
+  const int i = static_cast<int>(d);
+  if (draft_passes_[i] == 0) return d == Drafter::kHeads ? kPriorHeadsCost : kPriorDraftCost;
+  return draft_ms_[i] / draft_passes_[i] / target_ms(1);
+}
+
+double GammaPolicy::score(Drafter d, int ngram, int gamma) const {
+  if (d == Drafter::kNone || gamma == 0) return 1.0 / v(1);
+  const double e = expected_accepted_tokens(std::clamp(alpha(d, ngram), 0.0, 1.0), gamma);
+  return e / (gamma * c(d) + v(static_cast<size_t>(gamma) + 1));
+}
+
+Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
+  Plan best;  // a plain step
+  best.score = score(Drafter::kNone, 0, 0);
+  std::vector<DraftOption> usable;
+  for (const DraftOption& o : options) {
+    if (o.drafter != Drafter::kNone && o.max_depth >= 1) usable.push_back(o);
+  }
+  if (usable.empty()) return best;
+
+  if (options_.mode != GammaMode::kAuto) {
+    const int gamma = options_.mode == GammaMode::kFixed ? options_.gamma : heuristic_gamma_;
+    if (usable.size() == 1) {  // one drafter: it drafts whenever it can
+      const DraftOption& o = usable[0];
+      const int g = std::min(gamma, o.max_depth);
+      return Plan{o.drafter, g, o.ngram, score(o.drafter, o.ngram, g)};
+    }
+    Plan pick{Drafter::kNone, 0, 0, -1.0};
+    for (const DraftOption& o : usable) {
+      const int g = std::min(gamma, o.max_depth);
+      const double s = score(o.drafter, o.ngram, g);
+      if (s > pick.score) pick = Plan{o.drafter, g, o.ngram, s};
+    }
+    return pick;
+  }
+
+  // auto: the best (drafter, gamma) by expected tokens per unit of time, a plain step included.
+  for (const DraftOption& o : usable) {
+    const int top = std::min(options_.gamma_max, o.max_depth);
+    for (int g = 1; g <= top; ++g) {
+      const double s = score(o.drafter, o.ngram, g);
+      if (s > best.score) best = Plan{o.drafter, g, o.ngram, s};
+    }
+  }
+  // Without a cost model the first iterations measure: iteration 1 a plain step (the cost of
+  // one token, which no speculative iteration shows), iteration 2 a longer draft than the
+  // prior's choice, so that a line through two k exists before the policy relies on it.
+  if (!options_.has_cost_model && iterations_ < kExplore && best.drafter != Drafter::kNone) {
+    if (iterations_ == 1) return Plan{Drafter::kNone, 0, 0, score(Drafter::kNone, 0, 0)};
+    if (iterations_ == 2) {
+      for (const DraftOption& o : usable) {
+        if (o.drafter != best.drafter) continue;
+        const int g = std::min({best.gamma * 2, options_.gamma_max, o.max_depth});
+        return Plan{o.drafter, g, o.ngram, score(o.drafter, o.ngram, g)};
+      }
+    }
+  }
+  return best;
+}
+
+void GammaPolicy::record(const Plan& plan, int examined, int accepted, int depth_reached,
+                         size_t draft_passes, double draft_ms, size_t target_tokens,
+                         double target_ms, bool measured) {
+  (void)depth_reached;
+  ++iterations_;
+  const int i = static_cast<int>(plan.drafter);
+  if (plan.drafter != Drafter::kNone) {
+    accepted_[i] += accepted;
+    examined_[i] += examined;
+    if (plan.drafter == Drafter::kLookup && plan.ngram >= 1 && plan.ngram <= kMaxNgram) {
+      lookup_accepted_[plan.ngram] += accepted;
+      lookup_examined_[plan.ngram] += examined;
+    }
+    if (options_.mode == GammaMode::kHeuristic && plan.gamma > 0) {
+      // Hugging Face's schedule: +2 after a fully accepted draft, -1 otherwise.
+      heuristic_gamma_ = accepted == plan.gamma ? heuristic_gamma_ + 2 : heuristic_gamma_ - 1;
+      heuristic_gamma_ = std::clamp(heuristic_gamma_, 1, options_.gamma_max);
+    }
+  }
+  if (!measured) return;
+  if (draft_passes > 0 && plan.drafter != Drafter::kNone) {
+    draft_ms_[i] += draft_ms;
+    draft_passes_[i] += static_cast<double>(draft_passes);
+  }
+  if (target_tokens >= 1 && target_tokens <= kMaxK) {
+    std::vector<double>& samples = target_samples_[target_tokens];
+    if (samples.size() == kMaxSamples) samples.erase(samples.begin());  // the most recent ones
+    samples.push_back(target_ms);
+    refit();
+  }
+}
+
+}  // namespace specdec

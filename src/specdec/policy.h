@@ -1,0 +1,95 @@
+// How much to draft, and with what, before each iteration: the gamma policy (fixed, auto,
+// heuristic) and the choice between drafters (draft model or heads, prompt lookup, or a plain
+// step). A small object the decoder asks before each iteration and tells what happened after
+// it; it sees nothing else, so every choice depends only on the past, which is why no policy can
+// break exactness (the output law is the target's whatever the gamma or drafter of an
+// iteration).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace specdec {
+
+enum class GammaMode { kFixed, kAuto, kHeuristic };
+
+// Who drafted an iteration. kNone: nobody (a plain step: one token from the target).
+enum class Drafter { kNone = 0, kDraftModel = 1, kLookup = 2, kHeads = 3 };
+constexpr int kDrafterCount = 4;
+const char* drafter_name(Drafter d);  // "none", "draft", "lookup", "heads"
+
+// Costs given instead of measured, in units of one one-token target pass, so that a run with
+// gamma 'auto' (or two drafters) replays exactly from its seed (tests, reproducible demos).
+struct CostModel {
+  double c = 0.0;         // one draft pass (draft model or heads); prompt lookup costs 0
+  std::vector<double> v;  // v[k - 1]: a target pass over k tokens (v[0] = 1); past the end,
+                          // extrapolated linearly from the last two entries
+};
+// Throws specdec::Error unless c >= 0, v is non-empty, every v[k] > 0 and finite.
+void check_cost_model(const CostModel& m);
+
+struct PolicyOptions {
+  GammaMode mode = GammaMode::kFixed;
+  int gamma = 4;      // kFixed: the depth of every draft
+  int gamma_max = 8;  // kAuto, kHeuristic: 1..gamma_max
+  bool has_cost_model = false;
+  CostModel cost_model;
+};
+
+// One drafter the policy may choose this iteration.
+struct DraftOption {
+  Drafter drafter = Drafter::kNone;
+  int max_depth = 0;  // the most it can draft now (context room, heads, lookup continuation)
+  int ngram = 0;      // prompt lookup: length of the matched n-gram
+};
+
+struct Plan {
+  Drafter drafter = Drafter::kNone;
+  int gamma = 0;  // draft depth; 0 = plain step
+  int ngram = 0;
+  double score = 1.0;  // expected tokens per one-token-pass time
+};
+
+class GammaPolicy {
+ public:
+  explicit GammaPolicy(const PolicyOptions& options);
+
+  // Picks the drafter and depth for the next iteration from `options` (a plain step is always
+  // possible). With one drafter and a fixed gamma this is that drafter at min(gamma, room).
+  Plan choose(const std::vector<DraftOption>& options) const;
+
+  // What happened: the plan followed, the nodes tested and accepted (per depth, for chains
+  // the positions), and the time spent. target_tokens: new tokens in the target pass.
+  // measured: false for the first iteration (its passes include the prompt).
+  void record(const Plan& plan, int examined, int accepted, int depth_reached, size_t draft_passes,
+              double draft_ms, size_t target_tokens, double target_ms, bool measured);
+
+  // Estimates behind choose(), for the page and the tests.
+  double alpha(Drafter d, int ngram = 0) const;  // accepted / examined with a prior
+  double v(size_t k) const;                      // target pass over k tokens / one-token pass
+  double c(Drafter d) const;                     // one draft pass / one-token pass
+  int heuristic_gamma() const { return heuristic_gamma_; }
+
+ private:
+  double score(Drafter d, int ngram, int gamma) const;
+  double target_ms(size_t k) const;  // estimated (from est_)
+  double fit_ms(size_t k) const;     // the estimate from the samples
+  void refit();
+
+  PolicyOptions options_;
+  // acceptance counts: [drafter], and for lookup per n-gram length 1..kMaxLookupNgram
+  static constexpr int kMaxNgram = 32;
+  std::array<double, kDrafterCount> accepted_{}, examined_{};
+  std::array<double, kMaxNgram + 1> lookup_accepted_{}, lookup_examined_{};
+  // target passes: samples per k (ms), k = 1..kMaxK
+  static constexpr size_t kMaxK = 80;
+  static constexpr size_t kMaxSamples = 64;  // per k, the most recent
+  std::vector<std::vector<double>> target_samples_;
+  std::vector<double> est_;  // (kMaxK + 1,) target_ms(k), refitted after each sample
+  std::array<double, kDrafterCount> draft_ms_{}, draft_passes_{};
+  int heuristic_gamma_ = 5;
+  size_t iterations_ = 0;
+};
+
+}  // namespace specdec

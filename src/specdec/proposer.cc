@@ -1,0 +1,174 @@
+#include "specdec/proposer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "specdec/errors.h"
+
+namespace specdec {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int branches_at(const std::vector<int>& branches, int depth) {
+  return depth - 1 < static_cast<int>(branches.size()) ? branches[depth - 1] : 1;
+}
+
+}  // namespace
+
+void prepare_row(float* row, size_t vocab, const SamplingParams& sampling, const char* who) {
+  check_distribution(row, vocab, who);
+  apply_sampling(row, vocab, sampling);
+}
+
+std::vector<int> draw_children(const float* q, size_t vocab, int count, bool without_replacement,
+                               bool greedy, Rng& rng) {
+  std::vector<int> out;
+  if (greedy) {  // the `count` most likely tokens with mass, lowest id first on ties
+    std::vector<int> order(vocab);
+    std::iota(order.begin(), order.end(), 0);
+    const size_t n = std::min<size_t>(count, vocab);
+    std::partial_sort(order.begin(), order.begin() + n, order.end(),
+                      [q](int a, int b) { return q[a] > q[b] || (q[a] == q[b] && a < b); });
+    for (size_t i = 0; i < n; ++i) {
+      if (i > 0 && q[order[i]] <= 0.0f) break;
+      out.push_back(order[i]);
+    }
+    return out;
+  }
+  if (!without_replacement) {
+    for (int i = 0; i < count; ++i) out.push_back(sample_index(q, vocab, rng.uniform()));
+    return out;
+  }
+  // sample_index normalises by the remaining mass, so zeroing a drawn token is enough.
+  std::vector<float> rest(q, q + vocab);
+  for (int i = 0; i < count; ++i) {
+    double mass = 0.0;
+    for (float v : rest) mass += v;
+    if (mass <= 0.0) break;
+    const int x = sample_index(rest.data(), vocab, rng.uniform());
+    out.push_back(x);
+    rest[x] = 0.0f;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------- draft model
+
+DraftOption DraftModelProposer::offer(const std::vector<int>&, int depth_limit, size_t) {
+  return DraftOption{Drafter::kDraftModel, depth_limit, 0};
+}
+
+ProposalInfo DraftModelProposer::propose(const ProposalRequest& req, DraftTree& tree) {
+  ProposalInfo info;
+  tree.without_replacement = req.without_replacement;
+  const bool greedy = is_greedy(req.sampling);
+  size_t level_begin = 0, level_end = 0;  // nodes of the previous depth
+  for (int d = 1; d <= req.depth; ++d) {
+    const int b = branches_at(req.branches, d);
+    // Rows for the nodes whose children this depth draws: the root, or the previous depth.
+    auto t0 = std::chrono::steady_clock::now();
+    ProbMatrix rows = d == 1 ? draft_.next_token_probs(req.tokens, 1)
+                             : draft_.tree_probs(req.tokens, tree, level_begin, false);
+    info.ms += ms_since(t0);
+    ++info.passes;
+    const size_t vocab = rows.shape()[1];
+    if (req.vocab && vocab != req.vocab) {
+      fail("draft and target vocabularies differ: ", vocab, " vs ", req.vocab);
+    }
+    const size_t parents = d == 1 ? 1 : level_end - level_begin;
+    if (rows.shape()[0] != parents)
+      fail("draft: returned ", rows.shape()[0], " rows, expected ", parents);
+    const size_t next_begin = tree.size();
+    for (size_t i = 0; i < parents; ++i) {
+      const int parent = d == 1 ? -1 : static_cast<int>(level_begin + i);
+      float* q = rows.data() + i * vocab;
+      // At temperature 0 the candidates are the draft's most likely tokens: keep its raw row
+      // (verification is then an exact match with the target's argmax and ignores q).
+      if (greedy) {
+        check_distribution(q, vocab, "draft distribution");
+      } else {
+        prepare_row(q, vocab, req.sampling, "draft distribution");
+      }
+      if (tree.q.empty()) tree.q.resize(1);
+      Distribution& slot = tree.q[static_cast<size_t>(parent + 1)];
+      slot = xt::zeros<float>({vocab});
+      std::copy(q, q + vocab, slot.data());
+      const size_t room = req.max_nodes - tree.size();
+      const int count = static_cast<int>(std::min<size_t>(b, room));
+      for (int x : draw_children(q, vocab, count, req.without_replacement, greedy, req.rng)) {
+        tree.add(parent, x);
+      }
+      if (tree.size() >= req.max_nodes) break;
+    }
+    level_begin = next_begin;
+    level_end = tree.size();
+    if (level_end == level_begin || tree.size() >= req.max_nodes) break;
+  }
+  return info;
+}
+
+// ---------------------------------------------------------------------------- prompt lookup
+
+void check_lookup_options(const LookupOptions& o) {
+  if (o.min_ngram < 1 || o.min_ngram > 32) {
+    fail("lookup.min_ngram: must be in 1..32, got ", o.min_ngram);
+  }
+  if (o.max_ngram < 1 || o.max_ngram > 32) {
+    fail("lookup.max_ngram: must be in 1..32, got ", o.max_ngram);
+  }
+  if (o.min_ngram > o.max_ngram) {
+    fail("lookup.min_ngram: ", o.min_ngram, " exceeds max_ngram ", o.max_ngram);
+  }
+}
+
+PromptLookupProposer::PromptLookupProposer(const LookupOptions& options) : options_(options) {
+  check_lookup_options(options_);
+}
+
+PromptLookupProposer::Match PromptLookupProposer::find(const std::vector<int>& tokens) const {
+  const size_t len = tokens.size();
+  for (int n = options_.max_ngram; n >= options_.min_ngram; --n) {
+    const size_t un = static_cast<size_t>(n);
+    if (len < un + 1) continue;  // an earlier occurrence needs room before the suffix
+    const int* suffix = tokens.data() + len - un;
+    // Most recent first: the occurrence starting at i, followed by at least one token.
+    for (size_t i = len - un; i-- > 0;) {
+      if (std::equal(suffix, suffix + un, tokens.data() + i)) {
+        return Match{i + un, n, len - (i + un)};
+      }
+    }
+  }
+  return Match{};
+}
+
+DraftOption PromptLookupProposer::offer(const std::vector<int>& tokens, int depth_limit,
+                                        size_t vocab) {
+  last_ = vocab ? find(tokens) : Match{};
+  const int depth = static_cast<int>(std::min<size_t>(last_.available, depth_limit));
+  return DraftOption{Drafter::kLookup, last_.ngram ? depth : 0, last_.ngram};
+}
+
+ProposalInfo PromptLookupProposer::propose(const ProposalRequest& req, DraftTree& tree) {
+  ProposalInfo info;
+  if (last_.ngram == 0) return info;
+  auto t0 = std::chrono::steady_clock::now();
+  const size_t n = std::min({last_.available, static_cast<size_t>(req.depth), req.max_nodes});
+  tree.q.assign(1, Distribution());
+  for (size_t i = 0; i < n; ++i) {
+    const int x = req.tokens[last_.start + i];
+    if (x < 0 || static_cast<size_t>(x) >= req.vocab) break;  // not a token of this target
+    // One-hot q: the lookup proposes x with certainty.
+    Distribution& q = tree.q[tree.size()];
+    q = xt::zeros<float>({req.vocab});
+    q[x] = 1.0f;
+    tree.add(static_cast<int>(tree.size()) - 1, x);
+  }
+  info.ms = ms_since(t0);
+  return info;
+}
+
+}  // namespace specdec

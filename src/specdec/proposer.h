@@ -1,0 +1,109 @@
+// Drafters ("proposers"): who proposes the draft tokens of an iteration. A draft model, prompt
+// lookup (n-gram matching in the context, no model at all) and Medusa-style heads
+// (model/heads.h) all fill the same DraftTree: tokens, and the distribution q each token was
+// drawn from. The target scores the tree in one pass; verify_tree decides. A chain is the tree
+// whose nodes have one child each.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "sampling/rng.h"
+#include "sampling/sampling.h"
+#include "specdec/policy.h"
+#include "specdec/source.h"
+#include "specdec/tree.h"
+
+namespace specdec {
+
+// Checks a row from a source and applies the sampling settings in place (one function for
+// draft and target rows: the lesson's pitfall is p and q under different settings).
+void prepare_row(float* row, size_t vocab, const SamplingParams& sampling, const char* who);
+
+// Draws `count` children from q (vocab entries, sampling settings already applied): greedy —
+// the count most likely tokens (lowest id on ties), no uniforms; with replacement — count
+// independent samples, one uniform each; without replacement — each from q with the earlier ones
+// removed and renormalised, one uniform each, stopping early when q has no mass left.
+std::vector<int> draw_children(const float* q, size_t vocab, int count, bool without_replacement,
+                               bool greedy, Rng& rng);
+
+struct ProposalRequest {
+  const std::vector<int>& tokens;    // the committed sequence
+  int depth;                         // draft this many levels (>= 1)
+  const std::vector<int>& branches;  // children per node at depth d (index d - 1); past the end
+                                     // of the list, or when empty, 1 (a chain)
+  bool without_replacement;          // siblings drawn without replacement
+  size_t max_nodes;                  // room left in the context window
+  size_t vocab;                      // the target's vocabulary (0 before its first pass)
+  const SamplingParams& sampling;
+  Rng& rng;
+};
+
+struct ProposalInfo {
+  size_t passes = 0;  // model passes (draft: one per depth; heads: one)
+  double ms = 0.0;    // wall time in them
+};
+
+class Proposer {
+ public:
+  virtual ~Proposer() = default;
+  virtual Drafter kind() const = 0;
+  // What it can propose after `tokens` right now: max_depth 0 when nothing (no n-gram match;
+  // heads before the target's first pass). Lookup fills ngram. Called before propose().
+  virtual DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) = 0;
+  // Fills the (empty) tree. Uniforms come from req.rng only.
+  virtual ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) = 0;
+  // After verification: the target's last call returned rows, and row final_row produced the
+  // last emitted token (heads read the hidden state there).
+  virtual void observe(size_t final_row) { (void)final_row; }
+  // Context window of the drafter's own model (0 = unlimited) and its cache, for the visualiser.
+  virtual size_t max_context() const { return 0; }
+  virtual size_t cached_tokens() const { return 0; }
+};
+
+// A smaller model drafts: depth 1 from the distribution after the sequence, each further depth
+// in ONE call for all nodes of the previous depth (tree_probs).
+class DraftModelProposer : public Proposer {
+ public:
+  explicit DraftModelProposer(DistributionSource& draft) : draft_(draft) {}
+  Drafter kind() const override { return Drafter::kDraftModel; }
+  DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) override;
+  ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) override;
+  size_t max_context() const override { return draft_.max_context(); }
+  size_t cached_tokens() const override { return draft_.cached_tokens(); }
+
+ private:
+  DistributionSource& draft_;
+};
+
+// Prompt lookup (as Hugging Face's prompt_lookup_num_tokens, vLLM's ngram): finds the most
+// recent earlier occurrence of the sequence's last n tokens, n from max_ngram down to
+// min_ngram, and proposes the tokens that followed it. Its q is one-hot: a token is accepted
+// with probability p(x), and a rejection samples p without x, renormalised.
+struct LookupOptions {
+  int min_ngram = 1;
+  int max_ngram = 3;
+};
+void check_lookup_options(const LookupOptions& o);  // 1 <= min <= max <= 32
+
+class PromptLookupProposer : public Proposer {
+ public:
+  explicit PromptLookupProposer(const LookupOptions& options);
+  Drafter kind() const override { return Drafter::kLookup; }
+  DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) override;
+  ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) override;
+
+  // The match: continuation start and n-gram length (0 when none). Public for the tests.
+  struct Match {
+    size_t start = 0;  // index of the first continuation token
+    int ngram = 0;
+    size_t available = 0;  // continuation tokens available
+  };
+  Match find(const std::vector<int>& tokens) const;
+
+ private:
+  LookupOptions options_;
+  Match last_;  // from offer(), reused by propose()
+};
+
+}  // namespace specdec
