@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""Medusa-style heads for a trained specdec target (src/model/heads.h is the C++ side).
+
+Head j (0-based) reads the target's final hidden state h_t (after ln_f) at position t and
+proposes the token at t + 2 + j (the LM head itself proposes t + 1): r = h + silu(W_j h + b_j),
+q_j = softmax(r @ wte^T) with the target's tied LM head. The target stays frozen; each head is
+trained by self-distillation: KL(p || q_j), where p is the target's own distribution for that
+token (its row t + 1 + j), on tinyshakespeare's training split. Weights start at zero, so every
+head starts as the LM head itself.
+
+    /usr/bin/python3 models/heads.py train --target models/target.safetensors --out models/target-heads.safetensors
+    /usr/bin/python3 models/heads.py alpha --target models/target.safetensors --heads models/target-heads.safetensors
+    /usr/bin/python3 models/heads.py fixture   # random heads for tests/fixtures/tiny_f32.safetensors
+"""
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import train
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def fingerprint(model):
+    """FNV-1a 64 over the bytes of wte as little-endian float32 (model_fingerprint in C++)."""
+    data = model.transformer.wte.weight.detach().float().contiguous().numpy().tobytes()
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f'{h:016x}'
+
+
+class Heads(nn.Module):
+    def __init__(self, n_embd, n_heads):
+        super().__init__()
+        self.medusa = nn.ModuleList([nn.Linear(n_embd, n_embd) for _ in range(n_heads)])
+        for lin in self.medusa:  # zero: each head starts as the LM head
+            nn.init.zeros_(lin.weight)
+            nn.init.zeros_(lin.bias)
+
+    def forward(self, h, wte):  # h (B, T, C) -> (K, B, T, V) logits
+        return torch.stack([(h + F.silu(lin(h))) @ wte.t() for lin in self.medusa])
+
+
+def hidden_and_logits(target, x):
+    """The target's final hidden states (after ln_f) and logits, (B, T, C) and (B, T, V)."""
+    t = target.transformer
+    pos = torch.arange(x.size(1))
+    h = t.wte(x) + t.wpe(pos)
+    for block in t.h:
+        h = block(h)
+    h = t.ln_f(h)
+    return h, h @ t.wte.weight.t()
+
+
+def head_losses(heads, target, x):
+    """Per head: KL(target row t+1+j || head j at t), mean over the positions that have one."""
+    with torch.no_grad():
+        h, logits = hidden_and_logits(target, x)
+        logp = F.log_softmax(logits, -1)
+    out = heads(h, target.transformer.wte.weight)
+    losses = []
+    T = x.size(1)
+    for j in range(out.size(0)):
+        q = F.log_softmax(out[j][:, :T - 1 - j], -1)
+        p = logp[:, 1 + j:]
+        losses.append(F.kl_div(q, p, log_target=True, reduction='none').sum(-1).mean())
+    return losses
+
+
+def export(heads, target, meta_target, path):
+    tensors = {f'medusa.{i}.{k}': v for i, lin in enumerate(heads.medusa)
+               for k, v in (('weight', lin.weight), ('bias', lin.bias))}
+    meta = dict(format='specdec-heads', n_heads=len(heads.medusa),
+                n_embd=target.config['n_embd'], vocab_size=target.config['vocab_size'],
+                target_fingerprint=fingerprint(target), target_name=meta_target.get('name', ''))
+    return tensors, meta
+
+
+def cmd_train(args):
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    target, meta_t = train.load_model(args.target)
+    for p in target.parameters():
+        p.requires_grad_(False)
+    train_data, val_data = train.load_data()
+    C = target.config['n_embd']
+    heads = Heads(C, args.n_heads)
+    opt = torch.optim.AdamW(heads.parameters(), lr=args.lr, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(args.seed)
+    history, t0 = [], time.time()
+    for it in range(1, args.iters + 1):
+        lr = args.lr * min(1.0, it / 20) * (0.1 + 0.9 * 0.5 * (1 + torch.cos(torch.tensor(3.14159 * it / args.iters)).item()))
+        for g in opt.param_groups:
+            g['lr'] = lr
+        x, _ = train.get_batch(train_data, args.batch, args.block, gen)
+        losses = head_losses(heads, target, x)
+        loss = sum(losses)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if it % 50 == 0 or it == args.iters:
+            print(f'iter {it} {(time.time() - t0) / 60:.1f} min kl per head '
+                  + ' '.join(f'{l.item():.3f}' for l in losses), flush=True)
+            history.append(dict(iter=it, kl=[l.item() for l in losses]))
+    tensors, meta = export(heads, target, meta_t, args.out)
+    meta.update(iters=args.iters, minutes=f'{(time.time() - t0) / 60:.1f}')
+    train.save_safetensors(args.out, tensors, meta)
+    alpha = measure(target, heads, val_data)
+    with open(os.path.splitext(args.out)[0] + '_history.json', 'w') as f:
+        json.dump(dict(args=vars(args), history=history, alpha=alpha), f, indent=1)
+    print(f'wrote {args.out}; teacher-forced acceptance per head: {json.dumps(alpha)}')
+
+
+@torch.no_grad()
+def measure(target, heads, val, n_batches=8):
+    """Teacher-forced acceptance of head j against the target's row for the same token:
+    E[sum_x min(p_T(x), q_T(x))] (T = 0: P(argmax q == argmax p)), held-out text."""
+    gen = torch.Generator().manual_seed(4321)
+    sums = {}
+    for _ in range(n_batches):
+        x, _ = train.get_batch(val, 8, 256, gen)
+        h, logits = hidden_and_logits(target, x)
+        out = heads(h, target.transformer.wte.weight)
+        T = x.size(1)
+        for j in range(out.size(0)):
+            q, p = out[j][:, :T - 1 - j], logits[:, 1 + j:]
+            for temp in (0.0, 0.8):
+                if temp == 0.0:
+                    a = (q.argmax(-1) == p.argmax(-1)).float().mean().item()
+                else:
+                    a = torch.minimum(F.softmax(q / temp, -1), F.softmax(p / temp, -1)).sum(-1).mean().item()
+                sums.setdefault(f'head{j + 1} T={temp}', []).append(a)
+    return {k: round(sum(v) / len(v), 4) for k, v in sums.items()}
+
+
+def cmd_alpha(args):
+    target, _ = train.load_model(args.target)
+    tensors, meta = train.load_safetensors(args.heads)
+    heads = Heads(target.config['n_embd'], int(meta['n_heads']))
+    heads.load_state_dict(tensors)
+    _, val = train.load_data()
+    print(json.dumps(measure(target, heads.eval(), val)))
+
+
+def cmd_fixture(args):
+    """Random (non-zero) heads for the tiny test model, so that the tests see distinct heads."""
+    torch.manual_seed(args.seed)
+    path = os.path.join(ROOT, 'tests', 'fixtures', 'tiny_f32.safetensors')
+    target, meta_t = train.load_model(path)
+    heads = Heads(target.config['n_embd'], 3)
+    with torch.no_grad():
+        for p in heads.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    tensors, meta = export(heads, target, meta_t, None)
+    out = os.path.join(ROOT, 'tests', 'fixtures', 'tiny_heads.safetensors')
+    train.save_safetensors(out, tensors, meta, torch.float32)
+    # golden: the heads' logits for the hidden state after the prompt
+    tokens = list('ROMEO: hello'.encode())
+    with torch.no_grad():
+        h, _ = hidden_and_logits(target, torch.tensor([tokens]))
+        logits = heads(h[:, -1:], target.transformer.wte.weight)[:, 0, 0]
+    with open(os.path.join(ROOT, 'tests', 'fixtures', 'tiny_heads_golden.json'), 'w') as f:
+        json.dump(dict(tokens=tokens, logits=[[float(v) for v in row] for row in logits]), f)
+    print(f'wrote {out} (fingerprint {meta["target_fingerprint"]}) and tiny_heads_golden.json')
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument('what', choices=['train', 'alpha', 'fixture'])
+    ap.add_argument('--target', default=os.path.join(HERE, 'target.safetensors'))
+    ap.add_argument('--heads', default=os.path.join(HERE, 'target-heads.safetensors'))
+    ap.add_argument('--out', default=os.path.join(HERE, 'target-heads.safetensors'))
+    ap.add_argument('--n-heads', type=int, default=3)
+    ap.add_argument('--iters', type=int, default=600)
+    ap.add_argument('--batch', type=int, default=16)
+    ap.add_argument('--block', type=int, default=128)
+    ap.add_argument('--lr', type=float, default=2e-3)
+    ap.add_argument('--seed', type=int, default=1337)
+    ap.add_argument('--threads', type=int, default=1)
+    args = ap.parse_args()
+    {'train': cmd_train, 'alpha': cmd_alpha, 'fixture': cmd_fixture}[args.what](args)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,226 @@
+// Medusa-style heads: the loader (validated like a model file, and against its target), the
+// forward pass against PyTorch, and decoding with heads as the drafter (chain and tree): greedy
+// output == greedy plain, and the law of the first three tokens is the target's.
+#include "model/heads.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/json.h"
+#include "model/model_source.h"
+#include "model/safetensors.h"
+#include "model/tokenizer.h"
+#include "specdec/decoder.h"
+#include "specdec/errors.h"
+#include "test_util.h"
+
+namespace specdec {
+namespace {
+
+using testing::chi_square;
+using testing::kFalseAlarm;
+
+std::string fixture(const std::string& name) {
+  return std::string(SPECDEC_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+class HeadsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    target_ = new GPTModel(GPTModel::from_file(fixture("tiny_f32.safetensors")));
+    heads_ = new MedusaHeads(MedusaHeads::from_file(fixture("tiny_heads.safetensors"), *target_));
+  }
+  static void TearDownTestSuite() {
+    delete heads_;
+    delete target_;
+  }
+  static GPTModel* target_;
+  static MedusaHeads* heads_;
+};
+GPTModel* HeadsTest::target_ = nullptr;
+MedusaHeads* HeadsTest::heads_ = nullptr;
+
+TEST_F(HeadsTest, ForwardMatchesPyTorch) {
+  const std::vector<uint8_t> text = read_file(fixture("tiny_heads_golden.json"), 1 << 20);
+  const json::Value golden = json::parse(reinterpret_cast<const char*>(text.data()), text.size());
+  std::vector<int> tokens;
+  for (const json::Value& t : golden.find("tokens")->items)
+    tokens.push_back(int(json::to_double(t)));
+  ModelSource source(*target_);
+  source.next_token_probs(tokens, 1);
+  ASSERT_EQ(heads_->count(), 3);
+  const std::vector<float> logits = heads_->forward(source.hidden_row(0));
+  const auto& rows = golden.find("logits")->items;
+  ASSERT_EQ(rows.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    for (size_t v = 0; v < 256; ++v) {
+      const double want = json::to_double(rows[i].items[v]);
+      EXPECT_NEAR(logits[i * 256 + v], want, 1e-4 + 1e-4 * std::fabs(want)) << i << "," << v;
+    }
+  }
+}
+
+// The file with `from` replaced by `to` (same length) wherever it occurs in the header.
+std::vector<uint8_t> patched(const std::string& from, const std::string& to) {
+  std::vector<uint8_t> bytes = read_file(fixture("tiny_heads.safetensors"), 1 << 20);
+  std::string s(bytes.begin(), bytes.end());
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  std::copy(to.begin(), to.end(), bytes.begin() + at);
+  return bytes;
+}
+
+TEST_F(HeadsTest, LoaderRefusesWhatDoesNotFit) {
+  auto load = [&](const std::vector<uint8_t>& b, const GPTModel& t) {
+    MedusaHeads::from_safetensors(b.data(), b.size(), t);
+  };
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"specdec-heads", "specdec-headz",
+            "heads file: __metadata__ 'format' = 'specdec-headz', expected 'specdec-heads'"},
+           {"\"n_heads\":\"3\"", "\"n_heads\":\"9\"",
+            "heads file: __metadata__ 'n_heads' = '9' is not an integer in 1..8"},
+           {"\"n_embd\":\"32\"", "\"n_embd\":\"64\"",
+            "heads file: made for a target of width 64 and vocabulary 256, not this one (width "
+            "32, vocabulary 256)"},
+           {"medusa.2.bias", "medusa.2.biaz", "heads file: missing tensor 'medusa.2.bias'"},
+           {"\"target_fingerprint\":\"9", "\"target_fingerprint\":\"8",
+            "heads file: made for another target (target_fingerprint 88bd42aacc7ea8f1; this "
+            "target's is 98bd42aacc7ea8f1)"}}) {
+    EXPECT_EQ(error_of([&] { load(patched(c.from, c.to), *target_); }), c.message);
+  }
+  // The F16 twin of the target has other weights: its heads would be wrong.
+  const GPTModel other = GPTModel::from_file(fixture("tiny_f16.safetensors"));
+  EXPECT_NE(error_of([&] {
+              MedusaHeads::from_file(fixture("tiny_heads.safetensors"), other);
+            }).find("heads file: made for another target"),
+            std::string::npos);
+  std::vector<uint8_t> junk = {1, 2, 3};
+  EXPECT_EQ(error_of([&] { load(junk, *target_); }).rfind("heads file: ", 0), 0u);
+  // A proposer over another model's source is refused too.
+  ModelSource wrong(other);
+  EXPECT_EQ(error_of([&] { HeadsProposer(*heads_, wrong); }),
+            "heads: loaded for another target model than the decoder's");
+}
+
+// One decode; the source may be reused across calls (its cache follows each new sequence).
+DecodeResult decode_with_heads(ModelSource& source, const MedusaHeads& heads,
+                               const std::vector<int>& prompt, DecoderOptions opt, Rng& rng) {
+  HeadsProposer proposer(heads, source);
+  SpeculativeDecoder dec(source, nullptr, prompt, opt, &proposer);
+  DecodeResult out;
+  while (!dec.done()) {
+    IterationRecord rec = dec.step(rng);
+    out.trace.push_back({rec.proposed, rec.verify.n_accepted, rec.emitted});
+  }
+  out.tokens = dec.generated();
+  out.stats = dec.stats();
+  return out;
+}
+
+TEST_F(HeadsTest, GreedyHeadsEqualGreedyPlain) {
+  const std::vector<int> prompt = encode("ROMEO: hello");
+  DecoderOptions plain;
+  plain.plain = true;
+  plain.sampling.temperature = 0.0f;
+  plain.max_new_tokens = 60;
+  Rng r0(1);
+  ModelSource source(*target_);
+  SpeculativeDecoder ref(source, nullptr, prompt, plain);
+  while (!ref.done()) ref.step(r0);
+  for (std::vector<int> branches : {std::vector<int>{}, {2, 2}, {3, 2, 1}}) {
+    DecoderOptions opt = plain;
+    opt.plain = false;
+    opt.gamma = 3;
+    opt.tree_branches = branches;
+    Rng rng(2);
+    ModelSource s(*target_);
+    DecodeResult r = decode_with_heads(s, *heads_, prompt, opt, rng);
+    EXPECT_EQ(r.tokens, ref.generated()) << branches.size();
+    EXPECT_EQ(r.stats.by_drafter[static_cast<int>(Drafter::kNone)], 1u);  // the first step only
+    EXPECT_GT(r.stats.by_drafter[static_cast<int>(Drafter::kHeads)], 0u);
+  }
+}
+
+// The exact law of the first three tokens with top-k 3 (27 cells), from the target alone.
+std::map<std::vector<int>, double> exact_top3(const GPTModel& m, const std::vector<int>& prompt,
+                                              const SamplingParams& sp) {
+  std::map<std::vector<int>, double> out;
+  std::function<void(std::vector<int>, std::vector<int>, double)> rec =
+      [&](std::vector<int> seq, std::vector<int> gen, double prob) {
+        if (gen.size() == 3) {
+          out[gen] = prob;
+          return;
+        }
+        ModelSource s(m);
+        ProbMatrix p = s.next_token_probs(seq, 1);
+        apply_sampling(p.data(), 256, sp);
+        for (int x = 0; x < 256; ++x) {
+          if (p[x] <= 0.0f) continue;
+          auto s2 = seq, g2 = gen;
+          s2.push_back(x);
+          g2.push_back(x);
+          rec(s2, g2, prob * p[x]);
+        }
+      };
+  rec(prompt, {}, 1.0);
+  return out;
+}
+
+TEST_F(HeadsTest, FirstThreeTokensFollowTheTarget) {
+  const std::vector<int> prompt = encode("ROMEO: hello");
+  SamplingParams sp{1.0f, 3, 1.0f};
+  const auto exact = exact_top3(*target_, prompt, sp);
+  std::map<std::vector<int>, size_t> index;
+  std::vector<double> probs;
+  for (auto& [seq, p] : exact) {
+    index[seq] = probs.size();
+    probs.push_back(p);
+  }
+  for (std::vector<int> branches : {std::vector<int>{}, {2, 2}}) {
+    for (bool without : {true, false}) {
+      if (branches.empty() && !without) continue;
+      DecoderOptions opt;
+      opt.gamma = 3;
+      opt.sampling = sp;
+      opt.max_new_tokens = 3;
+      opt.tree_branches = branches;
+      opt.tree_without_replacement = without;
+      std::vector<uint64_t> counts(probs.size(), 0);
+      Rng rng(31);
+      size_t heads_iterations = 0;
+      ModelSource source(*target_);
+      for (int run = 0; run < 25000; ++run) {
+        DecodeResult r = decode_with_heads(source, *heads_, prompt, opt, rng);
+        auto it = index.find(r.tokens);
+        ASSERT_NE(it, index.end());
+        ++counts[it->second];
+        heads_iterations += r.stats.by_drafter[static_cast<int>(Drafter::kHeads)];
+      }
+      EXPECT_GT(heads_iterations, 12500u);  // the heads really drafted
+      auto chi = chi_square(counts, probs);
+      EXPECT_GT(chi.p_value, kFalseAlarm)
+          << "branches " << branches.size() << " without " << without << " chi2=" << chi.stat;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace specdec
