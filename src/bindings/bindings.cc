@@ -3,7 +3,6 @@
 // names happens in core.js, validation of values in the C++ core. Every body runs in guard().
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
-
 #include <malloc.h>
 
 #include <cmath>
@@ -116,19 +115,37 @@ void decoder_set_draft_step(DecoderHandle& d, val fn) {
   guard([&] { d.set_draft(step_source(fn)); });
 }
 
-// options: { gamma, temperature, topK, topP, plain, maxNewTokens, seedHigh, seedLow,
-//            keepDistributions } (numbers / booleans, checked by core.js for type).
+// options: { gamma, gammaMode (0 fixed, 1 auto, 2 heuristic), gammaMax, costC, costV (number[]
+//            or null), lookup, minNgram, maxNgram, tree (number[] or null), treeReplacement,
+//            temperature, topK, topP, plain, maxNewTokens, seedHigh, seedLow,
+//            keepDistributions } (numbers / booleans / arrays, checked by core.js for type).
 void decoder_start(DecoderHandle& d, val prompt, val options) {
   guard([&] {
     DecoderOptions o;
     o.gamma = options["gamma"].as<int>();
+    const int mode = options["gammaMode"].as<int>();
+    o.gamma_mode = mode == 1   ? GammaMode::kAuto
+                   : mode == 2 ? GammaMode::kHeuristic
+                               : GammaMode::kFixed;
+    o.gamma_max = options["gammaMax"].as<int>();
+    if (!options["costV"].isNull()) {
+      o.has_cost_model = true;
+      o.cost_model.c = options["costC"].as<double>();
+      const val v = options["costV"];
+      for (size_t i = 0; i < js_length(v); ++i) o.cost_model.v.push_back(v[i].as<double>());
+    }
+    o.lookup = options["lookup"].as<bool>();
+    o.lookup_options.min_ngram = options["minNgram"].as<int>();
+    o.lookup_options.max_ngram = options["maxNgram"].as<int>();
+    if (!options["tree"].isNull()) o.tree_branches = int_vector_from_js(options["tree"]);
+    o.tree_without_replacement = !options["treeReplacement"].as<bool>();
     o.sampling.temperature = options["temperature"].as<float>();
     o.sampling.top_k = options["topK"].as<int>();
     o.sampling.top_p = options["topP"].as<float>();
     o.plain = options["plain"].as<bool>();
     o.max_new_tokens = static_cast<size_t>(options["maxNewTokens"].as<double>());
-    const uint64_t seed = seed_from_halves(options["seedHigh"].as<double>(),
-                                           options["seedLow"].as<double>());
+    const uint64_t seed =
+        seed_from_halves(options["seedHigh"].as<double>(), options["seedLow"].as<double>());
     d.start(int_vector_from_js(prompt), o, seed, options["keepDistributions"].as<bool>());
   });
 }
@@ -146,6 +163,9 @@ val decoder_tokens(const DecoderHandle& d) {
 double decoder_prompt_length(const DecoderHandle& d) { return d.prompt_length(); }
 val decoder_stats(const DecoderHandle& d) {
   return guard([&] { return d.stats(); });
+}
+val decoder_estimates(const DecoderHandle& d) {
+  return guard([&] { return d.estimates(); });
 }
 
 // ----------------------------------------------------------------- diagnostics
@@ -188,7 +208,8 @@ EMSCRIPTEN_BINDINGS(specdec) {
       .function("done", &decoder_done)
       .function("tokens", &decoder_tokens)
       .function("promptLength", &decoder_prompt_length)
-      .function("stats", &decoder_stats);
+      .function("stats", &decoder_stats)
+      .function("estimates", &decoder_estimates);
 
   register_model_bindings();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bindings/interop.h"
+#include "model/model_source.h"
 #include "specdec/errors.h"
 
 namespace specdec::bindings {
@@ -18,6 +19,33 @@ val size_array(const std::vector<size_t>& v) {
   val a = val::array();
   for (size_t i = 0; i < v.size(); ++i) a.set(i, static_cast<double>(v[i]));
   return a;
+}
+
+val tree_to_js(const DraftTree& t, const TreeVerifyResult& r) {
+  const size_t n = t.size();
+  std::vector<float> p(n), q(n);
+  std::vector<double> accept_prob(n), u(n);
+  std::vector<uint8_t> status(n);
+  for (size_t i = 0; i < n; ++i) {
+    p[i] = r.nodes[i].p;
+    q[i] = r.nodes[i].q;
+    accept_prob[i] = r.nodes[i].accept_prob;
+    u[i] = r.nodes[i].u;
+    status[i] = r.nodes[i].status == NodeStatus::kAccepted   ? 1
+                : r.nodes[i].status == NodeStatus::kRejected ? 2
+                                                             : 0;
+  }
+  val o = val::object();
+  o.set("parent", int32_array(t.parent));
+  o.set("token", int32_array(t.token));
+  o.set("depth", int32_array(t.depth));
+  o.set("p", float32_array(p.data(), n));
+  o.set("q", float32_array(q.data(), n));
+  o.set("acceptProb", float64_array(accept_prob.data(), n));
+  o.set("u", float64_array(u.data(), n));
+  o.set("status", uint8_array(status.data(), n));
+  o.set("path", int32_array(r.path));
+  return o;
 }
 
 }  // namespace
@@ -57,12 +85,21 @@ void DecoderHandle::start(const std::vector<int>& prompt, const DecoderOptions& 
                           uint64_t seed, bool keep_distributions) {
   if (decoder_) fail("decoder: already started");
   if (!target_.source) fail("target: not set");
-  if (!options.plain && !draft_.source) fail("draft: required unless plain decoding is asked for");
+  if (!options.plain && !draft_.source && !heads_ && !options.lookup) {
+    fail("draft: required unless plain decoding, prompt lookup or heads is asked for");
+  }
   options_ = options;
   keep_distributions_ = keep_distributions;
   prompt_length_ = prompt.size();
-  decoder_ = std::make_unique<SpeculativeDecoder>(
-      *target_.source, options.plain ? nullptr : draft_.source.get(), prompt, options_);
+  if (heads_ && !options.plain) {
+    const auto* target = dynamic_cast<const ModelSource*>(target_.source.get());
+    if (!target)
+      fail("heads: need a target model (not a step function) to read hidden states from");
+    heads_proposer_ = std::make_unique<HeadsProposer>(*heads_, *target);
+  }
+  decoder_ = std::make_unique<SpeculativeDecoder>(*target_.source,
+                                                  options.plain ? nullptr : draft_.source.get(),
+                                                  prompt, options_, heads_proposer_.get());
   rng_ = std::make_unique<Rng>(seed);
 }
 
@@ -89,6 +126,11 @@ val DecoderHandle::step() {
   o.set("draftMs", rec.draft_ms);
   o.set("targetMs", rec.target_ms);
   o.set("vocab", static_cast<double>(rec.target_probs.shape()[1]));
+  o.set("gamma", rec.gamma);
+  o.set("drafter", std::string(drafter_name(rec.drafter)));
+  o.set("lookupNgram", rec.lookup_ngram);
+  o.set("targetPositions", static_cast<double>(rec.target_probs.shape()[0]));
+  if (!options_.tree_branches.empty()) o.set("tree", tree_to_js(rec.tree, rec.tree_verify));
   if (keep_distributions_) {
     o.set("targetProbs", float32_array(rec.target_probs.data(), rec.target_probs.size()));
     o.set("draftProbs", float32_array(rec.draft_probs.data(), rec.draft_probs.size()));
@@ -116,6 +158,31 @@ val DecoderHandle::stats() const {
   o.set("acceptedAt", size_array(s.accepted_at));
   o.set("draftMs", s.draft_ms);
   o.set("targetMs", s.target_ms);
+  o.set("gammaHistogram", size_array(s.gamma_histogram));
+  val by = val::object();
+  for (int d = 0; d < kDrafterCount; ++d) {
+    by.set(drafter_name(static_cast<Drafter>(d)), static_cast<double>(s.by_drafter[d]));
+  }
+  o.set("byDrafter", by);
+  return o;
+}
+
+val DecoderHandle::estimates() const {
+  if (!decoder_) fail("decoder: not started");
+  const GammaPolicy& p = decoder_->policy();
+  val alpha = val::object(), c = val::object();
+  alpha.set("draft", p.alpha(Drafter::kDraftModel));
+  alpha.set("lookup", p.alpha(Drafter::kLookup, 3));
+  alpha.set("heads", p.alpha(Drafter::kHeads));
+  c.set("draft", p.c(Drafter::kDraftModel));
+  c.set("heads", p.c(Drafter::kHeads));
+  std::vector<double> v;
+  const int top = std::max(options_.gamma_max, options_.gamma) + 1;
+  for (int k = 1; k <= top; ++k) v.push_back(p.v(static_cast<size_t>(k)));
+  val o = val::object();
+  o.set("alpha", alpha);
+  o.set("c", c);
+  o.set("v", float64_array(v.data(), v.size()));
   return o;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "model/heads.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
 #include "specdec/source.h"
@@ -26,7 +27,7 @@ struct RngHandle {
 
 // A source of next-token distributions and what keeps it alive (sources hold references).
 struct SourceSlot {
-  std::shared_ptr<const void> owner;                // e.g. the model weights the source reads
+  std::shared_ptr<const void> owner;           // e.g. the model weights the source reads
   std::unique_ptr<DistributionSource> source;  // null: not set
 };
 
@@ -43,6 +44,8 @@ class DecoderHandle {
 
   void set_target(SourceSlot slot) { target_ = std::move(slot); }
   void set_draft(SourceSlot slot) { draft_ = std::move(slot); }
+  // Medusa-style heads as the drafter (the target must be the model they were loaded for).
+  void set_heads(std::shared_ptr<const MedusaHeads> heads) { heads_ = std::move(heads); }
 
   // Creates the decoder. max_new_tokens: the decoder's own budget (0 = none).
   void start(const std::vector<int>& prompt, const DecoderOptions& options, uint64_t seed,
@@ -54,7 +57,11 @@ class DecoderHandle {
 
   bool done() const;
   // { proposed: Int32Array, verify: (see verify_result_to_js), emitted: Int32Array,
-  //   targetCached, draftCached, draftMs, targetMs, vocab,
+  //   targetCached, draftCached, draftMs, targetMs, vocab, gamma, drafter ('none' | 'draft' |
+  //   'lookup' | 'heads'), lookupNgram, targetPositions,
+  //   tree (tree mode only): { parent, token, depth: Int32Array, p, q: Float32Array,
+  //     acceptProb, u: Float64Array, status: Uint8Array (0 unexamined, 1 accepted, 2 rejected),
+  //     path: Int32Array },
   //   targetProbs, draftProbs: flat Float32Array (only when keep_distributions) }
   val step();
 
@@ -62,12 +69,17 @@ class DecoderHandle {
   size_t prompt_length() const { return prompt_length_; }
   size_t generated() const;
   // { iterations, targetPasses, draftPasses, drafted, accepted, generated,
-  //   reachedAt: number[], acceptedAt: number[], draftMs, targetMs }
+  //   reachedAt: number[], acceptedAt: number[], draftMs, targetMs, gammaHistogram: number[],
+  //   byDrafter: { none, draft, lookup, heads } }
   val stats() const;
+  // The policy's estimates: { alpha: { draft, lookup, heads }, v: number[] (k = 1..gamma_max +
+  //   1), c: { draft, heads } }
+  val estimates() const;
 
  private:
-
   SourceSlot target_, draft_;
+  std::shared_ptr<const MedusaHeads> heads_;
+  std::unique_ptr<HeadsProposer> heads_proposer_;
   DecoderOptions options_;
   std::unique_ptr<Rng> rng_;
   std::unique_ptr<SpeculativeDecoder> decoder_;

@@ -9,6 +9,7 @@
 #include "bindings/handles.h"
 #include "bindings/interop.h"
 #include "model/gpt_model.h"
+#include "model/heads.h"
 #include "model/model_source.h"
 
 namespace specdec::bindings {
@@ -30,8 +31,8 @@ ModelHandle* load_model(val bytes) {
     if (!buffer.empty()) {
       val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
     }
-    auto model = std::make_shared<const GPTModel>(
-        GPTModel::from_safetensors(buffer.data(), buffer.size()));
+    auto model =
+        std::make_shared<const GPTModel>(GPTModel::from_safetensors(buffer.data(), buffer.size()));
     return new ModelHandle{std::move(model)};
   });
 }
@@ -54,6 +55,35 @@ SourceSlot model_source(const ModelHandle& h) {
   return {h.model, std::make_unique<ModelSource>(*h.model)};
 }
 
+// Heads loaded for one target model; they keep its weights alive (their LM head is the target's).
+struct HeadsHandle {
+  std::shared_ptr<const GPTModel> target;
+  std::shared_ptr<const MedusaHeads> heads;
+};
+
+HeadsHandle* load_heads(val bytes, const ModelHandle& target) {
+  return guard([&] {
+    std::vector<uint8_t> buffer(js_length(bytes));
+    if (!buffer.empty()) {
+      val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
+    }
+    auto heads = std::make_shared<const MedusaHeads>(
+        MedusaHeads::from_safetensors(buffer.data(), buffer.size(), *target.model));
+    return new HeadsHandle{target.model, std::move(heads)};
+  });
+}
+
+int heads_count(const HeadsHandle& h) { return h.heads->count(); }
+bool heads_belong_to(const HeadsHandle& h, const ModelHandle& m) { return h.target == m.model; }
+
+void decoder_set_heads(DecoderHandle& d, const HeadsHandle& h) {
+  // The decoder shares the heads; they point at the target's weights, kept alive with them.
+  guard([&] {
+    d.set_heads(std::shared_ptr<const MedusaHeads>(
+        h.heads.get(), [keep = h.heads, target = h.target](const MedusaHeads*) {}));
+  });
+}
+
 void decoder_set_target_model(DecoderHandle& d, const ModelHandle& m) {
   guard([&] { d.set_target(model_source(m)); });
 }
@@ -68,6 +98,11 @@ void register_model_bindings() {
   class_<ModelHandle>("Model")
       .class_function("load", &load_model, allow_raw_pointers())
       .function("config", &model_config);
+  class_<HeadsHandle>("Heads")
+      .class_function("load", &load_heads, allow_raw_pointers())
+      .function("count", &heads_count)
+      .function("belongsTo", &heads_belong_to);
+  function("decoderSetHeads", &decoder_set_heads);
   function("decoderSetTargetModel", &decoder_set_target_model);
   function("decoderSetDraftModel", &decoder_set_draft_model);
 }

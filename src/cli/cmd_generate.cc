@@ -1,14 +1,17 @@
 // specdec generate: speculative (or, with --plain, autoregressive) decoding with two GPT
 // models from safetensors files. Text mode streams the generated text to stdout and a summary
 // to stderr; --json prints one object with the settings, the per-iteration trace and stats.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
 #include "model/gpt_model.h"
+#include "model/heads.h"
 #include "model/model_source.h"
 #include "model/tokenizer.h"
 #include "sampling/rng.h"
@@ -26,23 +29,49 @@ std::string json_number(double v) {
   return buf;
 }
 
+std::string gamma_json(const DecoderOptions& o) {
+  if (o.gamma_mode == GammaMode::kAuto) return "\"auto\"";
+  if (o.gamma_mode == GammaMode::kHeuristic) return "\"heuristic\"";
+  return std::to_string(o.tree_branches.empty() ? o.gamma : int(o.tree_branches.size()));
+}
+
 std::string settings_json(const Args& args, const DecoderOptions& options, long long seed) {
   const bool plain = options.plain;
-  return "{\"target\":" + json_escape(args.str("target", "")) +
-         ",\"draft\":" + (plain ? "null" : json_escape(args.str("draft", ""))) +
-         ",\"plain\":" + (plain ? "true" : "false") +
-         ",\"gamma\":" + std::to_string(options.gamma) +
+  return "{\"target\":" + json_escape(args.str("target", "")) + ",\"draft\":" +
+         (args.has("draft") && !plain ? json_escape(args.str("draft", "")) : "null") +
+         ",\"heads\":" +
+         (args.has("heads") && !plain ? json_escape(args.str("heads", "")) : "null") +
+         ",\"lookup\":" + (options.lookup ? "true" : "false") + ",\"tree\":" +
+         (options.tree_branches.empty() ? "null" : json_array(options.tree_branches)) +
+         ",\"plain\":" + (plain ? "true" : "false") + ",\"gamma\":" + gamma_json(options) +
+         ",\"gamma_max\":" + std::to_string(options.gamma_max) +
          ",\"temperature\":" + json_number(options.sampling.temperature) +
          ",\"top_k\":" + std::to_string(options.sampling.top_k) +
          ",\"top_p\":" + json_number(options.sampling.top_p) + ",\"seed\":" + std::to_string(seed) +
          ",\"max_tokens\":" + std::to_string(options.max_new_tokens) + "}";
 }
 
+// {"parent": [...], "token": [...], "status": "a"|"r"|"-" per node, "path": [...]}
+std::string tree_json(const IterationRecord& r) {
+  std::string status = "\"";
+  for (const NodeRecord& n : r.tree_verify.nodes) {
+    status += n.status == NodeStatus::kAccepted   ? 'a'
+              : n.status == NodeStatus::kRejected ? 'r'
+                                                  : '-';
+  }
+  return "{\"parent\":" + json_array(r.tree.parent) + ",\"token\":" + json_array(r.tree.token) +
+         ",\"status\":" + status + "\",\"path\":" + json_array(r.tree_verify.path) + "}";
+}
+
 std::string trace_json(const std::vector<IterationRecord>& records) {
   std::string out = "[";
   for (size_t i = 0; i < records.size(); ++i) {
     const IterationRecord& r = records[i];
-    out += std::string(i ? "," : "") + "{\"proposed\":" + json_array(r.proposed) +
+    out += std::string(i ? "," : "") + "{\"drafter\":\"" + drafter_name(r.drafter) +
+           "\",\"gamma\":" + std::to_string(r.gamma) +
+           (r.lookup_ngram ? ",\"lookup_ngram\":" + std::to_string(r.lookup_ngram) : "") +
+           ",\"proposed\":" + json_array(r.proposed) +
+           (r.tree.is_chain() ? "" : ",\"tree\":" + tree_json(r)) +
            ",\"n_accepted\":" + std::to_string(r.verify.n_accepted) +
            ",\"emitted\":" + json_array(r.emitted) +
            ",\"bonus\":" + (r.verify.bonus ? "true" : "false") + "}";
@@ -58,6 +87,11 @@ std::string stats_json(const DecoderStats& s, double wall_ms) {
         s.reached_at[i] ? json_number(double(s.accepted_at[i]) / s.reached_at[i]) : "null";
   }
   by_position += "]";
+  std::string histogram = "[";
+  for (size_t g = 0; g < s.gamma_histogram.size(); ++g) {
+    histogram += (g ? "," : "") + std::to_string(s.gamma_histogram[g]);
+  }
+  histogram += "]";
   return "{\"iterations\":" + std::to_string(s.iterations) +
          ",\"target_passes\":" + std::to_string(s.target_passes) +
          ",\"draft_passes\":" + std::to_string(s.draft_passes) +
@@ -69,25 +103,67 @@ std::string stats_json(const DecoderStats& s, double wall_ms) {
          ",\"acceptance_by_position\":" + by_position +
          ",\"tokens_per_pass\":" + json_number(s.tokens_per_pass()) +
          ",\"draft_ms\":" + json_number(s.draft_ms) + ",\"target_ms\":" + json_number(s.target_ms) +
-         ",\"wall_ms\":" + json_number(wall_ms) +
+         ",\"wall_ms\":" + json_number(wall_ms) + ",\"gamma_histogram\":" + histogram +
+         ",\"by_drafter\":{\"none\":" + std::to_string(s.by_drafter[0]) +
+         ",\"draft\":" + std::to_string(s.by_drafter[1]) +
+         ",\"lookup\":" + std::to_string(s.by_drafter[2]) +
+         ",\"heads\":" + std::to_string(s.by_drafter[3]) + "}" +
          ",\"ms_per_token\":" + json_number(s.generated ? wall_ms / s.generated : 0.0) + "}";
 }
 
 }  // namespace
 
 int cmd_generate(const std::vector<std::string>& argv) {
-  const Args args(
-      argv,
-      {"target", "draft", "prompt", "gamma", "temperature", "top-k", "top-p", "seed", "max-tokens"},
-      {"plain", "json"});
+  const Args args(argv,
+                  {"target", "draft", "heads", "prompt", "gamma", "gamma-max", "tree", "min-ngram",
+                   "max-ngram", "temperature", "top-k", "top-p", "seed", "max-tokens"},
+                  {"plain", "json", "lookup", "with-replacement"});
   if (!args.has("target")) fail("--target: required (a .safetensors model)");
   if (!args.has("prompt")) fail("--prompt: required");
   DecoderOptions options;
   options.plain = args.has("plain");
-  if (!options.plain && !args.has("draft")) fail("--draft: required unless --plain");
-  const long long gamma = args.integer("gamma", 4);
-  if (gamma < 1 || gamma > kMaxGamma) fail("--gamma: must be in 1..", kMaxGamma, ", got ", gamma);
-  options.gamma = static_cast<int>(gamma);
+  options.lookup = args.has("lookup");
+  if (options.plain && (args.has("draft") || args.has("heads") || options.lookup)) {
+    fail("--plain: decodes without a drafter; drop --draft, --heads and --lookup");
+  }
+  if (!options.plain && !args.has("draft") && !args.has("heads") && !options.lookup) {
+    fail("--draft: required unless --plain, --lookup or --heads");
+  }
+  if (args.has("draft") && args.has("heads")) fail("--heads: give either --draft or --heads");
+  const std::string gamma = args.str("gamma", "4");
+  if (gamma == "auto" || gamma == "heuristic") {
+    options.gamma_mode = gamma == "auto" ? GammaMode::kAuto : GammaMode::kHeuristic;
+  } else {
+    const long long g = args.integer("gamma", 4);
+    if (g < 1 || g > kMaxGamma) {
+      fail("--gamma: must be auto, heuristic or in 1..", kMaxGamma, ", got ", g);
+    }
+    options.gamma = static_cast<int>(g);
+  }
+  const long long gamma_max = args.integer("gamma-max", 8);
+  if (gamma_max < 1 || gamma_max > kMaxGamma) {
+    fail("--gamma-max: must be in 1..", kMaxGamma, ", got ", gamma_max);
+  }
+  options.gamma_max = static_cast<int>(gamma_max);
+  options.lookup_options.min_ngram = static_cast<int>(args.integer("min-ngram", 1));
+  options.lookup_options.max_ngram = static_cast<int>(args.integer("max-ngram", 3));
+  if (args.has("tree")) {  // "3,2,1,1"
+    const std::string t = args.str("tree", "");
+    size_t at = 0;
+    while (at <= t.size()) {
+      const size_t comma = std::min(t.find(',', at), t.size());
+      const std::string part = t.substr(at, comma - at);
+      char* end = nullptr;
+      const long v = std::strtol(part.c_str(), &end, 10);
+      if (part.empty() || *end != '\0') fail("--tree: expected counts like 3,2,1,1, got '", t, "'");
+      options.tree_branches.push_back(static_cast<int>(std::max(-1L, std::min(v, 1000L))));
+      at = comma + 1;
+    }
+    if (args.has("gamma") && gamma != std::to_string(options.tree_branches.size())) {
+      fail("--gamma: a tree's depth is the length of --tree (", options.tree_branches.size(), ")");
+    }
+  }
+  options.tree_without_replacement = !args.has("with-replacement");
   options.sampling.temperature = static_cast<float>(args.num("temperature", 1.0));
   const long long top_k = args.integer("top-k", 0);
   if (top_k < 0 || top_k > 1000000) fail("--top-k: must be in 0..1000000, got ", top_k);
@@ -106,11 +182,19 @@ int cmd_generate(const std::vector<std::string>& argv) {
   // The draft model exists only for speculative decoding.
   std::unique_ptr<GPTModel> draft_model;
   std::unique_ptr<ModelSource> draft;
-  if (!options.plain) {
+  if (!options.plain && args.has("draft")) {
     draft_model = std::make_unique<GPTModel>(GPTModel::from_file(args.str("draft", "")));
     draft = std::make_unique<ModelSource>(*draft_model);
   }
-  SpeculativeDecoder decoder(target, draft.get(), encode(prompt), options);
+  // Heads draft from the target's own hidden states.
+  std::unique_ptr<MedusaHeads> heads;
+  std::unique_ptr<HeadsProposer> heads_proposer;
+  if (!options.plain && args.has("heads")) {
+    heads =
+        std::make_unique<MedusaHeads>(MedusaHeads::from_file(args.str("heads", ""), target_model));
+    heads_proposer = std::make_unique<HeadsProposer>(*heads, target);
+  }
+  SpeculativeDecoder decoder(target, draft.get(), encode(prompt), options, heads_proposer.get());
   Rng rng(static_cast<uint64_t>(seed));
 
   std::vector<IterationRecord> records;

@@ -20,8 +20,10 @@ const Command kCommands[] = {
     {"toy-demo", specdec::cli::cmd_toy_demo,
      "toy-demo [--seed S] [--gamma G] [--max-tokens N] [--json]   the lesson's toy decode"},
     {"generate", specdec::cli::cmd_generate,
-     "generate --target T (--draft D | --plain) --prompt P [--gamma G] [--temperature T]\n"
-     "           [--top-k K] [--top-p P] [--seed S] [--max-tokens N] [--json]   decode text"},
+     "generate --target T (--draft D | --heads H | --lookup | --plain) --prompt P\n"
+     "           [--gamma G|auto|heuristic] [--gamma-max G] [--tree 3,2,1,1 [--with-replacement]]\n"
+     "           [--min-ngram N] [--max-ngram N] [--temperature T] [--top-k K] [--top-p P]\n"
+     "           [--seed S] [--max-tokens N] [--json]   decode text"},
     {"logits", specdec::cli::cmd_logits,
      "logits --model M --prompt P [--json]   next-token log-probabilities after the prompt"},
     {"bench", specdec::cli::cmd_bench,

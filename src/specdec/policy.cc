@@ -11,7 +11,7 @@ namespace {
 
 // Priors, used until the run has measured better (each counts as ~2 observations).
 constexpr double kPriorAlphaModel = 0.7;   // a trained draft model or heads
-constexpr double kPriorAlphaLookup = 0.5;  // a prompt-lookup continuation
+constexpr double kPriorAlphaLookup = 0.5;  // a prompt-lookup continuation of a 1-gram
 constexpr double kPriorStrength = 2.0;
 constexpr double kPriorSlope = 0.25;      // v(k) = 1 + 0.25 (k - 1) before two k are measured
 constexpr double kPriorDraftCost = 0.1;   // c of a draft model pass
@@ -59,12 +59,16 @@ GammaPolicy::GammaPolicy(const PolicyOptions& options)
 
 double GammaPolicy::alpha(Drafter d, int ngram) const {
   const int i = static_cast<int>(d);
-  const double prior = d == Drafter::kLookup ? kPriorAlphaLookup : kPriorAlphaModel;
+  if (d != Drafter::kLookup) {
+    return (accepted_[i] + kPriorStrength * kPriorAlphaModel) / (examined_[i] + kPriorStrength);
+  }
+  // Prompt lookup: a longer matched n-gram is likelier to continue as before (the prior says so,
+  // 0.5 for n = 1 up to 0.85), and the rate per length is shrunk towards the lookup's overall
+  // rate under that prior.
+  const int n = std::clamp(ngram, 1, kMaxNgram);
+  const double prior = std::min(0.85, kPriorAlphaLookup + 0.15 * (n - 1));
   const double overall = (accepted_[i] + kPriorStrength * prior) / (examined_[i] + kPriorStrength);
-  if (d != Drafter::kLookup || ngram < 1 || ngram > kMaxNgram) return overall;
-  // Per n-gram length, shrunk towards the drafter's overall rate.
-  return (lookup_accepted_[ngram] + kPriorStrength * overall) /
-         (lookup_examined_[ngram] + kPriorStrength);
+  return (lookup_accepted_[n] + kPriorStrength * overall) / (lookup_examined_[n] + kPriorStrength);
 }
 
 void GammaPolicy::refit() {

@@ -20,6 +20,12 @@ const RENAMES = [
   [/\bmax_new_tokens\b/g, 'maxTokens'],
   [/\bgamma_max\b/g, 'gammaMax'],
   [/\bverify_cost\b/g, 'verifyCost'],
+  [/\blookup\.min_ngram\b/g, 'promptLookup.minNgram'],
+  [/\blookup\.max_ngram\b/g, 'promptLookup.maxNgram'],
+  [/\bmax_ngram\b/g, 'maxNgram'],
+  [/\bcost_model\.v\b/g, 'costModel.verifyCost'],
+  [/\bcost_model\.c\b/g, 'costModel.c'],
+  [/\bcost_model\b/g, 'costModel'],
 ];
 
 /**
@@ -253,6 +259,19 @@ export class Model extends Handle {
   }
 }
 
+/** Medusa-style heads loaded for one target model (sd.loadHeads); a drafter needing no second model. */
+export class Heads extends Handle {
+  constructor(native, owner, info) {
+    super(native, 'Heads', owner);
+    /** Number of heads: the deepest draft they propose. */
+    this.count = info.count;
+    /** The file's __metadata__ (strings). */
+    this.metadata = info.metadata;
+    /** The Model they were loaded for (decoders must use it as their target). */
+    this.target = info.target;
+  }
+}
+
 // The safetensors header, read after the C++ loader accepted the file (so it is well formed).
 function safetensorsInfo(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -285,6 +304,27 @@ const yieldToEventLoop = (() => {
 })();
 
 const nanToNull = (x) => (Number.isNaN(x) ? null : x);
+
+const NODE_STATUS = ['unexamined', 'accepted', 'rejected'];
+
+// The raw tree columns of the bindings -> { nodes: [...], path }.
+function treeRecord(raw) {
+  const nodes = [];
+  for (let i = 0; i < raw.token.length; i++) {
+    nodes.push({
+      parent: raw.parent[i],
+      token: raw.token[i],
+      text: tokenText(raw.token[i]),
+      depth: raw.depth[i],
+      p: raw.p[i],
+      q: raw.q[i],
+      acceptProb: raw.acceptProb[i],
+      u: nanToNull(raw.u[i]),
+      status: NODE_STATUS[raw.status[i]],
+    });
+  }
+  return { nodes, path: Array.from(raw.path) };
+}
 
 function rowsOf(flat, vocab) {
   const rows = [];
@@ -407,7 +447,19 @@ export class Decoder extends Handle {
       targetMs: s.targetMs,
       ms: this.#ms,
       msPerToken: s.generated ? this.#ms / s.generated : 0,
+      gammaHistogram: s.gammaHistogram,
+      byDrafter: s.byDrafter,
     };
+  }
+
+  /**
+   * What the gamma policy has learned so far: acceptance rates with their priors
+   * ({ draft, lookup, heads }), the verify cost v(k) for k = 1..gammaMax + 1, and the draft
+   * costs c ({ draft, heads }) in units of one one-token target pass.
+   */
+  get estimates() {
+    const e = this[NATIVE]('Decoder.estimates').estimates();
+    return { alpha: e.alpha, verifyCost: Array.from(e.v), c: e.c };
   }
 
   /** Runs one iteration and returns everything that happened (IterationRecord). */
@@ -459,7 +511,12 @@ export class Decoder extends Handle {
       targetMs: raw.targetMs,
       ms,
       vocab: raw.vocab,
+      gamma: raw.gamma,
+      drafter: raw.drafter,
+      lookupNgram: raw.lookupNgram || null,
+      targetPositions: raw.targetPositions,
     };
+    if (raw.tree) rec.tree = treeRecord(raw.tree);
     if (raw.targetProbs) {
       rec.targetProbs = rowsOf(raw.targetProbs, raw.vocab);
       rec.draftProbs = rowsOf(raw.draftProbs, raw.vocab);
@@ -496,6 +553,77 @@ export class Decoder extends Handle {
       if (!this.disposed) native.setBudget(0);
     }
   }
+}
+
+// ---------------------------------------------------------------------------- decoder options
+
+// A safetensors file as a Uint8Array. Refused before it is copied into wasm memory (which never
+// shrinks) when it is larger than the loader's own caps: an 8-byte length, a 1 MiB header and
+// 512 MiB of weights.
+function bytesArg(bytes, what) {
+  let u8;
+  if (bytes instanceof Uint8Array) u8 = bytes;
+  else if (bytes instanceof ArrayBuffer) u8 = new Uint8Array(bytes);
+  else if (ArrayBuffer.isView(bytes)) u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  else fail(`bytes: expected a Uint8Array or ArrayBuffer holding ${what}, got ${describe(bytes)}`);
+  const MAX_FILE_BYTES = 8 + 2 ** 20 + 512 * 2 ** 20;
+  if (u8.byteLength > MAX_FILE_BYTES) {
+    fail(`bytes: model file: ${u8.byteLength} bytes exceed the limit of ${MAX_FILE_BYTES} (1 MiB header + 512 MiB of weights)`);
+  }
+  return u8;
+}
+
+const GAMMA_MODES = { auto: 1, heuristic: 2 };
+
+// gamma: an integer 1..32 (fixed), 'auto' or 'heuristic'. With a tree its depth is the gamma.
+function gammaOption(gamma, tree) {
+  if (typeof gamma === 'string') {
+    if (!(gamma in GAMMA_MODES)) fail(`gamma: expected an integer in 1..${MAX_GAMMA}, 'auto' or 'heuristic', got ${describe(gamma)}`);
+    if (tree !== undefined) fail(`gamma: '${gamma}' chooses a chain's length; a tree's depth is fixed by tree.branches`);
+    return { gamma: 4, mode: GAMMA_MODES[gamma] };
+  }
+  if (gamma !== undefined && (typeof gamma !== 'number' || !Number.isInteger(gamma))) {
+    fail(`gamma: expected an integer in 1..${MAX_GAMMA}, 'auto' or 'heuristic', got ${describe(gamma)}`);
+  }
+  if (tree !== undefined && gamma !== undefined && Array.isArray(tree?.branches) && gamma !== tree.branches.length) {
+    fail(`gamma: ${gamma} differs from the tree's depth ${tree.branches.length} (tree.branches.length); leave gamma out`);
+  }
+  return { gamma: gammaArg(gamma ?? 4), mode: 0 };
+}
+
+// costModel: { c, verifyCost: [v(1), v(2), ...] } — given costs make 'auto' replay from its seed.
+function costModelOption(cost) {
+  if (cost === undefined) return null;
+  const o = checkOptions(cost, ['c', 'verifyCost'], 'costModel');
+  const c = number(o.c, 'costModel.c');
+  if (!isNumericArray(o.verifyCost)) fail(`costModel.verifyCost: expected an array of numbers v(1), v(2), ..., got ${describe(o.verifyCost)}`);
+  const v = Array.from(o.verifyCost, (x, i) => number(x, `costModel.verifyCost[${i}]`));
+  return { c, verifyCost: v };
+}
+
+// promptLookup: true | { minNgram, maxNgram } (defaults 1 and 3).
+function lookupOption(lookup, plain) {
+  if (lookup === undefined || lookup === false) return { enabled: false, minNgram: 1, maxNgram: 3 };
+  if (plain) fail('promptLookup: prompt lookup drafts; it does not combine with plain decoding');
+  if (lookup === true) return { enabled: true, minNgram: 1, maxNgram: 3 };
+  const o = checkOptions(lookup, ['minNgram', 'maxNgram'], 'promptLookup');
+  const minNgram = integer(o.minNgram ?? 1, 'promptLookup.minNgram', 1, 32);
+  const maxNgram = integer(o.maxNgram ?? Math.max(3, minNgram), 'promptLookup.maxNgram', 1, 32);
+  if (minNgram > maxNgram) fail(`promptLookup.minNgram: ${minNgram} exceeds maxNgram ${maxNgram}`);
+  return { enabled: true, minNgram, maxNgram };
+}
+
+// tree: { branches: [b1, b2, ...], replacement?: boolean } — children per node at each depth.
+function treeOption(tree, plain) {
+  if (tree === undefined) return null;
+  if (plain) fail('tree: a tree needs a drafter, not plain decoding');
+  const o = checkOptions(tree, ['branches', 'replacement'], 'tree');
+  if (!isNumericArray(o.branches)) fail(`tree.branches: expected an array of children per depth, e.g. [3, 2, 1, 1], got ${describe(o.branches)}`);
+  if (o.branches.length === 0) fail('tree.branches: must list at least one depth');
+  const branches = Array.from(o.branches, (b, i) => integer(b, `tree.branches[${i}]`, 0, 0x7fffffff));
+  const replacement = o.replacement ?? false;
+  if (typeof replacement !== 'boolean') fail(`tree.replacement: expected a boolean, got ${describe(replacement)}`);
+  return { branches, replacement };
 }
 
 // ---------------------------------------------------------------------------- the API
@@ -549,6 +677,7 @@ export function createApi(M) {
     SpecdecError,
     Rng,
     Model,
+    Heads,
     Decoder,
     maxGamma: MAX_GAMMA,
     encode,
@@ -613,17 +742,7 @@ export function createApi(M) {
     },
 
     loadModel(bytes) {
-      let u8;
-      if (bytes instanceof Uint8Array) u8 = bytes;
-      else if (bytes instanceof ArrayBuffer) u8 = new Uint8Array(bytes);
-      else if (ArrayBuffer.isView(bytes)) u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      else fail(`bytes: expected a Uint8Array or ArrayBuffer holding a safetensors file, got ${describe(bytes)}`);
-      // Refuse before copying into wasm memory (which never shrinks): the loader's own caps are
-      // an 8-byte length, a 1 MiB header and 512 MiB of weights.
-      const MAX_FILE_BYTES = 8 + 2 ** 20 + 512 * 2 ** 20;
-      if (u8.byteLength > MAX_FILE_BYTES) {
-        fail(`bytes: model file: ${u8.byteLength} bytes exceed the limit of ${MAX_FILE_BYTES} (1 MiB header + 512 MiB of weights)`);
-      }
+      const u8 = bytesArg(bytes, 'a safetensors file');
       let native;
       try {
         native = M.Model.load(u8);
@@ -643,12 +762,36 @@ export function createApi(M) {
       return new Model(native, owner, info);
     },
 
+    loadHeads(bytes, target) {
+      const u8 = bytesArg(bytes, 'a safetensors file of heads');
+      const nativeTarget = own(target, Model, 'target');
+      let native;
+      try {
+        native = M.Heads.load(u8, nativeTarget);
+      } catch (e) {
+        if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
+        throw e;
+      }
+      let info;
+      try {
+        info = { ...safetensorsInfo(u8), count: native.count(), target };
+      } catch (e) {
+        native.delete();
+        throw e;
+      }
+      return new Heads(native, owner, info);
+    },
+
     createDecoder(options) {
       if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
       const o = checkOptions(options, DECODER_OPTIONS, 'createDecoder');
       const plain = o.plain ?? false;
       if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
-      const gamma = gammaArg(o.gamma ?? 4); // checked even when plain (which ignores it)
+      const g = gammaOption(o.gamma, o.tree);
+      const gammaMax = gammaArg(o.gammaMax ?? 8, 'gammaMax');
+      const cost = costModelOption(o.costModel);
+      const lookup = lookupOption(o.promptLookup, plain);
+      const tree = treeOption(o.tree, plain);
       const temperature = number(o.temperature ?? 1, 'temperature');
       const topK = integer(o.topK ?? 0, 'topK', 0, 0x7fffffff);
       const topP = number(o.topP ?? 1, 'topP');
@@ -661,14 +804,24 @@ export function createApi(M) {
       if (o.prompt === undefined) fail('prompt: required (a string or an array of token ids)');
       const prompt = typeof o.prompt === 'string' ? Int32Array.from(utf8Encoder.encode(o.prompt)) : tokenArray(o.prompt, 'prompt');
 
-      const roles = plain ? ['target'] : ['target', 'draft'];
+      if (o.heads !== undefined) {
+        if (plain) fail('heads: heads draft; they do not combine with plain decoding');
+        if (o.draft !== undefined || o.draftStep !== undefined) fail('heads: give either a draft (or draftStep) or heads, not both');
+        own(o.heads, Heads, 'heads');
+        if (o.target !== o.heads.target) fail('heads: loaded for another target model than this decoder\'s target (sd.loadHeads(bytes, target))');
+      }
+      // The draft is optional when prompt lookup or heads draft instead.
+      const draftOptional = plain || lookup.enabled || o.heads !== undefined;
+      const roles = ['target'];
+      if (!plain && !(draftOptional && o.draft === undefined && o.draftStep === undefined)) roles.push('draft');
       for (const role of roles) {
         const model = o[role];
         const step = o[`${role}Step`];
         if ((model === undefined) === (step === undefined)) {
-          fail(`${role}: give exactly one of ${role} (a Model) and ${role}Step (a function)`);
+          fail(`${role}: give exactly one of ${role} (a Model) and ${role}Step (a function)${role === 'draft' ? ', or draft with promptLookup or heads' : ''}`);
         }
       }
+      if (tree && roles.length < 2 && o.heads === undefined) fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
       // Token ids the models cannot embed are reported now rather than at the first step.
       for (const role of roles) {
         if (o[role] === undefined) continue;
@@ -690,8 +843,18 @@ export function createApi(M) {
             else native.setDraftStep(fn);
           }
         }
+        if (o.heads !== undefined) M.decoderSetHeads(native, own(o.heads, Heads, 'heads'));
         native.start(prompt, {
-          gamma,
+          gamma: g.gamma,
+          gammaMode: g.mode,
+          gammaMax,
+          costC: cost ? cost.c : 0,
+          costV: cost ? cost.verifyCost : null,
+          lookup: lookup.enabled,
+          minNgram: lookup.minNgram,
+          maxNgram: lookup.maxNgram,
+          tree: tree ? tree.branches : null,
+          treeReplacement: tree ? tree.replacement : false,
           temperature,
           topK,
           topP,
@@ -707,6 +870,21 @@ export function createApi(M) {
       }
       const stepRoles = roles.filter((role) => o[role] === undefined);
       return new Decoder(native, owner, { seed, plain, stepRoles });
+    },
+
+    /**
+     * Diagnostics: how fast one core reads a stream of `bytes` bytes from inside wasm (a SIMD
+     * sum, the access pattern of the decoding matmuls without their multiplies), GB/s, median
+     * of `repeats` runs. For a buffer the size of a model's weights it is that model's memory
+     * floor: one decoding step cannot take less than weight bytes / this.
+     */
+    measureReadBandwidth(options) {
+      const o = checkOptions(options, ['bytes', 'repeats'], 'measureReadBandwidth');
+      const bytes = integer(o.bytes ?? 64 * 2 ** 20, 'bytes', 4096, 1024 * 2 ** 20);
+      const repeats = integer(o.repeats ?? 5, 'repeats', 1, 1000);
+      if (typeof M.measureReadBandwidth !== 'function') fail('measureReadBandwidth: not in this build of the module');
+      const r = M.measureReadBandwidth(bytes, repeats);
+      return { gbPerSecond: r.median, min: r.min, max: r.max, runs: r.runs, bytes };
     },
 
     /**
@@ -728,8 +906,13 @@ const DECODER_OPTIONS = [
   'draft',
   'targetStep',
   'draftStep',
+  'heads',
   'plain',
   'gamma',
+  'gammaMax',
+  'costModel',
+  'promptLookup',
+  'tree',
   'temperature',
   'topK',
   'topP',

@@ -4,7 +4,7 @@
 import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiate, SpecdecError } from './core.js';
 
-export { SpecdecError, Rng, Model, Decoder, encode, decode, tokenText } from './core.js';
+export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText } from './core.js';
 
 let shared = null;
 

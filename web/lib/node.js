@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiate, SpecdecError } from './core.js';
 
-export { SpecdecError, Rng, Model, Decoder, encode, decode, tokenText } from './core.js';
+export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText } from './core.js';
 
 const WASM_URL = new URL('./wasm/specdec-core.wasm', import.meta.url);
 let shared = null;

@@ -89,6 +89,55 @@ export class Model implements SpecdecHandle {
   readonly disposed: boolean;
 }
 
+/**
+ * Medusa-style heads (sd.loadHeads): K small heads on the target's final hidden state; head i
+ * proposes the token i + 1 positions after the one the target predicts, so the target drafts
+ * for itself and no second model is needed.
+ */
+export class Heads implements SpecdecHandle {
+  private constructor();
+  /** Number of heads: the deepest draft they propose. */
+  readonly count: number;
+  /** The file's __metadata__ (format, n_heads, n_embd, vocab_size, target_fingerprint, ...). */
+  readonly metadata: Record<string, string>;
+  /** The target model they were loaded for; decoders using them must use it as target. */
+  readonly target: Model;
+  dispose(): void;
+  [Symbol.dispose](): void;
+  readonly disposed: boolean;
+}
+
+/** One node of a draft tree and what verification did with it. */
+export interface TreeNodeRecord {
+  /** Index of the parent node; -1 for a child of the root (the committed sequence). */
+  parent: number;
+  token: number;
+  /** tokenText(token). */
+  text: string;
+  /** 1 for a child of the root. */
+  depth: number;
+  /** The target's probability of the token when tested (after earlier siblings' residual updates). */
+  p: number;
+  /** The draft probability it was tested against (earlier siblings removed when distinct). */
+  q: number;
+  /** min(1, p / q); greedy: 1 for the target's argmax, else 0. */
+  acceptProb: number;
+  /** The uniform drawn; null when greedy or unexamined. */
+  u: number | null;
+  status: 'accepted' | 'rejected' | 'unexamined';
+}
+
+/** A draft tree and its verification (IterationRecord.tree, tree mode only). */
+export interface TreeRecord {
+  /** Nodes in the order drawn, depth by depth; a node's parent comes before it. */
+  nodes: TreeNodeRecord[];
+  /** The accepted nodes, root to leaf (their tokens start `emitted`). */
+  path: number[];
+}
+
+/** Who drafted an iteration: a draft model, prompt lookup, heads, or nobody (a plain step). */
+export type Drafter = 'draft' | 'lookup' | 'heads' | 'none';
+
 /** What happened at one examined draft position. */
 export interface PositionRecord {
   /** The drafted token x. */
@@ -185,12 +234,30 @@ export interface IterationRecord {
   ms: number;
   /** Vocabulary size V. */
   vocab: number;
+  /** Depth drafted this iteration (0: a plain step). With gamma 'auto' / 'heuristic' it varies. */
+  gamma: number;
+  /** Who drafted it. */
+  drafter: Drafter;
+  /** Prompt lookup: the length of the n-gram it matched; null otherwise. */
+  lookupNgram: number | null;
+  /** Positions the target scored in its one pass: 1 + drafted tokens (tree nodes). */
+  targetPositions: number;
   /**
-   * Target rows p_1..p_{g+1} after the sampling settings (g + 1 rows of V). Present unless
-   * the decoder was created with distributions: false.
+   * Tree mode (createDecoder({ tree })): every node with its test, and the accepted path. In
+   * tree mode proposed, positions and draftProbs describe the accepted path only.
+   */
+  tree?: TreeRecord;
+  /**
+   * Target rows after the sampling settings (targetPositions rows of V: p_1..p_{g+1} for a
+   * chain; for a tree the root's row, then one per node). Present unless the decoder was
+   * created with distributions: false.
    */
   targetProbs?: Float32Array[];
-  /** Draft rows q_1..q_g after the sampling settings (g rows of V); see targetProbs. */
+  /**
+   * Draft rows q_1..q_g a chain's tokens were drawn from (g rows of V) after the sampling
+   * settings; prompt lookup's rows are one-hot; at temperature 0, the draft's raw rows (the
+   * candidates are its most likely tokens). See targetProbs.
+   */
   draftProbs?: Float32Array[];
 }
 
@@ -200,7 +267,7 @@ export interface DecoderStats {
   iterations: number;
   /** Target calls: one per iteration. */
   targetPasses: number;
-  /** Draft calls: one per drafted token. */
+  /** Drafter calls: one per depth drafted (a tree's depth is one batched call); heads: one. */
   draftPasses: number;
   /** Draft tokens proposed. */
   drafted: number;
@@ -213,7 +280,7 @@ export interface DecoderStats {
   /** The measured alpha: accepted / examined (0 before any draft). accepted / drafted would
    * understate it, since the drafts after a rejection are never examined. */
   acceptanceRate: number;
-  /** [i]: iterations that examined draft position i (length gamma). */
+  /** [i]: iterations that examined draft position (tree depth) i + 1 (length gamma, or gammaMax). */
   reachedAt: number[];
   /** [i]: ... and accepted it. */
   acceptedAt: number[];
@@ -229,6 +296,20 @@ export interface DecoderStats {
   ms: number;
   /** ms / generated. */
   msPerToken: number;
+  /** [g]: iterations that drafted depth g (0: plain steps). */
+  gammaHistogram: number[];
+  /** Iterations per drafter. */
+  byDrafter: Record<Drafter, number>;
+}
+
+/** What the gamma policy has learned (Decoder.estimates). */
+export interface PolicyEstimates {
+  /** Acceptance rates per drafter, with the priors the policy starts from (lookup: 3-gram matches). */
+  alpha: { draft: number; lookup: number; heads: number };
+  /** v(k), k = 1..: a target pass over k tokens in one-token passes (measured, or costModel's). */
+  verifyCost: number[];
+  /** One draft pass in one-token target passes. */
+  c: { draft: number; heads: number };
 }
 
 /** A step function: the tokens so far (a fresh copy) -> next-token probabilities (length V). */
@@ -239,16 +320,46 @@ export interface DecoderOptions {
   prompt: string | ArrayLike<number>;
   /** The target model (or give targetStep). */
   target?: Model;
-  /** The draft model (or give draftStep). Not used when plain. */
+  /** The draft model (or give draftStep). Not used when plain; optional with promptLookup or heads. */
   draft?: Model;
+  /** Medusa-style heads of the target (sd.loadHeads(bytes, target)): the target drafts for itself. */
+  heads?: Heads;
   /** Bring your own target: a synchronous step function (or give target). */
   targetStep?: StepFunction;
   /** Bring your own draft (or give draft). */
   draftStep?: StepFunction;
   /** Plain autoregressive decoding from the target, with the same record shape. Default false. */
   plain?: boolean;
-  /** Draft tokens per iteration, 1..32. Default 4. */
-  gamma?: number;
+  /**
+   * Draft tokens per iteration, 1..32 (default 4); or 'auto': before each iteration the gamma in
+   * 1..gammaMax (and the drafter, when there are two) that maximises expected tokens per unit of
+   * time, E(alpha, gamma) / (gamma c + v(gamma + 1)), from this run's measured acceptance and
+   * timings (or costModel); or 'heuristic': Hugging Face's schedule (start 5, +2 after a fully
+   * accepted draft, -1 otherwise). With a tree, leave it out (the depth is tree.branches.length).
+   */
+  gamma?: number | 'auto' | 'heuristic';
+  /** Upper bound of 'auto' and 'heuristic', 1..32. Default 8. */
+  gammaMax?: number;
+  /**
+   * Costs to use instead of measured timings (c: a draft pass, verifyCost: [v(1), v(2), ...]
+   * for a target pass over k tokens, both in one-token target passes), so that a run with
+   * 'auto' or with two drafters replays exactly from its seed.
+   */
+  costModel?: { c: number; verifyCost: number[] };
+  /**
+   * Prompt lookup drafting: propose the tokens that followed the most recent earlier occurrence
+   * of the last n tokens (n from maxNgram, default 3, down to minNgram, default 1). With a
+   * draft model or heads as well, each iteration uses whichever the policy expects to pay more;
+   * no match falls back to them, or to a plain step.
+   */
+  promptLookup?: boolean | { minNgram?: number; maxNgram?: number };
+  /**
+   * A tree of candidates instead of a chain: branches[d] children per node at depth d + 1
+   * (each 1..8, at most 64 nodes), all scored in ONE target pass with a tree attention mask.
+   * replacement: children drawn independently (SpecInfer's multi-step speculative sampling)
+   * instead of distinct (recursive rejection sampling; default). Needs a draft or heads.
+   */
+  tree?: { branches: number[]; replacement?: boolean };
   /** 0 = greedy; otherwise p^(1/T) renormalised, applied to draft and target alike. Default 1. */
   temperature?: number;
   /** Keep the k most likely tokens (0 = off). Default 0. */
@@ -296,6 +407,8 @@ export class Decoder implements SpecdecHandle {
   /** The generated part decoded as UTF-8. */
   readonly generatedText: string;
   readonly stats: DecoderStats;
+  /** What the gamma policy has measured so far (see PolicyEstimates). */
+  readonly estimates: PolicyEstimates;
   /** The RNG seed (the one given, or the random one chosen). */
   readonly seed: Seed;
   /** Plain decoding. */
@@ -359,6 +472,13 @@ export interface Specdec {
   /** Parses a safetensors file (F32 or F16) into a model. Throws SpecdecError on a bad file. */
   loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): Model;
 
+  /**
+   * Medusa-style heads for `target` (a safetensors file written by models/heads.py). Refused,
+   * with a SpecdecError naming bytes, when the file is malformed or was made for another target
+   * (width, vocabulary or the target's fingerprint differ).
+   */
+  loadHeads(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, target: Model): Heads;
+
   /** A decoder over models and/or step functions. */
   createDecoder(options: DecoderOptions): Decoder;
 
@@ -377,12 +497,26 @@ export interface Specdec {
    * held by C++ (e.g. the step functions of live decoders).
    */
   memoryStats(): { heapBytes: number; inUseBytes: number; jsHandles: number };
+  /**
+   * How fast one core reads a stream of `bytes` (default 64 MiB, 4 KiB..1 GiB) from inside
+   * wasm, in GB/s: the median of `repeats` (default 5) runs, with their min and max. A buffer
+   * the size of a model's weights gives that model's memory floor (weight bytes / GB/s): no
+   * one-token decoding step can be faster. The buffer is freed before it returns.
+   */
+  measureReadBandwidth(options?: { bytes?: number; repeats?: number }): {
+    gbPerSecond: number;
+    min: number;
+    max: number;
+    runs: number;
+    bytes: number;
+  };
 
   /** 32: the largest gamma. */
   readonly maxGamma: number;
   readonly SpecdecError: typeof SpecdecError;
   readonly Rng: typeof Rng;
   readonly Model: typeof Model;
+  readonly Heads: typeof Heads;
   readonly Decoder: typeof Decoder;
 }
 
