@@ -16,7 +16,6 @@ constexpr double kPriorStrength = 2.0;
 constexpr double kPriorSlope = 0.25;      // v(k) = 1 + 0.25 (k - 1) before two k are measured
 constexpr double kPriorDraftCost = 0.1;   // c of a draft model pass
 constexpr double kPriorHeadsCost = 0.02;  // c of the heads (a few small matmuls)
-constexpr int kExplore = 3;               // auto: iterations 1 and 2 measure k = 1 and another k
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -81,6 +80,13 @@ double GammaPolicy::target_ms(size_t k) const {
 }
 
 double GammaPolicy::fit_ms(size_t k) const {
+  // Given costs: v(k) itself (time in units of a one-token pass).
+  if (options_.has_cost_model) {
+    const std::vector<double>& v = options_.cost_model.v;
+    if (k <= v.size()) return v[k - 1];
+    if (v.size() == 1) return v[0];
+    return v.back() + (v.back() - v[v.size() - 2]) * double(k - v.size());
+  }
   // Per k: the median of its samples; between and beyond them a weighted least-squares line.
   std::vector<double> ks, ms, w;
   for (size_t j = 1; j <= kMaxK; ++j) {
@@ -92,10 +98,13 @@ double GammaPolicy::fit_ms(size_t k) const {
   if (k <= kMaxK && target_samples_[k].size() >= 3) return median(target_samples_[k]);
   if (ks.empty()) return 1.0 + kPriorSlope * (double(k) - 1.0);  // units of T(1)
   double slope, intercept;                                       // T(k) = intercept + slope * k
-  if (ks.size() == 1) {
-    const double t1 = ms[0] / (1.0 + kPriorSlope * (ks[0] - 1.0));
+  auto through_prior = [&](double kbar, double tbar) {  // the prior's shape through one point
+    const double t1 = tbar / (1.0 + kPriorSlope * (kbar - 1.0));
     slope = kPriorSlope * t1;
     intercept = t1 - slope;
+  };
+  if (ks.size() == 1) {
+    through_prior(ks[0], ms[0]);
   } else {
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (size_t i = 0; i < ks.size(); ++i) {
@@ -109,39 +118,33 @@ double GammaPolicy::fit_ms(size_t k) const {
     slope = den > 0 ? (sw * sxy - sx * sy) / den : 0.0;
     slope = std::max(slope, 0.0);  // a pass over more tokens never costs less
     intercept = (sy - slope * sx) / sw;
-    if (intercept + slope <= 0.0) {  // noise: fall back to the prior through the mean point
-      const double kbar = sx / sw, tbar = sy / sw;
-      const double t1 = tbar / (1.0 + kPriorSlope * (kbar - 1.0));
-      slope = kPriorSlope * t1;
-      intercept = t1 - slope;
-    }
+    // A one-token pass costs at least what reading the weights costs: never less than a fifth
+    // of the mean pass (noise can tilt a line through close k far off).
+    if (intercept + slope < 0.2 * sy / sw) through_prior(sx / sw, sy / sw);
   }
   return intercept + slope * double(k);
 }
 
-double GammaPolicy::v(size_t k) const {
-  if (options_.has_cost_model) {
-    const std::vector<double>& v = options_.cost_model.v;
-    if (k <= v.size()) return v[k - 1];
-    if (v.size() == 1) return v[0];
-    const double step = v.back() - v[v.size() - 2];
-    return v.back() + step * double(k - v.size());
-  }
-  return target_ms(k) / target_ms(1);
-}
+double GammaPolicy::v(size_t k) const { return target_ms(k) / target_ms(1); }
 
-double GammaPolicy::c(Drafter d) const {
+double GammaPolicy::draft_ms(Drafter d) const {
   if (d == Drafter::kLookup || d == Drafter::kNone) return 0.0;
   if (options_.has_cost_model) return options_.cost_model.c;
   const int i = static_cast<int>(d);
-  if (draft_passes_[i] == 0) return d == Drafter::kHeads ? kPriorHeadsCost : kPriorDraftCost;
-  return draft_ms_[i] / draft_passes_[i] / target_ms(1);
+  if (draft_passes_[i] == 0) {
+    return (d == Drafter::kHeads ? kPriorHeadsCost : kPriorDraftCost) * target_ms(1);
+  }
+  return draft_ms_[i] / draft_passes_[i];
 }
 
+double GammaPolicy::c(Drafter d) const { return draft_ms(d) / target_ms(1); }
+
+// Expected tokens per unit of time (ms, or one-token passes with a cost model):
+// E(alpha, gamma) / (gamma * draft pass + target pass over gamma + 1); a plain step 1 / T(1).
 double GammaPolicy::score(Drafter d, int ngram, int gamma) const {
-  if (d == Drafter::kNone || gamma == 0) return 1.0 / v(1);
+  if (d == Drafter::kNone || gamma == 0) return 1.0 / target_ms(1);
   const double e = expected_accepted_tokens(std::clamp(alpha(d, ngram), 0.0, 1.0), gamma);
-  return e / (gamma * c(d) + v(static_cast<size_t>(gamma) + 1));
+  return e / (gamma * draft_ms(d) + target_ms(static_cast<size_t>(gamma) + 1));
 }
 
 Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
@@ -177,16 +180,20 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
       if (s > best.score) best = Plan{o.drafter, g, o.ngram, s};
     }
   }
-  // Without a cost model the first iterations measure: iteration 1 a plain step (the cost of
-  // one token, which no speculative iteration shows), iteration 2 a longer draft than the
-  // prior's choice, so that a line through two k exists before the policy relies on it.
-  if (!options_.has_cost_model && iterations_ < kExplore && best.drafter != Drafter::kNone) {
-    if (iterations_ == 1) return Plan{Drafter::kNone, 0, 0, score(Drafter::kNone, 0, 0)};
-    if (iterations_ == 2) {
+  // Without a cost model, a second k is needed for a line through the measured passes: while
+  // only one k has been measured, draft one deeper (or shallower) than the best, a near-optimal
+  // choice whose pass time is new information. (The first iteration is not measured: its pass
+  // includes the prompt.)
+  if (!options_.has_cost_model && iterations_ >= 1 && best.drafter != Drafter::kNone) {
+    size_t distinct = 0;
+    for (size_t k = 1; k <= kMaxK; ++k) distinct += !target_samples_[k].empty();
+    const size_t best_k = static_cast<size_t>(best.gamma) + 1;
+    if (distinct == 1 && best_k <= kMaxK && !target_samples_[best_k].empty()) {
       for (const DraftOption& o : usable) {
-        if (o.drafter != best.drafter) continue;
-        const int g = std::min({best.gamma * 2, options_.gamma_max, o.max_depth});
-        return Plan{o.drafter, g, o.ngram, score(o.drafter, o.ngram, g)};
+        if (o.drafter != best.drafter || o.ngram != best.ngram) continue;
+        const int top = std::min(options_.gamma_max, o.max_depth);
+        const int g = best.gamma + 1 <= top ? best.gamma + 1 : best.gamma - 1;
+        if (g >= 1) return Plan{o.drafter, g, o.ngram, score(o.drafter, o.ngram, g)};
       }
     }
   }

@@ -74,6 +74,7 @@ class GammaPolicy {
  private:
   double score(Drafter d, int ngram, int gamma) const;
   double target_ms(size_t k) const;  // estimated (from est_)
+  double draft_ms(Drafter d) const;  // one draft pass, estimated
   double fit_ms(size_t k) const;     // the estimate from the samples
   void refit();
 

@@ -1,0 +1,222 @@
+#!/usr/bin/env node
+// The decoding modes' benchmark (issues 12 and 13), through the package's public API in WASM
+// under Node — what a user of `specdec` gets. In one run, for each pair:
+//   1. gamma: tokens/s of plain decoding, every fixed gamma 1..gammaMax, 'auto' and 'heuristic'
+//      at T = 0 and T = 0.8 (auto is never told the best gamma);
+//   2. drafters: prompt lookup alone, the draft model alone and both, on a copy-heavy task (a
+//      held-out passage of ~150 bytes followed by its own first 20 bytes) and on ordinary prompts;
+//   3. trees: tokens per target pass and tokens/s of chains vs trees at the same depth and at the
+//      same node budget (8, 16, 32), with the draft model and (when a heads file exists) heads.
+// Every figure: total tokens / total wall time of the step() loops over the same prompts and
+// seeds (model loading and warm-up excluded), the median of --repeats runs. Ratios come from
+// this run. Prints Markdown; --json FILE writes everything.
+//
+//   node bench/modes.mjs [--pairs small,large] [--tokens 128] [--prompts 4] [--repeats 3]
+//                        [--only gamma,drafters,trees] [--gamma-max 8] [--json FILE]
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadSpecdec } from '../web/lib/node.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values: opt } = parseArgs({
+  options: {
+    pairs: { type: 'string', default: 'small,large' },
+    tokens: { type: 'string', default: '128' },
+    prompts: { type: 'string', default: '4' },
+    repeats: { type: 'string', default: '3' },
+    only: { type: 'string', default: 'gamma,drafters,trees' },
+    'gamma-max': { type: 'string', default: '8' },
+    json: { type: 'string' },
+  },
+});
+const TOKENS = Number(opt.tokens);
+const N_PROMPTS = Number(opt.prompts);
+const REPEATS = Number(opt.repeats);
+const GAMMA_MAX = Number(opt['gamma-max']);
+const ONLY = new Set(opt.only.split(','));
+const PAIRS = {
+  small: { target: 'models/target.safetensors', draft: 'models/draft.safetensors', heads: 'models/target-heads.safetensors' },
+  large: { target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors', heads: 'models/large-target-heads.safetensors' },
+};
+
+const sd = await loadSpecdec();
+const cpu = (os.cpus()[0]?.model ?? 'unknown CPU').trim();
+const report = { cpu, node: process.version, tokens: TOKENS, prompts: N_PROMPTS, repeats: REPEATS, pairs: {} };
+console.log(`# Decoding modes — ${cpu}, ${os.cpus().length} vCPU, Node ${process.version} (WASM, one thread)`);
+console.log(`${N_PROMPTS} prompts × ${TOKENS} tokens per configuration, median of ${REPEATS} runs.`);
+
+// ---------------------------------------------------------------------------- prompts
+
+// Held-out text (the last 10% of the corpus, never trained on), when the corpus is at hand.
+const CORPUS = path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt');
+const heldOut = existsSync(CORPUS) ? readFileSync(CORPUS).subarray(Math.floor(0.9 * readFileSync(CORPUS).length)) : null;
+const FALLBACK = [
+  'ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet is the sun.\nArise, fair sun, and kill the envious moon,\nWho is already sick and pale with grief',
+  'KING RICHARD II:\nOld John of Gaunt, time-honour\'d Lancaster,\nHast thou, according to thy oath and band,\nBrought hither Henry Hereford thy bold son,\nHere to make good the boisterous late appeal',
+  'First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak.\nFirst Citizen:\nYou are all resolved rather to die than to famish?\nAll:\nResolved. resolved.\nFirst Citizen',
+  'DUKE VINCENTIO:\nNo, holy father; throw away that thought;\nBelieve not that the dribbling dart of love\nCan pierce a complete bosom. Why I desire thee\nTo give me secret harbour, hath a purpose',
+];
+// A passage starting at a line start, `len` bytes (ASCII in this corpus).
+function passage(i, len) {
+  if (!heldOut) return FALLBACK[i % FALLBACK.length].slice(0, len);
+  let at = Math.floor(((i + 0.5) / (N_PROMPTS + 1)) * (heldOut.length - 4 * len));
+  while (at < heldOut.length && heldOut[at - 1] !== 10) at++;
+  return heldOut.subarray(at, at + len).toString('latin1');
+}
+const ORDINARY = Array.from({ length: N_PROMPTS }, (_, i) => passage(i, 64));
+// Copy-heavy: ~150 bytes, then its own first 20 bytes; the model continues (copying helps).
+const COPY = Array.from({ length: N_PROMPTS }, (_, i) => {
+  const p = passage(i + 17, 150);
+  return p + p.slice(0, 20);
+});
+
+// ---------------------------------------------------------------------------- measuring
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+// Decodes every prompt with `options`; returns tokens/s and counters summed over the prompts.
+function runOnce(models, options, prompts, temperature) {
+  let ms = 0, generated = 0, passes = 0, accepted = 0, examined = 0;
+  const byDrafter = { none: 0, draft: 0, lookup: 0, heads: 0 };
+  const hist = [];
+  prompts.forEach((prompt, i) => {
+    const dec = sd.createDecoder({ target: models.target, ...options, prompt, temperature, seed: 1000 + i, maxTokens: TOKENS, distributions: false });
+    const t0 = performance.now();
+    while (!dec.done) dec.step();
+    ms += performance.now() - t0;
+    const s = dec.stats;
+    generated += s.generated;
+    passes += s.targetPasses;
+    accepted += s.accepted;
+    examined += s.examined;
+    for (const k of Object.keys(byDrafter)) byDrafter[k] += s.byDrafter[k];
+    s.gammaHistogram.forEach((n, g) => (hist[g] = (hist[g] ?? 0) + n));
+    dec.dispose();
+  });
+  return { tokensPerSecond: (1000 * generated) / ms, tokensPerPass: generated / passes, alpha: examined ? accepted / examined : null, byDrafter, gammaHistogram: Array.from(hist, (x) => x ?? 0) };
+}
+
+function measure(models, options, prompts, temperature) {
+  const runs = Array.from({ length: REPEATS }, () => runOnce(models, options, prompts, temperature));
+  const tps = median(runs.map((r) => r.tokensPerSecond));
+  return { ...runs.find((r) => r.tokensPerSecond === tps) ?? runs[0], tokensPerSecond: tps, runs: runs.map((r) => r.tokensPerSecond) };
+}
+
+const f = (x, d = 1) => (x === null || x === undefined ? '–' : x.toFixed(d));
+function table(title, head, rows) {
+  console.log(`\n#### ${title}\n`);
+  console.log(`| ${head.join(' | ')} |`);
+  console.log(`|${head.map(() => '---').join('|')}|`);
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+}
+const histText = (h) => h.map((n, g) => (n ? `${g}:${n}` : '')).filter(Boolean).join(' ');
+
+// ---------------------------------------------------------------------------- the pairs
+
+for (const name of opt.pairs.split(',').filter(Boolean)) {
+  const files = PAIRS[name];
+  if (!files) throw new Error(`unknown pair ${name}`);
+  if (!existsSync(path.join(ROOT, files.target)) || !existsSync(path.join(ROOT, files.draft))) {
+    console.log(`\n## ${name} pair: files missing (${files.target}, ${files.draft}), skipped`);
+    continue;
+  }
+  const models = {
+    target: sd.loadModel(readFileSync(path.join(ROOT, files.target))),
+    draft: sd.loadModel(readFileSync(path.join(ROOT, files.draft))),
+  };
+  let heads = null;
+  if (existsSync(path.join(ROOT, files.heads))) {
+    try {
+      heads = sd.loadHeads(readFileSync(path.join(ROOT, files.heads)), models.target);
+    } catch (e) {
+      console.log(`\n(${files.heads}: ${e.message}; heads skipped)`);
+    }
+  }
+  const cfg = models.target.config;
+  console.log(`\n## ${name} pair: target ${cfg.nLayer}×${cfg.nEmbd} (${(models.target.nParams * 4 / 1e6).toFixed(1)} MB f32), draft ${models.draft.config.nLayer}×${models.draft.config.nEmbd}${heads ? `, ${heads.count} heads` : ''}`);
+  const out = (report.pairs[name] = { files, gamma: {}, drafters: {}, trees: {} });
+  // Warm-up: WebAssembly starts in a baseline tier.
+  runOnce(models, { draft: models.draft, gamma: 4 }, ORDINARY.slice(0, 2), 0.8);
+  runOnce(models, { plain: true }, ORDINARY.slice(0, 2), 0.8);
+
+  if (ONLY.has('gamma')) {
+    for (const T of [0, 0.8]) {
+      const rows = [];
+      const res = {};
+      res.plain = measure(models, { plain: true }, ORDINARY, T);
+      for (let g = 1; g <= GAMMA_MAX; g++) res[`γ=${g}`] = measure(models, { draft: models.draft, gamma: g }, ORDINARY, T);
+      res.auto = measure(models, { draft: models.draft, gamma: 'auto', gammaMax: GAMMA_MAX }, ORDINARY, T);
+      res.heuristic = measure(models, { draft: models.draft, gamma: 'heuristic', gammaMax: GAMMA_MAX }, ORDINARY, T);
+      const fixed = Object.entries(res).filter(([k]) => k.startsWith('γ='));
+      const [bestName, best] = fixed.reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
+      for (const [k, r] of Object.entries(res)) {
+        rows.push([k === bestName ? `**${k}** (best fixed)` : k, f(r.tokensPerSecond), f(r.tokensPerSecond / res.plain.tokensPerSecond, 2) + '×', f(r.tokensPerPass, 2), f(r.alpha, 3), k === 'auto' || k === 'heuristic' ? histText(r.gammaHistogram) : '']);
+      }
+      table(`${name} pair, T = ${T}: tokens/s by gamma (ordinary prompts)`, ['gamma', 'tokens/s', 'vs plain', 'tokens/pass', 'α', 'γ used (γ:iterations)'], rows);
+      const autoVsBest = res.auto.tokensPerSecond / best.tokensPerSecond;
+      const autoVsHeur = res.auto.tokensPerSecond / res.heuristic.tokensPerSecond;
+      console.log(`\nauto / best fixed (${bestName}): **${f(100 * autoVsBest, 1)}%**; auto / heuristic: **${f(autoVsHeur, 3)}×**; best fixed / plain: ${f(best.tokensPerSecond / res.plain.tokensPerSecond, 2)}×`);
+      out.gamma[`T=${T}`] = { results: res, best: bestName, autoVsBest, autoVsHeuristic: autoVsHeur };
+    }
+  }
+
+  if (ONLY.has('drafters')) {
+    for (const T of [0, 0.8]) {
+      const rows = [];
+      const res = {};
+      for (const [task, prompts] of [['copy-heavy', COPY], ['ordinary', ORDINARY]]) {
+        const r = (res[task] = {});
+        r.plain = measure(models, { plain: true }, prompts, T);
+        r['draft (auto γ)'] = measure(models, { draft: models.draft, gamma: 'auto' }, prompts, T);
+        r['lookup (auto γ)'] = measure(models, { promptLookup: true, gamma: 'auto' }, prompts, T);
+        r['lookup + draft (auto γ)'] = measure(models, { promptLookup: true, draft: models.draft, gamma: 'auto' }, prompts, T);
+        if (heads) r['heads (auto γ)'] = measure(models, { heads, gamma: 'auto', gammaMax: heads.count }, prompts, T);
+        for (const [k, x] of Object.entries(r)) {
+          rows.push([task, k, f(x.tokensPerSecond), f(x.tokensPerSecond / r.plain.tokensPerSecond, 2) + '×', f(x.tokensPerPass, 2), f(x.alpha, 3), Object.entries(x.byDrafter).filter(([, n]) => n).map(([d, n]) => `${d} ${n}`).join(', ')]);
+        }
+      }
+      table(`${name} pair, T = ${T}: drafters`, ['task', 'drafter', 'tokens/s', 'vs plain', 'tokens/pass', 'α', 'iterations by drafter'], rows);
+      const o = res.ordinary, c = res['copy-heavy'];
+      console.log(`\nlookup alone on the copy-heavy task: **${f(c['lookup (auto γ)'].tokensPerSecond / c.plain.tokensPerSecond, 2)}×** plain; lookup + draft vs draft alone on ordinary prompts: **${f(100 * (o['lookup + draft (auto γ)'].tokensPerSecond / o['draft (auto γ)'].tokensPerSecond - 1), 1)}%**`);
+      out.drafters[`T=${T}`] = res;
+    }
+  }
+
+  if (ONLY.has('trees')) {
+    const T = 0.8;
+    const drafters = [['draft', { draft: models.draft }, 4]];
+    if (heads) drafters.push(['heads', { heads }, heads.count]);
+    for (const [dname, dopt, depth] of drafters) {
+      const shapes = dname === 'draft'
+        ? [['chain, depth 4', null, 4], ['[2,2,1,1]', [2, 2, 1, 1]], ['[3,2,1,1]', [3, 2, 1, 1]], ['[4,2,1,1]', [4, 2, 1, 1]],
+           ['chain of 8 (8 nodes)', null, 8], ['[2,1,1,1] (8 nodes)', [2, 1, 1, 1]], ['[4,1] (8 nodes)', [4, 1]],
+           ['chain of 16 (16 nodes)', null, 16], ['[4,1,1,1] (16 nodes)', [4, 1, 1, 1]], ['[2,2,2,1] (14 nodes)', [2, 2, 2, 1]],
+           ['chain of 32 (32 nodes)', null, 32], ['[8,1,1,1] (32 nodes)', [8, 1, 1, 1]], ['[4,2,1,1] (28 nodes)', [4, 2, 1, 1]]]
+        : [[`chain, depth ${depth}`, null, depth], ['[2,2,1]', [2, 2, 1].slice(0, depth)], ['[3,2,1]', [3, 2, 1].slice(0, depth)], ['[4,2,2]', [4, 2, 2].slice(0, depth)], ['[8,2,1]', [8, 2, 1].slice(0, depth)]];
+      const res = {};
+      res.plain = measure(models, { plain: true }, ORDINARY, T);
+      for (const [label, branches, g] of shapes) {
+        const o = branches ? { ...dopt, tree: { branches } } : { ...dopt, gamma: g };
+        res[label] = measure(models, o, ORDINARY, T);
+      }
+      const rows = Object.entries(res).map(([k, r]) => [k, f(r.tokensPerPass, 2), f(r.tokensPerSecond), f(r.tokensPerSecond / res.plain.tokensPerSecond, 2) + '×']);
+      table(`${name} pair, T = ${T}: chains and trees drafted by the ${dname === 'draft' ? 'draft model' : 'heads'}`, ['shape', 'tokens / target pass', 'tokens/s', 'vs plain'], rows);
+      const chain = res[shapes[0][0]];
+      const trees = shapes.slice(1, 4).map(([l]) => res[l]).filter(Boolean);
+      const bestTree = trees.reduce((a, b) => (b.tokensPerPass > a.tokensPerPass ? b : a));
+      console.log(`\nbest tree of the same depth vs the chain: **${f(100 * (bestTree.tokensPerPass / chain.tokensPerPass - 1), 1)}%** more tokens per target pass`);
+      out.trees[dname] = res;
+    }
+  }
+  heads?.dispose();
+  models.target.dispose();
+  models.draft.dispose();
+}
+
+if (opt.json) writeFileSync(opt.json, JSON.stringify(report, null, 1));
