@@ -12,17 +12,24 @@
 //   to models/large-target.safetensors and models/large-draft.safetensors. Optional: a build
 //   without these files shows the pair as not available.
 //
+// heads — optional per pair: Medusa-style heads trained for that pair's target (models/heads.py),
+//   the "heads" drafter of section 4. A build without the file shows that drafter disabled
+//   ("heads not in this build"). Copied to models/target-heads.safetensors (small: precached
+//   with its pair) and models/large-heads.safetensors (large: fetched when first used).
+//
 // The labels ("small, 10.7 MB") are computed from the files' sizes at build time.
 // For a quick plumbing check, tests/fixtures/tiny_f32.safetensors works in every role.
 export const MODEL_PAIRS = {
   small: {
     target: 'models/target.safetensors',
     draft: 'models/draft.safetensors',
+    heads: 'models/target-heads.safetensors',
     required: true,
   },
   large: {
     target: 'models/large-target.safetensors',
     draft: 'models/large-draft.safetensors',
+    heads: 'models/large-target-heads.safetensors',
     required: false,
   },
 };

@@ -54,17 +54,25 @@ function describeModelFile(file) {
   };
 }
 
+// Heads (models/heads.py): the file's header says how many there are and which target they
+// were trained for; the page shows the heads drafter only when its pair has them.
+function describeHeadsFile(file) {
+  const meta = safetensorsHeader(file).__metadata__ ?? {};
+  return { count: Number(meta.n_heads ?? 0) || null, targetName: meta.target_name ?? null };
+}
+
 function specdecModels() {
-  const pairs = Object.entries(MODEL_PAIRS).map(([pair, spec], index) => ({
-    pair,
-    spec,
-    precached: index === 0, // the default pair: loaded on every visit, so precached
-    files: ['target', 'draft'].map((role) => ({
-      role,
-      name: index === 0 ? `models/${role}.safetensors` : `models/${pair}-${role}.safetensors`,
-      source: path.resolve(repoRoot, spec[role]),
-    })),
-  }));
+  const pairs = Object.entries(MODEL_PAIRS).map(([pair, spec], index) => {
+    const outName = (role) => (index === 0 ? `models/${role === 'heads' ? 'target-heads' : role}.safetensors` : `models/${pair}-${role}.safetensors`);
+    return {
+      pair,
+      spec,
+      precached: index === 0, // the default pair: loaded on every visit, so precached
+      files: ['target', 'draft'].map((role) => ({ role, name: outName(role), source: path.resolve(repoRoot, spec[role]) })),
+      // Optional: the pair works without it (the heads drafter is then disabled).
+      heads: spec.heads ? { role: 'heads', name: outName('heads'), source: path.resolve(repoRoot, spec.heads) } : null,
+    };
+  });
   const present = (f) => {
     try {
       return statSync(f.source).isFile();
@@ -73,12 +81,16 @@ function specdecModels() {
     }
   };
   const available = (p) => p.files.every(present);
+  const hasHeads = (p) => available(p) && !!p.heads && present(p.heads);
+  const shipped = (p) => (hasHeads(p) ? [...p.files, p.heads] : p.files);
+  const relative = (f) => path.relative(repoRoot, f.source);
   // The module's source: computed once per build (and on each dev request, cheap enough).
   function pairsModule() {
     const out = {};
+    const hashOf = (p, f) => (p.precached ? '' : `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`);
     for (const p of pairs) {
       if (!available(p)) {
-        out[p.pair] = { name: p.pair, available: false, precached: p.precached, bytes: 0, label: `${p.pair} (not in this build)`, files: null };
+        out[p.pair] = { name: p.pair, available: false, precached: p.precached, bytes: 0, label: `${p.pair} (not in this build)`, files: null, heads: null };
         continue;
       }
       const files = {};
@@ -86,10 +98,15 @@ function specdecModels() {
       for (const f of p.files) {
         const size = statSync(f.source).size;
         bytes += size;
-        const hash = p.precached ? '' : `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`;
-        files[f.role] = { url: f.name + hash, bytes: size, ...describeModelFile(f.source) };
+        files[f.role] = { url: f.name + hashOf(p, f), bytes: size, ...describeModelFile(f.source) };
       }
-      out[p.pair] = { name: p.pair, available: true, precached: p.precached, bytes, label: `${p.pair}, ${(bytes / 1e6).toFixed(1)} MB`, files };
+      const heads = hasHeads(p)
+        ? { url: p.heads.name + hashOf(p, p.heads), bytes: statSync(p.heads.source).size, source: relative(p.heads), ...describeHeadsFile(p.heads.source) }
+        : null;
+      out[p.pair] = {
+        name: p.pair, available: true, precached: p.precached, bytes, label: `${p.pair}, ${(bytes / 1e6).toFixed(1)} MB`, files,
+        heads, headsMissing: p.heads && !heads ? relative(p.heads) : null,
+      };
     }
     return `export const PAIRS = ${JSON.stringify(out, null, 2)};\nexport const DEFAULT_PAIR = ${JSON.stringify(pairs[0].pair)};\n`;
   }
@@ -102,6 +119,8 @@ function specdecModels() {
           else if (p.spec.required) this.error(`model file missing: ${f.source} (see web/page/models.config.js)`);
         }
         if (!available(p)) this.warn(`the ${p.pair} pair is not in this build: ${p.files.filter((f) => !present(f)).map((f) => f.source).join(', ')} missing`);
+        else if (p.heads && !present(p.heads)) this.warn(`the ${p.pair} pair has no heads in this build (${p.heads.source} missing): the heads drafter is disabled`);
+        else if (p.heads) this.addWatchFile(p.heads.source);
       }
     },
     resolveId(id) {
@@ -112,13 +131,13 @@ function specdecModels() {
     },
     generateBundle() {
       for (const p of pairs.filter(available)) {
-        for (const f of p.files) this.emitFile({ type: 'asset', fileName: f.name, source: readFileSync(f.source) });
+        for (const f of shipped(p)) this.emitFile({ type: 'asset', fileName: f.name, source: readFileSync(f.source) });
       }
     },
     configureServer(server) {
       server.middlewares.use((req, res, next) => {
         const url = (req.url || '').split('?')[0];
-        const f = pairs.flatMap((p) => p.files).find((x) => url.endsWith('/' + x.name));
+        const f = pairs.flatMap((p) => [...p.files, ...(p.heads ? [p.heads] : [])]).find((x) => url.endsWith('/' + x.name));
         if (!f || !present(f)) return next();
         const body = readFileSync(f.source);
         res.setHeader('Content-Type', 'application/octet-stream');
@@ -168,17 +187,17 @@ export default defineConfig({
       workbox: {
         globPatterns: ['**/*.{html,js,css,wasm,safetensors,svg}'],
         // The pairs fetched on demand are not precached (a first visit must not download them)...
-        globIgnores: ['**/models/*-*.safetensors'],
+        globIgnores: Object.keys(MODEL_PAIRS).slice(1).map((pair) => `**/models/${pair}-*.safetensors`),
         // ...but kept once fetched: a learner who picked one can use it offline afterwards.
-        // Their URLs carry a content hash (?v=...), so two entries per pair are all there is
-        // to keep; an older version is dropped when a newer one is cached.
+        // Their URLs carry a content hash (?v=...), so three entries per pair (target, draft,
+        // heads) are all there is to keep; an older version is dropped when a newer one is cached.
         runtimeCaching: [{
-          urlPattern: /\/models\/[^/?]+-(target|draft)\.safetensors(\?[^/]*)?$/,
+          urlPattern: new RegExp(`/models/(${Object.keys(MODEL_PAIRS).slice(1).join('|')})-(target|draft|heads)\\.safetensors(\\?[^/]*)?$`),
           handler: 'CacheFirst',
           options: {
             cacheName: 'specdec-model-pairs',
             cacheableResponse: { statuses: [200] },
-            expiration: { maxEntries: 2 * (Object.keys(MODEL_PAIRS).length - 1) },
+            expiration: { maxEntries: 3 * (Object.keys(MODEL_PAIRS).length - 1) },
           },
         }],
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,

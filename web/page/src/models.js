@@ -6,6 +6,11 @@ import { byteTextStream, encodeBytes, visibleText } from './tokens.js';
 import { fileSizeProblem, sizeText } from './limits.js';
 import { bestGamma } from './costmodel.js';
 import { initVk } from './vk.js';
+import {
+  DRAFTER_NAMES, commonGamma, drafterCounts, drafterCountsText, drafterLegend, drawDrafterStrip, drawGammaHistogram, meanGamma,
+} from './runcharts.js';
+import { PROMPT_PRESETS } from './presets.js';
+import { showTreeDepth, treeOf } from './tree.js';
 // The pairs the build ships (models.config.js, vite.config.js): sizes, shapes, URLs.
 import { PAIRS, DEFAULT_PAIR } from 'virtual:specdec-pairs';
 
@@ -21,6 +26,8 @@ function pairRequest(name) {
     urls: { target: absolute(p.files.target.url), draft: absolute(p.files.draft.url) },
     sizes: { target: p.files.target.bytes, draft: p.files.draft.bytes },
     pair: name,
+    // The pair's heads, if the build has them: the worker loads them on first use.
+    heads: p.heads ? { url: absolute(p.heads.url), count: p.heads.count } : null,
   };
 }
 
@@ -164,6 +171,8 @@ export class ModelClient {
   bandwidth(sizes) { return this.request({ type: 'bandwidth', sizes }).then((m) => m.results); }
   /** sd.memoryStats() of the worker's WASM instance (tests: no leak when switching pairs). */
   memory() { return this.request({ type: 'memory' }).then((m) => m.stats); }
+  /** Loads the current target's heads in the worker (resolves to their count; rejects with the loader's message). */
+  loadHeads() { return this.request({ type: 'heads' }).then((m) => m.count); }
   stepStart(options) { return this.request({ type: 'step-start', options }); }
   stepNext() { return this.request({ type: 'step-next' }).then((m) => m.view); }
   stepDispose() { this.worker.postMessage({ type: 'step-dispose' }); }
@@ -177,10 +186,21 @@ function num(id, dflt) {
   return Number.isFinite(v) ? v : dflt;
 }
 
+/** The drafter chosen in section 4: 'draft' | 'lookup' | 'both' | 'heads'. */
+function drafterChoice() {
+  return document.querySelector('input[name="drafter"]:checked')?.value ?? 'draft';
+}
+
 function readOptions() {
   const prompt = document.getElementById('prompt').value || '\n';
+  const drafter = drafterChoice();
+  // Prompt lookup drafts chains only (the tree select is disabled then).
+  const tree = drafter === 'lookup' || drafter === 'both' ? null : treeOf(document.getElementById('gen-tree').value);
   return {
     prompt: encodeBytes(prompt),
+    drafter,
+    tree,
+    gammaMode: tree ? 'fixed' : document.getElementById('gen-gamma-mode').value,
     gamma: Math.min(16, Math.max(1, Math.round(num('gen-gamma', 4)))),
     temperature: Math.min(2, Math.max(0, num('gen-temp', 0.8))),
     topK: Math.max(0, Math.round(num('gen-topk', 0))),
@@ -192,9 +212,9 @@ function readOptions() {
 }
 
 // Runs are comparable when they decode the same prompt with the same sampling settings
-// (γ and pace do not change what a plain step costs).
+// (γ, the drafter, the draft's shape and pace do not change what a plain step costs).
 function sameSettings(a, b) {
-  const key = (o) => JSON.stringify({ ...o, gamma: 0, paceMs: 0 });
+  const key = (o) => JSON.stringify({ ...o, gamma: 0, gammaMode: '', drafter: '', tree: null, paceMs: 0 });
   return !!(a && b) && key(a) === key(b);
 }
 
@@ -209,6 +229,12 @@ export function initModels(sd, client) {
     fileInputs: { target: $('model-file-target'), draft: $('model-file-draft') },
     fileStatus: $('model-file-status'), fileError: $('model-file-error'), fileReset: $('model-file-reset'),
     pairOptions: $('pair-options'), pairNote: $('pair-note'),
+    prompt: $('prompt'), promptNote: $('prompt-note'),
+    gammaMode: $('gen-gamma-mode'), gamma: $('gen-gamma'), gammaLabel: $('gen-gamma-label'), tree: $('gen-tree'),
+    genNote: $('gen-note'), headsWhy: $('drafter-heads-why'), specConfig: $('spec-config'),
+    drafters: Object.fromEntries(['draft', 'lookup', 'both', 'heads'].map((d) => [d, $(`drafter-${d}`)])),
+    chartGamma: $('chart-gamma'), chartDrafters: $('chart-drafters'), gammaSummary: $('gamma-summary'),
+    gammaPolicy: $('gamma-policy'), drafterCounts: $('drafter-counts'), drafterLegend: $('drafter-legend'),
   };
   const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
   let busy = false;
@@ -216,11 +242,115 @@ export function initModels(sd, client) {
   let specResult = null;
   let stepMs = null; // { options, ms } from calibration
   let shownPositions = null;
+  let shownRun = null; // { stats, iters, options } of the last speculative run (redrawn on resize)
+  let headsError = null; // the loader's refusal of the current target's heads
+  let headsCount = null;
+  let headsChecking = null;
+  let note = ''; // why a control changed by itself (heads unavailable, ...)
   const vk = initVk({ client, pairs: PAIRS, setBusy: (b) => setBusy(b), isBusy: () => busy, readOptions });
   const showPositions = (st) => {
     shownPositions = st;
     drawPositions(ui.chartPositions, st);
   };
+
+  // ---- the drafter, the γ policy and the draft's shape
+  function headsStatus() {
+    if (headsError) return { ok: false, reason: headsError };
+    const info = client.info;
+    const pair = PAIRS[info ? info.pair : client.pair];
+    if (info?.target.file) return { ok: false, reason: 'heads are trained for the page’s own targets, not for a model file you chose' };
+    if (info ? info.heads : pair?.heads) return { ok: true, reason: '' };
+    return { ok: false, reason: `heads not in this build${pair?.headsMissing ? ` (${pair.headsMissing} missing)` : ''}` };
+  }
+
+  function syncControls() {
+    const hs = headsStatus();
+    ui.drafters.heads.disabled = !hs.ok;
+    ui.headsWhy.textContent = hs.ok ? (headsCount ? `${headsCount} heads` : '') : hs.reason;
+    ui.headsWhy.dataset.state = hs.ok ? 'available' : 'unavailable';
+    if (ui.drafters.heads.checked && !hs.ok) {
+      ui.drafters.draft.checked = true;
+      note = `Heads unavailable (${hs.reason}): back to the draft model.`;
+    }
+    const drafter = drafterChoice();
+    const lookup = drafter === 'lookup' || drafter === 'both';
+    ui.tree.disabled = lookup;
+    if (lookup && ui.tree.value) ui.tree.value = '';
+    const tree = treeOf(ui.tree.value);
+    ui.gammaMode.disabled = !!tree;
+    showTreeDepth(ui.gamma, tree);
+    const mode = ui.gammaMode.value;
+    ui.gammaLabel.textContent = tree ? 'γ (tree depth)' : (mode === 'fixed' ? 'γ' : 'γ max');
+    const notes = note ? [note] : [];
+    if (tree) {
+      const nodes = tree.reduce((acc, b) => ({ n: acc.n * b, sum: acc.sum + acc.n * b }), { n: 1, sum: 0 }).sum;
+      notes.push(`A tree's depth is its γ: ${tree.length} here; its ${nodes} nodes are drafted in ${tree.length} batched passes and scored in ONE target pass (a tree attention mask).`);
+    } else if (mode === 'auto') {
+      notes.push('auto: before every iteration the decoder picks γ in 1…γ max (or a plain step) for the most expected tokens per unit of time, E(α, γ) / (γc + v(γ + 1)), from what this run has measured so far.');
+    } else if (mode === 'heuristic') {
+      notes.push('heuristic (Hugging Face’s schedule): γ starts at 5, +2 after a fully accepted draft, −1 otherwise, within 1…γ max.');
+    }
+    if (lookup) notes.push('Prompt lookup drafts chains, not trees.');
+    if (drafter === 'heads') {
+      const count = headsCount ?? PAIRS[client.info?.pair ?? client.pair]?.heads?.count;
+      if (count) notes.push(`The heads guess at most ${count} tokens ahead: a deeper γ or tree is cut to ${count}; the first iteration is a plain step (the heads read the target's last hidden state).`);
+    }
+    ui.genNote.textContent = notes.join(' ');
+  }
+
+  async function checkHeads() {
+    if (!client.info || headsError || headsCount || headsChecking) return;
+    const info = client.info;
+    headsChecking = client.loadHeads().then((count) => {
+      if (client.info === info) headsCount = count;
+    }, (err) => {
+      if (client.info === info) headsError = err.message;
+    }).finally(() => {
+      headsChecking = null;
+      syncControls();
+    });
+  }
+
+  for (const input of Object.values(ui.drafters)) {
+    input.addEventListener('change', () => {
+      note = '';
+      if (input.checked && input.value === 'heads') checkHeads();
+      syncControls();
+    });
+  }
+  for (const el of [ui.gammaMode, ui.tree]) el.addEventListener('change', () => { note = ''; syncControls(); });
+  // γ becomes the upper bound of the policy: start it at the library's default, 8.
+  ui.gammaMode.addEventListener('change', () => {
+    if (ui.gammaMode.value !== 'fixed' && Number(ui.gamma.value) < 8) ui.gamma.value = '8';
+  });
+
+  for (const button of document.querySelectorAll('.prompt-presets button')) {
+    button.addEventListener('click', () => {
+      const preset = PROMPT_PRESETS[button.dataset.prompt];
+      ui.prompt.value = preset.prompt;
+      ui.prompt.rows = Math.min(8, Math.max(2, preset.prompt.split('\n').length));
+      ui.promptNote.textContent = preset.note;
+      ui.prompt.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+  }
+
+  function showRun(run) {
+    shownRun = run;
+    const st = run?.stats ?? null;
+    const iters = run?.iters ?? [];
+    const o = run?.options;
+    drawGammaHistogram(ui.chartGamma, st?.gammaHistogram ?? null, { policy: o ? policyOf(o) : '' });
+    drawDrafterStrip(ui.chartDrafters, iters);
+    const counts = drafterCounts(iters);
+    ui.drafterCounts.textContent = drafterCountsText(counts);
+    ui.drafterLegend.replaceChildren(...drafterLegend(counts));
+    ui.gammaPolicy.textContent = o ? policyText(o) : 'fixed';
+    const hist = st?.gammaHistogram ?? [];
+    const n = hist.reduce((a, b) => a + b, 0);
+    ui.gammaSummary.textContent = n
+      ? `Mean γ ${meanGamma(hist).toFixed(2)} over ${n} iteration${n === 1 ? '' : 's'}; most often γ = ${commonGamma(hist)}.`
+      : '';
+  }
 
   // ---- the pair picker: one radio button per pair of the build ("small, 10.7 MB")
   const pairInputs = {};
@@ -303,6 +433,10 @@ export function initModels(sd, client) {
           ' Both roles load the same demo weights, so every guess is accepted (p = q): this checks the plumbing, not the speed.'])] : []));
       document.body.dataset.modelsReady = 'true';
       document.body.dataset.pair = pairName ?? 'own';
+      headsError = null;
+      headsCount = null;
+      if (ui.drafters.heads.checked) checkHeads();
+      syncControls();
       vk.onLoaded();
       setBusy(busy);
     } else if (ev.type === 'load-error' || ev.type === 'worker-error') {
@@ -429,8 +563,14 @@ export function initModels(sd, client) {
     textEl.append(h('span', { class: 'tok prompt' }, [promptText]));
     let lastKind = null;
     let lastSpan = null;
+    const iters = [];
+    if (!isPlain) {
+      ui.specConfig.textContent = `(${configText(options)})`;
+      showRun({ stats: null, iters, options });
+    }
     const onEvent = (ev) => {
       if (ev.type !== 'chunk') return;
+      if (!isPlain && ev.iters) iters.push(...ev.iters);
       const frag = document.createDocumentFragment();
       for (const [tok, kind] of ev.tokens) {
         const text = visibleText(stream.push(tok));
@@ -446,7 +586,10 @@ export function initModels(sd, client) {
       textEl.append(frag);
       textEl.scrollTop = textEl.scrollHeight;
       lineEl.textContent = runLine(ev.stats, isPlain);
-      if (!isPlain) showSpecStats(ev.stats);
+      if (!isPlain) {
+        showSpecStats(ev.stats);
+        showRun({ stats: ev.stats, iters, options });
+      }
     };
     let msg;
     try {
@@ -462,6 +605,7 @@ export function initModels(sd, client) {
     stateEl.textContent = summary.stopped ? `stopped after ${summary.generated} tokens` : `done, ${summary.generated} tokens`;
     stateEl.dataset.state = summary.stopped ? 'stopped' : 'done';
     lineEl.textContent = runLine(summary, isPlain);
+    if (!isPlain) showRun({ stats: summary, iters, options });
     return summary;
   }
 
@@ -489,7 +633,11 @@ export function initModels(sd, client) {
       }
       showComparison();
       // What a verify pass costs on this target, once per target (a button measures again).
-      if (vk.needsMeasurement()) await vk.measure(options, options.gamma);
+      if (vk.needsMeasurement()) {
+        const hist = specResult?.summary.gammaHistogram;
+        const typical = options.tree ? options.tree.length : (options.gammaMode === 'fixed' ? options.gamma : commonGamma(hist ?? []));
+        await vk.measure(options, typical || options.gamma);
+      }
     } catch (err) {
       ui.verdict.textContent = `Error: ${err.message}`;
       console.warn(err);
@@ -511,6 +659,7 @@ export function initModels(sd, client) {
   function showSpecStats(st) {
     cell('alpha-measured').textContent = st.examined ? `${st.alpha.toFixed(3)} (${st.accepted} / ${st.examined})` : '–';
     cell('tokens-per-target-pass').textContent = st.targetPasses ? st.tokensPerPass.toFixed(2) : '–';
+    cell('positions-per-pass').textContent = st.targetPasses && st.positionsScored ? (st.positionsScored / st.targetPasses).toFixed(2) : '–';
     cell('spec-tps').textContent = st.tokensPerSecond ? st.tokensPerSecond.toFixed(1) : '–';
     showPositions(st);
   }
@@ -522,11 +671,19 @@ export function initModels(sd, client) {
     if (!specSt) return;
     showSpecStats(specSt);
     const step = plainStepMs();
-    const gamma = specResult.options.gamma;
+    const o = specResult.options;
+    // The lesson's formulas describe a chain of a fixed length from one drafter; for the other
+    // settings the page reports what was measured and says why the formulas do not apply.
+    const formula = !o.tree && o.gammaMode === 'fixed' && o.drafter !== 'both';
+    const hist = specSt.gammaHistogram ?? [];
+    const deepest = hist.reduce((m, count, g) => (count > 0 ? g : m), 0);
+    // Heads cut a deeper γ to their count; the context end cuts the last drafts.
+    const gamma = formula && deepest > 0 ? Math.min(o.gamma, deepest) : o.gamma;
     let c = NaN;
     let v = NaN;
     if (step && step.ms > 0) {
-      c = specSt.draftMsPerPass / step.ms;
+      // Prompt lookup runs no model: its drafts cost nothing measurable (no draft passes).
+      c = specSt.draftPasses ? specSt.draftMsPerPass / step.ms : 0;
       v = specSt.targetMsPerPass / step.ms;
     }
     cell('c-measured').textContent = Number.isFinite(c) ? `${c.toFixed(3)}` : '–';
@@ -539,8 +696,22 @@ export function initModels(sd, client) {
     const measured = plainSt && sameSettings(plainResult.options, specResult.options) && plainSt.tokensPerSecond
       ? specSt.tokensPerSecond / plainSt.tokensPerSecond : NaN;
     cell('speedup-measured').textContent = Number.isFinite(measured) ? `${measured.toFixed(2)}×` : '– (run plain too)';
+    if (!formula) {
+      const why = o.tree ? '– (a tree: the chain formula does not apply)'
+        : o.drafter === 'both' ? '– (two drafters: see the counts below)' : '– (γ varies: see the histogram below)';
+      cell('speedup-predicted').textContent = why;
+      cell('speedup-predicted-v').textContent = why;
+      ui.verdict.replaceChildren(...verdictMixed({ measured, o, specSt, hist }));
+      ui.verdict.dataset.pays = String(measured >= 1);
+      return;
+    }
     cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${predicted.toFixed(2)}×` : '–';
     cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${predictedV.toFixed(2)}×` : '–';
+    if (o.drafter !== 'draft') {
+      ui.verdict.replaceChildren(...verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }));
+      ui.verdict.dataset.pays = String((Number.isFinite(measured) ? measured : predictedV) >= 1);
+      return;
+    }
     const best = bestGamma({ alpha, gamma, c: Math.max(0, c), v, speedup: (...a) => sd.speculativeSpeedup(...a) });
     ui.verdict.replaceChildren(...verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }),
       ...suggestion(best, gamma, v));
@@ -553,8 +724,59 @@ export function initModels(sd, client) {
   ui.stop.addEventListener('click', () => client.stop());
   $('gen-form').addEventListener('submit', (e) => e.preventDefault());
   setBusy(false);
-  onWidthChange(() => showPositions(shownPositions));
+  onWidthChange(() => {
+    showPositions(shownPositions);
+    showRun(shownRun);
+  });
   showPositions(null);
+  showRun(null);
+  syncControls();
+}
+
+/** How γ was chosen, for the histogram's caption. */
+function policyOf(o) {
+  return o.tree ? 'tree' : o.gammaMode;
+}
+
+function policyText(o) {
+  if (o.tree) return `a tree [${o.tree.join(', ')}]: γ is its depth`;
+  if (o.gammaMode === 'auto') return `auto, γ ≤ ${o.gamma}`;
+  if (o.gammaMode === 'heuristic') return `heuristic, γ ≤ ${o.gamma}`;
+  return `fixed γ = ${o.gamma}`;
+}
+
+/** "prompt lookup, auto γ ≤ 8" / "heads, tree [2, 2, 1]". */
+function configText(o) {
+  const who = o.drafter === 'both' ? 'prompt lookup + draft model' : DRAFTER_NAMES[o.drafter] ?? o.drafter;
+  if (o.tree) return `${who}, tree [${o.tree.join(', ')}]`;
+  if (o.gammaMode === 'fixed') return `${who}, γ = ${o.gamma}`;
+  return `${who}, ${o.gammaMode} γ ≤ ${o.gamma}`;
+}
+
+// The verdict for settings the lesson's formula does not cover (auto / heuristic γ, two
+// drafters, trees): what was measured, and where the tokens per pass came from.
+function verdictMixed({ measured, o, specSt, hist }) {
+  const out = [];
+  const tpp = specSt.tokensPerPass;
+  const ppp = specSt.positionsScored && specSt.targetPasses ? specSt.positionsScored / specSt.targetPasses : NaN;
+  if (Number.isFinite(measured)) {
+    out.push(h('strong', { class: measured >= 1 ? 'ok' : 'bad' }, [
+      measured >= 1 ? `Speculation pays here: ${measured.toFixed(2)}× measured. ` : `On this machine speculation does not pay: ${measured.toFixed(2)}× measured. `]));
+  } else {
+    out.push(h('strong', {}, ['Run plain decoding too to measure the speedup. ']));
+  }
+  const bits = [`Each target pass emitted ${tpp.toFixed(2)} tokens on average` + (Number.isFinite(ppp) ? ` and scored ${ppp.toFixed(1)} positions` : '')];
+  if (o.tree) {
+    bits.push(`a tree offers several candidates per depth, so more of each pass is kept, but every pass scores all its nodes: whether that pays depends on what a wider pass costs here (v(k) below)`);
+  } else if (o.gammaMode !== 'fixed') {
+    const used = hist.map((count, g) => (count > 0 ? g : null)).filter((g) => g !== null);
+    if (used.length) bits.push(`γ ranged over ${used[0]}…${used[used.length - 1]} (mean ${meanGamma(hist).toFixed(2)}), chosen by the ${o.gammaMode} policy from what the run measured`);
+  }
+  const counts = specSt.byDrafter ?? {};
+  const by = Object.entries(DRAFTER_NAMES).filter(([d]) => counts[d] > 0).map(([d, name]) => `${name} ${counts[d]}`);
+  if (by.length > 1) bits.push(`iterations by drafter: ${by.join(', ')}`);
+  out.push(bits.join('; ') + '.');
+  return out;
 }
 
 function pairDescription(p) {

@@ -42,8 +42,11 @@ function residualArray(res, V) {
  *   kv: { target, draft } }
  */
 export function recordToView(rec, { fullRows = false, topRows = 6, context = [] } = {}) {
-  const proposed = Array.from(rec.proposed ?? []);
-  const positions = rec.positions ?? rec.verify?.positions ?? [];
+  // (A tree iteration that drafted nothing, e.g. heads before the first target pass, is a plain step.)
+  const tree = rec.tree?.nodes?.length ? treeView(rec) : null;
+  // A tree's record lists only its accepted path as positions; the tree view has them all.
+  const proposed = tree ? [] : Array.from(rec.proposed ?? []);
+  const positions = tree ? [] : (rec.positions ?? rec.verify?.positions ?? []);
   const g = proposed.length;
   const vocab = rec.vocab ?? rec.vocabSize;
   const qRows = proposed.map((_, i) => rowOf(rec.draftProbs, i, vocab));
@@ -52,7 +55,11 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
   const nAccepted = rec.nAccepted ?? rec.verify?.nAccepted ?? 0;
   const emitted = Array.from(rec.emitted ?? []);
   const rejectedAt = nAccepted < g && positions.length > nAccepted && !positions[nAccepted].accepted ? nAccepted : -1;
-  const finalKind = emitted.length <= nAccepted ? null : (rejectedAt >= 0 ? 'correction' : 'bonus');
+  let finalKind = emitted.length <= nAccepted ? null : (rejectedAt >= 0 ? 'correction' : 'bonus');
+  // Nothing drafted (gamma 0: the policy chose a plain step, lookup found no match, heads before
+  // the first target pass): the one token is sampled from p, as plain decoding would.
+  if (finalKind && !tree && g === 0) finalKind = 'plain';
+  if (tree) finalKind = emitted.length <= nAccepted ? null : tree.finalKind;
   const finalToken = finalKind ? emitted[nAccepted] : -1;
   const resid = residualArray(rec.residual ?? rec.verify?.residual, V);
 
@@ -71,12 +78,20 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
     };
   });
   let bonusRows = null;
-  if (pRows[g]) {
+  if (tree) {
+    // The row the bonus is drawn from: the target's row after the last accepted node.
+    const last = tree.path.length ? tree.path[tree.path.length - 1] : -1;
+    const row = rowOf(rec.targetProbs, last + 1, vocab);
+    if (row) {
+      const ids = pickTokens([row], { full: fullRows, top: topRows, extra: finalKind === 'bonus' ? [finalToken] : [] });
+      bonusRows = ids.map((t) => ({ token: t, p: row[t], q: 0 }));
+    }
+  } else if (pRows[g]) {
     const ids = pickTokens([pRows[g]], { full: fullRows, top: topRows, extra: finalKind === 'bonus' ? [finalToken] : [] });
     bonusRows = ids.map((t) => ({ token: t, p: pRows[g][t], q: 0 }));
   }
   let residualRows = null;
-  if (resid && rejectedAt >= 0) {
+  if (resid && (rejectedAt >= 0 || finalKind === 'correction')) {
     const ids = pickTokens([resid], { full: fullRows, top: topRows, extra: [finalToken] });
     residualRows = ids.map((t) => ({ token: t, r: resid[t], p: 0, q: 0 }));
   }
@@ -92,18 +107,78 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
     context: Array.from(context),
     kv: { target: rec.targetCached, draft: rec.draftCached },
     ms: { draft: rec.draftMs, target: rec.targetMs },
+    // Depth drafted (0: a plain step), who drafted, the n-gram prompt lookup matched, and the
+    // positions the one target pass scored.
+    gamma: rec.gamma ?? g,
+    drafter: rec.drafter ?? (g ? 'draft' : 'none'),
+    lookupNgram: rec.lookupNgram ?? null,
+    targetPositions: rec.targetPositions ?? g + 1,
+    tree,
   };
 }
 
-/** Kind of every emitted token of an iteration: 'plain', 'acc', 'cor' or 'bonus'. */
+/**
+ * The tree of a tree-mode record, for drawing:
+ * { nodes: [{ parent, token, depth, p, q, acceptProb, u, status, child, siblings }], path,
+ *   depth, branches, finalKind: 'correction' | 'bonus' }.
+ * The record's correction / bonus fields describe the accepted path as a chain (which always
+ * ends accepted), so whether the last token corrects or is a bonus is read from the tree: a
+ * bonus follows a path that reached the deepest level (nothing left to test), a correction
+ * follows a node whose children were all rejected.
+ */
+export function treeView(rec) {
+  const nodes = rec.tree.nodes.map((n) => ({
+    parent: n.parent, token: n.token, depth: n.depth, p: n.p, q: n.q, acceptProb: n.acceptProb,
+    u: n.u ?? NaN, status: n.status, child: 0, siblings: 0,
+  }));
+  const kids = new Map();
+  nodes.forEach((n, i) => {
+    if (!kids.has(n.parent)) kids.set(n.parent, []);
+    kids.get(n.parent).push(i);
+  });
+  for (const list of kids.values()) list.forEach((i, k) => { nodes[i].child = k + 1; nodes[i].siblings = list.length; });
+  const depth = nodes.reduce((d, n) => Math.max(d, n.depth), 0);
+  const branches = Array.from({ length: depth }, (_, d) => {
+    const parentsAtD = d === 0 ? [-1] : nodes.map((n, i) => (n.depth === d ? i : null)).filter((i) => i !== null);
+    return Math.max(0, ...parentsAtD.map((pi) => (kids.get(pi) ?? []).length));
+  });
+  const path = Array.from(rec.tree.path ?? []);
+  const last = path.length ? path[path.length - 1] : -1;
+  const rejectedBelow = (kids.get(last) ?? []).some((i) => nodes[i].status === 'rejected');
+  const finalKind = rejectedBelow ? 'correction' : 'bonus';
+  return { nodes, path, depth, branches, finalKind };
+}
+
+/**
+ * Kind of every emitted token of an iteration: 'plain' (plain decoding), 'acc', 'cor', 'bonus',
+ * or 'step' (a speculative run's iteration that drafted nothing: one token sampled from p).
+ */
 export function emittedKinds(rec, plain) {
   const emitted = rec.emitted ?? [];
   if (plain) return Array.from(emitted, () => 'plain');
   const nAccepted = rec.nAccepted ?? rec.verify?.nAccepted ?? 0;
-  const g = (rec.proposed ?? []).length;
-  const positions = rec.positions ?? rec.verify?.positions ?? [];
-  const rejected = nAccepted < g && positions.length > nAccepted;
-  return Array.from(emitted, (_, i) => (i < nAccepted ? 'acc' : (rejected ? 'cor' : 'bonus')));
+  let last;
+  if (rec.tree?.nodes?.length) {
+    last = treeView(rec).finalKind === 'correction' ? 'cor' : 'bonus';
+  } else {
+    const g = (rec.proposed ?? []).length;
+    const positions = rec.positions ?? rec.verify?.positions ?? [];
+    const rejected = nAccepted < g && positions.length > nAccepted;
+    last = g === 0 && rec.gamma === 0 ? 'step' : (rejected ? 'cor' : 'bonus');
+  }
+  return Array.from(emitted, (_, i) => (i < nAccepted ? 'acc' : last));
+}
+
+/** The drafters, in the order the page draws and counts them. */
+export const DRAFTERS = ['draft', 'lookup', 'heads', 'none'];
+
+/**
+ * One iteration of a speculative run, compactly (the drafter strip and the gamma histogram):
+ * [drafter index in DRAFTERS, gamma, tokens emitted, draft tokens accepted].
+ */
+export function iterationSummary(rec, emittedCount) {
+  const d = DRAFTERS.indexOf(rec.drafter ?? 'draft');
+  return [d < 0 ? 0 : d, rec.gamma ?? (rec.proposed ?? []).length, emittedCount, rec.nAccepted ?? 0];
 }
 
 /** Run statistics the page shows, from decoder.stats plus the measured compute time. */
@@ -132,6 +207,8 @@ export function statsOf(dec, computeMs, generated) {
     targetMs: st.targetMs ?? 0,
     draftMsPerPass: draftPasses ? (st.draftMs ?? 0) / draftPasses : NaN,
     targetMsPerPass: targetPasses ? (st.targetMs ?? 0) / targetPasses : NaN,
+    gammaHistogram: Array.from(st.gammaHistogram ?? []),
+    byDrafter: { draft: 0, lookup: 0, heads: 0, none: 0, ...(st.byDrafter ?? {}) },
   };
 }
 

@@ -1,18 +1,34 @@
 // Section 2, "Step through one iteration": Draft → Verify in parallel → Accept a prefix →
 // Correct once, one stage per click (or arrow key). An iteration comes from a decoder's step():
 // the lesson's toy distributions run in the page's own WASM instance, the real models in the
-// worker (see models.js). Both are turned into the same view (see toView / the worker's
-// iterationView) so one renderer draws them.
-import { h, s } from './svg.js';
+// worker (see models.js). Both are turned into the same view (records.js recordToView) so one
+// renderer draws them: position cards for a chain, a picture of the tree (tree.js) for a tree.
+// γ can be fixed or chosen per iteration ('auto', 'heuristic'); the γ each iteration used is
+// shown with it.
+import { h } from './svg.js';
 import { TOY, toyLabel, byteLabel, visibleText } from './tokens.js';
 import { recordToView } from './records.js';
+import { gauge, showTreeDepth, treeFigure, treeOf, treeSize } from './tree.js';
 
 const TOP_ROWS_MODEL = 6;
+const GAMMA_MAX_STEP = 8;
+// 'auto' on the toy distributions: the lesson's costs (a draft step c = 0.1 of a target step,
+// a verify pass as cheap as one step), so that a seed replays the same γ choices.
+const TOY_COSTS = { c: 0.1, verifyCost: Array.from({ length: GAMMA_MAX_STEP + 1 }, () => 1) };
+
+const WHO = {
+  draft: 'the draft model',
+  lookup: 'prompt lookup',
+  heads: 'the target’s heads',
+  none: 'nobody',
+};
 
 export function initStepper(sd, models) {
   const $ = (id) => document.getElementById(id);
   const ui = {
     source: $('step-source'), gamma: $('step-gamma'), seed: $('step-seed'),
+    gammaMode: $('step-gamma-mode'), gammaLabel: $('step-gamma-label'), tree: $('step-tree'), note: $('step-note'),
+    meta: $('step-meta'), treeView: $('step-tree-view'),
     restart: $('step-restart'), back: $('step-back'), next: $('step-next'),
     counter: $('step-counter'), caption: $('step-caption'), context: $('step-context'),
     positions: $('step-positions'), summary: $('step-summary'), panel: $('step-panel'),
@@ -26,14 +42,23 @@ export function initStepper(sd, models) {
   let busy = false;
   let generation = 0;
 
-  function makeToySource(key, gamma, seed) {
+  // createDecoder's γ / tree options for a setting of the step-through's controls.
+  function shapeOptions({ gamma, mode, tree }) {
+    if (tree) return { tree: { branches: tree } };
+    if (mode === 'auto' || mode === 'heuristic') return { gamma: mode, gammaMax: gamma };
+    return { gamma };
+  }
+
+  function makeToySource(key, setting, seed) {
     const toy = TOY[key];
     const p = Float32Array.from(toy.p);
     const q = Float32Array.from(toy.q);
-    const dec = sd.createDecoder({ targetStep: () => p, draftStep: () => q, gamma, seed, prompt: [0] });
+    const costs = setting.mode === 'auto' && !setting.tree ? { costModel: TOY_COSTS } : {};
+    const dec = sd.createDecoder({ targetStep: () => p, draftStep: () => q, ...shapeOptions(setting), ...costs, seed, prompt: [0] });
     const labelOf = toyLabel(toy.words);
     return {
       kind: 'toy',
+      config: { ...setting, drafter: 'draft' },
       async step() {
         const before = Array.from(dec.tokens);
         const view = recordToView(dec.step(), { fullRows: true, context: before });
@@ -47,21 +72,33 @@ export function initStepper(sd, models) {
     };
   }
 
-  function makeModelSource(gamma, seed) {
+  function makeModelSource(setting, seed) {
     const opts = models.currentOptions();
+    if (setting.tree && (opts.drafter === 'lookup' || opts.drafter === 'both')) {
+      throw new Error('a tree needs the draft model or heads (prompt lookup drafts chains): pick another drafter in section 4, or the chain');
+    }
+    const config = { ...setting, drafter: opts.drafter };
     return {
       kind: 'models',
+      config,
       async start() {
         await models.ensureLoaded();
-        await models.stepStart({ ...opts, gamma, seed, topRows: TOP_ROWS_MODEL });
+        await models.stepStart({
+          ...opts, gamma: setting.gamma, gammaMode: setting.tree ? 'fixed' : setting.mode, tree: setting.tree, seed, topRows: TOP_ROWS_MODEL,
+        });
       },
       async step() {
         const view = await models.stepNext();
         view.labelOf = byteLabel;
         const text = visibleText(new TextDecoder().decode(Uint8Array.from(view.context)), true);
         view.contextText = text.length > 90 ? '…' + text.slice(-90) : text;
-        view.kvText = `KV cache after this iteration: target ${view.kv.target ?? '?'}, draft ${view.kv.draft ?? '?'} tokens`
-          + ` · time: draft ${fmt(view.ms.draft, 2)} ms (${view.positions.length} steps), target ${fmt(view.ms.target, 2)} ms (one pass)`;
+        // Draft passes: one per depth for the draft model (a tree's depth batched), one for the
+        // heads (every head reads the same hidden state), none for prompt lookup.
+        const draftSteps = view.drafter === 'draft' ? (view.tree ? view.tree.depth : view.gamma) : (view.drafter === 'heads' ? 1 : 0);
+        const usesDraftModel = config.drafter === 'draft' || config.drafter === 'both';
+        view.kvText = `KV cache after this iteration: target ${view.kv.target ?? '?'}`
+          + (usesDraftModel ? `, draft ${view.kv.draft ?? '?'} tokens` : ' tokens (no draft model)')
+          + ` · time: draft ${fmt(view.ms.draft, 2)} ms (${draftSteps} pass${draftSteps === 1 ? '' : 'es'}), target ${fmt(view.ms.target, 2)} ms (one pass over ${view.targetPositions} positions)`;
         return view;
       },
       dispose() { models.stepDispose(); },
@@ -70,9 +107,37 @@ export function initStepper(sd, models) {
 
   function stagesOf(view) {
     const st = [{ kind: 'draft' }, { kind: 'verify' }];
-    view.positions.forEach((pos, i) => { if (pos.examined) st.push({ kind: 'accept', i }); });
+    if (view.tree) {
+      // One stage per candidate tested, in the order verification tested them (depth by depth,
+      // siblings in turn): the records list the nodes in that order.
+      view.tree.nodes.forEach((n, i) => { if (n.status !== 'unexamined') st.push({ kind: 'accept', i }); });
+    } else {
+      view.positions.forEach((pos, i) => { if (pos.examined) st.push({ kind: 'accept', i }); });
+    }
     st.push({ kind: 'correct' });
     return st;
+  }
+
+  function readSetting() {
+    const tree = treeOf(ui.tree.value);
+    return { gamma: clampInt(ui.gamma.value, 1, GAMMA_MAX_STEP, 4), mode: ui.gammaMode.value, tree };
+  }
+
+  // The controls that do not apply are disabled, and a line says why.
+  function syncControls() {
+    const tree = treeOf(ui.tree.value);
+    const mode = ui.gammaMode.value;
+    ui.gammaMode.disabled = !!tree;
+    showTreeDepth(ui.gamma, tree);
+    ui.gammaLabel.textContent = tree ? 'γ (tree depth)' : (mode === 'fixed' ? 'γ' : 'γ max');
+    const notes = [];
+    if (tree) notes.push(`A tree's depth is its γ (${tree.length}); ${treeSize(tree)} candidates, all scored in one target pass.`);
+    else if (mode === 'auto') {
+      notes.push(ui.source.value === 'models'
+        ? 'auto: γ chosen before each iteration from what the decoder has measured so far (α, draft and verify times).'
+        : 'auto: γ chosen before each iteration from the measured α and the lesson’s costs (c = 0.1, v = 1).');
+    } else if (mode === 'heuristic') notes.push('heuristic: γ starts at 5, +2 after a fully accepted draft, −1 otherwise.');
+    ui.note.textContent = notes.join(' ');
   }
 
   async function restart() {
@@ -86,17 +151,20 @@ export function initStepper(sd, models) {
     ui.positions.replaceChildren();
     ui.summary.replaceChildren();
     ui.context.replaceChildren();
-    const gamma = clampInt(ui.gamma.value, 1, 8, 4);
+    ui.meta.replaceChildren();
+    ui.treeView.replaceChildren();
+    syncControls();
+    const setting = readSetting();
     const seed = clampInt(ui.seed.value, 0, 2 ** 31 - 1, 1);
     try {
       if (ui.source.value === 'models') {
         ui.caption.textContent = 'Loading the models…';
-        const src = makeModelSource(gamma, seed);
+        const src = makeModelSource(setting, seed);
         await src.start();
         if (my !== generation) return;
         source = src;
       } else {
-        source = makeToySource(ui.source.value, gamma, seed);
+        source = makeToySource(ui.source.value, setting, seed);
       }
       await pushIteration(my);
     } catch (err) {
@@ -114,6 +182,9 @@ export function initStepper(sd, models) {
   async function pushIteration(my) {
     const view = await source.step();
     if (my !== generation) return;
+    view.config = source.config;
+    view.index = history.length;
+    view.gammas = [...history.map((x) => x.view.gamma), view.gamma];
     history.push({ view, stages: stagesOf(view) });
     cursor = { it: history.length - 1, st: 0 };
     render();
@@ -179,10 +250,24 @@ export function initStepper(sd, models) {
       if (on) li.setAttribute('aria-current', 'step');
       else li.removeAttribute('aria-current');
     }
-    ui.caption.textContent = captionOf(view, stage);
+    ui.caption.textContent = view.tree ? treeCaption(view, stage) : captionOf(view, stage);
     ui.context.replaceChildren(contextLine(view));
-    ui.positions.replaceChildren(...view.positions.map((pos, i) => positionCard(view, pos, i, shown)),
-      bonusCard(view, shown));
+    ui.meta.replaceChildren(...metaLine(view).filter(Boolean));
+    ui.meta.dataset.gamma = String(view.gamma);
+    ui.meta.dataset.drafter = view.drafter;
+    ui.panel.dataset.mode = view.tree ? 'tree' : 'chain';
+    if (view.tree) {
+      ui.positions.replaceChildren();
+      ui.positions.hidden = true;
+      ui.treeView.hidden = false;
+      ui.treeView.replaceChildren(treeFigure(view, shown, { barRows }));
+    } else {
+      ui.treeView.replaceChildren();
+      ui.treeView.hidden = true;
+      ui.positions.hidden = false;
+      ui.positions.replaceChildren(...view.positions.map((pos, i) => positionCard(view, pos, i, shown)),
+        bonusCard(view, shown));
+    }
     ui.summary.replaceChildren(...(stage.kind === 'correct' ? summaryOf(view) : []));
     syncButtons();
   }
@@ -192,6 +277,12 @@ export function initStepper(sd, models) {
   ui.restart.addEventListener('click', restart);
   ui.source.addEventListener('change', restart);
   ui.gamma.addEventListener('change', restart);
+  ui.gammaMode.addEventListener('change', () => {
+    // γ becomes the upper bound of the policy: start it at the library's default, 8.
+    if (ui.gammaMode.value !== 'fixed' && Number(ui.gamma.value) < GAMMA_MAX_STEP) ui.gamma.value = String(GAMMA_MAX_STEP);
+    restart();
+  });
+  ui.tree.addEventListener('change', restart);
   ui.seed.addEventListener('change', restart);
   // Other models in the worker (another pair, a learner's files): the worker disposed the
   // step-through's decoder with the old ones, so start again on the new models.
@@ -232,6 +323,7 @@ function revealState(view, stages, st) {
     stage,
     showP: kinds.includes('verify'),
     verdicts,
+    tested: verdicts, // tree mode: the nodes whose test is shown
     current: stage.kind === 'accept' ? stage.i : -1,
     final: stage.kind === 'correct',
   };
@@ -247,10 +339,38 @@ function fmt(x, d = 3) {
   return Number.isFinite(x) ? x.toFixed(d) : '–';
 }
 
+// Why an iteration drafted nothing (γ = 0), from the settings and the iteration.
+function noDraftReason(view) {
+  const cfg = view.config ?? {};
+  if (cfg.drafter === 'heads' && view.index === 0) return 'the heads read the target’s last hidden state, which only a first target pass gives';
+  if (cfg.drafter === 'lookup') return 'prompt lookup found no earlier occurrence of the last tokens to copy from';
+  if (cfg.mode === 'auto') return 'the auto policy expected a plain step to give more tokens per unit of time than any draft';
+  return 'no drafter had a guess';
+}
+
 function captionOf(view, stage) {
   const g = view.positions.length;
+  if (g === 0) {
+    switch (stage.kind) {
+      case 'draft': return `1 · No draft this iteration (γ = 0): ${noDraftReason(view)}.`;
+      case 'verify': return '2 · One target pass over the context gives p for the next token, as in plain decoding.';
+      default:
+        return view.finalToken >= 0
+          ? `4 · Sample: the next token is drawn from p — “${view.labelOf(view.finalToken)}”. One token for this target pass.`
+          : '4 · The token budget ended the iteration.';
+    }
+  }
   switch (stage.kind) {
     case 'draft':
+      if (view.drafter === 'lookup') {
+        const n = view.lookupNgram ?? 1;
+        const ctx = view.context ?? [];
+        const gram = ctx.slice(-n).map(view.labelOf).join('');
+        return `1 · Draft: prompt lookup finds the last ${n} token${n > 1 ? 's' : ''} “${gram}” earlier in the text and proposes the ${g} token${g > 1 ? 's' : ''} that followed there. Its q is one-hot (q(x) = 1), so each guess is accepted with probability min(1, p(x)). Free: no model runs.`;
+      }
+      if (view.drafter === 'heads') {
+        return `1 · Draft: the target's heads propose ${g} token${g > 1 ? 's' : ''} at once from the hidden state of its last pass (head i guesses i + 1 tokens past the next one) — no second model.`;
+      }
       return `1 · Draft: the draft model proposes ${g} token${g > 1 ? 's' : ''}, one at a time, sampling each from its own q(x). This is cheap.`;
     case 'verify':
       return `2 · Verify in parallel: ONE target pass over the context plus all ${g} guesses scores ${g + 1} positions at once — p(x) at every draft position and one extra (bonus) position.`;
@@ -270,6 +390,56 @@ function captionOf(view, stage) {
       }
       if (view.finalKind === 'bonus') {
         return `4 · Bonus: all ${g} guesses were accepted, so the target's extra position gives one free token — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} tokens for one target pass.`;
+      }
+      return `4 · The token budget ended the iteration: ${view.emitted.length} token(s) emitted.`;
+    default:
+      return '';
+  }
+}
+
+// The γ this iteration used, who drafted, and the γ of the iterations so far.
+function metaLine(view) {
+  const cfg = view.config ?? {};
+  const how = cfg.tree ? `the tree [${cfg.tree.join(', ')}]'s depth`
+    : cfg.mode === 'auto' ? `chosen by auto (γ ≤ ${cfg.gamma})`
+      : cfg.mode === 'heuristic' ? `chosen by the heuristic (γ ≤ ${cfg.gamma})` : 'fixed';
+  const who = view.drafter === 'none' ? 'nothing drafted: a plain step'
+    : `drafted by ${WHO[view.drafter] ?? view.drafter}${view.drafter === 'lookup' && view.lookupNgram ? ` (matched the last ${view.lookupNgram} token${view.lookupNgram > 1 ? 's' : ''})` : ''}`;
+  return [
+    h('span', { class: 'meta-gamma', 'data-testid': 'step-gamma-used' }, [`γ = ${view.gamma}`]),
+    ` this iteration, ${how} · ${who}`,
+    view.gammas.length > 1 ? h('span', { class: 'meta-history' }, [` · γ so far: ${view.gammas.join(', ')}`]) : null,
+  ];
+}
+
+// The captions of a tree iteration, stage by stage.
+function treeCaption(view, stage) {
+  const tree = view.tree;
+  const who = WHO[view.drafter] ?? 'the draft model';
+  switch (stage.kind) {
+    case 'draft':
+      return `1 · Draft a tree: ${who} propose${view.drafter === 'heads' ? '' : 's'} ${tree.branches[0]} distinct candidates for the next token`
+        + (tree.depth > 1 ? `, then ${tree.branches.slice(1).join(', then ')} for each of those at the next depth${tree.depth > 2 ? 's' : ''}` : '')
+        + ` — ${tree.nodes.length} candidates in ${tree.depth} batched pass${tree.depth > 1 ? 'es' : ''} (one per depth), instead of one chain.`;
+    case 'verify':
+      return `2 · Verify in parallel: ONE target pass scores all ${tree.nodes.length} candidates plus the context (${tree.nodes.length + 1} positions). A tree attention mask lets each candidate see the context and its own ancestors only, so every branch is scored as if it were alone.`;
+    case 'accept': {
+      const n = tree.nodes[stage.i];
+      const x = `“${view.labelOf(n.token)}”`;
+      const where = `depth ${n.depth}, candidate ${n.child} of ${n.siblings}`;
+      const ok = n.status === 'accepted';
+      const next = ok
+        ? (n.depth < tree.depth ? 'accepted: go one level deeper and test its children.' : 'accepted: the path reached the deepest level.')
+        : (n.child < n.siblings ? 'rejected: try the next sibling, with p replaced by the residual and q without the rejected token (this keeps the output exact).' : 'rejected, and it was the last candidate here.');
+      if (!Number.isFinite(n.u)) return `3 · Accept a path — ${where} ${x} (greedy): ${ok ? 'it is' : 'it is not'} the target's most likely token, so it is ${next}`;
+      return `3 · Accept a path — ${where} ${x}: accept with probability min(1, p/q) = min(1, ${fmt(n.p)} / ${fmt(n.q)}) = ${fmt(n.acceptProb)}; u = ${fmt(n.u)} ${ok ? '<' : '≥'} ${fmt(n.acceptProb)}, so ${x} is ${next}`;
+    }
+    case 'correct':
+      if (view.finalKind === 'correction') {
+        return `4 · Correct once: every candidate under the last accepted node was rejected, so one token is drawn from the residual — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} token${view.emitted.length > 1 ? 's' : ''} for one target pass over ${tree.nodes.length + 1} positions.`;
+      }
+      if (view.finalKind === 'bonus') {
+        return `4 · Bonus: the accepted path reached the deepest level; the target's row after its last node gives one more token — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} tokens for one target pass.`;
       }
       return `4 · The token budget ended the iteration: ${view.emitted.length} token(s) emitted.`;
     default:
@@ -306,20 +476,6 @@ function barCell(kind, v, scale) {
   return h('span', { class: `bar-cell ${kind}` }, [
     h('span', { class: 'bar-track' }, [h('span', { class: `bar ${kind}`, style: `width:${w.toFixed(1)}%` })]),
     h('span', { class: 'bar-val' }, [`${names[kind]} ${short(v)}`]),
-  ]);
-}
-
-/** A 0..1 gauge: the acceptance zone [0, a) shaded, a tick at u. */
-function gauge(a, u, accepted) {
-  const W = 200;
-  const H = 26;
-  const x = (v) => 6 + v * (W - 12);
-  return s('svg', { class: 'gauge', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `u = ${u.toFixed(3)}, accept if below ${a.toFixed(3)}` }, [
-    s('rect', { class: 'gauge-track', x: x(0), y: 8, width: x(1) - x(0), height: 8, rx: 2 }),
-    s('rect', { class: 'gauge-zone', x: x(0), y: 8, width: Math.max(0, x(a) - x(0)), height: 8, rx: 2 }),
-    s('line', { class: `gauge-u ${accepted ? 'ok' : 'bad'}`, x1: x(u), x2: x(u), y1: 2, y2: 22 }),
-    s('text', { class: 'gauge-t', x: x(0), y: H }, ['0']),
-    s('text', { class: 'gauge-t', x: x(1), y: H, 'text-anchor': 'end' }, ['1']),
   ]);
 }
 
@@ -369,6 +525,7 @@ function positionCard(view, pos, i, shown) {
 
 function bonusCard(view, shown) {
   const g = view.positions.length;
+  if (g === 0) return plainCard(view, shown);
   const isBonus = shown.final && view.finalKind === 'bonus';
   const cls = ['card', 'bonus-card', isBonus ? 'bonus' : '', shown.showP ? '' : 'pending'].join(' ').trim();
   const children = [
@@ -393,13 +550,29 @@ function bonusCard(view, shown) {
   return h('article', { class: cls, 'aria-label': 'Bonus position' }, children);
 }
 
+// A plain step (nothing drafted): the one position the target scored, and the token drawn.
+function plainCard(view, shown) {
+  const sampled = shown.final && view.finalKind === 'plain';
+  const children = [
+    h('header', { class: 'card-h' }, [h('span', { class: 'card-pos' }, ['Position 1']), h('span', { class: 'card-tok' }, ['next token'])]),
+  ];
+  if (shown.showP && view.bonusRows) {
+    children.push(barRows(view, view.bonusRows, { hi: sampled ? view.finalToken : -1, showP: true, showQ: false }));
+  } else {
+    children.push(h('p', { class: 'ratio muted' }, ['Scored by the target pass.']));
+  }
+  if (sampled) {
+    children.push(h('p', { class: 'verdict-line bonus', 'data-testid': 'sampled-token' }, ['sampled from p: ', h('b', {}, [view.labelOf(view.finalToken)])]));
+  }
+  return h('article', { class: `card bonus-card${sampled ? ' bonus' : ''}`, 'aria-label': 'Next token (plain step)' }, children);
+}
+
 function summaryOf(view) {
-  const chips = view.emitted.map((t, i) => {
-    const kind = i < view.nAccepted ? 'acc' : (view.finalKind === 'bonus' ? 'bonus' : 'cor');
-    return h('span', { class: `tok ${kind}` }, [view.labelOf(t)]);
-  });
+  const kindOf = (i) => (i < view.nAccepted ? 'acc' : ({ bonus: 'bonus', plain: 'step' }[view.finalKind] ?? 'cor'));
+  const chips = view.emitted.map((t, i) => h('span', { class: `tok ${kindOf(i)}` }, [view.labelOf(t)]));
+  const last = { bonus: '1 bonus', plain: '1 sampled (plain step)', correction: '1 correction' }[view.finalKind];
   return [h('p', { class: 'emitted', 'data-testid': 'emitted' }, [
-    h('span', { class: 'ctx-k' }, [`Emitted (${view.nAccepted} accepted + 1 ${view.finalKind === 'bonus' ? 'bonus' : 'correction'}): `]),
+    h('span', { class: 'ctx-k' }, [`Emitted (${view.nAccepted} accepted${last ? ` + ${last}` : ''}): `]),
     ...chips,
   ])];
 }

@@ -10,6 +10,9 @@
 //                                                        (File objects a learner chose or dropped;
 //                                                        a role without a file keeps its model)
 //   → { type: 'run', id, mode: 'plain'|'spec', options } ← chunk*, { type: 'done', summary }
+//                                                        (options: see decoderOptions; a chunk
+//                                                        carries `iters`, one iterationSummary
+//                                                        per iteration since the last chunk)
 //   → { type: 'stop' }                                    (the running decode or measurement
 //                                                        stops at its next yield)
 //   → { type: 'measure-vk', id, options, ks?, iterations? } ← vk-progress*, { type: 'measured', vk }
@@ -19,14 +22,16 @@
 //   → { type: 'step-start', id, options }                 ← { type: 'ok' }
 //   → { type: 'step-next', id }                           ← { type: 'view', view }
 //   → { type: 'step-dispose' }
+//   → { type: 'heads', id }                               ← { type: 'heads', count } (loads the
+//                                                        current target's heads: sd.loadHeads)
 //   ← { type: 'error', id, message } on any failure
 import { loadSpecdec } from 'specdec';
-import { recordToView, emittedKinds, statsOf, modelInfoOf, decoderTokens, decoderDone } from './records.js';
+import { recordToView, emittedKinds, iterationSummary, statsOf, modelInfoOf, decoderTokens, decoderDone } from './records.js';
 import { fileSizeProblem } from './limits.js';
 import { K_MAX, median } from './roofline.js';
 
 let sd = null;
-let models = null; // { target, draft, info, parts: { target, draft } } (parts: see install)
+let models = null; // { target, draft, info, parts: { target, draft }, heads } (parts: see install)
 let stopRequested = false;
 let running = false;
 let stepper = null; // { dec, promptLength }
@@ -96,10 +101,15 @@ function install(next, parseMs, pair = null) {
     pair: next.target.pair && next.target.pair === next.draft.pair ? next.target.pair : null,
     parseMs,
     sameWeights: next.target.digest === next.draft.digest,
+    // Heads are trained for one target: only a pair's own target has them (loaded on first use).
+    heads: next.target.heads ? { url: next.target.heads.url, count: next.target.heads.count ?? null } : null,
   };
   stepper?.dec.dispose();
   stepper = null;
-  models = { target: next.target.model, draft: next.draft.model, info, parts: next };
+  // Heads belong to their target: kept while it stays, disposed with it.
+  const keepHeads = old && old.parts.target.model === next.target.model ? old.heads : null;
+  if (old?.heads && old.heads !== keepHeads) old.heads.dispose();
+  models = { target: next.target.model, draft: next.draft.model, info, parts: next, heads: keepHeads };
   for (const role of ['target', 'draft']) {
     const m = old?.parts[role].model;
     if (m && m !== next.target.model && m !== next.draft.model) m.dispose();
@@ -133,7 +143,8 @@ async function load(msg) {
     throw e;
   }
   const part = (model, b) => ({ model, bytes: b.length, file: null, digest: digest(b), pair: msg.pair ?? null });
-  return install({ target: part(target, bytes.target), draft: part(draft, bytes.draft) }, performance.now() - t0);
+  const targetPart = { ...part(target, bytes.target), heads: msg.heads ?? null };
+  return install({ target: targetPart, draft: part(draft, bytes.draft) }, performance.now() - t0);
 }
 
 // Models from files a learner chose: the size is checked before the file is read, then the
@@ -181,21 +192,77 @@ async function loadFiles(msg) {
   return install(next, performance.now() - t0);
 }
 
+// The heads of the current target (sd.loadHeads), fetched and loaded the first time a decoder
+// asks for them. A target without heads in this build, or heads the loader refuses (made for
+// another target), is an error whose message the page shows.
+async function ensureHeads() {
+  if (!models) throw new Error('models are not loaded');
+  if (models.heads) return models.heads;
+  const src = models.info.heads;
+  if (!src) throw new Error('heads: not in this build for this target');
+  const forTarget = models.target;
+  const res = await fetch(src.url);
+  if (!res.ok) throw new Error(`heads: ${src.url}: HTTP ${res.status}`);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  if (!models || models.target !== forTarget) throw new Error('heads: the models changed while the heads loaded');
+  try {
+    models.heads = sd.loadHeads(bytes, models.target);
+  } catch (e) {
+    throw new Error(`heads file: ${String(e.message).replace(/^bytes: /, '')}`);
+  }
+  models.info.heads.count = models.heads.count;
+  return models.heads;
+}
+
+/**
+ * createDecoder options from the page's settings:
+ *   gamma (fixed γ, or γ max of 'auto' / 'heuristic'), gammaMode 'fixed' | 'auto' | 'heuristic',
+ *   drafter 'draft' | 'lookup' | 'both' (lookup, else the draft model) | 'heads',
+ *   tree: null (a chain) or branches per depth, e.g. [2, 2, 1] (its depth is its γ),
+ *   temperature, topK, topP, seed, prompt.
+ * Heads must have been loaded (ensureHeads) before.
+ */
 function decoderOptions(o, plain, keepRows = false) {
   const opts = {
     target: models.target,
-    gamma: o.gamma,
     temperature: o.temperature,
     seed: o.seed,
     prompt: o.prompt,
   };
   if (o.topK > 0) opts.topK = o.topK;
   if (o.topP > 0 && o.topP < 1) opts.topP = o.topP;
-  if (plain) opts.plain = true;
-  else opts.draft = models.draft;
   if (!keepRows) opts.distributions = false; // full rows are only needed by the step-through
+  if (plain) {
+    opts.plain = true;
+    return opts;
+  }
+  const drafter = o.drafter ?? 'draft';
+  if (drafter === 'draft' || drafter === 'both') opts.draft = models.draft;
+  if (drafter === 'lookup' || drafter === 'both') opts.promptLookup = true;
+  if (drafter === 'heads') {
+    if (!models.heads) throw new Error('heads: not loaded');
+    opts.heads = models.heads;
+  }
+  if (o.tree?.length) {
+    opts.tree = { branches: Array.from(o.tree) };
+  } else if (o.gammaMode === 'auto' || o.gammaMode === 'heuristic') {
+    opts.gamma = o.gammaMode;
+    opts.gammaMax = o.gamma;
+  } else {
+    opts.gamma = o.gamma;
+  }
   return opts;
 }
+
+/** decoderOptions, after loading what the drafter needs. */
+async function prepareOptions(o, plain, keepRows = false) {
+  if (!plain && o.drafter === 'heads') await ensureHeads();
+  return decoderOptions(o, plain, keepRows);
+}
+
+// v(k) is a property of the target pass alone: always measured with the draft model drafting
+// fixed-length chains, whatever the page's drafter, tree or γ policy.
+const CHAIN = { drafter: 'draft', tree: null, gammaMode: 'fixed' };
 
 // WebAssembly starts in a baseline tier and is optimised once it is hot; without a warm-up the
 // first run (usually the plain one) would be measured slow and the speedup overstated.
@@ -226,16 +293,26 @@ async function run(msg) {
   stopRequested = false;
   const { mode, options } = msg;
   const plain = mode === 'plain';
-  const dec = sd.createDecoder(decoderOptions(options, plain));
+  let dec;
+  try {
+    dec = sd.createDecoder(await prepareOptions(options, plain));
+  } catch (e) {
+    running = false;
+    throw e;
+  }
   const maxTokens = options.maxTokens;
   let generated = 0;
   let computeMs = 0;
   let pending = [];
+  let iters = [];
+  let scored = 0; // positions the target scored, over all its passes (a tree's nodes + 1)
   let lastPost = performance.now();
   let sinceYield = 0;
+  const runStats = () => ({ ...statsOf(dec, computeMs, generated), positionsScored: scored });
   const flush = (final) => {
-    post({ type: 'chunk', id: msg.id, tokens: pending, stats: statsOf(dec, computeMs, generated), final });
+    post({ type: 'chunk', id: msg.id, tokens: pending, iters, stats: runStats(), final });
     pending = [];
+    iters = [];
     lastPost = performance.now();
   };
   try {
@@ -251,6 +328,8 @@ async function run(msg) {
       if (generated + tokens.length > maxTokens) tokens = tokens.slice(0, maxTokens - generated);
       tokens.forEach((t, i) => pending.push([t, kinds[i]]));
       generated += tokens.length;
+      scored += it.targetPositions ?? it.proposed.length + 1;
+      if (!plain) iters.push(iterationSummary(it, tokens.length));
       if (options.paceMs > 0) {
         // Slow motion for watching the bursts arrive; not counted in the compute time.
         flush(false);
@@ -265,7 +344,7 @@ async function run(msg) {
       }
     }
     flush(true);
-    const summary = statsOf(dec, computeMs, generated);
+    const summary = runStats();
     summary.stopped = stopRequested;
     return summary;
   } finally {
@@ -277,7 +356,7 @@ async function run(msg) {
 
 // A quick measurement of one plain target step (used for c and v when no plain run exists).
 function calibrate(options) {
-  const dec = sd.createDecoder(decoderOptions({ ...options, gamma: 1 }, true));
+  const dec = sd.createDecoder(decoderOptions({ ...options, ...CHAIN, gamma: 1 }, true));
   try {
     dec.step(); // warm-up
     let ms = 0;
@@ -323,7 +402,7 @@ async function measureVk(msg) {
       for (const k of sweep) {
         if (stopRequested) break;
         const plain = k === 1;
-        const dec = sd.createDecoder(decoderOptions({ ...o, prompt, gamma: Math.max(1, k - 1) }, plain));
+        const dec = sd.createDecoder(decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, plain));
         try {
           for (let i = 0; i <= perSweep && !decoderDone(dec) && !stopRequested; i++) {
             const rec = dec.step();
@@ -393,9 +472,16 @@ async function handle(msg) {
     case 'step-start': {
       if (!models) throw new Error('models are not loaded');
       stepper?.dec.dispose();
-      const dec = sd.createDecoder(decoderOptions(msg.options, false, true));
+      stepper = null;
+      const dec = sd.createDecoder(await prepareOptions(msg.options, false, true));
       stepper = { dec, topRows: msg.options.topRows ?? 6 };
       return { type: 'ok' };
+    }
+    case 'heads': {
+      // Loads the current target's heads now (the page enables the heads drafter on success).
+      if (!models) throw new Error('models are not loaded');
+      const heads = await ensureHeads();
+      return { type: 'heads', count: heads.count };
     }
     case 'step-next': {
       if (!stepper) throw new Error('no step-through running');
