@@ -1,6 +1,6 @@
-// libFuzzer target: arbitrary bytes -> distributions, tokens, gamma, sampling settings -> the
-// verification entry points. Bad input must end in specdec::Error, never in a crash, UB or a
-// result that breaks the contract (checked below).
+// libFuzzer target: arbitrary bytes -> distributions, tokens, gamma, sampling settings, draft
+// trees -> the verification entry points (chains and trees). Bad input must end in specdec::Error,
+// never in a crash, UB or a result that breaks the contract (checked below).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include "sampling/sampling.h"
 #include "specdec/distribution.h"
 #include "specdec/errors.h"
+#include "specdec/tree.h"
 #include "specdec/verify.h"
 
 namespace {
@@ -79,6 +80,47 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int i = 0; i < v.n_accepted; ++i) check(v.emitted[i] == tokens[i]);
     check(v.bonus == (size_t(v.n_accepted) == gamma));
   } catch (const Error&) {
+  }
+
+  // A draft tree: up to 12 nodes with arbitrary parents and tokens, a q row per node (some
+  // missing), rows for the root and every node.
+  {
+    DraftTree tree;
+    const size_t n = r.take<uint8_t>() % 13;
+    tree.without_replacement = r.take<uint8_t>() & 1;
+    for (size_t i = 0; i < n; ++i) {
+      const int parent = static_cast<int>(r.take<uint8_t>() % (i + 1)) - 1;
+      tree.add(parent, static_cast<int8_t>(r.take<uint8_t>()) % 20);
+    }
+    if (tree.q.empty()) tree.q.resize(1);
+    for (Distribution& q : tree.q) {
+      if (r.take<uint8_t>() % 5 == 0) continue;  // a node without a draft row
+      row(tmp);
+      q = xt::zeros<float>({vocab});
+      std::copy(tmp.begin(), tmp.end(), q.data());
+    }
+    ProbMatrix rows = xt::zeros<float>({n + 1, vocab});
+    for (size_t i = 0; i <= n; ++i) {
+      row(tmp);
+      std::copy(tmp.begin(), tmp.end(), &rows(i, 0));
+    }
+    try {
+      TreeVerifyResult v =
+          (mode & 4) ? greedy_verify_tree(tree, rows) : verify_tree(tree, rows, rng);
+      check(v.emitted.size() == v.path.size() + 1);
+      int parent = -1;
+      for (size_t d = 0; d < v.path.size(); ++d) {
+        const int node = v.path[d];
+        check(node >= 0 && size_t(node) < n && tree.parent[node] == parent);
+        check(v.nodes[node].status == NodeStatus::kAccepted);
+        check(v.emitted[d] == tree.token[node]);
+        parent = node;
+      }
+      for (int t : v.emitted) check(t >= 0 && size_t(t) < vocab);
+      check(v.bonus == (!v.path.empty() && tree.children(v.path.back()).empty()));
+      check(v.bonus == (v.residual.size() == 0) || v.path.empty());
+    } catch (const Error&) {
+    }
   }
 
   // The sampling filters on a valid row, with arbitrary settings.
