@@ -215,6 +215,22 @@ test('section 4: prompt lookup on the copy-heavy preset drafts by copying', asyn
   // Greedy decoding is the same text whoever drafts.
   assert.equal(await text(page, byTestId('spec-text')), await text(page, byTestId('plain-text')));
   await screenshot(page, '4-drafters-lookup', '#models');
+  // The step-through with section 4's drafter: within a few iterations prompt lookup drafts,
+  // and the iteration says what it copied.
+  await page.selectOption('#step-source', 'models');
+  let drafter = null;
+  for (let it = 0; it < 5 && drafter !== 'lookup'; it++) {
+    if (it) {
+      await toLastStage(page);
+      await page.click('#step-next');
+    }
+    await waitForIteration(page, 'chain');
+    drafter = await page.getAttribute('#step-meta', 'data-drafter');
+  }
+  assert.equal(drafter, 'lookup');
+  assert.match(await text(page, '#step-caption'), /^1 · Draft: prompt lookup finds the last \d tokens? “.+” earlier in the text/);
+  assert.match(await text(page, '#step-meta'), /drafted by prompt lookup \(matched the last \d tokens?\)/);
+  await page.selectOption('#step-source', 'toy4');
   // Both: per iteration, lookup or the draft model.
   await page.check('#drafter-both');
   await runAndWait(page, '#run-spec');

@@ -339,11 +339,30 @@ function fmt(x, d = 3) {
   return Number.isFinite(x) ? x.toFixed(d) : '–';
 }
 
+/** Whether the last n tokens (n = 3, 2, 1) occur earlier in `tokens`, followed by a token. */
+export function lookupWouldMatch(tokens, maxNgram = 3, minNgram = 1) {
+  for (let n = maxNgram; n >= minNgram; n--) {
+    if (tokens.length < n + 1) continue;
+    const end = tokens.length - n;
+    for (let i = end - 1; i >= 0; i--) {
+      let same = true;
+      for (let j = 0; j < n && same; j++) same = tokens[i + j] === tokens[end + j];
+      if (same) return true;
+    }
+  }
+  return false;
+}
+
 // Why an iteration drafted nothing (γ = 0), from the settings and the iteration.
 function noDraftReason(view) {
   const cfg = view.config ?? {};
   if (cfg.drafter === 'heads' && view.index === 0) return 'the heads read the target’s last hidden state, which only a first target pass gives';
-  if (cfg.drafter === 'lookup') return 'prompt lookup found no earlier occurrence of the last tokens to copy from';
+  if (cfg.drafter === 'lookup') {
+    if (!lookupWouldMatch(view.context ?? [])) return 'prompt lookup found no earlier occurrence of the last 1–3 tokens to copy from';
+    if (cfg.mode === 'auto' && view.index > 0) return 'the auto policy expected a plain step to pay more than copying';
+    return 'prompt lookup made no proposal, although the last tokens occur earlier'
+      + (view.index === 0 ? ' (this build of the library does not look up before its first target pass)' : '');
+  }
   if (cfg.mode === 'auto') return 'the auto policy expected a plain step to give more tokens per unit of time than any draft';
   return 'no drafter had a guess';
 }
