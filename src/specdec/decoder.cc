@@ -264,8 +264,8 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
   Plan done_plan = plan;
   done_plan.drafter = rec.drafter;
   done_plan.gamma = rec.gamma;
-  policy_.record(done_plan, examined, accepted, accepted, drafted.passes, rec.draft_ms, n + 1,
-                 rec.target_ms, stats_.iterations > 1);
+  policy_.record(done_plan, examined, accepted, tree.is_chain(), drafted.passes, rec.draft_ms,
+                 n + 1, rec.target_ms, stats_.iterations > 1);
   rec.target_cached = target_.cached_tokens();
   rec.draft_cached = draft_proposer_ ? draft_proposer_->cached_tokens() : 0;
   return rec;

@@ -70,6 +70,23 @@ double GammaPolicy::alpha(Drafter d, int ngram) const {
   return (lookup_accepted_[n] + kPriorStrength * overall) / (lookup_examined_[n] + kPriorStrength);
 }
 
+double GammaPolicy::expected_tokens(Drafter d, int ngram, int gamma) const {
+  const double overall = std::clamp(alpha(d, ngram), 0.0, 1.0);
+  if (d == Drafter::kLookup) return expected_accepted_tokens(overall, gamma);
+  // Acceptance is not independent from one position to the next (easy stretches of text are
+  // easy throughout): estimate each position's rate given that the earlier ones were accepted.
+  const int i = static_cast<int>(d);
+  double e = 1.0, run = 1.0;
+  for (int pos = 1; pos <= gamma; ++pos) {
+    const int p = std::min(pos, kMaxDepth);
+    const double a =
+        (accepted_at_[i][p] + kPriorStrength * overall) / (reached_at_[i][p] + kPriorStrength);
+    run *= std::clamp(a, 0.0, 1.0);
+    e += run;
+  }
+  return e;
+}
+
 void GammaPolicy::refit() {
   for (size_t k = 1; k <= kMaxK; ++k) est_[k] = fit_ms(k);
 }
@@ -143,7 +160,7 @@ double GammaPolicy::c(Drafter d) const { return draft_ms(d) / target_ms(1); }
 // E(alpha, gamma) / (gamma * draft pass + target pass over gamma + 1); a plain step 1 / T(1).
 double GammaPolicy::score(Drafter d, int ngram, int gamma) const {
   if (d == Drafter::kNone || gamma == 0) return 1.0 / target_ms(1);
-  const double e = expected_accepted_tokens(std::clamp(alpha(d, ngram), 0.0, 1.0), gamma);
+  const double e = expected_tokens(d, ngram, gamma);
   return e / (gamma * draft_ms(d) + target_ms(static_cast<size_t>(gamma) + 1));
 }
 
@@ -200,15 +217,18 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
   return best;
 }
 
-void GammaPolicy::record(const Plan& plan, int examined, int accepted, int depth_reached,
+void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chain,
                          size_t draft_passes, double draft_ms, size_t target_tokens,
                          double target_ms, bool measured) {
-  (void)depth_reached;
   ++iterations_;
   const int i = static_cast<int>(plan.drafter);
   if (plan.drafter != Drafter::kNone) {
     accepted_[i] += accepted;
     examined_[i] += examined;
+    if (chain) {  // positions 1..examined were tested, 1..accepted passed
+      for (int p = 1; p <= std::min(examined, kMaxDepth); ++p) reached_at_[i][p] += 1;
+      for (int p = 1; p <= std::min(accepted, kMaxDepth); ++p) accepted_at_[i][p] += 1;
+    }
     if (plan.drafter == Drafter::kLookup && plan.ngram >= 1 && plan.ngram <= kMaxNgram) {
       lookup_accepted_[plan.ngram] += accepted;
       lookup_examined_[plan.ngram] += examined;

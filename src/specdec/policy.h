@@ -59,16 +59,21 @@ class GammaPolicy {
   // possible). With one drafter and a fixed gamma this is that drafter at min(gamma, room).
   Plan choose(const std::vector<DraftOption>& options) const;
 
-  // What happened: the plan followed, the nodes tested and accepted (per depth, for chains
-  // the positions), and the time spent. target_tokens: new tokens in the target pass.
-  // measured: false for the first iteration (its passes include the prompt).
-  void record(const Plan& plan, int examined, int accepted, int depth_reached, size_t draft_passes,
+  // What happened: the plan followed, the nodes tested and accepted (chain: positions
+  // 1..examined were tested and 1..accepted accepted; a tree counts only in the totals), and the
+  // time spent. target_tokens: positions in the target pass. measured: false for the first
+  // iteration (its passes include the prompt).
+  void record(const Plan& plan, int examined, int accepted, bool chain, size_t draft_passes,
               double draft_ms, size_t target_tokens, double target_ms, bool measured);
 
   // Estimates behind choose(), for the page and the tests.
   double alpha(Drafter d, int ngram = 0) const;  // accepted / examined with a prior
-  double v(size_t k) const;                      // target pass over k tokens / one-token pass
-  double c(Drafter d) const;                     // one draft pass / one-token pass
+  // Expected tokens per iteration from drafting depth gamma: 1 + sum_j prod_{i <= j} a_i, with
+  // a_i the acceptance rate at position i given the earlier ones were accepted (per position
+  // for a draft model or heads, shrunk towards alpha(); prompt lookup: alpha(d, ngram)).
+  double expected_tokens(Drafter d, int ngram, int gamma) const;
+  double v(size_t k) const;   // target pass over k tokens / one-token pass
+  double c(Drafter d) const;  // one draft pass / one-token pass
   int heuristic_gamma() const { return heuristic_gamma_; }
 
  private:
@@ -82,6 +87,9 @@ class GammaPolicy {
   // acceptance counts: [drafter], and for lookup per n-gram length 1..kMaxLookupNgram
   static constexpr int kMaxNgram = 32;
   std::array<double, kDrafterCount> accepted_{}, examined_{};
+  // per position of a chain (1..kMaxDepth): iterations that tested it, and accepted it
+  static constexpr int kMaxDepth = 32;
+  std::array<std::array<double, kMaxDepth + 1>, kDrafterCount> reached_at_{}, accepted_at_{};
   std::array<double, kMaxNgram + 1> lookup_accepted_{}, lookup_examined_{};
   // target passes: samples per k (ms), k = 1..kMaxK
   static constexpr size_t kMaxK = 80;

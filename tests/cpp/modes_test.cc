@@ -268,22 +268,52 @@ TEST(Policy, AutoPicksTheBestGammaOfTheCostModel) {
       po.has_cost_model = true;
       po.cost_model = linear_cost(c, slope);
       GammaPolicy policy(po);
-      // 400 drafted positions at alpha 0.8
-      Plan p{Drafter::kDraftModel, 4, 0, 0};
-      for (int i = 0; i < 100; ++i) policy.record(p, 5, 4, 4, 4, 1.0, 5, 1.0, true);
-      const double alpha = policy.alpha(Drafter::kDraftModel);
-      EXPECT_NEAR(alpha, 0.8, 0.01);
+      // 3000 chains of 10 with independent acceptance at 0.8 at every position.
+      Rng rng(7);
+      Plan p{Drafter::kDraftModel, 10, 0, 0};
+      for (int i = 0; i < 3000; ++i) {
+        int accepted = 0;
+        while (accepted < 10 && rng.uniform() < 0.8) ++accepted;
+        policy.record(p, std::min(accepted + 1, 10), accepted, true, 10, 1.0, 11, 1.0, true);
+      }
+      EXPECT_NEAR(policy.alpha(Drafter::kDraftModel), 0.8, 0.01);
+      auto speedup = [&](int g) {
+        return speculative_speedup_measured(0.8, g, c, 1.0 + slope * g);
+      };
       int best = 1;
-      double best_s = 0;
-      for (int g = 1; g <= 10; ++g) {
-        const double s = speculative_speedup_measured(alpha, g, c, 1.0 + slope * g);
-        if (s > best_s + 1e-12) best = g, best_s = s;
+      for (int g = 2; g <= 10; ++g) {
+        if (speedup(g) > speedup(best)) best = g;
       }
       Plan chosen = policy.choose({DraftOption{Drafter::kDraftModel, 10, 0}});
-      EXPECT_EQ(chosen.gamma, best) << "c " << c << " slope " << slope;
       EXPECT_EQ(chosen.drafter, Drafter::kDraftModel);
+      // The chosen depth is the optimum, or within 1% of its speedup (estimates carry noise).
+      EXPECT_GT(speedup(chosen.gamma), 0.99 * speedup(best))
+          << "c " << c << " slope " << slope << " chose " << chosen.gamma << " best " << best;
     }
   }
+}
+
+// Acceptance that depends on the position (easy stretches stay easy): the per-position
+// estimates see that longer drafts pay, which an independent-acceptance model would miss.
+TEST(Policy, PerPositionAcceptanceIsLearned) {
+  PolicyOptions po;
+  po.mode = GammaMode::kAuto;
+  po.gamma_max = 8;
+  po.has_cost_model = true;
+  po.cost_model = linear_cost(0.1, 0.15);
+  GammaPolicy policy(po);
+  // Half the iterations everything is accepted, half the first token is rejected: overall
+  // alpha = 8/9, but E(gamma) = 1 + gamma / 2.
+  Plan p{Drafter::kDraftModel, 8, 0, 0};
+  for (int i = 0; i < 400; ++i) {
+    if (i % 2) {
+      policy.record(p, 8, 8, true, 8, 1.0, 9, 1.0, true);
+    } else {
+      policy.record(p, 1, 0, true, 8, 1.0, 9, 1.0, true);
+    }
+  }
+  EXPECT_NEAR(policy.expected_tokens(Drafter::kDraftModel, 0, 4), 3.0, 0.05);
+  EXPECT_NEAR(policy.expected_tokens(Drafter::kDraftModel, 0, 8), 5.0, 0.05);
 }
 
 TEST(Policy, AutoFallsBackToPlainStepsWhenDraftingDoesNotPay) {
@@ -293,7 +323,7 @@ TEST(Policy, AutoFallsBackToPlainStepsWhenDraftingDoesNotPay) {
   po.cost_model = linear_cost(0.5, 0.5);
   GammaPolicy policy(po);
   Plan p{Drafter::kDraftModel, 2, 0, 0};
-  for (int i = 0; i < 50; ++i) policy.record(p, 1, 0, 0, 2, 1.0, 3, 1.0, true);  // alpha ~ 0
+  for (int i = 0; i < 50; ++i) policy.record(p, 1, 0, true, 2, 1.0, 3, 1.0, true);  // alpha ~ 0
   EXPECT_EQ(policy.choose({DraftOption{Drafter::kDraftModel, 8, 0}}).drafter, Drafter::kNone);
 }
 
@@ -305,7 +335,7 @@ TEST(Policy, HeuristicIsHuggingFacesSchedule) {
   EXPECT_EQ(policy.heuristic_gamma(), 5);
   auto step = [&](int accepted) {
     Plan p = policy.choose({DraftOption{Drafter::kDraftModel, 32, 0}});
-    policy.record(p, std::min(p.gamma, accepted + 1), accepted, accepted, p.gamma, 1, 1, 1, true);
+    policy.record(p, std::min(p.gamma, accepted + 1), accepted, true, p.gamma, 1, 1, 1, true);
     return policy.heuristic_gamma();
   };
   EXPECT_EQ(step(5), 7);  // all 5 accepted: +2
@@ -323,7 +353,7 @@ TEST(Policy, MeasuredCostsAreLearned) {
   // T(k) = 1 + 0.2 k ms; draft passes 0.06 ms.
   Plan p{Drafter::kDraftModel, 3, 0, 0};
   for (int i = 0; i < 20; ++i) {
-    for (size_t k : {1, 2, 4, 6}) policy.record(p, 1, 1, 1, 1, 0.06, k, 1.0 + 0.2 * k, true);
+    for (size_t k : {1, 2, 4, 6}) policy.record(p, 1, 1, true, 1, 0.06, k, 1.0 + 0.2 * k, true);
   }
   EXPECT_NEAR(policy.v(1), 1.0, 1e-9);
   EXPECT_NEAR(policy.v(4), 1.8 / 1.2, 1e-9);
