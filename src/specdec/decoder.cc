@@ -186,6 +186,18 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
   rec.target_ms = ms_since(t0);
   prepare_rows(rec.target_probs, sampling, "target distribution");
   const size_t vocab = rec.target_probs.shape()[1];
+  if (rec.drafter == Drafter::kLookup) {  // one-hot rows left empty before the vocabulary was known
+    for (size_t v = 0; v < n; ++v) {
+      Distribution& q = rec.tree.q[static_cast<size_t>(tree.parent[v] + 1)];
+      if (q.size()) continue;
+      if (tree.token[v] < 0 || static_cast<size_t>(tree.token[v]) >= vocab) {
+        fail("prompt lookup: token ", tree.token[v], " is outside the target's vocabulary [0, ",
+             vocab, ")");
+      }
+      q = xt::zeros<float>({vocab});
+      q[tree.token[v]] = 1.0f;
+    }
+  }
   for (size_t v = 0; v < tree.q.size(); ++v) {
     if (tree.q[v].size() && tree.q[v].size() != vocab) {
       fail("draft and target vocabularies differ: ", tree.q[v].size(), " vs ", vocab);

@@ -147,7 +147,8 @@ PromptLookupProposer::Match PromptLookupProposer::find(const std::vector<int>& t
 
 DraftOption PromptLookupProposer::offer(const std::vector<int>& tokens, int depth_limit,
                                         size_t vocab) {
-  last_ = vocab ? find(tokens) : Match{};
+  (void)vocab;  // known or not (before the target's first pass), the tokens are the context's
+  last_ = find(tokens);
   const int depth = static_cast<int>(std::min<size_t>(last_.available, depth_limit));
   return DraftOption{Drafter::kLookup, last_.ngram ? depth : 0, last_.ngram};
 }
@@ -160,11 +161,14 @@ ProposalInfo PromptLookupProposer::propose(const ProposalRequest& req, DraftTree
   tree.q.assign(1, Distribution());
   for (size_t i = 0; i < n; ++i) {
     const int x = req.tokens[last_.start + i];
-    if (x < 0 || static_cast<size_t>(x) >= req.vocab) break;  // not a token of this target
-    // One-hot q: the lookup proposes x with certainty.
+    if (req.vocab && (x < 0 || static_cast<size_t>(x) >= req.vocab)) break;  // not the target's
+    // One-hot q: the lookup proposes x with certainty. Before the target's first pass its
+    // vocabulary is unknown: the decoder fills these rows in once it is (one_hot_rows).
     Distribution& q = tree.q[tree.size()];
-    q = xt::zeros<float>({req.vocab});
-    q[x] = 1.0f;
+    if (req.vocab) {
+      q = xt::zeros<float>({req.vocab});
+      q[x] = 1.0f;
+    }
     tree.add(static_cast<int>(tree.size()) - 1, x);
   }
   info.ms = ms_since(t0);

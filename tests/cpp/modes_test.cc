@@ -257,6 +257,22 @@ TEST(Modes, RecordsSayWhoDraftedAndHowDeep) {
   EXPECT_EQ(s.gamma_histogram.size(), 7u);
 }
 
+// The lookup drafts from the first iteration on, before the target's vocabulary is known.
+TEST(Modes, LookupDraftsFromTheFirstIteration) {
+  DecoderOptions o;
+  o.lookup = true;
+  o.max_new_tokens = 5;
+  StepFunctionSource target(toy_target);
+  SpeculativeDecoder dec(target, nullptr, {0, 1, 2, 3, 0, 1, 2}, o);
+  Rng rng(1);
+  IterationRecord rec = dec.step(rng);
+  EXPECT_EQ(rec.drafter, Drafter::kLookup);
+  EXPECT_EQ(rec.lookup_ngram, 3);
+  EXPECT_EQ(rec.proposed, (std::vector<int>{3, 0, 1, 2}));
+  for (size_t i = 0; i < rec.proposed.size(); ++i)
+    EXPECT_EQ(rec.draft_probs(i, rec.proposed[i]), 1.0f);
+}
+
 // ------------------------------------------------------------------ the policy
 
 TEST(Policy, AutoPicksTheBestGammaOfTheCostModel) {

@@ -142,6 +142,12 @@ test('a tree record lists every node, its test and the accepted path', () => {
       assert.equal(rec.emitted[d], nodes[v].token);
     });
     assert.equal(rec.nAccepted, path.length);
+    // The last token: a bonus at an accepted leaf, else a correction after rejected children.
+    const end = path.length ? path[path.length - 1] : -1;
+    const leaf = !nodes.some((n) => n.parent === end);
+    assert.equal(rec.bonus !== null, leaf);
+    assert.equal(rec.correction !== null, !leaf);
+    assert.equal(rec.proposed.length, 0);
     // siblings are distinct (drawn without replacement)
     const seen = new Set(nodes.map((n) => `${n.parent}:${n.token}`));
     assert.equal(seen.size, nodes.length);

@@ -339,8 +339,9 @@ function topEntries(probs, n) {
   return order.slice(0, n).map((token) => ({ token, text: tokenText(token), p: probs[token] }));
 }
 
-// The raw verify result of the bindings -> the documented shape.
-function verifyRecord(raw) {
+// The raw verify result of the bindings -> the documented shape. drafted: false for a step that
+// drafted nothing (its one token counts as a bonus).
+function verifyRecord(raw, drafted = true) {
   const positions = [];
   for (let i = 0; i < raw.tokens.length; i++) {
     positions.push({
@@ -355,7 +356,9 @@ function verifyRecord(raw) {
   }
   const emitted = Array.from(raw.emitted);
   const last = emitted[emitted.length - 1];
-  const rejected = positions.length > 0 && !positions[positions.length - 1].accepted;
+  // A correction after a rejection (in a tree the rejected children are not among positions,
+  // which list the accepted path); the token of a step that drafted nothing counts as a bonus.
+  const rejected = drafted && !raw.bonus;
   const result = {
     emitted,
     nAccepted: raw.nAccepted,
@@ -488,7 +491,7 @@ export class Decoder extends Handle {
   }
 
   #record(raw, ms) {
-    const v = verifyRecord(raw.verify);
+    const v = verifyRecord(raw.verify, raw.gamma > 0);
     const proposed = Array.from(raw.proposed);
     const emitted = Array.from(raw.emitted);
     const rec = {

@@ -234,7 +234,11 @@ export interface IterationRecord {
   ms: number;
   /** Vocabulary size V. */
   vocab: number;
-  /** Depth drafted this iteration (0: a plain step). With gamma 'auto' / 'heuristic' it varies. */
+  /**
+   * Depth drafted this iteration (0: a plain step). With gamma 'auto' / 'heuristic' it varies;
+   * it is also less than asked near the end of the context window, when a prompt-lookup match
+   * has fewer continuation tokens, or beyond heads.count with heads.
+   */
   gamma: number;
   /** Who drafted it. */
   drafter: Drafter;
@@ -244,7 +248,10 @@ export interface IterationRecord {
   targetPositions: number;
   /**
    * Tree mode (createDecoder({ tree })): every node with its test, and the accepted path. In
-   * tree mode proposed, positions and draftProbs describe the accepted path only.
+   * tree mode proposed and draftProbs are empty (the tree holds every node and its q(x)),
+   * positions lists the accepted path's nodes, and correction / bonus say how the last token
+   * came. With heads, the first iteration is a plain step with an empty tree (nothing to draft
+   * from before the target's first pass).
    */
   tree?: TreeRecord;
   /**
