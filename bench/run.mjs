@@ -1,17 +1,24 @@
 #!/usr/bin/env node
-// The benchmark of issue 6 (`npm run bench`): prints Markdown tables for the WASM build —
-// kernel GFLOP/s by shape, ms/token of each model, the verify cost v(k), speculative vs plain
-// tokens/s by gamma and temperature with the predicted speedup beside the measured one — and the
-// same model run by onnxruntime-web (same weights, exported to ONNX), PyTorch and the native
-// build. Every figure is a median of repeated runs with [min-max]; every ratio comes from one run.
+// The benchmark (`npm run bench`): prints Markdown tables for the WASM build — kernel GFLOP/s by
+// shape, ms/token of each model, the verify cost v(k), the roofline of a pass over k = 1..8
+// tokens for each target given (one core's read bandwidth and mul+add peak measured in the same
+// run) and where the pass goes, speculative vs plain tokens/s by gamma and temperature with the
+// predicted speedup beside the measured one — and the same model run by onnxruntime-web (same
+// weights, exported to ONNX), PyTorch and the native build. Every figure is a median of repeated
+// runs with [min-max]; every ratio comes from one run.
 //
-//   node bench/run.mjs [--target models/target.safetensors] [--draft models/draft.safetensors]
-//                      [--repeats 7] [--quick] [--max-tokens 200] [--gamma-max 8]
+//   node bench/run.mjs [--target models/target.safetensors[,more.safetensors]]
+//                      [--draft models/draft.safetensors] [--repeats 7] [--quick]
+//                      [--max-tokens 200] [--gamma-max 8]
 //                      [--skip kernels,breakdown,native,ort,torch,browser] [--json FILE]
+//                      [--wasm-dir build-wasm]
 //
-// Needs the WASM build (npm run build). Optional parts are skipped with a note when their tool
-// is missing: native (build/specdec), ort (bench/node_modules, installed here with npm ci),
-// torch (/usr/bin/python3 with torch), browser (dist/page + Chromium, see bench/browser.mjs).
+// --target A,B: every table uses A; the roofline table is printed for each. Needs the
+// benchmark's WASM module (scripts/build-wasm --bench: build-wasm/specdec-bench.{js,wasm}, the
+// library plus the timing entry points, which the shipped module does not carry). Optional parts
+// are skipped with a note when their tool is missing: native (build/specdec), ort
+// (bench/node_modules, installed here with npm ci), torch (/usr/bin/python3 with torch), browser
+// (dist/page + Chromium, see bench/browser.mjs).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -32,17 +39,20 @@ const { values: opt } = parseArgs({
     'gamma-max': { type: 'string', default: '8' },
     skip: { type: 'string', default: '' },
     json: { type: 'string' },
+    'wasm-dir': { type: 'string', default: path.join(ROOT, 'build-wasm') },
   },
 });
+const TARGETS = opt.target.split(',').filter(Boolean);
+opt.target = TARGETS[0];
 const REPEATS = Number(opt.repeats ?? (opt.quick ? 3 : 7));
 const MAX_TOKENS = Number(opt['max-tokens']);
 const GAMMA_MAX = Number(opt['gamma-max']);
 const SKIP = new Set(opt.skip.split(',').filter(Boolean));
 const MIN_MS = opt.quick ? 10 : 25;
 const TEMPERATURES = [0, 0.8];
-const report = { repeats: REPEATS, target: opt.target, draft: opt.draft };
+const report = { repeats: REPEATS, target: opt.target, targets: TARGETS, draft: opt.draft };
 
-for (const f of [opt.target, opt.draft]) {
+for (const f of [...TARGETS, opt.draft]) {
   if (!existsSync(f)) {
     console.error(`bench: model file missing: ${f}\n(pass --target/--draft; the shipped pair appears in models/ after training)`);
     process.exit(2);
@@ -68,18 +78,14 @@ const note = (s) => console.log(`\n${s}`);
 
 // ---------------------------------------------------------------------------- WASM module
 
-const wasmDir = path.join(ROOT, 'web/lib/wasm');
-if (!existsSync(path.join(wasmDir, 'specdec-core.wasm'))) {
-  console.error('bench: web/lib/wasm/specdec-core.wasm missing: run `npm run build` first');
+const wasmDir = path.resolve(opt['wasm-dir']);
+if (!existsSync(path.join(wasmDir, 'specdec-bench.wasm'))) {
+  console.error(`bench: ${path.join(wasmDir, 'specdec-bench.wasm')} missing: run \`scripts/build-wasm --bench\` first`);
   process.exit(2);
 }
-const { default: createSpecdecModule } = await import(path.join(wasmDir, 'specdec-core.js'));
+const { default: createSpecdecModule } = await import(path.join(wasmDir, 'specdec-bench.js'));
 const { createApi, SpecdecError } = await import(path.join(ROOT, 'web/lib/core.js'));
-const M = await createSpecdecModule({ wasmBinary: readFileSync(path.join(wasmDir, 'specdec-core.wasm')), SpecdecError });
-if (typeof M.benchMatmul !== 'function') {
-  console.error('bench: this WASM build has no benchmark bindings (src/bindings/bench_bindings.cc): rebuild with `npm run build`');
-  process.exit(2);
-}
+const M = await createSpecdecModule({ wasmBinary: readFileSync(path.join(wasmDir, 'specdec-bench.wasm')), SpecdecError });
 const sd = createApi(M);
 const bytes = { target: readFileSync(opt.target), draft: readFileSync(opt.draft) };
 const model = { target: sd.loadModel(bytes.target), draft: sd.loadModel(bytes.draft) };
@@ -151,35 +157,51 @@ const msPerToken = {};
 
 // ---------------------------------------------------------------------------- 3. v(k), c
 
+// Every k in every repeat (round robin), so that a change of machine state cannot bias one k.
 const pasts = Array.from(M.benchDecodeContexts(benchModel.target));
 const verify = {};
 {
-  const t1 = M.benchForward(benchModel.target, 1, pasts, REPEATS);
-  const d1 = M.benchForward(benchModel.draft, 1, pasts, REPEATS);
+  const ks = Array.from({ length: Math.max(9, GAMMA_MAX + 1) }, (_, i) => i + 1);
+  const rows = M.benchForwardKs(benchModel.target, ks, pasts, REPEATS);
+  const d1 = M.benchForwardKs(benchModel.draft, [1], pasts, REPEATS)[0].ms;
+  const t1 = rows[0].ms;
   verify.c = d1.median / t1.median;
   verify.targetStep = t1;
   verify.draftStep = d1;
-  verify.byK = [];
-  for (let k = 1; k <= Math.max(9, GAMMA_MAX + 1); k++) {
-    const tk = k === 1 ? t1 : M.benchForward(benchModel.target, k, pasts, REPEATS);
-    verify.byK.push({ k, ms: tk, v: tk.median / t1.median });
+  verify.byK = rows.map((r) => ({ k: r.k, ms: r.ms, v: r.ms.median / t1.median }));
+  // The same pass inside the engine's plain decode loop (the decoder times its model calls).
+  const engine = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const d = M.benchDecode(benchModel.target, null, [[10]], 1, 0, 0, 255);
+    engine.push(d.targetMs / d.targetPasses);
   }
+  verify.decodePass = stats(engine);
   report.verify = verify;
 }
 
 // ---------------------------------------------------------------------------- 3b. roofline
 
-// One core's read bandwidth over a buffer as large as the target's weights (the floor of a
-// one-token pass), then where the time of a k-token pass goes, kernel by kernel.
-const roofline = { weightBytes: M.benchWeightBytes(benchModel.target) };
+// For each target: one core's read bandwidth over a buffer as large as its weights (the best of
+// 1..16 streams) and the mul+add peak, measured here, give the roofline of a pass over k tokens:
+// max(weight bytes / bandwidth, k x flops per token / peak). Then where the pass goes.
+const rooflines = [];
 if (!SKIP.has('breakdown')) {
-  roofline.readGbs = M.benchReadGbs(roofline.weightBytes, REPEATS, MIN_MS);
-  roofline.floorMs = roofline.weightBytes / (roofline.readGbs.median * 1e6);
-  roofline.byK = [1, 2, 3, 5].map((k) => {
-    const b = M.benchPassBreakdown(benchModel.target, k, pasts, REPEATS);
-    return { k, ...b, rest: b.pass.median - b.matmul.median - b.attention.median - b.gelu.median };
-  });
-  report.roofline = roofline;
+  const peak = M.benchMuladdGflops(REPEATS, MIN_MS);
+  report.peakGflops = peak;
+  for (const file of TARGETS) {
+    const bm = file === opt.target ? benchModel.target : M.BenchModel.load(readFileSync(file));
+    const weightBytes = M.benchWeightBytes(bm), flops = M.benchFlopsPerToken(bm);
+    const bw = M.benchBestReadGbs(weightBytes, REPEATS, MIN_MS);
+    const ks = [1, 2, 3, 4, 5, 6, 7, 8];
+    const rows = M.benchPassBreakdown(bm, ks, Array.from(M.benchDecodeContexts(bm)), REPEATS).map((b) => {
+      const memory = weightBytes / (bw.gbs.median * 1e6), arithmetic = (b.k * flops) / (peak.median * 1e6);
+      const rest = b.pass.median - b.matmul.median - b.attention.median - b.gelu.median;
+      return { ...b, rest, roofline: Math.max(memory, arithmetic), bound: arithmetic > memory ? 'flops' : 'memory' };
+    });
+    rooflines.push({ file, weightBytes, flops, bw, rows, config: file === opt.target ? cfg : null });
+    if (bm !== benchModel.target) bm.delete();
+  }
+  report.roofline = rooflines;
 }
 
 // ---------------------------------------------------------------------------- 4. spec vs plain
@@ -390,18 +412,30 @@ if (native?.kernels) {
     ['k', 'WASM ms', 'WASM v(k)', 'native ms', 'native v(k)'],
     verify.byK.map((x, i) => [x.k, cell(x.ms, 3), x.v.toFixed(2), nv[i] ? cell(nv[i].ms, 3) : '–', nv[i] ? Number(nv[i].v).toFixed(2) : '–']));
   note(`Draft step ${cell(verify.draftStep, 3)} ms vs target step ${cell(verify.targetStep, 3)} ms: c = ${verify.c.toFixed(3)} (WASM)${native ? `; native c = ${Number(native.c).toFixed(3)}` : ''}.`);
+  const plainV1 = spec.find((x) => x.temperature === 0)?.v1Ms;
+  note(`Consistency: the k = 1 pass above (${verify.targetStep.median.toFixed(3)} ms) vs the target pass of plain decoding in the same run: ${cell(verify.decodePass, 3)} ms in the engine's decode loop (${(verify.targetStep.median / verify.decodePass.median).toFixed(2)}×)${plainV1 ? `, ${plainV1.toFixed(3)} ms through the JS API (${(verify.targetStep.median / plainV1).toFixed(2)}×)` : ''}.`);
 }
 
-if (roofline.byK) {
-  const nb = native?.breakdown ?? [];
-  const floor = roofline.floorMs;
-  const gf = (k, ms) => (2 * k * (roofline.weightBytes / 4)) / (ms * 1e6);
-  table(`Where a pass over k tokens goes (target, ms per pass, mean over contexts; WASM, native in the last column)`,
-    ['k', 'pass', 'matmul (GFLOP/s)', 'matmul / floor', 'attention', 'GELU', 'rest', 'native pass: matmul / attention / GELU'],
-    roofline.byK.map((b, i) => [b.k, b.pass.median.toFixed(3), `${b.matmul.median.toFixed(3)} (${gf(b.k, b.matmul.median).toFixed(1)})`,
-      `${(b.matmul.median / floor).toFixed(2)}×`, b.attention.median.toFixed(3), b.gelu.median.toFixed(3), b.rest.toFixed(3),
-      nb[i] ? `${Number(nb[i].pass_ms.median).toFixed(3)}: ${Number(nb[i].matmul_ms.median).toFixed(3)} / ${Number(nb[i].attention_ms.median).toFixed(3)} / ${Number(nb[i].gelu_ms.median).toFixed(3)}` : '–']));
-  note(`Roofline: one core reads a ${(roofline.weightBytes / 1e6).toFixed(1)} MB stream at ${cell(roofline.readGbs, 1)} GB/s in WASM${native?.read_gbs ? ` (native ${cell(native.read_gbs, 1)} GB/s)` : ''}, so the target's matmuls cannot take less than ${floor.toFixed(3)} ms per pass on one thread: the floor of a one-token step, whatever the kernel. A pass over k tokens reads the same weights once; its extra cost is arithmetic (k × ${(2 * roofline.weightBytes / 4 / 1e6).toFixed(1)} MFLOP) plus attention and GELU per token. "rest" = pass − the three kernels timed alone (layer norms, residual adds, KV copies, output softmax, call overhead).`);
+{
+  const nr = native?.roofline ?? [];
+  for (const r of rooflines) {
+    const n = nr.find((x) => x.target === r.file || path.resolve(ROOT, x.target) === path.resolve(r.file));
+    const gf = (k, ms) => (k * r.flops) / (ms * 1e6);
+    const nPeak = native?.peak_gflops?.median;
+    table(`Roofline of a pass over k tokens: ${path.relative(ROOT, r.file)} (${(r.weightBytes / 1e6).toFixed(1)} MB of f32 weights, ${(r.flops / 1e6).toFixed(1)} MFLOP per token), WASM, ms per pass (mean over contexts); native in the last columns`,
+      ['k', 'pass', 'matmul (GFLOP/s)', 'roofline (bound)', 'pass / roofline', '**matmul / roofline**', 'attention', 'GELU', 'rest (% of pass)', 'v(k)', 'native pass', 'native matmul / roofline'],
+      r.rows.map((b) => {
+        const nb = n?.rows.find((x) => x.k === b.k);
+        return [b.k, b.pass.median.toFixed(3), `${b.matmul.median.toFixed(3)} (${gf(b.k, b.matmul.median).toFixed(1)})`,
+          `${b.roofline.toFixed(3)} (${b.bound})`, `${(b.pass.median / b.roofline).toFixed(2)}×`, `**${(b.matmul.median / b.roofline).toFixed(2)}×**`,
+          b.attention.median.toFixed(3), b.gelu.median.toFixed(3), `${b.rest.toFixed(3)} (${((100 * b.rest) / b.pass.median).toFixed(1)}%)`,
+          (b.pass.median / r.rows[0].pass.median).toFixed(2),
+          nb ? Number(nb.pass_ms.median).toFixed(3) : '–',
+          nb ? `${(Number(nb.matmul_ms.median) / Number(nb.roofline_ms)).toFixed(2)}× (${nb.bound})` : '–'];
+      }));
+    const by = r.bw.byStreams.map((x, i) => `${[1, 2, 4, 8, 16][i]}: ${x.median.toFixed(1)}`).join(', ');
+    note(`Roofline inputs, measured in this run: one core reads ${(r.weightBytes / 1e6).toFixed(1)} MB at ${cell(r.bw.gbs, 1)} GB/s in WASM, best with ${r.bw.streams} streams (GB/s by stream count ${by})${n ? `; natively ${cell(n.read_gbs, 1)} GB/s with ${n.read_streams} streams` : ''}. Mul+add peak in registers: ${cell(report.peakGflops, 1)} GFLOP/s (WASM SIMD128)${nPeak ? `, ${nPeak.toFixed(1)} GFLOP/s natively (AVX2, 256-bit)` : ''}. roofline = max(weight bytes / bandwidth, k × flops per token / peak); "rest" = pass − matmul − attention − GELU, each timed alone (layer norms, residual adds, KV copies, output softmax, allocations, call overhead).`);
+  }
   const split = native?.split_matmul_ms;
   if (split) {
     note(`The roofline is per core: natively, the one-token matmuls with each matrix's output rows split over two threads (each output keeps its summation order; checked bit for bit) take ${cell(split['2'], 3)} ms instead of ${cell(split['1'], 3)} ms (${(split['1'].median / split['2'].median).toFixed(2)}×). WASM threads (SharedArrayBuffer, a cross-origin-isolated page) would do the same in the browser.`);

@@ -22,12 +22,15 @@ else()
 endif()
 target_compile_options(specdec_core PUBLIC ${SPECDEC_EH_FLAG})
 
+# The shipped module: the library's bindings and its one diagnostics file. The benchmark's
+# timing entry points (src/bindings/bench_bindings.cc) go only into specdec_bench_wasm below.
 file(GLOB BINDING_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/bindings/*.cc)
+list(FILTER BINDING_SOURCES EXCLUDE REGEX "/bench_bindings\\.cc$")
 add_executable(specdec_wasm ${BINDING_SOURCES})
 set_target_properties(specdec_wasm PROPERTIES OUTPUT_NAME specdec-core)
 target_link_libraries(specdec_wasm PRIVATE specdec_core)
 
-target_link_options(specdec_wasm PRIVATE
+set(SPECDEC_WASM_LINK_OPTIONS
   -O3
   -msimd128
   ${SPECDEC_EH_FLAG}
@@ -35,11 +38,26 @@ target_link_options(specdec_wasm PRIVATE
   -sMODULARIZE=1
   -sEXPORT_ES6=1
   -sEXPORT_NAME=createSpecdecModule
-  # Browser page and workers only; Node gets the bytes through `wasmBinary` (web/lib/node.js).
-  -sENVIRONMENT=web,worker
   -sALLOW_MEMORY_GROWTH=1
   # No eval / new Function in the glue: pages can use a CSP without 'unsafe-eval'.
   -sDYNAMIC_EXECUTION=0
   # Nothing reads files: models arrive as bytes.
   -sFILESYSTEM=0
+)
+target_link_options(specdec_wasm PRIVATE
+  ${SPECDEC_WASM_LINK_OPTIONS}
+  # Browser page and workers only; Node gets the bytes through `wasmBinary` (web/lib/node.js).
+  -sENVIRONMENT=web,worker
+)
+
+# The benchmark's module (bench/run.mjs; scripts/build-wasm --bench): the same library and
+# bindings plus the timing entry points, built only when the benchmark asks for it
+# (EXCLUDE_FROM_ALL). Node only: bench/run.mjs passes the bytes as `wasmBinary`.
+add_executable(specdec_bench_wasm EXCLUDE_FROM_ALL ${BINDING_SOURCES}
+  ${CMAKE_SOURCE_DIR}/src/bindings/bench_bindings.cc)
+set_target_properties(specdec_bench_wasm PROPERTIES OUTPUT_NAME specdec-bench)
+target_link_libraries(specdec_bench_wasm PRIVATE specdec_core)
+target_link_options(specdec_bench_wasm PRIVATE
+  ${SPECDEC_WASM_LINK_OPTIONS}
+  -sENVIRONMENT=web,worker
 )

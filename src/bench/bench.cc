@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <memory>
-#include <sstream>
 #if !defined(__EMSCRIPTEN__)
 #include <thread>
 #endif
@@ -13,7 +11,6 @@
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
-#include "kernels/vec4.h"
 #include "model/model_source.h"
 #include "model/tokenizer.h"
 #include "sampling/rng.h"
@@ -43,28 +40,6 @@ Linear random_linear(Rng& rng, size_t n, size_t k) {
   return l;
 }
 
-// Runs `once` (which does `flops` floating-point operations) for at least min_ms per repeat;
-// returns GFLOP/s per repeat. One untimed warm-up repeat first (V8 tiers up, caches fill).
-template <typename Fn>
-Stats gflops_of(Fn once, double flops, int repeats, double min_ms) {
-  for (int i = 0; i < 3; ++i) once();
-  const double warm_end = now_ms() + min_ms;
-  while (now_ms() < warm_end) once();
-  std::vector<double> samples;
-  for (int r = 0; r < repeats; ++r) {
-    size_t calls = 0;
-    const double t0 = now_ms();
-    double t = t0;
-    while (t - t0 < min_ms) {
-      once();
-      ++calls;
-      t = now_ms();
-    }
-    samples.push_back(flops * calls / ((t - t0) * 1e6));
-  }
-  return summarize(samples);
-}
-
 // Deterministic filler text for the cost measurements (the content does not change the cost).
 std::vector<int> filler_tokens(size_t n, int salt) {
   static const std::string text =
@@ -89,94 +64,6 @@ const std::vector<std::string>& prompts() {
   return p;
 }
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-Stats summarize(std::vector<double> samples) {
-  Stats s;
-  if (samples.empty()) return s;
-  std::sort(samples.begin(), samples.end());
-  const size_t n = samples.size();
-  s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-  s.min = samples.front();
-  s.max = samples.back();
-  s.runs = static_cast<int>(n);
-  return s;
-}
-
-std::string kernel_self_check() {
-  Rng rng(7);
-  auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-  };
-  std::ostringstream err;
-  for (size_t k : {1, 3, 4, 7, 8, 9, 17, 64, 100, 256}) {
-    for (size_t n : {1, 3, 4, 5, 8, 13, 16, 24, 33}) {
-      const std::vector<float> w = random_floats(rng, n * k), bias = random_floats(rng, n);
-      std::vector<float> packed(kernels::packed_size(n, k));
-      kernels::pack_weights(w.data(), n, k, packed.data());
-      for (size_t m = 1; m <= 9; ++m) {
-        const std::vector<float> x = random_floats(rng, m * k);
-        std::vector<float> want(m * n), got(m * n), got4(m * n);
-        kernels::matmul_reference(x.data(), m, k, w.data(), n, bias.data(), want.data());
-        kernels::matmul(x.data(), m, k, packed.data(), n, bias.data(), got.data());
-        kernels::matmul_vec4(x.data(), m, k, packed.data(), n, bias.data(), got4.data());
-        if (!same(got, want) || !same(got4, want)) {
-          err << "matmul M=" << m << " K=" << k << " N=" << n;
-          return err.str();
-        }
-      }
-    }
-  }
-  for (size_t hs : {1, 3, 4, 17, 32, 36, 64}) {
-    for (size_t n_keys : {1, 3, 4, 5, 9, 17, 70, 255}) {
-      const std::vector<float> q = random_floats(rng, hs), keys = random_floats(rng, n_keys * hs),
-                               values = random_floats(rng, n_keys * hs);
-      std::vector<float> scores(n_keys), got(hs), want(hs);
-      kernels::attend(q.data(), keys.data(), values.data(), n_keys, hs, scores.data(), got.data());
-      kernels::attend_reference(q.data(), keys.data(), values.data(), n_keys, hs, scores.data(),
-                                want.data());
-      if (!same(got, want)) {
-        err << "attend hs=" << hs << " n_keys=" << n_keys;
-        return err.str();
-      }
-    }
-  }
-  for (size_t n : {1, 3, 4, 7, 16, 17, 256, 1024}) {
-    std::vector<float> a = random_floats(rng, n), b = random_floats(rng, n);
-    for (float& v : a) v *= 200.0f;  // logits-sized values for softmax
-    const float d = kernels::dot(a.data(), b.data(), n),
-                dr = kernels::dot_reference(a.data(), b.data(), n);
-    std::vector<float> s1 = a, s2 = a, g1 = b, g2 = b, l1(n), l2(n);
-    kernels::softmax(s1.data(), n);
-    kernels::softmax_reference(s2.data(), n);
-    for (float& v : g1) v *= 100.0f;
-    g2 = g1;
-    kernels::gelu(g1.data(), n);
-    kernels::gelu_reference(g2.data(), n);
-    std::vector<float> si1 = g1, si2 = g1;  // SiLU on GELU outputs: wide range, no NaN
-    kernels::silu(si1.data(), n);
-    kernels::silu_reference(si2.data(), n);
-    kernels::layernorm(a.data(), b.data(), a.data(), n, l1.data());
-    kernels::layernorm_reference(a.data(), b.data(), a.data(), n, l2.data());
-    if (std::memcmp(&d, &dr, sizeof d) != 0)
-      err << "dot n=" << n;
-    else if (!same(s1, s2))
-      err << "softmax n=" << n;
-    else if (!same(g1, g2))
-      err << "gelu n=" << n;
-    else if (!same(l1, l2))
-      err << "layernorm n=" << n;
-    else if (!same(si1, si2))
-      err << "silu n=" << n;
-    if (!err.str().empty()) return err.str();
-  }
-  return "";
-}
-
 Stats matmul_gflops(size_t m, size_t k, size_t n, size_t copies, int repeats, double min_ms) {
   if (m < 1 || k < 1 || n < 1 || copies < 1) fail("matmul_gflops: empty shape");
   Rng rng(42);
@@ -190,7 +77,7 @@ Stats matmul_gflops(size_t m, size_t k, size_t n, size_t copies, int repeats, do
     next = next + 1 == copies ? 0 : next + 1;
     kernels::matmul(x.data(), m, k, l.packed.data(), n, l.bias.data(), out.data());
   };
-  return gflops_of(once, 2.0 * m * k * n, repeats, min_ms);
+  return rate_of(once, 2.0 * m * k * n, repeats, min_ms);
 }
 
 Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double min_ms) {
@@ -218,25 +105,10 @@ Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double mi
       kernels::matmul(x.data(), m, l.k, l.packed.data(), l.n, l.bias.data(), out.data());
     }
   };
-  return gflops_of(once, flops, repeats, min_ms);
+  return rate_of(once, flops, repeats, min_ms);
 }
 
 namespace {
-
-// The streaming loop of read_gbs: a function of its own so that V8 tiers it up after the
-// warm-up calls (it has no on-stack replacement for WASM loops). Pairs of loads are added before
-// they reach the 4 accumulators, so the adds' latency never limits the loads.
-[[gnu::noinline]] float sum_stream(const float* p, size_t n) {
-  using namespace kernels::simd;
-  F4 a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
-  for (size_t i = 0; i + 32 <= n; i += 32) {
-    a0 = add(a0, add(load(p + i), load(p + i + 4)));
-    a1 = add(a1, add(load(p + i + 8), load(p + i + 12)));
-    a2 = add(a2, add(load(p + i + 16), load(p + i + 20)));
-    a3 = add(a3, add(load(p + i + 24), load(p + i + 28)));
-  }
-  return hsum(add(add(a0, a1), add(a2, a3)));
-}
 
 // One linear layer of a model as the matmul kernel sees it: W (n, k) packed, bias or null.
 struct ModelMatmul {
@@ -263,97 +135,115 @@ std::vector<ModelMatmul> model_matmuls(const GPTModel& model) {
 
 }  // namespace
 
-Stats read_gbs(size_t bytes, int repeats, double min_ms) {
-  const size_t n = std::max<size_t>(32, bytes / sizeof(float)) / 32 * 32;
-  std::vector<float> buf(n);
-  Rng rng(44);
-  for (float& x : buf) x = static_cast<float>(rng.uniform());
-  float sink = 0.0f;
-  // gflops_of reports "flops" per call / 1e9 per second: with bytes as the count, GB/s.
-  Stats s = gflops_of([&] { sink += sum_stream(buf.data(), n); },
-                      static_cast<double>(n * sizeof(float)), repeats, min_ms);
-  if (sink < 0.0f) s.runs = -1;  // keeps the sums observable (never true: sums of [0, 1))
-  return s;
-}
-
 size_t matmul_weight_bytes(const GPTModel& model) {
   size_t floats = 0;
-  for (const ModelMatmul& m : model_matmuls(model)) floats += kernels::packed_size(m.n, m.k);
+  for (const ModelMatmul& m : model_matmuls(model)) {
+    floats += (m.n + kernels::kPanelRows - 1) / kernels::kPanelRows * kernels::kPanelRows * m.k;
+  }
   return floats * sizeof(float);
 }
 
-PassBreakdown pass_breakdown(const GPTModel& model, size_t k, const std::vector<size_t>& pasts,
-                             int repeats) {
+double matmul_flops_per_token(const GPTModel& model) {
+  double flops = 0.0;
+  for (const ModelMatmul& m : model_matmuls(model)) flops += 2.0 * m.n * m.k;
+  return flops;
+}
+
+double roofline_ms(const GPTModel& model, size_t k, double read_gbs, double peak_gflops) {
+  const double memory = matmul_weight_bytes(model) / (read_gbs * 1e6);
+  const double arithmetic = k * matmul_flops_per_token(model) / (peak_gflops * 1e6);
+  return std::max(memory, arithmetic);
+}
+
+std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vector<size_t>& ks,
+                                          const std::vector<size_t>& pasts, int repeats) {
   const GPTConfig& cfg = model.config();
   const size_t C = cfg.n_embd, V = cfg.vocab_size, H = cfg.n_head, hs = cfg.head_size();
   const size_t L = static_cast<size_t>(cfg.n_layer), window = static_cast<size_t>(cfg.block_size);
-  for (size_t p : pasts) {
-    if (k < 1 || p + k > window)
-      fail("pass_breakdown: past ", p, " + k ", k, " exceed the context");
+  if (ks.empty() || pasts.empty()) fail("pass_breakdown: no k or no context");
+  if (repeats < 1) fail("pass_breakdown: repeats must be >= 1, got ", repeats);
+  const size_t max_k = *std::max_element(ks.begin(), ks.end());
+  for (size_t k : ks) {
+    if (k < 1) fail("pass_breakdown: k must be >= 1");
   }
+  for (size_t p : pasts) {
+    if (p + max_k > window) fail("pass_breakdown: past ", p, " + k ", max_k, " exceed the context");
+  }
+  PassTimer timer(model, pasts, max_k);
   Rng rng(45);
-  const std::vector<float> x = random_floats(rng, k * 4 * C);  // the widest matmul input
-  std::vector<float> out(k * std::max(4 * C, V)), hidden(k * 4 * C), scores(window);
+  const std::vector<float> x = random_floats(rng, max_k * 4 * C);  // the widest matmul input
+  std::vector<float> out(max_k * std::max(4 * C, V)), hidden(max_k * 4 * C), scores(window);
   // One K and V block per (layer, head), as in KVCache, and this pass's queries.
   const std::vector<float> keys = random_floats(rng, L * H * window * hs);
   const std::vector<float> values = random_floats(rng, L * H * window * hs);
-  const std::vector<float> q = random_floats(rng, k * C);
-  std::vector<float> att(k * C);
+  const std::vector<float> q = random_floats(rng, max_k * C);
+  std::vector<float> att(max_k * C);
   Rng act_rng(46);
-  std::vector<float> act(k * 4 * C);
+  std::vector<float> act(max_k * 4 * C);
   for (float& a : act) a = static_cast<float>(act_rng.uniform() * 6.0 - 3.0);  // pre-GELU range
 
   const std::vector<ModelMatmul> layers = model_matmuls(model);
-  auto matmuls = [&] {
-    for (const ModelMatmul& l : layers) {
-      kernels::matmul(x.data(), k, l.k, l.w, l.n, l.bias, out.data());
-    }
+  // Mean ms of fn() over `calls` calls.
+  auto mean_ms = [](int calls, auto fn) {
+    const double t0 = now_ms();
+    for (int c = 0; c < calls; ++c) fn();
+    return (now_ms() - t0) / calls;
   };
-  auto attention = [&](size_t past) {
-    for (size_t l = 0; l < L; ++l) {
-      for (size_t t = 0; t < k; ++t) {
-        for (size_t h = 0; h < H; ++h) {
-          const size_t block = (l * H + h) * window * hs;
-          kernels::attend(&q[t * C + h * hs], &keys[block], &values[block], past + t + 1, hs,
-                          scores.data(), &att[t * C + h * hs]);
-        }
+  auto matmuls = [&](size_t k) {
+    return mean_ms(3, [&] {
+      for (const ModelMatmul& l : layers) {
+        kernels::matmul(x.data(), k, l.k, l.w, l.n, l.bias, out.data());
       }
-    }
+    });
   };
-  auto gelus = [&] {
-    for (size_t l = 0; l < L; ++l) {
-      std::copy(act.begin(), act.end(), hidden.begin());
-      kernels::gelu(hidden.data(), hidden.size());
-    }
-  };
-  auto copies = [&] {  // the copies gelus() makes, timed alone and subtracted
-    for (size_t l = 0; l < L; ++l) std::copy(act.begin(), act.end(), hidden.begin());
-  };
-  // Mean ms per pass of fn over the contexts, 4 calls per context after 2 untimed ones.
-  auto per_pass = [&](auto fn) {
+  auto attention = [&](size_t k) {  // mean over the contexts
     double total = 0.0;
-    for (size_t p : pasts) {
-      for (int c = 0; c < 6; ++c) {
-        const double t0 = now_ms();
-        fn(p);
-        if (c >= 2) total += now_ms() - t0;
-      }
+    for (size_t past : pasts) {
+      total += mean_ms(2, [&] {
+        for (size_t l = 0; l < L; ++l) {
+          for (size_t t = 0; t < k; ++t) {
+            for (size_t h = 0; h < H; ++h) {
+              const size_t block = (l * H + h) * window * hs;
+              kernels::attend(&q[t * C + h * hs], &keys[block], &values[block], past + t + 1, hs,
+                              scores.data(), &att[t * C + h * hs]);
+            }
+          }
+        }
+      });
     }
-    return total / (pasts.size() * 4);
+    return total / pasts.size();
   };
-  std::vector<double> whole, mm, at, ge;
+  auto gelus = [&](size_t k) {  // the copies that restore the input, timed alone and subtracted
+    const size_t n = k * 4 * C;
+    const double with = mean_ms(3, [&] {
+      for (size_t l = 0; l < L; ++l) {
+        std::copy(act.begin(), act.begin() + n, hidden.begin());
+        kernels::gelu(hidden.data(), n);
+      }
+    });
+    const double copies = mean_ms(3, [&] {
+      for (size_t l = 0; l < L; ++l) std::copy(act.begin(), act.begin() + n, hidden.begin());
+    });
+    return std::max(0.0, with - copies);
+  };
+  std::vector<std::vector<double>> pass(ks.size()), mm(ks.size()), at(ks.size()), ge(ks.size());
   for (int r = -1; r < repeats; ++r) {  // r = -1: warm-up
-    const double w = forward_ms(model, k, pasts, 1).median;
-    const double m = per_pass([&](size_t) { matmuls(); });
-    const double a = per_pass(attention);
-    const double g = per_pass([&](size_t) { gelus(); }) - per_pass([&](size_t) { copies(); });
-    if (r < 0) continue;
-    whole.push_back(w);
-    mm.push_back(m);
-    at.push_back(a);
-    ge.push_back(std::max(0.0, g));
+    for (size_t i = 0; i < ks.size(); ++i) {
+      const size_t k = ks[i];
+      const double p = timer.once(k), m = matmuls(k), a = attention(k), g = gelus(k);
+      if (r < 0) continue;
+      pass[i].push_back(p);
+      mm[i].push_back(m);
+      at[i].push_back(a);
+      ge[i].push_back(g);
+    }
   }
-  return {summarize(whole), summarize(mm), summarize(at), summarize(ge)};
+  std::vector<PassBreakdown> rows;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    rows.push_back(
+        {ks[i], summarize(pass[i]), summarize(mm[i]), summarize(at[i]), summarize(ge[i])});
+  }
+  return rows;
 }
 
 Stats split_matmul_ms(const GPTModel& model, int threads, int repeats) {
@@ -363,22 +253,40 @@ Stats split_matmul_ms(const GPTModel& model, int threads, int repeats) {
 #else
   if (threads < 1 || threads > 64) fail("split_matmul_ms: threads must be in 1..64, got ", threads);
   const size_t C = model.config().n_embd;
-  using Job = ModelMatmul;
-  const std::vector<Job> jobs = model_matmuls(model);
   Rng rng(47);
   const std::vector<float> x = random_floats(rng, 4 * C);
+  // Part t of a matrix: a run of whole 8-row blocks of W, packed on its own (the packed layout
+  // of a row range is not a slice of the whole matrix's when it is striped).
+  struct Part {
+    size_t k, r0, n;
+    std::vector<float> w;
+    const float* bias;
+  };
+  struct Job {
+    std::vector<Part> parts;  // one per thread (possibly empty)
+    size_t n;
+  };
+  std::vector<Job> jobs;
   size_t stride = 0;  // outputs of job i at [i * stride, i * stride + n)
-  for (const Job& j : jobs) stride = std::max(stride, j.n);
-  std::vector<float> ref(jobs.size() * stride), got(jobs.size() * stride);
-
-  // Part t of a job: a run of whole 8-row panel pairs, so every part uses the kernels' usual path.
-  auto part = [&](const Job& j, int t, float* o) {
-    const size_t pairs = (j.n + 7) / 8, per = (pairs + threads - 1) / threads;
-    const size_t r0 = std::min(j.n, t * per * 8), r1 = std::min(j.n, (t + 1) * per * 8);
-    if (r1 > r0) {
-      kernels::matmul(x.data(), 1, j.k, j.w + r0 * j.k, r1 - r0, j.bias ? j.bias + r0 : nullptr,
-                      o + r0);
+  for (const ModelMatmul& m : model_matmuls(model)) {
+    std::vector<float> w(m.n * m.k);
+    kernels::unpack_weights(m.w, m.n, m.k, w.data());
+    Job job{{}, m.n};
+    const size_t blocks = (m.n + 7) / 8, per = (blocks + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) {
+      const size_t r0 = std::min(m.n, t * per * 8), r1 = std::min(m.n, (t + 1) * per * 8);
+      Part p{m.k, r0, r1 - r0, std::vector<float>(kernels::packed_size(r1 - r0, m.k)),
+             m.bias ? m.bias + r0 : nullptr};
+      if (p.n) kernels::pack_weights(&w[r0 * m.k], p.n, m.k, p.w.data());
+      job.parts.push_back(std::move(p));
     }
+    stride = std::max(stride, m.n);
+    jobs.push_back(std::move(job));
+  }
+  std::vector<float> ref(jobs.size() * stride), got(jobs.size() * stride);
+  auto part = [&](const Job& j, int t, float* o) {
+    const Part& p = j.parts[t];
+    if (p.n) kernels::matmul(x.data(), 1, p.k, p.w.data(), p.n, p.bias, o + p.r0);
   };
   // Workers spin on a generation counter (benchmark only: no sleeping, no locks in the timing).
   std::atomic<int> generation{0}, finished{0};
@@ -412,8 +320,9 @@ Stats split_matmul_ms(const GPTModel& model, int threads, int repeats) {
   auto pass = [&](std::vector<float>& o) {
     for (size_t i = 0; i < jobs.size(); ++i) run(jobs[i], &o[i * stride]);
   };
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const Job& j = jobs[i];
+  const std::vector<ModelMatmul> whole = model_matmuls(model);
+  for (size_t i = 0; i < whole.size(); ++i) {
+    const ModelMatmul& j = whole[i];
     kernels::matmul(x.data(), 1, j.k, j.w, j.n, j.bias, &ref[i * stride]);
   }
   std::vector<double> samples;
@@ -441,39 +350,67 @@ std::vector<size_t> decode_contexts(size_t block_size) {
   return out;
 }
 
-Stats forward_ms(const GPTModel& model, size_t k, const std::vector<size_t>& pasts, int repeats) {
+struct PassTimer::Impl {
+  const GPTModel& model;
+  std::vector<size_t> pasts;
+  size_t max_k;
+  std::vector<std::unique_ptr<ModelSource>> sources;  // one per context
+  std::vector<std::vector<int>> seqs[2];  // per context: two continuations of past + max_k tokens
+  std::vector<int> next;                  // per context: the continuation the next call uses
+};
+
+PassTimer::PassTimer(const GPTModel& model, const std::vector<size_t>& pasts, size_t max_k)
+    : impl_(nullptr) {
   const size_t window = static_cast<size_t>(model.config().block_size);
+  if (max_k < 1) fail("forward_ms: k must be >= 1");
+  if (pasts.empty()) fail("forward_ms: no context");
   for (size_t p : pasts) {
-    if (k < 1 || p + k > window) fail("forward_ms: past ", p, " + k ", k, " exceed the context");
+    if (p + max_k > window) fail("forward_ms: past ", p, " + k ", max_k, " exceed the context");
   }
-  ModelSource source(model);
+  auto impl = std::make_unique<Impl>(Impl{model, pasts, max_k, {}, {}, {}});
   const std::vector<int> a = filler_tokens(window, 0);
-  std::vector<std::vector<int>> seqs[2];
   for (size_t p : pasts) {
-    std::vector<int> sa(a.begin(), a.begin() + p + k), sb = sa;
-    for (size_t i = p; i < p + k; ++i) sb[i] = (sa[i] + 1) % model.config().vocab_size;
-    seqs[0].push_back(sa);
-    seqs[1].push_back(sb);
+    std::vector<int> sa(a.begin(), a.begin() + p + max_k), sb = sa;
+    for (size_t i = p; i < p + max_k; ++i) sb[i] = (sa[i] + 1) % model.config().vocab_size;
+    impl->seqs[0].push_back(sa);
+    impl->seqs[1].push_back(sb);
+    impl->sources.push_back(std::make_unique<ModelSource>(model));
+    impl->sources.back()->next_token_probs(sb, 1);  // fills the cache (untimed)
+    impl->next.push_back(0);
   }
-  // Per context and repeat: a prefill, then untimed calls, then the timed ones, as in the steady
-  // state of a decode (measured: the first 2-3 one-token passes after a long prefill take up to
-  // 2x as long as the following ones).
-  const int warm = 4, calls = 4;
-  auto one_repeat = [&] {
-    double total = 0.0;
-    for (size_t j = 0; j < pasts.size(); ++j) {
-      source.next_token_probs(seqs[1][j], pasts[j] + k);  // prefill (untimed)
-      for (int c = 0; c < warm + calls; ++c) {
-        const double t0 = now_ms();
-        source.next_token_probs(seqs[c % 2][j], k);
-        if (c >= warm) total += now_ms() - t0;
-      }
+  impl_ = impl.release();
+}
+
+PassTimer::PassTimer(PassTimer&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
+PassTimer::~PassTimer() { delete impl_; }
+
+double PassTimer::once(size_t k) {
+  Impl& s = *impl_;
+  if (k < 1 || k > s.max_k) fail("forward_ms: k must be in 1..", s.max_k, ", got ", k);
+  const int warm = 2, calls = 3;
+  double total = 0.0;
+  for (size_t j = 0; j < s.pasts.size(); ++j) {
+    const size_t len = s.pasts[j] + k;
+    for (int c = 0; c < warm + calls; ++c) {
+      // The other continuation than the cached one: the source rolls back to the context and
+      // forwards exactly k tokens.
+      const std::vector<int>& full = s.seqs[s.next[j]][j];
+      const std::vector<int> tokens(full.begin(), full.begin() + len);
+      s.next[j] ^= 1;
+      const double t0 = now_ms();
+      s.sources[j]->next_token_probs(tokens, k);
+      if (c >= warm) total += now_ms() - t0;
     }
-    return total / (pasts.size() * calls);
-  };
-  for (int i = 0; i < 2; ++i) one_repeat();  // warm-up
+  }
+  return total / (s.pasts.size() * calls);
+}
+
+Stats forward_ms(const GPTModel& model, size_t k, const std::vector<size_t>& pasts, int repeats) {
+  if (repeats < 1) fail("forward_ms: repeats must be >= 1, got ", repeats);
+  PassTimer timer(model, pasts, k);
+  timer.once(k);  // warm-up
   std::vector<double> samples;
-  for (int r = 0; r < repeats; ++r) samples.push_back(one_repeat());
+  for (int r = 0; r < repeats; ++r) samples.push_back(timer.once(k));
   return summarize(samples);
 }
 

@@ -1,7 +1,9 @@
-// Measurements shared by the native `specdec bench` command and the WASM benchmark bindings
-// (src/bindings/bench_bindings.cc), so that both time exactly the same code from inside the
-// engine (no JS call overhead in the kernel figures). Every figure is a median of repeated
-// runs, reported with its min and max. Nothing here is used by the library itself.
+// Measurements shared by the native `specdec bench` command and the WASM benchmark module
+// (src/bindings/bench_bindings.cc, built only for bench/run.mjs), so that both time exactly the
+// same code from inside the engine (no JS call overhead in the kernel figures). Every figure is
+// a median of repeated runs, reported with its min and max. Nothing here is used by the library
+// itself; the shipped module links only read_gbs and kernel_self_check
+// (src/bindings/diagnostics_bindings.cc).
 #pragma once
 
 #include <cstddef>
@@ -29,13 +31,36 @@ struct Stats {
 };
 Stats summarize(std::vector<double> samples);
 
-// ------------------------------------------------------------------ kernels
+// Runs `once` (which does `work` units of something: flops, bytes) for at least min_ms per
+// repeat after an untimed warm-up (V8 tiers up, caches fill); returns work per nanosecond
+// (GFLOP/s, GB/s) per repeat.
+template <typename Fn>
+Stats rate_of(Fn once, double work, int repeats, double min_ms) {
+  for (int i = 0; i < 3; ++i) once();
+  const double warm_end = now_ms() + min_ms;
+  while (now_ms() < warm_end) once();
+  std::vector<double> samples;
+  for (int r = 0; r < repeats; ++r) {
+    size_t calls = 0;
+    const double t0 = now_ms();
+    double t = t0;
+    while (t - t0 < min_ms) {
+      once();
+      ++calls;
+      t = now_ms();
+    }
+    samples.push_back(work * calls / ((t - t0) * 1e6));
+  }
+  return summarize(samples);
+}
+
+// ------------------------------------------------------------------ kernels (self_check.cc)
 
 // Every SIMD kernel against its scalar reference, bit for bit, on random inputs at sizes around
-// the vector and panel widths (matmul for M = 1..9, attention, dot, softmax, layer norm, GELU,
-// SiLU), in whatever build this is compiled into. Returns "" or a description of the first
-// mismatch. (tests/cpp/kernels_test.cc checks the native build; tests/js/kernels.test.mjs runs this
-// in WASM.)
+// the vector and panel widths (matmul for M = 1..9 on unstriped and striped packings, attention,
+// dot, softmax, layer norm, GELU, SiLU), in whatever build this is compiled into. Returns "" or
+// a description of the first mismatch. (tests/cpp/kernels_test.cc checks the native build;
+// tests/js/kernels.test.mjs runs this in the shipped WASM module.)
 std::string kernel_self_check();
 
 // GFLOP/s (2 m k n flops per call) of kernels::matmul with m rows against W (n, k). `copies`
@@ -45,31 +70,89 @@ Stats matmul_gflops(size_t m, size_t k, size_t n, size_t copies, int repeats, do
 
 // GFLOP/s of the linear layers of one forward pass of a model shaped `cfg`, in forward order,
 // each layer with its own random weights (19.1 MB for the 6 x 256 target): GEMV (m = 1) and
-// GEMM "at model scale", with the weights streaming from L3 as in real decoding.
+// GEMM "at model scale", with the weights streaming from memory as in real decoding.
 Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double min_ms);
 
 // ------------------------------------------------------------------ roofline
 
-// GB/s at which one core reads a stream of `bytes` of floats (a SIMD sum with 4 accumulators:
-// the access pattern of the decoding GEMV without its multiplies). For a buffer larger than the
-// caches next to the core this is the ceiling of any single-threaded M = 1 matmul.
-Stats read_gbs(size_t bytes, int repeats, double min_ms);
+// GB/s at which one core reads a buffer of `bytes` (bandwidth.cc): the buffer is cut into
+// `streams` equal regions read side by side, 1 KiB from each in turn (the order in which the
+// kernels read a striped weight matrix, kernels/matmul.h; streams = 1: front to back). For a
+// buffer larger than the caches next to
+// the core this bounds any single-threaded one-token matmul over it. requires: streams 1..64.
+Stats read_gbs(size_t bytes, int repeats, double min_ms, int streams = 1);
 
-// Bytes of packed weights the matmuls of one forward pass of `model` read (every linear layer
-// and the LM head): divided by read_gbs, the least time a one-token pass can take.
-size_t matmul_weight_bytes(const GPTModel& model);
-
-// Where the time of one pass over k new tokens goes: the kernels of GPTModel::forward timed on
-// their own with the model's shapes — matmul on the model's own packed weights (streaming from
-// memory as in decoding), attention over a KV cache of the model's shape at each of `pasts`
-// cached tokens, GELU on the MLP's hidden layer — each the mean per pass over `pasts`, median
-// over repeats; `pass` is forward_ms() measured in the same repeats, and pass minus the three is
-// the rest (layer norms, residual adds, KV copies, softmax of the output rows, call overhead).
-struct PassBreakdown {
-  Stats pass, matmul, attention, gelu;
+// read_gbs with 1, 2, 4, 8 and 16 streams; the best median and its stream count.
+struct ReadBandwidth {
+  Stats gbs;
+  int streams = 1;
+  std::vector<Stats> by_streams;  // 1, 2, 4, 8, 16
 };
-PassBreakdown pass_breakdown(const GPTModel& model, size_t k, const std::vector<size_t>& pasts,
-                             int repeats);
+ReadBandwidth best_read_gbs(size_t bytes, int repeats, double min_ms);
+
+// GFLOP/s of multiplies and adds alone (peak.cc): independent chains of mul + add in registers,
+// at the vector width of the matmul kernel of this build (256-bit AVX2 natively, 128-bit
+// SIMD128 in WASM), the best of 4, 6 and 8 chains. No memory traffic: the arithmetic ceiling of
+// a matmul (flops = 2 per multiply-add).
+Stats muladd_gflops(int repeats, double min_ms);
+constexpr int kMatmulVectorBits =
+#if defined(__AVX2__) && !defined(__wasm_simd128__)
+    256;
+#else
+    128;
+#endif
+
+// Bytes of weights the matmuls of one forward pass of `model` read (every linear layer and the
+// LM head, f32, without the striping's padding), and their flops per token (2 per weight).
+size_t matmul_weight_bytes(const GPTModel& model);
+double matmul_flops_per_token(const GPTModel& model);
+
+// The roofline of a pass over k tokens: max(weight bytes / read bandwidth, k x flops per token
+// / mul+add peak), in ms.
+double roofline_ms(const GPTModel& model, size_t k, double read_gbs, double peak_gflops);
+
+// ------------------------------------------------------------------ model passes
+
+// Times one ModelSource::next_token_probs call that forwards k new tokens after each of a set of
+// cached-token counts (what the decoder's verify call costs). Each context has its own source,
+// filled once; every call rolls the cache back to the context and alternates between two
+// continuations, so the k tokens are really recomputed, as in the steady state of a decode.
+class PassTimer {
+ public:
+  // requires: 1 <= max_k, every past + max_k <= block_size. Throws specdec::Error otherwise.
+  PassTimer(const GPTModel& model, const std::vector<size_t>& pasts, size_t max_k);
+  PassTimer(PassTimer&&) noexcept;
+  ~PassTimer();
+  // Mean ms of one pass over k (1 .. max_k) new tokens, over the contexts (2 untimed and 3 timed
+  // calls per context).
+  double once(size_t k);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// Median over repeats of PassTimer::once(k) (after one untimed repeat).
+Stats forward_ms(const GPTModel& model, size_t k, const std::vector<size_t>& pasts, int repeats);
+
+// Cached-token counts that cover a decode of the benchmark prompts through a context window of
+// block_size tokens evenly (8 points from 8 to ~7/8 of the window).
+std::vector<size_t> decode_contexts(size_t block_size);
+
+// Where the time of one pass over k new tokens goes, for each k of `ks`: `pass` is
+// PassTimer::once(k); then the kernels of GPTModel::forward timed on their own with the model's
+// shapes — matmul on the model's own packed weights (streaming from memory as in decoding),
+// attention over a KV cache of the model's shape at each of `pasts` cached tokens, GELU on the
+// MLP's hidden layer. Every k is measured in every repeat (round robin), so a change of machine
+// state cannot bias one k. pass minus the three is the rest (layer norms, residual adds, KV
+// copies, softmax of the output rows, allocations, call overhead).
+struct PassBreakdown {
+  size_t k = 0;
+  Stats pass, matmul, attention, gelu;
+  double rest_ms() const { return pass.median - matmul.median - attention.median - gelu.median; }
+};
+std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vector<size_t>& ks,
+                                          const std::vector<size_t>& pasts, int repeats);
 
 // Native builds only (WASM has no threads here): ms per pass of the target's one-token matmuls
 // with the output rows of every matrix split over `threads` threads (a prototype of what would
@@ -82,18 +165,6 @@ constexpr bool kHasThreads =
 #else
     true;
 #endif
-
-// ------------------------------------------------------------------ model passes
-
-// Mean milliseconds of one ModelSource::next_token_probs call that forwards k new tokens after
-// `past` cached ones (what the decoder's verify call costs), averaged over the given contexts;
-// median over repeats. Each call alternates between two continuations so that the cache is
-// rolled back and the k tokens are really recomputed.
-Stats forward_ms(const GPTModel& model, size_t k, const std::vector<size_t>& pasts, int repeats);
-
-// Cached-token counts that cover a decode of the benchmark prompts through a context window of
-// block_size tokens evenly (8 points from 8 to ~7/8 of the window).
-std::vector<size_t> decode_contexts(size_t block_size);
 
 // ------------------------------------------------------------------ decoding
 

@@ -1,10 +1,11 @@
 // Benchmark-only bindings (bench/run.mjs): they run the measurement code of src/bench/ inside
-// wasm, so the kernel and forward-pass figures carry no JS call overhead. Not part of the
-// package's JS API (web/lib/core.js does not expose them); the benchmark reaches them on the raw
-// module.
+// wasm, so the kernel and forward-pass figures carry no JS call overhead. Linked only into the
+// benchmark's own module (specdec_bench_wasm in cmake/wasm.cmake: the library's bindings plus
+// these), never into the shipped web/lib/wasm/specdec-core.wasm.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,25 +60,80 @@ val bench_forward(const BenchModel& b, double k, val pasts_js, int repeats) {
   });
 }
 
-val bench_read_gbs(double bytes, int repeats, double min_ms) {
-  return guard([&] { return stats_to_js(bench::read_gbs(size_t(bytes), repeats, min_ms)); });
+val bench_read_gbs(double bytes, int repeats, double min_ms, int streams) {
+  return guard(
+      [&] { return stats_to_js(bench::read_gbs(size_t(bytes), repeats, min_ms, streams)); });
+}
+
+// { gbs: Stats (the best), streams, byStreams: Stats[] for 1, 2, 4, 8, 16 streams }
+val bench_best_read_gbs(double bytes, int repeats, double min_ms) {
+  return guard([&] {
+    const bench::ReadBandwidth r = bench::best_read_gbs(size_t(bytes), repeats, min_ms);
+    val o = val::object();
+    o.set("gbs", stats_to_js(r.gbs));
+    o.set("streams", r.streams);
+    val by = val::array();
+    for (const bench::Stats& s : r.by_streams) by.call<void>("push", stats_to_js(s));
+    o.set("byStreams", by);
+    return o;
+  });
+}
+
+val bench_muladd_gflops(int repeats, double min_ms) {
+  return guard([&] { return stats_to_js(bench::muladd_gflops(repeats, min_ms)); });
 }
 
 double bench_weight_bytes(const BenchModel& b) {
   return double(bench::matmul_weight_bytes(b.model));
 }
 
-val bench_pass_breakdown(const BenchModel& b, double k, val pasts_js, int repeats) {
+double bench_flops_per_token(const BenchModel& b) { return bench::matmul_flops_per_token(b.model); }
+
+// ks, pasts: number[]. Returns [{ k, pass, matmul, attention, gelu }] (Stats of ms per pass).
+val bench_pass_breakdown(const BenchModel& b, val ks_js, val pasts_js, int repeats) {
   return guard([&] {
-    std::vector<size_t> pasts;
+    std::vector<size_t> ks, pasts;
+    for (int k : int_vector_from_js(ks_js)) ks.push_back(size_t(k));
     for (int p : int_vector_from_js(pasts_js)) pasts.push_back(size_t(p));
-    const bench::PassBreakdown r = bench::pass_breakdown(b.model, size_t(k), pasts, repeats);
-    val o = val::object();
-    o.set("pass", stats_to_js(r.pass));
-    o.set("matmul", stats_to_js(r.matmul));
-    o.set("attention", stats_to_js(r.attention));
-    o.set("gelu", stats_to_js(r.gelu));
-    return o;
+    val rows = val::array();
+    for (const bench::PassBreakdown& r : bench::pass_breakdown(b.model, ks, pasts, repeats)) {
+      val o = val::object();
+      o.set("k", double(r.k));
+      o.set("pass", stats_to_js(r.pass));
+      o.set("matmul", stats_to_js(r.matmul));
+      o.set("attention", stats_to_js(r.attention));
+      o.set("gelu", stats_to_js(r.gelu));
+      rows.call<void>("push", o);
+    }
+    return rows;
+  });
+}
+
+// Mean ms of a pass over each k of ks (number[]) after each context, every k in every repeat
+// (round robin): { k: Stats }[] in the order of ks.
+val bench_forward_ks(const BenchModel& b, val ks_js, val pasts_js, int repeats) {
+  return guard([&] {
+    std::vector<size_t> ks, pasts;
+    for (int k : int_vector_from_js(ks_js)) ks.push_back(size_t(k));
+    for (int p : int_vector_from_js(pasts_js)) pasts.push_back(size_t(p));
+    size_t max_k = 1;
+    for (size_t k : ks) max_k = std::max(max_k, k);
+    bench::PassTimer timer(b.model, pasts, max_k);
+    std::vector<std::vector<double>> samples(ks.size());
+    for (int r = -1; r < repeats; ++r) {
+      for (size_t i = 0; i < ks.size(); ++i) {
+        const double ms = timer.once(ks[i]);
+        if (r >= 0) samples[i].push_back(ms);
+      }
+    }
+    val rows = val::array();
+    for (size_t i = 0; i < ks.size(); ++i) {
+      val o = val::object();
+      o.set("k", double(ks[i]));
+      o.set("ms", stats_to_js(bench::summarize(samples[i])));
+      rows.call<void>("push", o);
+    }
+    return rows;
   });
 }
 
@@ -112,10 +168,6 @@ val bench_decode(const BenchModel& target, BenchModel* draft, val prompts_js, in
   });
 }
 
-std::string kernel_self_check() {
-  return guard([] { return bench::kernel_self_check(); });
-}
-
 val bench_prompts() {
   val out = val::array();
   for (const std::string& p : bench::prompts()) out.call<void>("push", val(p));
@@ -131,12 +183,15 @@ EMSCRIPTEN_BINDINGS(specdec_bench) {
   function("benchModelMatmuls", &bench_model_matmuls);
   function("benchForward", &bench_forward);
   function("benchDecodeContexts", &bench_decode_contexts);
+  function("benchForwardKs", &bench_forward_ks);
   function("benchReadGbs", &bench_read_gbs);
+  function("benchBestReadGbs", &bench_best_read_gbs);
+  function("benchMuladdGflops", &bench_muladd_gflops);
   function("benchWeightBytes", &bench_weight_bytes);
+  function("benchFlopsPerToken", &bench_flops_per_token);
   function("benchPassBreakdown", &bench_pass_breakdown);
   function("benchDecode", &bench_decode, allow_raw_pointers());
   function("benchPrompts", &bench_prompts);
-  function("kernelSelfCheck", &kernel_self_check);
 }
 
 }  // namespace specdec::bindings

@@ -1,9 +1,13 @@
-// specdec bench: the native benchmark tables of issue 6 — kernel GFLOP/s by shape, ms/token of
-// each model, the verify cost v(k), and speculative vs plain decoding by gamma and temperature
-// with the predicted speedup E(alpha, gamma) / (gamma c + v(gamma + 1)) beside the measured one.
-// Every figure is a median of --repeats runs with [min, max]; ratios come from the same run.
-// The WASM figures come from bench/run.mjs over the same measurement code (src/bench/).
+// specdec bench: the native benchmark tables — kernel GFLOP/s by shape, ms/token of each model,
+// the verify cost v(k), the roofline of a pass over k = 1..8 tokens for each target given (one
+// core's read bandwidth and mul+add peak, measured in the same run) with where the pass goes, and
+// speculative vs plain decoding by gamma and temperature with the predicted speedup
+// E(alpha, gamma) / (gamma c + v(gamma + 1)) beside the measured one. Every figure is a median of
+// --repeats runs with [min, max]; ratios come from the same run. The WASM figures come from
+// bench/run.mjs over the same measurement code (src/bench/).
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +54,19 @@ std::string join(const std::vector<std::string>& items) {
   return s + "]";
 }
 
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    const std::string item = s.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::vector<std::vector<int>> prompt_tokens() {
   std::vector<std::vector<int>> out;
   for (const std::string& p : bench::prompts()) out.push_back(encode(p));
@@ -61,7 +78,11 @@ std::vector<std::vector<int>> prompt_tokens() {
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args(argv, {"target", "draft", "repeats", "max-tokens", "gamma-max", "only"},
                   {"json", "quick"});
-  const std::string target_path = args.str("target", "models/target.safetensors");
+  // --target A,B: every section uses A; the roofline section ("breakdown") runs for each.
+  const std::vector<std::string> target_paths =
+      split_list(args.str("target", "models/target.safetensors"));
+  if (target_paths.empty()) fail("--target: no file given");
+  const std::string target_path = target_paths[0];
   const std::string draft_path = args.str("draft", "models/draft.safetensors");
   const bool quick = args.has("quick");
   const int repeats = static_cast<int>(args.integer("repeats", quick ? 3 : 7));
@@ -79,6 +100,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
   Json out;
   out.key("engine", json_escape("native"));
   out.key("target", json_escape(target_path));
+  {
+    std::vector<std::string> names;
+    for (const std::string& t : target_paths) names.push_back(json_escape(t));
+    out.key("targets", join(names));
+  }
   out.key("draft", json_escape(draft_path));
   out.key("repeats", std::to_string(repeats));
   auto say = [&](const char* f, const std::string& a = "") {
@@ -142,21 +168,31 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
 
   // ---------------------------------------------------------------- ms/token
+  // Also the target's mean pass inside the decoder (its own timing of the model calls): the
+  // verify section's k = 1 pass must agree with it.
+  double decode_pass_ms = 0.0;
   if (section("models")) {
-    say("Plain greedy decode, 255 tokens after a 1-token prompt (ms/token)\n");
+    say("Plain greedy decode, 255 tokens after a 1-token prompt (ms/token; target pass inside the "
+        "decoder)\n");
     std::vector<std::string> rows;
     for (const GPTModel* model : {&target, &draft}) {
-      std::vector<double> samples;
+      std::vector<double> samples, pass;
       bench::decode(*model, nullptr, {encode("\n")}, 1, 0.0f, 0, 255);  // warm-up
       for (int r = 0; r < repeats; ++r) {
-        samples.push_back(
-            bench::decode(*model, nullptr, {encode("\n")}, 1, 0.0f, 0, 255).ms_per_token());
+        const bench::DecodeTotals t =
+            bench::decode(*model, nullptr, {encode("\n")}, 1, 0.0f, 0, 255);
+        samples.push_back(t.ms_per_token());
+        pass.push_back(t.target_ms / t.target_passes);
       }
-      const Stats s = bench::summarize(samples);
+      const Stats s = bench::summarize(samples), p = bench::summarize(pass);
       const char* name = model == &target ? "target" : "draft";
-      if (!json) std::printf("  %-7s %s ms/token\n", name, cell(s, "%.3f").c_str());
+      if (model == &target) decode_pass_ms = p.median;
+      if (!json) {
+        std::printf("  %-7s %s ms/token, pass %s ms\n", name, cell(s, "%.3f").c_str(),
+                    cell(p, "%.3f").c_str());
+      }
       rows.push_back("{\"model\":" + json_escape(name) + ",\"ms_per_token\":" + json_stats(s) +
-                     "}");
+                     ",\"pass_ms\":" + json_stats(p) + "}");
     }
     out.key("decode", join(rows));
     say("\n");
@@ -166,14 +202,24 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const std::vector<size_t> pasts = bench::decode_contexts(target.config().block_size);
   double c = 0.0;  // D(1) / V(1) from the forward timings
   if (section("verify")) {
-    say("Verify cost: one pass over k tokens vs one step (mean over contexts 8..~%s)\n",
+    say("Verify cost: one pass over k tokens vs one step (mean over contexts 8..~%s; every k in "
+        "every repeat)\n",
         std::to_string(pasts.back()).c_str());
-    const Stats t1 = bench::forward_ms(target, 1, pasts, repeats);
+    const int max_k = std::max(9, gamma_max + 1);
+    bench::PassTimer timer(target, pasts, max_k);
     const Stats d1 = bench::forward_ms(draft, 1, pasts, repeats);
+    std::vector<std::vector<double>> samples(max_k + 1);
+    for (int r = -1; r < repeats; ++r) {  // r = -1: warm-up
+      for (int k = 1; k <= max_k; ++k) {
+        const double ms = timer.once(k);
+        if (r >= 0) samples[k].push_back(ms);
+      }
+    }
+    const Stats t1 = bench::summarize(samples[1]);
     c = d1.median / t1.median;
     std::vector<std::string> rows;
-    for (int k = 1; k <= std::max(9, gamma_max + 1); ++k) {
-      const Stats tk = k == 1 ? t1 : bench::forward_ms(target, k, pasts, repeats);
+    for (int k = 1; k <= max_k; ++k) {
+      const Stats tk = bench::summarize(samples[k]);
       if (!json) {
         std::printf("  k=%d  %s ms   v(k) = %.2f\n", k, cell(tk, "%.3f").c_str(),
                     tk.median / t1.median);
@@ -182,8 +228,15 @@ int cmd_bench(const std::vector<std::string>& argv) {
                      ",\"v\":" + fmt("%.4f", tk.median / t1.median) + "}");
     }
     if (!json) {
-      std::printf("  draft step %s ms, target step %s ms: c = %.3f\n\n", cell(d1, "%.3f").c_str(),
+      std::printf("  draft step %s ms, target step %s ms: c = %.3f\n", cell(d1, "%.3f").c_str(),
                   cell(t1, "%.3f").c_str(), c);
+      if (decode_pass_ms > 0.0) {
+        std::printf(
+            "  consistency: k = 1 pass %.3f ms vs plain decoding's target pass %.3f ms "
+            "(%.2fx)\n",
+            t1.median, decode_pass_ms, t1.median / decode_pass_ms);
+      }
+      std::printf("\n");
     }
     out.key("verify", join(rows));
     out.key("draft_step_ms", json_stats(d1));
@@ -191,54 +244,85 @@ int cmd_bench(const std::vector<std::string>& argv) {
     out.key("c", fmt("%.5f", c));
   }
 
-  // ---------------------------------------------------------------- where a pass goes
-  // The roofline of decoding: one core's read bandwidth over a buffer as large as the target's
-  // weights bounds a one-token pass from below; then each kernel's share of a k-token pass.
-  if (section("breakdown")) {
-    const size_t bytes = bench::matmul_weight_bytes(target);
-    const Stats bw = bench::read_gbs(bytes, repeats, min_ms);
-    const double floor_ms = bytes / (bw.median * 1e6);
+  // ---------------------------------------------------------------- roofline, where a pass goes
+  // For each target: one core's read bandwidth over a buffer as large as its weights (the best
+  // of 1..16 streams) and the mul+add peak, measured here, give the roofline of a pass over k
+  // tokens: max(weight bytes / bandwidth, k x flops per token / peak). Then each kernel's share.
+  if (section("breakdown") || section("roofline")) {
+    const Stats peak = bench::muladd_gflops(repeats, min_ms);
     if (!json) {
-      std::printf(
-          "Roofline: one core reads a %.1f MB stream at %s GB/s, so the target's matmuls need "
-          ">= %.3f ms per pass\n",
-          bytes / 1e6, cell(bw, "%.1f").c_str(), floor_ms);
-      std::printf("Where a pass over k tokens goes (target, ms, mean over contexts)\n");
-      std::printf("  %-3s | %-7s | %-7s | %-9s | %-9s | %-7s | %-7s | %s\n", "k", "pass", "matmul",
-                  "GFLOP/s", "attention", "GELU", "rest", "matmul floor");
+      std::printf("Mul+add peak (registers only, %s): %s GFLOP/s\n",
+                  bench::kMatmulVectorBits == 256 ? "256-bit AVX2" : "128-bit",
+                  cell(peak, "%.1f").c_str());
     }
-    std::vector<std::string> rows;
-    for (size_t k : {1, 2, 3, 5}) {
-      const bench::PassBreakdown b = bench::pass_breakdown(target, k, pasts, repeats);
-      const Stats& pass = b.pass;
-      const double rest = pass.median - b.matmul.median - b.attention.median - b.gelu.median;
-      const double gflops = 2.0 * k * (bytes / sizeof(float)) / (b.matmul.median * 1e6);
-      if (!json) {
-        std::printf("  %-3zu | %-7.3f | %-7.3f | %-9.1f | %-9.3f | %-7.3f | %-7.3f | %.3f\n", k,
-                    pass.median, b.matmul.median, gflops, b.attention.median, b.gelu.median, rest,
-                    floor_ms);
-      }
-      rows.push_back("{\"k\":" + std::to_string(k) + ",\"pass_ms\":" + json_stats(pass) +
-                     ",\"matmul_ms\":" + json_stats(b.matmul) + ",\"attention_ms\":" +
-                     json_stats(b.attention) + ",\"gelu_ms\":" + json_stats(b.gelu) +
-                     ",\"rest_ms\":" + fmt("%.5f", rest) + "}");
-    }
-    if (bench::kHasThreads) {
-      // What would lift the roofline: more cores reading. Output rows split over two threads.
-      const Stats one = bench::split_matmul_ms(target, 1, repeats);
-      const Stats two = bench::split_matmul_ms(target, 2, repeats);
+    out.key("peak_gflops", json_stats(peak));
+    std::vector<std::string> targets_json;
+    for (const std::string& path : target_paths) {
+      std::unique_ptr<GPTModel> other;
+      if (path != target_path) other = std::make_unique<GPTModel>(GPTModel::from_file(path));
+      const GPTModel& model = other ? *other : target;
+      const GPTConfig& cfg = model.config();
+      const size_t bytes = bench::matmul_weight_bytes(model);
+      const double flops = bench::matmul_flops_per_token(model);
+      const bench::ReadBandwidth bw = bench::best_read_gbs(bytes, repeats, min_ms);
+      const std::vector<size_t> ks = {1, 2, 3, 4, 5, 6, 7, 8};
+      const std::vector<bench::PassBreakdown> rows =
+          bench::pass_breakdown(model, ks, bench::decode_contexts(cfg.block_size), repeats);
       if (!json) {
         std::printf(
-            "  one-token matmuls with output rows split over threads (bit-identical): 1 thread %s "
-            "ms, 2 threads %s ms (%.2fx)\n",
-            cell(one, "%.3f").c_str(), cell(two, "%.3f").c_str(), one.median / two.median);
+            "\nRoofline of %s (%dx%d, %.1f MB of f32 weights, %.1f MFLOP per token): one core "
+            "reads "
+            "it at %s GB/s with %d streams (1 stream: %.1f GB/s)\n",
+            path.c_str(), cfg.n_layer, cfg.n_embd, bytes / 1e6, flops / 1e6,
+            cell(bw.gbs, "%.1f").c_str(), bw.streams, bw.by_streams[0].median);
+        std::printf("  %-2s | %-7s | %-7s | %-16s | %-9s | %-11s | %-9s | %-7s | %-13s | %s\n", "k",
+                    "pass", "matmul", "roofline (bound)", "pass/roof", "matmul/roof", "attention",
+                    "GELU", "rest (%)", "v(k)");
       }
-      out.key("split_matmul_ms", "{\"1\":" + json_stats(one) + ",\"2\":" + json_stats(two) + "}");
+      std::vector<std::string> rows_json;
+      for (const bench::PassBreakdown& b : rows) {
+        const double roof = bench::roofline_ms(model, b.k, bw.gbs.median, peak.median);
+        const bool compute = b.k * flops / (peak.median * 1e6) > bytes / (bw.gbs.median * 1e6);
+        const double rest = b.rest_ms();
+        if (!json) {
+          std::printf(
+              "  %-2zu | %-7.3f | %-7.3f | %-7.3f (%-6s) | %-9.2f | %-11.2f | %-9.3f | %-7.3f | "
+              "%-6.3f (%4.1f) | %.2f\n",
+              b.k, b.pass.median, b.matmul.median, roof, compute ? "flops" : "memory",
+              b.pass.median / roof, b.matmul.median / roof, b.attention.median, b.gelu.median, rest,
+              100.0 * rest / b.pass.median, b.pass.median / rows[0].pass.median);
+        }
+        rows_json.push_back(
+            "{\"k\":" + std::to_string(b.k) + ",\"pass_ms\":" + json_stats(b.pass) +
+            ",\"matmul_ms\":" + json_stats(b.matmul) +
+            ",\"attention_ms\":" + json_stats(b.attention) + ",\"gelu_ms\":" + json_stats(b.gelu) +
+            ",\"rest_ms\":" + fmt("%.5f", rest) + ",\"roofline_ms\":" + fmt("%.5f", roof) +
+            ",\"bound\":" + json_escape(compute ? "flops" : "memory") + "}");
+      }
+      std::vector<std::string> streams_json;
+      for (const Stats& s : bw.by_streams) streams_json.push_back(json_stats(s));
+      targets_json.push_back(
+          "{\"target\":" + json_escape(path) + ",\"n_layer\":" + std::to_string(cfg.n_layer) +
+          ",\"n_embd\":" + std::to_string(cfg.n_embd) +
+          ",\"weight_bytes\":" + std::to_string(bytes) +
+          ",\"flops_per_token\":" + fmt("%.0f", flops) + ",\"read_gbs\":" + json_stats(bw.gbs) +
+          ",\"read_streams\":" + std::to_string(bw.streams) +
+          ",\"read_gbs_by_streams\":" + join(streams_json) + ",\"rows\":" + join(rows_json) + "}");
+      if (bench::kHasThreads && path == target_path) {
+        // What would lift the roofline: more cores reading. Output rows split over two threads.
+        const Stats one = bench::split_matmul_ms(model, 1, repeats);
+        const Stats two = bench::split_matmul_ms(model, 2, repeats);
+        if (!json) {
+          std::printf(
+              "  one-token matmuls with output rows split over threads (bit-identical): 1 thread "
+              "%s ms, 2 threads %s ms (%.2fx)\n",
+              cell(one, "%.3f").c_str(), cell(two, "%.3f").c_str(), one.median / two.median);
+        }
+        out.key("split_matmul_ms", "{\"1\":" + json_stats(one) + ",\"2\":" + json_stats(two) + "}");
+      }
     }
     say("\n");
-    out.key("read_gbs", json_stats(bw));
-    out.key("weight_bytes", std::to_string(bytes));
-    out.key("breakdown", join(rows));
+    out.key("roofline", join(targets_json));
   }
 
   // ---------------------------------------------------------------- spec vs plain

@@ -1,29 +1,80 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "kernels/vec4.h"
 
 namespace specdec::kernels {
 
-size_t packed_size(size_t n, size_t k) {
+namespace {
+
+size_t logical_size(size_t n, size_t k) {
   return (n + kPanelRows - 1) / kPanelRows * kPanelRows * k;
 }
 
-void pack_weights(const float* w, size_t n, size_t k, float* w_packed) {
+// Floats per stripe of a striped W (n, k): whole pieces.
+size_t stripe_floats(size_t n, size_t k) {
+  const size_t pieces = (logical_size(n, k) + kPieceFloats - 1) / kPieceFloats;
+  return (pieces + kStripes - 1) / kStripes * kPieceFloats;
+}
+
+}  // namespace
+
+bool packed_striped(size_t n, size_t k) {
+  return k % 4 == 0 && logical_size(n, k) >= kMinStripedFloats;
+}
+
+size_t packed_size(size_t n, size_t k) {
+  return kHeaderFloats +
+         (packed_striped(n, k) ? kStripes * stripe_floats(n, k) : logical_size(n, k));
+}
+
+detail::PackedReader::PackedReader(const float* w_packed, size_t n, size_t k)
+    : base(w_packed + static_cast<size_t>(w_packed[0])),
+      stripe(packed_striped(n, k) ? stripe_floats(n, k) : 0),
+      last_piece((logical_size(n, k) - 1) / kPieceFloats * kPieceFloats) {}
+
+namespace {
+
+// Calls visit(logical position, row, column) for every float of W (n, k) in the packed logical
+// order (rows past n: row >= n).
+template <typename Visit>
+void for_each_packed(size_t n, size_t k, Visit visit) {
   const size_t k4 = k - k % 4;
-  float* dst = w_packed;
+  size_t q = 0;
   for (size_t row0 = 0; row0 < n; row0 += kPanelRows) {
-    auto at = [&](size_t r, size_t kk) { return row0 + r < n ? w[(row0 + r) * k + kk] : 0.0f; };
     for (size_t kb = 0; kb < k4; kb += 4) {
       for (size_t r = 0; r < kPanelRows; ++r) {
-        for (size_t j = 0; j < 4; ++j) *dst++ = at(r, kb + j);
+        for (size_t j = 0; j < 4; ++j) visit(q++, row0 + r, kb + j);
       }
     }
     for (size_t kk = k4; kk < k; ++kk) {
-      for (size_t r = 0; r < kPanelRows; ++r) *dst++ = at(r, kk);
+      for (size_t r = 0; r < kPanelRows; ++r) visit(q++, row0 + r, kk);
     }
   }
+}
+
+}  // namespace
+
+void pack_weights(const float* w, size_t n, size_t k, float* w_packed) {
+  std::fill(w_packed, w_packed + packed_size(n, k), 0.0f);
+  // The data offset: 1 .. kHeaderFloats floats, to the first 64-byte boundary after w_packed.
+  const uintptr_t address = reinterpret_cast<uintptr_t>(w_packed + 1);
+  const size_t offset = 1 + (64 - address % 64) % 64 / sizeof(float);
+  w_packed[0] = static_cast<float>(offset);
+  const detail::PackedReader rd(w_packed, n, k);
+  for_each_packed(n, k, [&](size_t q, size_t row, size_t col) {
+    if (row < n) *const_cast<float*>(rd.at(q)) = w[row * k + col];
+  });
+}
+
+void unpack_weights(const float* w_packed, size_t n, size_t k, float* w) {
+  const detail::PackedReader rd(w_packed, n, k);
+  for_each_packed(n, k, [&](size_t q, size_t row, size_t col) {
+    if (row < n) w[row * k + col] = *rd.at(q);
+  });
 }
 
 void matmul_reference(const float* x, size_t m, size_t k, const float* w, size_t n,
@@ -47,112 +98,187 @@ namespace {
 
 using namespace simd;
 
-// MR input rows (stride k) against one panel: result[i][r] = out[row i][panel row r].
-// Each loaded weight vector serves all MR rows; live registers: 4 MR accumulators + MR x
-// blocks + 1 weight block (11 for MR = 2, under V8's ~12 before it spills).
+// Accumulators of up to 2 input rows against the 4 rows of a panel: acc[i][r] holds the 4 lane
+// sums of (input row i, panel row r).
+struct Acc2x4 {
+  F4 a[2][4];
+};
+
+// Adds k-blocks [0, blocks) of MR input rows (xk: row 0 at k-block 0 of the range, stride k)
+// against the panel data w (16 floats per k-block) into acc. Each loaded weight vector serves all
+// MR rows. Live registers: 4 MR accumulators + MR x blocks + 1 weight block (11 for MR = 2,
+// under V8's ~12 before it spills).
 template <int MR>
-void panel_kernel(const float* x, size_t k, const float* w, const float* bias4,
-                  float result[][kPanelRows]) {
-  const size_t k4 = k - k % 4;
-  F4 acc[MR][4];
+inline void add_blocks(const float* xk, size_t k, const float* w, size_t blocks, Acc2x4& acc) {
+  F4 a[MR][4];
   for (int i = 0; i < MR; ++i) {
-    for (int r = 0; r < 4; ++r) acc[i][r] = zero();
+    for (int r = 0; r < 4; ++r) a[i][r] = acc.a[i][r];
   }
-  for (size_t kb = 0; kb < k4; kb += 4, w += 16) {
+  for (const float* const w_end = w + 16 * blocks; w < w_end; w += 16, xk += 4) {
     F4 xv[MR];
-    for (int i = 0; i < MR; ++i) xv[i] = load(x + i * k + kb);
+    for (int i = 0; i < MR; ++i) xv[i] = load(xk + i * k);
     for (int r = 0; r < 4; ++r) {
       const F4 wv = load(w + 4 * r);
-      for (int i = 0; i < MR; ++i) acc[i][r] = add(acc[i][r], mul(xv[i], wv));
+      for (int i = 0; i < MR; ++i) a[i][r] = add(a[i][r], mul(xv[i], wv));
     }
   }
-  F4 s[MR];
-  for (int i = 0; i < MR; ++i) s[i] = hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-  for (size_t kk = k4; kk < k; ++kk, w += 4) {
-    const F4 wv = load(w);  // W[row 0..3][kk]: one step of the tail for all 4 outputs at once
-    for (int i = 0; i < MR; ++i) s[i] = add(s[i], mul(splat(x[i * k + kk]), wv));
-  }
   for (int i = 0; i < MR; ++i) {
-    if (bias4) s[i] = add(s[i], load(bias4));
-    store(result[i], s[i]);
+    for (int r = 0; r < 4; ++r) acc.a[i][r] = a[i][r];
   }
 }
 
-// One input row against two consecutive panels (8 output rows, adjacent in memory: panel 1
-// starts 4k floats after panel 0): 8 accumulators + the x block + 1 weight block live, and each
-// x block serves 8 outputs. Decoding (M = 1) spends most of its time here.
-void panel2_kernel_m1(const float* x, size_t k, const float* w, const float* bias8,
-                      float result[2][kPanelRows]) {
-  const size_t k4 = k - k % 4;
-  const float* w1 = w + kPanelRows * k;
-  F4 a[2][4];
-  for (auto& p : a) {
-    for (F4& r : p) r = zero();
+// One k-block of MR input rows into the accumulators a.
+template <int MR>
+inline void add_block(const float* xk, size_t k, const float* w, F4 (&a)[2][4]) {
+  F4 xv[MR];
+  for (int i = 0; i < MR; ++i) xv[i] = load(xk + i * k);
+  for (int r = 0; r < 4; ++r) {
+    const F4 wv = load(w + 4 * r);
+    for (int i = 0; i < MR; ++i) a[i][r] = add(a[i][r], mul(xv[i], wv));
   }
-  for (size_t kb = 0; kb < k4; kb += 4, w += 16, w1 += 16) {
+}
+
+// add_blocks with the accumulators in the caller's registers (one group: no scratch).
+template <int MR>
+inline void add_blocks_regs(const float* xk, size_t k, const float* w, size_t blocks,
+                            F4 (&a)[2][4]) {
+  for (const float* const w_end = w + 16 * blocks; w < w_end; w += 16, xk += 4) {
+    add_block<MR>(xk, k, w, a);
+  }
+}
+
+// One input row against the two adjacent panels p, p + 1 of an unstriped W (in cache: 8
+// independent accumulator chains keep the adds' latency from limiting it).
+void sweep_pair_m1(const float* x, size_t k, const float* panel, F4 result[2]) {
+  const size_t k4 = k - k % 4;
+  const float* w0 = panel;
+  const float* w1 = panel + kPanelRows * k;
+  F4 a[2][4];
+  for (auto& pa : a) {
+    for (F4& r : pa) r = zero();
+  }
+  for (size_t kb = 0; kb < k4; kb += 4, w0 += 16, w1 += 16) {
     const F4 xv = load(x + kb);
-    for (int r = 0; r < 4; ++r) a[0][r] = add(a[0][r], mul(xv, load(w + 4 * r)));
+    for (int r = 0; r < 4; ++r) a[0][r] = add(a[0][r], mul(xv, load(w0 + 4 * r)));
     for (int r = 0; r < 4; ++r) a[1][r] = add(a[1][r], mul(xv, load(w1 + 4 * r)));
   }
-  const float* tails[2] = {w, w1};
+  const float* tails[2] = {w0, w1};
   for (int p = 0; p < 2; ++p) {
     F4 s = hsum4(a[p][0], a[p][1], a[p][2], a[p][3]);
     const float* wt = tails[p];
     for (size_t kk = k4; kk < k; ++kk, wt += 4) s = add(s, mul(splat(x[kk]), load(wt)));
-    if (bias8) s = add(s, load(bias8 + 4 * p));
-    store(result[p], s);
+    result[p] = s;
+  }
+}
+
+// Adds the bias (4 entries, or null) and stores lanes 0 .. count - 1 to out.
+inline void finish(F4 s, const float* bias, size_t count, float* out) {
+  if (count == kPanelRows) {  // every panel but perhaps the last
+    if (bias) s = add(s, load(bias));
+    store(out, s);
+    return;
+  }
+  float b[4] = {0.0f, 0.0f, 0.0f, 0.0f}, v[4];
+  for (size_t r = 0; r < count; ++r) b[r] = bias ? bias[r] : 0.0f;
+  if (bias) s = add(s, load(b));
+  store(v, s);
+  for (size_t r = 0; r < count; ++r) out[r] = v[r];
+}
+
+// K-blocks of a panel handled before the next group of input rows takes its turn: 16 (1 KiB of
+// weights), within one piece of a striped W.
+constexpr size_t kChunkFloats = 16 * 16;
+
+// All m input rows against panel p, in groups of 2 (and 1 when m is odd). The panel is walked in
+// chunks (kChunkFloats, never across a piece), and every group takes its turn on a chunk while it
+// is in L1: the weights then stream from memory at the pace of the whole pass's arithmetic
+// (rather than in a burst during the first group's sweep), so that memory and arithmetic overlap.
+// With one group the accumulators stay in registers; with more they wait in `scratch`.
+void panel_all_rows(const float* x, size_t m, size_t k, const detail::PackedReader& rd, size_t p,
+                    const float* bias, size_t n_valid, float* out, size_t n,
+                    std::vector<Acc2x4>& scratch) {
+  const size_t k4 = k - k % 4;
+  const size_t groups = (m + 1) / 2;
+  if (scratch.size() < groups) scratch.resize(groups);
+  for (size_t g = 0; g < groups; ++g) {
+    for (auto& row : scratch[g].a) {
+      for (F4& r : row) r = zero();
+    }
+  }
+  const size_t end = p * kPanelRows * k + kPanelRows * k4;
+  size_t q = p * kPanelRows * k;
+  size_t kb = 0;
+  if (groups == 1) {  // one sweep: the accumulators stay in registers across the pieces
+    F4 a[2][4];
+    for (auto& row : a) {
+      for (F4& r : row) r = zero();
+    }
+    while (q < end) {
+      const size_t len = std::min(end - q, rd.run(q));
+      const float* w = rd.at(q);
+      if (m == 2) {
+        add_blocks_regs<2>(x + kb, k, w, len / 16, a);
+      } else {
+        add_blocks_regs<1>(x + kb, k, w, len / 16, a);
+      }
+      q += len;
+      kb += len / 4;
+    }
+    for (int i = 0; i < 2; ++i) {
+      for (int r = 0; r < 4; ++r) scratch[0].a[i][r] = a[i][r];
+    }
+  }
+  while (q < end) {
+    const size_t len = std::min({end - q, rd.run(q), kChunkFloats});
+    const float* w = rd.at(q);
+    for (size_t g = 0; g < groups; ++g) {
+      const float* xk = x + 2 * g * k + kb;
+      if (2 * g + 1 < m) {
+        add_blocks<2>(xk, k, w, len / 16, scratch[g]);
+      } else {
+        add_blocks<1>(xk, k, w, len / 16, scratch[g]);
+      }
+    }
+    q += len;
+    kb += len / 4;
+  }
+  for (size_t i = 0; i < m; ++i) {
+    const F4* a = scratch[i / 2].a[i % 2];
+    F4 s = hsum4(a[0], a[1], a[2], a[3]);
+    if (k4 < k) {  // unstriped: the tail follows the k-blocks
+      const float* wt = rd.at(end);
+      for (size_t kk = k4; kk < k; ++kk, wt += 4) {
+        s = add(s, mul(splat(x[i * k + kk]), load(wt)));
+      }
+    }
+    finish(s, bias, n_valid, out + i * n);
   }
 }
 
 }  // namespace
 
-// Output rows in pairs of panels while 8 remain; input rows in pairs (panel_kernel<2> on each
-// panel) and a single leftover row (M = 1, 3, 5, ...) through panel2_kernel_m1. Then the last
-// one or two panels one at a time.
+// Panel by panel, in logical order (panel_all_rows). An unstriped W (in cache) with M = 1 goes
+// two panels at a time for more accumulator chains.
 void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
                  const float* bias, float* out) {
-  size_t first_single = 0;  // first output row left for the one-panel loop below
-  for (size_t row0 = 0; row0 + 2 * kPanelRows <= n; row0 += 2 * kPanelRows) {
-    const float* panel = w_packed + row0 * k;
-    const float* b = bias ? bias + row0 : nullptr;  // 8 valid rows
-    for (size_t i = 0; i < m;) {
-      float result[2][kPanelRows];
-      if (m - i >= 2) {
-        for (size_t p = 0; p < 2; ++p) {
-          panel_kernel<2>(x + i * k, k, panel + p * kPanelRows * k,
-                          b ? b + p * kPanelRows : nullptr, result);
-          for (size_t r = 0; r < 2; ++r) {
-            std::copy(result[r], result[r] + kPanelRows, out + (i + r) * n + row0 + p * kPanelRows);
-          }
-        }
-        i += 2;
-      } else {
-        panel2_kernel_m1(x + i * k, k, panel, b, result);
-        std::copy(result[0], result[0] + kPanelRows, out + i * n + row0);
-        std::copy(result[1], result[1] + kPanelRows, out + i * n + row0 + kPanelRows);
-        i += 1;
+  const detail::PackedReader rd(w_packed, n, k);
+  const size_t panels = (n + kPanelRows - 1) / kPanelRows;
+  size_t p = 0;
+  if (m == 1 && rd.stripe == 0) {
+    for (; p + 2 <= panels && (p + 2) * kPanelRows <= n; p += 2) {
+      F4 s[2];
+      sweep_pair_m1(x, k, rd.base + p * kPanelRows * k, s);
+      for (int h = 0; h < 2; ++h) {
+        const size_t row0 = (p + h) * kPanelRows;
+        finish(s[h], bias ? bias + row0 : nullptr, kPanelRows, out + row0);
       }
     }
-    first_single = row0 + 2 * kPanelRows;
   }
-  for (size_t row0 = first_single; row0 < n; row0 += kPanelRows) {
-    const float* panel = w_packed + row0 * k;
-    const size_t n_valid = std::min(kPanelRows, n - row0);
-    float bias4[kPanelRows] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (bias) std::copy(bias + row0, bias + row0 + n_valid, bias4);
-    float result[2][kPanelRows];
-    for (size_t i = 0; i < m;) {
-      const size_t rows = std::min<size_t>(2, m - i);
-      if (rows == 2) {
-        panel_kernel<2>(x + i * k, k, panel, bias ? bias4 : nullptr, result);
-      } else {
-        panel_kernel<1>(x + i * k, k, panel, bias ? bias4 : nullptr, result);
-      }
-      for (size_t r = 0; r < rows; ++r) {
-        std::copy(result[r], result[r] + n_valid, out + (i + r) * n + row0);
-      }
-      i += rows;
-    }
+  thread_local std::vector<Acc2x4> scratch;
+  for (; p < panels; ++p) {
+    const size_t row0 = p * kPanelRows;
+    panel_all_rows(x, m, k, rd, p, bias ? bias + row0 : nullptr, std::min(kPanelRows, n - row0),
+                   out + row0, n, scratch);
   }
 }
 

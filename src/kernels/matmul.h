@@ -9,16 +9,34 @@
 // So out[m][n] is bit-identical whatever M is and whichever row it sits in (batch invariance),
 // on every backend (AVX2, WASM SIMD128, scalar), and equal to matmul_reference().
 //
-// Packed layout. W is repacked once at load time into panels of kPanelRows = 4 output rows so
-// that the kernel reads one contiguous stream. Panel p (rows 4p .. 4p + 3, rows past N zero)
-// holds 4K floats:
+// Packed layout. W is repacked once at load time. Logically it is a sequence of panels of
+// kPanelRows = 4 output rows (rows past N zero); panel p holds 4K floats:
 //   for each k-block b < K4 / 4:  W[4p][4b..4b+3], W[4p+1][4b..4b+3], W[4p+2][..], W[4p+3][..]
 //   then for each tail k >= K4:   W[4p][k], W[4p+1][k], W[4p+2][k], W[4p+3][k]
-// A 128-bit kernel keeps one accumulator per panel row (4 registers per input row); the AVX2
-// kernel holds rows (0, 1) and (2, 3) in two 256-bit accumulators against a broadcast x block.
-// A single input row (decoding, or the odd row of an odd M) runs against two adjacent panels at
-// once, so that it has 8 (128-bit) or 4 (256-bit) independent accumulators instead of 4 or 2.
-// Only the schedule differs: every output is still computed in the canonical order.
+// Every kernel reads this logical sequence once, front to back, whatever M is (rows of x are
+// applied to a panel while it is in L1).
+//
+// Alignment. The packed data starts on a 64-byte boundary, so that a k-block of a panel is one
+// cache line and no vector load straddles two (measured on AMD Zen 2: 71 vs 48 GFLOP/s for 4
+// rows in cache when the weights sat 16 bytes off). The first kHeaderFloats floats of a packed
+// buffer are a header: w_packed[0] holds the offset (1..16) of the data from w_packed, chosen by
+// pack_weights for the buffer's address. A packed buffer copied elsewhere stays correct (the
+// offset travels with it), only possibly misaligned.
+//
+// Striping. One core reads memory about twice as fast from several sequential streams as from
+// one (the hardware prefetchers run one stream each: measured 9-12 vs 16-25 GB/s on an AMD
+// EPYC; bench/results/2026-11-30-epyc-2vcpu-kernels.md). So a large matrix (K % 4 == 0 and at
+// least kMinStripedFloats) is stored striped: its logical sequence is cut into pieces of
+// kPieceFloats (1 KiB) and piece i is stored in stripe i % kStripes at position i / kStripes.
+// Reading the logical sequence in order then walks kStripes interleaved streams, one piece
+// (16 k-blocks of a panel) at a time. Small matrices (they stay in cache) and K % 4 != 0 are
+// stored unstriped (the logical sequence itself).
+//
+// Kernels. A 128-bit kernel keeps one accumulator per (input row, panel row): 1, 2 or 3 input
+// rows per sweep of a panel (4, 8 or 2 x 3 accumulators, under V8's ~12 live v128 registers).
+// The AVX2 kernel holds panel rows (0, 1) and (2, 3) in two 256-bit accumulators per input row
+// against a broadcast x block, up to 6 input rows per sweep. Only the schedule differs: every
+// output is still computed in the canonical order.
 #pragma once
 
 #include <cstddef>
@@ -26,12 +44,24 @@
 namespace specdec::kernels {
 
 constexpr size_t kPanelRows = 4;
+constexpr size_t kPieceFloats = 256;  // 1 KiB: 16 k-blocks of a panel
+constexpr size_t kStripes = 8;
+constexpr size_t kMinStripedFloats = 256 * kPieceFloats;  // 256 KiB: smaller ones stay in cache
+constexpr size_t kHeaderFloats = 16;
 
-// Floats needed for W (n, k) packed: ceil(n / 4) * 4 * k.
+// Whether W (n, k) is stored striped (see above).
+bool packed_striped(size_t n, size_t k);
+
+// Floats needed for W (n, k) packed: the header, then ceil(n / 4) * 4 * k rounded up to whole
+// stripes when striped.
 size_t packed_size(size_t n, size_t k);
 
-// Packs W (n, k) row-major into w_packed (packed_size(n, k) floats).
+// Packs W (n, k) row-major into w_packed (packed_size(n, k) floats; padding is zeroed). The
+// data's alignment depends on w_packed's address (see Alignment above).
 void pack_weights(const float* w, size_t n, size_t k, float* w_packed);
+
+// The inverse: W (n, k) row-major from its packed form.
+void unpack_weights(const float* w_packed, size_t n, size_t k, float* w);
 
 // x: (m, k) row-major; w_packed: W (n, k) packed; bias: (n,) or null; out: (m, n) row-major.
 // Uses the best kernel compiled in (AVX2 natively, SIMD128 in WASM, scalar otherwise).
@@ -52,5 +82,29 @@ void matmul_avx2(const float* x, size_t m, size_t k, const float* w_packed, size
 // Scalar reference in the canonical order over the unpacked W (n, k), one output at a time.
 void matmul_reference(const float* x, size_t m, size_t k, const float* w, size_t n,
                       const float* bias, float* out);
+
+namespace detail {
+
+// Where the logical sequence of a packed W lives (shared by the kernels).
+struct PackedReader {
+  const float* base;  // the data: w_packed + w_packed[0]
+  size_t stripe;      // floats per stripe; 0 when unstriped
+  size_t last_piece;  // logical start of the last piece (striped: a whole piece is stored there)
+
+  PackedReader(const float* w_packed, size_t n, size_t k);
+  // Address of logical float q.
+  const float* at(size_t q) const {
+    if (stripe == 0) return base + q;
+    const size_t piece = q / kPieceFloats;
+    return base + (piece % kStripes) * stripe + (piece / kStripes) * kPieceFloats +
+           q % kPieceFloats;
+  }
+  // Logical floats stored contiguously from q on (to the end of its piece).
+  size_t run(size_t q) const {
+    return stripe == 0 ? ~size_t{0} - q : kPieceFloats - q % kPieceFloats;
+  }
+};
+
+}  // namespace detail
 
 }  // namespace specdec::kernels

@@ -37,6 +37,7 @@ inline F4 floor(F4 a) { return wasm_f32x4_floor(a); }
 inline F4 lt(F4 a, F4 b) { return wasm_f32x4_lt(a, b); }  // all-ones lanes where a < b
 inline F4 gt(F4 a, F4 b) { return wasm_f32x4_gt(a, b); }
 inline F4 is_nan(F4 a) { return wasm_f32x4_ne(a, a); }
+inline F4 bit_xor(F4 a, F4 b) { return wasm_v128_xor(a, b); }
 // mask ? a : b, lane by lane.
 inline F4 select(F4 mask, F4 a, F4 b) { return wasm_v128_bitselect(a, b, mask); }
 // 2^n for integral n in [-126, 127], built from its exponent bits (exact).
@@ -80,6 +81,7 @@ inline F4 floor(F4 a) { return _mm_floor_ps(a); }
 inline F4 lt(F4 a, F4 b) { return _mm_cmplt_ps(a, b); }
 inline F4 gt(F4 a, F4 b) { return _mm_cmpgt_ps(a, b); }
 inline F4 is_nan(F4 a) { return _mm_cmpunord_ps(a, a); }
+inline F4 bit_xor(F4 a, F4 b) { return _mm_xor_ps(a, b); }
 inline F4 select(F4 mask, F4 a, F4 b) { return _mm_blendv_ps(b, a, mask); }
 inline F4 exp2i(F4 n) {
   __m128i e = _mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127));
@@ -157,6 +159,17 @@ inline F4 is_nan(F4 a) {
 inline F4 select(F4 mask, F4 a, F4 b) {
   F4 r;
   for (int i = 0; i < 4; ++i) r.v[i] = mask_on(mask.v[i]) ? a.v[i] : b.v[i];
+  return r;
+}
+inline F4 bit_xor(F4 a, F4 b) {
+  F4 r;
+  for (int i = 0; i < 4; ++i) {
+    uint32_t x, y;
+    std::memcpy(&x, &a.v[i], sizeof x);
+    std::memcpy(&y, &b.v[i], sizeof y);
+    x ^= y;
+    std::memcpy(&r.v[i], &x, sizeof x);
+  }
   return r;
 }
 inline F4 exp2i(F4 n) {

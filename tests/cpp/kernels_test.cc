@@ -58,21 +58,63 @@ const std::vector<MatmulVariant>& matmul_variants() {
   return v;
 }
 
+// The data of a packed buffer: after the header, at the offset w_packed[0].
+const float* packed_data(const std::vector<float>& packed) {
+  return packed.data() + static_cast<size_t>(packed[0]);
+}
+
 TEST(Matmul, PackedLayout) {
-  // W (5, 6), W[n][k] = 100 n + k: two panels, one k-block of 4 and a tail of 2.
+  // W (5, 6), W[n][k] = 100 n + k: two panels, one k-block of 4 and a tail of 2 (unstriped).
   std::vector<float> w(5 * 6);
   for (size_t n = 0; n < 5; ++n) {
     for (size_t k = 0; k < 6; ++k) w[n * 6 + k] = static_cast<float>(100 * n + k);
   }
-  ASSERT_EQ(packed_size(5, 6), 48u);
-  std::vector<float> packed(48, -1.0f);
-  pack_weights(w.data(), 5, 6, packed.data());
+  ASSERT_FALSE(packed_striped(5, 6));
+  ASSERT_EQ(packed_size(5, 6), kHeaderFloats + 48u);
   const std::vector<float> expected = {
       0,   1,   2,   3,   100, 101, 102, 103, 200, 201, 202, 203, 300, 301, 302, 303,  // block
       4,   104, 204, 304, 5,   105, 205, 305,                                          // tail
       400, 401, 402, 403, 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,    // block
       404, 0,   0,   0,   405, 0,   0,   0};                                           // tail
-  EXPECT_EQ(packed, expected);
+  // Whatever the buffer's address, the data starts on the next 64-byte boundary after w[0].
+  std::vector<float> storage(packed_size(5, 6) + 16, -1.0f);
+  for (size_t shift = 0; shift < 16; ++shift) {
+    float* buffer = storage.data() + shift;
+    pack_weights(w.data(), 5, 6, buffer);
+    const size_t offset = static_cast<size_t>(buffer[0]);
+    EXPECT_GE(offset, 1u);
+    EXPECT_LE(offset, kHeaderFloats);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer + offset) % 64, 0u) << "shift " << shift;
+    EXPECT_EQ(std::vector<float>(buffer + offset, buffer + offset + 48), expected);
+  }
+}
+
+// A striped packing: logical piece i of kPieceFloats floats in stripe i % kStripes at position
+// i / kStripes; the logical order within a piece is the panel order above.
+TEST(Matmul, StripedLayout) {
+  const size_t n = 260, k = 256;  // 65 panels of 1024 floats: 260 pieces, 33 per stripe
+  ASSERT_TRUE(packed_striped(n, k));
+  EXPECT_FALSE(packed_striped(252, 256));  // 63 panels: under kMinStripedFloats
+  EXPECT_FALSE(packed_striped(300, 255));  // K % 4 != 0: never striped
+  const size_t pieces = (n * k + kPieceFloats - 1) / kPieceFloats;
+  const size_t per_stripe = (pieces + kStripes - 1) / kStripes;
+  EXPECT_EQ(packed_size(n, k), kHeaderFloats + kStripes * per_stripe * kPieceFloats);
+  std::vector<float> w(n * k);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i);
+  std::vector<float> packed(packed_size(n, k));
+  pack_weights(w.data(), n, k, packed.data());
+  const float* data = packed_data(packed);
+  // Logical float q of panel p, k-block b, row r, lane j: W[4p + r][4b + j].
+  for (size_t q = 0; q < n * k; q += 37) {
+    const size_t p = q / (4 * k), in = q % (4 * k), b = in / 16, r = in % 16 / 4, j = in % 4;
+    const size_t piece = q / kPieceFloats;
+    const float got = data[(piece % kStripes) * per_stripe * kPieceFloats +
+                           piece / kStripes * kPieceFloats + q % kPieceFloats];
+    ASSERT_EQ(got, w[(4 * p + r) * k + 4 * b + j]) << "q=" << q;
+  }
+  std::vector<float> back(n * k);
+  unpack_weights(packed.data(), n, k, back.data());
+  EXPECT_EQ(back, w);
 }
 
 // All variants equal the canonical reference bit for bit, for every (M, K, N), with and
@@ -108,6 +150,40 @@ TEST(Matmul, VariantsMatchReference) {
                   << "M=" << m << " K=" << k << " N=" << n;
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// The same on striped packings (at and past the threshold, full and partial stripes, every
+// matrix shape of the shipped models), and on a packed buffer copied to a misaligned address.
+TEST(Matmul, StripedVariantsMatchReference) {
+  Rng rng(10);
+  struct Shape {
+    size_t k, n;
+  };
+  for (const Shape& s : {Shape{256, 256}, Shape{256, 260}, Shape{68, 1000}, Shape{2048, 33},
+                         Shape{256, 768}, Shape{1024, 256}, Shape{512, 2048}}) {
+    ASSERT_TRUE(packed_striped(s.n, s.k)) << s.n << "x" << s.k;
+    const std::vector<float> w = random_floats(rng, s.n * s.k);
+    const std::vector<float> bias = random_floats(rng, s.n);
+    std::vector<float> packed(packed_size(s.n, s.k));
+    pack_weights(w.data(), s.n, s.k, packed.data());
+    std::vector<float> moved(packed.size() + 1);  // the same bytes one float further on
+    std::copy(packed.begin(), packed.end(), moved.begin() + 1);
+    for (size_t m : {1, 2, 3, 4, 5, 7, 8, 9}) {
+      const std::vector<float> x = random_floats(rng, m * s.k);
+      std::vector<float> expected(m * s.n);
+      matmul_reference(x.data(), m, s.k, w.data(), s.n, bias.data(), expected.data());
+      for (const MatmulVariant& v : matmul_variants()) {
+        for (const float* p : {static_cast<const float*>(packed.data()),
+                               static_cast<const float*>(moved.data() + 1)}) {
+          std::vector<float> out(m * s.n, std::nanf(""));
+          v.fn(x.data(), m, s.k, p, s.n, bias.data(), out.data());
+          ASSERT_EQ(first_difference(out, expected), -1)
+              << v.name << " M=" << m << " K=" << s.k << " N=" << s.n
+              << (p == packed.data() ? "" : " (moved)");
         }
       }
     }

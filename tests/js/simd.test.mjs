@@ -145,3 +145,29 @@ test('the built .wasm contains SIMD128 code', async (t) => {
   assert.ok(a.simdInstructions >= 200, `only ${a.simdInstructions} SIMD instructions`);
   assert.ok(a.v128Locals >= 3);
 });
+
+// The shipped module holds the library and its diagnostics only: the benchmark's timing entry
+// points live in the benchmark's own module (scripts/build-wasm --bench). Embind registers
+// functions by name, so the names appear in the binary's data.
+test('the shipped .wasm carries no benchmark entry points', async () => {
+  const text = Buffer.from(await readFile(WASM)).toString('latin1');
+  for (const name of ['benchMatmul', 'benchModelMatmuls', 'benchPassBreakdown', 'benchDecode', 'BenchModel']) {
+    assert.ok(!text.includes(name), `${name} is in the shipped module`);
+  }
+  for (const name of ['measureReadBandwidth', 'kernelSelfCheck']) {
+    assert.ok(text.includes(name), `${name} is missing from the shipped module`);
+  }
+});
+
+test('measureReadBandwidth(bytes, repeats) returns GB/s statistics and checks its arguments', async () => {
+  const dir = path.dirname(WASM);
+  const { default: create } = await import(path.join(dir, 'specdec-core.js'));
+  const M = await create({ wasmBinary: await readFile(WASM) });
+  const s = M.measureReadBandwidth(1 << 20, 3);
+  assert.deepEqual(Object.keys(s).sort(), ['max', 'median', 'min', 'runs', 'streams']);
+  assert.equal(s.runs, 3);
+  assert.ok(s.min > 0 && s.min <= s.median && s.median <= s.max && Number.isFinite(s.max), JSON.stringify(s));
+  for (const [bytes, repeats] of [[10, 1], [2 ** 31, 1], [1 << 20, 0], [1 << 20, 1.5], [NaN, 1]]) {
+    assert.throws(() => M.measureReadBandwidth(bytes, repeats), /bytes|repeats/, `${bytes}, ${repeats}`);
+  }
+});

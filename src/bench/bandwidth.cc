@@ -1,0 +1,76 @@
+// One core's read bandwidth (read_gbs): also linked into the shipped WASM module, whose
+// measureReadBandwidth (src/bindings/diagnostics_bindings.cc) lets the page draw the memory
+// floor of the machine it runs on.
+#include <algorithm>
+#include <vector>
+
+#include "bench/bench.h"
+#include "kernels/matmul.h"
+#include "kernels/vec4.h"
+#include "specdec/errors.h"
+
+namespace specdec::bench {
+namespace {
+
+using namespace kernels::simd;
+
+constexpr size_t kPiece = kernels::kPieceFloats;  // floats read from one stream in turn
+
+// The sum of `pieces` pieces from each of `streams` regions `stride` floats apart, region by
+// region in turn: the access order of a striped weight matrix. A function of its own so that V8
+// tiers it up after the warm-up calls (it has no on-stack replacement for WASM loops). Each of
+// 4 accumulators adds one vector per step, front to back; the step loop stays rolled (unrolled,
+// the compilers hoist a piece's loads ahead of their adds: GCC reorders the reads, V8 spills
+// them; either halves the bandwidth measured).
+[[gnu::noinline]] F4 sum_pieces(const float* p, size_t pieces, size_t stride, int streams) {
+  F4 a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
+  for (size_t i = 0; i < pieces; ++i) {
+    for (int s = 0; s < streams; ++s) {
+      const float* q = p + s * stride + i * kPiece;
+      const float* const q_end = q + kPiece;
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#elif defined(__GNUC__)
+#pragma GCC unroll 1
+#endif
+      for (; q < q_end; q += 16) {
+        a0 = add(a0, load(q));
+        a1 = add(a1, load(q + 4));
+        a2 = add(a2, load(q + 8));
+        a3 = add(a3, load(q + 12));
+      }
+    }
+  }
+  return add(add(a0, a1), add(a2, a3));
+}
+
+}  // namespace
+
+Stats read_gbs(size_t bytes, int repeats, double min_ms, int streams) {
+  if (streams < 1 || streams > 64) fail("read_gbs: streams must be in 1..64, got ", streams);
+  if (repeats < 1) fail("read_gbs: repeats must be >= 1, got ", repeats);
+  const size_t per_stream = std::max<size_t>(1, bytes / sizeof(float) / kPiece / streams);
+  const size_t stride = per_stream * kPiece, n = stride * streams;
+  std::vector<float> buf(n);
+  for (size_t i = 0; i < n; ++i) buf[i] = static_cast<float>(i % 1000);
+  float sink = 0.0f;
+  Stats s = rate_of([&] { sink += first(sum_pieces(buf.data(), per_stream, stride, streams)); },
+                    static_cast<double>(n * sizeof(float)), repeats, min_ms);
+  if (sink < 0.0f) s.runs = -1;  // keeps the sums observable (never true: sums of values >= 0)
+  return s;
+}
+
+ReadBandwidth best_read_gbs(size_t bytes, int repeats, double min_ms) {
+  ReadBandwidth best;
+  for (int streams : {1, 2, 4, 8, 16}) {
+    const Stats s = read_gbs(bytes, repeats, min_ms, streams);
+    best.by_streams.push_back(s);
+    if (s.median > best.gbs.median) {
+      best.gbs = s;
+      best.streams = streams;
+    }
+  }
+  return best;
+}
+
+}  // namespace specdec::bench
