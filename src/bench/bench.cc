@@ -196,20 +196,27 @@ std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vect
       }
     });
   };
-  auto attention = [&](size_t k) {  // mean over the contexts
+  // Attention per pass, mean over the contexts, in the cache state of a real pass: after each
+  // layer's attention (timed) that layer's matmuls run (untimed) and stream its weights through
+  // the caches, as in forward(), so the keys and values come from as far away as they do there.
+  auto attention = [&](size_t k) {
     double total = 0.0;
     for (size_t past : pasts) {
-      total += mean_ms(2, [&] {
-        for (size_t l = 0; l < L; ++l) {
-          for (size_t t = 0; t < k; ++t) {
-            for (size_t h = 0; h < H; ++h) {
-              const size_t block = (l * H + h) * window * hs;
-              kernels::attend(&q[t * C + h * hs], &keys[block], &values[block], past + t + 1, hs,
-                              scores.data(), &att[t * C + h * hs]);
-            }
+      for (size_t l = 0; l < L; ++l) {
+        const double t0 = now_ms();
+        for (size_t t = 0; t < k; ++t) {
+          for (size_t h = 0; h < H; ++h) {
+            const size_t block = (l * H + h) * window * hs;
+            kernels::attend(&q[t * C + h * hs], &keys[block], &values[block], past + t + 1, hs,
+                            scores.data(), &att[t * C + h * hs]);
           }
         }
-      });
+        total += now_ms() - t0;
+        for (size_t j = 4 * l; j < 4 * l + 4; ++j) {
+          const ModelMatmul& m = layers[j];
+          kernels::matmul(x.data(), k, m.k, m.w, m.n, m.bias, out.data());
+        }
+      }
     }
     return total / pasts.size();
   };
@@ -226,22 +233,25 @@ std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vect
     });
     return std::max(0.0, with - copies);
   };
-  std::vector<std::vector<double>> pass(ks.size()), mm(ks.size()), at(ks.size()), ge(ks.size());
+  const size_t n = ks.size();
+  std::vector<std::vector<double>> pass(n), mm(n), mm_in(n), at(n), ge(n);
   for (int r = -1; r < repeats; ++r) {  // r = -1: warm-up
-    for (size_t i = 0; i < ks.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       const size_t k = ks[i];
-      const double p = timer.once(k), m = matmuls(k), a = attention(k), g = gelus(k);
+      double in_pass = 0.0;
+      const double p = timer.once(k, &in_pass), m = matmuls(k), a = attention(k), g = gelus(k);
       if (r < 0) continue;
       pass[i].push_back(p);
       mm[i].push_back(m);
+      mm_in[i].push_back(in_pass);
       at[i].push_back(a);
       ge[i].push_back(g);
     }
   }
   std::vector<PassBreakdown> rows;
-  for (size_t i = 0; i < ks.size(); ++i) {
-    rows.push_back(
-        {ks[i], summarize(pass[i]), summarize(mm[i]), summarize(at[i]), summarize(ge[i])});
+  for (size_t i = 0; i < n; ++i) {
+    rows.push_back({ks[i], summarize(pass[i]), summarize(mm[i]), summarize(mm_in[i]),
+                    summarize(at[i]), summarize(ge[i])});
   }
   return rows;
 }
@@ -384,24 +394,29 @@ PassTimer::PassTimer(const GPTModel& model, const std::vector<size_t>& pasts, si
 PassTimer::PassTimer(PassTimer&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
 PassTimer::~PassTimer() { delete impl_; }
 
-double PassTimer::once(size_t k) {
+double PassTimer::once(size_t k, double* matmul_ms) {
   Impl& s = *impl_;
   if (k < 1 || k > s.max_k) fail("forward_ms: k must be in 1..", s.max_k, ", got ", k);
-  const int warm = 2, calls = 3;
+  const int warm = 2, calls = 3, matmul_calls = matmul_ms ? 2 : 0;
   double total = 0.0;
+  kernels::MatmulTimer timer;
   for (size_t j = 0; j < s.pasts.size(); ++j) {
     const size_t len = s.pasts[j] + k;
-    for (int c = 0; c < warm + calls; ++c) {
+    for (int c = 0; c < warm + calls + matmul_calls; ++c) {
       // The other continuation than the cached one: the source rolls back to the context and
       // forwards exactly k tokens.
       const std::vector<int>& full = s.seqs[s.next[j]][j];
       const std::vector<int> tokens(full.begin(), full.begin() + len);
       s.next[j] ^= 1;
+      if (c >= warm + calls) kernels::set_matmul_timer(&timer);
       const double t0 = now_ms();
       s.sources[j]->next_token_probs(tokens, k);
-      if (c >= warm) total += now_ms() - t0;
+      const double t1 = now_ms();
+      kernels::set_matmul_timer(nullptr);
+      if (c >= warm && c < warm + calls) total += t1 - t0;
     }
   }
+  if (matmul_ms) *matmul_ms = timer.ms / (s.pasts.size() * matmul_calls);
   return total / (s.pasts.size() * calls);
 }
 

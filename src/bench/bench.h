@@ -124,8 +124,10 @@ class PassTimer {
   PassTimer(PassTimer&&) noexcept;
   ~PassTimer();
   // Mean ms of one pass over k (1 .. max_k) new tokens, over the contexts (2 untimed and 3 timed
-  // calls per context).
-  double once(size_t k);
+  // calls per context). With matmul_ms: 2 more calls per context with kernels::matmul's timer
+  // installed give the mean ms per pass spent inside matmul() (apart from the timed calls, so
+  // that the timer's clock reads do not count in the pass).
+  double once(size_t k, double* matmul_ms = nullptr);
 
  private:
   struct Impl;
@@ -140,16 +142,21 @@ Stats forward_ms(const GPTModel& model, size_t k, const std::vector<size_t>& pas
 std::vector<size_t> decode_contexts(size_t block_size);
 
 // Where the time of one pass over k new tokens goes, for each k of `ks`: `pass` is
-// PassTimer::once(k); then the kernels of GPTModel::forward timed on their own with the model's
-// shapes — matmul on the model's own packed weights (streaming from memory as in decoding),
-// attention over a KV cache of the model's shape at each of `pasts` cached tokens, GELU on the
-// MLP's hidden layer. Every k is measured in every repeat (round robin), so a change of machine
-// state cannot bias one k. pass minus the three is the rest (layer norms, residual adds, KV
-// copies, softmax of the output rows, allocations, call overhead).
+// PassTimer::once(k), `matmul_in_pass` the time inside matmul() during such passes; then the
+// kernels of GPTModel::forward timed on their own with the model's shapes — matmul on the
+// model's own packed weights (streaming from memory as in decoding), attention over a KV cache
+// of the model's shape at each of `pasts` cached tokens (each layer's matmuls run untimed after
+// its attention, so that the keys and values are as far away in the memory hierarchy as in a
+// real pass), GELU on the MLP's hidden layer. Every k
+// is measured in every repeat (round robin), so a change of machine state cannot bias one k.
+// The rest: pass minus the matmuls (as timed inside the pass), attention and GELU: layer norms,
+// residual adds, KV copies, softmax of the output rows, allocations, call overhead.
 struct PassBreakdown {
   size_t k = 0;
-  Stats pass, matmul, attention, gelu;
-  double rest_ms() const { return pass.median - matmul.median - attention.median - gelu.median; }
+  Stats pass, matmul, matmul_in_pass, attention, gelu;
+  double rest_ms() const {
+    return pass.median - matmul_in_pass.median - attention.median - gelu.median;
+  }
 };
 std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vector<size_t>& ks,
                                           const std::vector<size_t>& pasts, int repeats);

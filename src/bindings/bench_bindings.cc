@@ -101,6 +101,7 @@ val bench_pass_breakdown(const BenchModel& b, val ks_js, val pasts_js, int repea
       o.set("k", double(r.k));
       o.set("pass", stats_to_js(r.pass));
       o.set("matmul", stats_to_js(r.matmul));
+      o.set("matmulInPass", stats_to_js(r.matmul_in_pass));
       o.set("attention", stats_to_js(r.attention));
       o.set("gelu", stats_to_js(r.gelu));
       rows.call<void>("push", o);

@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -282,13 +283,26 @@ void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size
   }
 }
 
+namespace {
+thread_local MatmulTimer* matmul_timer = nullptr;
+}  // namespace
+
+void set_matmul_timer(MatmulTimer* timer) { matmul_timer = timer; }
+
 void matmul(const float* x, size_t m, size_t k, const float* w_packed, size_t n, const float* bias,
             float* out) {
+  const auto start =
+      matmul_timer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
 #if defined(__AVX2__)
   matmul_avx2(x, m, k, w_packed, n, bias, out);
 #else
   matmul_vec4(x, m, k, w_packed, n, bias, out);
 #endif
+  if (matmul_timer) {
+    matmul_timer->ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ++matmul_timer->calls;
+  }
 }
 
 }  // namespace specdec::kernels

@@ -68,6 +68,16 @@ void unpack_weights(const float* w_packed, size_t n, size_t k, float* w);
 void matmul(const float* x, size_t m, size_t k, const float* w_packed, size_t n, const float* bias,
             float* out);
 
+// Benchmark instrumentation (src/bench/ only): while a timer is installed on this thread,
+// matmul() adds each call's wall time to it, so that the benchmark can tell the matmuls' share
+// of a real forward pass from their time alone. Off (null) by default: one predictable branch
+// per call.
+struct MatmulTimer {
+  double ms = 0.0;
+  size_t calls = 0;
+};
+void set_matmul_timer(MatmulTimer* timer);
+
 // The 128-bit kernel behind matmul() in WASM and scalar builds (vec4.h backends). Compiled
 // everywhere so that native tests exercise the code WASM runs.
 void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size_t n,

@@ -88,6 +88,103 @@ void sweep_avx2(const float* x, const float* xb, size_t m, size_t k, const detai
   }
 }
 
+// Accumulators of up to 6 input rows against a panel (2 ymm per row), kept between chunks.
+struct AccRows {
+  __m256 a01[6], a23[6];
+};
+
+// Adds `blocks` k-blocks of MR rows (xk: their doubled blocks at the first k-block, xstep floats
+// per k-block) against the panel data w into acc.
+template <int MR>
+void add_blocks_avx2(const float* xk, size_t xstep, const float* w, size_t blocks, AccRows& acc) {
+  __m256 a01[MR], a23[MR];
+  for (int i = 0; i < MR; ++i) {
+    a01[i] = acc.a01[i];
+    a23[i] = acc.a23[i];
+  }
+  for (const float* const w_end = w + 16 * blocks; w < w_end; w += 16, xk += xstep) {
+    const __m256 w01 = _mm256_loadu_ps(w);
+    const __m256 w23 = _mm256_loadu_ps(w + 8);
+    for (int i = 0; i < MR; ++i) {
+      const __m256 xv = _mm256_loadu_ps(xk + 8 * i);
+      a01[i] = _mm256_add_ps(a01[i], _mm256_mul_ps(xv, w01));
+      a23[i] = _mm256_add_ps(a23[i], _mm256_mul_ps(xv, w23));
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    acc.a01[i] = a01[i];
+    acc.a23[i] = a23[i];
+  }
+}
+
+void add_blocks_rows(size_t rows, const float* xk, size_t xstep, const float* w, size_t blocks,
+                     AccRows& acc) {
+  switch (rows) {
+    case 6:
+      return add_blocks_avx2<6>(xk, xstep, w, blocks, acc);
+    case 5:
+      return add_blocks_avx2<5>(xk, xstep, w, blocks, acc);
+    case 4:
+      return add_blocks_avx2<4>(xk, xstep, w, blocks, acc);
+    case 3:
+      return add_blocks_avx2<3>(xk, xstep, w, blocks, acc);
+    case 2:
+      return add_blocks_avx2<2>(xk, xstep, w, blocks, acc);
+    default:
+      return add_blocks_avx2<1>(xk, xstep, w, blocks, acc);
+  }
+}
+
+// More than 6 rows against panel p: groups of at most 6 (sizes differing by at most 1), which
+// take turns on each chunk of the panel (16 k-blocks, within one piece) while it is in L1, so
+// that the weights stream from memory at the pace of the whole pass's arithmetic (as in
+// matmul_vec4); the accumulators wait in `scratch` between chunks. result[i]: row i's 4 outputs.
+void sweep_groups_avx2(const float* x, const float* xb, size_t m, size_t k,
+                       const detail::PackedReader& rd, size_t p, std::vector<AccRows>& scratch,
+                       simd::F4* result) {
+  const size_t k4 = k - k % 4;
+  const size_t groups = (m + 5) / 6, base = m / groups, extra = m % groups;
+  if (scratch.size() < groups) scratch.resize(groups);
+  for (size_t g = 0; g < groups; ++g) {
+    for (int i = 0; i < 6; ++i) scratch[g].a01[i] = scratch[g].a23[i] = _mm256_setzero_ps();
+  }
+  size_t q = p * kPanelRows * k;
+  const size_t end = q + kPanelRows * k4;
+  size_t kb = 0;
+  while (q < end) {
+    const size_t len = std::min({end - q, rd.run(q), size_t{256}});
+    const float* w = rd.at(q);
+    if (rd.stripe != 0 && q % kPieceFloats == 0) {  // see sweep_avx2
+      const float* ahead = rd.at(std::min(q + kPrefetchPieces * kPieceFloats, rd.last_piece));
+      for (size_t j = 0; j < kPieceFloats; j += 16) {
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + j), _MM_HINT_T0);
+      }
+    }
+    for (size_t g = 0, row = 0; g < groups; ++g) {
+      const size_t rows = base + (g < extra ? 1 : 0);
+      add_blocks_rows(rows, xb + 8 * (kb / 4 * m + row), 8 * m, w, len / 16, scratch[g]);
+      row += rows;
+    }
+    q += len;
+    kb += len / 4;
+  }
+  for (size_t g = 0, row = 0; g < groups; ++g) {
+    const size_t rows = base + (g < extra ? 1 : 0);
+    for (size_t i = 0; i < rows; ++i, ++row) {
+      const __m256 a01 = scratch[g].a01[i], a23 = scratch[g].a23[i];
+      simd::F4 s = simd::hsum4(_mm256_castps256_ps128(a01), _mm256_extractf128_ps(a01, 1),
+                               _mm256_castps256_ps128(a23), _mm256_extractf128_ps(a23, 1));
+      if (k4 < k) {  // unstriped: the tail follows the k-blocks
+        const float* wt = rd.at(end);
+        for (size_t kk = k4; kk < k; ++kk, wt += 4) {
+          s = simd::add(s, simd::mul(simd::splat(x[row * k + kk]), simd::load(wt)));
+        }
+      }
+      result[row] = s;
+    }
+  }
+}
+
 // One input row against the two adjacent panels p, p + 1 of an unstriped W (in cache): 4
 // accumulator chains instead of 2, so the adds' latency does not limit it.
 void sweep_pair_m1_avx2(const float* x, const float* xb, size_t k, const float* panel,
@@ -136,22 +233,25 @@ void sweep_rows(const float* x, const float* xb, size_t rows, size_t m, size_t k
   }
 }
 
-// Adds the bias and stores lanes 0 .. count - 1 to out.
-void finish(simd::F4 s, const float* bias, size_t count, float* out) {
-  float v[4];
-  if (bias) {
-    float b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    std::copy(bias, bias + count, b);
-    s = simd::add(s, simd::load(b));
+// Adds the bias (4 entries, or null) and stores lanes 0 .. count - 1 to out.
+inline void finish(simd::F4 s, const float* bias, size_t count, float* out) {
+  if (count == kPanelRows) {  // every panel but perhaps the last
+    if (bias) s = simd::add(s, simd::load(bias));
+    simd::store(out, s);
+    return;
   }
+  float b[4] = {0.0f, 0.0f, 0.0f, 0.0f}, v[4];
+  for (size_t r = 0; r < count; ++r) b[r] = bias ? bias[r] : 0.0f;
+  if (bias) s = simd::add(s, simd::load(b));
   simd::store(v, s);
-  std::copy(v, v + count, out);
+  for (size_t r = 0; r < count; ++r) out[r] = v[r];
 }
 
 }  // namespace
 
-// Panel by panel, in logical order; for each panel the input rows in sweeps of up to 6 (7 and 8
-// rows: 4 + 3 and 4 + 4). An unstriped W (in cache) with M = 1 goes two panels at a time.
+// Panel by panel, in logical order; up to 6 input rows in one sweep of the panel, more in groups
+// that take turns on each chunk (sweep_groups_avx2). An unstriped W (in cache) with M = 1 goes
+// two panels at a time.
 void matmul_avx2(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
                  const float* bias, float* out) {
   const detail::PackedReader rd(w_packed, n, k);
@@ -168,17 +268,23 @@ void matmul_avx2(const float* x, size_t m, size_t k, const float* w_packed, size
       }
     }
   }
+  thread_local std::vector<AccRows> scratch;
+  struct Sums {  // one panel's outputs of every row (a struct: vector<__m128> drops alignment)
+    simd::F4 s;
+  };
+  thread_local std::vector<Sums> sums;
+  if (sums.size() < m) sums.resize(m);
+  simd::F4* const sum = &sums[0].s;
   for (; p < panels; ++p) {
     const size_t row0 = p * kPanelRows;
+    if (m <= 6) {
+      sweep_rows(x, xb, m, m, k, rd, p, sum);
+    } else {
+      sweep_groups_avx2(x, xb, m, k, rd, p, scratch, sum);
+    }
     const size_t n_valid = std::min(kPanelRows, n - row0);
-    const float* b = bias ? bias + row0 : nullptr;
-    for (size_t i = 0; i < m;) {
-      const size_t left = m - i;
-      const size_t rows = left <= 6 ? left : left <= 12 ? (left + 1) / 2 : 6;
-      simd::F4 s[6];
-      sweep_rows(x + i * k, xb + 8 * i, rows, m, k, rd, p, s);
-      for (size_t j = 0; j < rows; ++j) finish(s[j], b, n_valid, out + (i + j) * n + row0);
-      i += rows;
+    for (size_t i = 0; i < m; ++i) {
+      finish(sums[i].s, bias ? bias + row0 : nullptr, n_valid, out + i * n + row0);
     }
   }
 }

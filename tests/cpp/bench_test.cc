@@ -107,7 +107,7 @@ TEST(Bench, PassBreakdownMeasuresEveryKernelForEveryK) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const PassBreakdown& b = rows[i];
     EXPECT_EQ(b.k, ks[i]);
-    for (const Stats* s : {&b.pass, &b.matmul, &b.attention, &b.gelu}) {
+    for (const Stats* s : {&b.pass, &b.matmul, &b.matmul_in_pass, &b.attention, &b.gelu}) {
       EXPECT_EQ(s->runs, 2) << "k=" << b.k;
       EXPECT_TRUE(std::isfinite(s->median)) << "k=" << b.k;
       EXPECT_GE(s->min, 0.0) << "k=" << b.k;
@@ -115,8 +115,9 @@ TEST(Bench, PassBreakdownMeasuresEveryKernelForEveryK) {
     EXPECT_GT(b.pass.median, 0.0);
     EXPECT_GT(b.matmul.median, 0.0);
     EXPECT_GT(b.attention.median, 0.0);
+    EXPECT_GT(b.matmul_in_pass.median, 0.0);
     EXPECT_DOUBLE_EQ(b.rest_ms(),
-                     b.pass.median - b.matmul.median - b.attention.median - b.gelu.median);
+                     b.pass.median - b.matmul_in_pass.median - b.attention.median - b.gelu.median);
   }
 }
 

@@ -214,6 +214,23 @@ TEST(Matmul, BatchInvariance) {
   }
 }
 
+// The benchmark's timer counts matmul() calls while installed, and nothing otherwise.
+TEST(Matmul, TimerCountsCallsWhileInstalled) {
+  Rng rng(11);
+  const size_t k = 64, n = 300;
+  const std::vector<float> w = random_floats(rng, n * k), x = random_floats(rng, 2 * k);
+  std::vector<float> packed(packed_size(n, k)), out(2 * n);
+  pack_weights(w.data(), n, k, packed.data());
+  MatmulTimer timer;
+  set_matmul_timer(&timer);
+  for (int i = 0; i < 3; ++i) matmul(x.data(), 2, k, packed.data(), n, nullptr, out.data());
+  set_matmul_timer(nullptr);
+  matmul(x.data(), 2, k, packed.data(), n, nullptr, out.data());
+  EXPECT_EQ(timer.calls, 3u);
+  EXPECT_GE(timer.ms, 0.0);
+  EXPECT_TRUE(std::isfinite(timer.ms));
+}
+
 // ------------------------------------------------------------------ dot, exp, erf
 
 TEST(Dot, MatchesReference) {
