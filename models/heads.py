@@ -37,15 +37,29 @@ def fingerprint(model):
 
 
 class Heads(nn.Module):
-    def __init__(self, n_embd, n_heads):
+    """token_input: each head also reads the embedding of the token after position t (known when
+    the heads draft: it is the token the target just emitted): u = W h + U wte[x_{t+1}] + b."""
+
+    def __init__(self, n_embd, n_heads, token_input=False):
         super().__init__()
         self.medusa = nn.ModuleList([nn.Linear(n_embd, n_embd) for _ in range(n_heads)])
         for lin in self.medusa:  # zero: each head starts as the LM head
             nn.init.zeros_(lin.weight)
             nn.init.zeros_(lin.bias)
+        self.token = None
+        if token_input:
+            self.token = nn.ModuleList([nn.Linear(n_embd, n_embd, bias=False) for _ in range(n_heads)])
+            for lin in self.token:
+                nn.init.zeros_(lin.weight)
 
-    def forward(self, h, wte):  # h (B, T, C) -> (K, B, T, V) logits
-        return torch.stack([(h + F.silu(lin(h))) @ wte.t() for lin in self.medusa])
+    def forward(self, h, wte, next_tokens=None):  # h (B, T, C) -> (K, B, T, V) logits
+        outs = []
+        for j, lin in enumerate(self.medusa):
+            u = lin(h)
+            if self.token is not None:
+                u = u + self.token[j](wte[next_tokens])
+            outs.append((h + F.silu(u)) @ wte.t())
+        return torch.stack(outs)
 
 
 def hidden_and_logits(target, x):
@@ -59,12 +73,17 @@ def hidden_and_logits(target, x):
     return h, h @ t.wte.weight.t()
 
 
+def next_of(x):
+    """The token after each position (the last position repeats its own: never scored)."""
+    return torch.cat([x[:, 1:], x[:, -1:]], dim=1)
+
+
 def head_losses(heads, target, x):
     """Per head: KL(target row t+1+j || head j at t), mean over the positions that have one."""
     with torch.no_grad():
         h, logits = hidden_and_logits(target, x)
         logp = F.log_softmax(logits, -1)
-    out = heads(h, target.transformer.wte.weight)
+    out = heads(h, target.transformer.wte.weight, next_of(x))
     losses = []
     T = x.size(1)
     for j in range(out.size(0)):
@@ -77,7 +96,10 @@ def head_losses(heads, target, x):
 def export(heads, target, meta_target, path):
     tensors = {f'medusa.{i}.{k}': v for i, lin in enumerate(heads.medusa)
                for k, v in (('weight', lin.weight), ('bias', lin.bias))}
+    if heads.token is not None:
+        tensors.update({f'medusa.{i}.token_weight': lin.weight for i, lin in enumerate(heads.token)})
     meta = dict(format='specdec-heads', n_heads=len(heads.medusa),
+                token_input=int(heads.token is not None),
                 n_embd=target.config['n_embd'], vocab_size=target.config['vocab_size'],
                 target_fingerprint=fingerprint(target), target_name=meta_target.get('name', ''))
     return tensors, meta
@@ -91,7 +113,7 @@ def cmd_train(args):
         p.requires_grad_(False)
     train_data, val_data = train.load_data()
     C = target.config['n_embd']
-    heads = Heads(C, args.n_heads)
+    heads = Heads(C, args.n_heads, args.token_input)
     opt = torch.optim.AdamW(heads.parameters(), lr=args.lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(args.seed)
     history, t0 = [], time.time()
@@ -127,7 +149,7 @@ def measure(target, heads, val, n_batches=8):
     for _ in range(n_batches):
         x, _ = train.get_batch(val, 8, 256, gen)
         h, logits = hidden_and_logits(target, x)
-        out = heads(h, target.transformer.wte.weight)
+        out = heads(h, target.transformer.wte.weight, next_of(x))
         T = x.size(1)
         for j in range(out.size(0)):
             q, p = out[j][:, :T - 1 - j], logits[:, 1 + j:]
@@ -143,32 +165,39 @@ def measure(target, heads, val, n_batches=8):
 def cmd_alpha(args):
     target, _ = train.load_model(args.target)
     tensors, meta = train.load_safetensors(args.heads)
-    heads = Heads(target.config['n_embd'], int(meta['n_heads']))
+    heads = Heads(target.config['n_embd'], int(meta['n_heads']), meta.get('token_input') == '1')
     heads.load_state_dict(tensors)
     _, val = train.load_data()
     print(json.dumps(measure(target, heads.eval(), val)))
 
 
 def cmd_fixture(args):
-    """Random (non-zero) heads for the tiny test model, so that the tests see distinct heads."""
-    torch.manual_seed(args.seed)
+    """Random (non-zero) heads for the tiny test model, so that the tests see distinct heads:
+    tiny_heads.safetensors (Medusa-1) and tiny_heads_token.safetensors (token input), with the
+    golden logits of each after a prompt (the token input: the prompt's last token)."""
     path = os.path.join(ROOT, 'tests', 'fixtures', 'tiny_f32.safetensors')
     target, meta_t = train.load_model(path)
-    heads = Heads(target.config['n_embd'], 3)
-    with torch.no_grad():
-        for p in heads.parameters():
-            p.add_(torch.randn_like(p) * 0.3)
-    tensors, meta = export(heads, target, meta_t, None)
-    out = os.path.join(ROOT, 'tests', 'fixtures', 'tiny_heads.safetensors')
-    train.save_safetensors(out, tensors, meta, torch.float32)
-    # golden: the heads' logits for the hidden state after the prompt
     tokens = list('ROMEO: hello'.encode())
-    with torch.no_grad():
-        h, _ = hidden_and_logits(target, torch.tensor([tokens]))
-        logits = heads(h[:, -1:], target.transformer.wte.weight)[:, 0, 0]
+    golden = dict(tokens=tokens)
+    for name, token_input in (('tiny_heads', False), ('tiny_heads_token', True)):
+        torch.manual_seed(args.seed)
+        heads = Heads(target.config['n_embd'], 3, token_input)
+        with torch.no_grad():
+            for p in heads.parameters():
+                p.add_(torch.randn_like(p) * 0.3)
+        tensors, meta = export(heads, target, meta_t, None)
+        out = os.path.join(ROOT, 'tests', 'fixtures', f'{name}.safetensors')
+        train.save_safetensors(out, tensors, meta, torch.float32)
+        # the heads' logits for the hidden state at the prompt's next-to-last position, whose
+        # next token is the prompt's last one
+        with torch.no_grad():
+            h, _ = hidden_and_logits(target, torch.tensor([tokens]))
+            nxt = torch.tensor([[tokens[-1]]])
+            logits = heads(h[:, -2:-1], target.transformer.wte.weight, nxt)[:, 0, 0]
+        golden[name] = [[float(v) for v in row] for row in logits]
+        print(f'wrote {out} (fingerprint {meta["target_fingerprint"]})')
     with open(os.path.join(ROOT, 'tests', 'fixtures', 'tiny_heads_golden.json'), 'w') as f:
-        json.dump(dict(tokens=tokens, logits=[[float(v) for v in row] for row in logits]), f)
-    print(f'wrote {out} (fingerprint {meta["target_fingerprint"]}) and tiny_heads_golden.json')
+        json.dump(golden, f)
 
 
 def main():
@@ -184,6 +213,9 @@ def main():
     ap.add_argument('--lr', type=float, default=2e-3)
     ap.add_argument('--seed', type=int, default=1337)
     ap.add_argument('--threads', type=int, default=1)
+    ap.add_argument('--plain-medusa', dest='token_input', action='store_false',
+                    help='Medusa-1 heads exactly (by default heads also read the embedding of '
+                         'the token the target just emitted: measured better, see models/README.md)')
     args = ap.parse_args()
     {'train': cmd_train, 'alpha': cmd_alpha, 'fixture': cmd_fixture}[args.what](args)
 

@@ -88,6 +88,8 @@ MedusaHeads MedusaHeads::from_safetensors(const uint8_t* bytes, size_t size,
     fail("heads file: made for another target (target_fingerprint ",
          meta(view, "target_fingerprint"), "; this target's is ", want, ")");
   }
+  int token_input = 0;
+  if (view.metadata.count("token_input")) token_input = meta_int(view, "token_input", 0, 1);
   std::set<std::string> names;
   const uint64_t C = static_cast<uint64_t>(c);
   MedusaHeads heads;
@@ -96,8 +98,9 @@ MedusaHeads MedusaHeads::from_safetensors(const uint8_t* bytes, size_t size,
   for (int i = 0; i < k; ++i) {
     const std::string w = "medusa." + std::to_string(i) + ".weight";
     const std::string b = "medusa." + std::to_string(i) + ".bias";
-    for (const auto& [name, shape] :
-         {std::pair<std::string, std::vector<uint64_t>>{w, {C, C}}, {b, {C}}}) {
+    std::vector<std::pair<std::string, std::vector<uint64_t>>> wanted = {{w, {C, C}}, {b, {C}}};
+    if (token_input) wanted.push_back({"medusa." + std::to_string(i) + ".token_weight", {C, C}});
+    for (const auto& [name, shape] : wanted) {
       names.insert(name);
       const TensorView* t = view.find(name);
       if (!t) fail("heads file: missing tensor '", name, "'");
@@ -117,6 +120,13 @@ MedusaHeads MedusaHeads::from_safetensors(const uint8_t* bytes, size_t size,
     kernels::pack_weights(w.data(), C, C, packed.data());
     heads.weight_.push_back(std::move(packed));
     heads.bias_.push_back(finite_floats(*view.find("medusa." + std::to_string(i) + ".bias")));
+    if (token_input) {
+      const std::vector<float> u =
+          finite_floats(*view.find("medusa." + std::to_string(i) + ".token_weight"));
+      std::vector<float> packed_u(kernels::packed_size(C, C));
+      kernels::pack_weights(u.data(), C, C, packed_u.data());
+      heads.token_weight_.push_back(std::move(packed_u));
+    }
   }
   return heads;
 }
@@ -126,13 +136,25 @@ MedusaHeads MedusaHeads::from_file(const std::string& path, const GPTModel& targ
   return from_safetensors(bytes.data(), bytes.size(), target);
 }
 
-std::vector<float> MedusaHeads::forward(const float* h) const {
+std::vector<float> MedusaHeads::forward(const float* h, int next_token) const {
   const size_t C = target_->config().n_embd, V = target_->config().vocab_size;
   const size_t K = static_cast<size_t>(n_heads_);
   std::vector<float> r(K * C);  // (K, C) each head's residual output
+  std::vector<float> t(C);      // (C,) U_i wte[next_token]
+  const float* e = nullptr;
+  if (token_input()) {
+    if (next_token < 0 || next_token >= target_->config().vocab_size) {
+      fail("heads: token ", next_token, " outside [0, ", V, ")");
+    }
+    e = target_->weights().wte.data() + static_cast<size_t>(next_token) * C;
+  }
   for (size_t i = 0; i < K; ++i) {
     float* ri = r.data() + i * C;
     kernels::matmul(h, 1, C, weight_[i].data(), C, bias_[i].data(), ri);  // W_i h + b_i
+    if (e) {
+      kernels::matmul(e, 1, C, token_weight_[i].data(), C, nullptr, t.data());  // U_i e
+      kernels::add_inplace(ri, t.data(), C);
+    }
     kernels::silu(ri, C);
     kernels::add_inplace(ri, h, C);  // h + silu(.)
   }
@@ -170,7 +192,7 @@ ProposalInfo HeadsProposer::propose(const ProposalRequest& req, DraftTree& tree)
   if (hidden_.empty()) return info;
   auto t0 = std::chrono::steady_clock::now();
   const size_t V = heads_.target().config().vocab_size;
-  std::vector<float> rows = heads_.forward(hidden_.data());
+  std::vector<float> rows = heads_.forward(hidden_.data(), req.tokens.back());
   info.passes = 1;
   const bool greedy = is_greedy(req.sampling);
   tree.without_replacement = req.without_replacement;

@@ -59,16 +59,22 @@ TEST_F(HeadsTest, ForwardMatchesPyTorch) {
   std::vector<int> tokens;
   for (const json::Value& t : golden.find("tokens")->items)
     tokens.push_back(int(json::to_double(t)));
+  // The hidden state at the next-to-last position; the token after it is the prompt's last.
   ModelSource source(*target_);
-  source.next_token_probs(tokens, 1);
-  ASSERT_EQ(heads_->count(), 3);
-  const std::vector<float> logits = heads_->forward(source.hidden_row(0));
-  const auto& rows = golden.find("logits")->items;
-  ASSERT_EQ(rows.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
-    for (size_t v = 0; v < 256; ++v) {
-      const double want = json::to_double(rows[i].items[v]);
-      EXPECT_NEAR(logits[i * 256 + v], want, 1e-4 + 1e-4 * std::fabs(want)) << i << "," << v;
+  source.next_token_probs(std::vector<int>(tokens.begin(), tokens.end() - 1), 1);
+  for (const char* name : {"tiny_heads", "tiny_heads_token"}) {
+    const MedusaHeads heads =
+        MedusaHeads::from_file(fixture(std::string(name) + ".safetensors"), *target_);
+    ASSERT_EQ(heads.count(), 3);
+    EXPECT_EQ(heads.token_input(), std::string(name) == "tiny_heads_token");
+    const std::vector<float> logits = heads.forward(source.hidden_row(0), tokens.back());
+    const auto& rows = golden.find(name)->items;
+    ASSERT_EQ(rows.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      for (size_t v = 0; v < 256; ++v) {
+        const double want = json::to_double(rows[i].items[v]);
+        EXPECT_NEAR(logits[i * 256 + v], want, 1e-4 + 1e-4 * std::fabs(want)) << name << i;
+      }
     }
   }
 }
@@ -101,6 +107,8 @@ TEST_F(HeadsTest, LoaderRefusesWhatDoesNotFit) {
             "heads file: made for a target of width 64 and vocabulary 256, not this one (width "
             "32, vocabulary 256)"},
            {"medusa.2.bias", "medusa.2.biaz", "heads file: missing tensor 'medusa.2.bias'"},
+           {"\"token_input\":\"0\"", "\"token_input\":\"1\"",
+            "heads file: missing tensor 'medusa.0.token_weight'"},
            {"\"target_fingerprint\":\"9", "\"target_fingerprint\":\"8",
             "heads file: made for another target (target_fingerprint 88bd42aacc7ea8f1; this "
             "target's is 98bd42aacc7ea8f1)"}}) {
@@ -145,17 +153,21 @@ TEST_F(HeadsTest, GreedyHeadsEqualGreedyPlain) {
   ModelSource source(*target_);
   SpeculativeDecoder ref(source, nullptr, prompt, plain);
   while (!ref.done()) ref.step(r0);
+  const MedusaHeads token_heads =
+      MedusaHeads::from_file(fixture("tiny_heads_token.safetensors"), *target_);
   for (std::vector<int> branches : {std::vector<int>{}, {2, 2}, {3, 2, 1}}) {
-    DecoderOptions opt = plain;
-    opt.plain = false;
-    opt.gamma = 3;
-    opt.tree_branches = branches;
-    Rng rng(2);
-    ModelSource s(*target_);
-    DecodeResult r = decode_with_heads(s, *heads_, prompt, opt, rng);
-    EXPECT_EQ(r.tokens, ref.generated()) << branches.size();
-    EXPECT_EQ(r.stats.by_drafter[static_cast<int>(Drafter::kNone)], 1u);  // the first step only
-    EXPECT_GT(r.stats.by_drafter[static_cast<int>(Drafter::kHeads)], 0u);
+    for (const MedusaHeads* h : {static_cast<const MedusaHeads*>(heads_), &token_heads}) {
+      DecoderOptions opt = plain;
+      opt.plain = false;
+      opt.gamma = 3;
+      opt.tree_branches = branches;
+      Rng rng(2);
+      ModelSource s(*target_);
+      DecodeResult r = decode_with_heads(s, *h, prompt, opt, rng);
+      EXPECT_EQ(r.tokens, ref.generated()) << branches.size();
+      EXPECT_EQ(r.stats.by_drafter[static_cast<int>(Drafter::kNone)], 1u);  // the first step only
+      EXPECT_GT(r.stats.by_drafter[static_cast<int>(Drafter::kHeads)], 0u);
+    }
   }
 }
 
@@ -194,9 +206,13 @@ TEST_F(HeadsTest, FirstThreeTokensFollowTheTarget) {
     index[seq] = probs.size();
     probs.push_back(p);
   }
+  const MedusaHeads token_heads =
+      MedusaHeads::from_file(fixture("tiny_heads_token.safetensors"), *target_);
   for (std::vector<int> branches : {std::vector<int>{}, {2, 2}}) {
     for (bool without : {true, false}) {
       if (branches.empty() && !without) continue;
+      // the token-input heads on the tree drawn with replacement
+      const MedusaHeads& heads = branches.size() && !without ? token_heads : *heads_;
       DecoderOptions opt;
       opt.gamma = 3;
       opt.sampling = sp;
@@ -208,7 +224,7 @@ TEST_F(HeadsTest, FirstThreeTokensFollowTheTarget) {
       size_t heads_iterations = 0;
       ModelSource source(*target_);
       for (int run = 0; run < 25000; ++run) {
-        DecodeResult r = decode_with_heads(source, *heads_, prompt, opt, rng);
+        DecodeResult r = decode_with_heads(source, heads, prompt, opt, rng);
         auto it = index.find(r.tokens);
         ASSERT_NE(it, index.end());
         ++counts[it->second];
