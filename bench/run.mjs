@@ -10,7 +10,7 @@
 //   node bench/run.mjs [--target models/target.safetensors[,more.safetensors]]
 //                      [--draft models/draft.safetensors] [--repeats 7] [--quick]
 //                      [--max-tokens 200] [--gamma-max 8]
-//                      [--skip kernels,breakdown,native,ort,torch,browser] [--json FILE]
+//                      [--skip kernels,breakdown,spec,native,ort,torch,browser] [--json FILE]
 //                      [--wasm-dir build-wasm]
 //
 // --target A,B: every table uses A; the roofline table is printed for each. Needs the
@@ -231,7 +231,7 @@ const sum = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, (a?.[k] ?
 //   also pays the per-iteration work outside the model passes that a plain step pays
 //   (S − V(1): sampling, verification, the JS call).
 const spec = [];
-for (const temperature of TEMPERATURES) {
+for (const temperature of SKIP.has('spec') ? [] : TEMPERATURES) {
   runOne(0, { plain: true, temperature });
   runOne(0, { plain: false, gamma: 2, temperature });
   const plainTps = [], plainRuns = [];
@@ -361,7 +361,7 @@ report.peers = peers;
 report.native = native;
 
 let browser = null;
-if (!SKIP.has('browser')) {
+if (!SKIP.has('browser') && !SKIP.has('spec')) {
   // At T = 0 with the best gamma of the WASM table above.
   const t0 = spec.filter((s) => s.temperature === 0);
   const best = t0.reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
@@ -442,7 +442,7 @@ if (native?.kernels) {
   }
 }
 
-for (const temperature of TEMPERATURES) {
+for (const temperature of SKIP.has('spec') ? [] : TEMPERATURES) {
   const rows = spec.filter((s) => s.temperature === temperature);
   const best = rows.reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
   table(`Speculative vs plain, WASM (JS API), T = ${temperature}, ${PROMPTS.length} prompts × ${MAX_TOKENS} tokens; plain ${cell(rows[0].plainTps, 0)} tokens/s`,
@@ -467,7 +467,7 @@ if (browser) {
   const bs = { plain: stats(browser.runs.map((r) => r.plainTps)), spec: stats(browser.runs.map((r) => r.specTps)), speedup: stats(browser.runs.map((r) => r.speedup)) };
   note(`Browser medians: plain ${cell(bs.plain, 0)} tokens/s, speculative ${cell(bs.spec, 0)} tokens/s, speedup ${cell(bs.speedup, 2)} (prompt "ROMEO:", the page's own timing: worker compute time).`);
   report.browserSummary = bs;
-} else if (!SKIP.has('browser')) {
+} else if (!SKIP.has('browser') && !SKIP.has('spec')) {
   note(`Browser skipped: ${report.browserError}`);
 }
 
