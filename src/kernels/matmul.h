@@ -24,19 +24,23 @@
 // offset travels with it), only possibly misaligned.
 //
 // Striping. One core reads memory about twice as fast from several sequential streams as from
-// one (the hardware prefetchers run one stream each: measured 9-12 vs 16-25 GB/s on an AMD
-// EPYC; bench/results/2026-11-30-epyc-2vcpu-kernels.md). So a large matrix (K % 4 == 0 and at
-// least kMinStripedFloats) is stored striped: its logical sequence is cut into pieces of
-// kPieceFloats (1 KiB) and piece i is stored in stripe i % kStripes at position i / kStripes.
-// Reading the logical sequence in order then walks kStripes interleaved streams, one piece
-// (16 k-blocks of a panel) at a time. Small matrices (they stay in cache) and K % 4 != 0 are
-// stored unstriped (the logical sequence itself).
+// one (the hardware prefetchers run one stream each: 11 vs 20 GB/s for 19 MB on a 2-vCPU AMD
+// EPYC; pieces of 2 KiB or more lose it; bench/results/2026-11-30-epyc-2vcpu-kernels.md). So a
+// large matrix (K % 4 == 0 and at least kMinStripedFloats) is stored striped: its logical
+// sequence is cut into pieces of kPieceFloats (1 KiB) and piece i is stored in stripe
+// i % kStripes at position i / kStripes. Reading the logical sequence in order then walks
+// kStripes interleaved streams, one piece (16 k-blocks of a panel) at a time. Small matrices
+// (they stay in cache) and K % 4 != 0 are stored unstriped (the logical sequence itself).
 //
-// Kernels. A 128-bit kernel keeps one accumulator per (input row, panel row): 1, 2 or 3 input
-// rows per sweep of a panel (4, 8 or 2 x 3 accumulators, under V8's ~12 live v128 registers).
-// The AVX2 kernel holds panel rows (0, 1) and (2, 3) in two 256-bit accumulators per input row
-// against a broadcast x block, up to 6 input rows per sweep. Only the schedule differs: every
-// output is still computed in the canonical order.
+// Kernels. The 128-bit kernel keeps one accumulator per (input row, panel row): input rows in
+// groups of 2 (8 accumulators, under V8's ~12 live v128 registers; 3 rows spill) and 1 for an
+// odd remainder; with several groups, each takes its turn on a chunk of 16 k-blocks while it is
+// in L1 (the accumulators wait in memory). The AVX2 kernel holds panel rows (0, 1) and (2, 3)
+// in two 256-bit accumulators per input row against x blocks doubled once per call, up to 6
+// input rows per sweep (more: groups taking turns as above), and prefetches the piece two ahead.
+// An unstriped matrix (in cache) with M = 1 is read two panels at a time, for twice the
+// accumulator chains. Only the schedule differs: every output is still computed in the
+// canonical order.
 #pragma once
 
 #include <cstddef>
