@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/gpt_model.h"
+#include "model/heads.h"
 #include "model/json.h"
 #include "model/model_source.h"
 #include "model/safetensors.h"
@@ -21,10 +22,12 @@
 namespace specdec {
 namespace {
 
-std::string repo_path(const std::string& rel) { return std::string(SPECDEC_SOURCE_DIR) + "/" + rel; }
+std::string repo_path(const std::string& rel) {
+  return std::string(SPECDEC_SOURCE_DIR) + "/" + rel;
+}
 
 struct Case {
-  std::string name, target, draft, prompt;
+  std::string name, target, draft, heads, prompt;
   bool plain = false;
   DecoderOptions options;
   uint64_t seed = 0;
@@ -39,12 +42,14 @@ const json::Value& member(const json::Value& o, const char* key) {
 
 uint64_t integer(const json::Value& v) {
   uint64_t x = 0;
-  if (!json::to_u64(v, &x)) throw std::runtime_error("determinism.json: '" + v.text + "' is not an integer");
+  if (!json::to_u64(v, &x))
+    throw std::runtime_error("determinism.json: '" + v.text + "' is not an integer");
   return x;
 }
 
 std::vector<Case> load_cases() {
-  const std::vector<uint8_t> bytes = read_file(repo_path("tests/fixtures/determinism.json"), 16 << 20);
+  const std::vector<uint8_t> bytes =
+      read_file(repo_path("tests/fixtures/determinism.json"), 16 << 20);
   const json::Value doc = json::parse(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   std::vector<Case> cases;
   for (const json::Value& c : member(doc, "cases").items) {
@@ -52,16 +57,30 @@ std::vector<Case> load_cases() {
     k.name = member(c, "name").text;
     k.target = member(c, "target").text;
     k.plain = member(c, "plain").boolean;
-    if (!k.plain) k.draft = member(c, "draft").text;
+    if (!k.plain && member(c, "draft").type == json::Value::Type::kString) {
+      k.draft = member(c, "draft").text;
+    }
+    if (const json::Value* h = c.find("heads")) k.heads = h->text;
+    if (const json::Value* t = c.find("tree")) {
+      for (const json::Value& b : t->items) k.options.tree_branches.push_back(int(integer(b)));
+    }
+    if (const json::Value* r = c.find("replacement"))
+      k.options.tree_without_replacement = !r->boolean;
+    if (const json::Value* l = c.find("lookup")) k.options.lookup = l->boolean;
     k.prompt = member(c, "prompt").text;
     k.options.plain = k.plain;
-    k.options.gamma = static_cast<int>(integer(member(c, "gamma")));
+    if (member(c, "gamma").type == json::Value::Type::kString) {
+      k.options.gamma_mode = GammaMode::kHeuristic;  // "heuristic": no timing-dependent mode here
+    } else {
+      k.options.gamma = static_cast<int>(integer(member(c, "gamma")));
+    }
     k.options.sampling.temperature = static_cast<float>(json::to_double(member(c, "temperature")));
     k.options.sampling.top_k = static_cast<int>(integer(member(c, "topK")));
     k.options.sampling.top_p = static_cast<float>(json::to_double(member(c, "topP")));
     k.options.max_new_tokens = integer(member(c, "maxTokens"));
     k.seed = integer(member(c, "seed"));
-    for (const json::Value& t : member(c, "tokens").items) k.tokens.push_back(static_cast<int>(integer(t)));
+    for (const json::Value& t : member(c, "tokens").items)
+      k.tokens.push_back(static_cast<int>(integer(t)));
     cases.push_back(std::move(k));
   }
   return cases;
@@ -85,8 +104,15 @@ TEST(Determinism, NativeBuildGivesTheRecordedTokens) {
     SCOPED_TRACE(c.name);
     ModelSource target(model(c.target));
     std::unique_ptr<ModelSource> draft;
-    if (!c.plain) draft = std::make_unique<ModelSource>(model(c.draft));
-    SpeculativeDecoder decoder(target, draft.get(), encode(c.prompt), c.options);
+    if (!c.plain && !c.draft.empty()) draft = std::make_unique<ModelSource>(model(c.draft));
+    std::unique_ptr<MedusaHeads> heads;
+    std::unique_ptr<HeadsProposer> proposer;
+    if (!c.heads.empty()) {
+      heads = std::make_unique<MedusaHeads>(
+          MedusaHeads::from_file(repo_path(c.heads), model(c.target)));
+      proposer = std::make_unique<HeadsProposer>(*heads, target);
+    }
+    SpeculativeDecoder decoder(target, draft.get(), encode(c.prompt), c.options, proposer.get());
     Rng rng(c.seed);
     while (!decoder.done()) decoder.step(rng);
     EXPECT_EQ(decoder.generated(), c.tokens);

@@ -23,7 +23,8 @@ function decoderOptions(c) {
   return {
     prompt: c.prompt,
     plain: c.plain,
-    gamma: c.gamma,
+    ...(c.tree ? { tree: { branches: c.tree, replacement: c.replacement ?? false } } : { gamma: c.gamma }),
+    ...(c.lookup ? { promptLookup: true } : {}),
     temperature: c.temperature,
     topK: c.topK,
     topP: c.topP,
@@ -42,13 +43,16 @@ for (const c of fixture.cases) {
   test(`WASM gives the recorded tokens: ${c.name}`, async () => {
     const opts = decoderOptions(c);
     opts.target = await model(c.target);
-    if (!c.plain) opts.draft = await model(c.draft);
+    if (!c.plain && c.draft) opts.draft = await model(c.draft);
+    let heads = null;
+    if (c.heads) opts.heads = heads = sd.loadHeads(await readFile(path.join(ROOT, c.heads)), opts.target);
     const dec = sd.createDecoder(opts);
     try {
       while (!dec.done) dec.step();
       assert.deepEqual(dec.generatedTokens, c.tokens);
     } finally {
       dec.dispose();
+      heads?.dispose();
     }
   });
 }
