@@ -1,18 +1,26 @@
 #!/usr/bin/python3
-"""Measured acceptance rate of the shipped draft against the shipped target in real speculative
-decoding (the native CLI, gamma 4): prompts are 16 windows of held-out text (the last 10% of
-the corpus, never trained on), 120 new tokens each, for T = 0, 0.8, 1.0.
+"""Measured acceptance rate of a draft (or of heads) against its target in real speculative
+decoding (the native CLI, gamma 4; heads: gamma 3): prompts are 16 windows of held-out text (the
+last 10% of the corpus, never trained on), 120 new tokens each, for T = 0, 0.8, 1.0.
 
-    /usr/bin/python3 models/measure_alpha.py [build/specdec]
+    /usr/bin/python3 models/measure_alpha.py                       # the small pair
+    /usr/bin/python3 models/measure_alpha.py --pair large          # the large pair
+    /usr/bin/python3 models/measure_alpha.py --heads               # the small target's heads
 """
+import argparse
 import json
 import os
 import subprocess
-import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-cli = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, 'build', 'specdec')
+ap = argparse.ArgumentParser()
+ap.add_argument('--pair', choices=['small', 'large'], default='small')
+ap.add_argument('--heads', action='store_true', help='measure the heads instead of the draft')
+ap.add_argument('--cli', default=os.path.join(ROOT, 'build', 'specdec'))
+args = ap.parse_args()
+prefix = '' if args.pair == 'small' else 'large-'
+cli = args.cli
 with open(os.path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt'), 'rb') as f:
     data = f.read()
 val = data[int(0.9 * len(data)):]
@@ -21,15 +29,24 @@ prompts = [val[i * len(val) // 16:][:64].decode('ascii', 'replace') for i in ran
 result = {}
 for t in (0.0, 0.8, 1.0):
     examined = accepted = generated = passes = 0
+    per_head = {}
     for k, prompt in enumerate(prompts):
-        out = subprocess.run([cli, 'generate', '--target', os.path.join(HERE, 'target.safetensors'),
-                              '--draft', os.path.join(HERE, 'draft.safetensors'), '--prompt', prompt,
-                              '--gamma', '4', '--temperature', str(t), '--seed', str(k + 1),
+        drafter = (['--heads', os.path.join(HERE, f'{prefix}target-heads.safetensors'), '--gamma', '3']
+                   if args.heads else
+                   ['--draft', os.path.join(HERE, f'{prefix}draft.safetensors'), '--gamma', '4'])
+        out = subprocess.run([cli, 'generate', '--target', os.path.join(HERE, f'{prefix}target.safetensors'),
+                              *drafter, '--prompt', prompt, '--temperature', str(t), '--seed', str(k + 1),
                               '--max-tokens', '120', '--json'], check=True, capture_output=True)
         s = json.loads(out.stdout)['stats']
         examined += s['examined']
         accepted += s['accepted']
+        if args.heads:  # per position: the acceptance of head 1, 2, 3 in real decoding
+            for i, a in enumerate(s['acceptance_by_position']):
+                if a is not None:
+                    per_head.setdefault(i, []).append(a)
         generated += s['generated']
         passes += s['target_passes']
     result[f'T={t}'] = dict(alpha=round(accepted / examined, 4), tokens_per_pass=round(generated / passes, 3))
+    if per_head:
+        result[f'T={t}']['by_position'] = [round(sum(v) / len(v), 3) for _, v in sorted(per_head.items())]
 print(json.dumps(result))
