@@ -16,6 +16,7 @@ constexpr double kPriorStrength = 2.0;
 constexpr double kPriorSlope = 0.25;      // v(k) = 1 + 0.25 (k - 1) before two k are measured
 constexpr double kPriorDraftCost = 0.1;   // c of a draft model pass
 constexpr double kPriorHeadsCost = 0.02;  // c of the heads (a few small matmuls)
+constexpr size_t kExploreSamples = 3;     // auto: passes to measure at a second k
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -197,20 +198,22 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
       if (s > best.score) best = Plan{o.drafter, g, o.ngram, s};
     }
   }
-  // Without a cost model, a second k is needed for a line through the measured passes: while
-  // only one k has been measured, draft one deeper (or shallower) than the best, a near-optimal
-  // choice whose pass time is new information. (The first iteration is not measured: its pass
-  // includes the prompt.)
+  // Without a cost model the line through the measured passes needs two well-separated k: once
+  // the best depth's k has a few samples, draft a few times at depth 1 (k = 2) — a cheap,
+  // near-optimal choice — or, when depth 1 is the best, at depth 3. (Two close k far from 1 let
+  // noise tilt the line: it then extrapolates a flat v(k) and the policy drafts far too deep.)
+  // The first iteration is not measured: its pass includes the prompt.
   if (!options_.has_cost_model && iterations_ >= 1 && best.drafter != Drafter::kNone) {
-    size_t distinct = 0;
-    for (size_t k = 1; k <= kMaxK; ++k) distinct += !target_samples_[k].empty();
     const size_t best_k = static_cast<size_t>(best.gamma) + 1;
-    if (distinct == 1 && best_k <= kMaxK && !target_samples_[best_k].empty()) {
+    auto count = [&](size_t k) { return k <= kMaxK ? target_samples_[k].size() : size_t{0}; };
+    if (count(best_k) >= kExploreSamples) {
       for (const DraftOption& o : usable) {
         if (o.drafter != best.drafter || o.ngram != best.ngram) continue;
         const int top = std::min(options_.gamma_max, o.max_depth);
-        const int g = best.gamma + 1 <= top ? best.gamma + 1 : best.gamma - 1;
-        if (g >= 1) return Plan{o.drafter, g, o.ngram, score(o.drafter, o.ngram, g)};
+        const int g = best.gamma > 1 ? 1 : std::min(3, top);
+        if (g != best.gamma && count(static_cast<size_t>(g) + 1) < kExploreSamples) {
+          return Plan{o.drafter, g, o.ngram, score(o.drafter, o.ngram, g)};
+        }
       }
     }
   }
