@@ -14,31 +14,28 @@ namespace {
 
 using namespace kernels::simd;
 
-constexpr size_t kPiece = kernels::kPieceFloats;  // floats read from one stream in turn
+constexpr size_t kPiece = kernels::kLineFloats;  // floats read from one stream in turn
 
-// The sum of `pieces` pieces from each of `streams` regions `stride` floats apart, region by
-// region in turn: the access order of a striped weight matrix. A function of its own so that V8
-// tiers it up after the warm-up calls (it has no on-stack replacement for WASM loops). Each of
-// 4 accumulators adds one vector per step, front to back; the step loop stays rolled (unrolled,
-// the compilers hoist a piece's loads ahead of their adds: GCC reorders the reads, V8 spills
-// them; either halves the bandwidth measured).
+// The sum of `pieces` lines (64 bytes) from each of `streams` regions `stride` floats apart,
+// region by region in turn: the access order of a striped weight matrix (kernels/matmul.h). A
+// function of its own so that V8 tiers it up after the warm-up calls (it has no on-stack
+// replacement for WASM loops). Each of 4 accumulators adds one vector per line, front to back;
+// the loop over the streams stays rolled (unrolled, the compilers hoist the lines' loads ahead
+// of their adds: GCC reorders the reads, V8 spills them; either halves the bandwidth measured).
 [[gnu::noinline]] F4 sum_pieces(const float* p, size_t pieces, size_t stride, int streams) {
   F4 a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
   for (size_t i = 0; i < pieces; ++i) {
-    for (int s = 0; s < streams; ++s) {
-      const float* q = p + s * stride + i * kPiece;
-      const float* const q_end = q + kPiece;
+    const float* q = p + i * kPiece;
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #elif defined(__GNUC__)
 #pragma GCC unroll 1
 #endif
-      for (; q < q_end; q += 16) {
-        a0 = add(a0, load(q));
-        a1 = add(a1, load(q + 4));
-        a2 = add(a2, load(q + 8));
-        a3 = add(a3, load(q + 12));
-      }
+    for (int s = 0; s < streams; ++s, q += stride) {
+      a0 = add(a0, load(q));
+      a1 = add(a1, load(q + 4));
+      a2 = add(a2, load(q + 8));
+      a3 = add(a3, load(q + 12));
     }
   }
   return add(add(a0, a1), add(a2, a3));

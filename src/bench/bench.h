@@ -76,10 +76,10 @@ Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double mi
 // ------------------------------------------------------------------ roofline
 
 // GB/s at which one core reads a buffer of `bytes` (bandwidth.cc): the buffer is cut into
-// `streams` equal regions read side by side, 1 KiB from each in turn (the order in which the
-// kernels read a striped weight matrix, kernels/matmul.h; streams = 1: front to back). For a
-// buffer larger than the caches next to
-// the core this bounds any single-threaded one-token matmul over it. requires: streams 1..64.
+// `streams` equal regions read side by side, one 64-byte line from each in turn (the order in
+// which the kernels read a striped weight matrix, kernels/matmul.h; streams = 1: front to back).
+// For a buffer larger than the caches next to the core this bounds any single-threaded one-token
+// matmul over it. requires: streams 1..64.
 Stats read_gbs(size_t bytes, int repeats, double min_ms, int streams = 1);
 
 // read_gbs with 1, 2, 4, 8 and 16 streams; the best median and its stream count.

@@ -56,9 +56,15 @@ std::string kernel_self_check() {
       if (!e.empty()) return e;
     }
   }
-  // Striped packings (kernels/matmul.h): at and past the size threshold, several stripe fills.
-  for (const std::pair<size_t, size_t>& kn :
-       {std::pair<size_t, size_t>{256, 256}, {256, 260}, {68, 1000}, {2048, 33}, {1024, 64}}) {
+  // Striped packings (kernels/matmul.h): at and past the size threshold, partial last panels,
+  // one round per panel (K = 32); and a large K % 32 != 0 one (unstriped).
+  for (const std::pair<size_t, size_t>& kn : {std::pair<size_t, size_t>{256, 256},
+                                              {256, 260},
+                                              {96, 1000},
+                                              {2048, 33},
+                                              {1024, 64},
+                                              {32, 2049},
+                                              {68, 1000}}) {
     const std::string e = check_matmul(rng, kn.first, kn.second, 9);
     if (!e.empty()) return e;
   }

@@ -15,16 +15,18 @@ size_t logical_size(size_t n, size_t k) {
   return (n + kPanelRows - 1) / kPanelRows * kPanelRows * k;
 }
 
-// Floats per stripe of a striped W (n, k): whole pieces.
+// Floats per stripe of a striped W (n, k): K / 4 is a multiple of kStripes, so the lines fill
+// whole rounds; plus kStripePadFloats, so that the 8 lines of a round do not all map to the same
+// cache set (stripe sizes are multiples of 4 KiB for the models' shapes; measured 5-13% faster
+// with the pad, native and WASM).
 size_t stripe_floats(size_t n, size_t k) {
-  const size_t pieces = (logical_size(n, k) + kPieceFloats - 1) / kPieceFloats;
-  return (pieces + kStripes - 1) / kStripes * kPieceFloats;
+  return logical_size(n, k) / kStripes + kStripePadFloats;
 }
 
 }  // namespace
 
 bool packed_striped(size_t n, size_t k) {
-  return k % 4 == 0 && logical_size(n, k) >= kMinStripedFloats;
+  return k % (4 * kStripes) == 0 && logical_size(n, k) >= kMinStripedFloats;
 }
 
 size_t packed_size(size_t n, size_t k) {
@@ -35,7 +37,7 @@ size_t packed_size(size_t n, size_t k) {
 detail::PackedReader::PackedReader(const float* w_packed, size_t n, size_t k)
     : base(w_packed + static_cast<size_t>(w_packed[0])),
       stripe(packed_striped(n, k) ? stripe_floats(n, k) : 0),
-      last_piece((logical_size(n, k) - 1) / kPieceFloats * kPieceFloats) {}
+      k(k) {}
 
 namespace {
 
@@ -99,36 +101,15 @@ namespace {
 
 using namespace simd;
 
-// Accumulators of up to 2 input rows against the 4 rows of a panel: acc[i][r] holds the 4 lane
+// Accumulators of up to 2 input rows against the 4 rows of a panel: a[i][r] holds the 4 lane
 // sums of (input row i, panel row r).
 struct Acc2x4 {
   F4 a[2][4];
 };
 
-// Adds k-blocks [0, blocks) of MR input rows (xk: row 0 at k-block 0 of the range, stride k)
-// against the panel data w (16 floats per k-block) into acc. Each loaded weight vector serves all
-// MR rows. Live registers: 4 MR accumulators + MR x blocks + 1 weight block (11 for MR = 2,
-// under V8's ~12 before it spills).
-template <int MR>
-inline void add_blocks(const float* xk, size_t k, const float* w, size_t blocks, Acc2x4& acc) {
-  F4 a[MR][4];
-  for (int i = 0; i < MR; ++i) {
-    for (int r = 0; r < 4; ++r) a[i][r] = acc.a[i][r];
-  }
-  for (const float* const w_end = w + 16 * blocks; w < w_end; w += 16, xk += 4) {
-    F4 xv[MR];
-    for (int i = 0; i < MR; ++i) xv[i] = load(xk + i * k);
-    for (int r = 0; r < 4; ++r) {
-      const F4 wv = load(w + 4 * r);
-      for (int i = 0; i < MR; ++i) a[i][r] = add(a[i][r], mul(xv[i], wv));
-    }
-  }
-  for (int i = 0; i < MR; ++i) {
-    for (int r = 0; r < 4; ++r) acc.a[i][r] = a[i][r];
-  }
-}
-
-// One k-block of MR input rows into the accumulators a.
+// One k-block of MR input rows (xk: row 0 at the k-block, stride k) against the 4 panel rows at
+// w into the accumulators a. Each loaded weight vector serves all MR rows. Live registers: 4 MR
+// accumulators + MR x blocks + 1 weight block (11 for MR = 2, under V8's ~12 before it spills).
 template <int MR>
 inline void add_block(const float* xk, size_t k, const float* w, F4 (&a)[2][4]) {
   F4 xv[MR];
@@ -139,11 +120,31 @@ inline void add_block(const float* xk, size_t k, const float* w, F4 (&a)[2][4]) 
   }
 }
 
-// add_blocks with the accumulators in the caller's registers (one group: no scratch).
+// `rounds` rounds of a panel from w (see PackedReader::Panel: k-block s of a round at
+// w + s * step, the next round `round` floats on), MR input rows from xk (at the first k-block).
+// The loop over a round's lines is kept rolled: unrolled, clang hoists the x loads of all 8
+// lines and V8 spills them (SPECDEC_NO_UNROLL, vec4.h).
 template <int MR>
-inline void add_blocks_regs(const float* xk, size_t k, const float* w, size_t blocks,
-                            F4 (&a)[2][4]) {
-  for (const float* const w_end = w + 16 * blocks; w < w_end; w += 16, xk += 4) {
+inline void add_blocks(const float* xk, size_t k, const float* w, size_t blocks, F4 (&a)[2][4]);
+
+template <int MR>
+inline void add_rounds(const float* xk, size_t k, const float* w, size_t round, size_t step,
+                       size_t rounds, F4 (&a)[2][4]) {
+  if (step == kLineFloats) {  // unstriped: one contiguous run
+    add_blocks<MR>(xk, k, w, rounds * kStripes, a);
+    return;
+  }
+  for (size_t j = 0; j < rounds; ++j, w += round) {
+    const float* ws = w;
+    SPECDEC_NO_UNROLL
+    for (size_t s = 0; s < kStripes; ++s, ws += step, xk += 4) add_block<MR>(xk, k, ws, a);
+  }
+}
+
+// `blocks` contiguous k-blocks from w.
+template <int MR>
+inline void add_blocks(const float* xk, size_t k, const float* w, size_t blocks, F4 (&a)[2][4]) {
+  for (const float* const w_end = w + kLineFloats * blocks; w < w_end; w += kLineFloats, xk += 4) {
     add_block<MR>(xk, k, w, a);
   }
 }
@@ -186,73 +187,91 @@ inline void finish(F4 s, const float* bias, size_t count, float* out) {
   for (size_t r = 0; r < count; ++r) out[r] = v[r];
 }
 
-// K-blocks of a panel handled before the next group of input rows takes its turn: 16 (1 KiB of
-// weights), within one piece of a striped W.
-constexpr size_t kChunkFloats = 16 * 16;
+// Rounds of a panel handled before the next group of input rows takes its turn: 2 (16 k-blocks,
+// 1 KiB of weights).
+constexpr size_t kChunkRounds = 2;
 
-// All m input rows against panel p, in groups of 2 (and 1 when m is odd). The panel is walked in
-// chunks (kChunkFloats, never across a piece), and every group takes its turn on a chunk while it
-// is in L1: the weights then stream from memory at the pace of the whole pass's arithmetic
-// (rather than in a burst during the first group's sweep), so that memory and arithmetic overlap.
-// With one group the accumulators stay in registers; with more they wait in `scratch`.
+// MR rows (1 or 2) from xk against a whole panel pl into a.
+template <int MR>
+inline void add_panel(const float* xk, size_t k, const detail::PackedReader::Panel& pl,
+                      F4 (&a)[2][4]) {
+  add_rounds<MR>(xk, k, pl.first, pl.round, pl.step, pl.rounds, a);
+  add_blocks<MR>(xk + 4 * kStripes * pl.rounds, k, pl.after, pl.rest, a);
+}
+
+// The sums of one input row's accumulators a (row xi of x), with the K % 4 tail (unstriped: it
+// follows the panel's k-blocks), the bias added and the valid outputs stored.
+inline void finish_row(const F4 (&a)[4], const float* xi, size_t k,
+                       const detail::PackedReader::Panel& pl, const float* bias, size_t n_valid,
+                       float* out) {
+  F4 s = hsum4(a[0], a[1], a[2], a[3]);
+  const float* wt = pl.after + kLineFloats * pl.rest;
+  for (size_t kk = k - k % 4; kk < k; ++kk, wt += 4) s = add(s, mul(splat(xi[kk]), load(wt)));
+  finish(s, bias, n_valid, out);
+}
+
+// Input-row groups up to which each group sweeps a striped panel on its own (the panel is then
+// re-read from L1/L2 by the next group); more take turns on chunks. Measured (WASM, 2-vCPU AMD
+// EPYC): own sweeps equal to turns for model stacks from memory (M = 2..8, 19 and 76 MB) and
+// 5-15% faster for the draft's in-cache matrices (M = 3..8).
+constexpr size_t kMaxSweepGroups = 4;
+
+// All m input rows against panel p, in groups of 2 (and 1 when m is odd).
+// Unstriped (in cache) or up to kMaxSweepGroups groups: each group sweeps the whole panel with
+// its accumulators in registers. More (long prefills): the panel is walked in chunks of
+// kChunkRounds rounds and every group takes its turn on a chunk while it is in L1 (the weights
+// stream at the pace of the whole pass's arithmetic, and the panel is read from memory once
+// however long the prefill); the accumulators wait in `scratch` between chunks.
 void panel_all_rows(const float* x, size_t m, size_t k, const detail::PackedReader& rd, size_t p,
                     const float* bias, size_t n_valid, float* out, size_t n,
                     std::vector<Acc2x4>& scratch) {
-  const size_t k4 = k - k % 4;
   const size_t groups = (m + 1) / 2;
+  const detail::PackedReader::Panel pl = rd.panel(p);
+  if (groups <= kMaxSweepGroups || rd.stripe == 0) {
+    for (size_t g = 0; g < groups; ++g) {
+      F4 a[2][4];
+      for (auto& row : a) {
+        for (F4& v : row) v = zero();
+      }
+      const size_t i0 = 2 * g;
+      if (i0 + 1 < m) {
+        add_panel<2>(x + i0 * k, k, pl, a);
+        finish_row(a[0], x + i0 * k, k, pl, bias, n_valid, out + i0 * n);
+        finish_row(a[1], x + (i0 + 1) * k, k, pl, bias, n_valid, out + (i0 + 1) * n);
+      } else {
+        add_panel<1>(x + i0 * k, k, pl, a);
+        finish_row(a[0], x + i0 * k, k, pl, bias, n_valid, out + i0 * n);
+      }
+    }
+    return;
+  }
   if (scratch.size() < groups) scratch.resize(groups);
   for (size_t g = 0; g < groups; ++g) {
     for (auto& row : scratch[g].a) {
-      for (F4& r : row) r = zero();
+      for (F4& v : row) v = zero();
     }
   }
-  const size_t end = p * kPanelRows * k + kPanelRows * k4;
-  size_t q = p * kPanelRows * k;
-  size_t kb = 0;
-  if (groups == 1) {  // one sweep: the accumulators stay in registers across the pieces
-    F4 a[2][4];
-    for (auto& row : a) {
-      for (F4& r : row) r = zero();
-    }
-    while (q < end) {
-      const size_t len = std::min(end - q, rd.run(q));
-      const float* w = rd.at(q);
-      if (m == 2) {
-        add_blocks_regs<2>(x + kb, k, w, len / 16, a);
-      } else {
-        add_blocks_regs<1>(x + kb, k, w, len / 16, a);
-      }
-      q += len;
-      kb += len / 4;
-    }
-    for (int i = 0; i < 2; ++i) {
-      for (int r = 0; r < 4; ++r) scratch[0].a[i][r] = a[i][r];
-    }
-  }
-  while (q < end) {
-    const size_t len = std::min({end - q, rd.run(q), kChunkFloats});
-    const float* w = rd.at(q);
+  for (size_t j = 0; j < pl.rounds; j += kChunkRounds) {
+    const size_t rounds = std::min(kChunkRounds, pl.rounds - j);
+    const float* w = pl.first + j * pl.round;
     for (size_t g = 0; g < groups; ++g) {
-      const float* xk = x + 2 * g * k + kb;
+      const float* xk = x + 2 * g * k + 4 * kStripes * j;
+      F4 a[2][4];
+      for (int i = 0; i < 2; ++i) {
+        for (int r = 0; r < 4; ++r) a[i][r] = scratch[g].a[i][r];
+      }
       if (2 * g + 1 < m) {
-        add_blocks<2>(xk, k, w, len / 16, scratch[g]);
+        add_rounds<2>(xk, k, w, pl.round, pl.step, rounds, a);
       } else {
-        add_blocks<1>(xk, k, w, len / 16, scratch[g]);
+        add_rounds<1>(xk, k, w, pl.round, pl.step, rounds, a);
+      }
+      for (int i = 0; i < 2; ++i) {
+        for (int r = 0; r < 4; ++r) scratch[g].a[i][r] = a[i][r];
       }
     }
-    q += len;
-    kb += len / 4;
   }
-  for (size_t i = 0; i < m; ++i) {
-    const F4* a = scratch[i / 2].a[i % 2];
-    F4 s = hsum4(a[0], a[1], a[2], a[3]);
-    if (k4 < k) {  // unstriped: the tail follows the k-blocks
-      const float* wt = rd.at(end);
-      for (size_t kk = k4; kk < k; ++kk, wt += 4) {
-        s = add(s, mul(splat(x[i * k + kk]), load(wt)));
-      }
-    }
-    finish(s, bias, n_valid, out + i * n);
+  for (size_t i = 0; i < m; ++i) {  // striped: no k-blocks after the rounds, no tail
+    finish_row(scratch[i / 2].a[i % 2], x + i * k, k, pl, bias, n_valid, out + i * n);
   }
 }
 

@@ -23,21 +23,29 @@
 // pack_weights for the buffer's address. A packed buffer copied elsewhere stays correct (the
 // offset travels with it), only possibly misaligned.
 //
-// Striping. One core reads memory about twice as fast from several sequential streams as from
-// one (the hardware prefetchers run one stream each: 11 vs 20 GB/s for 19 MB on a 2-vCPU AMD
-// EPYC; pieces of 2 KiB or more lose it; bench/results/2026-11-30-epyc-2vcpu-kernels.md). So a
-// large matrix (K % 4 == 0 and at least kMinStripedFloats) is stored striped: its logical
-// sequence is cut into pieces of kPieceFloats (1 KiB) and piece i is stored in stripe
-// i % kStripes at position i / kStripes. Reading the logical sequence in order then walks
-// kStripes interleaved streams, one piece (16 k-blocks of a panel) at a time. Small matrices
-// (they stay in cache) and K % 4 != 0 are stored unstriped (the logical sequence itself).
+// Striping. One core reads memory faster from several sequential streams than from one (the
+// hardware prefetchers run one stream each), and fastest when the streams take turns one cache
+// line at a time: a read loop over 19 MB on a 2-vCPU AMD EPYC (Zen 2) reaches 11 GB/s front to
+// back, 20 in 1 KiB pieces from 8 regions in turn, 22.7 one 64-byte line from each of 8 in turn
+// (bench/results/2026-11-30-epyc-2vcpu-kernels.md). Fine-grained turns also let the
+// prefetchers run 8 times further ahead of the kernel in time, so memory overlaps arithmetic
+// when several rows are applied (WASM, 19 and 76 MB: 1.5-1.7x faster for M = 1..8 than 1 KiB
+// pieces; bench/results/2026-12-01-epyc-2vcpu-line-stripes.md). So a large matrix (K % 32 == 0 and
+// at least kMinStripedFloats) is stored striped: its logical sequence is cut into lines of
+// kLineFloats (one k-block of a panel, 64 bytes) and line i is stored in stripe i % kStripes at
+// slot i / kStripes. As K / 4 is a multiple of kStripes, panel p's k-block b = 8 j + s lies in
+// stripe s at slot p K / 32 + j: a kernel walks a panel in rounds j of one line per stripe,
+// 8 streams interleaved. Stripes are kStripePadFloats apart (zeros), so that the lines of a
+// round fall in different cache sets. Small matrices (they stay in cache) and K % 32 != 0 are
+// stored unstriped (the logical sequence itself).
 //
 // Kernels. The 128-bit kernel keeps one accumulator per (input row, panel row): input rows in
 // groups of 2 (8 accumulators, under V8's ~12 live v128 registers; 3 rows spill) and 1 for an
-// odd remainder; with several groups, each takes its turn on a chunk of 16 k-blocks while it is
-// in L1 (the accumulators wait in memory). The AVX2 kernel holds panel rows (0, 1) and (2, 3)
+// odd remainder; up to 4 groups each sweep the whole panel (the next re-reads it from L1/L2),
+// more (long prefills) take turns on chunks of 16 k-blocks while they are in L1 (the
+// accumulators wait in memory). The AVX2 kernel holds panel rows (0, 1) and (2, 3)
 // in two 256-bit accumulators per input row against x blocks doubled once per call, up to 6
-// input rows per sweep (more: groups taking turns as above), and prefetches the piece two ahead.
+// input rows per sweep (more: groups taking turns as above), and prefetches a few rounds ahead.
 // An unstriped matrix (in cache) with M = 1 is read two panels at a time, for twice the
 // accumulator chains. Only the schedule differs: every output is still computed in the
 // canonical order.
@@ -48,16 +56,17 @@
 namespace specdec::kernels {
 
 constexpr size_t kPanelRows = 4;
-constexpr size_t kPieceFloats = 256;  // 1 KiB: 16 k-blocks of a panel
+constexpr size_t kLineFloats = 16;  // one k-block of a panel: a 64-byte cache line
 constexpr size_t kStripes = 8;
-constexpr size_t kMinStripedFloats = 256 * kPieceFloats;  // 256 KiB: smaller ones stay in cache
+constexpr size_t kMinStripedFloats = 65536;       // 256 KiB: smaller ones stay in cache
+constexpr size_t kStripePadFloats = kLineFloats;  // one line between stripes (see Striping)
 constexpr size_t kHeaderFloats = 16;
 
 // Whether W (n, k) is stored striped (see above).
 bool packed_striped(size_t n, size_t k);
 
-// Floats needed for W (n, k) packed: the header, then ceil(n / 4) * 4 * k rounded up to whole
-// stripes when striped.
+// Floats needed for W (n, k) packed: the header, then ceil(n / 4) * 4 * k (plus kStripes *
+// kStripePadFloats when striped).
 size_t packed_size(size_t n, size_t k);
 
 // Packs W (n, k) row-major into w_packed (packed_size(n, k) floats; padding is zeroed). The
@@ -103,19 +112,37 @@ namespace detail {
 struct PackedReader {
   const float* base;  // the data: w_packed + w_packed[0]
   size_t stripe;      // floats per stripe; 0 when unstriped
-  size_t last_piece;  // logical start of the last piece (striped: a whole piece is stored there)
+  size_t k;
 
   PackedReader(const float* w_packed, size_t n, size_t k);
   // Address of logical float q.
   const float* at(size_t q) const {
     if (stripe == 0) return base + q;
-    const size_t piece = q / kPieceFloats;
-    return base + (piece % kStripes) * stripe + (piece / kStripes) * kPieceFloats +
-           q % kPieceFloats;
+    const size_t line = q / kLineFloats;
+    return base + (line % kStripes) * stripe + line / kStripes * kLineFloats + q % kLineFloats;
   }
-  // Logical floats stored contiguously from q on (to the end of its piece).
-  size_t run(size_t q) const {
-    return stripe == 0 ? ~size_t{0} - q : kPieceFloats - q % kPieceFloats;
+  // Panel p's k-blocks b = kStripes j + s (j < rounds, s < kStripes) lie at
+  // first + j * round + s * step; then `rest` k-blocks (unstriped, K / 4 % 8 of them) and the
+  // K % 4 tail floats follow contiguously from `after`.
+  struct Panel {
+    const float* first;
+    size_t round, step, rounds;
+    const float* after;  // the remaining k-blocks, then the tail
+    size_t rest;
+  };
+  Panel panel(size_t p) const {
+    const size_t blocks = k / 4, rounds = blocks / kStripes;
+    if (stripe == 0) {
+      const float* first = base + p * kPanelRows * k;
+      return {first,
+              kStripes * kLineFloats,
+              kLineFloats,
+              rounds,
+              first + rounds * kStripes * kLineFloats,
+              blocks % kStripes};
+    }
+    const float* first = base + p * kPanelRows * k / kStripes;
+    return {first, kLineFloats, stripe, rounds, nullptr, 0};
   }
 };
 

@@ -17,7 +17,9 @@
 namespace specdec::kernels {
 namespace {
 
-constexpr size_t kPrefetchPieces = 2;
+// Rounds (8 lines, one per stripe) prefetched ahead of the one being read.
+// (Measured: 2, 4 and 8 rounds within noise of each other on the 2-vCPU AMD EPYC.)
+constexpr size_t kPrefetchRounds = 4;
 
 // The rows of x with each k-block doubled for the 256-bit accumulators: xb[(b m + i) 8 ..] =
 // x[i][4b .. 4b + 3] twice. Built once per call, so that the inner loops load a ready operand
@@ -38,48 +40,54 @@ const float* doubled_rows(const float* x, size_t m, size_t k) {
   return xb;
 }
 
-// MR input rows (stride k; xb: their doubled k-blocks, a stride of 8 m floats per k-block)
-// against panel p, read in logical order: result[i] = the panel's 4 outputs of row i before the
-// bias. Live registers: 2 MR accumulators + 2 weight blocks (15 of 16 ymm for MR = 6).
+// One k-block (w: 16 floats) of MR rows (xk: their doubled blocks, 8 floats each).
 template <int MR>
-void sweep_avx2(const float* x, const float* xb, size_t m, size_t k, const detail::PackedReader& rd,
-                size_t p, simd::F4 result[MR]) {
-  const size_t k4 = k - k % 4;
-  __m256 acc01[MR], acc23[MR];  // lanes: (row 0 l0..l3 | row 1 l0..l3), (row 2 | row 3)
-  for (int i = 0; i < MR; ++i) acc01[i] = acc23[i] = _mm256_setzero_ps();
-  size_t q = p * kPanelRows * k;
-  const size_t end = q + kPanelRows * k4;
-  const size_t xstep = 8 * m;
-  const float* xk = xb;  // xb + 8 m kb / 4
-  while (q < end) {
-    const size_t len = std::min(end - q, rd.run(q));
-    const float* w = rd.at(q);
-    if (rd.stripe != 0) {
-      // The piece kPrefetchPieces ahead in logical order (another stripe), one line at a time:
-      // software prefetches keep more lines in flight than the hardware's per-stream ones
-      // (measured 20-30% faster for 3-6 rows from memory). Near the end: the last piece.
-      const float* ahead = rd.at(std::min(q + kPrefetchPieces * kPieceFloats, rd.last_piece));
-      for (size_t j = 0; j < kPieceFloats; j += 16) {
-        _mm_prefetch(reinterpret_cast<const char*>(ahead + j), _MM_HINT_T0);
-      }
-    }
-    const float* const w_end = w + len;
-    for (; w < w_end; w += 16, xk += xstep) {
-      const __m256 w01 = _mm256_loadu_ps(w);
-      const __m256 w23 = _mm256_loadu_ps(w + 8);
-      for (int i = 0; i < MR; ++i) {
-        const __m256 xv = _mm256_loadu_ps(xk + 8 * i);
-        acc01[i] = _mm256_add_ps(acc01[i], _mm256_mul_ps(xv, w01));
-        acc23[i] = _mm256_add_ps(acc23[i], _mm256_mul_ps(xv, w23));
-      }
-    }
-    q += len;
+inline void add_block_avx2(const float* xk, const float* w, __m256 (&acc01)[6],
+                           __m256 (&acc23)[6]) {
+  const __m256 w01 = _mm256_loadu_ps(w);
+  const __m256 w23 = _mm256_loadu_ps(w + 8);
+  for (int i = 0; i < MR; ++i) {
+    const __m256 xv = _mm256_loadu_ps(xk + 8 * i);
+    acc01[i] = _mm256_add_ps(acc01[i], _mm256_mul_ps(xv, w01));
+    acc23[i] = _mm256_add_ps(acc23[i], _mm256_mul_ps(xv, w23));
   }
+}
+
+// Rounds [j0, j1) of panel pl (PackedReader::Panel) for MR rows (xk: doubled blocks at k-block
+// kStripes j0, xstep floats per k-block). A striped panel prefetches the round kPrefetchRounds
+// ahead in every stripe (it continues into the next panel; past the end of the matrix the
+// prefetches fall on other memory, which x86 allows): software prefetches keep more lines in
+// flight than the hardware's per-stream ones.
+template <int MR>
+inline void add_rounds_avx2(const detail::PackedReader::Panel& pl, bool striped, size_t j0,
+                            size_t j1, const float* xk, size_t xstep, __m256 (&acc01)[6],
+                            __m256 (&acc23)[6]) {
+  const float* w = pl.first + j0 * pl.round;
+  for (size_t j = j0; j < j1; ++j, w += pl.round) {
+    if (striped) {
+      const char* ahead = reinterpret_cast<const char*>(w + kPrefetchRounds * pl.round);
+      for (size_t s = 0; s < kStripes; ++s) {
+        _mm_prefetch(ahead + s * pl.step * sizeof(float), _MM_HINT_T0);
+      }
+    }
+    const float* ws = w;
+    SPECDEC_NO_UNROLL
+    for (size_t s = 0; s < kStripes; ++s, ws += pl.step, xk += xstep) {
+      add_block_avx2<MR>(xk, ws, acc01, acc23);
+    }
+  }
+}
+
+// Sums of MR rows' accumulators, with the K % 4 tail (unstriped) after the k-blocks.
+template <int MR>
+inline void sums_avx2(const float* x, size_t k, const detail::PackedReader::Panel& pl,
+                      const __m256 (&acc01)[6], const __m256 (&acc23)[6], simd::F4* result) {
+  const size_t k4 = k - k % 4;
   for (int i = 0; i < MR; ++i) {
     simd::F4 s = simd::hsum4(_mm256_castps256_ps128(acc01[i]), _mm256_extractf128_ps(acc01[i], 1),
                              _mm256_castps256_ps128(acc23[i]), _mm256_extractf128_ps(acc23[i], 1));
     if (k4 < k) {  // unstriped: the tail follows the k-blocks
-      const float* wt = rd.at(end);
+      const float* wt = pl.after + kLineFloats * pl.rest;
       for (size_t kk = k4; kk < k; ++kk, wt += 4) {
         s = simd::add(s, simd::mul(simd::splat(x[i * k + kk]), simd::load(wt)));
       }
@@ -88,27 +96,46 @@ void sweep_avx2(const float* x, const float* xb, size_t m, size_t k, const detai
   }
 }
 
+// MR input rows (stride k; xb: their doubled k-blocks, a stride of 8 m floats per k-block)
+// against panel p, read in logical order: result[i] = the panel's 4 outputs of row i before the
+// bias. Live registers: 2 MR accumulators + 2 weight blocks (14 of 16 ymm for MR = 6).
+template <int MR>
+void sweep_avx2(const float* x, const float* xb, size_t m, size_t k, const detail::PackedReader& rd,
+                size_t p, simd::F4 result[MR]) {
+  const detail::PackedReader::Panel pl = rd.panel(p);
+  __m256 acc01[6], acc23[6];  // lanes: (row 0 l0..l3 | row 1 l0..l3), (row 2 | row 3)
+  for (int i = 0; i < MR; ++i) acc01[i] = acc23[i] = _mm256_setzero_ps();
+  const size_t xstep = 8 * m;
+  add_rounds_avx2<MR>(pl, rd.stripe != 0, 0, pl.rounds, xb, xstep, acc01, acc23);
+  const float* xk = xb + xstep * kStripes * pl.rounds;
+  const float* w = pl.after;
+  for (size_t b = 0; b < pl.rest; ++b, w += kLineFloats, xk += xstep) {
+    add_block_avx2<MR>(xk, w, acc01, acc23);
+  }
+  sums_avx2<MR>(x, k, pl, acc01, acc23, result);
+}
+
 // Accumulators of up to 6 input rows against a panel (2 ymm per row), kept between chunks.
 struct AccRows {
   __m256 a01[6], a23[6];
 };
 
-// Adds `blocks` k-blocks of MR rows (xk: their doubled blocks at the first k-block, xstep floats
-// per k-block) against the panel data w into acc.
+// Rounds [j0, j1) (and then, when `rest`, the blocks after the last round) of `rows` rows into
+// acc.
 template <int MR>
-void add_blocks_avx2(const float* xk, size_t xstep, const float* w, size_t blocks, AccRows& acc) {
-  __m256 a01[MR], a23[MR];
+void add_chunk_avx2(const detail::PackedReader::Panel& pl, bool striped, size_t j0, size_t j1,
+                    bool rest, const float* xk, size_t xstep, AccRows& acc) {
+  __m256 a01[6], a23[6];
   for (int i = 0; i < MR; ++i) {
     a01[i] = acc.a01[i];
     a23[i] = acc.a23[i];
   }
-  for (const float* const w_end = w + 16 * blocks; w < w_end; w += 16, xk += xstep) {
-    const __m256 w01 = _mm256_loadu_ps(w);
-    const __m256 w23 = _mm256_loadu_ps(w + 8);
-    for (int i = 0; i < MR; ++i) {
-      const __m256 xv = _mm256_loadu_ps(xk + 8 * i);
-      a01[i] = _mm256_add_ps(a01[i], _mm256_mul_ps(xv, w01));
-      a23[i] = _mm256_add_ps(a23[i], _mm256_mul_ps(xv, w23));
+  add_rounds_avx2<MR>(pl, striped, j0, j1, xk, xstep, a01, a23);
+  if (rest) {
+    const float* w = pl.after;
+    xk += xstep * kStripes * (j1 - j0);
+    for (size_t b = 0; b < pl.rest; ++b, w += kLineFloats, xk += xstep) {
+      add_block_avx2<MR>(xk, w, a01, a23);
     }
   }
   for (int i = 0; i < MR; ++i) {
@@ -117,71 +144,78 @@ void add_blocks_avx2(const float* xk, size_t xstep, const float* w, size_t block
   }
 }
 
-void add_blocks_rows(size_t rows, const float* xk, size_t xstep, const float* w, size_t blocks,
-                     AccRows& acc) {
+void add_chunk_rows(size_t rows, const detail::PackedReader::Panel& pl, bool striped, size_t j0,
+                    size_t j1, bool rest, const float* xk, size_t xstep, AccRows& acc) {
   switch (rows) {
     case 6:
-      return add_blocks_avx2<6>(xk, xstep, w, blocks, acc);
+      return add_chunk_avx2<6>(pl, striped, j0, j1, rest, xk, xstep, acc);
     case 5:
-      return add_blocks_avx2<5>(xk, xstep, w, blocks, acc);
+      return add_chunk_avx2<5>(pl, striped, j0, j1, rest, xk, xstep, acc);
     case 4:
-      return add_blocks_avx2<4>(xk, xstep, w, blocks, acc);
+      return add_chunk_avx2<4>(pl, striped, j0, j1, rest, xk, xstep, acc);
     case 3:
-      return add_blocks_avx2<3>(xk, xstep, w, blocks, acc);
+      return add_chunk_avx2<3>(pl, striped, j0, j1, rest, xk, xstep, acc);
     case 2:
-      return add_blocks_avx2<2>(xk, xstep, w, blocks, acc);
+      return add_chunk_avx2<2>(pl, striped, j0, j1, rest, xk, xstep, acc);
     default:
-      return add_blocks_avx2<1>(xk, xstep, w, blocks, acc);
+      return add_chunk_avx2<1>(pl, striped, j0, j1, rest, xk, xstep, acc);
   }
 }
 
 // More than 6 rows against panel p: groups of at most 6 (sizes differing by at most 1), which
-// take turns on each chunk of the panel (16 k-blocks, within one piece) while it is in L1, so
-// that the weights stream from memory at the pace of the whole pass's arithmetic (as in
-// matmul_vec4); the accumulators wait in `scratch` between chunks. result[i]: row i's 4 outputs.
+// take turns on each chunk of the panel (2 rounds: 16 k-blocks) while it is in L1, so that the
+// weights stream from memory at the pace of the whole pass's arithmetic (as in matmul_vec4);
+// the accumulators wait in `scratch` between chunks. result[i]: row i's 4 outputs.
 void sweep_groups_avx2(const float* x, const float* xb, size_t m, size_t k,
                        const detail::PackedReader& rd, size_t p, std::vector<AccRows>& scratch,
                        simd::F4* result) {
-  const size_t k4 = k - k % 4;
+  const detail::PackedReader::Panel pl = rd.panel(p);
+  const bool striped = rd.stripe != 0;
   const size_t groups = (m + 5) / 6, base = m / groups, extra = m % groups;
   if (scratch.size() < groups) scratch.resize(groups);
   for (size_t g = 0; g < groups; ++g) {
     for (int i = 0; i < 6; ++i) scratch[g].a01[i] = scratch[g].a23[i] = _mm256_setzero_ps();
   }
-  size_t q = p * kPanelRows * k;
-  const size_t end = q + kPanelRows * k4;
-  size_t kb = 0;
-  while (q < end) {
-    const size_t len = std::min({end - q, rd.run(q), size_t{256}});
-    const float* w = rd.at(q);
-    if (rd.stripe != 0 && q % kPieceFloats == 0) {  // see sweep_avx2
-      const float* ahead = rd.at(std::min(q + kPrefetchPieces * kPieceFloats, rd.last_piece));
-      for (size_t j = 0; j < kPieceFloats; j += 16) {
-        _mm_prefetch(reinterpret_cast<const char*>(ahead + j), _MM_HINT_T0);
-      }
-    }
+  const size_t xstep = 8 * m;
+  constexpr size_t kChunkRounds = 2;
+  for (size_t j = 0; j < pl.rounds || (j == 0 && pl.rest > 0); j += kChunkRounds) {
+    const size_t j1 = std::min(j + kChunkRounds, pl.rounds);
+    const bool rest = j1 == pl.rounds && pl.rest > 0;
     for (size_t g = 0, row = 0; g < groups; ++g) {
       const size_t rows = base + (g < extra ? 1 : 0);
-      add_blocks_rows(rows, xb + 8 * (kb / 4 * m + row), 8 * m, w, len / 16, scratch[g]);
+      // The first group prefetches for all.
+      add_chunk_rows(rows, pl, striped && g == 0, j, j1, rest, xb + xstep * kStripes * j + 8 * row,
+                     xstep, scratch[g]);
       row += rows;
     }
-    q += len;
-    kb += len / 4;
   }
   for (size_t g = 0, row = 0; g < groups; ++g) {
     const size_t rows = base + (g < extra ? 1 : 0);
-    for (size_t i = 0; i < rows; ++i, ++row) {
-      const __m256 a01 = scratch[g].a01[i], a23 = scratch[g].a23[i];
-      simd::F4 s = simd::hsum4(_mm256_castps256_ps128(a01), _mm256_extractf128_ps(a01, 1),
-                               _mm256_castps256_ps128(a23), _mm256_extractf128_ps(a23, 1));
-      if (k4 < k) {  // unstriped: the tail follows the k-blocks
-        const float* wt = rd.at(end);
-        for (size_t kk = k4; kk < k; ++kk, wt += 4) {
-          s = simd::add(s, simd::mul(simd::splat(x[row * k + kk]), simd::load(wt)));
-        }
-      }
-      result[row] = s;
+    __m256 a01[6], a23[6];
+    for (size_t i = 0; i < rows; ++i) {
+      a01[i] = scratch[g].a01[i];
+      a23[i] = scratch[g].a23[i];
     }
+    switch (rows) {  // sums_avx2 needs the row count at compile time
+      case 6:
+        sums_avx2<6>(x + row * k, k, pl, a01, a23, result + row);
+        break;
+      case 5:
+        sums_avx2<5>(x + row * k, k, pl, a01, a23, result + row);
+        break;
+      case 4:
+        sums_avx2<4>(x + row * k, k, pl, a01, a23, result + row);
+        break;
+      case 3:
+        sums_avx2<3>(x + row * k, k, pl, a01, a23, result + row);
+        break;
+      case 2:
+        sums_avx2<2>(x + row * k, k, pl, a01, a23, result + row);
+        break;
+      default:
+        sums_avx2<1>(x + row * k, k, pl, a01, a23, result + row);
+    }
+    row += rows;
   }
 }
 

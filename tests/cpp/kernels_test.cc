@@ -89,32 +89,56 @@ TEST(Matmul, PackedLayout) {
   }
 }
 
-// A striped packing: logical piece i of kPieceFloats floats in stripe i % kStripes at position
-// i / kStripes; the logical order within a piece is the panel order above.
+// A striped packing: logical line i (one k-block of a panel, kLineFloats floats) in stripe
+// i % kStripes at slot i / kStripes; the logical order within a line is the panel order above.
+// Table-driven: at the threshold, past it with a partial last panel, K = 32 (one round per
+// panel), a long K.
 TEST(Matmul, StripedLayout) {
-  const size_t n = 260, k = 256;  // 65 panels of 1024 floats: 260 pieces, 33 per stripe
-  ASSERT_TRUE(packed_striped(n, k));
-  EXPECT_FALSE(packed_striped(252, 256));  // 63 panels: under kMinStripedFloats
-  EXPECT_FALSE(packed_striped(300, 255));  // K % 4 != 0: never striped
-  const size_t pieces = (n * k + kPieceFloats - 1) / kPieceFloats;
-  const size_t per_stripe = (pieces + kStripes - 1) / kStripes;
-  EXPECT_EQ(packed_size(n, k), kHeaderFloats + kStripes * per_stripe * kPieceFloats);
-  std::vector<float> w(n * k);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i);
-  std::vector<float> packed(packed_size(n, k));
-  pack_weights(w.data(), n, k, packed.data());
-  const float* data = packed_data(packed);
-  // Logical float q of panel p, k-block b, row r, lane j: W[4p + r][4b + j].
-  for (size_t q = 0; q < n * k; q += 37) {
-    const size_t p = q / (4 * k), in = q % (4 * k), b = in / 16, r = in % 16 / 4, j = in % 4;
-    const size_t piece = q / kPieceFloats;
-    const float got = data[(piece % kStripes) * per_stripe * kPieceFloats +
-                           piece / kStripes * kPieceFloats + q % kPieceFloats];
-    ASSERT_EQ(got, w[(4 * p + r) * k + 4 * b + j]) << "q=" << q;
+  struct Shape {
+    size_t n, k;
+  };
+  for (const Shape& sh : {Shape{256, 256}, Shape{261, 256}, Shape{2049, 32}, Shape{9, 8192}}) {
+    const size_t n = sh.n, k = sh.k;
+    ASSERT_TRUE(packed_striped(n, k)) << n << "x" << k;
+    const size_t logical = (n + 3) / 4 * 4 * k;
+    const size_t per_stripe = logical / kStripes + kStripePadFloats;  // whole rounds + the pad
+    EXPECT_EQ(packed_size(n, k), kHeaderFloats + kStripes * per_stripe);
+    std::vector<float> w(n * k);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i);
+    std::vector<float> packed(packed_size(n, k));
+    pack_weights(w.data(), n, k, packed.data());
+    const float* data = packed_data(packed);
+    // Logical float q of panel p, k-block b, row r, lane j: W[4p + r][4b + j] (0 past row n).
+    for (size_t q = 0; q < logical; q += 37) {
+      const size_t p = q / (4 * k), in = q % (4 * k), b = in / 16, r = in % 16 / 4, j = in % 4;
+      const size_t line = q / kLineFloats;
+      const float got =
+          data[(line % kStripes) * per_stripe + line / kStripes * kLineFloats + q % kLineFloats];
+      const float want = 4 * p + r < n ? w[(4 * p + r) * k + 4 * b + j] : 0.0f;
+      ASSERT_EQ(got, want) << n << "x" << k << " q=" << q;
+      // Panel p's k-block b = 8 j + s: stripe s, slot p K / 32 + j.
+      const size_t s = b % kStripes, slot = p * k / 32 + b / kStripes;
+      ASSERT_EQ(data[s * per_stripe + slot * kLineFloats + in % 16], want) << "q=" << q;
+    }
+    for (size_t s = 0; s < kStripes; ++s) {  // the pad after each stripe holds zeros
+      for (size_t i = 0; i < kStripePadFloats; ++i) {
+        ASSERT_EQ(data[s * per_stripe + logical / kStripes + i], 0.0f) << "stripe " << s;
+      }
+    }
+    std::vector<float> back(n * k);
+    unpack_weights(packed.data(), n, k, back.data());
+    EXPECT_EQ(back, w);
   }
-  std::vector<float> back(n * k);
-  unpack_weights(packed.data(), n, k, back.data());
-  EXPECT_EQ(back, w);
+  struct Unstriped {
+    size_t n, k;
+    const char* why;
+  };
+  for (const Unstriped& u :
+       {Unstriped{252, 256, "under kMinStripedFloats"}, Unstriped{300, 255, "K % 4 != 0"},
+        Unstriped{1000, 68, "K % 32 != 0"}, Unstriped{2048, 100, "K % 32 != 0"}}) {
+    EXPECT_FALSE(packed_striped(u.n, u.k)) << u.n << "x" << u.k << ": " << u.why;
+    EXPECT_EQ(packed_size(u.n, u.k), kHeaderFloats + (u.n + 3) / 4 * 4 * u.k);
+  }
 }
 
 // All variants equal the canonical reference bit for bit, for every (M, K, N), with and
@@ -156,15 +180,17 @@ TEST(Matmul, VariantsMatchReference) {
   }
 }
 
-// The same on striped packings (at and past the threshold, full and partial stripes, every
-// matrix shape of the shipped models), and on a packed buffer copied to a misaligned address.
+// The same on striped packings (at and past the threshold, partial last panels, one round per
+// panel (K = 32), every matrix shape of the shipped models and of the large pair), and on a
+// packed buffer copied to a misaligned address.
 TEST(Matmul, StripedVariantsMatchReference) {
   Rng rng(10);
   struct Shape {
     size_t k, n;
   };
-  for (const Shape& s : {Shape{256, 256}, Shape{256, 260}, Shape{68, 1000}, Shape{2048, 33},
-                         Shape{256, 768}, Shape{1024, 256}, Shape{512, 2048}}) {
+  for (const Shape& s :
+       {Shape{256, 256}, Shape{256, 260}, Shape{96, 1000}, Shape{2048, 33}, Shape{32, 2049},
+        Shape{256, 768}, Shape{1024, 256}, Shape{512, 2048}, Shape{128, 512}}) {
     ASSERT_TRUE(packed_striped(s.n, s.k)) << s.n << "x" << s.k;
     const std::vector<float> w = random_floats(rng, s.n * s.k);
     const std::vector<float> bias = random_floats(rng, s.n);
