@@ -3,8 +3,10 @@
 # module and the page, and the benchmark's own WASM module with the timing entry points:
 # build-wasm/specdec-bench.*), installs its own dependencies (bench/package.json:
 # onnxruntime-web), then runs bench/run.mjs, which prints every table. OPTIONS go to
-# bench/run.mjs (e.g. --quick, --target A[,B], --draft, --skip browser). The machine should be
-# otherwise idle: figures are wall-clock medians.
+# bench/run.mjs (e.g. --quick, --target A[,B], --draft, --skip browser). Then bench/modes.mjs
+# prints the decoding modes' tables (gamma auto / heuristic, prompt lookup, trees, heads) for
+# both pairs (`--skip modes` leaves them out; `--quick` runs them with 1 repeat). The machine
+# should be otherwise idle: figures are wall-clock medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(( $(nproc) < 2 ? 1 : 2 ))
@@ -14,4 +16,12 @@ npm run build
 scripts/build-wasm --bench
 npm run build:page >/dev/null
 npm ci --prefix bench --no-audit --no-fund >/dev/null
-exec node bench/run.mjs "$@"
+args=" $* "
+run_args=()
+for a in "$@"; do run_args+=("${a//,modes/}"); done
+node bench/run.mjs "${run_args[@]}"
+case "$args" in
+  *" --skip "*modes*|*"--skip="*modes*) ;;
+  *" --quick "*) node bench/modes.mjs --repeats 1 ;;
+  *) node bench/modes.mjs ;;
+esac

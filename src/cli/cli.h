@@ -29,6 +29,19 @@ int cmd_generate(const std::vector<std::string>& argv);
 int cmd_logits(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 
+}  // namespace specdec::cli
+
+namespace specdec {
+class GPTModel;
+class MedusaHeads;
+}  // namespace specdec
+
+namespace specdec::cli {
+
+// `specdec bench --only modes` (bench_modes.cc): the decoding modes' tables; heads may be null.
+int bench_modes(const GPTModel& target, const GPTModel& draft, const MedusaHeads* heads, int tokens,
+                int repeats, int gamma_max);
+
 // Minimal JSON writing helpers shared by subcommands. json_escape keeps well-formed UTF-8 and
 // replaces each ill-formed part by U+FFFD exactly as TextDecoder does in JS.
 std::string json_escape(const std::string& s);

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "kernels/matmul.h"
 #include "model/gpt_model.h"
+#include "model/heads.h"
 #include "model/tokenizer.h"
 #include "specdec/analytics.h"
 #include "specdec/errors.h"
@@ -76,7 +77,7 @@ std::vector<std::vector<int>> prompt_tokens() {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  const Args args(argv, {"target", "draft", "repeats", "max-tokens", "gamma-max", "only"},
+  const Args args(argv, {"target", "draft", "heads", "repeats", "max-tokens", "gamma-max", "only"},
                   {"json", "quick"});
   // --target A,B: every section uses A; the roofline section ("breakdown") runs for each.
   const std::vector<std::string> target_paths =
@@ -427,6 +428,16 @@ int cmd_bench(const std::vector<std::string>& argv) {
       }
     }
     out.key("spec", join(rows));
+  }
+  // The decoding modes (gamma auto / heuristic, prompt lookup, trees, heads): only when asked
+  // for (--only modes), text tables only. --heads FILE adds the target's heads.
+  if (only.find("modes") != std::string::npos && !json) {
+    std::unique_ptr<MedusaHeads> heads;
+    if (args.has("heads")) {
+      heads = std::make_unique<MedusaHeads>(MedusaHeads::from_file(args.str("heads", ""), target));
+    }
+    bench_modes(target, draft, heads.get(), static_cast<int>(std::min<size_t>(max_tokens, 128)),
+                repeats, gamma_max);
   }
   if (json) std::printf("%s\n", out.done().c_str());
   return 0;

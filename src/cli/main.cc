@@ -27,9 +27,9 @@ const Command kCommands[] = {
     {"logits", specdec::cli::cmd_logits,
      "logits --model M --prompt P [--json]   next-token log-probabilities after the prompt"},
     {"bench", specdec::cli::cmd_bench,
-     "bench [--target T] [--draft D] [--repeats N] [--max-tokens N] [--gamma-max G]\n"
-     "           [--only kernels,models,verify,breakdown,spec] [--quick] [--json]   native "
-     "benchmark tables"},
+     "bench [--target T] [--draft D] [--heads H] [--repeats N] [--max-tokens N] [--gamma-max G]\n"
+     "           [--only kernels,models,verify,breakdown,spec,modes] [--quick] [--json]   native "
+     "benchmark tables (modes: only when named)"},
 };
 
 void usage(FILE* out) {
