@@ -157,6 +157,7 @@ val decoder_step(DecoderHandle& d) {
   return guard([&] { return d.step(); });
 }
 bool decoder_done(const DecoderHandle& d) { return d.done(); }
+void decoder_note_overhead(DecoderHandle& d, double ms) { d.note_overhead(ms); }
 val decoder_tokens(const DecoderHandle& d) {
   return guard([&] { return d.tokens(); });
 }
@@ -206,6 +207,7 @@ EMSCRIPTEN_BINDINGS(specdec) {
       .function("setBudget", &decoder_set_budget)
       .function("step", &decoder_step)
       .function("done", &decoder_done)
+      .function("noteOverhead", &decoder_note_overhead)
       .function("tokens", &decoder_tokens)
       .function("promptLength", &decoder_prompt_length)
       .function("stats", &decoder_stats)

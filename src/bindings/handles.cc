@@ -1,6 +1,7 @@
 #include "bindings/handles.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "bindings/interop.h"
 #include "model/model_source.h"
@@ -117,6 +118,7 @@ size_t DecoderHandle::generated() const {
 val DecoderHandle::step() {
   if (!decoder_) fail("decoder: not started");
   IterationRecord rec = decoder_->step(*rng_);
+  const auto t0 = std::chrono::steady_clock::now();
   val o = val::object();
   o.set("proposed", int32_array(rec.proposed));
   o.set("verify", verify_result_to_js(rec.verify));
@@ -135,7 +137,13 @@ val DecoderHandle::step() {
     o.set("targetProbs", float32_array(rec.target_probs.data(), rec.target_probs.size()));
     o.set("draftProbs", float32_array(rec.draft_probs.data(), rec.draft_probs.size()));
   }
+  decoder_->note_overhead(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return o;
+}
+
+void DecoderHandle::note_overhead(double ms) {
+  if (decoder_) decoder_->note_overhead(ms);
 }
 
 val DecoderHandle::tokens() const {

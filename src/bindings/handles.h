@@ -65,6 +65,9 @@ class DecoderHandle {
   //   targetProbs, draftProbs: flat Float32Array (only when keep_distributions) }
   val step();
 
+  // The JS wrapper's own time on the last record (see SpeculativeDecoder::note_overhead).
+  void note_overhead(double ms);
+
   val tokens() const;  // Int32Array: prompt + generated
   size_t prompt_length() const { return prompt_length_; }
   size_t generated() const;

@@ -135,6 +135,11 @@ std::vector<int> SpeculativeDecoder::generated() const {
 
 IterationRecord SpeculativeDecoder::step(Rng& rng) {
   if (done()) fail("step: the decoder is done (token budget spent or context full)");
+  const auto step_start = std::chrono::steady_clock::now();
+  // The last iteration's overhead, now that the caller has added its share.
+  if (last_overhead_ >= 0.0) policy_.record_overhead(last_overhead_ + pending_overhead_);
+  last_overhead_ = -1.0;
+  pending_overhead_ = 0.0;
   IterationRecord rec;
   const SamplingParams& sampling = options_.sampling;
   const bool greedy = is_greedy(sampling);
@@ -280,6 +285,7 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
                  n + 1, rec.target_ms, stats_.iterations > 1);
   rec.target_cached = target_.cached_tokens();
   rec.draft_cached = draft_proposer_ ? draft_proposer_->cached_tokens() : 0;
+  if (stats_.iterations > 1) last_overhead_ = ms_since(step_start) - rec.draft_ms - rec.target_ms;
   return rec;
 }
 

@@ -124,6 +124,9 @@ class SpeculativeDecoder {
   const DecoderStats& stats() const { return stats_; }
   const DecoderOptions& options() const { return options_; }
   const GammaPolicy& policy() const { return policy_; }
+  // Adds time the caller spent on the last iteration outside step() (e.g. turning its record
+  // into JS objects): the gamma policy weighs per-iteration costs (see GammaPolicy).
+  void note_overhead(double ms) { pending_overhead_ += ms; }
 
  private:
   size_t context_limit() const;
@@ -138,7 +141,9 @@ class SpeculativeDecoder {
   GammaPolicy policy_;
   std::vector<int> tokens_;
   size_t prompt_length_;
-  size_t vocab_ = 0;  // the target's, once known
+  size_t vocab_ = 0;               // the target's, once known
+  double pending_overhead_ = 0.0;  // the caller's share of the last iteration (note_overhead)
+  double last_overhead_ = -1.0;    // step()'s own share of the last iteration
   DecoderStats stats_;
 };
 

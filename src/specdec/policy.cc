@@ -160,9 +160,17 @@ double GammaPolicy::c(Drafter d) const { return draft_ms(d) / target_ms(1); }
 // Expected tokens per unit of time (ms, or one-token passes with a cost model):
 // E(alpha, gamma) / (gamma * draft pass + target pass over gamma + 1); a plain step 1 / T(1).
 double GammaPolicy::score(Drafter d, int ngram, int gamma) const {
-  if (d == Drafter::kNone || gamma == 0) return 1.0 / target_ms(1);
+  const double o = options_.has_cost_model ? 0.0 : overhead_ms_;
+  if (d == Drafter::kNone || gamma == 0) return 1.0 / (target_ms(1) + o);
   const double e = expected_tokens(d, ngram, gamma);
-  return e / (gamma * draft_ms(d) + target_ms(static_cast<size_t>(gamma) + 1));
+  return e / (gamma * draft_ms(d) + target_ms(static_cast<size_t>(gamma) + 1) + o);
+}
+
+void GammaPolicy::record_overhead(double ms) {
+  if (!(ms >= 0.0) || !std::isfinite(ms)) return;
+  if (overhead_samples_.size() == 32) overhead_samples_.erase(overhead_samples_.begin());
+  overhead_samples_.push_back(ms);
+  overhead_ms_ = median(overhead_samples_);
 }
 
 Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {

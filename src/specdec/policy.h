@@ -66,6 +66,12 @@ class GammaPolicy {
   void record(const Plan& plan, int examined, int accepted, bool chain, size_t draft_passes,
               double draft_ms, size_t target_tokens, double target_ms, bool measured);
 
+  // Time an iteration spends outside the draft and target passes (sampling, verification,
+  // records; the JS wrapper reports its share too): paid once per iteration, so it favours
+  // drafting over plain steps. Kept as a running median of the recent iterations.
+  void record_overhead(double ms);
+  double overhead_ms() const { return overhead_ms_; }
+
   // Estimates behind choose(), for the page and the tests.
   double alpha(Drafter d, int ngram = 0) const;  // accepted / examined with a prior
   // Expected tokens per iteration from drafting depth gamma: 1 + sum_j prod_{i <= j} a_i, with
@@ -97,6 +103,8 @@ class GammaPolicy {
   std::vector<std::vector<double>> target_samples_;
   std::vector<double> est_;  // (kMaxK + 1,) target_ms(k), refitted after each sample
   std::array<double, kDrafterCount> draft_ms_{}, draft_passes_{};
+  std::vector<double> overhead_samples_;  // the most recent, at most 32
+  double overhead_ms_ = 0.0;
   int heuristic_gamma_ = 5;
   size_t iterations_ = 0;
 };

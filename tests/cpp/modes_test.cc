@@ -343,6 +343,23 @@ TEST(Policy, AutoFallsBackToPlainStepsWhenDraftingDoesNotPay) {
   EXPECT_EQ(policy.choose({DraftOption{Drafter::kDraftModel, 8, 0}}).drafter, Drafter::kNone);
 }
 
+// Work paid once per iteration (sampling, verification, records) favours drafting: with enough
+// of it, even a weak draft beats plain steps.
+TEST(Policy, PerIterationOverheadFavoursDrafting) {
+  PolicyOptions po;
+  po.mode = GammaMode::kAuto;
+  GammaPolicy policy(po);
+  Plan p{Drafter::kDraftModel, 1, 0, 0};
+  for (int i = 0; i < 30; ++i) {  // alpha 0.3; T(1) = 1, T(2) = 1.3 ms; a draft pass 0.1 ms
+    policy.record(p, 1, i % 10 < 3 ? 1 : 0, true, 1, 0.1, 2, 1.3, true);
+    policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 1.0, true);
+  }
+  EXPECT_EQ(policy.choose({DraftOption{Drafter::kDraftModel, 4, 0}}).drafter, Drafter::kNone);
+  for (int i = 0; i < 10; ++i) policy.record_overhead(1.0);
+  EXPECT_DOUBLE_EQ(policy.overhead_ms(), 1.0);
+  EXPECT_EQ(policy.choose({DraftOption{Drafter::kDraftModel, 4, 0}}).drafter, Drafter::kDraftModel);
+}
+
 TEST(Policy, HeuristicIsHuggingFacesSchedule) {
   PolicyOptions po;
   po.mode = GammaMode::kHeuristic;

@@ -485,9 +485,16 @@ export class Decoder extends Handle {
     } finally {
       this.#busy = false;
     }
-    const ms = performance.now() - t0;
+    const t1 = performance.now();
+    const record = this.#record(raw, t1 - t0);
+    // What turning the raw result into the record cost: per iteration, like the C++ side's own
+    // work, which the gamma policy weighs against per-token costs.
+    const t2 = performance.now();
+    native.noteOverhead(t2 - t1);
+    const ms = t2 - t0;
+    record.ms = ms;
     this.#ms += ms;
-    return this.#record(raw, ms);
+    return record;
   }
 
   #record(raw, ms) {
