@@ -59,17 +59,18 @@ const FALLBACK = [
   'First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak.\nFirst Citizen:\nYou are all resolved rather to die than to famish?\nAll:\nResolved. resolved.\nFirst Citizen',
   'DUKE VINCENTIO:\nNo, holy father; throw away that thought;\nBelieve not that the dribbling dart of love\nCan pierce a complete bosom. Why I desire thee\nTo give me secret harbour, hath a purpose',
 ];
-// A passage starting at a line start, `len` bytes (ASCII in this corpus).
-function passage(i, len) {
-  if (!heldOut) return FALLBACK[i % FALLBACK.length].slice(0, len);
-  let at = Math.floor(((i + 0.5) / (N_PROMPTS + 1)) * (heldOut.length - 4 * len));
+// The i-th of N_PROMPTS passages spread over the held-out text (phase in [0, 1) shifts them),
+// starting at a line start, `len` bytes (ASCII in this corpus).
+function passage(i, len, phase) {
+  if (!heldOut) return FALLBACK[i % FALLBACK.length].slice(i % 7, (i % 7) + len);
+  let at = Math.floor(((i + phase) / N_PROMPTS) * (heldOut.length - 4 * len));
   while (at < heldOut.length && heldOut[at - 1] !== 10) at++;
   return heldOut.subarray(at, at + len).toString('latin1');
 }
-const ORDINARY = Array.from({ length: N_PROMPTS }, (_, i) => passage(i, 64));
+const ORDINARY = Array.from({ length: N_PROMPTS }, (_, i) => passage(i, 64, 0.3));
 // Copy-heavy: ~150 bytes, then its own first 20 bytes; the model continues (copying helps).
 const COPY = Array.from({ length: N_PROMPTS }, (_, i) => {
-  const p = passage(i + 17, 150);
+  const p = passage(i, 150, 0.7);
   return p + p.slice(0, 20);
 });
 

@@ -289,8 +289,7 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
   return rec;
 }
 
-namespace {
-DecodeResult run(SpeculativeDecoder& dec, Rng& rng) {
+DecodeResult decode_to_end(SpeculativeDecoder& dec, Rng& rng) {
   DecodeResult out;
   while (!dec.done()) {
     IterationRecord rec = dec.step(rng);
@@ -301,6 +300,7 @@ DecodeResult run(SpeculativeDecoder& dec, Rng& rng) {
   return out;
 }
 
+namespace {
 void check_budget(size_t max_new_tokens) {
   if (max_new_tokens == 0) fail("max_new_tokens: must be >= 1, got 0");
 }
@@ -315,7 +315,7 @@ DecodeResult speculative_decode(const std::vector<int>& prompt, DistributionSour
   opt.sampling = sampling;
   opt.max_new_tokens = max_new_tokens;
   SpeculativeDecoder dec(target, &draft, prompt, opt);
-  return run(dec, rng);
+  return decode_to_end(dec, rng);
 }
 
 DecodeResult speculative_decode(const std::vector<int>& prompt, const StepFunction& target_step,
@@ -334,7 +334,7 @@ DecodeResult autoregressive_decode(const std::vector<int>& prompt, DistributionS
   opt.sampling = sampling;
   opt.max_new_tokens = max_new_tokens;
   SpeculativeDecoder dec(target, nullptr, prompt, opt);
-  return run(dec, rng);
+  return decode_to_end(dec, rng);
 }
 
 DecodeResult autoregressive_decode(const std::vector<int>& prompt, const StepFunction& step,

@@ -160,6 +160,9 @@ struct DecodeResult {
   DecoderStats stats;
 };
 
+// Steps the decoder until it is done; the trace and the generated tokens.
+DecodeResult decode_to_end(SpeculativeDecoder& dec, Rng& rng);
+
 // Exactly max_new_tokens tokens come out (the last burst is cut), unless the context fills.
 DecodeResult speculative_decode(const std::vector<int>& prompt, DistributionSource& target,
                                 DistributionSource& draft, int gamma, size_t max_new_tokens,

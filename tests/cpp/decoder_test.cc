@@ -12,6 +12,8 @@
 namespace specdec {
 namespace {
 
+using testing::error_of;
+
 using testing::chi_square;
 using testing::dist;
 using testing::exact_joint;
@@ -70,13 +72,7 @@ class DecoderExactness : public ::testing::TestWithParam<JointCase> {};
 TEST_P(DecoderExactness, JointOfFirstThreeTokensMatchesPlainSampling) {
   const JointCase& c = GetParam();
   const std::vector<int> prompt = {2, 0, 1};
-  auto exact = exact_joint(prompt, c.sampling);
-  std::vector<std::vector<int>> cells;
-  std::vector<double> probs;
-  for (auto& [seq, p] : exact) {
-    cells.push_back(seq);
-    probs.push_back(p);
-  }
+  const std::vector<double> probs = testing::dense_joint(exact_joint(prompt, c.sampling));
   auto index = [&](const std::vector<int>& seq) {
     return static_cast<size_t>(seq[0] * 16 + seq[1] * 4 + seq[2]);
   };
@@ -208,15 +204,6 @@ TEST(Decoder, PlainDecodingHasTheSameRecordShape) {
   EXPECT_EQ(rec.target_probs.shape()[0], 1u);
   EXPECT_EQ(rec.emitted.size(), 1u);
   EXPECT_EQ(dec.stats().target_passes, 1u);
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(Decoder, BadInputThrowsClearErrors) {

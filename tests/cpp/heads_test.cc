@@ -17,24 +17,18 @@
 #include "specdec/decoder.h"
 #include "specdec/errors.h"
 #include "test_util.h"
+#include "toy_models.h"
 
 namespace specdec {
 namespace {
+
+using testing::error_of;
 
 using testing::chi_square;
 using testing::kFalseAlarm;
 
 std::string fixture(const std::string& name) {
   return std::string(SPECDEC_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 class HeadsTest : public ::testing::Test {
@@ -133,14 +127,7 @@ DecodeResult decode_with_heads(ModelSource& source, const MedusaHeads& heads,
                                const std::vector<int>& prompt, DecoderOptions opt, Rng& rng) {
   HeadsProposer proposer(heads, source);
   SpeculativeDecoder dec(source, nullptr, prompt, opt, &proposer);
-  DecodeResult out;
-  while (!dec.done()) {
-    IterationRecord rec = dec.step(rng);
-    out.trace.push_back({rec.proposed, rec.verify.n_accepted, rec.emitted});
-  }
-  out.tokens = dec.generated();
-  out.stats = dec.stats();
-  return out;
+  return decode_to_end(dec, rng);
 }
 
 TEST_F(HeadsTest, GreedyHeadsEqualGreedyPlain) {
@@ -171,35 +158,17 @@ TEST_F(HeadsTest, GreedyHeadsEqualGreedyPlain) {
   }
 }
 
-// The exact law of the first three tokens with top-k 3 (27 cells), from the target alone.
-std::map<std::vector<int>, double> exact_top3(const GPTModel& m, const std::vector<int>& prompt,
-                                              const SamplingParams& sp) {
-  std::map<std::vector<int>, double> out;
-  std::function<void(std::vector<int>, std::vector<int>, double)> rec =
-      [&](std::vector<int> seq, std::vector<int> gen, double prob) {
-        if (gen.size() == 3) {
-          out[gen] = prob;
-          return;
-        }
-        ModelSource s(m);
-        ProbMatrix p = s.next_token_probs(seq, 1);
-        apply_sampling(p.data(), 256, sp);
-        for (int x = 0; x < 256; ++x) {
-          if (p[x] <= 0.0f) continue;
-          auto s2 = seq, g2 = gen;
-          s2.push_back(x);
-          g2.push_back(x);
-          rec(s2, g2, prob * p[x]);
-        }
-      };
-  rec(prompt, {}, 1.0);
-  return out;
-}
-
 TEST_F(HeadsTest, FirstThreeTokensFollowTheTarget) {
   const std::vector<int> prompt = encode("ROMEO: hello");
   SamplingParams sp{1.0f, 3, 1.0f};
-  const auto exact = exact_top3(*target_, prompt, sp);
+  // The exact law of the first three tokens with top-k 3 (27 cells), from the target alone.
+  const auto exact = testing::exact_joint(prompt, sp, [&](const std::vector<int>& seq) {
+    ModelSource s(*target_);
+    ProbMatrix p = s.next_token_probs(seq, 1);
+    Distribution row = xt::zeros<float>({p.shape()[1]});
+    std::copy(p.data(), p.data() + p.shape()[1], row.data());
+    return row;
+  });
   std::map<std::vector<int>, size_t> index;
   std::vector<double> probs;
   for (auto& [seq, p] : exact) {

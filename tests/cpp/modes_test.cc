@@ -18,33 +18,19 @@
 namespace specdec {
 namespace {
 
+using testing::error_of;
+
 using testing::chi_square;
 using testing::exact_joint;
 using testing::kFalseAlarm;
 using testing::toy_draft;
 using testing::toy_target;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 // Runs a decoder to the end (toy step functions; draft optional).
 DecodeResult run(const std::vector<int>& prompt, DecoderOptions opt, bool with_draft, Rng& rng) {
   StepFunctionSource target(toy_target), draft(toy_draft);
   SpeculativeDecoder dec(target, with_draft ? &draft : nullptr, prompt, opt);
-  DecodeResult out;
-  while (!dec.done()) {
-    IterationRecord rec = dec.step(rng);
-    out.trace.push_back({rec.proposed, rec.verify.n_accepted, rec.emitted});
-  }
-  out.tokens = dec.generated();
-  out.stats = dec.stats();
-  return out;
+  return decode_to_end(dec, rng);
 }
 
 // ------------------------------------------------------------------ prompt lookup
@@ -93,9 +79,7 @@ TEST_P(ModeExactness, JointOfFirstThreeTokensMatchesPlainSampling) {
   const ModeCase& c = GetParam();
   const std::vector<int> prompt = {2, 0, 1, 3, 2, 0};  // repeats: lookup finds matches
   for (SamplingParams sp : {SamplingParams{}, SamplingParams{0.7f, 3, 1.0f}}) {
-    auto exact = exact_joint(prompt, sp);
-    std::vector<double> probs;
-    for (auto& [seq, p] : exact) probs.push_back(p);
+    const std::vector<double> probs = testing::dense_joint(exact_joint(prompt, sp));
     DecoderOptions opt;
     opt.sampling = sp;
     opt.max_new_tokens = 3;

@@ -3,11 +3,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "sampling/rng.h"
 #include "specdec/distribution.h"
+#include "specdec/errors.h"
 
 namespace specdec::testing {
 
@@ -104,6 +106,16 @@ inline ProbMatrix stack(const std::vector<Distribution>& rows) {
     for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j];
   }
   return m;
+}
+
+// The message of the specdec::Error that fn throws, or "no error".
+inline std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace specdec::testing

@@ -32,9 +32,11 @@ inline Distribution toy_draft(const std::vector<int>& seq) {
   return dist(w);
 }
 
-// Exact AR probability of every length-3 continuation under filtered target distributions.
-inline std::map<std::vector<int>, double> exact_joint(const std::vector<int>& prompt,
-                                                      const SamplingParams& sp) {
+// Exact AR probability of every length-3 continuation under filtered target distributions
+// (`next`: the target's next-token distribution; tokens of zero probability are left out).
+inline std::map<std::vector<int>, double> exact_joint(
+    const std::vector<int>& prompt, const SamplingParams& sp,
+    const std::function<Distribution(const std::vector<int>&)>& next = toy_target) {
   std::map<std::vector<int>, double> out;
   std::function<void(std::vector<int>, std::vector<int>, double)> rec =
       [&](std::vector<int> seq, std::vector<int> gen, double prob) {
@@ -42,9 +44,10 @@ inline std::map<std::vector<int>, double> exact_joint(const std::vector<int>& pr
           out[gen] = prob;
           return;
         }
-        Distribution p = toy_target(seq);
+        Distribution p = next(seq);
         apply_sampling(p.data(), p.size(), sp);
-        for (int x = 0; x < 4; ++x) {
+        for (int x = 0; x < static_cast<int>(p.size()); ++x) {
+          if (p[x] <= 0.0f) continue;
           auto s2 = seq, g2 = gen;
           s2.push_back(x);
           g2.push_back(x);
@@ -53,6 +56,13 @@ inline std::map<std::vector<int>, double> exact_joint(const std::vector<int>& pr
       };
   rec(prompt, {}, 1.0);
   return out;
+}
+
+// The joint law over the 64 sequences of 3 tokens of the 4-token toys, indexed 16 a + 4 b + c.
+inline std::vector<double> dense_joint(const std::map<std::vector<int>, double>& joint) {
+  std::vector<double> probs(64, 0.0);
+  for (const auto& [seq, p] : joint) probs[seq[0] * 16 + seq[1] * 4 + seq[2]] = p;
+  return probs;
 }
 
 }  // namespace specdec::testing

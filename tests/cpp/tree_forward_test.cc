@@ -11,9 +11,12 @@
 #include "model/model_source.h"
 #include "model/tokenizer.h"
 #include "specdec/errors.h"
+#include "test_util.h"
 
 namespace specdec {
 namespace {
+
+using testing::error_of;
 
 std::string repo(const std::string& path) { return std::string(SPECDEC_SOURCE_DIR) + "/" + path; }
 
@@ -134,15 +137,6 @@ INSTANTIATE_TEST_SUITE_P(Models, TreeForward,
                                       ? std::string("tiny")
                                       : std::string("shipped_target");
                          });
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(TreeForwardErrors, ClearMessages) {
   const GPTModel model = GPTModel::from_file(repo("tests/fixtures/tiny_f32.safetensors"));

@@ -14,6 +14,8 @@
 namespace specdec {
 namespace {
 
+using testing::error_of;
+
 using testing::chi_square;
 using testing::dist;
 using testing::kFalseAlarm;
@@ -189,15 +191,6 @@ TEST(Tree, DrawChildren) {
     std::sort(sorted.begin(), sorted.end());
     EXPECT_EQ(sorted, (std::vector<int>{0, 1, 3, 4}));
   }
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(Tree, BadInputThrowsClearErrors) {

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec } from 'specdec';
-import { FALSE_ALARM, applySampling, chiSquare } from './support.mjs';
+import { FALSE_ALARM, MARKOV_TARGET, markovSteps, applySampling, chiSquare } from './support.mjs';
 
 const sd = await loadSpecdec();
 
@@ -80,28 +80,12 @@ for (const [k, c] of VERIFY_CASES.entries()) {
 
 // ------------------------------------------------------------------ createDecoder
 
-// Context-dependent toy models: first-order Markov chains over 4 tokens (the next-token law
-// depends on the last token). Zeros where the other has mass exercise rejections that must
-// use the residual (target 0 where the draft proposes) and tokens only the residual can give.
-const TARGET = [
-  [0.6, 0.4, 0, 0],
-  [0.1, 0.6, 0.2, 0.1],
-  [0.25, 0.25, 0.25, 0.25],
-  [0.05, 0.15, 0.3, 0.5],
-];
-const DRAFT = [
-  [0.2, 0.2, 0.3, 0.3],
-  [0.3, 0.3, 0.3, 0.1],
-  [0.1, 0.2, 0.3, 0.4],
-  [0, 0.5, 0.5, 0],
-];
-const targetRows = f32(TARGET);
-const draftRows = f32(DRAFT);
-const targetStep = (tokens) => targetRows[tokens[tokens.length - 1]];
-const draftStep = (tokens) => draftRows[tokens[tokens.length - 1]];
+// The Markov-chain toys of support.mjs (the next-token law depends on the last token).
+const TARGET = MARKOV_TARGET;
+const { targetStep, draftStep } = markovSteps();
 
-// Since the target is a Markov chain, an exact decoder emits a Markov chain with the target's
-// (filtered) transition rows; Pearson's statistic over the transition counts, grouped by the
+// An exact decoder emits a Markov chain with the target's (filtered) transition rows; Pearson's
+// statistic over the transition counts, grouped by the
 // previous token, is then chi-square with sum_s (cells_s - 1) degrees of freedom.
 // 200 decoders x 500 tokens = 100,000 transitions per case.
 const DECODER_CASES = [

@@ -7,27 +7,13 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadSpecdec } from 'specdec';
-import { FALSE_ALARM, ROOT, TINY_MODEL, applySampling, chiSquare, modelBytes } from './support.mjs';
+import { FALSE_ALARM, MARKOV_TARGET, markovSteps, ROOT, TINY_MODEL, applySampling, chiSquare, modelBytes } from './support.mjs';
 
 const sd = await loadSpecdec();
 
-// First-order Markov toys over 4 tokens (exactness.test.mjs explains the design).
-const TARGET = [
-  [0.6, 0.4, 0, 0],
-  [0.1, 0.6, 0.2, 0.1],
-  [0.25, 0.25, 0.25, 0.25],
-  [0.05, 0.15, 0.3, 0.5],
-];
-const DRAFT = [
-  [0.2, 0.2, 0.3, 0.3],
-  [0.3, 0.3, 0.3, 0.1],
-  [0.1, 0.2, 0.3, 0.4],
-  [0, 0.5, 0.5, 0],
-];
-const targetRows = TARGET.map((r) => Float32Array.from(r));
-const draftRows = DRAFT.map((r) => Float32Array.from(r));
-const targetStep = (tokens) => targetRows[tokens[tokens.length - 1]];
-const draftStep = (tokens) => draftRows[tokens[tokens.length - 1]];
+// The Markov-chain toys of support.mjs.
+const TARGET = MARKOV_TARGET;
+const { targetStep, draftStep } = markovSteps();
 const COSTS = { c: 0.05, verifyCost: [1, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35, 1.4] };
 
 const MODES = [

@@ -117,6 +117,35 @@ export function chiSquare(groups) {
   return { stat, dof, pValue: dof > 0 ? chiSquareSf(stat, dof) : 1, impossible };
 }
 
+/**
+ * Context-dependent toy models for the decoder tests: first-order Markov chains over 4 tokens
+ * (the next-token law depends on the last token). Zeros where the other has mass exercise
+ * rejections that must use the residual (target 0 where the draft proposes) and tokens only the
+ * residual can give. Since the target is a Markov chain, an exact decoder emits a Markov chain
+ * with the target's (filtered) transition rows.
+ */
+export const MARKOV_TARGET = [
+  [0.6, 0.4, 0, 0],
+  [0.1, 0.6, 0.2, 0.1],
+  [0.25, 0.25, 0.25, 0.25],
+  [0.05, 0.15, 0.3, 0.5],
+];
+export const MARKOV_DRAFT = [
+  [0.2, 0.2, 0.3, 0.3],
+  [0.3, 0.3, 0.3, 0.1],
+  [0.1, 0.2, 0.3, 0.4],
+  [0, 0.5, 0.5, 0],
+];
+/** Step functions over those chains: tokens -> the row of the last token. */
+export function markovSteps() {
+  const t = MARKOV_TARGET.map((r) => Float32Array.from(r));
+  const d = MARKOV_DRAFT.map((r) => Float32Array.from(r));
+  return {
+    targetStep: (tokens) => t[tokens[tokens.length - 1]],
+    draftStep: (tokens) => d[tokens[tokens.length - 1]],
+  };
+}
+
 /** Sampling settings applied to a probability row, in double precision (as sampling.h). */
 export function applySampling(row, { temperature = 1, topK = 0, topP = 1 } = {}) {
   let p = Array.from(row);
