@@ -39,7 +39,7 @@ PRESETS = {
     # decoding step is memory-bound (see the README's Performance section).
     'large-target': dict(n_layer=6, n_head=8, n_embd=512, block_size=256, lr=1e-3, min_lr=1e-4,
                          batch=16, max_iters=2400, warmup=100, weight_decay=0.1, dropout=0.1,
-                         schedule='wsd', decay_frac=0.25, copy_frac=0.1),
+                         schedule='wsd', decay_frac=0.5, copy_frac=0.1),
     'large-draft': dict(n_layer=2, n_head=4, n_embd=192, block_size=256, lr=2e-3, min_lr=2e-4,
                         batch=16, max_iters=800, warmup=30, weight_decay=0.1, kl_weight=0.8,
                         teacher='large-target'),
