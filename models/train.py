@@ -244,6 +244,8 @@ def train(name, args):
     s = dict(PRESETS[name])
     if args.max_iters:
         s['max_iters'] = args.max_iters
+    if args.decay_frac > 0:  # WSD: share of the run spent decaying (shorten a run mid-way)
+        s['decay_frac'] = args.decay_frac
     if args.lr:  # a continuation (--init-from) usually starts lower
         s['lr'], s['min_lr'] = args.lr, args.lr / 10
     torch.manual_seed(args.seed)
@@ -427,6 +429,8 @@ def main():
     ap.add_argument('--ckpt-seconds', type=float, default=120)
     ap.add_argument('--init-from', default='', help='start from these safetensors weights')
     ap.add_argument('--lr', type=float, default=0.0, help='override the preset peak lr (min = lr/10)')
+    ap.add_argument('--decay-frac', type=float, default=0.0,
+                    help='WSD schedules: share of the iterations spent decaying (default: preset)')
     ap.add_argument('--tag', default='', help='checkpoint name suffix (a separate resumable run)')
     ap.add_argument('--copy-frac', type=float, default=-1.0,
                     help='share of training windows that repeat a passage (default: the preset)')

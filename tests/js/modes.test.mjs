@@ -112,8 +112,12 @@ test('records and stats say which gamma and which drafter each iteration used', 
 
 test('a tree record lists every node, its test and the accepted path', () => {
   const r = decodeAll({ target, draft, tree: { branches: [3, 2] }, prompt: 'First Citizen:\n', maxTokens: 60, seed: 5 });
+  let cut = 0;
   for (const rec of r.records) {
     const { nodes, path } = rec.tree;
+    // The burst is path tokens + a bonus or correction, cut to the token budget only at the end.
+    assert.ok(rec.emitted.length >= 1 && rec.emitted.length <= path.length + 1);
+    if (rec.emitted.length < path.length + 1) cut += rec === r.records.at(-1) ? 1 : 100;
     assert.ok(nodes.length <= 3 + 6);
     assert.equal(rec.targetPositions, nodes.length + 1);
     assert.equal(rec.targetProbs.length, nodes.length + 1);
@@ -125,7 +129,7 @@ test('a tree record lists every node, its test and the accepted path', () => {
     path.forEach((v, d) => {
       assert.equal(nodes[v].status, 'accepted');
       assert.equal(nodes[v].parent, d === 0 ? -1 : path[d - 1]);
-      assert.equal(rec.emitted[d], nodes[v].token);
+      if (d < rec.emitted.length) assert.equal(rec.emitted[d], nodes[v].token);
     });
     assert.equal(rec.nAccepted, path.length);
     // The last token: a bonus at an accepted leaf, else a correction after rejected children.
@@ -138,6 +142,8 @@ test('a tree record lists every node, its test and the accepted path', () => {
     const seen = new Set(nodes.map((n) => `${n.parent}:${n.token}`));
     assert.equal(seen.size, nodes.length);
   }
+  assert.ok(cut <= 1, 'only the last burst is cut to the budget');
+  assert.equal(r.records.reduce((n, rec) => n + rec.emitted.length, 0), 60);
   assert.ok(r.stats.tokensPerPass > 1.5);
 });
 

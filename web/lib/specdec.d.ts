@@ -131,7 +131,10 @@ export interface TreeNodeRecord {
 export interface TreeRecord {
   /** Nodes in the order drawn, depth by depth; a node's parent comes before it. */
   nodes: TreeNodeRecord[];
-  /** The accepted nodes, root to leaf (their tokens start `emitted`). */
+  /**
+   * The accepted nodes, root to leaf. Their tokens start `emitted`, except in the last
+   * iteration of a budget (`maxTokens`), whose burst is cut to fit.
+   */
   path: number[];
 }
 
