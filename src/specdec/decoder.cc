@@ -281,8 +281,9 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
   Plan done_plan = plan;
   done_plan.drafter = rec.drafter;
   done_plan.gamma = rec.gamma;
-  policy_.record(done_plan, examined, accepted, tree.is_chain(), drafted.passes, rec.draft_ms,
-                 n + 1, rec.target_ms, stats_.iterations > 1);
+  policy_.record(done_plan, examined, accepted, tree.is_chain(),
+                 drafted.passes - drafted.backlog_passes, rec.draft_ms - drafted.backlog_ms, n + 1,
+                 rec.target_ms, stats_.iterations > 1);
   rec.target_cached = target_.cached_tokens();
   rec.draft_cached = draft_proposer_ ? draft_proposer_->cached_tokens() : 0;
   if (stats_.iterations > 1) last_overhead_ = ms_since(step_start) - rec.draft_ms - rec.target_ms;

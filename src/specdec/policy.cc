@@ -17,6 +17,7 @@ constexpr double kPriorSlope = 0.25;      // v(k) = 1 + 0.25 (k - 1) before two 
 constexpr double kPriorDraftCost = 0.1;   // c of a draft model pass
 constexpr double kPriorHeadsCost = 0.02;  // c of the heads (a few small matmuls)
 constexpr size_t kExploreSamples = 3;     // auto: passes to measure at a second k
+constexpr int kRevisitAfter = 16;         // auto: plain steps in a row before drafting once again
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -206,6 +207,21 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
       if (s > best.score) best = Plan{o.drafter, g, o.ngram, s};
     }
   }
+  // A plain step teaches nothing about drafting: estimates made from a few early iterations (a
+  // slow first pass, a noisy machine) would keep auto on plain steps for good. After a stretch
+  // of them, draft once with the best drafter and depth to refresh alpha, c and v(k); costs
+  // ~1/16 of the gap between drafting and plain steps when plain steps are truly better.
+  if (best.drafter == Drafter::kNone && plain_run_ >= kRevisitAfter) {
+    Plan pick{Drafter::kNone, 0, 0, -1.0};
+    for (const DraftOption& o : usable) {
+      const int top = std::min(options_.gamma_max, o.max_depth);
+      for (int g = 1; g <= top; ++g) {
+        const double s = score(o.drafter, o.ngram, g);
+        if (s > pick.score) pick = Plan{o.drafter, g, o.ngram, s};
+      }
+    }
+    return pick;
+  }
   // Without a cost model the line through the measured passes needs two well-separated k: once
   // the best depth's k has a few samples, draft a few times at depth 1 (k = 2) — a cheap,
   // near-optimal choice — or, when depth 1 is the best, at depth 3. (Two close k far from 1 let
@@ -232,6 +248,7 @@ void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chai
                          size_t draft_passes, double draft_ms, size_t target_tokens,
                          double target_ms, bool measured) {
   ++iterations_;
+  plain_run_ = plan.drafter == Drafter::kNone ? plain_run_ + 1 : 0;
   const int i = static_cast<int>(plan.drafter);
   if (plan.drafter != Drafter::kNone) {
     accepted_[i] += accepted;

@@ -107,6 +107,7 @@ class GammaPolicy {
   double overhead_ms_ = 0.0;
   int heuristic_gamma_ = 5;
   size_t iterations_ = 0;
+  int plain_run_ = 0;  // plain steps in a row, the last ones recorded
 };
 
 }  // namespace specdec

@@ -66,6 +66,10 @@ ProposalInfo DraftModelProposer::propose(const ProposalRequest& req, DraftTree& 
   ProposalInfo info;
   tree.without_replacement = req.without_replacement;
   const bool greedy = is_greedy(req.sampling);
+  // After an iteration the draft lacks at most 2 tokens (the last draft token and the bonus);
+  // more means plain steps came between (only a caching source says how many it has).
+  const size_t cached = draft_.cached_tokens();
+  const bool backlog = cached > 0 && req.tokens.size() > cached + 2;
   size_t level_begin = 0, level_end = 0;  // nodes of the previous depth
   for (int d = 1; d <= req.depth; ++d) {
     const int b = branches_at(req.branches, d);
@@ -73,8 +77,10 @@ ProposalInfo DraftModelProposer::propose(const ProposalRequest& req, DraftTree& 
     auto t0 = std::chrono::steady_clock::now();
     ProbMatrix rows = d == 1 ? draft_.next_token_probs(req.tokens, 1)
                              : draft_.tree_probs(req.tokens, tree, level_begin, false);
-    info.ms += ms_since(t0);
+    const double ms = ms_since(t0);
+    info.ms += ms;
     ++info.passes;
+    if (d == 1 && backlog) info.backlog_ms = ms, info.backlog_passes = 1;
     const size_t vocab = rows.shape()[1];
     if (req.vocab && vocab != req.vocab) {
       fail("draft and target vocabularies differ: ", vocab, " vs ", req.vocab);

@@ -42,6 +42,11 @@ struct ProposalRequest {
 struct ProposalInfo {
   size_t passes = 0;  // model passes (draft: one per depth; heads: one)
   double ms = 0.0;    // wall time in them
+  // Of those, a first pass that also caught up on tokens the draft had not seen (the plain
+  // steps taken since it last drafted): paid once per plain stretch, not per draft pass, so the
+  // gamma policy leaves it out of its estimate of c.
+  size_t backlog_passes = 0;
+  double backlog_ms = 0.0;
 };
 
 class Proposer {

@@ -16,6 +16,7 @@
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
 #include "specdec/errors.h"
+#include "specdec/proposer.h"
 
 namespace specdec {
 namespace {
@@ -193,6 +194,40 @@ TEST_F(ModelSourceTest, IterationCachesHoldTheScoredSequence) {
     EXPECT_EQ(rec.target_cached, before + 5);  // prompt so far + 5 drafts, scored at once
     EXPECT_EQ(rec.draft_cached, before + 4);   // the last draft token is never fed back
   }
+}
+
+// A draft pass that also catches up on plain steps is reported apart (the gamma policy keeps it
+// out of c); right after an iteration the draft lacks at most 2 tokens, so none is.
+TEST_F(ModelSourceTest, DraftPassesThatCatchUpAreReportedApart) {
+  ModelSource draft(*draft_);
+  DraftModelProposer proposer(draft);
+  SamplingParams greedy;
+  greedy.temperature = 0.0f;
+  Rng rng(1);
+  const std::vector<int> chain;
+  std::vector<int> tokens = kPrompt;
+  auto propose = [&] {
+    DraftTree tree;
+    ProposalRequest req{tokens, 3, chain, false, 64, 0, greedy, rng};
+    ProposalInfo info = proposer.propose(req, tree);
+    EXPECT_EQ(info.passes, 3u);
+    return std::make_pair(info, tree);
+  };
+  auto [first, tree] = propose();  // the prompt itself: nothing cached yet, not a backlog
+  EXPECT_EQ(first.backlog_passes, 0u);
+  // All three accepted plus a bonus token: the draft lacks the last draft token and the bonus.
+  for (size_t v = 0; v < tree.size(); ++v) tokens.push_back(tree.token[v]);
+  tokens.push_back(1);
+  auto [next, tree2] = propose();
+  EXPECT_EQ(next.backlog_passes, 0u);
+  EXPECT_EQ(next.backlog_ms, 0.0);
+  // Then three plain steps: the next draft's first pass catches up on them.
+  for (size_t v = 0; v < 3; ++v) tokens.push_back(tree2.token[v]);
+  for (int i = 0; i < 4; ++i) tokens.push_back(2);
+  auto [late, tree3] = propose();
+  EXPECT_EQ(late.backlog_passes, 1u);
+  EXPECT_GT(late.backlog_ms, 0.0);
+  EXPECT_LE(late.backlog_ms, late.ms);
 }
 
 // The lesson's StepFunction API gives the same decoding as the source it wraps.

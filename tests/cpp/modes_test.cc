@@ -327,6 +327,28 @@ TEST(Policy, AutoFallsBackToPlainStepsWhenDraftingDoesNotPay) {
   EXPECT_EQ(policy.choose({DraftOption{Drafter::kDraftModel, 8, 0}}).drafter, Drafter::kNone);
 }
 
+// Plain steps teach nothing about drafting: after 16 in a row auto drafts once (the best
+// drafter and depth it knows), so that estimates from a few bad early iterations are revisited.
+TEST(Policy, AutoRevisitsDraftingAfterAStretchOfPlainSteps) {
+  PolicyOptions po;
+  po.mode = GammaMode::kAuto;
+  po.has_cost_model = true;
+  po.cost_model = linear_cost(0.5, 0.5);
+  GammaPolicy policy(po);
+  const std::vector<DraftOption> offers{DraftOption{Drafter::kDraftModel, 8, 0}};
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 16; ++i) {
+      Plan p = policy.choose(offers);
+      ASSERT_EQ(p.drafter, Drafter::kNone) << "round " << round << ", step " << i;
+      policy.record(p, 0, 0, true, 0, 0.0, 1, 1.0, true);
+    }
+    Plan p = policy.choose(offers);
+    EXPECT_EQ(p.drafter, Drafter::kDraftModel);
+    EXPECT_GE(p.gamma, 1);
+    policy.record(p, 1, 0, true, 1, 0.5, static_cast<size_t>(p.gamma) + 1, 1.0, true);
+  }
+}
+
 // Work paid once per iteration (sampling, verification, records) favours drafting: with enough
 // of it, even a weak draft beats plain steps.
 TEST(Policy, PerIterationOverheadFavoursDrafting) {
