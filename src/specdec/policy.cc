@@ -9,10 +9,11 @@
 namespace specdec {
 namespace {
 
-// Priors, used until the run has measured better (each counts as ~2 observations).
+// Priors, used until the run has measured better (each counts as 8 observations).
 constexpr double kPriorAlphaModel = 0.7;   // a trained draft model or heads
 constexpr double kPriorAlphaLookup = 0.5;  // a prompt-lookup continuation of a 1-gram
-constexpr double kPriorStrength = 2.0;
+constexpr double kPriorStrength = 8.0;
+constexpr double kShrinkStrength = 8.0;   // per position (and per n-gram) towards the overall rate
 constexpr double kPriorSlope = 0.25;      // v(k) = 1 + 0.25 (k - 1) before two k are measured
 constexpr double kPriorDraftCost = 0.1;   // c of a draft model pass
 constexpr double kPriorHeadsCost = 0.02;  // c of the heads (a few small matmuls)
@@ -69,7 +70,8 @@ double GammaPolicy::alpha(Drafter d, int ngram) const {
   const int n = std::clamp(ngram, 1, kMaxNgram);
   const double prior = std::min(0.85, kPriorAlphaLookup + 0.15 * (n - 1));
   const double overall = (accepted_[i] + kPriorStrength * prior) / (examined_[i] + kPriorStrength);
-  return (lookup_accepted_[n] + kPriorStrength * overall) / (lookup_examined_[n] + kPriorStrength);
+  return (lookup_accepted_[n] + kShrinkStrength * overall) /
+         (lookup_examined_[n] + kShrinkStrength);
 }
 
 double GammaPolicy::expected_tokens(Drafter d, int ngram, int gamma) const {
@@ -82,7 +84,7 @@ double GammaPolicy::expected_tokens(Drafter d, int ngram, int gamma) const {
   for (int pos = 1; pos <= gamma; ++pos) {
     const int p = std::min(pos, kMaxDepth);
     const double a =
-        (accepted_at_[i][p] + kPriorStrength * overall) / (reached_at_[i][p] + kPriorStrength);
+        (accepted_at_[i][p] + kShrinkStrength * overall) / (reached_at_[i][p] + kShrinkStrength);
     run *= std::clamp(a, 0.0, 1.0);
     e += run;
   }
