@@ -8,7 +8,8 @@
 //   3. trees: tokens per target pass and tokens/s of chains vs trees at the same depth and at the
 //      same node budget (8, 16, 32), with the draft model and (when a heads file exists) heads.
 // Every figure: total tokens / total wall time of the step() loops over the same prompts and
-// seeds (model loading and warm-up excluded), the median of --repeats runs. Ratios come from
+// seeds (model loading and warm-up excluded), the median of --repeats runs, taken round robin
+// over the configurations of a table (a slow minute hits them all alike). Ratios come from
 // this run. Prints Markdown; --json FILE writes everything.
 //
 //   node bench/modes.mjs [--pairs small,large] [--tokens 128] [--prompts 4] [--repeats 3]
@@ -103,10 +104,20 @@ function runOnce(models, options, prompts, temperature) {
   return { tokensPerSecond: (1000 * generated) / ms, tokensPerPass: generated / passes, alpha: examined ? accepted / examined : null, byDrafter, gammaHistogram: Array.from(hist, (x) => x ?? 0) };
 }
 
-function measure(models, options, prompts, temperature) {
-  const runs = Array.from({ length: REPEATS }, () => runOnce(models, options, prompts, temperature));
-  const tps = median(runs.map((r) => r.tokensPerSecond));
-  return { ...runs.find((r) => r.tokensPerSecond === tps) ?? runs[0], tokensPerSecond: tps, runs: runs.map((r) => r.tokensPerSecond) };
+// Every configuration of one table, measured round robin: run r of each configuration comes
+// before run r + 1 of any, so that a slow minute on a shared machine hits them all alike.
+// list: [key, options, prompts, temperature]; returns { key: median run (tokens/s) }.
+function measureAll(models, list) {
+  const runs = new Map(list.map(([key]) => [key, []]));
+  for (let r = 0; r < REPEATS; r++) {
+    for (const [key, options, prompts, temperature] of list) runs.get(key).push(runOnce(models, options, prompts, temperature));
+  }
+  const out = {};
+  for (const [key, rs] of runs) {
+    const tps = median(rs.map((x) => x.tokensPerSecond));
+    out[key] = { ...(rs.find((x) => x.tokensPerSecond === tps) ?? rs[0]), tokensPerSecond: tps, runs: rs.map((x) => x.tokensPerSecond) };
+  }
+  return out;
 }
 
 const f = (x, d = 1) => (x === null || x === undefined ? '–' : x.toFixed(d));
@@ -149,11 +160,11 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
   if (ONLY.has('gamma')) {
     for (const T of [0, 0.8]) {
       const rows = [];
-      const res = {};
-      res.plain = measure(models, { plain: true }, ORDINARY, T);
-      for (let g = 1; g <= GAMMA_MAX; g++) res[`γ=${g}`] = measure(models, { draft: models.draft, gamma: g }, ORDINARY, T);
-      res.auto = measure(models, { draft: models.draft, gamma: 'auto', gammaMax: GAMMA_MAX }, ORDINARY, T);
-      res.heuristic = measure(models, { draft: models.draft, gamma: 'heuristic', gammaMax: GAMMA_MAX }, ORDINARY, T);
+      const list = [['plain', { plain: true }, ORDINARY, T]];
+      for (let g = 1; g <= GAMMA_MAX; g++) list.push([`γ=${g}`, { draft: models.draft, gamma: g }, ORDINARY, T]);
+      list.push(['auto', { draft: models.draft, gamma: 'auto', gammaMax: GAMMA_MAX }, ORDINARY, T]);
+      list.push(['heuristic', { draft: models.draft, gamma: 'heuristic', gammaMax: GAMMA_MAX }, ORDINARY, T]);
+      const res = measureAll(models, list);
       const fixed = Object.entries(res).filter(([k]) => k.startsWith('γ='));
       const [bestName, best] = fixed.reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
       for (const [k, r] of Object.entries(res)) {
@@ -172,12 +183,14 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
       const rows = [];
       const res = {};
       for (const [task, prompts] of [['copy-heavy', COPY], ['ordinary', ORDINARY]]) {
-        const r = (res[task] = {});
-        r.plain = measure(models, { plain: true }, prompts, T);
-        r['draft (auto γ)'] = measure(models, { draft: models.draft, gamma: 'auto' }, prompts, T);
-        r['lookup (auto γ)'] = measure(models, { promptLookup: true, gamma: 'auto' }, prompts, T);
-        r['lookup + draft (auto γ)'] = measure(models, { promptLookup: true, draft: models.draft, gamma: 'auto' }, prompts, T);
-        if (heads) r['heads (auto γ)'] = measure(models, { heads, gamma: 'auto', gammaMax: heads.count }, prompts, T);
+        const list = [
+          ['plain', { plain: true }, prompts, T],
+          ['draft (auto γ)', { draft: models.draft, gamma: 'auto' }, prompts, T],
+          ['lookup (auto γ)', { promptLookup: true, gamma: 'auto' }, prompts, T],
+          ['lookup + draft (auto γ)', { promptLookup: true, draft: models.draft, gamma: 'auto' }, prompts, T],
+        ];
+        if (heads) list.push(['heads (auto γ)', { heads, gamma: 'auto', gammaMax: heads.count }, prompts, T]);
+        const r = (res[task] = measureAll(models, list));
         for (const [k, x] of Object.entries(r)) {
           rows.push([task, k, f(x.tokensPerSecond), f(x.tokensPerSecond / r.plain.tokensPerSecond, 2) + '×', f(x.tokensPerPass, 2), f(x.alpha, 3), Object.entries(x.byDrafter).filter(([, n]) => n).map(([d, n]) => `${d} ${n}`).join(', ')]);
         }
@@ -200,18 +213,21 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
            ['chain of 16 (16 nodes)', null, 16], ['[4,1,1,1] (16 nodes)', [4, 1, 1, 1]], ['[2,2,2,1] (14 nodes)', [2, 2, 2, 1]],
            ['chain of 32 (32 nodes)', null, 32], ['[8,1,1,1] (32 nodes)', [8, 1, 1, 1]], ['[4,2,1,1] (28 nodes)', [4, 2, 1, 1]]]
         : [[`chain, depth ${depth}`, null, depth], ['[2,2,1]', [2, 2, 1].slice(0, depth)], ['[3,2,1]', [3, 2, 1].slice(0, depth)], ['[4,2,2]', [4, 2, 2].slice(0, depth)], ['[8,2,1]', [8, 2, 1].slice(0, depth)]];
-      const res = {};
-      res.plain = measure(models, { plain: true }, ORDINARY, T);
+      const list = [['plain', { plain: true }, ORDINARY, T]];
       for (const [label, branches, g] of shapes) {
-        const o = branches ? { ...dopt, tree: { branches } } : { ...dopt, gamma: g };
-        res[label] = measure(models, o, ORDINARY, T);
+        list.push([label, branches ? { ...dopt, tree: { branches } } : { ...dopt, gamma: g }, ORDINARY, T]);
       }
+      const res = measureAll(models, list);
       const rows = Object.entries(res).map(([k, r]) => [k, f(r.tokensPerPass, 2), f(r.tokensPerSecond), f(r.tokensPerSecond / res.plain.tokensPerSecond, 2) + '×']);
       table(`${name} pair, T = ${T}: chains and trees drafted by the ${dname === 'draft' ? 'draft model' : 'heads'}`, ['shape', 'tokens / target pass', 'tokens/s', 'vs plain'], rows);
       const chain = res[shapes[0][0]];
       const trees = shapes.slice(1, 4).map(([l]) => res[l]).filter(Boolean);
       const bestTree = trees.reduce((a, b) => (b.tokensPerPass > a.tokensPerPass ? b : a));
       console.log(`\nbest tree of the same depth vs the chain: **${f(100 * (bestTree.tokensPerPass / chain.tokensPerPass - 1), 1)}%** more tokens per target pass`);
+      const pick = (chains) => shapes.filter(([, b]) => (b === null) === chains).map(([l]) => [l, res[l]])
+        .reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
+      const [bestChainName, bestChain] = pick(true), [bestTreeName, bestTreeTps] = pick(false);
+      console.log(`best tree by tokens/s (${bestTreeName}) vs the best chain (${bestChainName}): **${f(bestTreeTps.tokensPerSecond / bestChain.tokensPerSecond, 2)}×**`);
       out.trees[dname] = res;
     }
   }
