@@ -402,8 +402,9 @@ def measure_alpha(args):
     alpha = E[sum_x min(p_T(x), q_T(x))] over positions of the last 10% of the corpus; at T = 0
     it is P(argmax q == argmax p)."""
     torch.set_num_threads(args.threads)
-    target, _ = load_model(os.path.join(HERE, 'target.safetensors'))
-    draft, _ = load_model(os.path.join(HERE, 'draft.safetensors'))
+    prefix = '' if args.pair == 'small' else 'large-'
+    target, _ = load_model(os.path.join(HERE, prefix + 'target.safetensors'))
+    draft, _ = load_model(os.path.join(HERE, prefix + 'draft.safetensors'))
     _, val = load_data()
     gen = torch.Generator().manual_seed(4321)
     x, _ = get_batch(val, 16, 256, gen)
@@ -429,6 +430,7 @@ def main():
     ap.add_argument('--ckpt-seconds', type=float, default=120)
     ap.add_argument('--init-from', default='', help='start from these safetensors weights')
     ap.add_argument('--lr', type=float, default=0.0, help='override the preset peak lr (min = lr/10)')
+    ap.add_argument('--pair', choices=['small', 'large'], default='small', help='alpha: which pair')
     ap.add_argument('--decay-frac', type=float, default=0.0,
                     help='WSD schedules: share of the iterations spent decaying (default: preset)')
     ap.add_argument('--tag', default='', help='checkpoint name suffix (a separate resumable run)')
