@@ -136,7 +136,10 @@ def cmd_train(args):
     train.save_safetensors(args.out, tensors, meta)
     alpha = measure(target, heads, val_data)
     with open(os.path.splitext(args.out)[0] + '_history.json', 'w') as f:
-        json.dump(dict(args=vars(args), history=history, alpha=alpha), f, indent=1)
+        # File names only (not this machine's paths); --heads is not used by training.
+        settings = {k: os.path.basename(v) if k in ('target', 'out') else v
+                    for k, v in vars(args).items() if k != 'heads'}
+        json.dump(dict(args=settings, history=history, alpha=alpha), f, indent=1)
     print(f'wrote {args.out}; teacher-forced acceptance per head: {json.dumps(alpha)}')
 
 
