@@ -196,25 +196,12 @@ void sweep_groups_avx2(const float* x, const float* xb, size_t m, size_t k,
       a01[i] = scratch[g].a01[i];
       a23[i] = scratch[g].a23[i];
     }
-    switch (rows) {  // sums_avx2 needs the row count at compile time
-      case 6:
-        sums_avx2<6>(x + row * k, k, pl, a01, a23, result + row);
-        break;
-      case 5:
-        sums_avx2<5>(x + row * k, k, pl, a01, a23, result + row);
-        break;
-      case 4:
-        sums_avx2<4>(x + row * k, k, pl, a01, a23, result + row);
-        break;
-      case 3:
-        sums_avx2<3>(x + row * k, k, pl, a01, a23, result + row);
-        break;
-      case 2:
-        sums_avx2<2>(x + row * k, k, pl, a01, a23, result + row);
-        break;
-      default:
-        sums_avx2<1>(x + row * k, k, pl, a01, a23, result + row);
-    }
+    // sums_avx2 needs the row count at compile time: one instance per count.
+    using Sums = void (*)(const float*, size_t, const detail::PackedReader::Panel&,
+                          const __m256(&)[6], const __m256(&)[6], simd::F4*);
+    static constexpr Sums kSums[] = {nullptr,      sums_avx2<1>, sums_avx2<2>, sums_avx2<3>,
+                                     sums_avx2<4>, sums_avx2<5>, sums_avx2<6>};
+    kSums[rows](x + row * k, k, pl, a01, a23, result + row);
     row += rows;
   }
 }

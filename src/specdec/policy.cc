@@ -202,28 +202,20 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
   }
 
   // auto: the best (drafter, gamma) by expected tokens per unit of time, a plain step included.
+  Plan drafting{Drafter::kNone, 0, 0, -1.0};  // the best plan that drafts
   for (const DraftOption& o : usable) {
     const int top = std::min(options_.gamma_max, o.max_depth);
     for (int g = 1; g <= top; ++g) {
       const double s = score(o.drafter, o.ngram, g);
-      if (s > best.score) best = Plan{o.drafter, g, o.ngram, s};
+      if (s > drafting.score) drafting = Plan{o.drafter, g, o.ngram, s};
     }
   }
+  if (drafting.score > best.score) best = drafting;
   // A plain step teaches nothing about drafting: estimates made from a few early iterations (a
   // slow first pass, a noisy machine) would keep auto on plain steps for good. After a stretch
   // of them, draft once with the best drafter and depth to refresh alpha, c and v(k); costs
   // ~1/16 of the gap between drafting and plain steps when plain steps are truly better.
-  if (best.drafter == Drafter::kNone && plain_run_ >= kRevisitAfter) {
-    Plan pick{Drafter::kNone, 0, 0, -1.0};
-    for (const DraftOption& o : usable) {
-      const int top = std::min(options_.gamma_max, o.max_depth);
-      for (int g = 1; g <= top; ++g) {
-        const double s = score(o.drafter, o.ngram, g);
-        if (s > pick.score) pick = Plan{o.drafter, g, o.ngram, s};
-      }
-    }
-    return pick;
-  }
+  if (best.drafter == Drafter::kNone && plain_run_ >= kRevisitAfter) return drafting;
   // Without a cost model the line through the measured passes needs two well-separated k: once
   // the best depth's k has a few samples, draft a few times at depth 1 (k = 2) — a cheap,
   // near-optimal choice — or, when depth 1 is the best, at depth 3. (Two close k far from 1 let

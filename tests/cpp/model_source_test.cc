@@ -221,9 +221,10 @@ TEST_F(ModelSourceTest, DraftPassesThatCatchUpAreReportedApart) {
   auto [next, tree2] = propose();
   EXPECT_EQ(next.backlog_passes, 0u);
   EXPECT_EQ(next.backlog_ms, 0.0);
-  // Then three plain steps: the next draft's first pass catches up on them.
+  // All three accepted again, a bonus, then three plain steps: the next draft's first pass
+  // catches up on them.
   for (size_t v = 0; v < 3; ++v) tokens.push_back(tree2.token[v]);
-  for (int i = 0; i < 4; ++i) tokens.push_back(2);
+  for (int i = 0; i < 1 + 3; ++i) tokens.push_back(2);
   auto [late, tree3] = propose();
   EXPECT_EQ(late.backlog_passes, 1u);
   EXPECT_GT(late.backlog_ms, 0.0);

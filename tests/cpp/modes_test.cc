@@ -106,6 +106,16 @@ CostModel linear_cost(double c, double slope) {
   return m;
 }
 
+// gamma 'auto' with given costs: c per draft pass, v(k) = 1 + slope (k - 1).
+PolicyOptions auto_with_costs(double c, double slope, int gamma_max = 8) {
+  PolicyOptions po;
+  po.mode = GammaMode::kAuto;
+  po.gamma_max = gamma_max;
+  po.has_cost_model = true;
+  po.cost_model = linear_cost(c, slope);
+  return po;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Table, ModeExactness,
     ::testing::Values(
@@ -262,12 +272,7 @@ TEST(Modes, LookupDraftsFromTheFirstIteration) {
 TEST(Policy, AutoPicksTheBestGammaOfTheCostModel) {
   for (double c : {0.02, 0.1, 0.3}) {
     for (double slope : {0.0, 0.1, 0.4}) {
-      PolicyOptions po;
-      po.mode = GammaMode::kAuto;
-      po.gamma_max = 10;
-      po.has_cost_model = true;
-      po.cost_model = linear_cost(c, slope);
-      GammaPolicy policy(po);
+      GammaPolicy policy(auto_with_costs(c, slope, 10));
       // 3000 chains of 10 with independent acceptance at 0.8 at every position.
       Rng rng(7);
       Plan p{Drafter::kDraftModel, 10, 0, 0};
@@ -296,12 +301,7 @@ TEST(Policy, AutoPicksTheBestGammaOfTheCostModel) {
 // Acceptance that depends on the position (easy stretches stay easy): the per-position
 // estimates see that longer drafts pay, which an independent-acceptance model would miss.
 TEST(Policy, PerPositionAcceptanceIsLearned) {
-  PolicyOptions po;
-  po.mode = GammaMode::kAuto;
-  po.gamma_max = 8;
-  po.has_cost_model = true;
-  po.cost_model = linear_cost(0.1, 0.15);
-  GammaPolicy policy(po);
+  GammaPolicy policy(auto_with_costs(0.1, 0.15));
   // Half the iterations everything is accepted, half the first token is rejected: overall
   // alpha = 8/9, but E(gamma) = 1 + gamma / 2.
   Plan p{Drafter::kDraftModel, 8, 0, 0};
@@ -317,11 +317,7 @@ TEST(Policy, PerPositionAcceptanceIsLearned) {
 }
 
 TEST(Policy, AutoFallsBackToPlainStepsWhenDraftingDoesNotPay) {
-  PolicyOptions po;
-  po.mode = GammaMode::kAuto;
-  po.has_cost_model = true;
-  po.cost_model = linear_cost(0.5, 0.5);
-  GammaPolicy policy(po);
+  GammaPolicy policy(auto_with_costs(0.5, 0.5));
   Plan p{Drafter::kDraftModel, 2, 0, 0};
   for (int i = 0; i < 50; ++i) policy.record(p, 1, 0, true, 2, 1.0, 3, 1.0, true);  // alpha ~ 0
   EXPECT_EQ(policy.choose({DraftOption{Drafter::kDraftModel, 8, 0}}).drafter, Drafter::kNone);
@@ -330,11 +326,7 @@ TEST(Policy, AutoFallsBackToPlainStepsWhenDraftingDoesNotPay) {
 // Plain steps teach nothing about drafting: after 16 in a row auto drafts once (the best
 // drafter and depth it knows), so that estimates from a few bad early iterations are revisited.
 TEST(Policy, AutoRevisitsDraftingAfterAStretchOfPlainSteps) {
-  PolicyOptions po;
-  po.mode = GammaMode::kAuto;
-  po.has_cost_model = true;
-  po.cost_model = linear_cost(0.5, 0.5);
-  GammaPolicy policy(po);
+  GammaPolicy policy(auto_with_costs(0.5, 0.5));
   const std::vector<DraftOption> offers{DraftOption{Drafter::kDraftModel, 8, 0}};
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 16; ++i) {
