@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <string>
 
+#include "kernels/ops.h"
 #include "specdec/errors.h"
 
 namespace specdec {
@@ -30,7 +33,12 @@ PolicyOptions policy_options(const DecoderOptions& o) {
   return p;
 }
 
-void check_options(const DecoderOptions& o, bool has_draft, bool has_heads) {
+const ExternalSource* as_external(const DistributionSource* s) {
+  return s && s->external() ? static_cast<const ExternalSource*>(s) : nullptr;
+}
+
+void check_options(const DecoderOptions& o, bool has_draft, bool has_heads,
+                   const DistributionSource& target, const DistributionSource* draft) {
   if (o.plain) {
     if (o.lookup) fail("lookup: prompt lookup drafts; it does not combine with plain decoding");
     if (has_heads) fail("heads: heads draft; they do not combine with plain decoding");
@@ -62,6 +70,12 @@ void check_options(const DecoderOptions& o, bool has_draft, bool has_heads) {
   if (!o.tree_branches.empty()) {
     check_tree_branches(o.tree_branches);
     if (!has_draft && !has_heads) fail("tree: needs a draft model or heads (lookup drafts chains)");
+    if (const ExternalSource* e = as_external(&target)) {
+      fail("tree: ", e->name(), " scores one sequence per call; a tree needs a built-in target");
+    }
+    if (const ExternalSource* e = as_external(draft)) {
+      fail("tree: ", e->name(), " scores one sequence per call; it drafts chains, not trees");
+    }
   }
 }
 
@@ -74,8 +88,9 @@ SpeculativeDecoder::SpeculativeDecoder(DistributionSource& target, DistributionS
       draft_(options.plain ? nullptr : draft),
       options_(options),
       heads_(options.plain ? nullptr : heads),
-      policy_(
-          (check_options(options, draft != nullptr, heads != nullptr), policy_options(options))),
+      policy_((check_options(options, draft != nullptr, heads != nullptr, target,
+                             options.plain ? nullptr : draft),
+               policy_options(options))),
       tokens_(std::move(prompt)) {
   if (tokens_.empty()) fail("prompt: must hold at least one token");
   check_sampling_params(options_.sampling);
@@ -133,16 +148,42 @@ std::vector<int> SpeculativeDecoder::generated() const {
   return std::vector<int>(tokens_.begin() + prompt_length_, tokens_.end());
 }
 
+struct SpeculativeDecoder::Pending {
+  enum class Phase { kDraft, kTarget, kDone };
+  std::chrono::steady_clock::time_point start;
+  Plan plan;
+  IterationRecord rec;
+  ProposalInfo drafted;                 // drafters that ran at once (lookup, heads)
+  std::unique_ptr<DraftLevels> levels;  // a draft model, depth by depth
+  Phase phase = Phase::kTarget;
+  // An external source's query, and its answer once supplied.
+  bool waiting = false;
+  ExternalQuery query;
+  std::chrono::steady_clock::time_point asked;
+  bool answered = false;
+  ProbMatrix rows;
+  double answer_ms = 0.0;
+};
+
+SpeculativeDecoder::~SpeculativeDecoder() = default;
+
 IterationRecord SpeculativeDecoder::step(Rng& rng) {
+  if (const ExternalQuery* q = advance(rng)) {
+    fail(q->source, ": answered by the caller; step with advance / supply / finish");
+  }
+  return finish(rng);
+}
+
+void SpeculativeDecoder::begin(Rng& rng) {
   if (done()) fail("step: the decoder is done (token budget spent or context full)");
-  const auto step_start = std::chrono::steady_clock::now();
+  auto pending = std::make_unique<Pending>();
+  Pending& P = *pending;
+  P.start = std::chrono::steady_clock::now();
   // The last iteration's overhead, now that the caller has added its share.
   if (last_overhead_ >= 0.0) policy_.record_overhead(last_overhead_ + pending_overhead_);
   last_overhead_ = -1.0;
   pending_overhead_ = 0.0;
-  IterationRecord rec;
   const SamplingParams& sampling = options_.sampling;
-  const bool greedy = is_greedy(sampling);
   const bool is_tree = !options_.tree_branches.empty();
 
   // 1. Plan: who drafts, how deep. Near the end of the context window draft less: the target
@@ -150,7 +191,6 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
   const size_t limit = context_limit();
   const size_t room =
       limit ? limit - tokens_.size() : static_cast<size_t>(kMaxGamma + kMaxTreeNodes);
-  Plan plan;
   if (!options_.plain) {
     int depth_limit = stats_.reached_at.empty() ? 0 : static_cast<int>(stats_.reached_at.size());
     depth_limit = static_cast<int>(std::min<size_t>(depth_limit, room));
@@ -159,24 +199,132 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
                         static_cast<Proposer*>(lookup_proposer_.get())}) {
       if (p) offers.push_back(p->offer(tokens_, depth_limit, vocab_));
     }
-    plan = policy_.choose(offers);
+    P.plan = policy_.choose(offers);
   }
 
-  // 2. Draft.
-  ProposalInfo drafted;
-  if (plan.drafter != Drafter::kNone && plan.gamma > 0) {
+  // 2. Draft: a draft model depth by depth in advance(), the others at once.
+  if (P.plan.drafter != Drafter::kNone && P.plan.gamma > 0) {
     static const std::vector<int> kChain;
-    const bool tree_shape = is_tree && plan.drafter != Drafter::kLookup;
+    const bool tree_shape = is_tree && P.plan.drafter != Drafter::kLookup;
     ProposalRequest req{tokens_,
-                        plan.gamma,
+                        P.plan.gamma,
                         tree_shape ? options_.tree_branches : kChain,
                         tree_shape && options_.tree_without_replacement,
                         room,
                         vocab_,
                         sampling,
                         rng};
-    drafted = proposer(plan.drafter)->propose(req, rec.tree);
+    if (P.plan.drafter == Drafter::kDraftModel) {
+      P.levels = std::make_unique<DraftLevels>(draft_proposer_->levels(req));
+      P.phase = Pending::Phase::kDraft;
+    } else {
+      P.drafted = proposer(P.plan.drafter)->propose(req, P.rec.tree);
+    }
   }
+  pending_ = std::move(pending);
+}
+
+const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
+  if (!pending_) begin(rng);
+  Pending& P = *pending_;
+  if (P.waiting) return &P.query;  // asked before and not answered: ask again
+  auto ask = [&](const ExternalSource& source, bool target, std::vector<int> tokens,
+                 size_t n_last) {
+    P.query.target = target;
+    P.query.source = source.name();
+    P.query.tokens = std::move(tokens);
+    P.query.n_last = n_last;
+    P.waiting = true;
+    P.asked = std::chrono::steady_clock::now();
+    return &P.query;
+  };
+  while (P.phase == Pending::Phase::kDraft) {
+    if (P.levels->done()) {
+      P.phase = Pending::Phase::kTarget;
+      break;
+    }
+    DistributionSource& source = draft_proposer_->source();
+    ProbMatrix rows;
+    double ms = 0.0;
+    if (const ExternalSource* e = as_external(&source)) {
+      if (!P.answered) {
+        size_t n_last = 0;
+        std::vector<int> seq = P.levels->chain_query(P.rec.tree, &n_last);
+        return ask(*e, false, std::move(seq), n_last);
+      }
+      rows = std::move(P.rows);
+      ms = P.answer_ms;
+      P.answered = false;
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      rows = P.levels->ask(source, P.rec.tree);
+      ms = ms_since(t0);
+    }
+    P.levels->take(rows, ms, P.rec.tree, rng);
+  }
+  if (P.phase == Pending::Phase::kTarget) {
+    // 3. Verify in parallel: ONE target call scores the root and every node.
+    if (const ExternalSource* e = as_external(&target_)) {
+      if (!P.answered) {  // a chain (trees need a built-in target): the sequence and n + 1 rows
+        std::vector<int> seq = tokens_;
+        seq.insert(seq.end(), P.rec.tree.token.begin(), P.rec.tree.token.end());
+        return ask(*e, true, std::move(seq), P.rec.tree.size() + 1);
+      }
+      P.rec.target_probs = std::move(P.rows);
+      P.rec.target_ms = P.answer_ms;
+      P.answered = false;
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      P.rec.target_probs = target_.tree_probs(tokens_, P.rec.tree, 0, true);
+      P.rec.target_ms = ms_since(t0);
+    }
+    P.phase = Pending::Phase::kDone;
+  }
+  return nullptr;
+}
+
+void SpeculativeDecoder::supply(ProbMatrix rows, bool logits) {
+  if (!pending_ || !pending_->waiting) fail("supply: no query is waiting for rows");
+  Pending& P = *pending_;
+  const std::string& who = P.query.source;
+  if (rows.dimension() != 2 || rows.shape()[0] != P.query.n_last || rows.shape()[1] == 0) {
+    fail(who, ": returned ", rows.size(), " values, expected ", P.query.n_last,
+         " rows (nLast) of the vocabulary size");
+  }
+  const size_t vocab = rows.shape()[1];
+  for (size_t i = 0; i < P.query.n_last; ++i) {
+    float* row = rows.data() + i * vocab;
+    if (logits) {
+      for (size_t j = 0; j < vocab; ++j) {
+        if (!std::isfinite(row[j])) {
+          fail(who, ": row ", i, " holds ", std::isnan(row[j]) ? "NaN" : "an infinite logit",
+               " at token ", j, " (logits must be finite)");
+        }
+      }
+      kernels::softmax(row, vocab);
+    } else {
+      const std::string name = who + " row " + std::to_string(i);
+      check_distribution(row, vocab, name.c_str());
+    }
+  }
+  P.answer_ms = ms_since(P.asked);
+  P.rows = std::move(rows);
+  P.answered = true;
+  P.waiting = false;
+}
+
+IterationRecord SpeculativeDecoder::finish(Rng& rng) {
+  if (!pending_ || pending_->phase != Pending::Phase::kDone) {
+    fail("finish: the iteration is not ready (advance() until it returns no query)");
+  }
+  std::unique_ptr<Pending> pending = std::move(pending_);
+  Pending& P = *pending;
+  const auto step_start = P.start;
+  IterationRecord rec = std::move(P.rec);
+  const Plan& plan = P.plan;
+  const ProposalInfo drafted = P.levels ? P.levels->info() : P.drafted;
+  const SamplingParams& sampling = options_.sampling;
+  const bool greedy = is_greedy(sampling);
   const DraftTree& tree = rec.tree;
   const size_t n = tree.size();
   rec.drafter = n ? plan.drafter : Drafter::kNone;
@@ -185,10 +333,6 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
   rec.draft_ms = drafted.ms;
   stats_.draft_passes += drafted.passes;
 
-  // 3. Verify in parallel: ONE target call scores the root and every node.
-  auto t0 = std::chrono::steady_clock::now();
-  rec.target_probs = target_.tree_probs(tokens_, tree, 0, true);
-  rec.target_ms = ms_since(t0);
   prepare_rows(rec.target_probs, sampling, "target distribution");
   const size_t vocab = rec.target_probs.shape()[1];
   if (rec.drafter == Drafter::kLookup) {  // one-hot rows left empty before the vocabulary was known

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sampling/rng.h"
@@ -97,6 +98,15 @@ struct DecoderStats {
   double tokens_per_pass() const { return target_passes ? double(generated) / target_passes : 0.0; }
 };
 
+// What an ExternalSource must answer before the iteration can go on: the distributions after
+// the last n_last prefixes of `tokens`, (n_last, V) — as DistributionSource::next_token_probs.
+struct ExternalQuery {
+  bool target = true;  // the target's rows (else the draft's)
+  std::string source;  // the ExternalSource's name
+  std::vector<int> tokens;
+  size_t n_last = 0;
+};
+
 class SpeculativeDecoder {
  public:
   // draft may be null when options.plain, options.lookup or heads is given. heads: a drafter
@@ -108,8 +118,26 @@ class SpeculativeDecoder {
   SpeculativeDecoder(DistributionSource& target, DistributionSource* draft, std::vector<int> prompt,
                      const DecoderOptions& options, Proposer* heads = nullptr);
 
+  ~SpeculativeDecoder();
+
   // One iteration; requires !done(). The RNG is the caller's: the same seed replays it.
+  // Throws specdec::Error when a source is external (use advance / supply / finish).
   IterationRecord step(Rng& rng);
+
+  // The same iteration in parts, for sources answered by the caller (ExternalSource):
+  // advance() starts an iteration when none is under way (requires !done()) and runs it until
+  // it needs an external source's rows — it returns that query — or until it has all it needs
+  // (returns null). supply() answers the query: (n_last, V) probabilities, or logits when
+  // `logits` (the softmax is taken here); rows are checked (shape, NaN, inf) with errors naming
+  // the source. finish() verifies and appends, and returns the record. step() is advance() +
+  // finish(). An iteration whose query is never answered stays pending: the next advance()
+  // returns the same query again (nothing drafted is redrawn), so a caller that gave up
+  // (aborted) can resume. The Rng must be the same object throughout.
+  const ExternalQuery* advance(Rng& rng);
+  void supply(ProbMatrix rows, bool logits);
+  IterationRecord finish(Rng& rng);
+  // An iteration is under way (started by advance(), not yet finished).
+  bool in_iteration() const { return pending_ != nullptr; }
 
   // True when the token budget is spent or the context window is full.
   bool done() const;
@@ -129,8 +157,11 @@ class SpeculativeDecoder {
   void note_overhead(double ms) { pending_overhead_ += ms; }
 
  private:
+  struct Pending;  // an iteration under way (decoder.cc)
+
   size_t context_limit() const;
   Proposer* proposer(Drafter d) const;
+  void begin(Rng& rng);  // plans the iteration and starts drafting
 
   DistributionSource& target_;
   DistributionSource* draft_;
@@ -145,6 +176,7 @@ class SpeculativeDecoder {
   double pending_overhead_ = 0.0;  // the caller's share of the last iteration (note_overhead)
   double last_overhead_ = -1.0;    // step()'s own share of the last iteration
   DecoderStats stats_;
+  std::unique_ptr<Pending> pending_;
 };
 
 // The lesson's trace entry.

@@ -62,59 +62,90 @@ DraftOption DraftModelProposer::offer(const std::vector<int>&, int depth_limit, 
   return DraftOption{Drafter::kDraftModel, depth_limit, 0};
 }
 
-ProposalInfo DraftModelProposer::propose(const ProposalRequest& req, DraftTree& tree) {
-  ProposalInfo info;
-  tree.without_replacement = req.without_replacement;
-  const bool greedy = is_greedy(req.sampling);
+DraftLevels DraftModelProposer::levels(const ProposalRequest& req) const {
   // After an iteration the draft lacks at most 2 tokens (the last draft token and the bonus);
   // more means plain steps came between (only a caching source says how many it has).
   const size_t cached = draft_.cached_tokens();
-  const bool backlog = cached > 0 && req.tokens.size() > cached + 2;
-  size_t level_begin = 0, level_end = 0;  // nodes of the previous depth
-  for (int d = 1; d <= req.depth; ++d) {
-    const int b = branches_at(req.branches, d);
-    // Rows for the nodes whose children this depth draws: the root, or the previous depth.
+  return DraftLevels(req, cached > 0 && req.tokens.size() > cached + 2);
+}
+
+ProposalInfo DraftModelProposer::propose(const ProposalRequest& req, DraftTree& tree) {
+  DraftLevels levels = this->levels(req);
+  while (!levels.done()) {
     auto t0 = std::chrono::steady_clock::now();
-    ProbMatrix rows = d == 1 ? draft_.next_token_probs(req.tokens, 1)
-                             : draft_.tree_probs(req.tokens, tree, level_begin, false);
-    const double ms = ms_since(t0);
-    info.ms += ms;
-    ++info.passes;
-    if (d == 1 && backlog) info.backlog_ms = ms, info.backlog_passes = 1;
-    const size_t vocab = rows.shape()[1];
-    if (req.vocab && vocab != req.vocab) {
-      fail("draft and target vocabularies differ: ", vocab, " vs ", req.vocab);
-    }
-    const size_t parents = d == 1 ? 1 : level_end - level_begin;
-    if (rows.shape()[0] != parents)
-      fail("draft: returned ", rows.shape()[0], " rows, expected ", parents);
-    const size_t next_begin = tree.size();
-    for (size_t i = 0; i < parents; ++i) {
-      const int parent = d == 1 ? -1 : static_cast<int>(level_begin + i);
-      float* q = rows.data() + i * vocab;
-      // At temperature 0 the candidates are the draft's most likely tokens: keep its raw row
-      // (verification is then an exact match with the target's argmax and ignores q).
-      if (greedy) {
-        check_distribution(q, vocab, "draft distribution");
-      } else {
-        prepare_row(q, vocab, req.sampling, "draft distribution");
-      }
-      if (tree.q.empty()) tree.q.resize(1);
-      Distribution& slot = tree.q[static_cast<size_t>(parent + 1)];
-      slot = xt::zeros<float>({vocab});
-      std::copy(q, q + vocab, slot.data());
-      const size_t room = req.max_nodes - tree.size();
-      const int count = static_cast<int>(std::min<size_t>(b, room));
-      for (int x : draw_children(q, vocab, count, req.without_replacement, greedy, req.rng)) {
-        tree.add(parent, x);
-      }
-      if (tree.size() >= req.max_nodes) break;
-    }
-    level_begin = next_begin;
-    level_end = tree.size();
-    if (level_end == level_begin || tree.size() >= req.max_nodes) break;
+    ProbMatrix rows = levels.ask(draft_, tree);
+    levels.take(rows, ms_since(t0), tree, req.rng);
   }
-  return info;
+  return levels.info();
+}
+
+DraftLevels::DraftLevels(const ProposalRequest& req, bool backlog)
+    : tokens_(req.tokens),
+      depth_(req.depth),
+      branches_(req.branches),
+      without_replacement_(req.without_replacement),
+      max_nodes_(req.max_nodes),
+      vocab_(req.vocab),
+      sampling_(req.sampling),
+      backlog_(backlog),
+      done_(req.depth < 1) {}
+
+ProbMatrix DraftLevels::ask(DistributionSource& source, const DraftTree& tree) const {
+  return d_ == 1 ? source.next_token_probs(tokens_, 1)
+                 : source.tree_probs(tokens_, tree, level_begin_, false);
+}
+
+std::vector<int> DraftLevels::chain_query(const DraftTree& tree, size_t* n_last) const {
+  if (d_ > 1 && level_end_ - level_begin_ != 1) {
+    fail("draft: a source that scores one sequence drafts chains, not trees");
+  }
+  std::vector<int> seq = tokens_;
+  seq.insert(seq.end(), tree.token.begin(), tree.token.end());
+  *n_last = 1;
+  return seq;
+}
+
+void DraftLevels::take(ProbMatrix& rows, double ms, DraftTree& tree, Rng& rng) {
+  if (done_) fail("draft: no depth left to draw");
+  tree.without_replacement = without_replacement_;
+  const bool greedy = is_greedy(sampling_);
+  const int d = d_;
+  info_.ms += ms;
+  ++info_.passes;
+  if (d == 1 && backlog_) info_.backlog_ms = ms, info_.backlog_passes = 1;
+  const int b = branches_at(branches_, d);
+  const size_t vocab = rows.shape()[1];
+  if (vocab_ && vocab != vocab_)
+    fail("draft and target vocabularies differ: ", vocab, " vs ", vocab_);
+  const size_t parents = d == 1 ? 1 : level_end_ - level_begin_;
+  if (rows.shape()[0] != parents)
+    fail("draft: returned ", rows.shape()[0], " rows, expected ", parents);
+  const size_t next_begin = tree.size();
+  for (size_t i = 0; i < parents; ++i) {
+    const int parent = d == 1 ? -1 : static_cast<int>(level_begin_ + i);
+    float* q = rows.data() + i * vocab;
+    // At temperature 0 the candidates are the draft's most likely tokens: keep its raw row
+    // (verification is then an exact match with the target's argmax and ignores q).
+    if (greedy) {
+      check_distribution(q, vocab, "draft distribution");
+    } else {
+      prepare_row(q, vocab, sampling_, "draft distribution");
+    }
+    if (tree.q.empty()) tree.q.resize(1);
+    Distribution& slot = tree.q[static_cast<size_t>(parent + 1)];
+    slot = xt::zeros<float>({vocab});
+    std::copy(q, q + vocab, slot.data());
+    const size_t room = max_nodes_ - tree.size();
+    const int count = static_cast<int>(std::min<size_t>(b, room));
+    for (int x : draw_children(q, vocab, count, without_replacement_, greedy, rng)) {
+      tree.add(parent, x);
+    }
+    if (tree.size() >= max_nodes_) break;
+  }
+  level_begin_ = next_begin;
+  level_end_ = tree.size();
+  ++d_;
+  done_ = d_ > depth_ || level_end_ == level_begin_ || tree.size() >= max_nodes_;
 }
 
 // ---------------------------------------------------------------------------- prompt lookup

@@ -66,6 +66,42 @@ class Proposer {
   virtual size_t cached_tokens() const { return 0; }
 };
 
+// Drafting with a draft model one depth at a time: which rows the next depth needs, and drawing
+// its children from them. DraftModelProposer::propose runs it against its source; the decoder
+// runs it itself when the draft's rows come from its caller (ExternalSource), one depth per
+// answered query. Uniforms come from the Rng passed to take().
+class DraftLevels {
+ public:
+  // backlog: the draft source lacks more tokens than an iteration leaves behind (the first
+  // pass catches up; see ProposalInfo).
+  DraftLevels(const ProposalRequest& req, bool backlog);
+
+  bool done() const { return done_; }
+  // The rows the next depth draws from, asked of `source` (the root, or the previous depth's
+  // nodes in one tree_probs call).
+  ProbMatrix ask(DistributionSource& source, const DraftTree& tree) const;
+  // The same query as a sequence and a row count, for a source that scores one sequence (only
+  // a chain can be asked this way: the previous depth holds one node).
+  std::vector<int> chain_query(const DraftTree& tree, size_t* n_last) const;
+  // Draws the next depth's children from `rows` (what ask() returned, ms the time it took).
+  void take(ProbMatrix& rows, double ms, DraftTree& tree, Rng& rng);
+  const ProposalInfo& info() const { return info_; }
+
+ private:
+  const std::vector<int>& tokens_;
+  int depth_;
+  const std::vector<int>& branches_;
+  bool without_replacement_;
+  size_t max_nodes_;
+  size_t vocab_;
+  const SamplingParams& sampling_;
+  bool backlog_;
+  int d_ = 1;                               // the depth the next rows draw
+  size_t level_begin_ = 0, level_end_ = 0;  // nodes of the previous depth
+  bool done_ = false;
+  ProposalInfo info_;
+};
+
 // A smaller model drafts: depth 1 from the distribution after the sequence, each further depth
 // in ONE call for all nodes of the previous depth (tree_probs).
 class DraftModelProposer : public Proposer {
@@ -74,6 +110,9 @@ class DraftModelProposer : public Proposer {
   Drafter kind() const override { return Drafter::kDraftModel; }
   DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) override;
   ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) override;
+  // The drafting of propose(), to be run by the caller (DraftLevels).
+  DraftLevels levels(const ProposalRequest& req) const;
+  DistributionSource& source() const { return draft_; }
   size_t max_context() const override { return draft_.max_context(); }
   size_t cached_tokens() const override { return draft_.cached_tokens(); }
 

@@ -22,6 +22,10 @@ ProbMatrix StepFunctionSource::next_token_probs(const std::vector<int>& tokens, 
   return out;
 }
 
+ProbMatrix ExternalSource::next_token_probs(const std::vector<int>&, size_t) {
+  fail(name_, ": its rows come from the caller (SpeculativeDecoder::advance / supply)");
+}
+
 ProbMatrix DistributionSource::tree_probs(const std::vector<int>& tokens, const DraftTree& tree,
                                           size_t first, bool with_root) {
   check_tree_query(tokens, tree, first, with_root);

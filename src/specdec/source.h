@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "specdec/distribution.h"
@@ -37,6 +38,29 @@ class DistributionSource {
 
   // Tokens held in the source's KV cache (0 when it has none): shown by the visualiser.
   virtual size_t cached_tokens() const { return 0; }
+
+  // True when the rows come from the decoder's caller rather than from a call (ExternalSource).
+  virtual bool external() const { return false; }
+};
+
+// A source answered by the decoder's caller: when the decoder needs its rows it stops and
+// reports the query (SpeculativeDecoder::advance), the caller computes the rows however it likes
+// — asynchronously, in another runtime — and hands them over (SpeculativeDecoder::supply). It
+// scores one sequence per query: chains, not trees. `name` is what errors call it (e.g.
+// "targetScore"); max_context is the longest sequence it can score (0 = unlimited).
+class ExternalSource : public DistributionSource {
+ public:
+  explicit ExternalSource(std::string name, size_t max_context = 0)
+      : name_(std::move(name)), max_context_(max_context) {}
+  // Never called by the decoder: throws specdec::Error.
+  ProbMatrix next_token_probs(const std::vector<int>& tokens, size_t n_last) override;
+  size_t max_context() const override { return max_context_; }
+  bool external() const override { return true; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  size_t max_context_;
 };
 
 // Throws specdec::Error when a tree_probs query is malformed (see tree_probs).
