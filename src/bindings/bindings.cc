@@ -108,6 +108,17 @@ SourceSlot step_source(val fn) {
   return {nullptr, std::make_unique<StepFunctionSource>(std::move(step))};
 }
 
+// A source answered from JS (a score callback, maybe async): the decoder stops at its queries.
+SourceSlot external_source(const std::string& name, double max_context) {
+  return {nullptr, std::make_unique<ExternalSource>(name, static_cast<size_t>(max_context))};
+}
+void decoder_set_target_external(DecoderHandle& d, std::string name, double max_context) {
+  guard([&] { d.set_target(external_source(name, max_context)); });
+}
+void decoder_set_draft_external(DecoderHandle& d, std::string name, double max_context) {
+  guard([&] { d.set_draft(external_source(name, max_context)); });
+}
+
 void decoder_set_target_step(DecoderHandle& d, val fn) {
   guard([&] { d.set_target(step_source(fn)); });
 }
@@ -156,6 +167,16 @@ void decoder_set_budget(DecoderHandle& d, double total) {
 val decoder_step(DecoderHandle& d) {
   return guard([&] { return d.step(); });
 }
+val decoder_advance(DecoderHandle& d) {
+  return guard([&] { return d.advance(); });
+}
+void decoder_supply(DecoderHandle& d, val rows, bool logits) {
+  guard([&] { d.supply(rows, logits); });
+}
+val decoder_finish(DecoderHandle& d) {
+  return guard([&] { return d.finish(); });
+}
+bool decoder_in_iteration(const DecoderHandle& d) { return d.in_iteration(); }
 bool decoder_done(const DecoderHandle& d) { return d.done(); }
 void decoder_note_overhead(DecoderHandle& d, double ms) { d.note_overhead(ms); }
 val decoder_tokens(const DecoderHandle& d) {
@@ -205,7 +226,13 @@ EMSCRIPTEN_BINDINGS(specdec) {
       .function("setDraftStep", &decoder_set_draft_step)
       .function("start", &decoder_start)
       .function("setBudget", &decoder_set_budget)
+      .function("setTargetExternal", &decoder_set_target_external)
+      .function("setDraftExternal", &decoder_set_draft_external)
       .function("step", &decoder_step)
+      .function("advance", &decoder_advance)
+      .function("supply", &decoder_supply)
+      .function("finish", &decoder_finish)
+      .function("inIteration", &decoder_in_iteration)
       .function("done", &decoder_done)
       .function("noteOverhead", &decoder_note_overhead)
       .function("tokens", &decoder_tokens)

@@ -118,6 +118,40 @@ size_t DecoderHandle::generated() const {
 val DecoderHandle::step() {
   if (!decoder_) fail("decoder: not started");
   IterationRecord rec = decoder_->step(*rng_);
+  return record(rec);
+}
+
+val DecoderHandle::advance() {
+  if (!decoder_) fail("decoder: not started");
+  const ExternalQuery* q = decoder_->advance(*rng_);
+  if (!q) return val::null();
+  val o = val::object();
+  o.set("target", q->target);
+  o.set("source", q->source);
+  o.set("tokens", int32_array(q->tokens));
+  o.set("nLast", static_cast<double>(q->n_last));
+  return o;
+}
+
+void DecoderHandle::supply(const val& rows, bool logits) {
+  if (!decoder_) fail("decoder: not started");
+  const ExternalQuery* q = decoder_->in_iteration() ? decoder_->advance(*rng_) : nullptr;
+  if (!q) fail("supply: no query is waiting for rows");
+  const size_t n = js_length(rows);
+  if (n == 0 || n % q->n_last != 0) {
+    fail(q->source, ": returned ", n, " values, expected nLast = ", q->n_last,
+         " rows of the vocabulary size");
+  }
+  decoder_->supply(matrix_from_js(rows, q->n_last, n / q->n_last), logits);
+}
+
+val DecoderHandle::finish() {
+  if (!decoder_) fail("decoder: not started");
+  IterationRecord rec = decoder_->finish(*rng_);
+  return record(rec);
+}
+
+val DecoderHandle::record(IterationRecord& rec) {
   const auto t0 = std::chrono::steady_clock::now();
   val o = val::object();
   o.set("proposed", int32_array(rec.proposed));

@@ -65,6 +65,15 @@ class DecoderHandle {
   //   targetProbs, draftProbs: flat Float32Array (only when keep_distributions) }
   val step();
 
+  // Stepping with external sources (set_target / set_draft with an ExternalSource): advance()
+  // returns null when the iteration has what it needs, else the query
+  // { target: boolean, source: string, tokens: Int32Array, nLast }; supply() answers it with
+  // nLast rows of V values, flat (logits or probabilities); finish() returns step()'s record.
+  val advance();
+  void supply(const val& rows, bool logits);
+  val finish();
+  bool in_iteration() const { return decoder_ && decoder_->in_iteration(); }
+
   // The JS wrapper's own time on the last record (see SpeculativeDecoder::note_overhead).
   void note_overhead(double ms);
 
@@ -83,6 +92,8 @@ class DecoderHandle {
   SourceSlot target_, draft_;
   std::shared_ptr<const MedusaHeads> heads_;
   std::unique_ptr<HeadsProposer> heads_proposer_;
+  val record(IterationRecord& rec);
+
   DecoderOptions options_;
   std::unique_ptr<Rng> rng_;
   std::unique_ptr<SpeculativeDecoder> decoder_;

@@ -55,6 +55,29 @@ SourceSlot model_source(const ModelHandle& h) {
   return {h.model, std::make_unique<ModelSource>(*h.model)};
 }
 
+// sd.modelStep(model): the lesson's model_step, a model with its own KV cache answering
+// "the next-token distributions after the last n prefixes of these tokens".
+struct ScorerHandle {
+  SourceSlot slot;
+};
+
+ScorerHandle* model_scorer(const ModelHandle& m) {
+  return guard([&] { return new ScorerHandle{model_source(m)}; });
+}
+
+// tokens: Int32Array; returns (nLast, V) probabilities, flat.
+val scorer_probs(ScorerHandle& h, val tokens, double n_last) {
+  return guard([&] {
+    ProbMatrix rows =
+        h.slot.source->next_token_probs(int_vector_from_js(tokens), static_cast<size_t>(n_last));
+    return float32_array(rows.data(), rows.size());
+  });
+}
+
+double scorer_cached(const ScorerHandle& h) {
+  return static_cast<double>(h.slot.source->cached_tokens());
+}
+
 // Heads loaded for one target model; they keep its weights alive (their LM head is the target's).
 struct HeadsHandle {
   std::shared_ptr<const GPTModel> target;
@@ -98,6 +121,10 @@ void register_model_bindings() {
   class_<ModelHandle>("Model")
       .class_function("load", &load_model, allow_raw_pointers())
       .function("config", &model_config);
+  class_<ScorerHandle>("Scorer")
+      .class_function("create", &model_scorer, allow_raw_pointers())
+      .function("probs", &scorer_probs)
+      .function("cached", &scorer_cached);
   class_<HeadsHandle>("Heads")
       .class_function("load", &load_heads, allow_raw_pointers())
       .function("count", &heads_count)

@@ -224,8 +224,8 @@ test('bad input: clear errors naming the argument', () => {
     [{ target, draft, plain: true, tree: { branches: [2] } }, 'tree', /a tree needs a drafter/],
     [{ target, draft, gamma: 'auto', costModel: { c: 0.1, verifyCost: [1, -1] } }, 'costModel.verifyCost[1]', /must be finite and > 0/],
     [{ target, draft, costModel: { c: 0.1 } }, 'costModel.verifyCost', /expected an array of numbers/],
-    [{ target }, 'draft', /give exactly one of draft \(a Model\) and draftStep/],
-    [{ target: tiny, heads, draft }, 'heads', /either a draft \(or draftStep\) or heads/],
+    [{ target }, 'draft', /draft: give exactly one of draft \(a Model\), draftStep .* or draftScore .*, or use promptLookup or heads/],
+    [{ target: tiny, heads, draft }, 'heads', /either a draft \(draft, draftStep or draftScore\) or heads/],
     [{ target, heads }, 'heads', /loaded for another target model/],
     [{ target: tiny, heads: target }, 'heads', /expected a Heads/],
   ];

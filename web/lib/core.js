@@ -381,13 +381,17 @@ export class Decoder extends Handle {
   #iteration = 0;
   #ms = 0;
   #stepRoles;
+  #scores; // { target, draft, logits, vocab: { target, draft } } when a side is a score callback
+  #epoch = 0; // bumped when an awaited step is abandoned (abort): its late answer is dropped
+  #callbackMs = 0;
 
-  constructor(native, owner, { seed, plain, stepRoles }) {
+  constructor(native, owner, { seed, plain, stepRoles, scores }) {
     super(native, 'Decoder', owner);
     this.#promptLength = native.promptLength();
     this.#seed = seed;
     this.#plain = plain;
     this.#stepRoles = stepRoles; // 'target' / 'draft' when given as step functions
+    this.#scores = scores;
   }
 
   /** The seed of the decoder's RNG (replays the same run). */
@@ -450,6 +454,7 @@ export class Decoder extends Handle {
       targetMs: s.targetMs,
       ms: this.#ms,
       msPerToken: s.generated ? this.#ms / s.generated : 0,
+      callbackMs: this.#callbackMs,
       gammaHistogram: s.gammaHistogram,
       byDrafter: s.byDrafter,
     };
@@ -465,9 +470,22 @@ export class Decoder extends Handle {
     return { alpha: e.alpha, verifyCost: Array.from(e.v), c: e.c };
   }
 
-  /** Runs one iteration and returns everything that happened (IterationRecord). */
-  step() {
+  /**
+   * Runs one iteration and returns everything that happened (IterationRecord). With score
+   * callbacks (targetScore / draftScore), returns a Promise of it when a callback returned a
+   * Promise; options.signal then abandons the wait (the iteration stays pending, and the next
+   * step() asks the callback again).
+   */
+  step(options) {
     const native = this[NATIVE]('Decoder.step');
+    if (this.#scores) {
+      const { signal } = checkOptions(options, ['signal'], 'step');
+      checkSignal(signal);
+      if (this.#busy) fail('Decoder.step: the previous step() is still waiting for a score callback; await it first');
+      if (!native.inIteration() && native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
+      const out = this.#stepScored(native);
+      return isThenable(out) ? this.#raced(out, signal) : out;
+    }
     if (this.#busy) fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
     if (native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
     this.#busy = true;
@@ -495,6 +513,119 @@ export class Decoder extends Handle {
     record.ms = ms;
     this.#ms += ms;
     return record;
+  }
+
+  // One iteration with score callbacks: runs synchronously until a callback returns a Promise,
+  // then continues in #stepAwaiting. The C++ decoder keeps the iteration's state between
+  // queries (advance / supply / finish), so an abandoned wait loses nothing.
+  #stepScored(native) {
+    this.#busy = true;
+    const t0 = performance.now();
+    let awaiting = null;
+    try {
+      for (;;) {
+        const query = native.advance();
+        if (query === null) return this.#finishScored(native, t0);
+        const rows = this.#callScore(query);
+        if (isThenable(rows)) {
+          awaiting = this.#stepAwaiting(native, query, rows, t0, this.#epoch);
+          return awaiting;
+        }
+        this.#supplyScored(native, query, rows);
+      }
+    } finally {
+      if (!awaiting) this.#busy = false;
+    }
+  }
+
+  async #stepAwaiting(native, query, pending, t0, epoch) {
+    try {
+      for (;;) {
+        const rows = await pending;
+        if (epoch !== this.#epoch) fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
+        this[NATIVE]('Decoder.step'); // disposed while the callback ran: say so
+        this.#supplyScored(native, query, rows);
+        for (;;) {
+          query = native.advance();
+          if (query === null) return this.#finishScored(native, t0);
+          pending = this.#callScore(query);
+          if (isThenable(pending)) break;
+          this.#supplyScored(native, query, pending);
+        }
+      }
+    } finally {
+      if (epoch === this.#epoch) this.#busy = false;
+    }
+  }
+
+  // Calls the score callback the query is for; its time (awaiting included) goes to callbackMs.
+  #callScore(query) {
+    const fn = query.target ? this.#scores.target : this.#scores.draft;
+    const t = performance.now();
+    const out = fn(query.tokens, query.nLast);
+    if (!isThenable(out)) {
+      this.#callbackMs += performance.now() - t;
+      return out;
+    }
+    return Promise.resolve(out).then(
+      (rows) => {
+        this.#callbackMs += performance.now() - t;
+        return rows;
+      },
+      (e) => {
+        this.#callbackMs += performance.now() - t;
+        throw e;
+      },
+    );
+  }
+
+  #supplyScored(native, query, rows) {
+    const name = query.source;
+    let flat = rows;
+    if (!(rows instanceof Float32Array)) {
+      if (!isNumericArray(rows)) fail(`${name}: expected a Float32Array of nLast × vocabulary values, got ${describe(rows)}`);
+      flat = Float32Array.from(rows);
+    }
+    const role = query.target ? 'target' : 'draft';
+    if (flat.length % query.nLast !== 0 || flat.length === 0) {
+      fail(`${name}: returned ${flat.length} values, expected nLast = ${query.nLast} rows of the vocabulary size`);
+    }
+    const vocab = flat.length / query.nLast;
+    const seen = this.#scores.vocab[role];
+    if (seen && vocab !== seen) fail(`${name}: returned rows of ${vocab} values, ${seen} before (nLast = ${query.nLast})`);
+    this.#scores.vocab[role] = vocab;
+    native.supply(flat, this.#scores.logits);
+  }
+
+  #finishScored(native, t0) {
+    const raw = native.finish();
+    const t1 = performance.now();
+    const record = this.#record(raw, t1 - t0);
+    const t2 = performance.now();
+    native.noteOverhead(t2 - t1);
+    record.ms = t2 - t0;
+    this.#ms += record.ms;
+    return record;
+  }
+
+  // The step's Promise, abandoned when signal aborts: the caller gets signal.reason at once, the
+  // decoder is free again, and the iteration waits in C++ for the same query.
+  #raced(promise, signal) {
+    if (!signal) return promise;
+    const epoch = this.#epoch;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        promise.catch(() => {}); // its late outcome is dropped
+        if (epoch === this.#epoch) {
+          this.#epoch++;
+          this.#busy = false;
+        }
+        reject(signal.reason ?? new Error('aborted'));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   #record(raw, ms) {
@@ -543,9 +674,7 @@ export class Decoder extends Handle {
     const { maxTokens, signal } = checkOptions(options, ['maxTokens', 'signal'], 'generate');
     const native = this[NATIVE]('Decoder.generate');
     if (maxTokens !== undefined && maxTokens !== Infinity) integer(maxTokens, 'maxTokens', 1, Number.MAX_SAFE_INTEGER);
-    if (signal !== undefined && (typeof signal !== 'object' || signal === null || !('aborted' in signal))) {
-      fail(`signal: expected an AbortSignal, got ${describe(signal)}`);
-    }
+    checkSignal(signal);
     const abortIfAsked = () => {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     };
@@ -556,8 +685,8 @@ export class Decoder extends Handle {
         abortIfAsked();
         await yieldToEventLoop();
         abortIfAsked();
-        if (this.disposed || native.done()) return;
-        yield this.step();
+        if (this.disposed || (native.done() && !native.inIteration())) return;
+        yield this.#scores ? await this.step({ signal }) : this.step();
       }
     } finally {
       if (!this.disposed) native.setBudget(0);
@@ -570,6 +699,16 @@ export class Decoder extends Handle {
 // A safetensors file as a Uint8Array. Refused before it is copied into wasm memory (which never
 // shrinks) when it is larger than the loader's own caps: an 8-byte length, a 1 MiB header and
 // 512 MiB of weights.
+function isThenable(x) {
+  return x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';
+}
+
+function checkSignal(signal) {
+  if (signal !== undefined && (typeof signal !== 'object' || signal === null || !('aborted' in signal))) {
+    fail(`signal: expected an AbortSignal, got ${describe(signal)}`);
+  }
+}
+
 function bytesArg(bytes, what) {
   let u8;
   if (bytes instanceof Uint8Array) u8 = bytes;
@@ -772,6 +911,33 @@ export function createApi(M) {
       return new Model(native, owner, info);
     },
 
+    /**
+     * The lesson's model_step: a function (tokens, nLast = 1) => Float32Array giving the model's
+     * next-token probabilities after the last nLast prefixes of tokens (nLast rows of
+     * vocabSize), with its own KV cache (calls on growing sequences forward only what is new).
+     * Usable as a step function (targetStep / draftStep) or a score callback with
+     * scoreOutput: 'probs'. It holds wasm memory: call its dispose() when done.
+     */
+    modelStep(model) {
+      const nativeModel = own(model, Model, 'model');
+      const handle = new Handle(M.Scorer.create(nativeModel), 'modelStep', owner);
+      const step = (tokens, nLast = 1) => {
+        const t = tokenArray(tokens, 'tokens');
+        if (t.length === 0) fail('tokens: must hold at least one token');
+        integer(nLast, 'nLast', 1, t.length);
+        return handle[NATIVE]('modelStep').probs(t, nLast);
+      };
+      Object.defineProperties(step, {
+        vocabSize: { value: model.config.vocabSize, enumerable: true },
+        blockSize: { value: model.config.blockSize, enumerable: true },
+        cachedTokens: { get: () => (handle.disposed ? 0 : handle[NATIVE]('modelStep').cached()), enumerable: true },
+        disposed: { get: () => handle.disposed, enumerable: true },
+        dispose: { value: () => handle.dispose() },
+      });
+      if (typeof Symbol.dispose === 'symbol') step[Symbol.dispose] = step.dispose;
+      return step;
+    },
+
     loadHeads(bytes, target) {
       const u8 = bytesArg(bytes, 'a safetensors file of heads');
       const nativeTarget = own(target, Model, 'target');
@@ -814,22 +980,34 @@ export function createApi(M) {
       if (o.prompt === undefined) fail('prompt: required (a string or an array of token ids)');
       const prompt = typeof o.prompt === 'string' ? Int32Array.from(utf8Encoder.encode(o.prompt)) : tokenArray(o.prompt, 'prompt');
 
+      const scoreOutput = o.scoreOutput ?? 'logits';
+      if (scoreOutput !== 'logits' && scoreOutput !== 'probs') fail(`scoreOutput: expected 'logits' or 'probs', got ${describe(scoreOutput)}`);
+      const contextLength = o.contextLength === undefined ? 0 : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
+      const given = (role) => [role, `${role}Step`, `${role}Score`].filter((k) => o[k] !== undefined);
       if (o.heads !== undefined) {
         if (plain) fail('heads: heads draft; they do not combine with plain decoding');
-        if (o.draft !== undefined || o.draftStep !== undefined) fail('heads: give either a draft (or draftStep) or heads, not both');
+        if (given('draft').length) fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
+        if (o.targetScore !== undefined) fail('heads: they read the hidden states of a built-in target Model, not of targetScore');
         own(o.heads, Heads, 'heads');
         if (o.target !== o.heads.target) fail('heads: loaded for another target model than this decoder\'s target (sd.loadHeads(bytes, target))');
       }
       // The draft is optional when prompt lookup or heads draft instead.
       const draftOptional = plain || lookup.enabled || o.heads !== undefined;
       const roles = ['target'];
-      if (!plain && !(draftOptional && o.draft === undefined && o.draftStep === undefined)) roles.push('draft');
+      if (!plain && !(draftOptional && given('draft').length === 0)) roles.push('draft');
       for (const role of roles) {
-        const model = o[role];
-        const step = o[`${role}Step`];
-        if ((model === undefined) === (step === undefined)) {
-          fail(`${role}: give exactly one of ${role} (a Model) and ${role}Step (a function)${role === 'draft' ? ', or draft with promptLookup or heads' : ''}`);
+        if (given(role).length !== 1) {
+          const what = `${role} (a Model), ${role}Step (a function of the tokens) or ${role}Score (a score callback)`;
+          fail(`${role}: give exactly one of ${what}${role === 'draft' ? ', or use promptLookup or heads' : ''}${given(role).length ? `; got ${given(role).join(' and ')}` : ''}`);
         }
+        const score = o[`${role}Score`];
+        if (score !== undefined && typeof score !== 'function') {
+          fail(`${role}Score: expected a function (tokens: Int32Array, nLast: number) => Float32Array | Promise<Float32Array>, got ${describe(score)}`);
+        }
+      }
+      const scoreRoles = roles.filter((role) => o[`${role}Score`] !== undefined);
+      if (scoreRoles.length === 0 && (o.scoreOutput !== undefined || o.contextLength !== undefined)) {
+        fail(`${o.scoreOutput !== undefined ? 'scoreOutput' : 'contextLength'}: applies to score callbacks (targetScore / draftScore); none is given`);
       }
       if (tree && roles.length < 2 && o.heads === undefined) fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
       // Token ids the models cannot embed are reported now rather than at the first step.
@@ -847,6 +1025,9 @@ export function createApi(M) {
           const setModel = role === 'target' ? M.decoderSetTargetModel : M.decoderSetDraftModel;
           if (o[role] !== undefined) {
             setModel(native, own(o[role], Model, role));
+          } else if (o[`${role}Score`] !== undefined) {
+            if (role === 'target') native.setTargetExternal('targetScore', contextLength);
+            else native.setDraftExternal('draftScore', contextLength);
           } else {
             const fn = stepFunction(o[`${role}Step`], `${role}Step`);
             if (role === 'target') native.setTargetStep(fn);
@@ -878,8 +1059,11 @@ export function createApi(M) {
         native.delete();
         throw e;
       }
-      const stepRoles = roles.filter((role) => o[role] === undefined);
-      return new Decoder(native, owner, { seed, plain, stepRoles });
+      const stepRoles = roles.filter((role) => o[`${role}Step`] !== undefined);
+      const scores = scoreRoles.length
+        ? { target: o.targetScore, draft: o.draftScore, logits: scoreOutput === 'logits', vocab: { target: 0, draft: 0 } }
+        : null;
+      return new Decoder(native, owner, { seed, plain, stepRoles, scores });
     },
 
     /**
@@ -916,6 +1100,10 @@ const DECODER_OPTIONS = [
   'draft',
   'targetStep',
   'draftStep',
+  'targetScore',
+  'draftScore',
+  'scoreOutput',
+  'contextLength',
   'heads',
   'plain',
   'gamma',

@@ -304,6 +304,8 @@ export interface DecoderStats {
   targetMs: number;
   /** Total wall time of all step() calls (ms). */
   ms: number;
+  /** Of that, time inside score callbacks, awaiting included (ms); ms - callbackMs is specdec's. */
+  callbackMs: number;
   /** ms / generated. */
   msPerToken: number;
   /** [g]: iterations that drafted depth g (0: plain steps). */
@@ -325,6 +327,40 @@ export interface PolicyEstimates {
 /** A step function: the tokens so far (a fresh copy) -> next-token probabilities (length V). */
 export type StepFunction = (tokens: Int32Array) => ProbVector;
 
+/**
+ * A score callback (targetScore / draftScore): scores the sequence `tokens` (a fresh copy) and
+ * returns the rows for its last `nLast` positions — row i is the next-token distribution after
+ * tokens[0 .. tokens.length - nLast + i] — flat, nLast × V values: logits (default; specdec
+ * takes the softmax) or probabilities (scoreOutput: 'probs'). specdec applies temperature,
+ * top-k and top-p to draft and target alike. The target is called once per iteration with
+ * nLast = gamma + 1 (the draft plus the bonus position), the draft once per drafted token with
+ * nLast = 1. Rows are checked: length a multiple of nLast, the same V every call, finite
+ * logits (mask with a large negative number, not -Infinity), probabilities that sum to 1.
+ */
+export type ScoreFunction = (tokens: Int32Array, nLast: number) => Float32Array | number[];
+/** A score callback that may answer later: step() then returns a Promise (see AsyncDecoder). */
+export type AsyncScoreFunction = (
+  tokens: Int32Array,
+  nLast: number,
+) => Float32Array | number[] | Promise<Float32Array | number[]>;
+
+/**
+ * sd.modelStep(model): the lesson's model_step — the model's next-token probabilities after the
+ * last nLast prefixes of tokens (nLast × vocabSize values, default nLast = 1), with its own KV
+ * cache (a call on a sequence that extends the previous one forwards only the new tokens). A
+ * StepFunction, and a ScoreFunction with scoreOutput: 'probs'. Holds wasm memory: dispose().
+ */
+export interface ModelStep {
+  (tokens: ArrayLike<number>, nLast?: number): Float32Array;
+  readonly vocabSize: number;
+  readonly blockSize: number;
+  /** Tokens in its KV cache. */
+  readonly cachedTokens: number;
+  dispose(): void;
+  [Symbol.dispose](): void;
+  readonly disposed: boolean;
+}
+
 export interface DecoderOptions {
   /** The prompt: text (UTF-8 bytes become the tokens) or token ids. At least one token. */
   prompt: string | ArrayLike<number>;
@@ -338,6 +374,22 @@ export interface DecoderOptions {
   targetStep?: StepFunction;
   /** Bring your own draft (or give draft). */
   draftStep?: StepFunction;
+  /**
+   * Bring your own target runtime (onnxruntime-web, transformers.js, WebGPU, ...): a score
+   * callback, called ONCE per iteration over gamma + 1 positions (or give target / targetStep).
+   * See ScoreFunction; 'specdec/ort' makes one from an onnxruntime-web session (ortScorer).
+   * Chains only (no tree); heads need a built-in target.
+   */
+  targetScore?: AsyncScoreFunction;
+  /** Bring your own draft runtime: a score callback, called once per drafted token (nLast = 1). */
+  draftScore?: AsyncScoreFunction;
+  /** What score callbacks return: 'logits' (default) or 'probs'. */
+  scoreOutput?: 'logits' | 'probs';
+  /**
+   * The longest sequence the score callbacks can score (the decoder is done once it is
+   * reached; built-in models' windows apply as well). Default: no limit.
+   */
+  contextLength?: number;
   /** Plain autoregressive decoding from the target, with the same record shape. Default false. */
   plain?: boolean;
   /**
@@ -428,6 +480,21 @@ export class Decoder implements SpecdecHandle {
   readonly disposed: boolean;
 }
 
+/**
+ * A decoder whose score callbacks may answer through a Promise (createDecoder with an
+ * AsyncScoreFunction): step() returns a Promise of the record. The iteration's state lives in
+ * the decoder between queries: when options.signal aborts (or generate's signal does), the
+ * Promise rejects with signal.reason at once, the late answer is dropped, and the next step()
+ * asks the same query again — the run continues as if never interrupted. step() while one is
+ * still awaited throws (await it first).
+ */
+export interface AsyncDecoder extends Omit<Decoder, 'step'> {
+  step(options?: { signal?: AbortSignal }): Promise<IterationRecord>;
+}
+
+/** Decoder options whose score callbacks answer synchronously. */
+export type SyncDecoderOptions = DecoderOptions & { targetScore?: ScoreFunction; draftScore?: ScoreFunction };
+
 /** One point of the speedup explorer. */
 export interface DemoPoint {
   alpha: number;
@@ -489,8 +556,16 @@ export interface Specdec {
    */
   loadHeads(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, target: Model): Heads;
 
-  /** A decoder over models and/or step functions. */
-  createDecoder(options: DecoderOptions): Decoder;
+  /**
+   * A decoder over models, step functions and/or score callbacks. With score callbacks that
+   * answer synchronously step() returns the record; when one returns a Promise, step() returns
+   * a Promise (AsyncDecoder); generate() works for both.
+   */
+  createDecoder(options: SyncDecoderOptions): Decoder;
+  createDecoder(options: DecoderOptions): AsyncDecoder;
+
+  /** The lesson's model_step over a loaded model (see ModelStep). */
+  modelStep(model: Model): ModelStep;
 
   /** Byte-level tokenizer: the UTF-8 bytes of text. */
   encode(text: string): number[];
