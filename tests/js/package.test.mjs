@@ -15,6 +15,8 @@ const EXPECTED_FILES = [
   'web/lib/core.js',
   'web/lib/index.js',
   'web/lib/node.js',
+  'web/lib/ort.d.ts',
+  'web/lib/ort.js',
   'web/lib/specdec.d.ts',
   'web/lib/wasm/specdec-core.js',
   'web/lib/wasm/specdec-core.wasm',
@@ -71,7 +73,11 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
     for await (const it of dec.generate({ maxTokens: 50 })) n += it.emitted.length;
     let error = null;
     try { sd.acceptanceRate([1], [0.5]); } catch (e) { error = e instanceof SpecdecError; }
-    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error }));
+    // The ORT adapter entry loads without onnxruntime-web installed (an optional peer).
+    const { ortScorer } = await import('specdec/ort');
+    let ortError = null;
+    try { ortScorer({}); } catch (e) { ortError = e instanceof SpecdecError && e.message; }
+    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error, ortError }));
     dec.dispose(); target.dispose(); draft.dispose();
   `;
   writeFileSync(path.join(consumer, 'smoke.mjs'), script);
@@ -80,9 +86,12 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
   assert.equal(out.tokens.length, 50);
   assert.ok(out.text.startsWith('ROMEO:'));
   assert.equal(out.error, true);
+  assert.match(out.ortError, /^session: expected an onnxruntime-web InferenceSession/);
   // The installed package resolves to its node entry and ships its types.
   const pkg = JSON.parse(readFileSync(path.join(consumer, 'node_modules/specdec/package.json'), 'utf8'));
   assert.equal(pkg.exports['.'].types, './web/lib/specdec.d.ts');
+  assert.equal(pkg.exports['./ort'].types, './web/lib/ort.d.ts');
+  assert.equal(pkg.peerDependenciesMeta['onnxruntime-web'].optional, true);
 });
 
 test('a Vite consumer builds and emits the wasm asset', () => {

@@ -1,0 +1,144 @@
+// specdec/ort: onnxruntime-web (Node, WASM backend) running our small pair exported to ONNX in
+// Optimum's naming (models/export_onnx.py; the files are made on first use, in build-onnx/),
+// as score callbacks of the one decoder. Greedy runs equal the built-in engine's for 200
+// tokens; a seeded sampled run measures the same acceptance; the adapter's cache forwards each
+// token about once; malformed sessions are refused clearly.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import * as ort from 'onnxruntime-web';
+import { loadSpecdec } from 'specdec';
+import { ortScorer } from 'specdec/ort';
+import { ROOT, modelBytes, USING_SHIPPED_MODELS, MODEL_FILES } from './support.mjs';
+
+ort.env.wasm.numThreads = 1;
+ort.env.logLevel = 'error';
+
+const sd = await loadSpecdec();
+const bytes = await modelBytes();
+const target = sd.loadModel(bytes.target);
+const draft = sd.loadModel(bytes.draft);
+
+/** The ONNX export of a model file, made (or remade when older than the weights) on demand. */
+export function onnxOf(file) {
+  const dir = path.join(ROOT, 'build-onnx');
+  const out = path.join(dir, `${path.basename(file, '.safetensors')}.onnx`);
+  if (existsSync(out) && statSync(out).mtimeMs >= statSync(file).mtimeMs) return out;
+  mkdirSync(dir, { recursive: true });
+  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/export_onnx.py'), file, out], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return out;
+}
+
+const session = async (file) => ort.InferenceSession.create(readFileSync(onnxOf(file)), { executionProviders: ['wasm'] });
+const targetSession = await session(MODEL_FILES.target);
+const draftSession = await session(MODEL_FILES.draft);
+
+async function run(options, { ortTarget, ortDraft }) {
+  const ts = ortTarget ? ortScorer(targetSession, { ort }) : null;
+  const ds = ortDraft ? ortScorer(draftSession, { ort }) : null;
+  const dec = sd.createDecoder({
+    ...options,
+    ...(ts ? { targetScore: ts, contextLength: target.config.blockSize } : { target }),
+    ...(options.plain ? {} : ds ? { draftScore: ds, ...(ts ? {} : { contextLength: draft.config.blockSize }) } : { draft }),
+  });
+  const tokens = [];
+  for await (const r of dec.generate()) tokens.push(...r.emitted);
+  const out = { tokens, stats: dec.stats, forwarded: ts?.forwardedTokens, runs: ts?.runs };
+  dec.dispose();
+  await ts?.dispose();
+  await ds?.dispose();
+  return out;
+}
+
+const greedy = { prompt: 'ROMEO:\nWhat light', temperature: 0, gamma: 4, maxTokens: 200, seed: 1 };
+
+for (const [label, sides] of [
+  ['ORT target + built-in draft', { ortTarget: true, ortDraft: false }],
+  ['both ORT', { ortTarget: true, ortDraft: true }],
+]) {
+  test(`greedy: ${label} emits the built-in engine's 200 tokens`, { skip: !USING_SHIPPED_MODELS && 'needs the shipped pair' }, async () => {
+    const ref = await run(greedy, {});
+    const got = await run(greedy, sides);
+    assert.equal(got.tokens.length, 200);
+    const first = got.tokens.findIndex((t, i) => t !== ref.tokens[i]);
+    assert.equal(first, -1, `first different token at ${first}`);
+    assert.equal(got.stats.targetPasses, ref.stats.targetPasses);
+    // One target run per iteration; the cache forwards each position about once (the
+    // accepted prefix is kept, the rejected tail cut), never the whole sequence again.
+    assert.equal(got.runs, got.stats.iterations);
+    assert.ok(got.forwarded < greedy.prompt.length + 200 + got.stats.drafted, `forwarded ${got.forwarded}`);
+  });
+}
+
+test('seeded T = 0.8: alpha and tokens per pass with the ORT target match the built-in pair', { skip: !USING_SHIPPED_MODELS && 'needs the shipped pair' }, async () => {
+  const agg = { ref: { examined: 0, accepted: 0, gen: 0, passes: 0 }, ort: { examined: 0, accepted: 0, gen: 0, passes: 0 } };
+  for (const seed of [1, 2, 3, 4]) {
+    const options = { prompt: 'KING HENRY:', temperature: 0.8, gamma: 4, maxTokens: 150, seed };
+    for (const [key, sides] of [['ref', {}], ['ort', { ortTarget: true }]]) {
+      const r = await run(options, sides);
+      agg[key].examined += r.stats.examined;
+      agg[key].accepted += r.stats.accepted;
+      agg[key].gen += r.stats.generated;
+      agg[key].passes += r.stats.targetPasses;
+    }
+  }
+  const alpha = (a) => a.accepted / a.examined;
+  const tpp = (a) => a.gen / a.passes;
+  const line = `alpha ${alpha(agg.ort).toFixed(3)} vs ${alpha(agg.ref).toFixed(3)}, tokens/pass ${tpp(agg.ort).toFixed(2)} vs ${tpp(agg.ref).toFixed(2)}`;
+  console.log(`# ORT target vs built-in, T 0.8: ${line}`);
+  assert.ok(Math.abs(alpha(agg.ort) - alpha(agg.ref)) < 0.06, line);
+  assert.ok(Math.abs(tpp(agg.ort) - tpp(agg.ref)) < 0.3, line);
+});
+
+test('ortScorer logits give the built-in model\'s probabilities (softmax), rows for the last nLast positions', async () => {
+  const ts = ortScorer(targetSession, { ort });
+  const step = sd.modelStep(target);
+  const tokens = Int32Array.from(sd.encode('First Citizen:\nBefore we proceed'));
+  const V = target.config.vocabSize;
+  for (const [n, nLast] of [[tokens.length - 5, 1], [tokens.length, 3], [tokens.length - 2, 2]]) {
+    const seq = tokens.slice(0, n);
+    const logits = await ts(seq, nLast);
+    const probs = step(seq, nLast);
+    assert.equal(logits.length, nLast * V);
+    for (let r = 0; r < nLast; r++) {
+      const row = logits.subarray(r * V, (r + 1) * V);
+      const max = Math.max(...row);
+      const z = row.reduce((s, x) => s + Math.exp(x - max), 0);
+      let worst = 0;
+      for (let i = 0; i < V; i++) worst = Math.max(worst, Math.abs(Math.exp(row[i] - max) / z - probs[r * V + i]));
+      assert.ok(worst < 2e-4, `row ${r} of nLast ${nLast}: max |p_ort - p| = ${worst}`);
+    }
+  }
+  // The cache: cut back to the common prefix, then only the new tokens are forwarded.
+  assert.equal(ts.cachedTokens, tokens.length - 2);
+  const before = ts.forwardedTokens;
+  await ts(tokens, 1);
+  assert.equal(ts.forwardedTokens - before, 2);
+  await ts.reset();
+  assert.equal(ts.cachedTokens, 0);
+  await ts.dispose();
+  await assert.rejects(ts(tokens, 1), /ortScorer: disposed/);
+  step.dispose();
+});
+
+test('ortScorer refuses sessions it cannot drive, with the reason', () => {
+  const fake = (inputs, outputs, inputMetadata) => ({ run: async () => ({}), inputNames: inputs, outputNames: outputs, inputMetadata });
+  const past = ['past_key_values.0.key', 'past_key_values.0.value'];
+  const present = ['present.0.key', 'present.0.value'];
+  const cases = [
+    [null, /session: expected an onnxruntime-web InferenceSession/],
+    [fake(['ids'], ['logits']), /session: the model has no input_ids input \(inputs: ids\)/],
+    [fake(['input_ids'], ['out']), /session: the model has no logits output/],
+    [fake(['input_ids'], ['logits']), /no past_key_values\.\{i\}\.key \/ \.value inputs: export the model with its KV cache/],
+    [fake(['input_ids', ...past], ['logits', 'present.0.key']), /output present\.0\.value is missing/],
+    [fake(['input_ids', ...past], ['logits', ...present]), /options\.numHeads: the session does not say its KV cache's shape/],
+    [fake(['input_ids', ...past], ['logits', ...present], [{ name: 'past_key_values.0.key', isTensor: true, type: 'float16', shape: [1, 4, 'p', 8] }]), /the KV cache is float16/],
+  ];
+  for (const [s, re] of cases) assert.throws(() => ortScorer(s, { ort }), re);
+  assert.throws(() => ortScorer(targetSession, { ort, heads: 4 }), /options\.heads: unknown option of ortScorer/);
+  assert.throws(() => ortScorer(targetSession, { ort: {} }), /options\.ort: expected the onnxruntime-web module/);
+  // numHeads / headSize given by hand work where metadata is silent
+  assert.equal(typeof ortScorer(fake(['input_ids', ...past], ['logits', ...present]), { ort, numHeads: 4, headSize: 8 }), 'function');
+});
