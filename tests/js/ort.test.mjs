@@ -5,13 +5,11 @@
 // token about once; malformed sessions are refused clearly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-web';
 import { loadSpecdec } from 'specdec';
 import { ortScorer } from 'specdec/ort';
-import { ROOT, modelBytes, USING_SHIPPED_MODELS, MODEL_FILES } from './support.mjs';
+import { modelBytes, onnxOf, USING_SHIPPED_MODELS, MODEL_FILES } from './support.mjs';
 
 ort.env.wasm.numThreads = 1;
 ort.env.logLevel = 'error';
@@ -20,16 +18,6 @@ const sd = await loadSpecdec();
 const bytes = await modelBytes();
 const target = sd.loadModel(bytes.target);
 const draft = sd.loadModel(bytes.draft);
-
-/** The ONNX export of a model file, made (or remade when older than the weights) on demand. */
-export function onnxOf(file) {
-  const dir = path.join(ROOT, 'build-onnx');
-  const out = path.join(dir, `${path.basename(file, '.safetensors')}.onnx`);
-  if (existsSync(out) && statSync(out).mtimeMs >= statSync(file).mtimeMs) return out;
-  mkdirSync(dir, { recursive: true });
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/export_onnx.py'), file, out], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return out;
-}
 
 const session = async (file) => ort.InferenceSession.create(readFileSync(onnxOf(file)), { executionProviders: ['wasm'] });
 const targetSession = await session(MODEL_FILES.target);
