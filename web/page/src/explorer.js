@@ -25,9 +25,10 @@ export function initExplorer(sd) {
   const $ = (id) => document.getElementById(id);
   const inputs = { alpha: $('alpha'), gamma: $('gamma'), cost: $('cost') };
   const outs = { alpha: $('alpha-out'), gamma: $('gamma-out'), cost: $('cost-out') };
-  const readTokens = document.querySelector('[data-testid="tokens-per-pass"]');
-  const readSpeedup = document.querySelector('[data-testid="speedup"]');
-  const readOptimal = document.querySelector('[data-testid="optimal-gamma"]');
+  // Scoped to the section: the pitfalls lab's cards have read-outs with the same test ids.
+  const readTokens = $('explorer').querySelector('[data-testid="tokens-per-pass"]');
+  const readSpeedup = $('explorer').querySelector('[data-testid="speedup"]');
+  const readOptimal = $('explorer').querySelector('[data-testid="optimal-gamma"]');
   const optimalNote = $('optimal-note');
   const presetNote = $('preset-note');
   const chartTokens = $('chart-tokens');

@@ -1,4 +1,4 @@
-// The page's entry: loads the WASM build of specdec once, wires the four sections, registers
+// The page's entry: loads the WASM build of specdec once, wires the five sections, registers
 // the service worker (offline after one visit), and marks the page ready for tests and
 // course authors (<html data-ready="true">, plus a 'specdec-ready' event on window).
 import { loadSpecdec } from 'specdec';
@@ -6,6 +6,7 @@ import { initExplorer } from './explorer.js';
 import { initStepper } from './stepper.js';
 import { initResidual } from './residual.js';
 import { ModelClient, initModels } from './models.js';
+import { initPitfalls } from './pitfalls.js';
 
 const status = document.getElementById('app-status');
 const embed = setUpEmbedding();
@@ -18,13 +19,15 @@ async function main() {
   const client = new ModelClient();
   initModels(sd, client);
   initStepper(sd, client);
+  const pitfalls = initPitfalls(embed);
   const ms = performance.now() - t0;
   status.textContent = `Ready — WebAssembly loaded in ${Math.round(ms)} ms.`;
   status.dataset.state = 'ready';
   document.documentElement.dataset.ready = 'true';
   // For scripts and tests (web/page/README.md): modelClient is the client of the decoding
   // worker, the code path of section 4's buttons.
-  window.specdecPage = { readyMs: performance.now(), wasmMs: ms, modelClient: client };
+  // pitfalls: the lab of section 5 (null when an embedding leaves it out).
+  window.specdecPage = { readyMs: performance.now(), wasmMs: ms, modelClient: client, pitfalls };
   window.dispatchEvent(new CustomEvent('specdec-ready', { detail: { ms } }));
 
   // The models load in the background once the page is interactive (unless an embedding
@@ -36,7 +39,7 @@ async function main() {
 }
 
 // Embedding in a course page: index.html#only=explorer,residual shows just those sections
-// (ids: explorer, step, residual, models) without the page header, and a page inside an
+// (ids: explorer, step, residual, models, pitfalls) without the page header, and a page inside an
 // iframe tells its parent its height: postMessage({ type: 'specdec:height', height }).
 function setUpEmbedding() {
   const m = /^#only=([\w,-]+)$/.exec(location.hash);

@@ -56,10 +56,13 @@ async function serviceWorkerInControl(timeoutMs = 10000) {
   });
 }
 
-/** Promise-based client of worker.js. */
+/**
+ * Promise-based client of worker.js. `worker`: another instance of worker.js to talk to (the
+ * pitfalls lab has its own, so that its runs and section 4's never wait for each other).
+ */
 export class ModelClient {
-  constructor() {
-    this.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'specdec-models' });
+  constructor(worker = null) {
+    this.worker = worker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'specdec-models' });
     this.nextId = 1;
     this.pending = new Map(); // id -> { resolve, reject, onEvent }
     this.info = null;
@@ -81,7 +84,7 @@ export class ModelClient {
     if (msg.type === 'error') {
       this.pending.delete(msg.id);
       p.reject(new Error(msg.message));
-    } else if (['progress', 'chunk', 'started', 'vk-progress'].includes(msg.type)) {
+    } else if (['progress', 'chunk', 'started', 'vk-progress', 'pitfall-progress'].includes(msg.type)) {
       p.onEvent?.(msg);
     } else {
       this.pending.delete(msg.id);

@@ -24,17 +24,26 @@
 //   → { type: 'step-dispose' }
 //   → { type: 'heads', id }                               ← { type: 'heads', count } (loads the
 //                                                        current target's heads: sd.loadHeads)
+//   → { type: 'pitfall', id, job: { card, broken, seed, rounds? } }
+//                                                        ← pitfall-progress*, { type: 'pitfall-result', result }
+//                                                        (a card of the pitfalls lab, section 5:
+//                                                        pitfalls-runs.js; the real pair's cards
+//                                                        need 'load' first; result null if cancelled)
+//   → { type: 'pitfall-cancel', target }                  (the pitfall job with id `target` stops at
+//                                                        its next yield)
 //   ← { type: 'error', id, message } on any failure
 import { loadSpecdec } from 'specdec';
 import { recordToView, emittedKinds, iterationSummary, statsOf, modelInfoOf, decoderTokens, decoderDone } from './records.js';
 import { fileSizeProblem } from './limits.js';
 import { K_MAX, median } from './roofline.js';
+import { Cancelled, runPitfall } from './pitfalls-runs.js';
 
 let sd = null;
 let models = null; // { target, draft, info, parts: { target, draft }, heads } (parts: see install)
 let stopRequested = false;
 let running = false;
 let stepper = null; // { dec, promptLength }
+const cancelledPitfalls = new Set(); // ids of pitfall jobs asked to stop
 
 const post = (msg) => self.postMessage(msg);
 
@@ -446,6 +455,30 @@ function bandwidth(sizes) {
   });
 }
 
+// One card of the pitfalls lab in one state (pitfalls-runs.js), with progress about every
+// 50 ms; it yields between chunks of work so that a 'pitfall-cancel' gets through.
+async function pitfall(msg) {
+  if (!sd) sd = await loadSpecdec();
+  let lastPost = 0;
+  try {
+    return await runPitfall(sd, models ? { target: models.target, draft: models.draft } : null, msg.job, {
+      progress(done, total, phase) {
+        const now = performance.now();
+        if (now - lastPost < 50 && done < total) return;
+        lastPost = now;
+        post({ type: 'pitfall-progress', id: msg.id, done, total, phase });
+      },
+      cancelled: () => cancelledPitfalls.has(msg.id),
+      yield: yieldNow,
+    });
+  } catch (e) {
+    if (e instanceof Cancelled) return null;
+    throw e;
+  } finally {
+    cancelledPitfalls.delete(msg.id);
+  }
+}
+
 async function handle(msg) {
   switch (msg.type) {
     case 'load':
@@ -491,6 +524,11 @@ async function handle(msg) {
       view.done = decoderDone(stepper.dec);
       return { type: 'view', view };
     }
+    case 'pitfall':
+      return { type: 'pitfall-result', result: await pitfall(msg) };
+    case 'pitfall-cancel':
+      cancelledPitfalls.add(msg.target);
+      return null;
     case 'step-dispose':
       stepper?.dec.dispose();
       stepper = null;
