@@ -218,8 +218,8 @@ test('a switch flipped mid-run: the stale result is not shown', async () => {
   const progress = await page.waitForFunction(() => {
     const el = document.querySelector('.pitfall[data-state="running"]');
     const bar = el?.querySelector('progress');
-    return el && bar && !bar.hidden && el.querySelector('.pf-status').textContent.length > 0
-      ? el.querySelector('.pf-status').textContent : null;
+    const text = el?.querySelector('.pf-status').textContent ?? '';
+    return bar && !bar.hidden && /\d of \d/.test(text) ? text : null;
   }, null, { polling: 10, timeout: 10000 });
   console.log(`# progress while computing: “${await progress.jsonValue()}”`);
   await page.check(sw);
@@ -257,4 +257,33 @@ test('same seed, same numbers: a fresh page reproduces the counts', async () => 
   const again = await fingerprint();
   assert.deepEqual(again, first);
   assertClean(assert, env.watch);
+});
+
+test('on the whole page: the lab waits until it is in view, and pauses while section 4 decodes', async () => {
+  const page = await env.context.newPage();
+  try {
+    await open(page, env.url);
+    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+    assert.equal(await page.getAttribute('#pitfalls', 'data-state'), 'running');
+    assert.equal(await page.getAttribute('#pitfalls', 'data-ready-cards'), '0');
+    assert.equal(await page.locator('.pitfall[data-state="running"]').count(), 0, 'nothing computed before the section is in view');
+    assert.equal(await page.locator('.toc a[href="#pitfalls"]').count(), 1, 'in the table of contents');
+    await page.locator('#pitfalls').scrollIntoViewIfNeeded();
+    await page.waitForSelector('.pitfall[data-state="running"]', { timeout: 10000 });
+    // A slow-motion run in section 4: the lab pauses until it ends.
+    await page.selectOption('#gen-pace', '150');
+    await page.click('#run-spec');
+    await page.waitForFunction(() => document.body.dataset.modelsBusy === 'true');
+    await page.waitForFunction(() => document.querySelectorAll('.pitfall[data-state="running"]').length === 0, null, { timeout: 5000 });
+    assert.match(await page.textContent('#pitfalls-status'), /paused while section 4 decodes/);
+    await page.waitForTimeout(500);
+    assert.equal(await page.locator('.pitfall[data-state="running"]').count(), 0, 'still paused');
+    await page.click('#run-stop');
+    await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false', null, { timeout: 30000 });
+    await sectionReady(page);
+    assert.match(await page.textContent('#pitfalls-status'), /All cards are up to date/);
+    assertClean(assert, env.watch);
+  } finally {
+    await page.close();
+  }
 });

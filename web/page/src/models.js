@@ -453,6 +453,11 @@ export function initModels(sd, client) {
 
   function setBusy(b) {
     busy = b;
+    // The pitfalls lab waits while section 4 decodes or measures (pitfalls.js).
+    if (document.body.dataset.modelsBusy !== String(b)) {
+      document.body.dataset.modelsBusy = String(b);
+      window.dispatchEvent(new CustomEvent('specdec-models-busy', { detail: { busy: b } }));
+    }
     const ready = !!client.info;
     ui.both.disabled = b || !ready;
     ui.plain.disabled = b || !ready;

@@ -128,11 +128,12 @@ async function decodeRuns(sd, models, configs, o, hooks) {
     const generated = decoders.map(() => 0);
     for (let goal = CHUNK; ; goal += CHUNK) {
       let pending = false;
-      decoders.forEach((dec, i) => {
+      for (let i = 0; i < decoders.length; i++) {
+        const dec = decoders[i];
         while (!dec.done && generated[i] < goal) generated[i] += dec.step().emitted.length;
         if (!dec.done) pending = true;
-      });
-      await hooks.tick(Math.min(goal, o.tokens), o.tokens);
+        await hooks.tick(Math.min(goal, o.tokens), o.tokens); // between decoders: cancel gets through
+      }
       if (!pending) break;
     }
     const out = {};

@@ -6,7 +6,10 @@
 // embedding without it runs nothing), and the runs start when it first scrolls into view.
 //
 // Scheduling: one job at a time in the worker. A switch flipped by the learner goes first: the
-// job in progress is cancelled (and queued again if it belongs to another card). Results are
+// job in progress is cancelled (and queued again if it belongs to another card). While section
+// 4 decodes or measures (its 'specdec-models-busy' event) the lab pauses, cancelling and
+// requeueing its job, so that neither disturbs the other's timings on a machine with few cores.
+// Results are
 // kept per (card, state, seed) — the same seed gives the same numbers — so flipping back shows
 // the earlier result at once; a result that arrives for a state no longer asked for is kept but
 // not shown.
@@ -134,6 +137,7 @@ export function initPitfalls(embed) {
   const cache = new Map(); // keyOf(job) -> result
   const queue = [];
   let inflight = null; // { job, id, cancelled }
+  let paused = document.body.dataset.modelsBusy === 'true';
   const cards = new Map();
 
   for (const def of CARDS) {
@@ -164,8 +168,21 @@ export function initPitfalls(embed) {
     const failed = all.filter((c) => c.el.dataset.state === 'error').length;
     section.dataset.state = ready === all.length ? 'ready' : ready + failed === all.length ? 'error' : 'running';
     section.dataset.readyCards = String(ready);
-    statusLine.textContent = ready === all.length ? 'All cards are up to date.' : `${ready} of ${all.length} cards up to date; the others are computing in the background.`;
+    statusLine.textContent = ready === all.length ? 'All cards are up to date.'
+      : paused ? `${ready} of ${all.length} cards up to date; paused while section 4 decodes or measures, so that neither disturbs the other's timings.`
+        : `${ready} of ${all.length} cards up to date; the others are computing in the background.`;
   }
+
+  window.addEventListener('specdec-models-busy', (e) => {
+    paused = !!e.detail?.busy;
+    if (paused && inflight && !inflight.cancelled) {
+      const job = inflight.job;
+      cancelInflight();
+      queue.unshift(job);
+      setState(cards.get(job.card), 'queued', 'Paused while section 4 decodes or measures.');
+    }
+    if (!paused) pump();
+  });
 
   function refresh(card, { urgent = false } = {}) {
     const job = wanted(card);
@@ -197,7 +214,7 @@ export function initPitfalls(embed) {
   }
 
   async function pump() {
-    if (inflight || queue.length === 0 || !started) return;
+    if (inflight || queue.length === 0 || !started || paused) return;
     const job = queue.shift();
     const card = cards.get(job.card);
     const key = keyOf(job);
