@@ -1,28 +1,32 @@
 // onnxruntime-web (wasm backend, 1 thread) running the SAME weights as specdec, exported to
-// ONNX with the KV cache as inputs/outputs by models/export_onnx.py:
-//   input_ids int64 (1, T); past_key, past_value float32 (L, 1, H, P, hs)
-//   -> logits (1, T, V), present_key, present_value (L, 1, H, P + T, hs)
-// The dependency lives in bench/package.json only (installed by bench/run.mjs).
+// ONNX with the KV cache in Hugging Face Optimum's naming by models/export_onnx.py, and driven
+// through specdec's own adapter (web/lib/ort.js, `specdec/ort`). onnxruntime-web is a
+// devDependency of the project (an optional peer of the package).
 import { createRequire } from 'node:module';
+import { ortScorer } from '../web/lib/ort.js';
 
 const require = createRequire(import.meta.url);
 
-/** Loads onnxruntime-web from bench/node_modules; null when it is not installed. */
+/** Loads onnxruntime-web (one thread, errors only); null when it is not installed. */
 export async function loadOrt() {
-  let entry;
+  let ort;
   try {
-    entry = require.resolve('onnxruntime-web');
+    ort = await import('onnxruntime-web');
   } catch {
-    return null;
+    try {
+      ort = require('onnxruntime-web');
+    } catch {
+      return null;
+    }
   }
-  const ort = require(entry);
   ort.env.wasm.numThreads = 1; // the same single thread specdec runs on
   ort.env.logLevel = 'error';
   return ort;
 }
 
+/** A session plus the adapter's cache, with the step-by-step interface the tables use. */
 export class OrtModel {
-  /** @param {any} ort @param {Uint8Array} onnxBytes @param {{nLayer:number,nHead:number,nEmbd:number,vocabSize:number}} config */
+  /** @param {any} ort @param {Uint8Array} onnxBytes @param {{vocabSize:number}} config */
   static async create(ort, onnxBytes, config) {
     const session = await ort.InferenceSession.create(onnxBytes, {
       executionProviders: ['wasm'],
@@ -35,47 +39,33 @@ export class OrtModel {
     this.ort = ort;
     this.session = session;
     this.config = config;
-    this.hs = config.nEmbd / config.nHead;
-    this.reset();
+    this.scorer = ortScorer(session, { ort });
+    this.tokens = [];
+  }
+
+  get length() {
+    return this.tokens.length;
   }
 
   /** Empties the KV cache. */
-  reset() {
-    const { nLayer, nHead } = this.config;
-    const empty = new Float32Array(0);
-    this.past = {
-      key: new this.ort.Tensor('float32', empty, [nLayer, 1, nHead, 0, this.hs]),
-      value: new this.ort.Tensor('float32', empty, [nLayer, 1, nHead, 0, this.hs]),
-    };
-    this.length = 0;
+  async reset() {
+    await this.scorer.reset();
+    this.tokens = [];
   }
 
-  /** Runs tokens after the cached ones; keeps their keys/values; returns logits (T * V). */
+  /** Runs tokens after the kept ones; returns their logits (tokens.length * V). */
   async forward(tokens) {
-    const ids = new this.ort.Tensor('int64', BigInt64Array.from(tokens.map(BigInt)), [1, tokens.length]);
-    const out = await this.session.run({ input_ids: ids, past_key: this.past.key, past_value: this.past.value });
-    this.past = { key: out.present_key, value: out.present_value };
-    this.length += tokens.length;
-    return out.logits.data;
+    this.tokens = this.tokens.concat(tokens);
+    return this.scorer(Int32Array.from(this.tokens), tokens.length);
   }
 
-  /** Truncates the cache to n positions (a copy: onnxruntime-web has no in-place cache). */
+  /** Keeps the first n positions (the adapter cuts its cache at the next call). */
   truncate(n) {
-    if (n === this.length) return;
-    const { nLayer, nHead } = this.config;
-    const cut = (t) => {
-      const src = t.data;
-      const dst = new Float32Array(nLayer * nHead * n * this.hs);
-      for (let b = 0; b < nLayer * nHead; b++) {
-        dst.set(src.subarray(b * this.length * this.hs, (b * this.length + n) * this.hs), b * n * this.hs);
-      }
-      return new this.ort.Tensor('float32', dst, [nLayer, 1, nHead, n, this.hs]);
-    };
-    this.past = { key: cut(this.past.key), value: cut(this.past.value) };
-    this.length = n;
+    this.tokens = this.tokens.slice(0, n);
   }
 
   async release() {
+    await this.scorer.dispose();
     await this.session.release();
   }
 }
@@ -89,7 +79,7 @@ export function argmaxLast(logits, vocab) {
 
 /** Greedy decode of n tokens after prompt; returns { ms, tokens }. */
 export async function ortGreedyDecode(model, prompt, n) {
-  model.reset();
+  await model.reset();
   const V = model.config.vocabSize;
   const t0 = performance.now();
   let logits = await model.forward(prompt);

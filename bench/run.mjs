@@ -17,7 +17,7 @@
 // benchmark's WASM module (scripts/build-wasm --bench: build-wasm/specdec-bench.{js,wasm}, the
 // library plus the timing entry points, which the shipped module does not carry). Optional parts
 // are skipped with a note when their tool is missing: native (build/specdec), ort
-// (bench/node_modules, installed here with npm ci), torch (/usr/bin/python3 with torch), browser
+// (onnxruntime-web, a devDependency; the ONNX export needs python3-torch), torch (/usr/bin/python3 with torch), browser
 // (dist/page + Chromium, see bench/browser.mjs).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -278,7 +278,7 @@ report.spec = spec;
 // ---------------------------------------------------------------------------- 5. peers
 
 function ensureOnnx(role) {
-  const dir = path.join(ROOT, 'build-bench/onnx');
+  const dir = path.join(ROOT, 'build-onnx');
   const out = path.join(dir, `${path.basename(opt[role], '.safetensors')}.onnx`);
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(opt[role]).mtimeMs) return out;
   mkdirSync(dir, { recursive: true });
@@ -288,10 +288,6 @@ function ensureOnnx(role) {
 
 const peers = {};
 if (!SKIP.has('ort')) {
-  if (!existsSync(path.join(BENCH, 'node_modules/onnxruntime-web'))) {
-    console.error('bench: installing onnxruntime-web into bench/node_modules (npm ci --prefix bench)');
-    spawnSync('npm', ['ci', '--prefix', BENCH, '--no-audit', '--no-fund'], { stdio: 'inherit' });
-  }
   const { loadOrt, OrtModel, ortGreedyDecode } = await import('./ort.mjs');
   const ort = await loadOrt().catch(() => null);
   if (!ort) {
@@ -318,7 +314,7 @@ if (!SKIP.has('ort')) {
         if (role === 'target') {
           const vms = [], sms = [];
           for (let r = 0; r < REPEATS; r++) {
-            om.reset();
+            await om.reset();
             await om.forward(Array.from({ length: 128 }, (_, i) => (i * 7) % 256));
             const base = om.length;
             let t0 = performance.now();

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # npm run bench [-- OPTIONS]: builds what the benchmark measures (native CLI, the shipped WASM
 # module and the page, and the benchmark's own WASM module with the timing entry points:
-# build-wasm/specdec-bench.*), installs its own dependencies (bench/package.json:
-# onnxruntime-web), then runs bench/run.mjs, which prints every table. OPTIONS go to
+# build-wasm/specdec-bench.*), then runs bench/run.mjs, which prints every table. OPTIONS go to
 # bench/run.mjs (e.g. --quick, --target A[,B], --draft, --skip browser). Then bench/modes.mjs
 # prints the decoding modes' tables (gamma auto / heuristic, prompt lookup, trees, heads) for
 # both pairs (`--skip modes` leaves them out; `--quick` runs them with 1 repeat). The machine
@@ -15,7 +14,6 @@ cmake --build build -j"$jobs" --target specdec
 npm run build
 scripts/build-wasm --bench
 npm run build:page >/dev/null
-npm ci --prefix bench --no-audit --no-fund >/dev/null
 args=" $* "
 run_args=()
 for a in "$@"; do run_args+=("${a//,modes/}"); done

@@ -125,12 +125,12 @@ val DecoderHandle::advance() {
   if (!decoder_) fail("decoder: not started");
   const ExternalQuery* q = decoder_->advance(*rng_);
   if (!q) return val::null();
-  val o = val::object();
-  o.set("target", q->target);
-  o.set("source", q->source);
-  o.set("tokens", int32_array(q->tokens));
-  o.set("nLast", static_cast<double>(q->n_last));
-  return o;
+  // One typed array, no object to build: [target (1) or draft (0), nLast, tokens...].
+  std::vector<int> packed(2 + q->tokens.size());
+  packed[0] = q->target ? 1 : 0;
+  packed[1] = static_cast<int>(q->n_last);
+  std::copy(q->tokens.begin(), q->tokens.end(), packed.begin() + 2);
+  return int32_array(packed);
 }
 
 void DecoderHandle::supply(const val& rows, bool logits) {

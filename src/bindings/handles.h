@@ -66,8 +66,8 @@ class DecoderHandle {
   val step();
 
   // Stepping with external sources (set_target / set_draft with an ExternalSource): advance()
-  // returns null when the iteration has what it needs, else the query
-  // { target: boolean, source: string, tokens: Int32Array, nLast }; supply() answers it with
+  // returns null when the iteration has what it needs, else the query packed in one Int32Array:
+  // [1 for the target or 0 for the draft, nLast, tokens...]; supply() answers it with
   // nLast rows of V values, flat (logits or probabilities); finish() returns step()'s record.
   val advance();
   void supply(const val& rows, bool logits);

@@ -524,7 +524,7 @@ export class Decoder extends Handle {
     let awaiting = null;
     try {
       for (;;) {
-        const query = native.advance();
+        const query = queryOf(native.advance());
         if (query === null) return this.#finishScored(native, t0);
         const rows = this.#callScore(query);
         if (isThenable(rows)) {
@@ -546,7 +546,7 @@ export class Decoder extends Handle {
         this[NATIVE]('Decoder.step'); // disposed while the callback ran: say so
         this.#supplyScored(native, query, rows);
         for (;;) {
-          query = native.advance();
+          query = queryOf(native.advance());
           if (query === null) return this.#finishScored(native, t0);
           pending = this.#callScore(query);
           if (isThenable(pending)) break;
@@ -699,6 +699,13 @@ export class Decoder extends Handle {
 // A safetensors file as a Uint8Array. Refused before it is copied into wasm memory (which never
 // shrinks) when it is larger than the loader's own caps: an 8-byte length, a 1 MiB header and
 // 512 MiB of weights.
+// The C++ decoder's query, packed as [target ? 1 : 0, nLast, tokens...] (null: none).
+function queryOf(packed) {
+  if (packed === null) return null;
+  const target = packed[0] === 1;
+  return { target, source: target ? 'targetScore' : 'draftScore', nLast: packed[1], tokens: packed.subarray(2) };
+}
+
 function isThenable(x) {
   return x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';
 }
