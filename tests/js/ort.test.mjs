@@ -130,3 +130,11 @@ test('ortScorer refuses sessions it cannot drive, with the reason', () => {
   // numHeads / headSize given by hand work where metadata is silent
   assert.equal(typeof ortScorer(fake(['input_ids', ...past], ['logits', ...present]), { ort, numHeads: 4, headSize: 8 }), 'function');
 });
+
+test('examples/ort-target.mjs runs (ORT target, specdec draft, 200 tokens)', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { ROOT } = await import('./support.mjs');
+  onnxOf(MODEL_FILES.target);
+  const out = execFileSync(process.execPath, ['examples/ort-target.mjs'], { cwd: ROOT, encoding: 'utf8' });
+  assert.match(out, /\n200 tokens, [\d.]+ per ORT run, alpha [\d.]+, [\d.]+ ms\/token\n$/);
+});
