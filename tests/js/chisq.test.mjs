@@ -1,5 +1,6 @@
 // The pitfalls lab's statistics (web/page/src/stats.js): the chi-square survival function
-// Q(df/2, x/2) against reference values, bin pooling, and the test on simulated histograms.
+// Q(df/2, x/2) against reference values, bin pooling, the test on simulated histograms, and the
+// inverse-CDF draw the lab samples tokens with.
 //
 // References: computed with mpmath 1.3.0 at 40 significant digits,
 //   mpmath.gammainc(df/2, x/2, mpmath.inf, regularized=True)
@@ -8,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  chiSquareSurvival, chiSquareTest, gammaP, gammaQ, histogramTV, logGamma, noiseTV, poolBins,
+  chiSquareSurvival, chiSquareTest, gammaP, gammaQ, histogramTV, logGamma, noiseTV, poolBins, sampleToken,
 } from '../../web/page/src/stats.js';
 
 /** [df, x, Q(df/2, x/2)] */
@@ -124,4 +125,15 @@ test('TV distance of a histogram, and its sampling noise', () => {
   assert.ok(Math.abs(histogramTV([70, 30], [0.5, 0.5]) - 0.2) < 1e-12);
   // Two bins of 1/2 with n draws: E|f − 1/2| ≈ √(1/(2πn)) each.
   assert.ok(Math.abs(noiseTV([0.5, 0.5], 10000) - Math.sqrt(1 / (2 * Math.PI * 10000))) < 1e-12);
+});
+
+test('inverse-CDF draw: each token over its own interval of u, never a token of probability 0', () => {
+  const row = [0.2, 0, 0.5, 0.3, 0];
+  assert.equal(sampleToken(row, 0), 0);
+  assert.equal(sampleToken(row, 0.199), 0);
+  assert.equal(sampleToken(row, 0.2), 2);
+  assert.equal(sampleToken(row, 0.69), 2);
+  assert.equal(sampleToken(row, 0.7), 3);
+  // A float32 row may sum to a hair under 1: the last possible token, not one of probability 0.
+  assert.equal(sampleToken(Float32Array.from([0.1, 0.2, 0.3, 0.3999999, 0]), 0.99999999), 3);
 });

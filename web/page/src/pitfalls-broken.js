@@ -7,29 +7,12 @@
 // written with the library's public functions, so that the library itself ships nothing broken:
 //   - verifyResamplingFromP: after a rejection, draws the correction from p instead of the
 //     residual (p − q)₊ — the output is no longer distributed as p;
-//   - the draft sampling at one temperature while the verifier is told q at another
-//     (sampleToken from a row the verifier never sees: see pitfalls-runs.js);
+//   - the draft sampling at one temperature while the verifier is told q at another (a choice
+//     of rows, made in pitfalls-runs.js: temperature-mismatch);
 //   - permutedVocabularyDraft: a draft whose token ids mean other bytes than the target's
 //     (a tokenizer mismatch) — still exact, since the verifier is correct, but α collapses.
 // ─────────────────────────────────────────────────────────────────────────────────────────────
-
-/**
- * Inverse-CDF draw of one token from a probability row, with a uniform u in [0, 1) (from
- * sd.createRng(seed).uniform(), so that runs replay from their seed).
- * @param {ArrayLike<number>} row probabilities summing to 1
- * @param {number} u
- */
-export function sampleToken(row, u) {
-  let acc = 0;
-  let last = 0;
-  for (let i = 0; i < row.length; i++) {
-    if (row[i] <= 0) continue;
-    acc += row[i];
-    last = i;
-    if (u < acc) return i;
-  }
-  return last; // rounding: u beyond the accumulated float sum
-}
+import { sampleToken } from './stats.js';
 
 /**
  * WRONG ON PURPOSE: block verification that, after the first rejection, draws the correction

@@ -4,8 +4,9 @@
 // the broken ones come from pitfalls-broken.js. Every random number comes from a seeded
 // sd.createRng or a seeded decoder, so the same seed gives the same counts, α and tokens per
 // pass; only wall-clock times (and so the measured speedups) vary from run to run.
-import { derangement, permutedVocabularyDraft, sampleToken, verifyResamplingFromP } from './pitfalls-broken.js';
-import { chiSquareTest, histogramTV, noiseTV } from './stats.js';
+import { derangement, permutedVocabularyDraft, verifyResamplingFromP } from './pitfalls-broken.js';
+import { chiSquareTest, histogramTV, noiseTV, sampleToken } from './stats.js';
+import { HELD_OUT_PASSAGE } from './presets.js';
 
 /** The lesson's toy pairs: "Verify a Draft" (4 tokens) and "A Full Decode Loop" (6 tokens). */
 export const TOY4 = { p: [0.5, 0.3, 0.15, 0.05], q: [0.4, 0.4, 0.15, 0.05] };
@@ -167,26 +168,26 @@ function modelStepOf(sd, model) {
 const UNIFORM = new Float32Array(256).fill(1 / 256);
 
 /**
- * A draft that ignores the context: the target's own average next-byte distribution over the
- * plain run of `tokens` tokens after the context (a unigram model of what the target writes).
+ * A draft that ignores the context: the target's average next-byte distribution over the
+ * positions of a held-out Shakespeare passage (section 4's copy-heavy preset), all scored in one
+ * pass of sd.modelStep(target) — a unigram model of what the target writes.
  */
-function unigramOfTarget(sd, models, o) {
-  const dec = sd.createDecoder({ target: models.target, plain: true, prompt: o.context, temperature: 1, seed: o.seed, maxTokens: o.tokens });
-  const sum = new Float64Array(256);
-  let rows = 0;
+function unigramOfTarget(sd, models) {
+  const step = modelStepOf(sd, models.target);
+  const tokens = sd.encode(HELD_OUT_PASSAGE);
+  let rows;
   try {
-    while (!dec.done) {
-      const row = dec.step().targetProbs[0];
-      for (let i = 0; i < 256; i++) sum[i] += row[i];
-      rows++;
-    }
+    rows = step(tokens, tokens.length);
   } finally {
-    dec.dispose();
+    step.dispose();
   }
-  // A floor keeps every byte possible, as a draft's softmax would.
-  const out = Float32Array.from(sum, (x) => x / rows + 1e-6);
-  const total = out.reduce((a, b) => a + b, 0);
-  for (let i = 0; i < 256; i++) out[i] /= total;
+  const V = rows.length / tokens.length;
+  const out = new Float32Array(V);
+  for (let r = 0; r < tokens.length; r++) for (let i = 0; i < V; i++) out[i] += rows[r * V + i] / tokens.length;
+  // A floor keeps every byte possible, as a draft's softmax would; then renormalised.
+  let total = 0;
+  for (let i = 0; i < V; i++) total += (out[i] += 1e-6);
+  for (let i = 0; i < V; i++) out[i] /= total;
   return out;
 }
 
@@ -238,8 +239,8 @@ export async function runPitfall(sd, models, job, io) {
       const at = (row, T) => Array.from(rowAfter(sd, { targetStep: () => row }, [0], T));
       const pT = at(TOY6.p, LAB.toyTemperature);
       const qT = at(TOY6.q, LAB.toyTemperature);
-      // Broken: the draft samples from q at its own temperature, but the verifier is told q at
-      // the requested one (pitfalls-broken.js: the mismatch lives in which row is sampled).
+      // BROKEN ON PURPOSE when switched on: the draft samples from q at its own temperature
+      // while the verifier is told q at the requested one (the mismatch is which row is sampled).
       const sampleRow = job.broken ? at(TOY6.q, LAB.brokenDraftTemperature) : qT;
       phase = 'rounds';
       result.histogram = await histogramRounds(sd, {
@@ -263,8 +264,7 @@ export async function runPitfall(sd, models, job, io) {
         rng.dispose();
         draftOptions = { draftStep: permutedVocabularyDraft(step, perm) };
       } else if (job.card === 'changes-quality' && job.broken) {
-        phase = 'unigram';
-        const unigram = unigramOfTarget(sd, m, o);
+        const unigram = unigramOfTarget(sd, m);
         draftOptions = { draftStep: () => unigram };
       } else {
         draftOptions = { draft: m.draft };

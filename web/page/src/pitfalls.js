@@ -15,7 +15,7 @@
 // not shown.
 import { h } from './svg.js';
 import { ModelClient } from './models.js';
-import { LAB, TOY4, TOY6 } from './pitfalls-runs.js';
+import { LAB, TOY4 } from './pitfalls-runs.js';
 import { drawHistogram, drawSpeedupBars, drawSweep, tokenLabel } from './pitfalls-charts.js';
 
 const P_THRESHOLD = 1e-3;
@@ -57,7 +57,7 @@ const CARDS = [
     id: 'tokenizer-mismatch',
     title: 'Draft and target with different tokenizers',
     breakLabel: 'the draft’s token ids mean other bytes (a shuffled vocabulary)',
-    why: 'Verification compares p and q id by id; when an id means one byte to the target and another to the draft, the draft’s guesses are nonsense to the target. The verifier still keeps the output exact — but it accepts almost nothing.',
+    why: 'Verification compares p and q id by id, so when an id means one byte to the target and another to the draft, the draft’s guesses are nonsense to the target: the verifier still keeps the output exact, but it accepts almost nothing.',
     fix: 'Use the same tokenizer for both models (or translate ids between them).',
     readouts: ['pvalue', 'tv', 'alpha', 'tokens-per-pass'],
     models: true,
@@ -98,7 +98,7 @@ const CARDS = [
     fix: 'Don’t tune α for quality: pick the draft for speed (high α at a low cost). The text’s quality is the target’s.',
     readouts: ['pvalue', 'tv', 'alpha', 'tokens-per-pass', 'speedup'],
     models: true,
-    measured: `${REAL_MEASURED} Speedup: plain decoding of as many tokens, in turns with it (8 tokens each), as the reference. The weak draft ignores the context: it always proposes from the target's average next-byte distribution over ${LAB.tokens} tokens it wrote after the prompt (a unigram model).`,
+    measured: `${REAL_MEASURED} Speedup: plain decoding of as many tokens, in turns with it (8 tokens each), as the reference. The weak draft ignores the context: it always proposes from the target's average next-byte distribution over a held-out Shakespeare passage (a unigram model).`,
     offName: 'the distilled draft model',
     onName: 'a context-blind unigram draft',
   },
@@ -139,6 +139,14 @@ export function initPitfalls(embed) {
   let inflight = null; // { job, id, cancelled }
   let paused = document.body.dataset.modelsBusy === 'true';
   const cards = new Map();
+  // For scripts and tests (window.specdecPage.pitfalls).
+  const api = {
+    /** The lab's worker client, once started. */
+    client: null,
+    start: () => start(),
+    /** Results shown now, by card. */
+    shown: () => Object.fromEntries([...cards.values()].map((c) => [c.def.id, cache.get(keyOf(wanted(c))) ?? null])),
+  };
 
   for (const def of CARDS) {
     const card = buildCard(def);
@@ -295,12 +303,6 @@ export function initPitfalls(embed) {
     start();
   }
 
-  const api = {
-    client: null,
-    start,
-    /** Results shown now, by card (for scripts and tests). */
-    shown: () => Object.fromEntries([...cards.values()].map((c) => [c.def.id, cache.get(keyOf(wanted(c))) ?? null])),
-  };
   return api;
 }
 
@@ -310,7 +312,6 @@ function progressText(def, ev) {
     case 'rounds': return `Verifying: ${of} rounds…`;
     case 'decode': return `Decoding: ${of} tokens (plain and speculative in turns)…`;
     case 'sweep': return `Measuring γ = ${LAB.sweep[0]}…${LAB.sweep.at(-1)} and plain decoding: ${of} tokens each…`;
-    case 'unigram': return 'Building the weak draft…';
     default: return `Working: ${of}…`;
   }
 }

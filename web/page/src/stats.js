@@ -1,7 +1,26 @@
 // Statistics of the pitfalls lab (section 5): is a histogram of emitted tokens drawn from the
 // target's distribution p? Pearson's chi-square test, with its p-value from the regularised
-// upper incomplete gamma function, and the total variation distance to p. Plain functions of
-// numbers (no DOM, no WASM), so the worker and the Node tests (tests/js/chisq.test.mjs) share them.
+// upper incomplete gamma function, and the total variation distance to p; and the draw of a
+// token from a row. Plain functions of numbers (no DOM, no WASM), so the worker and the Node
+// tests (tests/js/chisq.test.mjs) share them.
+
+/**
+ * Inverse-CDF draw of one token from a probability row, with a uniform u in [0, 1) (the lab
+ * takes it from sd.createRng(seed).uniform(), so that runs replay from their seed).
+ * @param {ArrayLike<number>} row probabilities summing to 1
+ * @param {number} u
+ */
+export function sampleToken(row, u) {
+  let acc = 0;
+  let last = 0;
+  for (let i = 0; i < row.length; i++) {
+    if (row[i] <= 0) continue;
+    acc += row[i];
+    last = i;
+    if (u < acc) return i;
+  }
+  return last; // rounding: u beyond the accumulated float sum
+}
 
 // Lanczos approximation of ln Γ(z) for z > 0 (g = 7, 9 coefficients: about 15 digits).
 const LANCZOS = [
