@@ -12,6 +12,7 @@
 //
 //   node bench/ort-spec.mjs [--target models/target.safetensors] [--draft models/draft.safetensors]
 //                           [--repeats 3] [--max-tokens 200] [--gamma-max 6] [--json FILE]
+//                           [--only verify,decode,overhead]
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,8 +32,10 @@ const { values: opt } = parseArgs({
     'max-tokens': { type: 'string', default: '200' },
     'gamma-max': { type: 'string', default: '6' },
     json: { type: 'string' },
+    only: { type: 'string', default: 'verify,decode,overhead' },
   },
 });
+const ONLY = new Set(opt.only.split(','));
 const REPEATS = Number(opt.repeats);
 const N = Number(opt['max-tokens']);
 const G = Number(opt['gamma-max']);
@@ -78,7 +81,7 @@ console.log(`# specdec with onnxruntime-web as the target (score callbacks)\n`);
 console.log(`${report.cpu}, Node ${process.version}, onnxruntime-web wasm 1 thread; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`);
 
 // ---------------------------------------------------------------- ORT's own v(k)
-{
+if (ONLY.has('verify')) {
   const ts = ortScorer(targetSession, { ort });
   const base = Array.from({ length: 128 }, (_, i) => (i * 7 + 3) % target.config.vocabSize);
   const passMs = (k) => {
@@ -121,7 +124,7 @@ console.log(`${report.cpu}, Node ${process.version}, onnxruntime-web wasm 1 thre
 }
 
 // ---------------------------------------------------------------- decoding, round robin
-for (const temperature of [0, 0.8]) {
+for (const temperature of ONLY.has('decode') ? [0, 0.8] : []) {
   const configs = [{ name: 'ORT plain', plain: true, temperature }];
   for (let g = 1; g <= G; g++) configs.push({ name: `ORT target + specdec draft, γ ${g}`, gamma: g, temperature, draftKind: 'specdec' });
   for (let g = 1; g <= G; g++) configs.push({ name: `ORT target + ORT draft, γ ${g}`, gamma: g, temperature, ortDraft: true, draftKind: 'ort' });
@@ -152,7 +155,7 @@ for (const temperature of [0, 0.8]) {
 }
 
 // ---------------------------------------------------------------- callback overhead
-{
+if (ONLY.has('overhead')) {
   // The same iterations two ways: the built-in pair directly, and the same models behind score
   // callbacks (sd.modelStep: identical rows, so identical iterations from the same seed). The
   // callbacks' own time (the models) is excluded on both sides: what differs is the callback
@@ -160,7 +163,7 @@ for (const temperature of [0, 0.8]) {
   const run = async (mode) => {
     const ts = sd.modelStep(target);
     const ds = sd.modelStep(draft);
-    const common = { prompt: PROMPT, gamma: 4, temperature: 0.8, seed: 7, maxTokens: 180, distributions: false };
+    const common = { prompt: 'A', gamma: 4, temperature: 0.8, seed: 7, maxTokens: 250, distributions: false };
     const dec = mode === 'builtin'
       ? sd.createDecoder({ ...common, target, draft })
       : sd.createDecoder({ ...common, scoreOutput: 'probs', contextLength: target.config.blockSize,
@@ -177,7 +180,7 @@ for (const temperature of [0, 0.8]) {
   };
   const out = { builtin: [], sync: [], async: [] };
   await run('sync');
-  for (let r = 0; r < Math.max(5, REPEATS); r++) {
+  for (let r = 0; r < Math.max(11, REPEATS); r++) {
     for (const mode of Object.keys(out)) out[mode].push((await run(mode)).perIteration);
   }
   const extra = (mode) => stats(out[mode].map((x, r) => x - out.builtin[r]));
