@@ -47,12 +47,12 @@ test('an iframe in a course subfolder shows only the explorer, sized to fit', as
     ?? await (await page.waitForSelector('#explorer')).contentFrame();
   await inner.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
   assert.equal(await inner.isVisible('#explorer'), true);
-  for (const id of ['step', 'residual', 'models']) assert.equal(await inner.isHidden(`#${id}`), true, `#${id} hidden`);
+  for (const id of ['step', 'residual', 'models', 'pitfalls']) assert.equal(await inner.isHidden(`#${id}`), true, `#${id} hidden`);
   assert.equal(await inner.isHidden('.masthead'), true);
   await setInput(inner, 'alpha', 0.9);
   await setInput(inner, 'gamma', 5);
   await setInput(inner, 'cost', 0.05);
-  assert.equal(await frame.locator(byTestId('speedup')).textContent(), expectedSpeedup(0.9, 5, 0.05).toFixed(2));
+  assert.equal(await frame.locator(`#explorer ${byTestId('speedup')}`).textContent(), expectedSpeedup(0.9, 5, 0.05).toFixed(2));
   await page.waitForFunction(() => window.heights.length > 0);
   const h = await page.evaluate(() => window.heights.at(-1));
   assert.ok(h > 300 && h < 3000, `reported height ${h}`);
