@@ -364,9 +364,9 @@ export interface ModelStep {
 export interface DecoderOptions {
   /** The prompt: text (UTF-8 bytes become the tokens) or token ids. At least one token. */
   prompt: string | ArrayLike<number>;
-  /** The target model (or give targetStep). */
+  /** The target model (or give targetStep or targetScore). */
   target?: Model;
-  /** The draft model (or give draftStep). Not used when plain; optional with promptLookup or heads. */
+  /** The draft model (or give draftStep or draftScore). Not used when plain; optional with promptLookup or heads. */
   draft?: Model;
   /** Medusa-style heads of the target (sd.loadHeads(bytes, target)): the target drafts for itself. */
   heads?: Heads;
