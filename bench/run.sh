@@ -4,7 +4,8 @@
 # build-wasm/specdec-bench.*), then runs bench/run.mjs, which prints every table. OPTIONS go to
 # bench/run.mjs (e.g. --quick, --target A[,B], --draft, --skip browser). Then bench/modes.mjs
 # prints the decoding modes' tables (gamma auto / heuristic, prompt lookup, trees, heads) for
-# both pairs (`--skip modes` leaves them out; `--quick` runs them with 1 repeat). The machine
+# both pairs (`--skip modes` leaves them out; `--quick` runs them with 1 repeat), and
+# bench/ort-spec.mjs onnxruntime-web as specdec's target (`--skip ortspec` leaves it out). The machine
 # should be otherwise idle: figures are wall-clock medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +23,9 @@ case "$args" in
   *" --skip "*modes*|*"--skip="*modes*) ;;
   *" --quick "*) node bench/modes.mjs --repeats 1 ;;
   *) node bench/modes.mjs ;;
+esac
+case "$args" in
+  *" --skip "*ortspec*|*"--skip="*ortspec*) ;;
+  *" --quick "*) node bench/ort-spec.mjs --repeats 1 ;;
+  *) node bench/ort-spec.mjs ;;
 esac
