@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chiSquareSurvival } from '../../web/page/src/stats.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -50,59 +51,12 @@ export const REQUIRE_NATIVE = process.env.SPECDEC_REQUIRE_NATIVE === '1';
 // The false-alarm probability every statistical test of the project is held to.
 export const FALSE_ALARM = 1e-6;
 
-// ln Gamma(x) for x > 0 (Lanczos, g = 7, n = 9): ~15 significant digits.
-const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-  -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
-  1.5056327351493116e-7,
-];
-function lnGamma(x) {
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
-  x -= 1;
-  let a = LANCZOS[0];
-  const t = x + 7.5;
-  for (let i = 1; i < 9; i++) a += LANCZOS[i] / (x + i);
-  return 0.5 * Math.log(2 * Math.PI) + (x + 0.5) * Math.log(t) - t + Math.log(a);
-}
-
-// Regularised upper incomplete gamma Q(a, x) (Numerical Recipes: series / continued fraction),
-// as tests/cpp/test_util.h.
-function gammaQ(a, x) {
-  if (x <= 0) return 1;
-  const gln = lnGamma(a);
-  if (x < a + 1) {
-    let ap = a;
-    let sum = 1 / a;
-    let del = sum;
-    for (let n = 0; n < 10000; n++) {
-      ap += 1;
-      del *= x / ap;
-      sum += del;
-      if (Math.abs(del) < Math.abs(sum) * 1e-15) break;
-    }
-    return 1 - sum * Math.exp(-x + a * Math.log(x) - gln);
-  }
-  let b = x + 1 - a;
-  let c = 1 / 1e-300;
-  let d = 1 / b;
-  let h = d;
-  for (let i = 1; i < 10000; i++) {
-    const an = -i * (i - a);
-    b += 2;
-    d = an * d + b;
-    if (Math.abs(d) < 1e-300) d = 1e-300;
-    c = b + an / c;
-    if (Math.abs(c) < 1e-300) c = 1e-300;
-    d = 1 / d;
-    const del = d * c;
-    h *= del;
-    if (Math.abs(del - 1) < 1e-15) break;
-  }
-  return Math.exp(-x + a * Math.log(x) - gln) * h;
-}
-
-/** P(chi2 with dof degrees of freedom >= stat). */
-export const chiSquareSf = (stat, dof) => gammaQ(0.5 * dof, 0.5 * stat);
+/**
+ * P(chi2 with dof degrees of freedom >= stat): the regularised upper incomplete gamma of the
+ * page's statistics module (checked against mpmath in chisq.test.mjs), one implementation for
+ * the page and the tests.
+ */
+export const chiSquareSf = chiSquareSurvival;
 
 /**
  * Pearson's statistic summed over groups of cells: groups[i] = { counts, probs }, each group
