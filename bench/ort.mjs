@@ -2,10 +2,7 @@
 // ONNX with the KV cache in Hugging Face Optimum's naming by models/export_onnx.py, and driven
 // through specdec's own adapter (web/lib/ort.js, `specdec/ort`). onnxruntime-web is a
 // devDependency of the project (an optional peer of the package).
-import { createRequire } from 'node:module';
 import { ortScorer } from '../web/lib/ort.js';
-
-const require = createRequire(import.meta.url);
 
 /** Loads onnxruntime-web (one thread, errors only); null when it is not installed. */
 export async function loadOrt() {
@@ -13,11 +10,7 @@ export async function loadOrt() {
   try {
     ort = await import('onnxruntime-web');
   } catch {
-    try {
-      ort = require('onnxruntime-web');
-    } catch {
-      return null;
-    }
+    return null;
   }
   ort.env.wasm.numThreads = 1; // the same single thread specdec runs on
   ort.env.logLevel = 'error';

@@ -135,7 +135,7 @@ val DecoderHandle::advance() {
 
 void DecoderHandle::supply(const val& rows, bool logits) {
   if (!decoder_) fail("decoder: not started");
-  const ExternalQuery* q = decoder_->in_iteration() ? decoder_->advance(*rng_) : nullptr;
+  const ExternalQuery* q = decoder_->query();
   if (!q) fail("supply: no query is waiting for rows");
   const size_t n = js_length(rows);
   if (n == 0 || n % q->n_last != 0) {

@@ -89,11 +89,11 @@ class DecoderHandle {
   val estimates() const;
 
  private:
+  val record(IterationRecord& rec);  // the JS form of a record (see step())
+
   SourceSlot target_, draft_;
   std::shared_ptr<const MedusaHeads> heads_;
   std::unique_ptr<HeadsProposer> heads_proposer_;
-  val record(IterationRecord& rec);
-
   DecoderOptions options_;
   std::unique_ptr<Rng> rng_;
   std::unique_ptr<SpeculativeDecoder> decoder_;

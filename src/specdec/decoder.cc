@@ -228,15 +228,23 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
   if (!pending_) begin(rng);
   Pending& P = *pending_;
   if (P.waiting) return &P.query;  // asked before and not answered: ask again
-  auto ask = [&](const ExternalSource& source, bool target, std::vector<int> tokens,
-                 size_t n_last) {
+  // An external source's rows: the answer to the query when supplied (true), else the query
+  // is posted (false) and advance() returns it.
+  auto answer = [&](const ExternalSource& source, bool target, std::vector<int> tokens,
+                    size_t n_last, ProbMatrix* rows, double* ms) {
+    if (P.answered) {
+      *rows = std::move(P.rows);
+      *ms = P.answer_ms;
+      P.answered = false;
+      return true;
+    }
     P.query.target = target;
     P.query.source = source.name();
     P.query.tokens = std::move(tokens);
     P.query.n_last = n_last;
     P.waiting = true;
     P.asked = std::chrono::steady_clock::now();
-    return &P.query;
+    return false;
   };
   while (P.phase == Pending::Phase::kDraft) {
     if (P.levels->done()) {
@@ -247,14 +255,7 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
     ProbMatrix rows;
     double ms = 0.0;
     if (const ExternalSource* e = as_external(&source)) {
-      if (!P.answered) {
-        size_t n_last = 0;
-        std::vector<int> seq = P.levels->chain_query(P.rec.tree, &n_last);
-        return ask(*e, false, std::move(seq), n_last);
-      }
-      rows = std::move(P.rows);
-      ms = P.answer_ms;
-      P.answered = false;
+      if (!answer(*e, false, P.levels->chain_query(P.rec.tree), 1, &rows, &ms)) return &P.query;
     } else {
       auto t0 = std::chrono::steady_clock::now();
       rows = P.levels->ask(source, P.rec.tree);
@@ -265,14 +266,11 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
   if (P.phase == Pending::Phase::kTarget) {
     // 3. Verify in parallel: ONE target call scores the root and every node.
     if (const ExternalSource* e = as_external(&target_)) {
-      if (!P.answered) {  // a chain (trees need a built-in target): the sequence and n + 1 rows
-        std::vector<int> seq = tokens_;
-        seq.insert(seq.end(), P.rec.tree.token.begin(), P.rec.tree.token.end());
-        return ask(*e, true, std::move(seq), P.rec.tree.size() + 1);
+      // A chain (trees need a built-in target): the sequence and n + 1 rows.
+      if (!answer(*e, true, chain_sequence(tokens_, P.rec.tree), P.rec.tree.size() + 1,
+                  &P.rec.target_probs, &P.rec.target_ms)) {
+        return &P.query;
       }
-      P.rec.target_probs = std::move(P.rows);
-      P.rec.target_ms = P.answer_ms;
-      P.answered = false;
     } else {
       auto t0 = std::chrono::steady_clock::now();
       P.rec.target_probs = target_.tree_probs(tokens_, P.rec.tree, 0, true);
@@ -281,6 +279,10 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
     P.phase = Pending::Phase::kDone;
   }
   return nullptr;
+}
+
+const ExternalQuery* SpeculativeDecoder::query() const {
+  return pending_ && pending_->waiting ? &pending_->query : nullptr;
 }
 
 void SpeculativeDecoder::supply(ProbMatrix rows, bool logits) {
@@ -292,6 +294,12 @@ void SpeculativeDecoder::supply(ProbMatrix rows, bool logits) {
          " rows (nLast) of the vocabulary size");
   }
   const size_t vocab = rows.shape()[1];
+  size_t& seen = external_vocab_[P.query.target ? 0 : 1];
+  if (seen && vocab != seen) {
+    fail(who, ": returned rows of ", vocab, " values, ", seen, " before (nLast = ", P.query.n_last,
+         ")");
+  }
+  seen = vocab;
   for (size_t i = 0; i < P.query.n_last; ++i) {
     float* row = rows.data() + i * vocab;
     if (logits) {

@@ -136,6 +136,8 @@ class SpeculativeDecoder {
   const ExternalQuery* advance(Rng& rng);
   void supply(ProbMatrix rows, bool logits);
   IterationRecord finish(Rng& rng);
+  // The query waiting for supply(), or null.
+  const ExternalQuery* query() const;
   // An iteration is under way (started by advance(), not yet finished).
   bool in_iteration() const { return pending_ != nullptr; }
 
@@ -177,6 +179,7 @@ class SpeculativeDecoder {
   double last_overhead_ = -1.0;    // step()'s own share of the last iteration
   DecoderStats stats_;
   std::unique_ptr<Pending> pending_;
+  std::array<size_t, 2> external_vocab_{};  // row width an external target / draft answered with
 };
 
 // The lesson's trace entry.

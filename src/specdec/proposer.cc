@@ -95,14 +95,11 @@ ProbMatrix DraftLevels::ask(DistributionSource& source, const DraftTree& tree) c
                  : source.tree_probs(tokens_, tree, level_begin_, false);
 }
 
-std::vector<int> DraftLevels::chain_query(const DraftTree& tree, size_t* n_last) const {
+std::vector<int> DraftLevels::chain_query(const DraftTree& tree) const {
   if (d_ > 1 && level_end_ - level_begin_ != 1) {
     fail("draft: a source that scores one sequence drafts chains, not trees");
   }
-  std::vector<int> seq = tokens_;
-  seq.insert(seq.end(), tree.token.begin(), tree.token.end());
-  *n_last = 1;
-  return seq;
+  return chain_sequence(tokens_, tree);
 }
 
 void DraftLevels::take(ProbMatrix& rows, double ms, DraftTree& tree, Rng& rng) {

@@ -80,9 +80,9 @@ class DraftLevels {
   // The rows the next depth draws from, asked of `source` (the root, or the previous depth's
   // nodes in one tree_probs call).
   ProbMatrix ask(DistributionSource& source, const DraftTree& tree) const;
-  // The same query as a sequence and a row count, for a source that scores one sequence (only
-  // a chain can be asked this way: the previous depth holds one node).
-  std::vector<int> chain_query(const DraftTree& tree, size_t* n_last) const;
+  // The same query as one sequence whose last row is wanted, for a source that scores one
+  // sequence (only a chain can be asked this way: the previous depth holds one node).
+  std::vector<int> chain_query(const DraftTree& tree) const;
   // Draws the next depth's children from `rows` (what ask() returned, ms the time it took).
   void take(ProbMatrix& rows, double ms, DraftTree& tree, Rng& rng);
   const ProposalInfo& info() const { return info_; }

@@ -22,6 +22,12 @@ ProbMatrix StepFunctionSource::next_token_probs(const std::vector<int>& tokens, 
   return out;
 }
 
+std::vector<int> chain_sequence(const std::vector<int>& tokens, const DraftTree& chain) {
+  std::vector<int> seq = tokens;
+  seq.insert(seq.end(), chain.token.begin(), chain.token.end());
+  return seq;
+}
+
 ProbMatrix ExternalSource::next_token_probs(const std::vector<int>&, size_t) {
   fail(name_, ": its rows come from the caller (SpeculativeDecoder::advance / supply)");
 }
@@ -30,11 +36,7 @@ ProbMatrix DistributionSource::tree_probs(const std::vector<int>& tokens, const 
                                           size_t first, bool with_root) {
   check_tree_query(tokens, tree, first, with_root);
   const size_t n_rows = (with_root ? 1 : 0) + tree.size() - first;
-  if (tree.is_chain()) {  // a sequence: one call for its last rows
-    std::vector<int> seq = tokens;
-    seq.insert(seq.end(), tree.token.begin(), tree.token.end());
-    return next_token_probs(seq, n_rows);
-  }
+  if (tree.is_chain()) return next_token_probs(chain_sequence(tokens, tree), n_rows);
   ProbMatrix out;
   size_t r = 0;
   auto put = [&](const ProbMatrix& row) {

@@ -63,6 +63,9 @@ class ExternalSource : public DistributionSource {
   size_t max_context_;
 };
 
+// The sequence followed by a chain's tokens (a chain is scored as one sequence).
+std::vector<int> chain_sequence(const std::vector<int>& tokens, const DraftTree& chain);
+
 // Throws specdec::Error when a tree_probs query is malformed (see tree_probs).
 void check_tree_query(const std::vector<int>& tokens, const DraftTree& tree, size_t first,
                       bool with_root);

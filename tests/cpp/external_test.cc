@@ -205,6 +205,26 @@ TEST(External, BadRowsAreReportedByName) {
   }
 }
 
+TEST(External, RowsKeepTheirWidthAcrossIterations) {
+  ExternalSource target("targetScore");
+  DecoderOptions o;
+  o.plain = true;
+  SpeculativeDecoder dec(target, nullptr, {0}, o);
+  Rng rng(1);
+  ASSERT_NE(dec.advance(rng), nullptr);
+  dec.supply(ProbMatrix({{0.0f, 1.0f, 2.0f, 3.0f}}), true);
+  ASSERT_EQ(dec.advance(rng), nullptr);
+  dec.finish(rng);
+  ASSERT_NE(dec.advance(rng), nullptr);
+  EXPECT_NE(error_of([&] {
+              dec.supply(ProbMatrix({{0.0f, 1.0f, 2.0f, 3.0f, 4.0f}}), true);
+            }).find("targetScore: returned rows of 5 values, 4 before"),
+            std::string::npos);
+  EXPECT_NE(dec.query(), nullptr);  // still waiting: a right answer goes on
+  dec.supply(ProbMatrix({{0.0f, 1.0f, 2.0f, 3.0f}}), true);
+  EXPECT_EQ(dec.query(), nullptr);
+}
+
 TEST(External, MisuseIsRefusedClearly) {
   ExternalSource target("targetScore"), draft("draftScore");
   DecoderOptions o;

@@ -381,7 +381,7 @@ export class Decoder extends Handle {
   #iteration = 0;
   #ms = 0;
   #stepRoles;
-  #scores; // { target, draft, logits, vocab: { target, draft } } when a side is a score callback
+  #scores; // { target, draft, logits } when a side is a score callback
   #epoch = 0; // bumped when an awaited step is abandoned (abort): its late answer is dropped
   #callbackMs = 0;
 
@@ -521,40 +521,39 @@ export class Decoder extends Handle {
   #stepScored(native) {
     this.#busy = true;
     const t0 = performance.now();
-    let awaiting = null;
+    let run;
     try {
-      for (;;) {
-        const query = queryOf(native.advance());
-        if (query === null) return this.#finishScored(native, t0);
-        const rows = this.#callScore(query);
-        if (isThenable(rows)) {
-          awaiting = this.#stepAwaiting(native, query, rows, t0, this.#epoch);
-          return awaiting;
-        }
-        this.#supplyScored(native, query, rows);
-      }
+      run = this.#drive(native, t0);
     } finally {
-      if (!awaiting) this.#busy = false;
+      if (!run?.pending) this.#busy = false;
+    }
+    return run.pending ? this.#stepAwaiting(native, run, t0, this.#epoch) : run.record;
+  }
+
+  async #stepAwaiting(native, run, t0, epoch) {
+    try {
+      while (run.pending) {
+        const rows = await run.pending;
+        if (epoch !== this.#epoch) fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
+        this[NATIVE]('Decoder.step'); // disposed while the callback ran: say so
+        this.#supplyScored(native, run.query, rows);
+        run = this.#drive(native, t0);
+      }
+      return run.record;
+    } finally {
+      if (epoch === this.#epoch) this.#busy = false;
     }
   }
 
-  async #stepAwaiting(native, query, pending, t0, epoch) {
-    try {
-      for (;;) {
-        const rows = await pending;
-        if (epoch !== this.#epoch) fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
-        this[NATIVE]('Decoder.step'); // disposed while the callback ran: say so
-        this.#supplyScored(native, query, rows);
-        for (;;) {
-          query = queryOf(native.advance());
-          if (query === null) return this.#finishScored(native, t0);
-          pending = this.#callScore(query);
-          if (isThenable(pending)) break;
-          this.#supplyScored(native, query, pending);
-        }
-      }
-    } finally {
-      if (epoch === this.#epoch) this.#busy = false;
+  // Answers the decoder's queries until the iteration is complete ({ record }) or a callback
+  // returns a Promise ({ query, pending }).
+  #drive(native, t0) {
+    for (;;) {
+      const query = queryOf(native.advance());
+      if (query === null) return { record: this.#finishScored(native, t0) };
+      const rows = this.#callScore(query);
+      if (isThenable(rows)) return { query, pending: rows };
+      this.#supplyScored(native, query, rows);
     }
   }
 
@@ -579,21 +578,13 @@ export class Decoder extends Handle {
     );
   }
 
+  // The rows' shape and values are checked in C++ (errors name the callback).
   #supplyScored(native, query, rows) {
-    const name = query.source;
     let flat = rows;
     if (!(rows instanceof Float32Array)) {
-      if (!isNumericArray(rows)) fail(`${name}: expected a Float32Array of nLast × vocabulary values, got ${describe(rows)}`);
+      if (!isNumericArray(rows)) fail(`${query.source}: expected a Float32Array of nLast × vocabulary values, got ${describe(rows)}`);
       flat = Float32Array.from(rows);
     }
-    const role = query.target ? 'target' : 'draft';
-    if (flat.length % query.nLast !== 0 || flat.length === 0) {
-      fail(`${name}: returned ${flat.length} values, expected nLast = ${query.nLast} rows of the vocabulary size`);
-    }
-    const vocab = flat.length / query.nLast;
-    const seen = this.#scores.vocab[role];
-    if (seen && vocab !== seen) fail(`${name}: returned rows of ${vocab} values, ${seen} before (nLast = ${query.nLast})`);
-    this.#scores.vocab[role] = vocab;
     native.supply(flat, this.#scores.logits);
   }
 
@@ -1068,7 +1059,7 @@ export function createApi(M) {
       }
       const stepRoles = roles.filter((role) => o[`${role}Step`] !== undefined);
       const scores = scoreRoles.length
-        ? { target: o.targetScore, draft: o.draftScore, logits: scoreOutput === 'logits', vocab: { target: 0, draft: 0 } }
+        ? { target: o.targetScore, draft: o.draftScore, logits: scoreOutput === 'logits' }
         : null;
       return new Decoder(native, owner, { seed, plain, stepRoles, scores });
     },
