@@ -20,6 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadSpecdec } from '../web/lib/node.js';
+import { median } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
@@ -77,10 +78,6 @@ const COPY = Array.from({ length: N_PROMPTS }, (_, i) => {
 
 // ---------------------------------------------------------------------------- measuring
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 // Decodes every prompt with `options`; returns tokens/s and counters summed over the prompts.
 function runOnce(models, options, prompts, temperature) {

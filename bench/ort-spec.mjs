@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { loadSpecdec } from '../web/lib/node.js';
 import { ortScorer } from '../web/lib/ort.js';
 import { loadOrt } from './ort.mjs';
+import { cell, median, stats } from './stats.mjs';
 import { onnxOf } from '../tests/js/support.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,9 +55,6 @@ const sessionOf = async (file) =>
 const targetSession = await sessionOf(opt.target);
 const draftSession = await sessionOf(opt.draft);
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
-const cell = (s, d = 2) => `${s.median.toFixed(d)} [${s.min.toFixed(d)}-${s.max.toFixed(d)}]`;
 
 // One decode of N tokens; tokens/s measured around generate().
 async function decode({ gamma, plain, ortDraft, temperature }, seed) {
