@@ -1,12 +1,8 @@
 #include "bench/bench.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
-#if !defined(__EMSCRIPTEN__)
-#include <thread>
-#endif
 
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
@@ -254,99 +250,6 @@ std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vect
                     summarize(at[i]), summarize(ge[i])});
   }
   return rows;
-}
-
-Stats split_matmul_ms(const GPTModel& model, int threads, int repeats) {
-#if defined(__EMSCRIPTEN__)
-  (void)model, (void)threads, (void)repeats;
-  fail("split_matmul_ms: no threads in this build");
-#else
-  if (threads < 1 || threads > 64) fail("split_matmul_ms: threads must be in 1..64, got ", threads);
-  const size_t C = model.config().n_embd;
-  Rng rng(47);
-  const std::vector<float> x = random_floats(rng, 4 * C);
-  // Part t of a matrix: a run of whole 8-row blocks of W, packed on its own (the packed layout
-  // of a row range is not a slice of the whole matrix's when it is striped).
-  struct Part {
-    size_t k, r0, n;
-    std::vector<float> w;
-    const float* bias;
-  };
-  struct Job {
-    std::vector<Part> parts;  // one per thread (possibly empty)
-    size_t n;
-  };
-  std::vector<Job> jobs;
-  size_t stride = 0;  // outputs of job i at [i * stride, i * stride + n)
-  for (const ModelMatmul& m : model_matmuls(model)) {
-    std::vector<float> w(m.n * m.k);
-    kernels::unpack_weights(m.w, m.n, m.k, w.data());
-    Job job{{}, m.n};
-    const size_t blocks = (m.n + 7) / 8, per = (blocks + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t) {
-      const size_t r0 = std::min(m.n, t * per * 8), r1 = std::min(m.n, (t + 1) * per * 8);
-      Part p{m.k, r0, r1 - r0, std::vector<float>(kernels::packed_size(r1 - r0, m.k)),
-             m.bias ? m.bias + r0 : nullptr};
-      if (p.n) kernels::pack_weights(&w[r0 * m.k], p.n, m.k, p.w.data());
-      job.parts.push_back(std::move(p));
-    }
-    stride = std::max(stride, m.n);
-    jobs.push_back(std::move(job));
-  }
-  std::vector<float> ref(jobs.size() * stride), got(jobs.size() * stride);
-  auto part = [&](const Job& j, int t, float* o) {
-    const Part& p = j.parts[t];
-    if (p.n) kernels::matmul(x.data(), 1, p.k, p.w.data(), p.n, p.bias, o + p.r0);
-  };
-  // Workers spin on a generation counter (benchmark only: no sleeping, no locks in the timing).
-  std::atomic<int> generation{0}, finished{0};
-  std::atomic<bool> quit{false};
-  const Job* current = nullptr;
-  float* current_out = nullptr;
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      int seen = 0;
-      while (!quit.load(std::memory_order_acquire)) {
-        const int g = generation.load(std::memory_order_acquire);
-        if (g == seen) {
-          std::this_thread::yield();  // polite when there are more threads than free cores
-          continue;
-        }
-        seen = g;
-        part(*current, t, current_out);
-        finished.fetch_add(1, std::memory_order_acq_rel);
-      }
-    });
-  }
-  auto run = [&](const Job& j, float* o) {
-    current = &j;
-    current_out = o;
-    finished.store(0, std::memory_order_release);
-    generation.fetch_add(1, std::memory_order_acq_rel);
-    part(j, 0, o);
-    while (finished.load(std::memory_order_acquire) != threads - 1) std::this_thread::yield();
-  };
-  auto pass = [&](std::vector<float>& o) {
-    for (size_t i = 0; i < jobs.size(); ++i) run(jobs[i], &o[i * stride]);
-  };
-  const std::vector<ModelMatmul> whole = model_matmuls(model);
-  for (size_t i = 0; i < whole.size(); ++i) {
-    const ModelMatmul& j = whole[i];
-    kernels::matmul(x.data(), 1, j.k, j.w, j.n, j.bias, &ref[i * stride]);
-  }
-  std::vector<double> samples;
-  for (int r = -3; r < repeats; ++r) {  // 3 warm-up repeats
-    const int calls = 20;
-    const double t0 = now_ms();
-    for (int c = 0; c < calls; ++c) pass(got);
-    if (r >= 0) samples.push_back((now_ms() - t0) / calls);
-  }
-  quit.store(true, std::memory_order_release);
-  for (std::thread& t : pool) t.join();
-  if (got != ref) fail("split_matmul_ms: the split result differs from one thread's");
-  return summarize(samples);
-#endif
 }
 
 std::vector<size_t> decode_contexts(size_t block_size) {

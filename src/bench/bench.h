@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/thread_pool.h"
 #include "model/gpt_config.h"
 #include "model/gpt_model.h"
 
@@ -80,7 +81,10 @@ Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double mi
 // which the kernels read a striped weight matrix, kernels/matmul.h; streams = 1: front to back).
 // For a buffer larger than the caches next to the core this bounds any single-threaded one-token
 // matmul over it. requires: streams 1..64.
-Stats read_gbs(size_t bytes, int repeats, double min_ms, int streams = 1);
+// With a pool: all pool->threads() threads read at once, each its own contiguous part of the
+// buffer in the same order (as a matmul split over the pool reads its weights): B(T).
+Stats read_gbs(size_t bytes, int repeats, double min_ms, int streams = 1,
+               kernels::ThreadPool* pool = nullptr);
 
 // read_gbs with 1, 2, 4, 8 and 16 streams; the best median and its stream count.
 struct ReadBandwidth {
@@ -88,13 +92,14 @@ struct ReadBandwidth {
   int streams = 1;
   std::vector<Stats> by_streams;  // 1, 2, 4, 8, 16
 };
-ReadBandwidth best_read_gbs(size_t bytes, int repeats, double min_ms);
+ReadBandwidth best_read_gbs(size_t bytes, int repeats, double min_ms,
+                            kernels::ThreadPool* pool = nullptr);
 
 // GFLOP/s of multiplies and adds alone (peak.cc): independent chains of mul + add in registers,
 // at the vector width of the matmul kernel of this build (256-bit AVX2 natively, 128-bit
 // SIMD128 in WASM), the best of 4, 6 and 8 chains. No memory traffic: the arithmetic ceiling of
-// a matmul (flops = 2 per multiply-add).
-Stats muladd_gflops(int repeats, double min_ms);
+// a matmul (flops = 2 per multiply-add). With a pool: all its threads at once, P(T).
+Stats muladd_gflops(int repeats, double min_ms, kernels::ThreadPool* pool = nullptr);
 constexpr int kMatmulVectorBits =
 #if defined(__AVX2__) && !defined(__wasm_simd128__)
     256;
@@ -161,17 +166,42 @@ struct PassBreakdown {
 std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vector<size_t>& ks,
                                           const std::vector<size_t>& pasts, int repeats);
 
-// Native builds only (WASM has no threads here): ms per pass of the target's one-token matmuls
-// with the output rows of every matrix split over `threads` threads (a prototype of what would
-// lift the one-core bandwidth roofline; each output keeps its summation order, and the result is
-// checked bit for bit against one thread — throws on any difference).
-Stats split_matmul_ms(const GPTModel& model, int threads, int repeats);
-constexpr bool kHasThreads =
-#if defined(__EMSCRIPTEN__)
-    false;
-#else
-    true;
-#endif
+// ------------------------------------------------------------------ threads (threads.cc)
+
+// Microseconds of one empty fork-join of all pool.threads() threads (the barrier's cost).
+Stats fork_join_us(kernels::ThreadPool& pool, int repeats);
+
+// One pass of `target` with its work split over T threads (the models must run on `pool`).
+struct ThreadPhysics {
+  int threads = 1;
+  Stats read_gbs;     // B(T): all T threads reading the target's weight bytes, 8 streams each
+  Stats peak_gflops;  // P(T): mul+add of all T threads
+  std::vector<Stats> pass_ms, matmul_ms;  // k = 1 .. max_k: a pass, and its time in matmuls
+  std::vector<double> roofline_ms;        // max(W / B(T), k F / P(T))
+  Stats fork_join_us;                     // one empty parallel region
+  double regions_per_pass = 0.0;          // parallel regions a one-token pass opens
+  Stats draft_step_ms;                    // the draft's one-token pass on the same pool
+};
+std::vector<ThreadPhysics> thread_physics(const GPTModel& target, const GPTModel& draft,
+                                          kernels::ThreadPool& pool,
+                                          const std::vector<int>& threads, size_t max_k,
+                                          int repeats, double min_ms);
+
+// Decoding the benchmark prompts at each thread count, round robin: plain, and speculative
+// with gamma = 1 .. gamma_max (seeded; the same tokens at every thread count).
+struct ThreadDecoding {
+  int threads = 1;
+  Stats plain_ms_per_token;
+  std::vector<Stats> spec_ms_per_token;  // gamma = 1 .. gamma_max
+  std::vector<double> alpha;             // gamma = 1 .. gamma_max
+  int best_gamma = 1;
+  Stats draft_step_ms;  // the draft's pass inside the decoder (gamma = 1 runs)
+};
+std::vector<ThreadDecoding> decode_by_threads(const GPTModel& target, const GPTModel& draft,
+                                              kernels::ThreadPool& pool,
+                                              const std::vector<int>& threads, int gamma_max,
+                                              float temperature, size_t max_new_tokens,
+                                              int repeats);
 
 // ------------------------------------------------------------------ decoding
 

@@ -7,6 +7,7 @@
 // bench/run.mjs over the same measurement code (src/bench/).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
 #include "model/tokenizer.h"
@@ -77,7 +79,9 @@ std::vector<std::vector<int>> prompt_tokens() {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  const Args args(argv, {"target", "draft", "heads", "repeats", "max-tokens", "gamma-max", "only"},
+  const Args args(argv,
+                  {"target", "draft", "heads", "repeats", "max-tokens", "gamma-max", "only",
+                   "threads", "thread-counts"},
                   {"json", "quick"});
   // --target A,B: every section uses A; the roofline section ("breakdown") runs for each.
   const std::vector<std::string> target_paths =
@@ -89,15 +93,35 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const int repeats = static_cast<int>(args.integer("repeats", quick ? 3 : 7));
   const size_t max_tokens = static_cast<size_t>(args.integer("max-tokens", 200));
   const int gamma_max = static_cast<int>(args.integer("gamma-max", 8));
-  const std::string only = args.str("only", "kernels,models,verify,breakdown,spec");
+  const std::string only = args.str("only", "kernels,models,verify,breakdown,threads,spec");
   const bool json = args.has("json");
   if (repeats < 1 || repeats > 1000) fail("--repeats: must be in 1..1000, got ", repeats);
   if (gamma_max < 1 || gamma_max > 16) fail("--gamma-max: must be in 1..16, got ", gamma_max);
   auto section = [&](const char* name) { return only.find(name) != std::string::npos; };
   const double min_ms = quick ? 10.0 : 25.0;
 
-  const GPTModel target = GPTModel::from_file(target_path);
-  const GPTModel draft = GPTModel::from_file(draft_path);
+  // --threads N: every section runs the models on N threads (default 1); the threads section
+  // measures each count of --thread-counts (default 1..N) in the same run.
+  const long long n_threads = args.integer("threads", 1);
+  if (n_threads < 1 || n_threads > kernels::ThreadPool::kMaxThreads) {
+    fail("--threads: must be in 1..", kernels::ThreadPool::kMaxThreads, ", got ", n_threads);
+  }
+  std::vector<int> thread_counts;
+  for (const std::string& t : split_list(args.str("thread-counts", ""))) {
+    const long long v = std::atoll(t.c_str());
+    if (v < 1 || v > n_threads || std::to_string(v) != t) {
+      fail("--thread-counts: '", t, "' is not a count in 1..", n_threads, " (--threads)");
+    }
+    thread_counts.push_back(static_cast<int>(v));
+  }
+  if (thread_counts.empty()) {
+    for (int t = 1; t <= n_threads; ++t) thread_counts.push_back(t);
+  }
+  kernels::ThreadPool pool(static_cast<int>(n_threads));
+  GPTModel target = GPTModel::from_file(target_path);
+  GPTModel draft = GPTModel::from_file(draft_path);
+  target.set_thread_pool(&pool);
+  draft.set_thread_pool(&pool);
   Json out;
   out.key("engine", json_escape("native"));
   out.key("target", json_escape(target_path));
@@ -108,6 +132,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
   out.key("draft", json_escape(draft_path));
   out.key("repeats", std::to_string(repeats));
+  out.key("threads", std::to_string(n_threads));
   auto say = [&](const char* f, const std::string& a = "") {
     if (!json) std::printf(f, a.c_str());
   };
@@ -260,7 +285,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::vector<std::string> targets_json;
     for (const std::string& path : target_paths) {
       std::unique_ptr<GPTModel> other;
-      if (path != target_path) other = std::make_unique<GPTModel>(GPTModel::from_file(path));
+      if (path != target_path) {
+        other = std::make_unique<GPTModel>(GPTModel::from_file(path));
+        other->set_thread_pool(&pool);
+      }
       const GPTModel& model = other ? *other : target;
       const GPTConfig& cfg = model.config();
       const size_t bytes = bench::matmul_weight_bytes(model);
@@ -312,21 +340,95 @@ int cmd_bench(const std::vector<std::string>& argv) {
           ",\"flops_per_token\":" + fmt("%.0f", flops) + ",\"read_gbs\":" + json_stats(bw.gbs) +
           ",\"read_streams\":" + std::to_string(bw.streams) +
           ",\"read_gbs_by_streams\":" + join(streams_json) + ",\"rows\":" + join(rows_json) + "}");
-      if (bench::kHasThreads && path == target_path) {
-        // What would lift the roofline: more cores reading. Output rows split over two threads.
-        const Stats one = bench::split_matmul_ms(model, 1, repeats);
-        const Stats two = bench::split_matmul_ms(model, 2, repeats);
-        if (!json) {
-          std::printf(
-              "  one-token matmuls with output rows split over threads (bit-identical): 1 thread "
-              "%s ms, 2 threads %s ms (%.2fx)\n",
-              cell(one, "%.3f").c_str(), cell(two, "%.3f").c_str(), one.median / two.median);
-        }
-        out.key("split_matmul_ms", "{\"1\":" + json_stats(one) + ",\"2\":" + json_stats(two) + "}");
-      }
     }
     say("\n");
     out.key("roofline", join(targets_json));
+  }
+
+  // ---------------------------------------------------------------- threads
+  // The physics of a pass with T threads: B(T), P(T), v(k) at T against the roofline v(k, T),
+  // the barrier; then decoding at each T (plain and speculative, round robin, greedy).
+  if (section("threads") && kernels::ThreadPool::has_threads()) {
+    const size_t max_k = 8;
+    const std::vector<bench::ThreadPhysics> phys =
+        bench::thread_physics(target, draft, pool, thread_counts, max_k, repeats, min_ms);
+    const size_t bytes = bench::matmul_weight_bytes(target);
+    std::vector<std::string> rows;
+    if (!json) {
+      std::printf("Threads: one pass of the target (%.1f MB of f32 weights) on T threads\n",
+                  bytes / 1e6);
+    }
+    for (const bench::ThreadPhysics& t : phys) {
+      const double v1 = t.pass_ms[0].median, r1 = t.roofline_ms[0];
+      if (!json) {
+        std::printf(
+            "  T=%d: B(T) %s GB/s, P(T) %s GFLOP/s, fork-join %s us x %.1f regions per pass, "
+            "draft step %s ms\n",
+            t.threads, cell(t.read_gbs, "%.1f").c_str(), cell(t.peak_gflops, "%.1f").c_str(),
+            cell(t.fork_join_us, "%.2f").c_str(), t.regions_per_pass,
+            cell(t.draft_step_ms, "%.3f").c_str());
+        std::printf("    %-2s | %-7s | %-7s | %-9s | %-6s | %-10s | %s\n", "k", "pass", "matmul",
+                    "roofline", "v(k)", "roof v(k)", "matmul/roof");
+        for (size_t k = 1; k <= max_k; ++k) {
+          std::printf("    %-2zu | %-7.3f | %-7.3f | %-9.3f | %-6.2f | %-10.2f | %.2f\n", k,
+                      t.pass_ms[k - 1].median, t.matmul_ms[k - 1].median, t.roofline_ms[k - 1],
+                      t.pass_ms[k - 1].median / v1, t.roofline_ms[k - 1] / r1,
+                      t.matmul_ms[k - 1].median / t.roofline_ms[k - 1]);
+        }
+      }
+      std::vector<std::string> ks;
+      for (size_t k = 1; k <= max_k; ++k) {
+        ks.push_back("{\"k\":" + std::to_string(k) +
+                     ",\"pass_ms\":" + json_stats(t.pass_ms[k - 1]) +
+                     ",\"matmul_ms\":" + json_stats(t.matmul_ms[k - 1]) +
+                     ",\"roofline_ms\":" + fmt("%.5f", t.roofline_ms[k - 1]) +
+                     ",\"v\":" + fmt("%.4f", t.pass_ms[k - 1].median / v1) +
+                     ",\"v_roofline\":" + fmt("%.4f", t.roofline_ms[k - 1] / r1) + "}");
+      }
+      rows.push_back(
+          "{\"threads\":" + std::to_string(t.threads) + ",\"read_gbs\":" + json_stats(t.read_gbs) +
+          ",\"peak_gflops\":" + json_stats(t.peak_gflops) + ",\"fork_join_us\":" +
+          json_stats(t.fork_join_us) + ",\"regions_per_pass\":" + fmt("%.2f", t.regions_per_pass) +
+          ",\"draft_step_ms\":" + json_stats(t.draft_step_ms) + ",\"passes\":" + join(ks) + "}");
+    }
+    const std::vector<bench::ThreadDecoding> dec = bench::decode_by_threads(
+        target, draft, pool, thread_counts, std::min(gamma_max, 6), 0.0f, max_tokens, repeats);
+    std::vector<std::string> drows;
+    for (const bench::ThreadDecoding& d : dec) {
+      const Stats& best = d.spec_ms_per_token[d.best_gamma - 1];
+      if (!json) {
+        std::printf(
+            "  T=%d decoding (greedy, %zu prompts x %zu tokens): plain %s ms/token, speculative "
+            "%s ms/token at gamma %d (%.2fx plain; alpha %.3f), draft step %s ms\n",
+            d.threads, bench::prompts().size(), max_tokens,
+            cell(d.plain_ms_per_token, "%.3f").c_str(), cell(best, "%.3f").c_str(), d.best_gamma,
+            d.plain_ms_per_token.median / best.median, d.alpha[d.best_gamma - 1],
+            cell(d.draft_step_ms, "%.4f").c_str());
+      }
+      std::vector<std::string> g;
+      for (size_t i = 0; i < d.spec_ms_per_token.size(); ++i) {
+        g.push_back("{\"gamma\":" + std::to_string(i + 1) +
+                    ",\"ms_per_token\":" + json_stats(d.spec_ms_per_token[i]) +
+                    ",\"alpha\":" + fmt("%.4f", d.alpha[i]) + "}");
+      }
+      drows.push_back("{\"threads\":" + std::to_string(d.threads) +
+                      ",\"plain_ms_per_token\":" + json_stats(d.plain_ms_per_token) +
+                      ",\"best_gamma\":" + std::to_string(d.best_gamma) + ",\"draft_step_ms\":" +
+                      json_stats(d.draft_step_ms) + ",\"spec\":" + join(g) + "}");
+    }
+    if (!json && dec.size() > 1) {
+      const bench::ThreadDecoding &a = dec.front(), &b = dec.back();
+      std::printf(
+          "  T=%d vs T=%d: plain %.2fx, speculative (best gamma) %.2fx, B ratio %.2f, P ratio "
+          "%.2f\n\n",
+          b.threads, a.threads, a.plain_ms_per_token.median / b.plain_ms_per_token.median,
+          a.spec_ms_per_token[a.best_gamma - 1].median /
+              b.spec_ms_per_token[b.best_gamma - 1].median,
+          phys.back().read_gbs.median / phys.front().read_gbs.median,
+          phys.back().peak_gflops.median / phys.front().peak_gflops.median);
+    }
+    out.key("threads_physics", join(rows));
+    out.key("threads_decoding", join(drows));
   }
 
   // ---------------------------------------------------------------- spec vs plain

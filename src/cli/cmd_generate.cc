@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "kernels/thread_pool.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
 #include "model/model_source.h"
@@ -116,7 +117,7 @@ std::string stats_json(const DecoderStats& s, double wall_ms) {
 int cmd_generate(const std::vector<std::string>& argv) {
   const Args args(argv,
                   {"target", "draft", "heads", "prompt", "gamma", "gamma-max", "tree", "min-ngram",
-                   "max-ngram", "temperature", "top-k", "top-p", "seed", "max-tokens"},
+                   "max-ngram", "temperature", "top-k", "top-p", "seed", "max-tokens", "threads"},
                   {"plain", "json", "lookup", "with-replacement"});
   if (!args.has("target")) fail("--target: required (a .safetensors model)");
   if (!args.has("prompt")) fail("--prompt: required");
@@ -177,13 +178,21 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const std::string prompt = args.str("prompt", "");
   const bool json = args.has("json");
 
-  const GPTModel target_model = GPTModel::from_file(args.str("target", ""));
+  // --threads N: the models' passes split over N threads (the same tokens for any N).
+  const long long threads = args.integer("threads", 1);
+  if (threads < 1 || threads > kernels::ThreadPool::kMaxThreads) {
+    fail("--threads: must be in 1..", kernels::ThreadPool::kMaxThreads, ", got ", threads);
+  }
+  kernels::ThreadPool pool(static_cast<int>(threads));
+  GPTModel target_model = GPTModel::from_file(args.str("target", ""));
+  target_model.set_thread_pool(&pool);
   ModelSource target(target_model);
   // The draft model exists only for speculative decoding.
   std::unique_ptr<GPTModel> draft_model;
   std::unique_ptr<ModelSource> draft;
   if (!options.plain && args.has("draft")) {
     draft_model = std::make_unique<GPTModel>(GPTModel::from_file(args.str("draft", "")));
+    draft_model->set_thread_pool(&pool);
     draft = std::make_unique<ModelSource>(*draft_model);
   }
   // Heads draft from the target's own hidden states.

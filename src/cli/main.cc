@@ -23,13 +23,14 @@ const Command kCommands[] = {
      "generate --target T (--draft D | --heads H | --lookup | --plain) --prompt P\n"
      "           [--gamma G|auto|heuristic] [--gamma-max G] [--tree 3,2,1,1 [--with-replacement]]\n"
      "           [--min-ngram N] [--max-ngram N] [--temperature T] [--top-k K] [--top-p P]\n"
-     "           [--seed S] [--max-tokens N] [--json]   decode text"},
+     "           [--seed S] [--max-tokens N] [--threads N] [--json]   decode text"},
     {"logits", specdec::cli::cmd_logits,
      "logits --model M --prompt P [--json]   next-token log-probabilities after the prompt"},
     {"bench", specdec::cli::cmd_bench,
      "bench [--target T] [--draft D] [--heads H] [--repeats N] [--max-tokens N] [--gamma-max G]\n"
-     "           [--only kernels,models,verify,breakdown,spec,modes] [--quick] [--json]   native "
-     "benchmark tables (modes: only when named)"},
+     "           [--threads N [--thread-counts 1,2]]\n"
+     "           [--only kernels,models,verify,breakdown,threads,spec,modes] [--quick] [--json]\n"
+     "           native benchmark tables (modes: only when named; threads: with --threads > 1)"},
 };
 
 void usage(FILE* out) {

@@ -279,11 +279,11 @@ void panel_all_rows(const float* x, size_t m, size_t k, const detail::PackedRead
 
 // Panel by panel, in logical order (panel_all_rows). An unstriped W (in cache) with M = 1 goes
 // two panels at a time for more accumulator chains.
-void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
-                 const float* bias, float* out) {
+void matmul_vec4_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
+                        const float* bias, float* out, size_t p_begin, size_t p_end) {
   const detail::PackedReader rd(w_packed, n, k);
-  const size_t panels = (n + kPanelRows - 1) / kPanelRows;
-  size_t p = 0;
+  const size_t panels = std::min(p_end, (n + kPanelRows - 1) / kPanelRows);
+  size_t p = p_begin;
   if (m == 1 && rd.stripe == 0) {
     for (; p + 2 <= panels && (p + 2) * kPanelRows <= n; p += 2) {
       F4 s[2];
@@ -302,21 +302,33 @@ void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size
   }
 }
 
+void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
+                 const float* bias, float* out) {
+  matmul_vec4_panels(x, m, k, w_packed, n, bias, out, 0, (n + kPanelRows - 1) / kPanelRows);
+}
+
 namespace {
 thread_local MatmulTimer* matmul_timer = nullptr;
 }  // namespace
 
 void set_matmul_timer(MatmulTimer* timer) { matmul_timer = timer; }
 
+MatmulTimer* matmul_timer_installed() { return matmul_timer; }
+
+void matmul_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
+                   const float* bias, float* out, size_t p_begin, size_t p_end) {
+#if defined(__AVX2__)
+  matmul_avx2_panels(x, m, k, w_packed, n, bias, out, p_begin, p_end);
+#else
+  matmul_vec4_panels(x, m, k, w_packed, n, bias, out, p_begin, p_end);
+#endif
+}
+
 void matmul(const float* x, size_t m, size_t k, const float* w_packed, size_t n, const float* bias,
             float* out) {
   const auto start =
       matmul_timer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-#if defined(__AVX2__)
-  matmul_avx2(x, m, k, w_packed, n, bias, out);
-#else
-  matmul_vec4(x, m, k, w_packed, n, bias, out);
-#endif
+  matmul_panels(x, m, k, w_packed, n, bias, out, 0, (n + kPanelRows - 1) / kPanelRows);
   if (matmul_timer) {
     matmul_timer->ms +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -81,6 +81,12 @@ void unpack_weights(const float* w_packed, size_t n, size_t k, float* w);
 void matmul(const float* x, size_t m, size_t k, const float* w_packed, size_t n, const float* bias,
             float* out);
 
+// The outputs of panels [p_begin, p_end) only (columns 4 p_begin .. 4 p_end - 1 of every row of
+// out, clipped to n): the unit a thread pool splits a matmul by (kernels/parallel.h). Each output
+// is computed exactly as by matmul().
+void matmul_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
+                   const float* bias, float* out, size_t p_begin, size_t p_end);
+
 // Benchmark instrumentation (src/bench/ only): while a timer is installed on this thread,
 // matmul() adds each call's wall time to it, so that the benchmark can tell the matmuls' share
 // of a real forward pass from their time alone. Off (null) by default: one predictable branch
@@ -90,16 +96,21 @@ struct MatmulTimer {
   size_t calls = 0;
 };
 void set_matmul_timer(MatmulTimer* timer);
+MatmulTimer* matmul_timer_installed();
 
 // The 128-bit kernel behind matmul() in WASM and scalar builds (vec4.h backends). Compiled
 // everywhere so that native tests exercise the code WASM runs.
 void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
                  const float* bias, float* out);
+void matmul_vec4_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
+                        const float* bias, float* out, size_t p_begin, size_t p_end);
 
 #if defined(__AVX2__)
 // The 256-bit kernel behind matmul() in native builds (matmul_avx2.cc).
 void matmul_avx2(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
                  const float* bias, float* out);
+void matmul_avx2_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
+                        const float* bias, float* out, size_t p_begin, size_t p_end);
 #endif
 
 // Scalar reference in the canonical order over the unpacked W (n, k), one output at a time.

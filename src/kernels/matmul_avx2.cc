@@ -273,12 +273,12 @@ inline void finish(simd::F4 s, const float* bias, size_t count, float* out) {
 // Panel by panel, in logical order; up to 6 input rows in one sweep of the panel, more in groups
 // that take turns on each chunk (sweep_groups_avx2). An unstriped W (in cache) with M = 1 goes
 // two panels at a time.
-void matmul_avx2(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
-                 const float* bias, float* out) {
+void matmul_avx2_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
+                        const float* bias, float* out, size_t p_begin, size_t p_end) {
   const detail::PackedReader rd(w_packed, n, k);
   const float* xb = doubled_rows(x, m, k);
-  const size_t panels = (n + kPanelRows - 1) / kPanelRows;
-  size_t p = 0;
+  const size_t panels = std::min(p_end, (n + kPanelRows - 1) / kPanelRows);
+  size_t p = p_begin;
   if (m == 1 && rd.stripe == 0) {
     for (; p + 2 <= panels && (p + 2) * kPanelRows <= n; p += 2) {
       simd::F4 s[2];
@@ -308,6 +308,11 @@ void matmul_avx2(const float* x, size_t m, size_t k, const float* w_packed, size
       finish(sums[i].s, bias ? bias + row0 : nullptr, n_valid, out + i * n + row0);
     }
   }
+}
+
+void matmul_avx2(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
+                 const float* bias, float* out) {
+  matmul_avx2_panels(x, m, k, w_packed, n, bias, out, 0, (n + kPanelRows - 1) / kPanelRows);
 }
 
 }  // namespace specdec::kernels

@@ -7,6 +7,7 @@
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "kernels/parallel.h"
 #include "specdec/errors.h"
 
 namespace specdec {
@@ -14,9 +15,7 @@ namespace specdec {
 using kernels::add_inplace;
 using kernels::attend;
 using kernels::attend_gather;
-using kernels::gelu;
 using kernels::layernorm;
-using kernels::matmul;
 
 namespace {
 
@@ -110,6 +109,7 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
     }
   }
   const PassLayout lay = layout_pass(tree_parents, cache, T, cfg.block_size);
+  kernels::ThreadPool* const pool = pool_;  // null: one thread
 
   // Activations, one row per new token.
   std::vector<float> x(T * C);               // (T, C) residual stream
@@ -118,7 +118,6 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
   std::vector<float> att(T * C);             // (T, C) attention output, heads concatenated
   std::vector<float> proj(T * C);            // (T, C) a block's contribution to the residual
   std::vector<float> hidden_mlp(T * 4 * C);  // (T, 4C) MLP hidden layer
-  std::vector<float> scores(pos0 + T);       // (pos0 + T,) one query row's attention weights
   std::vector<float> logits(T * V);          // (T, V)
 
   // x = wte[token] + wpe[position]
@@ -135,7 +134,8 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
     for (size_t t = 0; t < T; ++t) {
       layernorm(&x[t * C], w.ln_1_weight.data(), w.ln_1_bias.data(), C, &xn[t * C]);
     }
-    matmul(xn.data(), T, C, w.c_attn.data(), 3 * C, w.c_attn_bias.data(), qkv.data());
+    kernels::matmul(pool, xn.data(), T, C, w.c_attn.data(), 3 * C, w.c_attn_bias.data(),
+                    qkv.data());
     // Store this pass's keys and values first: token t attends to slots that include the
     // earlier tokens of the same pass.
     for (size_t t = 0; t < T; ++t) {
@@ -146,28 +146,39 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
         std::copy(v, v + hs, cache.values(l, h) + (pos0 + t) * hs);
       }
     }
-    for (size_t t = 0; t < T; ++t) {
-      for (size_t h = 0; h < H; ++h) {
-        if (t < lay.n_seq) {  // sequence: slots 0 .. pos0 + t
-          attend(&qkv[t * 3 * C + h * hs], cache.keys(l, h), cache.values(l, h), pos0 + t + 1, hs,
-                 scores.data(), &att[t * C + h * hs]);
-        } else {  // tree node: the sequence, then its ancestors and itself
-          const std::vector<size_t>& vis = lay.tree_visible[t];
-          attend_gather(&qkv[t * 3 * C + h * hs], cache.keys(l, h), cache.values(l, h), lay.seq_len,
-                        vis.data(), vis.size(), hs, scores.data(), &att[t * C + h * hs]);
-        }
-      }
-    }
-    matmul(att.data(), T, C, w.attn_proj.data(), C, w.attn_proj_bias.data(), proj.data());
+    // One (token, head) pair per item, split over the pool: each output row of att is one
+    // item's, computed as on one thread. scores: (pos0 + T,) one query row's weights, per thread.
+    const size_t attend_macs = 2 * T * H * (pos0 + T) * hs;
+    kernels::for_ranges(pool, kernels::parts_for(pool, attend_macs, kernels::kMinMacsPerPart),
+                        T * H, 1, [&](size_t i0, size_t i1) {
+                          thread_local std::vector<float> scores;
+                          if (scores.size() < pos0 + T) scores.resize(pos0 + T);
+                          for (size_t i = i0; i < i1; ++i) {
+                            const size_t t = i / H, h = i % H;
+                            if (t < lay.n_seq) {  // sequence: slots 0 .. pos0 + t
+                              attend(&qkv[t * 3 * C + h * hs], cache.keys(l, h), cache.values(l, h),
+                                     pos0 + t + 1, hs, scores.data(), &att[t * C + h * hs]);
+                            } else {  // tree node: the sequence, then its ancestors and itself
+                              const std::vector<size_t>& vis = lay.tree_visible[t];
+                              attend_gather(&qkv[t * 3 * C + h * hs], cache.keys(l, h),
+                                            cache.values(l, h), lay.seq_len, vis.data(), vis.size(),
+                                            hs, scores.data(), &att[t * C + h * hs]);
+                            }
+                          }
+                        });
+    kernels::matmul(pool, att.data(), T, C, w.attn_proj.data(), C, w.attn_proj_bias.data(),
+                    proj.data());
     add_inplace(x.data(), proj.data(), T * C);
 
     // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(.)))
     for (size_t t = 0; t < T; ++t) {
       layernorm(&x[t * C], w.ln_2_weight.data(), w.ln_2_bias.data(), C, &xn[t * C]);
     }
-    matmul(xn.data(), T, C, w.c_fc.data(), 4 * C, w.c_fc_bias.data(), hidden_mlp.data());
-    gelu(hidden_mlp.data(), T * 4 * C);
-    matmul(hidden_mlp.data(), T, 4 * C, w.mlp_proj.data(), C, w.mlp_proj_bias.data(), proj.data());
+    kernels::matmul(pool, xn.data(), T, C, w.c_fc.data(), 4 * C, w.c_fc_bias.data(),
+                    hidden_mlp.data());
+    kernels::gelu(pool, hidden_mlp.data(), T * 4 * C);
+    kernels::matmul(pool, hidden_mlp.data(), T, 4 * C, w.mlp_proj.data(), C, w.mlp_proj_bias.data(),
+                    proj.data());
     add_inplace(x.data(), proj.data(), T * C);
   }
 
@@ -175,7 +186,7 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
   for (size_t t = 0; t < T; ++t) {
     layernorm(&x[t * C], weights_.ln_f_weight.data(), weights_.ln_f_bias.data(), C, &xn[t * C]);
   }
-  matmul(xn.data(), T, C, weights_.lm_head.data(), V, nullptr, logits.data());
+  kernels::matmul(pool, xn.data(), T, C, weights_.lm_head.data(), V, nullptr, logits.data());
   if (hidden) hidden->assign(xn.begin(), xn.end());
   cache.size_ = pos0 + T;
   cache.tree_parent_.insert(cache.tree_parent_.end(), lay.tree_parent.begin(),

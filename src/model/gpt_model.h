@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/thread_pool.h"
 #include "model/gpt_config.h"
 #include "model/kv_cache.h"
 
@@ -64,6 +65,12 @@ class GPTModel {
   const GPTConfig& config() const { return config_; }
   const GPTWeights& weights() const { return weights_; }
 
+  // The threads forward() splits its matmuls and attention over (kernels/parallel.h): null
+  // (the default) runs on the calling thread. Results are bit-identical for any pool. The pool
+  // must outlive the model's use of it; one pool may serve any number of models.
+  void set_thread_pool(kernels::ThreadPool* pool) { pool_ = pool; }
+  kernels::ThreadPool* thread_pool() const { return pool_; }
+
   // Runs tokens (k >= 1 new tokens) at positions cache.size() .. cache.size() + k - 1,
   // appends their keys and values to cache and returns the (k, V) logits, row-major: row i
   // scores the token after tokens[i]. Every row is bit-identical whatever k is (batch
@@ -90,6 +97,7 @@ class GPTModel {
 
   GPTConfig config_;
   GPTWeights weights_;
+  kernels::ThreadPool* pool_ = nullptr;
 };
 
 }  // namespace specdec

@@ -8,6 +8,7 @@
 
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "kernels/parallel.h"
 #include "model/safetensors.h"
 #include "specdec/errors.h"
 
@@ -148,18 +149,20 @@ std::vector<float> MedusaHeads::forward(const float* h, int next_token) const {
     }
     e = target_->weights().wte.data() + static_cast<size_t>(next_token) * C;
   }
+  kernels::ThreadPool* const pool = target_->thread_pool();  // the target's threads
   for (size_t i = 0; i < K; ++i) {
     float* ri = r.data() + i * C;
-    kernels::matmul(h, 1, C, weight_[i].data(), C, bias_[i].data(), ri);  // W_i h + b_i
+    kernels::matmul(pool, h, 1, C, weight_[i].data(), C, bias_[i].data(), ri);  // W_i h + b_i
     if (e) {
-      kernels::matmul(e, 1, C, token_weight_[i].data(), C, nullptr, t.data());  // U_i e
+      kernels::matmul(pool, e, 1, C, token_weight_[i].data(), C, nullptr, t.data());  // U_i e
       kernels::add_inplace(ri, t.data(), C);
     }
     kernels::silu(ri, C);
     kernels::add_inplace(ri, h, C);  // h + silu(.)
   }
   std::vector<float> logits(K * V);  // (K, V): all heads through the LM head at once
-  kernels::matmul(r.data(), K, C, target_->weights().lm_head.data(), V, nullptr, logits.data());
+  kernels::matmul(pool, r.data(), K, C, target_->weights().lm_head.data(), V, nullptr,
+                  logits.data());
   return logits;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/thread_pool.h"
 #include "model/gpt_model.h"
 #include "specdec/errors.h"
 
@@ -140,16 +141,50 @@ TEST(Bench, PassTimerTimesEveryKUpToItsMaximum) {
   EXPECT_EQ(forward_ms(m, 2, {8}, 3).runs, 3);
 }
 
-TEST(Bench, SplitMatmulIsBitIdenticalToOneThread) {
-  if (!kHasThreads) GTEST_SKIP() << "no threads in this build";
-  const GPTModel m = GPTModel::from_file(fixture("tiny_f32.safetensors"));
-  // split_matmul_ms throws when any output of the split differs from one thread's.
-  for (int threads : {1, 2}) {
-    const Stats s = split_matmul_ms(m, threads, 1);
-    EXPECT_EQ(s.runs, 1) << threads;
-    EXPECT_GT(s.median, 0.0) << threads;
+TEST(Bench, ThreadedReadAndPeakCountEveryThread) {
+  kernels::ThreadPool pool(2);
+  const Stats one = read_gbs(1 << 20, 2, 2.0, 8);
+  const Stats two = read_gbs(1 << 20, 2, 2.0, 8, &pool);
+  EXPECT_EQ(two.runs, 2);
+  EXPECT_GT(two.median, 0.0);
+  EXPECT_GT(one.median, 0.0);
+  EXPECT_GT(pool.stats().runs, 0u);  // both threads read
+  EXPECT_GT(muladd_gflops(2, 2.0, &pool).median, 0.0);
+  EXPECT_GT(fork_join_us(pool, 2).median, 0.0);
+}
+
+TEST(Bench, ThreadPhysicsMeasuresEveryCountAndK) {
+  GPTModel t = GPTModel::from_file(fixture("tiny_f32.safetensors"));
+  GPTModel d = GPTModel::from_file(fixture("tiny_f32.safetensors"));
+  kernels::ThreadPool pool(2);
+  EXPECT_THROW(thread_physics(t, d, pool, {1, 2}, 3, 1, 1.0), Error);  // models not on the pool
+  t.set_thread_pool(&pool);
+  d.set_thread_pool(&pool);
+  const std::vector<ThreadPhysics> rows = thread_physics(t, d, pool, {1, 2}, 3, 1, 1.0);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ThreadPhysics& r : rows) {
+    ASSERT_EQ(r.pass_ms.size(), 3u);
+    ASSERT_EQ(r.roofline_ms.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) EXPECT_GT(r.pass_ms[k].median, 0.0);
+    EXPECT_GE(r.roofline_ms[2], r.roofline_ms[0]);
+    EXPECT_GT(r.draft_step_ms.median, 0.0);
   }
-  EXPECT_THROW(split_matmul_ms(m, 0, 1), Error);
+  EXPECT_EQ(pool.threads(), 2);  // restored
+  EXPECT_THROW(thread_physics(t, d, pool, {3}, 3, 1, 1.0), Error);
+  EXPECT_THROW(thread_physics(t, d, pool, {}, 3, 1, 1.0), Error);
+}
+
+TEST(Bench, DecodingByThreadsGivesTheSameAcceptance) {
+  GPTModel t = GPTModel::from_file(fixture("tiny_f32.safetensors"));
+  GPTModel d = GPTModel::from_file(fixture("tiny_f16.safetensors"));
+  kernels::ThreadPool pool(2);
+  t.set_thread_pool(&pool);
+  d.set_thread_pool(&pool);
+  const std::vector<ThreadDecoding> rows = decode_by_threads(t, d, pool, {1, 2}, 2, 0.0f, 16, 1);
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows[0].alpha.size(), 2u);
+  EXPECT_EQ(rows[0].alpha, rows[1].alpha);  // same tokens at any thread count
+  EXPECT_GE(rows[1].best_gamma, 1);
 }
 
 }  // namespace

@@ -86,9 +86,13 @@ std::vector<Case> load_cases() {
   return cases;
 }
 
+std::map<std::string, std::unique_ptr<GPTModel>>& models() {
+  static std::map<std::string, std::unique_ptr<GPTModel>> loaded;
+  return loaded;
+}
+
 const GPTModel& model(const std::string& rel) {
-  static std::map<std::string, std::unique_ptr<GPTModel>> models;
-  auto& slot = models[rel];
+  auto& slot = models()[rel];
   if (!slot) slot = std::make_unique<GPTModel>(GPTModel::from_file(repo_path(rel)));
   return *slot;
 }
@@ -99,9 +103,16 @@ TEST(Determinism, FixtureHasCases) {
   for (const Case& c : cases) EXPECT_FALSE(c.tokens.empty()) << c.name << ": no expected tokens";
 }
 
-TEST(Determinism, NativeBuildGivesTheRecordedTokens) {
+// At 1, 2 and 3 threads: thread counts change no token.
+class DeterminismThreads : public ::testing::TestWithParam<int> {};
+
+TEST_P(DeterminismThreads, NativeBuildGivesTheRecordedTokens) {
+  kernels::ThreadPool pool(GetParam());
   for (const Case& c : load_cases()) {
     SCOPED_TRACE(c.name);
+    model(c.target);
+    if (!c.draft.empty()) model(c.draft);
+    for (auto& [name, m] : models()) m->set_thread_pool(GetParam() > 1 ? &pool : nullptr);
     ModelSource target(model(c.target));
     std::unique_ptr<ModelSource> draft;
     if (!c.plain && !c.draft.empty()) draft = std::make_unique<ModelSource>(model(c.draft));
@@ -117,7 +128,10 @@ TEST(Determinism, NativeBuildGivesTheRecordedTokens) {
     while (!decoder.done()) decoder.step(rng);
     EXPECT_EQ(decoder.generated(), c.tokens);
   }
+  for (auto& [name, m] : models()) m->set_thread_pool(nullptr);
 }
+
+INSTANTIATE_TEST_SUITE_P(Threads, DeterminismThreads, ::testing::Values(1, 2, 3));
 
 }  // namespace
 }  // namespace specdec

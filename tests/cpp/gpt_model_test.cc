@@ -61,15 +61,23 @@ void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.model; }
 // its golden was computed by PyTorch from the same (widened) weights.
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
+// At 1, 2 and 3 threads (kernels/thread_pool.h): the same bits each time.
 TEST_P(GoldenTest, ForwardMatchesPyTorch) {
   const GoldenCase& c = GetParam();
-  const GPTModel model = GPTModel::from_file(repo(c.model));
+  GPTModel model = GPTModel::from_file(repo(c.model));
   const Golden golden = read_golden(c.golden, c.key);
   ASSERT_EQ(golden.logits.size(), golden.tokens.size());
   const size_t V = model.config().vocab_size;
 
   KVCache cache(model.config());
   const std::vector<float> logits = model.forward(golden.tokens, cache);
+  for (int threads : {2, 3}) {
+    kernels::ThreadPool pool(threads);
+    model.set_thread_pool(&pool);
+    KVCache c2(model.config());
+    EXPECT_TRUE(bitwise_equal(model.forward(golden.tokens, c2), logits)) << threads << " threads";
+    model.set_thread_pool(nullptr);
+  }
   ASSERT_EQ(logits.size(), golden.tokens.size() * V);
   EXPECT_EQ(cache.size(), golden.tokens.size());
   double worst = 0.0;

@@ -1,0 +1,241 @@
+// The thread pool (kernels/thread_pool.h) and the forward pass split over it
+// (kernels/parallel.h): every part runs once, nested and concurrent runs stay correct, and every
+// output is bit-identical to one thread's for any thread count — matmuls of every shape split
+// into 1..5 parts, and the shipped models' logits for prefill, decode and tree passes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "kernels/parallel.h"
+#include "kernels/thread_pool.h"
+#include "model/gpt_model.h"
+#include "model/heads.h"
+#include "sampling/rng.h"
+
+namespace specdec {
+namespace {
+
+using kernels::ThreadPool;
+
+std::string repo(const std::string& path) { return std::string(SPECDEC_SOURCE_DIR) + "/" + path; }
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<float> random_floats(Rng& rng, size_t n) {
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(2.0 * rng.uniform() - 1.0);
+  return v;
+}
+
+// ------------------------------------------------------------------ the pool
+
+TEST(ThreadPool, RunsEveryPartOnce) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.max_threads(), threads);
+    for (int parts = 1; parts <= 10; ++parts) {
+      for (int rep = 0; rep < 50; ++rep) {
+        std::vector<std::atomic<int>> hits(parts);
+        pool.run(parts, [&](int p) { hits[p].fetch_add(1); });
+        for (int p = 0; p < parts; ++p) {
+          ASSERT_EQ(hits[p].load(), 1) << threads << " threads, " << parts << " parts, part " << p;
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, PartsRunOnDistinctThreads) {
+  ThreadPool pool(3);
+  std::thread::id ids[3];
+  pool.run(3, [&](int p) { ids[p] = std::this_thread::get_id(); });
+  EXPECT_EQ(ids[0], std::this_thread::get_id());  // part 0: the caller
+  EXPECT_NE(ids[1], ids[0]);
+  EXPECT_NE(ids[2], ids[0]);
+  EXPECT_NE(ids[1], ids[2]);
+  EXPECT_GE(pool.stats().runs, 1u);
+}
+
+TEST(ThreadPool, FewerThreadsInUseAfterSetThreads) {
+  ThreadPool pool(3);
+  pool.set_threads(1);
+  EXPECT_EQ(pool.threads(), 1);
+  std::thread::id ids[3];
+  pool.run(3, [&](int p) { ids[p] = std::this_thread::get_id(); });
+  for (const auto& id : ids) EXPECT_EQ(id, std::this_thread::get_id());
+  pool.set_threads(2);
+  pool.run(3, [&](int p) { ids[p] = std::this_thread::get_id(); });
+  EXPECT_EQ(ids[0], ids[2]);  // thread 0 takes parts 0 and 2
+  EXPECT_NE(ids[0], ids[1]);
+  EXPECT_THROW(pool.set_threads(0), std::invalid_argument);
+  EXPECT_THROW(pool.set_threads(4), std::invalid_argument);
+}
+
+TEST(ThreadPool, RejectsBadSizes) {
+  for (int bad : {0, -1, ThreadPool::kMaxThreads + 1}) {
+    try {
+      ThreadPool pool(bad);
+      FAIL() << bad << " threads accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("threads"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ThreadPool, NestedRunGoesSerial) {
+  ThreadPool pool(2);
+  std::atomic<int> inner{0};
+  pool.run(2, [&](int) { pool.run(3, [&](int) { inner.fetch_add(1); }); });
+  EXPECT_EQ(inner.load(), 6);
+  EXPECT_GE(pool.stats().serial, 2u);
+}
+
+TEST(ThreadPool, ConcurrentCallersShareOnePool) {
+  ThreadPool pool(2);
+  std::atomic<long> sum{0};
+  auto caller = [&] {
+    for (int i = 0; i < 2000; ++i) pool.run(2, [&](int p) { sum.fetch_add(p + 1); });
+  };
+  std::thread a(caller), b(caller);
+  a.join();
+  b.join();
+  EXPECT_EQ(sum.load(), 2 * 2000 * 3);
+}
+
+TEST(ThreadPool, WakesWorkersThatWentToSleep) {
+  ThreadPool pool(3);
+  pool.set_spin_micros(0);  // sleep at once
+  for (int i = 0; i < 20; ++i) {
+    std::atomic<int> hits{0};
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    pool.run(3, [&](int) { hits.fetch_add(1); });
+    ASSERT_EQ(hits.load(), 3);
+  }
+  EXPECT_GT(pool.stats().wakeups, 0u);
+}
+
+TEST(ThreadPool, IdleWorkersSleepInsteadOfSpinning) {
+  ThreadPool pool(2);
+  pool.run(2, [](int) {});
+  // After the spin window the worker blocks: the process's CPU time stops growing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::clock_t c0 = std::clock();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double cpu_ms = 1000.0 * double(std::clock() - c0) / CLOCKS_PER_SEC;
+  EXPECT_LT(cpu_ms, 50.0) << "an idle pool used " << cpu_ms << " ms of CPU in 200 ms";
+}
+
+// ------------------------------------------------------------------ split matmuls
+
+TEST(ParallelMatmul, AnySplitIsBitIdentical) {
+  Rng rng(7);
+  ThreadPool pool(3);
+  // Unstriped (in cache) and striped shapes, partial last panels, the models' shapes.
+  const std::pair<size_t, size_t> kShapes[] = {{5, 7},      {8, 16},     {33, 64},    {100, 256},
+                                               {768, 256},  {256, 1024}, {1024, 256}, {256, 128},
+                                               {1536, 512}, {2050, 512}, {13, 1024}};
+  for (const auto& [n, k] : kShapes) {
+    const std::vector<float> w = random_floats(rng, n * k), bias = random_floats(rng, n);
+    std::vector<float> packed(kernels::packed_size(n, k));
+    kernels::pack_weights(w.data(), n, k, packed.data());
+    for (size_t m : {1, 2, 3, 5, 8, 9}) {
+      const std::vector<float> x = random_floats(rng, m * k);
+      std::vector<float> one(m * n);
+      kernels::matmul(x.data(), m, k, packed.data(), n, bias.data(), one.data());
+      for (int parts = 1; parts <= 5; ++parts) {
+        std::vector<float> got(m * n, -1.0f);
+        kernels::matmul_parts(&pool, parts, x.data(), m, k, packed.data(), n, bias.data(),
+                              got.data());
+        ASSERT_TRUE(same_bits(got, one))
+            << "N=" << n << " K=" << k << " M=" << m << " parts " << parts;
+      }
+      std::vector<float> got(m * n, -1.0f);
+      kernels::matmul(&pool, x.data(), m, k, packed.data(), n, bias.data(), got.data());
+      ASSERT_TRUE(same_bits(got, one)) << "N=" << n << " K=" << k << " M=" << m;
+    }
+  }
+}
+
+TEST(ParallelMatmul, SmallMatricesStayOnOneThread) {
+  ThreadPool pool(2);
+  Rng rng(3);
+  const size_t n = 256, k = 128;  // the small draft's LM head: 32k multiply-adds
+  const std::vector<float> w = random_floats(rng, n * k), x = random_floats(rng, k);
+  std::vector<float> packed(kernels::packed_size(n, k)), out(n);
+  kernels::pack_weights(w.data(), n, k, packed.data());
+  kernels::matmul(&pool, x.data(), 1, k, packed.data(), n, nullptr, out.data());
+  EXPECT_EQ(pool.stats().runs, 0u);
+  const size_t big_n = 1024, big_k = 512;  // a large target's MLP: 512k
+  const std::vector<float> bw = random_floats(rng, big_n * big_k), bx = random_floats(rng, big_k);
+  std::vector<float> bpacked(kernels::packed_size(big_n, big_k)), bout(big_n);
+  kernels::pack_weights(bw.data(), big_n, big_k, bpacked.data());
+  kernels::matmul(&pool, bx.data(), 1, big_k, bpacked.data(), big_n, nullptr, bout.data());
+  EXPECT_EQ(pool.stats().runs, 1u);
+}
+
+// ------------------------------------------------------------------ the forward pass
+
+struct PassOutputs {
+  std::vector<std::vector<float>> logits, hidden;
+};
+
+// Prefill of 37 tokens, 3 one-token steps, a 5-token verify pass, a rollback, and a 4-node
+// tree pass: the passes a decoder makes.
+PassOutputs run_passes(const GPTModel& model) {
+  PassOutputs out;
+  KVCache cache(model.config());
+  std::vector<int> prompt;
+  for (int i = 0; i < 37; ++i) prompt.push_back((i * 37 + 11) % 256);
+  auto pass = [&](const std::vector<int>& tokens, const std::vector<int>* parents = nullptr) {
+    std::vector<float> hidden;
+    out.logits.push_back(model.forward(tokens, cache, parents, &hidden));
+    out.hidden.push_back(std::move(hidden));
+  };
+  pass(prompt);
+  for (int t : {65, 66, 67}) pass({t});
+  pass({32, 116, 104, 101, 32});
+  cache.truncate(cache.size() - 3);
+  const std::vector<int> parents = {KVCache::kTreeRoot, static_cast<int>(cache.size()),
+                                    KVCache::kTreeRoot, static_cast<int>(cache.size() + 2)};
+  pass({97, 98, 99, 100}, &parents);
+  return out;
+}
+
+class ForwardThreads : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ForwardThreads, LogitsBitIdenticalAt1To3Threads) {
+  GPTModel model = GPTModel::from_file(repo(GetParam()));
+  const PassOutputs one = run_passes(model);
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    model.set_thread_pool(&pool);
+    const PassOutputs got = run_passes(model);
+    ASSERT_EQ(got.logits.size(), one.logits.size());
+    for (size_t i = 0; i < one.logits.size(); ++i) {
+      EXPECT_TRUE(same_bits(got.logits[i], one.logits[i])) << threads << " threads, pass " << i;
+      EXPECT_TRUE(same_bits(got.hidden[i], one.hidden[i])) << threads << " threads, pass " << i;
+    }
+    if (model.config().n_embd >= 256) {  // the targets: the pool really ran parts
+      EXPECT_GT(pool.stats().runs, 0u) << threads << " threads";
+    }
+    model.set_thread_pool(nullptr);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ForwardThreads,
+                         ::testing::Values("tests/fixtures/tiny_f32.safetensors",
+                                           "models/target.safetensors", "models/draft.safetensors",
+                                           "models/large-target.safetensors",
+                                           "models/large-draft.safetensors"));
+
+}  // namespace
+}  // namespace specdec
