@@ -61,3 +61,58 @@ target_link_options(specdec_bench_wasm PRIVATE
   ${SPECDEC_WASM_LINK_OPTIONS}
   -sENVIRONMENT=web,worker
 )
+
+# ---------------------------------------------------------------------------- threaded module
+# The same library and bindings built with -pthread (specdec-core-mt.*), beside the
+# single-threaded module; web/lib picks it when SharedArrayBuffer is usable (crossOriginIsolated
+# pages and workers, Node). Differences, each for a reason measured or hit in this toolchain:
+# - -fexceptions (JS-based C++ exceptions), not -fwasm-exceptions: with -pthread, Debian's
+#   Emscripten 3.1.6 (clang 14) stores the landing-pad context in a plain global while its
+#   libunwind reads a thread-local one, so no typed catch clause ever matches and every
+#   specdec::Error would reach JS as an opaque WebAssembly.Exception.
+# - the pool size is chosen at run time (Module.specdecPoolSize: workers made before main()
+#   runs; a std::thread beyond them would only start after the caller yields to the event loop,
+#   which a synchronous fork-join never does). At least 1: with 0 the module never gets ready.
+# - two glues over one .wasm (the bytes do not depend on -sENVIRONMENT): an ES module for
+#   browsers and workers (specdec-core-mt.js + specdec-core-mt.worker.js), and one for Node
+#   (specdec-core-mt-node.mjs + its CommonJS worker, renamed .cjs by scripts/build-wasm because
+#   the package is "type": "module"); NODEJS_CATCH_*=0: a library must not install
+#   process-wide handlers.
+file(GLOB SPECDEC_MT_SOURCES CONFIGURE_DEPENDS
+  ${CMAKE_SOURCE_DIR}/src/kernels/*.cc ${CMAKE_SOURCE_DIR}/src/model/*.cc
+  ${CMAKE_SOURCE_DIR}/src/sampling/*.cc ${CMAKE_SOURCE_DIR}/src/specdec/*.cc
+  ${CMAKE_SOURCE_DIR}/src/bench/*.cc)
+add_library(specdec_core_mt STATIC ${SPECDEC_MT_SOURCES})
+target_include_directories(specdec_core_mt PUBLIC ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(specdec_core_mt PUBLIC xtensor_headers)
+target_compile_options(specdec_core_mt PUBLIC -msimd128 -pthread -fexceptions)
+
+set(SPECDEC_WASM_MT_LINK_OPTIONS
+  -O3 -msimd128 -pthread -fexceptions -lembind
+  -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createSpecdecModule
+  -sALLOW_MEMORY_GROWTH=1 -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0
+  "-sPTHREAD_POOL_SIZE=Math.max(1,Module['specdecPoolSize']|0)"
+)
+set(SPECDEC_NODE_LINK_OPTIONS
+  -sENVIRONMENT=node -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0
+  --extern-pre-js ${CMAKE_SOURCE_DIR}/cmake/node-esm-pre.js
+)
+
+add_executable(specdec_wasm_mt ${BINDING_SOURCES})
+set_target_properties(specdec_wasm_mt PROPERTIES OUTPUT_NAME specdec-core-mt)
+target_link_libraries(specdec_wasm_mt PRIVATE specdec_core_mt)
+target_link_options(specdec_wasm_mt PRIVATE ${SPECDEC_WASM_MT_LINK_OPTIONS} -sENVIRONMENT=web,worker)
+
+add_executable(specdec_wasm_mt_node ${BINDING_SOURCES})
+set_target_properties(specdec_wasm_mt_node PROPERTIES OUTPUT_NAME specdec-core-mt-node SUFFIX .mjs)
+target_link_libraries(specdec_wasm_mt_node PRIVATE specdec_core_mt)
+target_link_options(specdec_wasm_mt_node PRIVATE ${SPECDEC_WASM_MT_LINK_OPTIONS}
+  ${SPECDEC_NODE_LINK_OPTIONS})
+
+# The benchmark's threaded module (Node): bench/run.mjs measures 1..T threads with it.
+add_executable(specdec_bench_wasm_mt EXCLUDE_FROM_ALL ${BINDING_SOURCES}
+  ${CMAKE_SOURCE_DIR}/src/bindings/bench_bindings.cc)
+set_target_properties(specdec_bench_wasm_mt PROPERTIES OUTPUT_NAME specdec-bench-mt SUFFIX .mjs)
+target_link_libraries(specdec_bench_wasm_mt PRIVATE specdec_core_mt)
+target_link_options(specdec_bench_wasm_mt PRIVATE ${SPECDEC_WASM_MT_LINK_OPTIONS}
+  ${SPECDEC_NODE_LINK_OPTIONS})

@@ -12,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "bindings/interop.h"
+#include "bindings/threads.h"
 #include "model/gpt_model.h"
 
 namespace specdec::bindings {
@@ -34,7 +35,9 @@ BenchModel* bench_load_model(val bytes) {
   return guard([&] {
     std::vector<uint8_t> buffer(js_length(bytes));
     val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
-    return new BenchModel{GPTModel::from_safetensors(buffer.data(), buffer.size())};
+    auto* m = new BenchModel{GPTModel::from_safetensors(buffer.data(), buffer.size())};
+    m->model.set_thread_pool(module_pool());
+    return m;
   });
 }
 
@@ -61,14 +64,16 @@ val bench_forward(const BenchModel& b, double k, val pasts_js, int repeats) {
 }
 
 val bench_read_gbs(double bytes, int repeats, double min_ms, int streams) {
-  return guard(
-      [&] { return stats_to_js(bench::read_gbs(size_t(bytes), repeats, min_ms, streams)); });
+  return guard([&] {
+    return stats_to_js(bench::read_gbs(size_t(bytes), repeats, min_ms, streams, module_pool()));
+  });
 }
 
 // { gbs: Stats (the best), streams, byStreams: Stats[] for 1, 2, 4, 8, 16 streams }
 val bench_best_read_gbs(double bytes, int repeats, double min_ms) {
   return guard([&] {
-    const bench::ReadBandwidth r = bench::best_read_gbs(size_t(bytes), repeats, min_ms);
+    const bench::ReadBandwidth r =
+        bench::best_read_gbs(size_t(bytes), repeats, min_ms, module_pool());
     val o = val::object();
     o.set("gbs", stats_to_js(r.gbs));
     o.set("streams", r.streams);
@@ -80,7 +85,7 @@ val bench_best_read_gbs(double bytes, int repeats, double min_ms) {
 }
 
 val bench_muladd_gflops(int repeats, double min_ms) {
-  return guard([&] { return stats_to_js(bench::muladd_gflops(repeats, min_ms)); });
+  return guard([&] { return stats_to_js(bench::muladd_gflops(repeats, min_ms, module_pool())); });
 }
 
 double bench_weight_bytes(const BenchModel& b) {
@@ -169,6 +174,77 @@ val bench_decode(const BenchModel& target, BenchModel* draft, val prompts_js, in
   });
 }
 
+std::vector<int> counts_from_js(const val& a) { return int_vector_from_js(a); }
+
+kernels::ThreadPool& pool_or_fail() {
+  kernels::ThreadPool* p = module_pool();
+  if (!p) fail("threads: this module runs on one thread (load the threaded build)");
+  return *p;
+}
+
+// bench::thread_physics for thread counts `threads` (number[]): one object per count with
+// readGbs, peakGflops, forkJoinUs, regionsPerPass, draftStepMs (Stats) and passMs, matmulMs
+// (Stats[] for k = 1..maxK), rooflineMs (number[]).
+val bench_thread_physics(const BenchModel& target, const BenchModel& draft, val threads,
+                         double max_k, int repeats, double min_ms) {
+  return guard([&] {
+    val rows = val::array();
+    for (const bench::ThreadPhysics& t :
+         bench::thread_physics(target.model, draft.model, pool_or_fail(), counts_from_js(threads),
+                               size_t(max_k), repeats, min_ms)) {
+      val o = val::object();
+      o.set("threads", t.threads);
+      o.set("readGbs", stats_to_js(t.read_gbs));
+      o.set("peakGflops", stats_to_js(t.peak_gflops));
+      o.set("forkJoinUs", stats_to_js(t.fork_join_us));
+      o.set("regionsPerPass", t.regions_per_pass);
+      o.set("draftStepMs", stats_to_js(t.draft_step_ms));
+      val pass = val::array(), mm = val::array(), roof = val::array();
+      for (size_t k = 0; k < t.pass_ms.size(); ++k) {
+        pass.call<void>("push", stats_to_js(t.pass_ms[k]));
+        mm.call<void>("push", stats_to_js(t.matmul_ms[k]));
+        roof.call<void>("push", t.roofline_ms[k]);
+      }
+      o.set("passMs", pass);
+      o.set("matmulMs", mm);
+      o.set("rooflineMs", roof);
+      rows.call<void>("push", o);
+    }
+    return rows;
+  });
+}
+
+// bench::decode_by_threads: { threads, plainMsPerToken, specMsPerToken: Stats[] (gamma 1..),
+// alpha: number[], bestGamma, draftStepMs }[].
+val bench_decode_by_threads(const BenchModel& target, const BenchModel& draft, val threads,
+                            int gamma_max, double temperature, double max_new_tokens, int repeats) {
+  return guard([&] {
+    val rows = val::array();
+    for (const bench::ThreadDecoding& d : bench::decode_by_threads(
+             target.model, draft.model, pool_or_fail(), counts_from_js(threads), gamma_max,
+             float(temperature), size_t(max_new_tokens), repeats)) {
+      val o = val::object();
+      o.set("threads", d.threads);
+      o.set("plainMsPerToken", stats_to_js(d.plain_ms_per_token));
+      val spec = val::array(), alpha = val::array();
+      for (size_t g = 0; g < d.spec_ms_per_token.size(); ++g) {
+        spec.call<void>("push", stats_to_js(d.spec_ms_per_token[g]));
+        alpha.call<void>("push", d.alpha[g]);
+      }
+      o.set("specMsPerToken", spec);
+      o.set("alpha", alpha);
+      o.set("bestGamma", d.best_gamma);
+      o.set("draftStepMs", stats_to_js(d.draft_step_ms));
+      rows.call<void>("push", o);
+    }
+    return rows;
+  });
+}
+
+val bench_fork_join_us(int repeats) {
+  return guard([&] { return stats_to_js(bench::fork_join_us(pool_or_fail(), repeats)); });
+}
+
 val bench_prompts() {
   val out = val::array();
   for (const std::string& p : bench::prompts()) out.call<void>("push", val(p));
@@ -193,6 +269,9 @@ EMSCRIPTEN_BINDINGS(specdec_bench) {
   function("benchPassBreakdown", &bench_pass_breakdown);
   function("benchDecode", &bench_decode, allow_raw_pointers());
   function("benchPrompts", &bench_prompts);
+  function("benchThreadPhysics", &bench_thread_physics);
+  function("benchDecodeByThreads", &bench_decode_by_threads);
+  function("benchForkJoinUs", &bench_fork_join_us);
 }
 
 }  // namespace specdec::bindings

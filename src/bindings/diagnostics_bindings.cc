@@ -1,7 +1,8 @@
 // The diagnostics of the shipped module (the only measurement code in it; every other timing
 // entry point lives in the benchmark's own module, src/bindings/bench_bindings.cc):
-//   measureReadBandwidth(bytes, repeats) -> { median, min, max, runs, streams }: GB/s at which
-//     one core reads a buffer of `bytes` (src/bench/bandwidth.cc, with the kernels' 8 streams),
+//   measureReadBandwidth(bytes, repeats, threads) -> { median, min, max, runs, streams }: GB/s
+//     at which `threads` cores together read a buffer of `bytes` (src/bench/bandwidth.cc, with
+//     the kernels' 8 streams each),
 //     for the page's memory floor (bytes of weights / bandwidth = the least time of a pass).
 //   kernelSelfCheck() -> "" or the first kernel whose SIMD128 output differs from its scalar
 //     reference (tests/js/kernels.test.mjs checks the kernels as shipped).
@@ -12,6 +13,7 @@
 
 #include "bench/bench.h"
 #include "bindings/interop.h"
+#include "bindings/threads.h"
 #include "kernels/matmul.h"
 #include "specdec/errors.h"
 
@@ -21,7 +23,7 @@ namespace {
 constexpr double kMaxBytes = 1 << 30;  // 1 GiB: a buffer of this size is allocated
 constexpr double kMinMsPerRepeat = 20.0;
 
-val measure_read_bandwidth(double bytes, double repeats) {
+val measure_read_bandwidth(double bytes, double repeats, double threads) {
   return guard([&] {
     if (!(bytes >= 4096 && bytes <= kMaxBytes)) {
       fail("bytes: must be in [4096, ", kMaxBytes, "], got ", bytes);
@@ -29,9 +31,13 @@ val measure_read_bandwidth(double bytes, double repeats) {
     if (!(repeats >= 1 && repeats <= 1000 && repeats == static_cast<int>(repeats))) {
       fail("repeats: must be an integer in [1, 1000], got ", repeats);
     }
+    if (!(threads >= 1 && threads == static_cast<int>(threads))) {
+      fail("threads: must be an integer >= 1, got ", threads);
+    }
     const int streams = static_cast<int>(kernels::kStripes);
-    const bench::Stats s = bench::read_gbs(static_cast<size_t>(bytes), static_cast<int>(repeats),
-                                           kMinMsPerRepeat, streams);
+    const bench::Stats s =
+        read_gbs_with_threads(static_cast<size_t>(bytes), static_cast<int>(repeats),
+                              kMinMsPerRepeat, streams, static_cast<int>(threads));
     val o = val::object();
     o.set("median", s.median);
     o.set("min", s.min);

@@ -8,6 +8,7 @@
 
 #include "bindings/handles.h"
 #include "bindings/interop.h"
+#include "bindings/threads.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
 #include "model/model_source.h"
@@ -31,8 +32,10 @@ ModelHandle* load_model(val bytes) {
     if (!buffer.empty()) {
       val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
     }
-    auto model =
-        std::make_shared<const GPTModel>(GPTModel::from_safetensors(buffer.data(), buffer.size()));
+    auto loaded =
+        std::make_shared<GPTModel>(GPTModel::from_safetensors(buffer.data(), buffer.size()));
+    loaded->set_thread_pool(module_pool());  // the module's threads (null: one)
+    std::shared_ptr<const GPTModel> model = std::move(loaded);
     return new ModelHandle{std::move(model)};
   });
 }

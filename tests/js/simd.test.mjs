@@ -159,15 +159,16 @@ test('the shipped .wasm carries no benchmark entry points', async () => {
   }
 });
 
-test('measureReadBandwidth(bytes, repeats) returns GB/s statistics and checks its arguments', async () => {
+test('measureReadBandwidth(bytes, repeats, threads) returns GB/s statistics and checks its arguments', async () => {
   const dir = path.dirname(WASM);
   const { default: create } = await import(path.join(dir, 'specdec-core.js'));
   const M = await create({ wasmBinary: await readFile(WASM) });
-  const s = M.measureReadBandwidth(1 << 20, 3);
+  M.setupThreads(1);
+  const s = M.measureReadBandwidth(1 << 20, 3, 1);
   assert.deepEqual(Object.keys(s).sort(), ['max', 'median', 'min', 'runs', 'streams']);
   assert.equal(s.runs, 3);
   assert.ok(s.min > 0 && s.min <= s.median && s.median <= s.max && Number.isFinite(s.max), JSON.stringify(s));
-  for (const [bytes, repeats] of [[10, 1], [2 ** 31, 1], [1 << 20, 0], [1 << 20, 1.5], [NaN, 1]]) {
-    assert.throws(() => M.measureReadBandwidth(bytes, repeats), /bytes|repeats/, `${bytes}, ${repeats}`);
+  for (const [bytes, repeats, threads] of [[10, 1, 1], [2 ** 31, 1, 1], [1 << 20, 0, 1], [1 << 20, 1.5, 1], [NaN, 1, 1], [1 << 20, 1, 2], [1 << 20, 1, 0]]) {
+    assert.throws(() => M.measureReadBandwidth(bytes, repeats, threads), /bytes|repeats|threads/, `${bytes}, ${repeats}, ${threads}`);
   }
 });

@@ -779,11 +779,17 @@ function treeOption(tree, plain) {
  * Builds the API over an instantiated module (index.js / node.js call this).
  * @param {any} M the Emscripten module, instantiated with { SpecdecError }
  */
-export function createApi(M) {
+export function createApi(M, threadInfo = { requested: 1, reason: null }) {
   const owner = M;
 
   const own = (handle, Class, name) => {
-    if (!(handle instanceof Class)) fail(`${name}: expected a ${Class.name}, got ${describe(handle)}`);
+    if (!(handle instanceof Class)) {
+      // A handle posted to another worker arrives as a plain object (its wasm object stays behind).
+      const copied = handle !== null && typeof handle === 'object' && Object.getPrototypeOf(handle) === Object.prototype
+        ? ` (a ${Class.name} cannot cross to another worker or another specdec instance: load it where it is used)`
+        : '';
+      fail(`${name}: expected a ${Class.name}, got ${describe(handle)}${copied}`);
+    }
     if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
     return handle[NATIVE](name);
   };
@@ -1071,12 +1077,55 @@ export function createApi(M) {
      * floor: one decoding step cannot take less than weight bytes / this.
      */
     measureReadBandwidth(options) {
-      const o = checkOptions(options, ['bytes', 'repeats'], 'measureReadBandwidth');
+      const o = checkOptions(options, ['bytes', 'repeats', 'threads'], 'measureReadBandwidth');
       const bytes = integer(o.bytes ?? 64 * 2 ** 20, 'bytes', 4096, 1024 * 2 ** 20);
       const repeats = integer(o.repeats ?? 5, 'repeats', 1, 1000);
+      const threads = integer(o.threads ?? M.threadsInUse(), 'threads', 1, M.maxThreads());
       if (typeof M.measureReadBandwidth !== 'function') fail('measureReadBandwidth: not in this build of the module');
-      const r = M.measureReadBandwidth(bytes, repeats);
-      return { gbPerSecond: r.median, min: r.min, max: r.max, runs: r.runs, bytes };
+      const r = M.measureReadBandwidth(bytes, repeats, threads);
+      return { gbPerSecond: r.median, min: r.min, max: r.max, runs: r.runs, bytes, threads };
+    },
+
+    /**
+     * Diagnostics: multiply-add GFLOP/s of `threads` threads at once (registers only, the
+     * matmul kernel's 128-bit vectors): the arithmetic ceiling P(T) of a pass.
+     */
+    measurePeak(options) {
+      const o = checkOptions(options, ['repeats', 'threads'], 'measurePeak');
+      const repeats = integer(o.repeats ?? 5, 'repeats', 1, 1000);
+      const threads = integer(o.threads ?? M.threadsInUse(), 'threads', 1, M.maxThreads());
+      const r = M.measurePeakGflops(repeats, threads);
+      return { gflops: r.median, min: r.min, max: r.max, runs: r.runs, threads };
+    },
+
+    /** Threads every pass uses now (1 .. maxThreads). */
+    get threads() {
+      return M.threadsInUse();
+    },
+    /** Threads this instance started (the caller's included): what setThreads can use. */
+    get maxThreads() {
+      return M.maxThreads();
+    },
+    /** What loadSpecdec was asked for (after 'auto' was resolved). */
+    threadsRequested: threadInfo.requested,
+    /** Why fewer threads run than were asked for, or null. */
+    threadsUnavailableReason: threadInfo.reason,
+    /** Whether this is the threaded build of the module. */
+    threaded: M.hasThreads(),
+    /**
+     * Sets how many of the started threads each pass uses (1 .. maxThreads); results do not
+     * depend on it (every output is computed as on one thread).
+     */
+    setThreads(n) {
+      M.setThreads(integer(n, 'threads', 1, M.maxThreads()));
+    },
+    /** Diagnostics of the thread pool: parallel regions run, run serially, worker wake-ups. */
+    threadStats() {
+      return M.threadStats();
+    },
+    /** @internal benchmarks: microseconds a worker spins for more work before it sleeps. */
+    _setSpinMicros(us) {
+      M.setSpinMicros(integer(us, 'us', 0, 1e6));
     },
 
     /**
@@ -1121,8 +1170,14 @@ const DECODER_OPTIONS = [
  * Instantiates the module made by Emscripten's factory and builds the API.
  * @param {(moduleArg: object) => Promise<any>} factory createSpecdecModule
  * @param {object} moduleArg e.g. { wasmBinary } or { locateFile }
+ * @param {{ requested: number, reason: string | null, onReady?: (M: any) => void }} [threads]
+ *   threads asked for (the threaded factory starts requested - 1 workers), why not when the
+ *   single-threaded factory is given instead, and a hook run once the module is ready
  */
-export async function instantiate(factory, moduleArg) {
+export async function instantiate(factory, moduleArg, threads = { requested: 1, reason: null }) {
   const M = await factory({ ...moduleArg, SpecdecError });
-  return createApi(M);
+  threads.onReady?.(M);
+  const started = M.setupThreads(threads.requested);
+  const reason = started >= threads.requested ? null : threads.reason ?? 'this build of the module has no threads';
+  return createApi(M, { requested: threads.requested, reason });
 }

@@ -1,37 +1,81 @@
-// specdec for browsers and workers (the package's default entry). The wasm file is located
-// next to the glue with new URL('specdec-core.wasm', import.meta.url), which bundlers such as
-// Vite recognise and emit as an asset.
+// specdec for browsers and workers (the package's default entry). The wasm files are located
+// next to the glue with new URL('…', import.meta.url), which bundlers such as Vite recognise and
+// emit as assets. Two builds: the single-threaded module (specdec-core.*), statically imported,
+// and the threaded one (specdec-core-mt.*: glue, pthread worker script, wasm), fetched only when
+// an instance asks for more than one thread where SharedArrayBuffer is usable (a cross-origin
+// isolated page or worker). Its glue is imported at run time from its own URL, never bundled,
+// so that every pthread worker imports that same file.
 import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiate, SpecdecError } from './core.js';
+import { browserThreadsBlocker, requestedThreads } from './threads.js';
 
 export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText } from './core.js';
 
+const MT_GLUE = new URL('./wasm/specdec-core-mt.js', import.meta.url).href;
+const MT_WORKER = new URL('./wasm/specdec-core-mt.worker.js', import.meta.url).href;
+const MT_WASM = new URL('./wasm/specdec-core-mt.wasm', import.meta.url).href;
+
+// A bundler may inline the small pthread worker script as a data: URL (Vite does below its
+// assetsInlineLimit, 4 KiB by default); a Worker cannot start from one, but it can from a blob:
+// URL of the same bytes, which is same-origin.
+function startableWorkerUrl(url) {
+  if (!url.startsWith('data:')) return url;
+  const comma = url.indexOf(',');
+  const meta = url.slice(5, comma), body = url.slice(comma + 1);
+  const text = meta.endsWith(';base64') ? atob(body) : decodeURIComponent(body);
+  const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0));
+  return URL.createObjectURL(new Blob([bytes], { type: 'text/javascript' }));
+}
+
+const KNOWN = ['wasmBinary', 'wasmUrl', 'threads', 'threadedWasmBinary', 'threadedWasmUrl'];
 let shared = null;
 
 /**
  * Instantiates the WebAssembly module and returns the API. Without options the instance is
- * created once and shared by every caller.
- * @param {{ wasmBinary?: ArrayBuffer | Uint8Array, wasmUrl?: string | URL }} [options]
- *   wasmBinary: the module's bytes (no fetch); wasmUrl: where to fetch it from instead.
+ * created once and shared by every caller (one thread).
+ * @param {import('./specdec').LoadOptions} [options]
  */
 export function loadSpecdec(options) {
   if (options === undefined) {
-    shared ??= instantiate(createSpecdecModule, {}).catch((e) => {
+    shared ??= create({}).catch((e) => {
       shared = null;
       throw e;
     });
     return shared;
   }
-  return (async () => instantiate(createSpecdecModule, moduleArg(options)))();
+  return (async () => create(options))();
 }
 
-function moduleArg(options) {
+async function create(options) {
   if (typeof options !== 'object' || options === null) {
     throw new SpecdecError('options: loadSpecdec options must be an object');
   }
   for (const key of Object.keys(options)) {
-    if (key !== 'wasmBinary' && key !== 'wasmUrl') {
-      throw new SpecdecError(`${key}: unknown option of loadSpecdec (known: wasmBinary, wasmUrl)`);
+    if (!KNOWN.includes(key)) {
+      throw new SpecdecError(`${key}: unknown option of loadSpecdec (known: ${KNOWN.join(', ')})`);
+    }
+  }
+  const cores = globalThis.navigator?.hardwareConcurrency ?? 1;
+  const requested = requestedThreads(options.threads, cores);
+  let reason = null;
+  if (requested > 1) {
+    reason = browserThreadsBlocker();
+    if (reason === null) {
+      try {
+        const { default: factory } = await import(/* @vite-ignore */ MT_GLUE);
+        const wasmUrl = options.threadedWasmUrl !== undefined ? String(options.threadedWasmUrl) : MT_WASM;
+        const worker = startableWorkerUrl(MT_WORKER);
+        const arg = {
+          specdecPoolSize: requested - 1,
+          mainScriptUrlOrBlob: MT_GLUE,
+          locateFile: (path) => (path.endsWith('.worker.js') ? worker : path.endsWith('.wasm') ? wasmUrl : path),
+        };
+        if (options.threadedWasmBinary !== undefined) arg.wasmBinary = options.threadedWasmBinary;
+        return await instantiate(factory, arg, { requested, reason: null });
+      } catch (e) {
+        if (e instanceof SpecdecError) throw e;
+        reason = `the threaded build did not start (${e?.message ?? e})`;
+      }
     }
   }
   const arg = {};
@@ -40,5 +84,5 @@ function moduleArg(options) {
     const url = String(options.wasmUrl);
     arg.locateFile = (path, prefix) => (path.endsWith('.wasm') ? url : prefix + path);
   }
-  return arg;
+  return instantiate(createSpecdecModule, arg, { requested, reason });
 }

@@ -588,13 +588,49 @@ export interface Specdec {
    * the size of a model's weights gives that model's memory floor (weight bytes / GB/s): no
    * one-token decoding step can be faster. The buffer is freed before it returns.
    */
-  measureReadBandwidth(options?: { bytes?: number; repeats?: number }): {
+  measureReadBandwidth(options?: { bytes?: number; repeats?: number; threads?: number }): {
     gbPerSecond: number;
     min: number;
     max: number;
     runs: number;
     bytes: number;
+    /** Threads that read at once (default: `threads`), each its own part of the buffer: B(T). */
+    threads: number;
   };
+  /**
+   * Multiply-add GFLOP/s of `threads` threads at once (default: `threads`; registers only, the
+   * matmul kernel's 128-bit vectors): the arithmetic ceiling P(T) of a pass. Median of
+   * `repeats` (default 5) runs of ≥ 20 ms.
+   */
+  measurePeak(options?: { repeats?: number; threads?: number }): {
+    gflops: number;
+    min: number;
+    max: number;
+    runs: number;
+    threads: number;
+  };
+
+  /**
+   * Threads each model pass uses now: its matmuls (by panels of output rows) and attention (by
+   * (token, head) pairs) are split over them; every output is computed as on one thread, so
+   * tokens and probabilities are bit-identical for any count. 1 .. maxThreads.
+   */
+  readonly threads: number;
+  /** Threads this instance started (the calling thread included): the most setThreads takes. */
+  readonly maxThreads: number;
+  /** What loadSpecdec was asked for ('auto' resolved). */
+  readonly threadsRequested: number;
+  /**
+   * Why fewer threads run than were asked for (e.g. the page is not cross-origin isolated, so
+   * there is no SharedArrayBuffer), or null.
+   */
+  readonly threadsUnavailableReason: string | null;
+  /** Whether this instance runs the threaded build of the module (specdec-core-mt.wasm). */
+  readonly threaded: boolean;
+  /** Uses n of the started threads from now on (1 .. maxThreads; SpecdecError otherwise). */
+  setThreads(n: number): void;
+  /** The thread pool's counters: parallel regions run, run serially, worker wake-ups. */
+  threadStats(): { runs: number; serial: number; wakeups: number };
 
   /** 32: the largest gamma. */
   readonly maxGamma: number;
@@ -606,15 +642,30 @@ export interface Specdec {
 }
 
 export interface LoadOptions {
+  /**
+   * Threads for the model passes: 1 (default), an integer 1..64, or 'auto' (the machine's
+   * logical cores — navigator.hardwareConcurrency, Node's os.availableParallelism() — at most
+   * 16). More than one loads the threaded build (specdec-core-mt.*), which needs
+   * SharedArrayBuffer: always there in Node; in browsers and workers only when the page is
+   * cross-origin isolated (COOP same-origin + COEP require-corp or credentialless). Where it
+   * cannot be had the instance runs on one thread and says why in threadsUnavailableReason (no
+   * error). Anything else throws a SpecdecError naming `threads`.
+   */
+  threads?: number | 'auto';
   /** The bytes of specdec-core.wasm (skips the fetch / file read). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Browser entry only: where to fetch specdec-core.wasm from. */
   wasmUrl?: string | URL;
+  /** The bytes of specdec-core-mt.wasm (the threaded build), when threads > 1. */
+  threadedWasmBinary?: ArrayBuffer | Uint8Array;
+  /** Browser entry only: where to fetch specdec-core-mt.wasm from. */
+  threadedWasmUrl?: string | URL;
 }
 
 /**
  * Instantiates the WebAssembly module (browser: fetched next to the glue; Node: read from the
- * package) and returns its API. Without options one instance is shared by all callers.
+ * package) and returns its API. Without options one instance (one thread) is shared by all
+ * callers.
  */
 export function loadSpecdec(options?: LoadOptions): Promise<Specdec>;
 
