@@ -5,8 +5,10 @@
 # bench/run.mjs (e.g. --quick, --target A[,B], --draft, --skip browser). Then bench/modes.mjs
 # prints the decoding modes' tables (gamma auto / heuristic, prompt lookup, trees, heads) for
 # both pairs (`--skip modes` leaves them out; `--quick` runs them with 1 repeat), and
-# bench/ort-spec.mjs onnxruntime-web as specdec's target (`--skip ortspec` leaves it out). The machine
-# should be otherwise idle: figures are wall-clock medians.
+# bench/ort-spec.mjs onnxruntime-web as specdec's target (`--skip ortspec` leaves it out), bench/threads.mjs
+# the physics with 1..T threads (`--skip threads`), and bench/wllama.mjs specdec against llama.cpp's
+# WASM build in Chromium at 1 and 2 threads (`--skip wllama`). The machine should be otherwise
+# idle: figures are wall-clock medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(( $(nproc) < 2 ? 1 : 2 ))
@@ -28,4 +30,16 @@ case "$args" in
   *" --skip "*ortspec*|*"--skip="*ortspec*) ;;
   *" --quick "*) node bench/ort-spec.mjs --repeats 1 ;;
   *) node bench/ort-spec.mjs ;;
+esac
+# Threads: the physics of a pass with 1..T threads, WASM (Node) and native, both pairs.
+case "$args" in
+  *" --skip "*threads*|*"--skip="*threads*) ;;
+  *" --quick "*) node bench/threads.mjs --quick ;;
+  *) node bench/threads.mjs ;;
+esac
+# The peer in one Chromium session: llama.cpp's WASM build (wllama) against specdec, 1 and 2 threads.
+case "$args" in
+  *" --skip "*wllama*|*"--skip="*wllama*) ;;
+  *" --quick "*) node bench/wllama.mjs --repeats 1 ;;
+  *) node bench/wllama.mjs ;;
 esac

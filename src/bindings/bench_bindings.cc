@@ -14,6 +14,7 @@
 #include "bindings/interop.h"
 #include "bindings/threads.h"
 #include "model/gpt_model.h"
+#include "specdec/errors.h"
 
 namespace specdec::bindings {
 namespace {

@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+// The physics of speculation with T threads (`npm run bench` prints it; issue 19): for each pair
+// (small, large) and each thread count 1..T, in WASM under Node (the benchmark's threaded module,
+// build-wasm/specdec-bench-mt.*) and natively (build/specdec bench --threads T --only threads):
+//   B(T)   read bandwidth of T threads over the target's weight bytes (8 streams each),
+//   P(T)   mul+add GFLOP/s of T threads,
+//   a pass over k = 1..8 tokens with its matmuls and attention split over T threads: ms, v(k),
+//          time in matmuls against the roofline max(W / B(T), k F / P(T)),
+//   the barrier: one empty fork-join (us) x parallel regions per pass,
+//   the draft's step at T (it stays on one thread: never slower),
+//   decoding the benchmark prompts (greedy and T = 0.8): plain ms/token and speculative at the
+//          best gamma, every thread count in every repeat (round robin).
+// Then the issue's goals as ratios from this one run. The Chromium figures (specdec at 1 and 2
+// threads against llama.cpp's WASM build) come from bench/wllama.mjs.
+//
+//   node bench/threads.mjs [--threads 1,2] [--repeats 3] [--max-tokens 128] [--only small|large]
+//                          [--skip native] [--json FILE]
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values: opt } = parseArgs({
+  options: {
+    threads: { type: 'string' },
+    repeats: { type: 'string', default: '3' },
+    'max-tokens': { type: 'string', default: '128' },
+    only: { type: 'string' },
+    skip: { type: 'string', default: '' },
+    json: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+  },
+});
+const fail = (m) => {
+  console.error(`bench/threads: ${m}`);
+  process.exit(2);
+};
+const cores = os.availableParallelism();
+const THREADS = (opt.threads ?? Array.from({ length: Math.min(cores, 16) }, (_, i) => i + 1).join(','))
+  .split(',').map(Number);
+if (THREADS.some((t) => !Number.isInteger(t) || t < 1 || t > 64)) fail('--threads: a list such as 1,2');
+const REPEATS = Number(opt.quick ? 1 : opt.repeats);
+const MAX_TOKENS = Number(opt['max-tokens']);
+const SKIP = new Set(opt.skip.split(',').filter(Boolean));
+const MIN_MS = opt.quick ? 10 : 20;
+const MAX_T = Math.max(...THREADS);
+const PAIRS = [
+  { key: 'small', target: 'models/target.safetensors', draft: 'models/draft.safetensors' },
+  { key: 'large', target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors' },
+].filter((p) => (!opt.only || p.key === opt.only) && existsSync(path.join(ROOT, p.target)));
+
+const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+const field = (k) => cpuinfo.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm'))?.[1]?.trim();
+const CPU = `${field('model name') ?? 'unknown CPU'} (family ${field('cpu family')}, model ${field('model')}), ${cores} logical CPUs`;
+
+const dir = path.join(ROOT, 'build-wasm');
+const glue = path.join(dir, 'specdec-bench-mt.mjs');
+if (!existsSync(glue)) fail(`${glue} missing: run \`scripts/build-wasm --bench\` first`);
+const { default: create } = await import(glue);
+const M = await create({
+  wasmBinary: readFileSync(path.join(dir, 'specdec-bench-mt.wasm')),
+  specdecPoolSize: MAX_T - 1,
+  locateFile: (p, prefix) => (p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p),
+});
+const started = M.setupThreads(MAX_T);
+if (started !== MAX_T) fail(`the threaded module started ${started} threads, not ${MAX_T}`);
+
+const f = (x, d = 3) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const cell = (s, d = 3) => (s ? `${f(s.median, d)} [${f(s.min, d)}–${f(s.max, d)}]` : '–');
+const progress = (s) => process.stderr.write(`  ${s}\n`);
+const report = { cpu: CPU, threads: THREADS, repeats: REPEATS, maxTokens: MAX_TOKENS, pairs: {} };
+
+function table(title, head, rows) {
+  console.log(`\n#### ${title}\n`);
+  console.log(`| ${head.join(' | ')} |`);
+  console.log(`|${head.map(() => '---').join('|')}|`);
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+}
+
+function wasmRun(pair) {
+  const load = (rel) => M.BenchModel.load(readFileSync(path.join(ROOT, rel)));
+  const target = load(pair.target), draft = load(pair.draft);
+  try {
+    progress(`${pair.key}: WASM pass physics at ${THREADS.join(', ')} threads`);
+    const physics = M.benchThreadPhysics(target, draft, THREADS, 8, REPEATS, MIN_MS);
+    const decoding = {};
+    for (const temperature of [0, 0.8]) {
+      progress(`${pair.key}: WASM decoding, T = ${temperature}`);
+      decoding[temperature] = M.benchDecodeByThreads(target, draft, THREADS, 6, temperature, MAX_TOKENS, REPEATS);
+    }
+    return { physics, decoding, weightBytes: M.benchWeightBytes(target), flopsPerToken: M.benchFlopsPerToken(target) };
+  } finally {
+    target.delete();
+    draft.delete();
+  }
+}
+
+function nativeRun(pair) {
+  const cli = path.join(ROOT, 'build/specdec');
+  if (SKIP.has('native') || !existsSync(cli)) return null;
+  progress(`${pair.key}: native, ${THREADS.join(', ')} threads`);
+  const out = execFileSync(cli, ['bench', '--target', path.join(ROOT, pair.target), '--draft', path.join(ROOT, pair.draft),
+    '--threads', String(MAX_T), '--thread-counts', THREADS.join(','), '--only', 'threads', '--json',
+    '--repeats', String(REPEATS), '--max-tokens', String(MAX_TOKENS), ...(opt.quick ? ['--quick'] : [])], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  return JSON.parse(out);
+}
+
+// The same shape for both engines: { byT: { T: { read, peak, forkJoinUs, regions, draftMs, pass: [Stats], matmul: [Stats], roof: [ms], plain, spec } } }
+function shapeWasm(w) {
+  const byT = {};
+  for (const p of w.physics) {
+    byT[p.threads] = { read: p.readGbs, peak: p.peakGflops, forkJoinUs: p.forkJoinUs, regions: p.regionsPerPass, draftMs: p.draftStepMs, pass: p.passMs, matmul: p.matmulMs, roof: p.rooflineMs, decoding: {} };
+  }
+  for (const [temp, rows] of Object.entries(w.decoding)) {
+    for (const d of rows) byT[d.threads].decoding[temp] = { plain: d.plainMsPerToken, spec: d.specMsPerToken[d.bestGamma - 1], gamma: d.bestGamma, alpha: d.alpha[d.bestGamma - 1] };
+  }
+  return byT;
+}
+function shapeNative(n) {
+  if (!n) return null;
+  const byT = {};
+  for (const p of n.threads_physics) {
+    const s = (x) => x;
+    byT[p.threads] = {
+      read: s(p.read_gbs), peak: s(p.peak_gflops), forkJoinUs: s(p.fork_join_us), regions: p.regions_per_pass, draftMs: s(p.draft_step_ms),
+      pass: p.passes.map((x) => x.pass_ms), matmul: p.passes.map((x) => x.matmul_ms), roof: p.passes.map((x) => x.roofline_ms), decoding: {},
+    };
+  }
+  for (const d of n.threads_decoding) {
+    const best = d.spec[d.best_gamma - 1];
+    byT[d.threads].decoding[0] = { plain: d.plain_ms_per_token, spec: best.ms_per_token, gamma: d.best_gamma, alpha: best.alpha };
+  }
+  return byT;
+}
+
+function print(pair, engine, byT) {
+  const ts = Object.keys(byT).map(Number);
+  const rows = [];
+  rows.push(['B(T), GB/s', ...ts.map((t) => cell(byT[t].read, 1))]);
+  rows.push(['P(T), GFLOP/s', ...ts.map((t) => cell(byT[t].peak, 1))]);
+  rows.push(['fork-join, us × regions per pass', ...ts.map((t) => `${f(byT[t].forkJoinUs.median, 2)} × ${f(byT[t].regions, 1)}`)]);
+  rows.push(['draft step, ms', ...ts.map((t) => cell(byT[t].draftMs, 4))]);
+  for (let k = 1; k <= 8; k++) {
+    rows.push([`pass k = ${k}: ms (v) / roofline v(k, T) / matmul ÷ roof`, ...ts.map((t) => {
+      const b = byT[t];
+      return `${f(b.pass[k - 1].median)} (${f(b.pass[k - 1].median / b.pass[0].median, 2)}) / ${f(b.roof[k - 1] / b.roof[0], 2)} / ${f(b.matmul[k - 1].median / b.roof[k - 1], 2)}`;
+    })]);
+  }
+  for (const temp of Object.keys(byT[ts[0]].decoding)) {
+    rows.push([`T = ${temp}: plain ms/token`, ...ts.map((t) => cell(byT[t].decoding[temp].plain))]);
+    rows.push([`T = ${temp}: speculative ms/token (best γ; × plain)`, ...ts.map((t) => {
+      const d = byT[t].decoding[temp];
+      return `${cell(d.spec)} (γ ${d.gamma}, α ${f(d.alpha, 2)}; ${f(d.plain.median / d.spec.median, 2)}×)`;
+    })]);
+  }
+  table(`${pair.key} pair, ${engine} (${CPU})`, ['', ...ts.map((t) => `${t} thread${t > 1 ? 's' : ''}`)], rows);
+}
+
+// The goals of issue 19, from this run: T = max vs T = 1.
+function goals(pair, engine, byT) {
+  const ts = Object.keys(byT).map(Number);
+  const a = byT[Math.min(...ts)], b = byT[Math.max(...ts)];
+  if (a === b) return [];
+  const bRatio = b.read.median / a.read.median;
+  const plain = a.decoding[0].plain.median / b.decoding[0].plain.median;
+  const spec = a.decoding[0].spec.median / b.decoding[0].spec.median;
+  const draft = b.draftMs.median / a.draftMs.median;
+  const out = [
+    `${pair.key}, ${engine}: plain ${Math.max(...ts)} threads vs 1: ${f(plain, 2)}× (B ratio ${f(bRatio, 2)}: 0.9 × B = ${f(0.9 * bRatio, 2)}; P ratio ${f(b.peak.median / a.peak.median, 2)})`,
+    `${pair.key}, ${engine}: speculative (best γ) ${Math.max(...ts)} threads vs 1: ${f(spec, 2)}× (${spec >= plain ? 'at least' : 'less than'} plain's ${f(plain, 2)}×); speculative vs plain at ${Math.max(...ts)} threads: ${f(b.decoding[0].plain.median / b.decoding[0].spec.median, 2)}×`,
+    `${pair.key}, ${engine}: draft step ${Math.max(...ts)} threads / 1 thread: ${f(draft, 2)} (${draft <= 1.05 ? 'not slower' : 'SLOWER'})`,
+  ];
+  return out;
+}
+
+const lines = [];
+console.log(`\n### Threads (${CPU}; ${REPEATS} repeat(s), ${MAX_TOKENS} tokens per prompt)`);
+for (const pair of PAIRS) {
+  const w = shapeWasm(wasmRun(pair));
+  const n = shapeNative(nativeRun(pair));
+  report.pairs[pair.key] = { wasm: w, native: n };
+  print(pair, 'WASM (Node, threaded build)', w);
+  if (n) print(pair, 'native', n);
+  lines.push(...goals(pair, 'WASM', w));
+  if (n) lines.push(...goals(pair, 'native', n));
+}
+console.log('\n#### Goals, from this run\n');
+for (const l of lines) console.log(`- ${l}`);
+report.goals = lines;
+if (opt.json) writeFileSync(opt.json, JSON.stringify(report, null, 1));
+// Idle pthread workers would keep Node alive.
+M.PThread?.terminateAllThreads?.();
+process.exit(0);
