@@ -1,0 +1,355 @@
+#!/usr/bin/env node
+// Converts one of specdec's byte-level GPT files (F16 safetensors, nanoGPT tensor names, config in
+// __metadata__) into a GGUF v3 file that llama.cpp loads as architecture `gpt2`, for comparing
+// against llama.cpp's WebAssembly build (bench/wllama.mjs) on the same weights. No dependencies.
+//
+//   node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
+//
+// f32 (the default) widens every F16 value exactly. f16 keeps the matrices' F16 bits as they are
+// and widens the 1-D tensors (norms, biases) to F32, as llama.cpp's own converter does; q8_0
+// quantizes the matrices with ggml's Q8_0 (blocks of 32: one F16 scale amax/127, 32 int8).
+//
+// What llama.cpp's gpt2 loader expects (src/models/gpt2.cpp, src/llama-vocab.cpp):
+// - tensors token_embd, position_embd, blk.N.{attn_norm, attn_qkv, attn_output, ffn_norm, ffn_up,
+//   ffn_down}.{weight,bias}, output_norm.{weight,bias}; `output.weight` is optional and falls back
+//   to token_embd (tied LM head, as ours), so it is not written.
+// - GGUF lists a tensor's dimensions fastest-varying first (ne[0] = row length), the reverse of
+//   the PyTorch shape; row-major data is written as is. nanoGPT's nn.Linear weights are
+//   (out, in), which is what ggml's mul_mat wants (ne = {in, out}): no transposition. (HF GPT-2's
+//   Conv1D weights are (in, out) and would need one; these are not.) c_attn's rows are Q, K, V in
+//   that order, which is how llama.cpp splits attn_qkv.
+// - position_embd must have block_size rows: gpt2.context_length = block_size.
+// - tokenizer: model "gpt2" (byte-level BPE) needs a merges array, which may be empty; the 256
+//   tokens are the bytes 0..255 spelled through GPT-2's bytes_to_unicode, so that llama.cpp's
+//   byte-level (de)tokenizer maps token i to byte i. No merges: every byte stays its own token.
+//   Pre-tokenizer "gpt-2" (without one llama.cpp warns and uses 'default'); add_bos false.
+//   BOS/EOS default to id 11 for "gpt2" vocabularies; set here to 0 (the NUL byte, absent from
+//   the training text) so that the end-of-generation token is one the models never produce.
+//   (llama.cpp then logs "special_eos_id is not in special_eog_ids" and adds it: harmless.)
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
+const GGUF_VERSION = 3;
+const ALIGNMENT = 32;
+// GGUF metadata value types.
+const T = { UINT8: 0, INT8: 1, UINT16: 2, INT16: 3, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9, UINT64: 10, INT64: 11, FLOAT64: 12 };
+// ggml tensor types and llama_ftype values.
+const GGML = { F32: 0, F16: 1, Q8_0: 8 };
+const FTYPE = { f32: 0, f16: 1, q8_0: 7 };
+const TOKEN_TYPE_NORMAL = 1;
+
+function usage(message) {
+  if (message) console.error(`export_gguf: ${message}`);
+  console.error('usage: node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]');
+  process.exit(2);
+}
+
+// ---- F16 ----------------------------------------------------------------------------------
+// Exact F16 -> F32: every F16 value (subnormals, infinities, NaN payloads) is representable.
+function f16ToF32(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * (1024 + frac) * 2 ** (exp - 25);
+}
+const F16_TABLE = new Float32Array(65536);
+for (let h = 0; h < 65536; h++) F16_TABLE[h] = f16ToF32(h);
+
+// F32 -> F16, round to nearest even (for Q8_0's scales).
+const f32buf = new Float32Array(1);
+const u32buf = new Uint32Array(f32buf.buffer);
+function f32ToF16(x) {
+  f32buf[0] = x;
+  const u = u32buf[0];
+  const sign = (u >>> 16) & 0x8000;
+  const exp = (u >>> 23) & 0xff;
+  let mant = u & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  let e = exp - 127 + 15;
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let half = mant >>> shift;
+    const rest = mant & ((1 << shift) - 1);
+    const mid = 1 << (shift - 1);
+    if (rest > mid || (rest === mid && (half & 1))) half++;
+    return sign | half;
+  }
+  let half = (e << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && (half & 1))) half++;
+  return sign | half; // a carry into the exponent is the correct rounding (up to infinity)
+}
+
+// ---- safetensors --------------------------------------------------------------------------
+function readSafetensors(file) {
+  const buf = readFileSync(file);
+  if (buf.length < 8) throw new Error(`${file}: too short for a safetensors file`);
+  const n = Number(buf.readBigUInt64LE(0));
+  if (8 + n > buf.length) throw new Error(`${file}: header length ${n} past the end of the file`);
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
+  const meta = header.__metadata__ ?? {};
+  delete header.__metadata__;
+  const base = 8 + n;
+  const tensors = new Map();
+  for (const [name, t] of Object.entries(header)) {
+    if (t.dtype !== 'F16') throw new Error(`${name}: dtype ${t.dtype}; expected F16`);
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    const [b0, b1] = t.data_offsets;
+    if (b1 - b0 !== 2 * count || base + b1 > buf.length) throw new Error(`${name}: data_offsets do not match shape ${JSON.stringify(t.shape)}`);
+    // Copy: the slice may sit at an odd byte offset.
+    const bits = new Uint16Array(count);
+    for (let i = 0, p = base + b0; i < count; i++, p += 2) bits[i] = buf[p] | (buf[p + 1] << 8);
+    tensors.set(name, { shape: t.shape, bits });
+  }
+  return { meta, tensors };
+}
+
+// ---- GGUF writing -------------------------------------------------------------------------
+class Bytes {
+  constructor() {
+    this.parts = [];
+    this.length = 0;
+  }
+  push(b) {
+    this.parts.push(b);
+    this.length += b.length;
+  }
+  u32(v) {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v);
+    this.push(b);
+  }
+  i32(v) {
+    const b = Buffer.alloc(4);
+    b.writeInt32LE(v);
+    this.push(b);
+  }
+  u64(v) {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(v));
+    this.push(b);
+  }
+  f32(v) {
+    const b = Buffer.alloc(4);
+    b.writeFloatLE(v);
+    this.push(b);
+  }
+  str(s) {
+    const b = Buffer.from(s, 'utf8');
+    this.u64(b.length);
+    this.push(b);
+  }
+  concat() {
+    return Buffer.concat(this.parts, this.length);
+  }
+}
+
+function writeValue(out, type, v) {
+  switch (type) {
+    case T.UINT32: return out.u32(v);
+    case T.INT32: return out.i32(v);
+    case T.FLOAT32: return out.f32(v);
+    case T.BOOL: return out.push(Buffer.from([v ? 1 : 0]));
+    case T.STRING: return out.str(v);
+    default: throw new Error(`value type ${type} not written by this script`);
+  }
+}
+
+function writeKv(out, key, type, value, elemType) {
+  out.str(key);
+  out.u32(type);
+  if (type === T.ARRAY) {
+    out.u32(elemType);
+    out.u64(value.length);
+    for (const v of value) writeValue(out, elemType, v);
+  } else {
+    writeValue(out, type, value);
+  }
+}
+
+// GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68 bytes are
+// moved to U+0100.. in byte order.
+function bytesToUnicode() {
+  const keep = [];
+  for (let b = 0x21; b <= 0x7e; b++) keep.push(b);
+  for (let b = 0xa1; b <= 0xac; b++) keep.push(b);
+  for (let b = 0xae; b <= 0xff; b++) keep.push(b);
+  const set = new Set(keep);
+  const map = new Array(256);
+  let n = 0;
+  for (let b = 0; b < 256; b++) map[b] = String.fromCodePoint(set.has(b) ? b : 256 + n++);
+  return map;
+}
+
+function tensorData(bits, kind, rowLength) {
+  if (kind === GGML.F32) {
+    const f = new Float32Array(bits.length);
+    for (let i = 0; i < bits.length; i++) f[i] = F16_TABLE[bits[i]];
+    return Buffer.from(f.buffer);
+  }
+  if (kind === GGML.F16) {
+    const b = Buffer.alloc(bits.length * 2);
+    for (let i = 0; i < bits.length; i++) b.writeUInt16LE(bits[i], 2 * i);
+    return b;
+  }
+  // Q8_0, as ggml's quantize_row_q8_0_ref: d = amax / 127 stored as F16, q = round(x / d).
+  if (rowLength % 32) throw new Error(`q8_0 needs rows of a multiple of 32 values, got ${rowLength}`);
+  const blocks = bits.length / 32;
+  const b = Buffer.alloc(blocks * 34);
+  for (let k = 0; k < blocks; k++) {
+    let amax = 0;
+    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(F16_TABLE[bits[32 * k + j]]));
+    const d = Math.fround(amax / 127);
+    const id = d ? Math.fround(1 / d) : 0;
+    b.writeUInt16LE(f32ToF16(d), 34 * k);
+    for (let j = 0; j < 32; j++) {
+      const x = Math.fround(F16_TABLE[bits[32 * k + j]] * id);
+      b.writeInt8(Math.max(-128, Math.min(127, Math.sign(x) * Math.round(Math.abs(x)))), 34 * k + 2 + j); // roundf: half away from zero
+    }
+  }
+  return b;
+}
+
+export function exportGguf(inFile, outFile, type = 'f32') {
+  if (!(type in FTYPE)) throw new Error(`--type ${type}: expected f32, f16 or q8_0`);
+  const { meta, tensors } = readSafetensors(inFile);
+  const cfg = {};
+  for (const k of ['vocab_size', 'n_layer', 'n_head', 'n_embd', 'block_size']) {
+    const v = Number(meta[k]);
+    if (!Number.isInteger(v) || v <= 0) throw new Error(`${inFile}: __metadata__.${k} missing or not a positive integer (${meta[k]})`);
+    cfg[k] = v;
+  }
+  if (cfg.vocab_size !== 256) throw new Error(`${inFile}: vocab_size ${cfg.vocab_size}; this exporter writes the 256-byte vocabulary`);
+  if (meta.tokenizer !== undefined && meta.tokenizer !== 'bytes') throw new Error(`${inFile}: tokenizer ${meta.tokenizer}; expected bytes`);
+  if (cfg.n_embd % cfg.n_head) throw new Error(`${inFile}: n_embd ${cfg.n_embd} not a multiple of n_head ${cfg.n_head}`);
+  const C = cfg.n_embd;
+  const F = 4 * C;
+
+  // [gguf name, safetensors name, expected PyTorch shape]
+  const plan = [
+    ['token_embd.weight', 'transformer.wte.weight', [cfg.vocab_size, C]],
+    ['position_embd.weight', 'transformer.wpe.weight', [cfg.block_size, C]],
+  ];
+  for (let i = 0; i < cfg.n_layer; i++) {
+    const h = `transformer.h.${i}.`;
+    const b = `blk.${i}.`;
+    plan.push(
+      [`${b}attn_norm.weight`, `${h}ln_1.weight`, [C]],
+      [`${b}attn_norm.bias`, `${h}ln_1.bias`, [C]],
+      [`${b}attn_qkv.weight`, `${h}attn.c_attn.weight`, [3 * C, C]],
+      [`${b}attn_qkv.bias`, `${h}attn.c_attn.bias`, [3 * C]],
+      [`${b}attn_output.weight`, `${h}attn.c_proj.weight`, [C, C]],
+      [`${b}attn_output.bias`, `${h}attn.c_proj.bias`, [C]],
+      [`${b}ffn_norm.weight`, `${h}ln_2.weight`, [C]],
+      [`${b}ffn_norm.bias`, `${h}ln_2.bias`, [C]],
+      [`${b}ffn_up.weight`, `${h}mlp.c_fc.weight`, [F, C]],
+      [`${b}ffn_up.bias`, `${h}mlp.c_fc.bias`, [F]],
+      [`${b}ffn_down.weight`, `${h}mlp.c_proj.weight`, [C, F]],
+      [`${b}ffn_down.bias`, `${h}mlp.c_proj.bias`, [C]],
+    );
+  }
+  plan.push(['output_norm.weight', 'transformer.ln_f.weight', [C]], ['output_norm.bias', 'transformer.ln_f.bias', [C]]);
+  const used = new Set(plan.map((p) => p[1]));
+  for (const name of tensors.keys()) {
+    // A separate LM head equal to wte would be tied; anything else is not a model of this kind.
+    if (!used.has(name) && name !== 'lm_head.weight') throw new Error(`${inFile}: unexpected tensor ${name}`);
+  }
+  if (tensors.has('lm_head.weight')) {
+    const a = tensors.get('lm_head.weight').bits;
+    const w = tensors.get('transformer.wte.weight').bits;
+    if (a.length !== w.length || a.some((v, i) => v !== w[i])) throw new Error(`${inFile}: lm_head.weight differs from transformer.wte.weight (untied heads are not handled)`);
+  }
+
+  const kind2d = { f32: GGML.F32, f16: GGML.F16, q8_0: GGML.Q8_0 }[type];
+  const items = plan.map(([gname, sname, shape]) => {
+    const t = tensors.get(sname);
+    if (!t) throw new Error(`${inFile}: tensor ${sname} missing`);
+    if (JSON.stringify(t.shape) !== JSON.stringify(shape)) throw new Error(`${sname}: shape ${JSON.stringify(t.shape)}, expected ${JSON.stringify(shape)}`);
+    const kind = shape.length === 1 ? GGML.F32 : kind2d;
+    return { name: gname, ne: [...shape].reverse(), kind, data: tensorData(t.bits, kind, shape[shape.length - 1]) };
+  });
+
+  const name = meta.name ?? path.basename(inFile, '.safetensors');
+  const tokens = bytesToUnicode();
+  const head = new Bytes();
+  const kvs = [
+    ['general.architecture', T.STRING, 'gpt2'],
+    ['general.name', T.STRING, String(name)],
+    ['general.alignment', T.UINT32, ALIGNMENT],
+    ['general.file_type', T.UINT32, FTYPE[type]],
+    ['gpt2.context_length', T.UINT32, cfg.block_size],
+    ['gpt2.embedding_length', T.UINT32, C],
+    ['gpt2.feed_forward_length', T.UINT32, F],
+    ['gpt2.block_count', T.UINT32, cfg.n_layer],
+    ['gpt2.attention.head_count', T.UINT32, cfg.n_head],
+    ['gpt2.attention.layer_norm_epsilon', T.FLOAT32, 1e-5],
+    ['tokenizer.ggml.model', T.STRING, 'gpt2'],
+    ['tokenizer.ggml.pre', T.STRING, 'gpt-2'],
+    ['tokenizer.ggml.tokens', T.ARRAY, tokens, T.STRING],
+    ['tokenizer.ggml.token_type', T.ARRAY, tokens.map(() => TOKEN_TYPE_NORMAL), T.INT32],
+    ['tokenizer.ggml.merges', T.ARRAY, [], T.STRING],
+    ['tokenizer.ggml.bos_token_id', T.UINT32, 0],
+    ['tokenizer.ggml.eos_token_id', T.UINT32, 0],
+    ['tokenizer.ggml.add_bos_token', T.BOOL, false],
+    ['tokenizer.ggml.add_eos_token', T.BOOL, false],
+  ];
+  head.u32(GGUF_MAGIC);
+  head.u32(GGUF_VERSION);
+  head.u64(items.length);
+  head.u64(kvs.length);
+  for (const kv of kvs) writeKv(head, ...kv);
+  const pad = (n) => (ALIGNMENT - (n % ALIGNMENT)) % ALIGNMENT;
+  let offset = 0;
+  for (const it of items) {
+    head.str(it.name);
+    head.u32(it.ne.length);
+    for (const n of it.ne) head.u64(n);
+    head.u32(it.kind);
+    head.u64(offset); // relative to the start of the (aligned) data section
+    it.offset = offset;
+    offset += it.data.length + pad(it.data.length);
+  }
+  const header = head.concat();
+  const fd = openSync(outFile, 'w');
+  try {
+    writeSync(fd, header);
+    writeSync(fd, Buffer.alloc(pad(header.length)));
+    for (const it of items) {
+      writeSync(fd, it.data);
+      writeSync(fd, Buffer.alloc(pad(it.data.length)));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { config: cfg, tensors: items.length, bytes: header.length + pad(header.length) + offset, type };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  let type = 'f32';
+  const files = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--type') type = args[++i];
+    else if (args[i].startsWith('--type=')) type = args[i].slice(7);
+    else if (args[i] === '-h' || args[i] === '--help') usage();
+    else if (args[i].startsWith('-')) usage(`unknown option ${args[i]}`);
+    else files.push(args[i]);
+  }
+  if (files.length !== 2) usage();
+  if (!['f32', 'f16', 'q8_0'].includes(type)) usage(`--type ${type}: expected f32, f16 or q8_0`);
+  try {
+    const r = exportGguf(files[0], files[1], type);
+    const c = r.config;
+    console.log(`export_gguf: ${files[1]}: gpt2, ${c.n_layer} layers x ${c.n_embd}, ${c.n_head} heads, context ${c.block_size}, ${r.tensors} tensors (${type}), ${r.bytes} bytes`);
+  } catch (e) {
+    console.error(`export_gguf: ${e.message}`);
+    process.exit(1);
+  }
+}

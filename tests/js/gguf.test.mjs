@@ -1,0 +1,103 @@
+// models/export_gguf.mjs (the GGUF files of the llama.cpp comparison, bench/wllama.mjs): read
+// back with a GGUF reader of this test's own, the file holds the gpt2 hyper-parameters, a
+// 256-token byte vocabulary, and every tensor of the safetensors file under llama.cpp's name,
+// with its dimensions reversed and its values widened exactly from F16.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { exportGguf } from '../../models/export_gguf.mjs';
+import { ROOT } from './support.mjs';
+
+function readGguf(buf) {
+  let o = 0;
+  const u32 = () => { const v = buf.readUInt32LE(o); o += 4; return v; };
+  const u64 = () => { const v = Number(buf.readBigUInt64LE(o)); o += 8; return v; };
+  const str = () => { const n = u64(); const s = buf.toString('utf8', o, o + n); o += n; return s; };
+  const value = (t) => {
+    switch (t) {
+      case 0: case 7: return buf.readUInt8(o++);
+      case 4: return u32();
+      case 5: { const v = buf.readInt32LE(o); o += 4; return v; }
+      case 6: { const v = buf.readFloatLE(o); o += 4; return v; }
+      case 8: return str();
+      case 9: { const et = u32(); const n = u64(); return Array.from({ length: n }, () => value(et)); }
+      case 10: return u64();
+      default: throw new Error(`GGUF value type ${t} not read by this test`);
+    }
+  };
+  assert.equal(u32(), 0x46554747, 'magic');
+  const version = u32();
+  const nTensors = u64(), nKv = u64();
+  const kv = {};
+  for (let i = 0; i < nKv; i++) { const k = str(); kv[k] = value(u32()); }
+  const tensors = [];
+  for (let i = 0; i < nTensors; i++) {
+    const name = str(); const nd = u32();
+    const ne = Array.from({ length: nd }, () => u64());
+    tensors.push({ name, ne, type: u32(), offset: u64() });
+  }
+  const align = kv['general.alignment'] ?? 32;
+  const data = Math.ceil(o / align) * align;
+  return { version, kv, tensors, data };
+}
+
+function safetensors(file) {
+  const buf = readFileSync(file);
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.toString('utf8', 8, 8 + n));
+  return { buf, header, base: 8 + n };
+}
+
+const f16 = (h) => {
+  const s = h >> 15 ? -1 : 1, e = (h >> 10) & 31, m = h & 1023;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+};
+
+test('a GGUF export of a safetensors model holds its config, a byte vocabulary and every tensor, exactly', () => {
+  const src = path.join(ROOT, 'tests/fixtures/tiny_f16.safetensors');
+  const dir = mkdtempSync(path.join(tmpdir(), 'specdec-gguf-'));
+  try {
+    const out = path.join(dir, 'tiny.gguf');
+    exportGguf(src, out, 'f32');
+    const g = readGguf(readFileSync(out));
+    const st = safetensors(src);
+    const meta = st.header.__metadata__;
+    assert.equal(g.version, 3);
+    assert.equal(g.kv['general.architecture'], 'gpt2');
+    assert.equal(g.kv['gpt2.block_count'], Number(meta.n_layer));
+    assert.equal(g.kv['gpt2.embedding_length'], Number(meta.n_embd));
+    assert.equal(g.kv['gpt2.attention.head_count'], Number(meta.n_head));
+    assert.equal(g.kv['gpt2.context_length'], Number(meta.block_size));
+    assert.equal(g.kv['gpt2.feed_forward_length'], 4 * Number(meta.n_embd));
+    assert.equal(g.kv['tokenizer.ggml.model'], 'gpt2');
+    assert.equal(g.kv['tokenizer.ggml.tokens'].length, 256);
+    assert.equal(new Set(g.kv['tokenizer.ggml.tokens']).size, 256, 'distinct tokens');
+    const names = (n) => n
+      .replace('transformer.wte.weight', 'token_embd.weight').replace('transformer.wpe.weight', 'position_embd.weight')
+      .replace('transformer.ln_f.', 'output_norm.').replace(/^transformer\.h\.(\d+)\./, 'blk.$1.')
+      .replace('ln_1.', 'attn_norm.').replace('attn.c_attn.', 'attn_qkv.').replace('attn.c_proj.', 'attn_output.')
+      .replace('ln_2.', 'ffn_norm.').replace('mlp.c_fc.', 'ffn_up.').replace('mlp.c_proj.', 'ffn_down.');
+    const entries = Object.entries(st.header).filter(([k]) => k !== '__metadata__');
+    assert.equal(g.tensors.length, entries.length);
+    const file = readFileSync(out);
+    for (const [name, info] of entries) {
+      const t = g.tensors.find((x) => x.name === names(name));
+      assert.ok(t, `${name} (as ${names(name)}) missing`);
+      assert.deepEqual(t.ne, [...info.shape].reverse(), `${name}: dimensions`);
+      assert.equal(t.type, 0, `${name}: F32`);
+      const [b] = info.data_offsets;
+      const count = info.shape.reduce((a, x) => a * x, 1);
+      for (let i = 0; i < count; i += Math.max(1, Math.floor(count / 97))) {
+        const want = f16(st.buf.readUInt16LE(st.base + b + 2 * i));
+        const got = file.readFloatLE(g.data + t.offset + 4 * i);
+        assert.equal(got, want, `${name}[${i}]`);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
