@@ -66,6 +66,10 @@ const M = await create({
   locateFile: (p, prefix) => (p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p),
 });
 const started = M.setupThreads(MAX_T);
+// The single-threaded benchmark module, for what the threaded build costs at one thread.
+const { default: createSt } = await import(path.join(dir, 'specdec-bench.js'));
+const ST = await createSt({ wasmBinary: readFileSync(path.join(dir, 'specdec-bench.wasm')) });
+ST.setupThreads?.(1);
 if (started !== MAX_T) fail(`the threaded module started ${started} threads, not ${MAX_T}`);
 
 const f = (x, d = 3) => (Number.isFinite(x) ? x.toFixed(d) : '–');
@@ -91,7 +95,25 @@ function wasmRun(pair) {
       progress(`${pair.key}: WASM decoding, T = ${temperature}`);
       decoding[temperature] = M.benchDecodeByThreads(target, draft, THREADS, 6, temperature, MAX_TOKENS, REPEATS);
     }
-    return { physics, decoding, weightBytes: M.benchWeightBytes(target), flopsPerToken: M.benchFlopsPerToken(target) };
+    // Plain greedy decoding in the single-threaded build and in the threaded one at 1 thread,
+    // alternating, same prompts: the price of -pthread and JS-based exceptions.
+    progress(`${pair.key}: single-threaded vs threaded build at 1 thread`);
+    const stTarget = ST.BenchModel.load(readFileSync(path.join(ROOT, pair.target)));
+    const prompts = ST.benchPrompts().map((p) => Int32Array.from(Buffer.from(p, 'utf8')));
+    const st = [], mt1 = [];
+    M.setThreads(1);
+    for (let r = -1; r < REPEATS; r++) {
+      const a = ST.benchDecode(stTarget, null, prompts, 1, 0, 1000, MAX_TOKENS);
+      const b = M.benchDecode(target, null, prompts, 1, 0, 1000, MAX_TOKENS);
+      if (r >= 0) {
+        st.push(a.ms / a.generated);
+        mt1.push(b.ms / b.generated);
+      }
+    }
+    M.setThreads(MAX_T);
+    stTarget.delete();
+    const med = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+    return { physics, decoding, builds: { single: med(st), threaded1: med(mt1) }, weightBytes: M.benchWeightBytes(target), flopsPerToken: M.benchFlopsPerToken(target) };
   } finally {
     target.delete();
     draft.delete();
@@ -179,12 +201,15 @@ function goals(pair, engine, byT) {
 const lines = [];
 console.log(`\n### Threads (${CPU}; ${REPEATS} repeat(s), ${MAX_TOKENS} tokens per prompt)`);
 for (const pair of PAIRS) {
-  const w = shapeWasm(wasmRun(pair));
+  const raw = wasmRun(pair);
+  const w = shapeWasm(raw);
   const n = shapeNative(nativeRun(pair));
   report.pairs[pair.key] = { wasm: w, native: n };
   print(pair, 'WASM (Node, threaded build)', w);
   if (n) print(pair, 'native', n);
   lines.push(...goals(pair, 'WASM', w));
+  lines.push(`${pair.key}, WASM: plain ms/token, single-threaded build ${f(raw.builds.single)} vs threaded build at 1 thread ${f(raw.builds.threaded1)} (${f(raw.builds.threaded1 / raw.builds.single, 2)}×)`);
+  report.pairs[pair.key].builds = raw.builds;
   if (n) lines.push(...goals(pair, 'native', n));
 }
 console.log('\n#### Goals, from this run\n');

@@ -193,20 +193,34 @@ def load_data():
     return data[:n], data[n:]  # last 10% held out
 
 
-def get_batch(data, batch, block, gen, copy_frac=0.0):
+def get_batch(data, batch, block, gen, copy_frac=0.0, copy_style='repeat'):
     """batch windows of block + 1 bytes (inputs x, next bytes y). With copy_frac > 0 that share of
-    the windows is a passage followed by itself again (m bytes, m in [block/4, block/2], then the
-    same m bytes from their start...): text that repeats its context, so that the model learns to
-    copy, as language models do and prompt lookup relies on. tinyshakespeare itself rarely repeats
-    a span of more than a few words."""
+    the windows repeats earlier text of the same window, so that the model learns to copy, as
+    language models do and prompt lookup relies on (tinyshakespeare itself rarely repeats a span of
+    more than a few words):
+      'repeat': a passage of m bytes (m in [block/4, block/2]) followed by itself again and again;
+      'quote':  a passage of m bytes (m in [block/4, 3 block/4]) followed by the text that starts
+                at a random point a of it (a < m/2): the window quotes the passage's tail from a,
+                then goes on past it with the corpus' own continuation (new text, where copying
+                stops paying). The copy starts anywhere, so only attending to where the current
+                bytes occurred before (an induction head) predicts it;
+      'mix':    either, with equal odds."""
     ix = torch.randint(len(data) - block - 1, (batch,), generator=gen)
     rows = []
     for i in ix.tolist():
         if copy_frac > 0 and torch.rand((), generator=gen).item() < copy_frac:
-            m = int(torch.randint(block // 4, block // 2 + 1, (), generator=gen))
-            span = data[i:i + m]
-            reps = (block + 1 + m - 1) // m
-            rows.append(span.repeat(reps)[:block + 1])
+            style = copy_style
+            if style == 'mix':  # half and half
+                style = 'quote' if torch.rand((), generator=gen).item() < 0.5 else 'repeat'
+            if style == 'quote':
+                m = int(torch.randint(block // 4, 3 * block // 4 + 1, (), generator=gen))
+                a = int(torch.randint(0, m // 2, (), generator=gen))
+                rows.append(torch.cat([data[i:i + m], data[i + a:i + a + block + 1 - m]]))
+            else:
+                m = int(torch.randint(block // 4, block // 2 + 1, (), generator=gen))
+                span = data[i:i + m]
+                reps = (block + 1 + m - 1) // m
+                rows.append(span.repeat(reps)[:block + 1])
         else:
             rows.append(data[i:i + block + 1])
     w = torch.stack(rows)
@@ -248,6 +262,19 @@ def train(name, args):
         s['decay_frac'] = args.decay_frac
     if args.lr:  # a continuation (--init-from) usually starts lower
         s['lr'], s['min_lr'] = args.lr, args.lr / 10
+    if args.warmup >= 0:
+        s['warmup'] = args.warmup
+    if args.schedule:
+        s['schedule'] = args.schedule
+        s.setdefault('decay_frac', 0.3)
+    if args.copy_frac >= 0:
+        s['copy_frac'] = args.copy_frac
+    if args.copy_style:
+        s['copy_style'] = args.copy_style
+    if args.n_embd:  # a wider (or narrower) model of the same preset, e.g. a larger draft
+        s['n_embd'] = args.n_embd
+    if args.n_layer:
+        s['n_layer'] = args.n_layer
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     train_data, val_data = load_data()
@@ -259,7 +286,8 @@ def train(name, args):
         print(f'initialised from {args.init_from}', flush=True)
     teacher = None
     if 'kl_weight' in s:  # a draft: distilled from its target
-        teacher, _ = load_model(os.path.join(HERE, s.get('teacher', 'target') + '.safetensors'))
+        teacher, _ = load_model(args.teacher or
+                                os.path.join(HERE, s.get('teacher', 'target') + '.safetensors'))
         for p in teacher.parameters():
             p.requires_grad_(False)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
@@ -298,7 +326,7 @@ def train(name, args):
         short = it % 4 != 3
         block = s['block_size'] // 2 if short else s['block_size']
         x, y = get_batch(train_data, s['batch'] * (2 if short else 1), block, gen,
-                         args.copy_frac if args.copy_frac >= 0 else s.get('copy_frac', 0.0))
+                         s.get('copy_frac', 0.0), s.get('copy_style', 'repeat'))
         logits = model(x)
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
         if teacher is not None:  # distillation: KL(target || draft) on the same positions
@@ -315,21 +343,28 @@ def train(name, args):
         elapsed = time.time() - t0
         if it % args.eval_every == 0 or it == s['max_iters']:
             vl = evaluate(model, val_data, s['block_size'])
-            history.append(dict(iter=it, tokens=it * tokens_per_iter, minutes=elapsed / 60,
-                                train_loss=loss.item(), val_loss=vl))
+            row = dict(iter=it, tokens=it * tokens_per_iter, minutes=elapsed / 60,
+                       train_loss=loss.item(), val_loss=vl, lr=lr_at(it - 1, s))
+            model.eval()
+            row['copy_acc'] = copy_accuracy(model, val_data)  # the curve of copying vs loss
+            if teacher is not None:  # teacher-forced alpha at T = 0.8 on held-out text
+                row['alpha_tf_0.8'] = alpha_tf(teacher, model, val_data, 0.8)
+            model.train()
+            history.append(row)
+            extra = ''.join(f' {k} {v:.3f}' for k, v in row.items() if k in ('copy_acc', 'alpha_tf_0.8'))
             print(f'iter {it} tokens {it * tokens_per_iter / 1e6:.2f}M {elapsed / 60:.1f} min '
-                  f'loss {loss.item():.3f} val {vl:.4f} '
+                  f'loss {loss.item():.3f} val {vl:.4f}{extra} lr {row["lr"]:.2e} '
                   f'({it * tokens_per_iter / max(elapsed, 1e-9):.0f} tok/s)', flush=True)
         if time.time() - t_last_ckpt > args.ckpt_seconds:
             save()
             t_last_ckpt = time.time()
     save()
     vl = history[-1]['val_loss'] if history else evaluate(model, val_data, s['block_size'])
-    out = os.path.join(HERE, f'{name}.safetensors')
+    out = args.out or os.path.join(HERE, f'{name}.safetensors')
     export_model(model, out, dict(name=name, val_loss=f'{vl:.4f}', iters=it,
                                   tokens=it * tokens_per_iter, minutes=f'{elapsed / 60:.1f}',
                                   seed=args.seed))
-    with open(os.path.join(HERE, f'{name}_history.json'), 'w') as f:
+    with open(out.replace('.safetensors', '') + '_history.json', 'w') as f:
         json.dump(dict(settings=s, params=n_params(model), history=history), f, indent=1)
     print(f'wrote {out}: val loss {vl:.4f} after {elapsed / 60:.1f} min; copies '
           f'{copy_accuracy(model.eval(), val_data):.3f} of a repeated passage (greedy)', flush=True)
@@ -397,6 +432,16 @@ def copy_accuracy(model, val, n=32, m=100, seed=99):
 
 
 @torch.no_grad()
+def alpha_tf(target, draft, val, t, seed=4321):
+    """Teacher-forced acceptance of draft against target at temperature t > 0 on 16 held-out
+    windows of 256 bytes: E[sum_x min(p_t(x), q_t(x))]."""
+    gen = torch.Generator().manual_seed(seed)
+    x, _ = get_batch(val, 16, 256, gen)
+    p, q = F.softmax(target(x) / t, -1), F.softmax(draft(x) / t, -1)
+    return torch.minimum(p, q).sum(-1).mean().item()
+
+
+@torch.no_grad()
 def measure_alpha(args):
     """Acceptance rate of the draft against the target on held-out text (teacher forcing):
     alpha = E[sum_x min(p_T(x), q_T(x))] over positions of the last 10% of the corpus; at T = 0
@@ -436,6 +481,15 @@ def main():
     ap.add_argument('--tag', default='', help='checkpoint name suffix (a separate resumable run)')
     ap.add_argument('--copy-frac', type=float, default=-1.0,
                     help='share of training windows that repeat a passage (default: the preset)')
+    ap.add_argument('--copy-style', choices=['repeat', 'quote', 'mix'], default='',
+                    help='how a copy window repeats its passage (see get_batch; default: the preset)')
+    ap.add_argument('--warmup', type=int, default=-1, help='override the preset warm-up iterations')
+    ap.add_argument('--schedule', choices=['cosine', 'wsd'], default='',
+                    help='override the preset lr schedule')
+    ap.add_argument('--n-embd', type=int, default=0, help='override the preset width')
+    ap.add_argument('--n-layer', type=int, default=0, help='override the preset depth')
+    ap.add_argument('--out', default='', help='write the weights here (default: models/NAME.safetensors)')
+    ap.add_argument('--teacher', default='', help='drafts: distil from this safetensors file')
     args = ap.parse_args()
     if args.what == 'fixture':
         write_fixture(args)

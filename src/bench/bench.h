@@ -174,7 +174,7 @@ Stats fork_join_us(kernels::ThreadPool& pool, int repeats);
 // One pass of `target` with its work split over T threads (the models must run on `pool`).
 struct ThreadPhysics {
   int threads = 1;
-  Stats read_gbs;     // B(T): all T threads reading the target's weight bytes, 8 streams each
+  Stats read_gbs;     // B(T): all T threads reading the target's weight bytes (best of 1..16 streams each)
   Stats peak_gflops;  // P(T): mul+add of all T threads
   std::vector<Stats> pass_ms, matmul_ms;  // k = 1 .. max_k: a pass, and its time in matmuls
   std::vector<double> roofline_ms;        // max(W / B(T), k F / P(T))

@@ -86,7 +86,9 @@ std::vector<ThreadPhysics> thread_physics(const GPTModel& target, const GPTModel
   for (size_t i = 0; i < threads.size(); ++i) {
     ThreadPhysics& t = out[i];
     pool.set_threads(threads[i]);
-    t.read_gbs = read_gbs(bytes, repeats, min_ms, static_cast<int>(kernels::kStripes), &pool);
+    // The best of 1..16 streams per thread: on these machines the best count moves with the
+    // buffer's size and the thread count (a single pattern read 27-51 GB/s, one thread, 60-100 MB).
+    t.read_gbs = best_read_gbs(bytes, repeats, min_ms, &pool).gbs;
     t.peak_gflops = muladd_gflops(repeats, min_ms, &pool);
     t.fork_join_us = fork_join_us(pool, repeats);
     const uint64_t runs0 = pool.stats().runs;
