@@ -13,11 +13,17 @@ import { MODEL_FILES, ROOT } from './support.mjs';
 const EXPECTED_FILES = [
   'package.json',
   'web/lib/core.js',
+  'web/lib/decoder.js',
+  'web/lib/errors.js',
+  'web/lib/handles.js',
   'web/lib/index.js',
   'web/lib/node.js',
+  'web/lib/options.js',
   'web/lib/ort.d.ts',
   'web/lib/ort.js',
+  'web/lib/records.js',
   'web/lib/specdec.d.ts',
+  'web/lib/text.js',
   'web/lib/threads.js',
   'web/lib/wasm/specdec-core-mt-node.mjs',
   'web/lib/wasm/specdec-core-mt-node.worker.cjs',
@@ -60,7 +66,7 @@ test('the tarball holds exactly the whitelisted files', (t) => {
   const size = (f) => statSync(path.join(ROOT, f)).size;
   const gz = (f) => gzipSync(readFileSync(path.join(ROOT, f)), { level: 9 }).length;
   const wasm = 'web/lib/wasm/specdec-core.wasm';
-  const js = ['web/lib/wasm/specdec-core.js', 'web/lib/core.js', 'web/lib/index.js'];
+  const js = ['web/lib/wasm/specdec-core.js', 'web/lib/index.js', 'web/lib/threads.js', ...['core', 'decoder', 'errors', 'handles', 'options', 'records', 'text'].map((f) => `web/lib/${f}.js`)];
   const raw = size(wasm) + js.reduce((a, f) => a + size(f), 0);
   const zipped = gz(wasm) + js.reduce((a, f) => a + gz(f), 0);
   t.diagnostic(`wasm ${size(wasm)} B (${gz(wasm)} gzip); wasm + browser JS ${raw} B raw, ${zipped} B gzip; tarball ${packed.size} B`);

@@ -8,7 +8,7 @@
 // the tokens the cache lacks, and a rejected draft is cut off (copying the kept part; ORT has
 // no in-place cache). onnxruntime-web is an optional peer dependency: this module never imports
 // it unless options.ort is left out (then `import('onnxruntime-web')` on first use).
-import { SpecdecError } from './core.js';
+import { SpecdecError } from './errors.js';
 
 const fail = (message) => {
   throw new SpecdecError(message);

@@ -1,4 +1,4 @@
-// Types of the specdec package (hand-written; the JS is web/lib/core.js).
+// Types of the specdec package (hand-written; the JS is web/lib/core.js and the modules it imports).
 //
 //   import { loadSpecdec } from 'specdec';
 //   const sd = await loadSpecdec();

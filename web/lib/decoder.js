@@ -1,0 +1,356 @@
+// The Decoder: one object over the C++ SpeculativeDecoder — step() (sync, or a Promise with
+// async score callbacks), generate(), and the query/answer loop for score callbacks.
+
+import { SpecdecError, checkOptions, describe, fail, integer, isNumericArray } from './errors.js';
+import { bytesOf, decode, tokenText } from './text.js';
+import { Handle, NATIVE } from './handles.js';
+import { rowsOf, topEntries, treeRecord, verifyRecord } from './records.js';
+
+const yieldToEventLoop = (() => {
+  if (typeof globalThis.scheduler?.yield === 'function') return () => globalThis.scheduler.yield();
+  if (typeof globalThis.setImmediate === 'function') {
+    return () => new Promise((resolve) => globalThis.setImmediate(resolve));
+  }
+  if (typeof globalThis.MessageChannel === 'function') {
+    const channel = new MessageChannel();
+    const waiting = [];
+    channel.port1.onmessage = () => waiting.shift()?.();
+    return () =>
+      new Promise((resolve) => {
+        waiting.push(resolve);
+        channel.port2.postMessage(0);
+      });
+  }
+  return () => new Promise((resolve) => setTimeout(resolve, 0));
+})();
+
+
+export class Decoder extends Handle {
+  #promptLength;
+  #seed;
+  #plain;
+  #stream = new TextDecoder();
+  #busy = false;
+  #iteration = 0;
+  #ms = 0;
+  #stepRoles;
+  #scores; // { target, draft, logits } when a side is a score callback
+  #epoch = 0; // bumped when an awaited step is abandoned (abort): its late answer is dropped
+  #callbackMs = 0;
+
+  constructor(native, owner, { seed, plain, stepRoles, scores }) {
+    super(native, 'Decoder', owner);
+    this.#promptLength = native.promptLength();
+    this.#seed = seed;
+    this.#plain = plain;
+    this.#stepRoles = stepRoles; // 'target' / 'draft' when given as step functions
+    this.#scores = scores;
+  }
+
+  /** The seed of the decoder's RNG (replays the same run). */
+  get seed() {
+    return this.#seed;
+  }
+
+  /** Plain autoregressive decoding (no draft). */
+  get plain() {
+    return this.#plain;
+  }
+
+  /** True when the token budget is spent or the context window is full. */
+  get done() {
+    return this[NATIVE]('Decoder.done').done();
+  }
+
+  /** All tokens: prompt + generated. */
+  get tokens() {
+    return Array.from(this[NATIVE]('Decoder.tokens').tokens());
+  }
+
+  get promptLength() {
+    return this.#promptLength;
+  }
+
+  /** The generated tokens (prompt excluded). */
+  get generatedTokens() {
+    return this.tokens.slice(this.#promptLength);
+  }
+
+  /** The whole sequence (prompt + generated) decoded as UTF-8. */
+  get text() {
+    return decode(this.tokens);
+  }
+
+  /** The generated part decoded as UTF-8. */
+  get generatedText() {
+    return decode(this.generatedTokens);
+  }
+
+  /** Counters since creation; see specdec.d.ts (DecoderStats). */
+  get stats() {
+    const s = this[NATIVE]('Decoder.stats').stats();
+    const tokensPerPass = s.targetPasses ? s.generated / s.targetPasses : 0;
+    return {
+      iterations: s.iterations,
+      targetPasses: s.targetPasses,
+      draftPasses: s.draftPasses,
+      drafted: s.drafted,
+      examined: s.examined,
+      accepted: s.accepted,
+      generated: s.generated,
+      acceptanceRate: s.examined ? s.accepted / s.examined : 0,
+      reachedAt: s.reachedAt,
+      acceptedAt: s.acceptedAt,
+      acceptanceByPosition: s.reachedAt.map((r, i) => (r ? s.acceptedAt[i] / r : null)),
+      tokensPerPass,
+      draftMs: s.draftMs,
+      targetMs: s.targetMs,
+      ms: this.#ms,
+      msPerToken: s.generated ? this.#ms / s.generated : 0,
+      callbackMs: this.#callbackMs,
+      gammaHistogram: s.gammaHistogram,
+      byDrafter: s.byDrafter,
+    };
+  }
+
+  /**
+   * What the gamma policy has learned so far: acceptance rates with their priors
+   * ({ draft, lookup, heads }), the verify cost v(k) for k = 1..gammaMax + 1, and the draft
+   * costs c ({ draft, heads }) in units of one one-token target pass.
+   */
+  get estimates() {
+    const e = this[NATIVE]('Decoder.estimates').estimates();
+    return { alpha: e.alpha, verifyCost: Array.from(e.v), c: e.c };
+  }
+
+  /**
+   * Runs one iteration and returns everything that happened (IterationRecord). With score
+   * callbacks (targetScore / draftScore), returns a Promise of it when a callback returned a
+   * Promise; options.signal then abandons the wait (the iteration stays pending, and the next
+   * step() asks the callback again).
+   */
+  step(options) {
+    const native = this[NATIVE]('Decoder.step');
+    if (this.#scores) {
+      const { signal } = checkOptions(options, ['signal'], 'step');
+      checkSignal(signal);
+      if (this.#busy) fail('Decoder.step: the previous step() is still waiting for a score callback; await it first');
+      if (!native.inIteration() && native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
+      const out = this.#stepScored(native);
+      return isThenable(out) ? this.#raced(out, signal) : out;
+    }
+    if (this.#busy) fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
+    if (native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
+    this.#busy = true;
+    let raw;
+    const t0 = performance.now();
+    try {
+      raw = native.step();
+    } catch (e) {
+      // The C++ decoder checks every row it gets; name the step function that returned it.
+      const m = e instanceof SpecdecError && /^(target|draft) distribution: (.*)$/s.exec(e.message);
+      if (m && this.#stepRoles.includes(m[1])) {
+        throw new SpecdecError(`${m[1]}Step: returned an invalid distribution: ${m[2]}`);
+      }
+      throw e;
+    } finally {
+      this.#busy = false;
+    }
+    const t1 = performance.now();
+    const record = this.#record(raw, t1 - t0);
+    // What turning the raw result into the record cost: per iteration, like the C++ side's own
+    // work, which the gamma policy weighs against per-token costs.
+    const t2 = performance.now();
+    native.noteOverhead(t2 - t1);
+    const ms = t2 - t0;
+    record.ms = ms;
+    this.#ms += ms;
+    return record;
+  }
+
+  // One iteration with score callbacks: runs synchronously until a callback returns a Promise,
+  // then continues in #stepAwaiting. The C++ decoder keeps the iteration's state between
+  // queries (advance / supply / finish), so an abandoned wait loses nothing.
+  #stepScored(native) {
+    this.#busy = true;
+    const t0 = performance.now();
+    let run;
+    try {
+      run = this.#drive(native, t0);
+    } finally {
+      if (!run?.pending) this.#busy = false;
+    }
+    return run.pending ? this.#stepAwaiting(native, run, t0, this.#epoch) : run.record;
+  }
+
+  async #stepAwaiting(native, run, t0, epoch) {
+    try {
+      while (run.pending) {
+        const rows = await run.pending;
+        if (epoch !== this.#epoch) fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
+        this[NATIVE]('Decoder.step'); // disposed while the callback ran: say so
+        this.#supplyScored(native, run.query, rows);
+        run = this.#drive(native, t0);
+      }
+      return run.record;
+    } finally {
+      if (epoch === this.#epoch) this.#busy = false;
+    }
+  }
+
+  // Answers the decoder's queries until the iteration is complete ({ record }) or a callback
+  // returns a Promise ({ query, pending }).
+  #drive(native, t0) {
+    for (;;) {
+      const query = queryOf(native.advance());
+      if (query === null) return { record: this.#finishScored(native, t0) };
+      const rows = this.#callScore(query);
+      if (isThenable(rows)) return { query, pending: rows };
+      this.#supplyScored(native, query, rows);
+    }
+  }
+
+  // Calls the score callback the query is for; its time (awaiting included) goes to callbackMs.
+  #callScore(query) {
+    const fn = query.target ? this.#scores.target : this.#scores.draft;
+    const t = performance.now();
+    const out = fn(query.tokens, query.nLast);
+    if (!isThenable(out)) {
+      this.#callbackMs += performance.now() - t;
+      return out;
+    }
+    return Promise.resolve(out).then(
+      (rows) => {
+        this.#callbackMs += performance.now() - t;
+        return rows;
+      },
+      (e) => {
+        this.#callbackMs += performance.now() - t;
+        throw e;
+      },
+    );
+  }
+
+  // The rows' shape and values are checked in C++ (errors name the callback).
+  #supplyScored(native, query, rows) {
+    let flat = rows;
+    if (!(rows instanceof Float32Array)) {
+      if (!isNumericArray(rows)) fail(`${query.source}: expected a Float32Array of nLast × vocabulary values, got ${describe(rows)}`);
+      flat = Float32Array.from(rows);
+    }
+    native.supply(flat, this.#scores.logits);
+  }
+
+  #finishScored(native, t0) {
+    const raw = native.finish();
+    const t1 = performance.now();
+    const record = this.#record(raw, t1 - t0);
+    const t2 = performance.now();
+    native.noteOverhead(t2 - t1);
+    record.ms = t2 - t0;
+    this.#ms += record.ms;
+    return record;
+  }
+
+  // The step's Promise, abandoned when signal aborts: the caller gets signal.reason at once, the
+  // decoder is free again, and the iteration waits in C++ for the same query.
+  #raced(promise, signal) {
+    if (!signal) return promise;
+    const epoch = this.#epoch;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        promise.catch(() => {}); // its late outcome is dropped
+        if (epoch === this.#epoch) {
+          this.#epoch++;
+          this.#busy = false;
+        }
+        reject(signal.reason ?? new Error('aborted'));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  #record(raw, ms) {
+    const v = verifyRecord(raw.verify, raw.gamma > 0);
+    const proposed = Array.from(raw.proposed);
+    const emitted = Array.from(raw.emitted);
+    const rec = {
+      iteration: this.#iteration++,
+      proposed,
+      proposedText: proposed.map(tokenText).join(''),
+      positions: v.positions,
+      nAccepted: v.nAccepted,
+      correction: v.correction,
+      bonus: v.bonus,
+      uFinal: v.uFinal,
+      residual: v.residual ?? null,
+      residualTop: v.residual ? topEntries(v.residual, 10) : null,
+      emitted,
+      emittedText: emitted.map(tokenText).join(''),
+      text: this.#stream.decode(bytesOf(emitted), { stream: true }),
+      targetCached: raw.targetCached,
+      draftCached: raw.draftCached,
+      draftMs: raw.draftMs,
+      targetMs: raw.targetMs,
+      ms,
+      vocab: raw.vocab,
+      gamma: raw.gamma,
+      drafter: raw.drafter,
+      lookupNgram: raw.lookupNgram || null,
+      targetPositions: raw.targetPositions,
+    };
+    if (raw.tree) rec.tree = treeRecord(raw.tree);
+    if (raw.targetProbs) {
+      rec.targetProbs = rowsOf(raw.targetProbs, raw.vocab);
+      rec.draftProbs = rowsOf(raw.draftProbs, raw.vocab);
+    }
+    return rec;
+  }
+
+  /**
+   * Streams iterations until maxTokens more tokens came out (the last burst cut to fit), the
+   * decoder is done, or signal aborts (the iterator then throws signal.reason). Yields to the
+   * event loop before every iteration.
+   */
+  async *generate(options) {
+    const { maxTokens, signal } = checkOptions(options, ['maxTokens', 'signal'], 'generate');
+    const native = this[NATIVE]('Decoder.generate');
+    if (maxTokens !== undefined && maxTokens !== Infinity) integer(maxTokens, 'maxTokens', 1, Number.MAX_SAFE_INTEGER);
+    checkSignal(signal);
+    const abortIfAsked = () => {
+      if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    };
+    const generated = () => native.tokens().length - this.#promptLength;
+    if (maxTokens !== undefined && maxTokens !== Infinity) native.setBudget(generated() + maxTokens);
+    try {
+      for (;;) {
+        abortIfAsked();
+        await yieldToEventLoop();
+        abortIfAsked();
+        if (this.disposed || (native.done() && !native.inIteration())) return;
+        yield this.#scores ? await this.step({ signal }) : this.step();
+      }
+    } finally {
+      if (!this.disposed) native.setBudget(0);
+    }
+  }
+}
+
+
+function queryOf(packed) {
+  if (packed === null) return null;
+  const target = packed[0] === 1;
+  return { target, source: target ? 'targetScore' : 'draftScore', nLast: packed[1], tokens: packed.subarray(2) };
+}
+
+function isThenable(x) {
+  return x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';
+}
+
+function checkSignal(signal) {
+  if (signal !== undefined && (typeof signal !== 'object' || signal === null || !('aborted' in signal))) {
+    fail(`signal: expected an AbortSignal, got ${describe(signal)}`);
+  }
+}
