@@ -47,6 +47,11 @@ test('an iframe in a course subfolder shows only the explorer, sized to fit', as
     ?? await (await page.waitForSelector('#explorer')).contentFrame();
   await inner.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
   assert.equal(await inner.isVisible('#explorer'), true);
+  // The course site here sends COOP/COEP (the test server does, as scripts/start's): a same-origin
+  // iframe of an isolated page is isolated too, so its worker could have threads.
+  assert.equal(await page.evaluate(() => window.crossOriginIsolated), true, 'the embedding page is isolated');
+  assert.equal(await inner.evaluate(() => window.crossOriginIsolated), true, 'and so is the frame');
+  assert.equal(await inner.evaluate(() => document.documentElement.dataset.isolation), 'isolated');
   for (const id of ['step', 'residual', 'models', 'pitfalls']) assert.equal(await inner.isHidden(`#${id}`), true, `#${id} hidden`);
   assert.equal(await inner.isHidden('.masthead'), true);
   await setInput(inner, 'alpha', 0.9);

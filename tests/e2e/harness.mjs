@@ -1,7 +1,8 @@
 // Shared set-up of the end-to-end tests: serves dist/page from a tiny static server on
-// 127.0.0.1, drives Debian's Chromium (/usr/bin/chromium) through playwright-core with a fresh
-// profile, and watches every page for console errors, page errors and requests that leave the
-// page's origin. Screenshots go to test-output/e2e/.
+// 127.0.0.1 (with the cross-origin isolation headers, as scripts/start does, unless
+// isolation: false: a plain static host), drives Debian's Chromium (/usr/bin/chromium) through
+// playwright-core with a fresh profile, and watches every page for console errors, page errors
+// and requests that leave the page's origin. Screenshots go to test-output/e2e/.
 import { mkdtemp, mkdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,11 +21,13 @@ const CHROMIUM_ARGS = [
 ];
 
 /** Serves the built page and opens a fresh Chromium profile. */
-export async function setup({ viewport = { width: 1280, height: 900 }, colorScheme = 'light', reducedMotion, root = distDir, throttle = null } = {}) {
+export async function setup({
+  viewport = { width: 1280, height: 900 }, colorScheme = 'light', reducedMotion, root = distDir, throttle = null, isolation = true, headers = {},
+} = {}) {
   const index = await stat(path.join(distDir, 'index.html')).catch(() => null);
   if (!index) throw new Error('dist/page/index.html missing: run `npm run build && npm run build:page` first');
   await mkdir(outDir, { recursive: true });
-  const server = await startServer({ root, throttle });
+  const server = await startServer({ root, throttle, isolation, headers });
   const userDataDir = await mkdtemp(path.join(tmpdir(), 'specdec-e2e-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: '/usr/bin/chromium',

@@ -48,6 +48,10 @@ test('first visit: interactive, then precached for offline use', async () => {
     assert.ok(cached.some((u) => want.test(u.split('?')[0])), `precached ${want}: ${cached.join(', ')}`);
   }
   assert.ok(cached.filter((u) => /\.js$/.test(u.split('?')[0])).length >= 2, 'page js and worker js precached');
+  // The threaded WASM build too: its glue, its pthread worker script and its wasm.
+  for (const want of [/specdec-core-mt-[\w-]+\.js$/, /specdec-core-mt\.worker-[\w-]+\.js$/, /specdec-core-mt-[\w-]+\.wasm$/]) {
+    assert.ok(cached.some((u) => want.test(u)), `precached ${want}: ${cached.join(', ')}`);
+  }
   await page.reload({ waitUntil: 'load' });
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
   metrics.repeatVisit = await timeToInteractive(page);
@@ -62,6 +66,9 @@ test('offline: reload with the network off and the server stopped; everything wo
   await page.reload({ waitUntil: 'load' });
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
   metrics.offlineVisit = await timeToInteractive(page);
+  // Served by the service worker with the headers the server sent (cached with the responses):
+  // still cross-origin isolated, so the decoding worker still gets its threads.
+  assert.equal(await page.evaluate(() => window.crossOriginIsolated), true, 'isolated offline');
 
   // 1. explorer
   await setInput(page, 'alpha', 0.7);
@@ -94,6 +101,8 @@ test('offline: reload with the network off and the server stopped; everything wo
   await page.click('#run-spec');
   await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
   assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  assert.equal(await page.evaluate(() => document.getElementById('spec-state').dataset.threads), String(Math.min(16, cores)), 'every thread, offline');
   await screenshot(page, '5-offline-full-page');
   assertClean(assert, env.watch, { allowFailed: true });
   // Only requests the offline reload itself could not satisfy may fail; none did.
@@ -110,7 +119,10 @@ test('page weight (gzip) of html + js + css + wasm, without models', async () =>
     }
   }
   await walk(distDir);
-  const weight = { page: { raw: 0, gzip: 0, files: {} }, serviceWorker: { raw: 0, gzip: 0 }, models: { raw: 0 } };
+  // page: what a page on one thread loads; threadedBuild: the threaded WASM build (glue, pthread
+  // worker script, wasm), which a cross-origin isolated page loads instead of the single-threaded
+  // wasm (the service worker precaches both, so a first visit downloads both).
+  const weight = { page: { raw: 0, gzip: 0, files: {} }, threadedBuild: { raw: 0, gzip: 0, files: {} }, serviceWorker: { raw: 0, gzip: 0 }, models: { raw: 0 } };
   for (const f of files) {
     const rel = path.relative(distDir, f);
     const body = await readFile(f);
@@ -118,19 +130,24 @@ test('page weight (gzip) of html + js + css + wasm, without models', async () =>
     if (rel.startsWith('models/')) weight.models.raw += (await stat(f)).size;
     else if (/^(sw\.js|workbox-[^/]+\.js)$/.test(rel)) { weight.serviceWorker.raw += body.length; weight.serviceWorker.gzip += gz; }
     else if (/\.(html|js|css|wasm)$/.test(rel)) {
-      weight.page.raw += body.length;
-      weight.page.gzip += gz;
-      weight.page.files[rel] = { raw: body.length, gzip: gz };
+      const part = /specdec-core-mt[.-]/.test(rel) ? weight.threadedBuild : weight.page;
+      part.raw += body.length;
+      part.gzip += gz;
+      part.files[rel] = { raw: body.length, gzip: gz };
     }
   }
   metrics.weight = weight;
-  // No absolute URL in the built files, apart from the SVG namespace and one link inside a
-  // workbox warning message (text for developers, never fetched).
+  // No absolute URL in the built files, apart from the SVG namespace, one link inside a workbox
+  // warning message and one inside an Emscripten warning of the threaded glue (text for
+  // developers, never fetched).
+  const WARNING_LINKS = ['https://bit.ly/wb-precache', 'https://emscripten.org/docs/porting/pthreads.html#blocking-on-the-main-browser-thread'];
   for (const f of files.filter((x) => /\.(html|js|css)$/.test(x))) {
     const body = await readFile(f, 'utf8');
     const urls = [...body.matchAll(/https?:\/\/[^\s"'`)<>]+/g)].map((m) => m[0])
-      .filter((u) => !u.startsWith('http://www.w3.org/') && u !== 'https://bit.ly/wb-precache');
+      .filter((u) => !u.startsWith('http://www.w3.org/') && !WARNING_LINKS.includes(u));
     assert.deepEqual(urls, [], `absolute URLs in ${path.relative(distDir, f)}`);
   }
   assert.ok(weight.page.gzip < 400 * 1024, `page weight ${weight.page.gzip} bytes gzip`);
+  assert.ok(Object.keys(weight.threadedBuild.files).length >= 3, `the threaded build is emitted: ${Object.keys(weight.threadedBuild.files)}`);
+  assert.ok(weight.threadedBuild.gzip < 300 * 1024, `threaded build ${weight.threadedBuild.gzip} bytes gzip`);
 });

@@ -2,7 +2,8 @@
 // - The picker names both pairs with sizes computed from the built files; the small pair loads
 //   by default and a first visit never requests the large one (nor precaches it).
 // - A run measures v(k), k = 1..8, of the current target and draws it against v = 1 and the
-//   roofline, with two sentences of explanation that carry the measured numbers.
+//   roofline at the thread count the run used (B(T), P(T) measured), with two sentences of
+//   explanation that carry the measured numbers, then what T threads make of a pass.
 // - Picking the large pair downloads it with a progress bar (the server sends it slowly here),
 //   then it runs, is measured, and switching back and forth leaks no wasm memory.
 // - Offline after first use: the network cut and the server stopped, the large pair still loads
@@ -58,9 +59,16 @@ async function checkVk(page, target) {
   const dots = await page.locator('#chart-vk .vk-dot title').allTextContents();
   assert.match(dots[0], /^k = 1: a pass over 1 token took \d+\.\d\d ms, v = 1\.00$/);
   for (const d of dots) assert.match(d, /v = \d+\.\d\d$/);
-  assert.match(await text(page, '#vk-current'), new RegExp(`^${target} target, \\d+\\.\\d MB of f32 weights$`));
+  const threads = Number(await page.evaluate(() => document.getElementById('vk').dataset.threads));
+  assert.ok(threads >= 1);
+  assert.match(await text(page, '#vk-current'), new RegExp(`^${target} target, \\d+\\.\\d MB of f32 weights, ${threads} threads?$`));
   const bandwidth = await page.evaluate(() => document.getElementById('vk').dataset.bandwidth);
-  const explanation = await text(page, byTestId('vk-explanation'));
+  const whole = await text(page, byTestId('vk-explanation'));
+  // The pairs' two sentences, then the thread count's (vk-threads-explanation).
+  const explanation = whole.startsWith('Why') ? `Why the large pair pays more here. ${await text(page, byTestId('vk-pairs-explanation'))}` : await text(page, byTestId('vk-pairs-explanation'));
+  const threadsPart = await text(page, byTestId('vk-threads-explanation'));
+  assert.ok(whole.endsWith(threadsPart), whole);
+  assert.match(threadsPart, new RegExp(`^On this machine with ${threads} threads?, (one target pass verifies up to \\d tokens for about the price of one|no second token rides along)`));
   if (!HAS_LARGE) {
     assert.match(explanation, /^v\(\d\) = \d+\.\d\d for this target\.$/);
     return { bandwidth, explanation };
@@ -70,7 +78,7 @@ async function checkVk(page, target) {
   assert.match(explanation, /v\(\d\) = \d+\.\d\d, measured/);
   assert.equal((explanation.match(/\. (?=[A-Z])/g) ?? []).length, 2, `two sentences after the heading: ${explanation}`);
   if (bandwidth === 'measured') {
-    assert.match(explanation, /(one core reads them at|are read at) \d+\.\d GB\/s/);
+    assert.match(explanation, /(one core reads them at|\d+ threads read them at|are read at) \d+\.\d GB\/s/);
     assert.match(explanation, /one step takes at least \d+\.\d\d ms/);
     assert.match(await text(page, byTestId('vk-fact-bandwidth')), /^\d+\.\d GB\/s$/);
     assert.match(await text(page, byTestId('vk-fact-floor')), /^\d+\.\d\d ms$/);
@@ -83,7 +91,7 @@ async function checkVk(page, target) {
   }
   assert.match(await text(page, byTestId('vk-fact-peak')), /^\d+\.\d GFLOP\/s$/);
   const peakTip = page.locator('#vk-facts tr', { has: page.locator(byTestId('vk-fact-peak')) }).locator('.tip');
-  assert.match(await peakTip.getAttribute('title'), /^Estimated from the longest measured pass \(k = 8\)/);
+  assert.match(await peakTip.getAttribute('title'), /^(Measured \(sd\.measurePeak\): multiply-adds in registers on \d+ threads? at once|Estimated from the longest measured pass \(k = 8\))/);
   return { bandwidth, explanation };
 }
 

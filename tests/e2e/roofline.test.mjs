@@ -1,11 +1,15 @@
 // The page's v(k) arithmetic and its explanation (web/page/src/roofline.js), in Node: medians,
 // v(k) from pass times, the compute peak from the longest pass, the roofline ratio
-// max(W/B, k F/P) / (W/B), and the two sentences, whose claims must follow the numbers.
+// max(W/B, k F/P) / (W/B), and the two sentences, whose claims must follow the numbers; with T
+// threads, the sentences after them (tokens a pass verifies for about the price of one, and the
+// prediction for E/(γc + v)), and the measured v(k) curve the γ suggestion uses (costmodel.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   median, verifyCosts, estimatePeak, rooflineRatio, targetCosts, costAt, perExtraToken, explainPairs, K_MAX,
+  explainThreads, tokensForOne, ridgeTokens,
 } from '../../web/page/src/roofline.js';
+import { bestGamma, curveVerifyCost } from '../../web/page/src/costmodel.js';
 
 const LARGE = 19_177_472; // parameters of the 6 x 512 target
 const SMALL = 4_870_144; // 6 x 256
@@ -102,4 +106,73 @@ test('explanation without the bandwidth binding says so; an unmeasured pair says
   const peak = small(3, 45).peak.flops;
   const roof = explainPairs({ large: targetCosts({ params: LARGE, gbPerSecond: 19.2, peak }), small: small(3, 45), k: 5 });
   assert.match(roof, /v\(5\) = \d\.\d\d, by the roofline; run the pair to measure it/);
+});
+
+test('with T threads the sentences say "T threads", not "one core"', () => {
+  const t = explainPairs({ large: large(1.3, 19.2), small: small(3, 45.3), k: 5, threads: 2 });
+  assert.match(t, /do not fit in cache: 2 threads read them at 19\.2 GB\/s here/);
+  assert.doesNotMatch(t, /one core/);
+  const same = explainPairs({ large: large(2.2, 19.2), small: small(3, 20), k: 5, threads: 4 });
+  assert.match(same, /are read at 19\.2 GB\/s by 4 threads here/);
+});
+
+// The speedup formula, written independently: E(α, γ) / (γc + v).
+const speedup = (a, g, c, v) => (a >= 1 ? g + 1 : (1 - a ** (g + 1)) / (1 - a)) / (g * c + v);
+const E = (a, g) => speedup(a, g, 0, 1);
+
+test('tokens for the price of one: the longest run of measured v(k) within 10 % of a step', () => {
+  const c = targetCosts({ params: LARGE, passMs: [NaN, 4, 4.1, 4.3, 4.35, 5, 6, 7, 8], gbPerSecond: 19.2, peak: 50e9, peakMeasured: true, threads: 2 });
+  assert.deepEqual(tokensForOne(c), { k: 4, v: 4.35 / 4, next: { k: 5, ms: 5, v: 1.25 } });
+  assert.equal(tokensForOne(targetCosts({ params: SMALL, passMs: [NaN, 1, 1.5, 2] })).k, 1);
+  assert.equal(tokensForOne(targetCosts({ params: SMALL, passMs: [NaN, 1] })), null, 'one point says nothing');
+  // 2P/B tokens: F/W = 1/2 FLOP per byte for f32 weights.
+  assert.ok(Math.abs(ridgeTokens(c) - 2 * 50e9 / 19.2e9) < 1e-9);
+  assert.ok(Number.isNaN(ridgeTokens(targetCosts({ params: SMALL, passMs: [NaN, 1, 2] }))), 'no B, no ridge');
+});
+
+test('explainThreads: the measured count, the roofline turn, the prediction for the last run', () => {
+  const passMs = [NaN, 4, 4.1, 4.3, 4.35, 5, 6, 7, 8];
+  const costs = targetCosts({ params: LARGE, passMs, gbPerSecond: 19.2, peak: 50e9, peakMeasured: true, threads: 2 });
+  const one = targetCosts({ params: LARGE, passMs: [NaN, 6, 6.5, 7.8], gbPerSecond: 15, peak: 26e9, peakMeasured: true, threads: 1 });
+  const run = { alpha: 0.8, gamma: 4, c: 0.05, E: E(0.8, 4), threads: 2 };
+  const t = explainThreads({ costs, threads: 2, one, run, speedup });
+  assert.match(t, /^On this machine with 2 threads, one target pass verifies up to 4 tokens for about the price of one \(v\(4\) = 1\.09 measured, within 10 % of a one-token step; v\(5\) = 1\.25\) \(with 1 thread: up to 2\)/);
+  assert.match(t, /the roofline of B\(2\) = 19\.2 GB\/s and P\(2\) = 50\.0 GFLOP\/s turns at k = 2P\/B ≈ 5\.2/);
+  assert.match(t, /turns at k = 2P\/B ≈ 5\.2, so the measured v\(k\) rises sooner than the roofline/);
+  const s5 = speedup(0.8, 4, 0.05, 1.25);
+  assert.match(t, new RegExp(`For the last run \\(γ = 4, α = 0\\.80, c = 0\\.050 with 2 threads\\) that predicts E/\\(γc \\+ v\\(5\\)\\) = 3\\.36 / \\(4·0\\.050 \\+ 1\\.25\\) = ${s5.toFixed(2)}×`));
+  assert.doesNotMatch(t, /did not get cores/, 'P(2) is well above P(1)');
+  // A run on another thread count is not quoted; nor is a v the roofline guessed.
+  assert.doesNotMatch(explainThreads({ costs, threads: 2, one, run: { ...run, threads: 1 }, speedup }), /For the last run/);
+  assert.doesNotMatch(explainThreads({ costs, threads: 2, one, run: { ...run, gamma: 9 }, speedup }), /For the last run/);
+});
+
+test('explainThreads claims no more than the numbers: no free token, threads that got no cores, a floor the step beats', () => {
+  const dear = targetCosts({ params: SMALL, passMs: [NaN, 1, 1.6, 2.2], gbPerSecond: 40, peak: 30e9, peakMeasured: true, threads: 2 });
+  const one = targetCosts({ params: SMALL, gbPerSecond: 45, peak: 29e9, peakMeasured: true });
+  const t = explainThreads({ costs: dear, threads: 2, one });
+  assert.match(t, /^On this machine with 2 threads, no second token rides along for about the price of one: v\(2\) = 1\.60 measured/);
+  assert.match(t, /P\(2\) = 30\.0 GFLOP\/s is not clearly above P\(1\) = 29\.0 GFLOP\/s here: the extra threads did not get cores of their own/);
+  assert.match(t, /and B\(2\) = 40\.0 GB\/s is not above B\(1\) = 45\.0 GB\/s either/);
+  // The one-token step (0.20 ms) is faster than W/B = 0.49 ms: B was measured low.
+  const low = targetCosts({ params: SMALL, passMs: [NaN, 0.2, 0.3, 0.4], gbPerSecond: 40, peak: 30e9, peakMeasured: true, threads: 2 });
+  const u = explainThreads({ costs: low, threads: 2 });
+  assert.match(u, /The measured one-token step \(0\.20 ms\) is faster than the floor W\/B\(2\) = 0\.49 ms, so B\(2\) = 40\.0 GB\/s was measured low here/);
+  assert.doesNotMatch(u, /turns at/, 'no roofline claim from a floor the step beats');
+  assert.equal(explainThreads({ costs: targetCosts({ params: SMALL }), threads: 2 }), '', 'nothing measured, nothing said');
+});
+
+test('the γ suggestion with v(k) measured at the thread count: the curve, extended along its line', () => {
+  const v = curveVerifyCost([{ k: 1, v: 1 }, { k: 2, v: 1.1 }, { k: 4, v: 1.5 }, { k: 8, v: 2.4 }]);
+  assert.equal(v(2), 1.1);
+  assert.ok(Math.abs(v(3) - 1.3) < 1e-12, 'between measured neighbours');
+  assert.ok(Math.abs(v(10) - (2.4 + 2 * (1.4 / 7))) < 1e-12, 'beyond k = 8 along the line through v(1) and v(8)');
+  assert.equal(curveVerifyCost([{ k: 1, v: 1 }]), null);
+  // A flat curve (memory-bound) favours a longer γ than a steep one.
+  const flat = curveVerifyCost([1, 1.02, 1.04, 1.06, 1.08, 1.1, 1.12, 1.14].map((x, i) => ({ k: i + 1, v: x })));
+  const steep = curveVerifyCost([1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5].map((x, i) => ({ k: i + 1, v: x })));
+  const pick = (curve) => bestGamma({ alpha: 0.8, gamma: 4, c: 0.05, v: 2, speedup, verifyCost: curve }).gamma;
+  assert.ok(pick(flat) > pick(steep), `${pick(flat)} vs ${pick(steep)}`);
+  // Without a curve: as before (the run's v extrapolated).
+  assert.equal(bestGamma({ alpha: 0.8, gamma: 4, c: 0.05, v: 2, speedup }).gamma, bestGamma({ alpha: 0.8, gamma: 4, c: 0.05, v: 2, speedup, verifyCost: undefined }).gamma);
 });

@@ -1,7 +1,16 @@
 #!/usr/bin/env node
 // A tiny static server for the built page (dist/page), on 127.0.0.1 only. No dependencies.
-//   node web/page/serve.mjs [--port 8080] [--root dist/page]     (npm run serve)
-// Also imported by the end-to-end tests: startServer({ root, port: 0 }) -> { url, close }, and
+//   node web/page/serve.mjs [--port 8080] [--root dist/page] [--no-isolation]   (npm run serve)
+// Every response carries the three headers that make the page cross-origin isolated from its
+// first load (so SharedArrayBuffer, and with it WebAssembly threads, is available at once):
+//   Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp,
+//   Cross-Origin-Resource-Policy: same-origin.
+// --no-isolation (or isolation: false) leaves them out: a plain static host, where the page's
+// service worker adds them after the first visit (src/sw.js).
+// Also imported by the end-to-end tests: startServer({ root, port: 0 }) -> { url, close },
+// startServer({ ..., isolation: false }) for "a static server with no headers", headers: { name:
+// value } sent with every response besides (after the isolation headers, so they can replace
+// them), and
 // startServer({ ..., throttle: { match: (pathname) => boolean, bytesPerSecond } }) sends the
 // matching files slowly, in chunks, as a slow network would (to watch a progress bar).
 import { createServer } from 'node:http';
@@ -24,8 +33,16 @@ const TYPES = {
   '.safetensors': 'application/octet-stream',
 };
 
-export async function startServer({ root, port = 0, host = '127.0.0.1', log = false, throttle = null } = {}) {
+/** The headers that make a document cross-origin isolated (and its subresources loadable there). */
+export const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+export async function startServer({ root, port = 0, host = '127.0.0.1', log = false, throttle = null, isolation = true, headers = {} } = {}) {
   const base = path.resolve(root);
+  const extra = { ...(isolation ? ISOLATION_HEADERS : {}), ...headers };
   const server = createServer(async (req, res) => {
     try {
       const url = new URL(req.url, 'http://localhost');
@@ -47,6 +64,7 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', log = fa
         'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream',
         'Content-Length': body.length,
         'Cache-Control': 'no-cache',
+        ...extra,
       });
       if (req.method !== 'HEAD' && throttle?.match(url.pathname)) await sendSlowly(res, body, throttle.bytesPerSecond);
       else res.end(req.method === 'HEAD' ? undefined : body);
@@ -63,6 +81,7 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', log = fa
   return {
     url: `http://${host}:${actual}/`,
     server,
+    isolation: !!isolation,
     close: () => new Promise((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections?.();
@@ -96,7 +115,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.error(`specdec: ${root}/index.html not found — build the page first: npm run build && npm run build:page`);
     process.exit(1);
   }
-  const { url } = await startServer({ root, port });
-  console.log(`specdec page: serving ${root}`);
+  const isolation = !args.includes('--no-isolation');
+  const { url } = await startServer({ root, port, isolation });
+  console.log(`specdec page: serving ${root}${isolation ? ' (cross-origin isolated: COOP/COEP/CORP headers)' : ' (no isolation headers)'}`);
   console.log(`open ${url}`);
 }

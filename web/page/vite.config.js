@@ -10,6 +10,7 @@ import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { MODEL_PAIRS } from './models.config.js';
 import { CSP } from './csp.js';
+import { ISOLATION_HEADERS } from './serve.mjs';
 
 const pageDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(pageDir, '../..');
@@ -176,7 +177,10 @@ export default defineConfig({
     assetsInlineLimit: 0, // never inline the wasm as base64
     reportCompressedSize: false,
   },
-  server: { host: '127.0.0.1', fs: { allow: [repoRoot] } },
+  // The dev server sends the isolation headers too (it has no service worker), so the decoding
+  // worker gets its threads there as well.
+  server: { host: '127.0.0.1', fs: { allow: [repoRoot] }, headers: ISOLATION_HEADERS },
+  preview: { headers: ISOLATION_HEADERS },
   plugins: [
     contentSecurityPolicy(),
     specdecModels(),
@@ -184,27 +188,19 @@ export default defineConfig({
       injectRegister: null, // src/main.js registers ./sw.js relative to the page (relocatable)
       registerType: 'autoUpdate',
       manifest: false,
-      workbox: {
+      // A hand-written service worker (src/sw.js): the precache, the runtime cache of the pairs
+      // fetched on demand, and the cross-origin isolation headers a static host cannot send.
+      strategies: 'injectManifest',
+      srcDir: 'src',
+      filename: 'sw.js',
+      injectManifest: {
+        // Both WASM builds (the threaded one with its glue and pthread worker script) included.
         globPatterns: ['**/*.{html,js,css,wasm,safetensors,svg}'],
-        // The pairs fetched on demand are not precached (a first visit must not download them)...
+        // The pairs fetched on demand are not precached (a first visit must not download them):
+        // sw.js keeps them in a runtime cache once fetched.
         globIgnores: Object.keys(MODEL_PAIRS).slice(1).map((pair) => `**/models/${pair}-*.safetensors`),
-        // ...but kept once fetched: a learner who picked one can use it offline afterwards.
-        // Their URLs carry a content hash (?v=...), so three entries per pair (target, draft,
-        // heads) are all there is to keep; an older version is dropped when a newer one is cached.
-        runtimeCaching: [{
-          urlPattern: new RegExp(`/models/(${Object.keys(MODEL_PAIRS).slice(1).join('|')})-(target|draft|heads)\\.safetensors(\\?[^/]*)?$`),
-          handler: 'CacheFirst',
-          options: {
-            cacheName: 'specdec-model-pairs',
-            cacheableResponse: { statuses: [200] },
-            expiration: { maxEntries: 3 * (Object.keys(MODEL_PAIRS).length - 1) },
-          },
-        }],
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
-        cleanupOutdatedCaches: true,
-        clientsClaim: true,
-        skipWaiting: true,
-        navigateFallback: null,
+        rollupFormat: 'iife', // a classic service worker script: no module worker needed
       },
     }),
   ],

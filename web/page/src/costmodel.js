@@ -16,17 +16,42 @@ export function verifyCostAt(vMeasured, gamma, k) {
 }
 
 /**
+ * v(k) from a measured curve (k = 1..K, v(1) = 1: roofline.js verifyCosts), extended beyond its
+ * last k along the line through v(1) and v(K). Returns a function of k, or null when the curve
+ * has fewer than two points.
+ * @param {{ k: number, v: number }[]} points
+ */
+export function curveVerifyCost(points) {
+  const pts = (points ?? []).filter((p) => Number.isFinite(p.v) && p.v > 0).sort((a, b) => a.k - b.k);
+  if (pts.length < 2) return null;
+  const lastK = pts[pts.length - 1].k;
+  const slope = (pts[pts.length - 1].v - pts[0].v) / Math.max(1, lastK - pts[0].k);
+  return (k) => {
+    const hit = pts.find((p) => p.k === k);
+    if (hit) return hit.v;
+    if (k > lastK) return pts[pts.length - 1].v + Math.max(0, slope) * (k - lastK);
+    // A k inside the curve that was not measured: between its neighbours.
+    const hi = pts.find((p) => p.k > k);
+    const lo = [...pts].reverse().find((p) => p.k < k) ?? pts[0];
+    return lo.v + (hi.v - lo.v) * (k - lo.k) / (hi.k - lo.k);
+  };
+}
+
+/**
  * The γ in 1..gammaMax with the best predicted speedup E(α, γ') / (γ'c + v(γ'+1)) under the
  * measured cost model, or null when the inputs are not measurements (NaN, c < 0, v <= 0).
  * @param {{ alpha: number, gamma: number, c: number, v: number, gammaMax?: number,
- *           speedup: (alpha: number, gamma: number, c: number, v: number) => number }} m
- *   speedup: the library's speculativeSpeedup (E / (γc + v)).
+ *           speedup: (alpha: number, gamma: number, c: number, v: number) => number,
+ *           verifyCost?: (k: number) => number }} m
+ *   speedup: the library's speculativeSpeedup (E / (γc + v)); verifyCost: v(k) measured at the
+ *   run's thread count (curveVerifyCost), used instead of extrapolating the run's v(γ + 1).
  * @returns {{ gamma: number, speedup: number, current: number } | null}
  */
-export function bestGamma({ alpha, gamma, c, v, gammaMax = 16, speedup }) {
+export function bestGamma({ alpha, gamma, c, v, gammaMax = 16, speedup, verifyCost }) {
   if (![alpha, gamma, c, v].every(Number.isFinite) || c < 0 || v <= 0 || gamma < 1) return null;
   const a = Math.min(1, Math.max(0, alpha));
-  const predict = (g) => speedup(a, g, c, verifyCostAt(v, gamma, g + 1));
+  const vAt = verifyCost ?? ((k) => verifyCostAt(v, gamma, k));
+  const predict = (g) => speedup(a, g, c, vAt(g + 1));
   let best = { gamma: 1, speedup: predict(1) };
   for (let g = 2; g <= gammaMax; g++) {
     const s = predict(g);

@@ -1,15 +1,20 @@
 // The page's entry: loads the WASM build of specdec once, wires the five sections, registers
-// the service worker (offline after one visit), and marks the page ready for tests and
-// course authors (<html data-ready="true">, plus a 'specdec-ready' event on window).
+// the service worker (offline after one visit; on a host that cannot send the cross-origin
+// isolation headers it adds them, and the page reloads once to get them: isolation.js), and marks
+// the page ready for tests and course authors (<html data-ready="true">, plus a 'specdec-ready'
+// event on window).
 import { loadSpecdec } from 'specdec';
 import { initExplorer } from './explorer.js';
 import { initStepper } from './stepper.js';
 import { initResidual } from './residual.js';
 import { ModelClient, initModels } from './models.js';
 import { initPitfalls } from './pitfalls.js';
+import { watchIsolation } from './isolation.js';
 
 const status = document.getElementById('app-status');
 const embed = setUpEmbedding();
+// Before the service worker is registered, so that its taking over is seen.
+const isolation = watchIsolation({ isBusy: () => document.body.dataset.modelsBusy === 'true' });
 
 async function main() {
   const t0 = performance.now();
@@ -17,7 +22,7 @@ async function main() {
   initExplorer(sd);
   initResidual(sd);
   const client = new ModelClient();
-  initModels(sd, client);
+  initModels(sd, client, { isolation });
   initStepper(sd, client);
   const pitfalls = initPitfalls(embed);
   const ms = performance.now() - t0;
@@ -27,14 +32,17 @@ async function main() {
   // For scripts and tests (web/page/README.md): modelClient is the client of the decoding
   // worker, the code path of section 4's buttons.
   // pitfalls: the lab of section 5 (null when an embedding leaves it out).
-  window.specdecPage = { readyMs: performance.now(), wasmMs: ms, modelClient: client, pitfalls };
+  // isolation: { state, reason } of the page's cross-origin isolation (isolation.js).
+  window.specdecPage = { readyMs: performance.now(), wasmMs: ms, modelClient: client, pitfalls, isolation };
   window.dispatchEvent(new CustomEvent('specdec-ready', { detail: { ms } }));
 
   // The models load in the background once the page is interactive (unless an embedding
-  // shows only sections that do not need them; the step-through loads them on demand).
+  // shows only sections that do not need them; the step-through loads them on demand) — on a
+  // first visit that will reload once for isolation, after that reload (or once it is clear
+  // that none is coming): the worker's download would be cut short by it.
   if (embed.shows('models')) {
     const later = window.requestIdleCallback ?? ((fn) => setTimeout(fn, 200));
-    later(() => client.ensureLoaded().catch(() => {}));
+    isolation.settled.then(() => later(() => client.ensureLoaded().catch(() => {})));
   }
 }
 

@@ -6,6 +6,8 @@ import { byteTextStream, encodeBytes, visibleText } from './tokens.js';
 import { fileSizeProblem, sizeText } from './limits.js';
 import { bestGamma } from './costmodel.js';
 import { initVk } from './vk.js';
+import { RULE, ratioVerdict, ratioText, verdictHeadline } from './verdict.js';
+import { median } from './roofline.js';
 import {
   DRAFTER_NAMES, commonGamma, drafterCounts, drafterCountsText, drafterLegend, drawDrafterStrip, drawGammaHistogram, meanGamma,
 } from './runcharts.js';
@@ -59,10 +61,12 @@ async function serviceWorkerInControl(timeoutMs = 10000) {
 /**
  * Promise-based client of worker.js. `worker`: another instance of worker.js to talk to (the
  * pitfalls lab has its own, so that its runs and section 4's never wait for each other).
+ * `threads`: loadSpecdec's threads option for that instance ('auto' when not given).
  */
 export class ModelClient {
-  constructor(worker = null) {
+  constructor(worker = null, { threads } = {}) {
     this.worker = worker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'specdec-models' });
+    if (threads !== undefined) this.worker.postMessage({ type: 'init', threads });
     this.nextId = 1;
     this.pending = new Map(); // id -> { resolve, reject, onEvent }
     this.info = null;
@@ -170,8 +174,15 @@ export class ModelClient {
   calibrate(options) { return this.request({ type: 'calibrate', options }).then((m) => m.stepMs); }
   /** Target pass times over k = 1..8 new tokens (roofline.js, worker.js measureVk). */
   measureVk(options, onEvent) { return this.request({ type: 'measure-vk', options }, onEvent).then((m) => m.vk); }
-  /** One core's read bandwidth over buffers of these sizes ([{ bytes, gbPerSecond } | { bytes, error }]). */
-  bandwidth(sizes) { return this.request({ type: 'bandwidth', sizes }).then((m) => m.results); }
+  /**
+   * Read bandwidth B(T) of `threads` threads at once (default: the threads in use) over buffers
+   * of these sizes ([{ bytes, threads, gbPerSecond } | { bytes, threads, error }]).
+   */
+  bandwidth(sizes, threads) { return this.request({ type: 'bandwidth', sizes, threads }).then((m) => m.results); }
+  /** Compute peak P(T) for each thread count ([{ threads, gflops } | { threads, error }], sd.measurePeak). */
+  peak(threads) { return this.request({ type: 'peak', threads }).then((m) => m.results); }
+  /** The worker's threads ({ threads, maxThreads, requested, threaded, reason, isolated, cores }); with n, sets them first. */
+  threads(n) { return this.request({ type: 'threads', n }).then((m) => m.info); }
   /** sd.memoryStats() of the worker's WASM instance (tests: no leak when switching pairs). */
   memory() { return this.request({ type: 'memory' }).then((m) => m.stats); }
   /** Loads the current target's heads in the worker (resolves to their count; rejects with the loader's message). */
@@ -194,6 +205,17 @@ function drafterChoice() {
   return document.querySelector('input[name="drafter"]:checked')?.value ?? 'draft';
 }
 
+/** The thread count chosen in section 4 (undefined until the worker has said what it has). */
+function threadsChoice() {
+  const el = document.getElementById('gen-threads');
+  return el?.dataset.ready === 'true' ? Math.max(1, Math.round(Number(el.value)) || 1) : undefined;
+}
+
+/** "Run both & compare": how many times plain and speculative decoding run in turn. */
+function repeatsChoice() {
+  return Math.min(9, Math.max(1, Math.round(num('gen-repeats', 3))));
+}
+
 function readOptions() {
   const prompt = document.getElementById('prompt').value || '\n';
   const drafter = drafterChoice();
@@ -211,17 +233,25 @@ function readOptions() {
     seed: Math.max(0, Math.round(num('gen-seed', 42))),
     maxTokens: Math.min(2000, Math.max(1, Math.round(num('gen-max', 200)))),
     paceMs: Math.max(0, num('gen-pace', 0)),
+    threads: threadsChoice(),
   };
 }
 
-// Runs are comparable when they decode the same prompt with the same sampling settings
-// (γ, the drafter, the draft's shape and pace do not change what a plain step costs).
+// Runs are comparable when they decode the same prompt with the same sampling settings on the
+// same number of threads (γ, the drafter, the draft's shape and pace do not change what a plain
+// step costs; the thread count does).
 function sameSettings(a, b) {
-  const key = (o) => JSON.stringify({ ...o, gamma: 0, gammaMode: '', drafter: '', tree: null, paceMs: 0 });
+  const key = (o) => JSON.stringify({ ...o, gamma: 0, gammaMode: '', drafter: '', tree: null, paceMs: 0, quiet: false });
   return !!(a && b) && key(a) === key(b);
 }
 
-export function initModels(sd, client) {
+/**
+ * @param {any} sd the page's WASM instance (the lesson's formulas)
+ * @param {ModelClient} client section 4's decoding worker
+ * @param {{ isolation?: { state: string, reason: string | null, on: (fn: Function) => void } }} [o]
+ *   the page's cross-origin isolation (isolation.js): why the worker has one thread, if it has
+ */
+export function initModels(sd, client, { isolation = null } = {}) {
   const $ = (id) => document.getElementById(id);
   const ui = {
     loadText: $('model-load-text'), progress: $('model-progress'), info: $('model-info'),
@@ -238,6 +268,7 @@ export function initModels(sd, client) {
     drafters: Object.fromEntries(['draft', 'lookup', 'both', 'heads'].map((d) => [d, $(`drafter-${d}`)])),
     chartGamma: $('chart-gamma'), chartDrafters: $('chart-drafters'), gammaSummary: $('gamma-summary'),
     gammaPolicy: $('gamma-policy'), drafterCounts: $('drafter-counts'), drafterLegend: $('drafter-legend'),
+    threads: $('gen-threads'), threadsStatus: $('threads-status'), repeats: $('gen-repeats'),
   };
   const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
   let busy = false;
@@ -250,7 +281,64 @@ export function initModels(sd, client) {
   let headsCount = null;
   let headsChecking = null;
   let note = ''; // why a control changed by itself (heads unavailable, ...)
-  const vk = initVk({ client, pairs: PAIRS, setBusy: (b) => setBusy(b), isBusy: () => busy, readOptions });
+  let threadInfo = null; // the worker's threads (worker.js threadInfo), once it has said
+  let shownThreads = null; // the count the page last showed
+  let pairedRatios = null; // per-repeat ratios of the last "Run both & compare"
+  let runFacts = null; // the last comparison's α, γ, c, E (vk.js quotes them)
+  let stopAsked = false; // Stop was pressed during this go(): no further repeat starts
+  const vk = initVk({
+    client, pairs: PAIRS, setBusy: (b) => setBusy(b), isBusy: () => busy, readOptions,
+    threadsNow: () => threadInfo?.threads ?? 1,
+    runFacts: () => runFacts,
+    speedup: (...a) => sd.speculativeSpeedup(...a),
+  });
+
+  // ---- threads: how many the worker's passes use, and why not more
+  function threadsText(t) {
+    if (!t) return 'Threads: starting the decoding worker…';
+    if (t.threads > 1) return `${t.threads} threads, cross-origin isolated${t.maxThreads > t.threads ? ` (${t.maxThreads} available)` : ''}.`;
+    if (t.maxThreads > 1) return `1 thread (chosen; ${t.maxThreads} available), cross-origin isolated.`;
+    if (t.isolated) {
+      return t.reason ? `1 thread: ${t.reason}.`
+        : `1 thread, cross-origin isolated: this machine reports ${t.cores} logical core${t.cores === 1 ? '' : 's'}.`;
+    }
+    const why = isolation?.reason ?? String(t.reason ?? 'SharedArrayBuffer is unavailable').replace(/^not cross-origin isolated: /, '');
+    return `1 thread: not cross-origin isolated (${why}).`;
+  }
+
+  function showThreads(t) {
+    if (t) threadInfo = t;
+    const info = threadInfo;
+    ui.threadsStatus.textContent = threadsText(info);
+    if (!info) return;
+    ui.threadsStatus.dataset.threads = String(info.threads);
+    ui.threadsStatus.dataset.maxThreads = String(info.maxThreads);
+    ui.threadsStatus.dataset.isolated = String(info.isolated);
+    if (ui.threads.options.length !== info.maxThreads) {
+      ui.threads.replaceChildren(...Array.from({ length: info.maxThreads }, (_, i) => h('option', { value: String(i + 1) }, [String(i + 1)])));
+    }
+    const changed = info.threads !== shownThreads;
+    shownThreads = info.threads;
+    ui.threads.value = String(info.threads);
+    ui.threads.dataset.ready = 'true';
+    ui.threads.disabled = busy || info.maxThreads < 2;
+    if (changed) vk.onThreads();
+  }
+  ui.threads.addEventListener('change', async () => {
+    const n = Number(ui.threads.value);
+    if (busy) {
+      showThreads(null); // back to the count in use; the select is disabled while busy anyway
+      return;
+    }
+    try {
+      showThreads(await client.threads(n));
+    } catch (err) {
+      showThreads(null);
+      ui.threadsStatus.textContent += ` (${err.message})`;
+    }
+  });
+  isolation?.on(() => showThreads(null));
+  showThreads(null);
   const showPositions = (st) => {
     shownPositions = st;
     drawPositions(ui.chartPositions, st);
@@ -424,6 +512,8 @@ export function initModels(sd, client) {
       plainResult = null;
       specResult = null;
       stepMs = null;
+      pairedRatios = null;
+      runFacts = null;
       ui.progress.value = 1;
       ui.progress.hidden = true;
       const pairName = ev.info.pair;
@@ -436,6 +526,8 @@ export function initModels(sd, client) {
           ' Both roles load the same demo weights, so every guess is accepted (p = q): this checks the plumbing, not the speed.'])] : []));
       document.body.dataset.modelsReady = 'true';
       document.body.dataset.pair = pairName ?? 'own';
+      // The worker's threads: the count it started with, unless one was chosen already.
+      if (!threadInfo && ev.info.threads) showThreads(ev.info.threads);
       headsError = null;
       headsCount = null;
       if (ui.drafters.heads.checked) checkHeads();
@@ -467,6 +559,7 @@ export function initModels(sd, client) {
     ui.fileReset.disabled = b;
     for (const [name, input] of Object.entries(pairInputs)) input.disabled = b || !PAIRS[name].available;
     vk.setDisabled(b);
+    ui.threads.disabled = b || !threadInfo || threadInfo.maxThreads < 2;
   }
 
   // ---- a learner's own model files: file pickers and drag and drop, one zone per role
@@ -557,11 +650,41 @@ export function initModels(sd, client) {
     }
   });
 
-  async function runOne(mode, options) {
+  /**
+   * One plain or speculative run. `repeat` / `repeats`: its place in "Run both & compare"; a
+   * repeat after the first is `quiet` (the worker streams nothing back: same seed, same tokens,
+   * only the timing is new), and the state reads "done" only after the last one.
+   */
+  async function runOne(mode, options, { repeat = 0, repeats = 1 } = {}) {
     const isPlain = mode === 'plain';
     const textEl = isPlain ? ui.plainText : ui.specText;
     const stateEl = isPlain ? ui.plainState : ui.specState;
     const lineEl = isPlain ? ui.plainLine : ui.specLine;
+    const last = repeat === repeats - 1;
+    const finish = (summary) => {
+      const done = summary.stopped ? `stopped after ${summary.generated} tokens` : `done, ${summary.generated} tokens`;
+      const more = summary.stopped || repeats === 1 ? '' : (last ? ` · ${repeats} timing repeats` : ` · timing repeat ${repeat + 2} of ${repeats} next`);
+      stateEl.textContent = done + more;
+      stateEl.dataset.state = summary.stopped ? 'stopped' : (last ? 'done' : 'repeating');
+      // For tests: the threads the run's passes used, and how many parallel regions went to the
+      // pool's workers (0 on one thread).
+      stateEl.dataset.threads = String(summary.threads ?? '');
+      stateEl.dataset.parallelRuns = String(summary.pool?.runs ?? '');
+    };
+    if (repeat > 0) {
+      stateEl.textContent = `timing repeat ${repeat + 1} of ${repeats}…`;
+      stateEl.dataset.state = 'repeating';
+      let msg;
+      try {
+        msg = await client.run(mode, { ...options, quiet: true, paceMs: 0 }, () => {});
+      } catch (err) {
+        stateEl.textContent = 'failed';
+        stateEl.dataset.state = 'failed';
+        throw err;
+      }
+      finish(msg.summary);
+      return msg.summary;
+    }
     textEl.replaceChildren();
     lineEl.textContent = '';
     stateEl.textContent = 'running…';
@@ -610,41 +733,104 @@ export function initModels(sd, client) {
     const tail = stream.flush();
     if (tail) textEl.append(tail);
     const summary = msg.summary;
-    stateEl.textContent = summary.stopped ? `stopped after ${summary.generated} tokens` : `done, ${summary.generated} tokens`;
-    stateEl.dataset.state = summary.stopped ? 'stopped' : 'done';
+    finish(summary);
     lineEl.textContent = runLine(summary, isPlain);
     if (!isPlain) showRun({ stats: summary, iters, options });
     return summary;
   }
 
+  /** Several runs of the same decoding as one: the first run's counts, the timings' medians. */
+  function aggregate(runs) {
+    const med = (f) => median(runs.map(f));
+    return {
+      ...runs[0],
+      tokensPerSecond: med((r) => r.tokensPerSecond),
+      draftMsPerPass: med((r) => r.draftMsPerPass),
+      targetMsPerPass: med((r) => r.targetMsPerPass),
+      repeats: runs.length,
+    };
+  }
+
+  function showRepeatLines() {
+    for (const [res, el, isPlain] of [[plainResult, ui.plainLine, true], [specResult, ui.specLine, false]]) {
+      if (!res || !(res.runs?.length > 1)) continue;
+      el.textContent = `${runLine(res.summary, isPlain)} (tokens/s: median of ${res.runs.length} repeats, `
+        + `${res.runs.map((r) => r.tokensPerSecond.toFixed(1)).join(', ')})`;
+    }
+  }
+
   async function go(which) {
     if (busy) return;
     setBusy(true);
+    stopAsked = false;
     ui.verdict.textContent = '';
     try {
       await client.ensureLoaded();
       const options = readOptions();
-      if (which === 'plain' || which === 'both') {
-        const summary = await runOne('plain', options);
-        plainResult = { options, summary };
-        if (summary.stopped) return;
-      }
-      if (which === 'spec' || which === 'both') {
-        const summary = await runOne('spec', options);
-        specResult = { options, summary };
-        if (summary.stopped) return;  // Stop means stop: no calibration pass after it
-        if (!plainResult || !sameSettings(plainResult.options, options)) {
-          if (!stepMs || !sameSettings(stepMs.options, options)) {
-            stepMs = { options, ms: await client.calibrate(options) };
+      if (which === 'both') {
+        // Plain and speculative in turn, `repeats` times: one ratio per repeat, and the verdict
+        // reads their spread (verdict.js). A stopped repeat ends it; the complete ones count.
+        const repeats = repeatsChoice();
+        const plains = [];
+        const specs = [];
+        pairedRatios = null;
+        // After a Stop: a run left waiting for its next repeat says how many were complete.
+        const settle = () => {
+          for (const [el, runs] of [[ui.plainState, plains], [ui.specState, specs]]) {
+            if (el.dataset.state !== 'repeating' || !runs.length) continue;
+            el.textContent = `done, ${runs[0].generated} tokens · stopped after ${runs.length} of ${repeats} timing repeats`;
+            el.dataset.state = 'done';
           }
+        };
+        for (let r = 0; r < repeats; r++) {
+          // A Stop pressed between two runs reaches no run: it ends the comparison here.
+          if (stopAsked) return settle();
+          const p = await runOne('plain', options, { repeat: r, repeats });
+          if (p.stopped || stopAsked) {
+            if (!plains.length) plainResult = { options, summary: p, runs: [p] };
+            return settle();
+          }
+          const sp = await runOne('spec', options, { repeat: r, repeats });
+          if (sp.stopped) {
+            if (!specs.length) {
+              plainResult = { options, summary: p, runs: [p] };
+              specResult = { options, summary: sp, runs: [sp] };
+            }
+            return settle();
+          }
+          plains.push(p);
+          specs.push(sp);
+          plainResult = { options, summary: aggregate(plains), runs: plains };
+          specResult = { options, summary: aggregate(specs), runs: specs };
+          pairedRatios = specs.map((x, i) => x.tokensPerSecond / plains[i].tokensPerSecond);
+          showRepeatLines();
+          showComparison();
+        }
+        if (stopAsked) return settle();
+      } else if (which === 'plain') {
+        const summary = await runOne('plain', options);
+        plainResult = { options, summary, runs: [summary] };
+        pairedRatios = null;
+        if (summary.stopped) return;
+      } else {
+        const summary = await runOne('spec', options);
+        specResult = { options, summary, runs: [summary] };
+        pairedRatios = null;
+        if (summary.stopped) return;  // Stop means stop: no calibration pass after it
+      }
+      if (which !== 'plain' && (!plainResult || !sameSettings(plainResult.options, options))) {
+        if (!stepMs || !sameSettings(stepMs.options, options)) {
+          stepMs = { options, ms: await client.calibrate(options) };
         }
       }
       showComparison();
-      // What a verify pass costs on this target, once per target (a button measures again).
-      if (vk.needsMeasurement()) {
+      // What a verify pass costs on this target at this thread count, once per target and
+      // count (a button measures again); the comparison then uses the measured v(k).
+      if (vk.needsMeasurement(options.threads)) {
         const hist = specResult?.summary.gammaHistogram;
         const typical = options.tree ? options.tree.length : (options.gammaMode === 'fixed' ? options.gamma : commonGamma(hist ?? []));
         await vk.measure(options, typical || options.gamma);
+        showComparison();
       }
     } catch (err) {
       ui.verdict.textContent = `Error: ${err.message}`;
@@ -670,6 +856,15 @@ export function initModels(sd, client) {
     cell('positions-per-pass').textContent = st.targetPasses && st.positionsScored ? (st.positionsScored / st.targetPasses).toFixed(2) : '–';
     cell('spec-tps').textContent = st.tokensPerSecond ? st.tokensPerSecond.toFixed(1) : '–';
     showPositions(st);
+  }
+
+  /** One ratio per repeat of the last "Run both & compare", or the one ratio of separate runs. */
+  function comparisonRatios() {
+    const plainSt = plainResult?.summary;
+    const specSt = specResult?.summary;
+    if (!plainSt || !specSt || !sameSettings(plainResult.options, specResult.options) || !plainSt.tokensPerSecond) return [];
+    if (pairedRatios?.length) return pairedRatios;
+    return [specSt.tokensPerSecond / plainSt.tokensPerSecond];
   }
 
   function showComparison() {
@@ -701,35 +896,51 @@ export function initModels(sd, client) {
     const predicted = Number.isFinite(c) ? sd.speculativeSpeedup(alpha, gamma, Math.max(0, c)) : NaN;
     // The measured-cost extension: E / (γc + v), v = a verify pass in target steps.
     const predictedV = Number.isFinite(c) && v > 0 ? sd.speculativeSpeedup(alpha, gamma, Math.max(0, c), v) : NaN;
-    const measured = plainSt && sameSettings(plainResult.options, specResult.options) && plainSt.tokensPerSecond
-      ? specSt.tokensPerSecond / plainSt.tokensPerSecond : NaN;
-    cell('speedup-measured').textContent = Number.isFinite(measured) ? `${measured.toFixed(2)}×` : '– (run plain too)';
+    const ratios = comparisonRatios();
+    const verdict = ratioVerdict(ratios);
+    const speedupCell = cell('speedup-measured');
+    speedupCell.textContent = verdict.n
+      ? `${ratioText(verdict.median)}${verdict.n > 1 ? ` (median; ${ratioText(verdict.min).slice(0, -1)}–${ratioText(verdict.max)} over ${verdict.n} repeats)` : ''}`
+      : '– (run plain too)';
+    speedupCell.dataset.ratios = ratios.map((r) => r.toFixed(4)).join(',');
+    speedupCell.dataset.median = Number.isFinite(verdict.median) ? String(verdict.median) : '';
+    ui.verdict.dataset.verdict = verdict.kind;
+    ui.verdict.dataset.pays = String(verdict.kind === 'pays');
+    runFacts = formula && o.drafter === 'draft' && Number.isFinite(c) && Number.isFinite(v)
+      ? { alpha, gamma, c: Math.max(0, c), E, threads: o.threads ?? threadInfo?.threads ?? 1, target: client.info?.target?.digest ?? null }
+      : null;
+    vk.refresh();
     if (!formula) {
       const why = o.tree ? '– (a tree: the chain formula does not apply)'
         : o.drafter === 'both' ? '– (two drafters: see the counts below)' : '– (γ varies: see the histogram below)';
       cell('speedup-predicted').textContent = why;
       cell('speedup-predicted-v').textContent = why;
-      ui.verdict.replaceChildren(...verdictMixed({ measured, o, specSt, hist }));
-      ui.verdict.dataset.pays = String(measured >= 1);
+      ui.verdict.replaceChildren(...verdictMixed({ verdict, o, specSt, hist }));
       return;
     }
     cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${predicted.toFixed(2)}×` : '–';
     cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${predictedV.toFixed(2)}×` : '–';
+    const coarseTimer = threadInfo ? !threadInfo.isolated : !window.crossOriginIsolated;
+    const parts = verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, coarseTimer });
     if (o.drafter !== 'draft') {
-      ui.verdict.replaceChildren(...verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }));
-      ui.verdict.dataset.pays = String((Number.isFinite(measured) ? measured : predictedV) >= 1);
+      ui.verdict.replaceChildren(...parts, ...ruleNote(verdict));
       return;
     }
-    const best = bestGamma({ alpha, gamma, c: Math.max(0, c), v, speedup: (...a) => sd.speculativeSpeedup(...a) });
-    ui.verdict.replaceChildren(...verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }),
-      ...suggestion(best, gamma, v));
-    ui.verdict.dataset.pays = String((Number.isFinite(measured) ? measured : predictedV) >= 1);
+    // The γ the measured costs predict to be best: with v(k) measured at this thread count when
+    // section 4's measurement has it, else extrapolated from this run's v(γ + 1).
+    const threads = o.threads ?? threadInfo?.threads ?? 1;
+    const curve = vk.verifyCurve(threads);
+    const best = bestGamma({ alpha, gamma, c: Math.max(0, c), v, speedup: (...a) => sd.speculativeSpeedup(...a), verifyCost: curve ?? undefined });
+    ui.verdict.replaceChildren(...parts, ...suggestion(best, gamma, v, curve ? threads : null, c), ...ruleNote(verdict));
   }
 
   ui.both.addEventListener('click', () => go('both'));
   ui.plain.addEventListener('click', () => go('plain'));
   ui.spec.addEventListener('click', () => go('spec'));
-  ui.stop.addEventListener('click', () => client.stop());
+  ui.stop.addEventListener('click', () => {
+    stopAsked = true;
+    client.stop();
+  });
   $('gen-form').addEventListener('submit', (e) => e.preventDefault());
   setBusy(false);
   onWidthChange(() => {
@@ -763,16 +974,12 @@ function configText(o) {
 
 // The verdict for settings the lesson's formula does not cover (auto / heuristic γ, two
 // drafters, trees): what was measured, and where the tokens per pass came from.
-function verdictMixed({ measured, o, specSt, hist }) {
+function verdictMixed({ verdict, o, specSt, hist }) {
   const out = [];
   const tpp = specSt.tokensPerPass;
   const ppp = specSt.positionsScored && specSt.targetPasses ? specSt.positionsScored / specSt.targetPasses : NaN;
-  if (Number.isFinite(measured)) {
-    out.push(h('strong', { class: measured >= 1 ? 'ok' : 'bad' }, [
-      measured >= 1 ? `Speculation pays here: ${measured.toFixed(2)}× measured. ` : `On this machine speculation does not pay: ${measured.toFixed(2)}× measured. `]));
-  } else {
-    out.push(h('strong', {}, ['Run plain decoding too to measure the speedup. ']));
-  }
+  const head = verdictHeadline(verdict);
+  out.push(h('strong', head.cls ? { class: head.cls } : {}, [head.text]));
   const bits = [`Each target pass emitted ${tpp.toFixed(2)} tokens on average` + (Number.isFinite(ppp) ? ` and scored ${ppp.toFixed(1)} positions` : '')];
   if (o.tree) {
     bits.push(`a tree offers several candidates per depth, so more of each pass is kept, but every pass scores all its nodes: whether that pays depends on what a wider pass costs here (v(k) below)`);
@@ -784,6 +991,7 @@ function verdictMixed({ measured, o, specSt, hist }) {
   const by = Object.entries(DRAFTER_NAMES).filter(([d]) => counts[d] > 0).map(([d, name]) => `${name} ${counts[d]}`);
   if (by.length > 1) bits.push(`iterations by drafter: ${by.join(', ')}`);
   out.push(bits.join('; ') + '.');
+  out.push(...ruleNote(verdict));
   return out;
 }
 
@@ -817,38 +1025,45 @@ function runLine(st, isPlain) {
   return parts.join(' · ');
 }
 
-function verdictOf({ measured, predictedV, alpha, gamma, c, v, E, step, specSt }) {
+function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, coarseTimer }) {
   const out = [];
-  const basis = Number.isFinite(measured) ? measured : predictedV;
-  if (!Number.isFinite(basis)) return out;
-  const cost = gamma * c + v;
-  const why = `One iteration costs γc + v = ${gamma}·${c.toFixed(2)} + ${v.toFixed(2)} = ${cost.toFixed(2)} target steps `
+  if (!verdict.n && !Number.isFinite(predictedV)) return out;
+  const head = verdictHeadline(verdict, { predicted: predictedV });
+  const why = `One iteration costs γc + v = ${gamma}·${c.toFixed(2)} + ${v.toFixed(2)} = ${(gamma * c + v).toFixed(2)} target steps `
     + `(one step = ${step.ms.toFixed(2)} ms, from ${step.from}; a verify pass over γ + 1 = ${gamma + 1} tokens took `
-    + `${specSt.targetMsPerPass.toFixed(2)} ms) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}.`;
-  // Browsers coarsen performance.now() (to 0.1 ms without cross-origin isolation), so the
-  // per-step times of a very small model are rough; the tokens/s over a whole run are not.
-  const coarse = step.ms < 0.5
-    ? ` One step takes less than 0.5 ms here, close to the browser's timer resolution (≈ 0.1 ms), so c and v are rough; the measured tokens/s are not.`
+    + `${specSt.targetMsPerPass.toFixed(2)} ms) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}: `
+    + `E/(γc + v) = ${Number.isFinite(predictedV) ? predictedV.toFixed(2) : '–'}×.`;
+  // Browsers coarsen performance.now() (to 0.1 ms in a page that is not cross-origin isolated),
+  // so the per-step times of a very small model are rough; the tokens/s over a whole run are not.
+  const coarse = coarseTimer && step.ms < 0.5
+    ? ` One step takes less than 0.5 ms here, close to the browser's timer resolution without cross-origin isolation (≈ 0.1 ms), so c and v are rough; the measured tokens/s are not.`
     : '';
-  if (basis >= 1) {
-    out.push(h('strong', { class: 'ok' }, [`Speculation pays here: ${basis.toFixed(2)}× ${Number.isFinite(measured) ? 'measured' : 'predicted'}. `]), why, coarse);
-    return out;
+  out.push(h('strong', head.cls ? { class: head.cls } : {}, [head.text]), why);
+  // Why it does not clearly pay, from the measured costs (only what they show).
+  const basis = verdict.n ? verdict.median : predictedV;
+  if (verdict.kind === 'loses' || verdict.kind === 'even' || (verdict.kind === 'none' && basis < 1)) {
+    const reasons = [];
+    if (c > 0.3) reasons.push(`the draft is not cheap (c = ${c.toFixed(2)}; the lesson assumes c ≪ 1)`);
+    if (alpha < 0.6) reasons.push(`the draft agrees too rarely (α = ${alpha.toFixed(2)})`);
+    if (v > 1.5) reasons.push(`verifying ${gamma + 1} tokens costs v = ${v.toFixed(2)} single steps, not ≈ 1: on this CPU a forward pass is compute-bound, so scoring several positions at once is not free as it is on a memory-bound GPU`);
+    if (reasons.length) out.push(' Why: ' + reasons.join('; ') + '.');
   }
-  const reasons = [];
-  if (c > 0.3) reasons.push(`the draft is not cheap (c = ${c.toFixed(2)}; the lesson assumes c ≪ 1)`);
-  if (alpha < 0.6) reasons.push(`the draft agrees too rarely (α = ${alpha.toFixed(2)})`);
-  if (v > 1.5) reasons.push(`verifying ${gamma + 1} tokens costs v = ${v.toFixed(2)} single steps, not ≈ 1: on this CPU a forward pass is compute-bound, so scoring several positions at once is not free as it is on a memory-bound GPU`);
-  out.push(h('strong', { class: 'bad' }, [`On this machine speculation does not pay: ${basis.toFixed(2)}× ${Number.isFinite(measured) ? 'measured' : 'predicted'}. `]), why);
-  if (reasons.length) out.push(' Why: ' + reasons.join('; ') + '.');
   if (coarse) out.push(coarse);
   return out;
 }
 
+/** The verdict's rule, under it (only when a speedup was measured). */
+const ruleNote = (verdict) => (verdict.n ? [h('span', { class: 'verdict-rule', 'data-testid': 'verdict-rule' }, [` ${RULE}`])] : []);
+
 // Which γ the measured cost model predicts to be best, with a button that selects it.
-function suggestion(best, gamma, v) {
+// threads: the thread count whose measured v(k) was used (null: extrapolated from the run's v).
+function suggestion(best, gamma, v, threads, c) {
   if (!best) return [];
+  const source = threads
+    ? `With c = ${c.toFixed(3)} and v(k) measured at ${threads} thread${threads === 1 ? '' : 's'} (k = 1…8, below)`
+    : `With v(k) extrapolated linearly from this run's v(${gamma + 1}) = ${v.toFixed(2)}`;
   if (best.gamma === gamma || best.speedup <= best.current * 1.02) {
-    return [h('span', { 'data-testid': 'best-gamma' }, [` With v(k) extrapolated linearly from this run, γ = ${gamma} is about the best γ here.`])];
+    return [h('span', { 'data-testid': 'best-gamma' }, [` ${source}, γ = ${gamma} is about the best γ here.`])];
   }
   const input = document.getElementById('gen-gamma');
   const use = () => {
@@ -859,7 +1074,7 @@ function suggestion(best, gamma, v) {
   };
   return [
     h('span', { 'data-testid': 'best-gamma' }, [
-      ` With v(k) extrapolated linearly from this run's v(${gamma + 1}) = ${v.toFixed(2)}, γ = ${best.gamma} is predicted best here: `
+      ` ${source}, γ = ${best.gamma} is predicted best here: `
         + `${best.speedup.toFixed(2)}× instead of ${best.current.toFixed(2)}×. `,
     ]),
     h('button', { type: 'button', 'data-testid': 'use-best-gamma', onclick: use }, [`Use γ = ${best.gamma}`]),

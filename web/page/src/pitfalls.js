@@ -270,7 +270,9 @@ export function initPitfalls(embed) {
   function start() {
     if (started) return;
     started = true;
-    client = new ModelClient(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'specdec-pitfalls' }));
+    // One thread: the lab's numbers (speedups against plain decoding) are those of one core, as
+    // documented, and its pool would only compete with section 4's for the same cores.
+    client = new ModelClient(new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'specdec-pitfalls' }), { threads: 1 });
     client.on((ev) => {
       if (ev.type === 'progress' && inflight) {
         const card = cards.get(inflight.job.card);

@@ -5,8 +5,10 @@
 // two, so its cost in one-token steps is at least the roofline ratio
 //   r(k) = max(W / B, k F / P) / (W / B)          (W weight bytes, B bandwidth, F FLOP, P peak).
 // The page measures v(k) = time(target pass over k tokens) / time(one-token pass) through the
-// public API (worker.js, measureVk), B with sd.measureReadBandwidth, and estimates P from the
-// k = 8 pass. Pure functions: the page, the worker and the Node tests import them.
+// public API (worker.js, measureVk), B(T) with sd.measureReadBandwidth and P(T) with
+// sd.measurePeak for the thread count T the passes use (without measurePeak, P is estimated
+// from the k = 8 pass). With T threads the roofline is v(k, T) = max(W/B(T), k F/P(T)) / (W/B(T)).
+// Pure functions: the page, the worker and the Node tests import them.
 
 /** Largest k the page measures (γ = 7). */
 export const K_MAX = 8;
@@ -70,10 +72,13 @@ export function rooflineRatio(k, { memMs, computeMsPerToken }) {
  * memMs is W / B when B is measured; otherwise the one-token pass stands in for the floor
  * (an assumption the page states: it is then an estimate, memSource 'step').
  */
-export function targetCosts({ params, passMs = [], gbPerSecond = null, peak = null }) {
+export function targetCosts({ params, passMs = [], gbPerSecond = null, peak = null, peakMeasured = false, threads = 1 }) {
   const weightBytes = weightBytesOf(params);
   const flop = flopPerTokenOf(params);
-  const est = peak ? { flops: peak, fromK: null } : estimatePeak(passMs, flop);
+  // peak: P (FLOP/s) measured (peakMeasured: sd.measurePeak) or borrowed from another target's
+  // estimate; otherwise estimated from this target's longest pass.
+  const achieved = estimatePeak(passMs, flop);
+  const est = peak ? { flops: peak, fromK: null, measured: !!peakMeasured } : (achieved ? { ...achieved, measured: false } : null);
   let memMs = NaN;
   let memSource = null;
   if (gbPerSecond > 0) {
@@ -89,7 +94,7 @@ export function targetCosts({ params, passMs = [], gbPerSecond = null, peak = nu
   for (let k = 1; k <= K_MAX; k++) roof.push({ k, v: rooflineRatio(k, { memMs, computeMsPerToken }) });
   return {
     params, weightBytes, flopPerToken: flop, gbPerSecond: gbPerSecond > 0 ? gbPerSecond : null,
-    peak: est, memMs, memSource, computeMsPerToken, stepMs: passMs[1] ?? NaN, measured, roof,
+    peak: est, achieved, memMs, memSource, computeMsPerToken, stepMs: passMs[1] ?? NaN, measured, roof, threads,
   };
 }
 
@@ -120,7 +125,9 @@ export function perExtraToken(v, k) {
  * cache" only when the large target's weights are read clearly slower than the small one's,
  * "nearly free" only when an extra token costs under 0.15 of a step. Returns a string.
  */
-export function explainPairs({ large, small, k, bandwidthError = null }) {
+export function explainPairs({ large, small, k, bandwidthError = null, threads = 1 }) {
+  const who = threads === 1 ? 'one core' : `${threads} threads`;
+  const reads = threads === 1 ? 'reads' : 'read';
   if (!large || !small) return '';
   const vl = costAt(large, k);
   const vs = costAt(small, k);
@@ -144,9 +151,9 @@ export function explainPairs({ large, small, k, bandwidthError = null }) {
     const outOfCache = Bs > 1.15 * Bl;
     const floor = `one step takes at least ${f2(large.memMs)} ms${step(large) ? ` (measured: ${step(large)})` : ''}`;
     const first = outOfCache
-      ? `The large target's ${mbText(large.weightBytes)} of weights do not fit in cache: one core reads them at ${gbText(Bl)} here `
+      ? `The large target's ${mbText(large.weightBytes)} of weights do not fit in cache: ${who} ${reads} them at ${gbText(Bl)} here `
         + `(the small target's ${mbText(small.weightBytes)} at ${gbText(Bs)}), so ${floor}, and since a pass reads them once for all its tokens, the extra verified tokens ${ride}.`
-      : `The large target's ${mbText(large.weightBytes)} of weights are read at ${gbText(Bl)} by one core here, `
+      : `The large target's ${mbText(large.weightBytes)} of weights are read at ${gbText(Bl)} by ${who} here, `
         + `${Bs * 1.15 < Bl ? 'faster than' : 'about as fast as'} the small target's ${mbText(small.weightBytes)} (${gbText(Bs)}: `
         + `on this machine the cache does not set them apart), so ${floor}, and since a pass reads them once for all its tokens, the extra verified tokens ${ride}.`;
     const second = outOfCache
@@ -160,4 +167,103 @@ export function explainPairs({ large, small, k, bandwidthError = null }) {
     + `(${why}), and since a pass reads them once for all its tokens, the extra verified tokens ${ride}.`;
   const second = `The small target's ${mbText(small.weightBytes)} can sit in cache, so its step is short${step(small) ? ` (${step(small)})` : ''} and ${smallCost}.`;
   return `${first} ${second}`;
+}
+
+/** Within this fraction of a one-token step, a pass counts as "about the price of one". */
+export const ABOUT_ONE = 1.1;
+
+/**
+ * The most tokens one pass verifies for about the price of one, from the measured v(k): the
+ * largest k such that v(j) <= ABOUT_ONE for every measured j <= k (1 when v(2) is already above;
+ * null when fewer than two k were measured). Returns { k, v } (v: v(k)) and `next`, the first
+ * measured point above the limit, if any.
+ */
+export function tokensForOne(costs) {
+  const pts = (costs?.measured ?? []).slice().sort((a, b) => a.k - b.k);
+  if (pts.length < 2 || pts[0].k !== 1) return null;
+  let best = pts[0];
+  let next = null;
+  for (const p of pts.slice(1)) {
+    if (p.k !== best.k + 1) break;
+    if (p.v > ABOUT_ONE) {
+      next = p;
+      break;
+    }
+    best = p;
+  }
+  return { k: best.k, v: best.v, next };
+}
+
+/**
+ * Where the roofline turns: the k at which a pass's arithmetic (k F / P) takes as long as
+ * reading the weights once (W / B) — 2P/B tokens for f32 weights. NaN without B and P.
+ */
+export function ridgeTokens(costs) {
+  if (costs?.memSource !== 'bandwidth' || !(costs.computeMsPerToken > 0)) return NaN;
+  return costs.memMs / costs.computeMsPerToken;
+}
+
+const gf = (flops) => `${(flops / 1e9).toFixed(1)} GFLOP/s`;
+
+/**
+ * The sentences after explainPairs, for the thread count T the passes used: how many tokens a
+ * pass verifies for about the price of one on this machine with T threads (measured, and where
+ * the roofline of B(T), P(T) puts the turn), and what that predicts for E/(γc + v) of the last
+ * run. costs: targetCosts of the loaded target at T (peak: P(T) when measured); one: the same
+ * at 1 thread (B(1), P(1), and v(k) when measured), or null; run: the last comparison's
+ * { alpha, gamma, c, E, threads } (a fixed-γ chain from the draft model), or null; speedup:
+ * the library's speculativeSpeedup. Claims follow the numbers: a count is quoted only from
+ * measured v(k); "more threads help" is never said, and when P(T) is not above P(1) the text
+ * says the extra threads did not get cores of their own. Returns a string ('' without a measurement).
+ */
+export function explainThreads({ costs, threads = 1, one = null, run = null, speedup = null }) {
+  const free = tokensForOne(costs);
+  if (!free) return '';
+  const on = `with ${threads} thread${threads === 1 ? '' : 's'}`;
+  const parts = [];
+  let first;
+  if (free.k >= 2) {
+    first = `On this machine ${on}, one target pass verifies up to ${free.k} tokens for about the price of one `
+      + `(v(${free.k}) = ${f2(free.v)} measured, within ${Math.round((ABOUT_ONE - 1) * 100)} % of a one-token step`
+      + `${free.next ? `; v(${free.next.k}) = ${f2(free.next.v)}` : ''})`;
+  } else {
+    first = `On this machine ${on}, no second token rides along for about the price of one: `
+      + `v(2) = ${f2(free.next?.v ?? NaN)} measured, more than ${Math.round((ABOUT_ONE - 1) * 100)} % over a one-token step`;
+  }
+  const oneFree = threads > 1 ? tokensForOne(one) : null;
+  if (oneFree) first += ` (with 1 thread: ${oneFree.k >= 2 ? `up to ${oneFree.k}` : 'none beyond the first'})`;
+  const ridge = ridgeTokens(costs);
+  // The floor W / B holds only if the measured step is not faster than it; when it is, B(T) was
+  // measured low (threads waiting for cores) and the roofline drawn from it says little.
+  const floorHolds = costs.memSource === 'bandwidth' && !(costs.stepMs < 0.9 * costs.memMs);
+  if (Number.isFinite(ridge) && costs.peak?.measured && floorHolds) {
+    first += `; the roofline of B(${threads}) = ${gbText(costs.gbPerSecond)} and P(${threads}) = ${gf(costs.peak.flops)} turns at k = 2P/B ≈ ${ridge.toFixed(1)}`
+      + `${free.k + 0.5 < ridge ? ', so the measured v(k) rises sooner than the roofline (a floor: the matmuls reach only part of P, and attention is not counted)' : ''}`;
+  }
+  parts.push(first + '.');
+  if (costs.memSource === 'bandwidth' && !floorHolds) {
+    parts.push(`The measured one-token step (${f2(costs.stepMs)} ms) is faster than the floor W/B(${threads}) = ${f2(costs.memMs)} ms, `
+      + `so B(${threads}) = ${gbText(costs.gbPerSecond)} was measured low here and the roofline drawn from it is no floor.`);
+  }
+  if (threads > 1 && one) {
+    const slowP = one.peak?.measured && costs.peak?.measured && costs.peak.flops < 1.2 * one.peak.flops;
+    const slowB = one.gbPerSecond && costs.gbPerSecond && costs.gbPerSecond < 1.1 * one.gbPerSecond;
+    if (slowP) {
+      parts.push(`P(${threads}) = ${gf(costs.peak.flops)} is not clearly above P(1) = ${gf(one.peak.flops)} here: the extra threads did not get cores of their own (a busy machine?)`
+        + `${slowB ? `, and B(${threads}) = ${gbText(costs.gbPerSecond)} is not above B(1) = ${gbText(one.gbPerSecond)} either` : ''}.`);
+    } else if (slowB) {
+      parts.push(`B(${threads}) = ${gbText(costs.gbPerSecond)} is not clearly above B(1) = ${gbText(one.gbPerSecond)} here: more threads reading at once do not read these weights faster.`);
+    }
+  }
+  if (run && run.threads === threads && speedup) {
+    const k = run.gamma + 1;
+    const vk = costAt(costs, k);
+    if (vk && vk.from === 'measured') {
+      const s = speedup(run.alpha, run.gamma, run.c, vk.v);
+      parts.push(`For the last run (γ = ${run.gamma}, α = ${f2(run.alpha)}, c = ${run.c.toFixed(3)} ${on}) that predicts `
+        + `E/(γc + v(${k})) = ${f2(run.E)} / (${run.gamma}·${run.c.toFixed(3)} + ${f2(vk.v)}) = ${f2(s)}×`
+        + `${vk.v <= ABOUT_ONE ? ', close to the lesson’s E/(γc + 1)' : `, against ${f2(speedup(run.alpha, run.gamma, run.c, 1))}× if verifying were free (v = 1)`}.`);
+    }
+  }
+  return parts.join(' ');
 }

@@ -1,6 +1,14 @@
 // The Web Worker that runs the two real models, so the page never freezes. It owns its own
 // WASM instance, the two loaded models and at most one running decoder (plus one decoder for
-// the step-through). Protocol (every request carries an id; replies echo it):
+// the step-through). Its WASM instance runs the model passes on several threads where the page
+// is cross-origin isolated (loadSpecdec({ threads: 'auto' }): the machine's logical cores, at
+// most 16), else on one, and says why (threadInfo). Results are bit-identical for any count.
+// Protocol (every request carries an id; replies echo it):
+//   → { type: 'init', threads }                           (before anything else, no reply: the
+//                                                        threads option of loadSpecdec, 'auto' by
+//                                                        default; the pitfalls lab's instance asks for 1)
+//   → { type: 'threads', id, n? }                         ← { type: 'threads', info } (threadInfo;
+//                                                        with n: sd.setThreads(n) first)
 //   → { type: 'load', id, urls: { target, draft }, sizes?, pair?, replace? }
 //                                                        ← progress*, { type: 'loaded', info }
 //                                                        (replace: load them over the models in use,
@@ -10,14 +18,21 @@
 //                                                        (File objects a learner chose or dropped;
 //                                                        a role without a file keeps its model)
 //   → { type: 'run', id, mode: 'plain'|'spec', options } ← chunk*, { type: 'done', summary }
-//                                                        (options: see decoderOptions; a chunk
-//                                                        carries `iters`, one iterationSummary
-//                                                        per iteration since the last chunk)
+//                                                        (options: see decoderOptions, and
+//                                                        `threads` (sd.setThreads before the run),
+//                                                        `quiet` (no chunks: a timing repeat); a
+//                                                        chunk carries `iters`, one iterationSummary
+//                                                        per iteration since the last chunk; the
+//                                                        summary `threads` and `pool`, the thread
+//                                                        pool's counters over the run)
 //   → { type: 'stop' }                                    (the running decode or measurement
 //                                                        stops at its next yield)
 //   → { type: 'measure-vk', id, options, ks?, iterations? } ← vk-progress*, { type: 'measured', vk }
 //                                                        (target pass time over k new tokens)
-//   → { type: 'bandwidth', id, sizes: [bytes, ...] }     ← { type: 'bandwidth', results }
+//   → { type: 'bandwidth', id, sizes: [bytes, ...], threads? } ← { type: 'bandwidth', results }
+//                                                        (B(T): T threads reading at once)
+//   → { type: 'peak', id, threads: [T, ...] }             ← { type: 'peak', results } (P(T),
+//                                                        sd.measurePeak: mul+add GFLOP/s)
 //   → { type: 'memory', id }                              ← { type: 'memory', stats } (sd.memoryStats())
 //   → { type: 'step-start', id, options }                 ← { type: 'ok' }
 //   → { type: 'step-next', id }                           ← { type: 'view', view }
@@ -39,6 +54,8 @@ import { K_MAX, median } from './roofline.js';
 import { Cancelled, runPitfall } from './pitfalls-runs.js';
 
 let sd = null;
+let sdLoading = null;
+let threadsOption = 'auto'; // loadSpecdec's threads ('init' may change it before the first load)
 let models = null; // { target, draft, info, parts: { target, draft }, heads } (parts: see install)
 let stopRequested = false;
 let running = false;
@@ -46,6 +63,39 @@ let stepper = null; // { dec, promptLength }
 const cancelledPitfalls = new Set(); // ids of pitfall jobs asked to stop
 
 const post = (msg) => self.postMessage(msg);
+
+/** This worker's WASM instance, loaded once (with threadsOption). */
+async function ensureSd() {
+  if (sd) return sd;
+  sdLoading ??= loadSpecdec({ threads: threadsOption }).then((x) => (sd = x), (e) => {
+    sdLoading = null;
+    throw e;
+  });
+  return sdLoading;
+}
+
+/** The threads this instance has, and why not more: what the page shows. */
+function threadInfo() {
+  return {
+    threads: sd.threads,
+    maxThreads: sd.maxThreads,
+    requested: sd.threadsRequested,
+    threaded: sd.threaded,
+    reason: sd.threadsUnavailableReason,
+    isolated: self.crossOriginIsolated === true,
+    cores: self.navigator?.hardwareConcurrency ?? 1,
+  };
+}
+
+/** Uses n threads from now on (clamped to 1..maxThreads; nothing given: unchanged). */
+function useThreads(n) {
+  if (n === undefined || n === null) return;
+  const t = Math.max(1, Math.min(sd.maxThreads, Math.round(Number(n)) || 1));
+  if (sd.threads !== t) sd.setThreads(t);
+}
+
+const poolStats = () => (typeof sd.threadStats === 'function' ? sd.threadStats() : { runs: 0, serial: 0, wakeups: 0 });
+const poolDelta = (a, b) => ({ runs: b.runs - a.runs, serial: b.serial - a.serial, wakeups: b.wakeups - a.wakeups });
 
 // Yields to the event loop without the 4 ms timer clamp, so 'stop' gets through quickly.
 const channel = new MessageChannel();
@@ -112,6 +162,7 @@ function install(next, parseMs, pair = null) {
     sameWeights: next.target.digest === next.draft.digest,
     // Heads are trained for one target: only a pair's own target has them (loaded on first use).
     heads: next.target.heads ? { url: next.target.heads.url, count: next.target.heads.count ?? null } : null,
+    threads: threadInfo(),
   };
   stepper?.dec.dispose();
   stepper = null;
@@ -128,8 +179,8 @@ function install(next, parseMs, pair = null) {
 }
 
 async function load(msg) {
-  if (!sd) sd = await loadSpecdec();
-  if (models && !msg.replace) return models.info;
+  await ensureSd();
+  if (models && !msg.replace) return { ...models.info, threads: threadInfo() };
   if (msg.replace && running) throw new Error('Stop the running decode before loading other models.');
   let lastPost = 0;
   const bytes = await fetchWithProgress(msg.urls, (loaded, total) => {
@@ -141,7 +192,7 @@ async function load(msg) {
   }, msg.sizes);
   if (msg.replace && running) throw new Error('Stop the running decode before loading other models.');
   // A learner's files loaded while these were downloading win over them.
-  if (models && !msg.replace) return models.info;
+  if (models && !msg.replace) return { ...models.info, threads: threadInfo() };
   const t0 = performance.now();
   const target = sd.loadModel(bytes.target);
   let draft;
@@ -161,7 +212,7 @@ async function load(msg) {
 // unless every file given loads.
 async function loadFiles(msg) {
   if (running) throw new Error('Stop the running decode before loading other models.');
-  if (!sd) sd = await loadSpecdec();
+  await ensureSd();
   const roles = ['target', 'draft'].filter((r) => msg.files?.[r]);
   if (roles.length === 0) throw new Error('no model file given');
   if (!models && roles.length < 2) {
@@ -303,8 +354,11 @@ async function run(msg) {
   const { mode, options } = msg;
   const plain = mode === 'plain';
   let dec;
+  let pool0;
   try {
+    useThreads(options.threads);
     dec = sd.createDecoder(await prepareOptions(options, plain));
+    pool0 = poolStats();
   } catch (e) {
     running = false;
     throw e;
@@ -319,6 +373,7 @@ async function run(msg) {
   let sinceYield = 0;
   const runStats = () => ({ ...statsOf(dec, computeMs, generated), positionsScored: scored });
   const flush = (final) => {
+    if (options.quiet && !final) return; // a timing repeat: the summary is all the page needs
     post({ type: 'chunk', id: msg.id, tokens: pending, iters, stats: runStats(), final });
     pending = [];
     iters = [];
@@ -355,6 +410,8 @@ async function run(msg) {
     flush(true);
     const summary = runStats();
     summary.stopped = stopRequested;
+    summary.threads = sd.threads;
+    summary.pool = poolDelta(pool0, poolStats());
     return summary;
   } finally {
     dec.dispose();
@@ -365,6 +422,7 @@ async function run(msg) {
 
 // A quick measurement of one plain target step (used for c and v when no plain run exists).
 function calibrate(options) {
+  useThreads(options.threads);
   const dec = sd.createDecoder(decoderOptions({ ...options, ...CHAIN, gamma: 1 }, true));
   try {
     dec.step(); // warm-up
@@ -394,6 +452,12 @@ async function measureVk(msg) {
   running = true;
   stopRequested = false;
   const o = msg.options;
+  try {
+    useThreads(o.threads);
+  } catch (e) {
+    running = false;
+    throw e;
+  }
   const kMax = Math.min(K_MAX, msg.kMax ?? K_MAX);
   const perSweep = Math.max(1, Math.round((msg.iterations ?? 12) / 2));
   const ks = Array.from({ length: kMax }, (_, i) => i + 1);
@@ -437,20 +501,37 @@ async function measureVk(msg) {
     samples: samples.map((xs) => xs.length),
     stopped,
     ms: performance.now() - t0,
+    threads: sd.threads,
     target: { params: models.info.target.params, digest: models.info.target.digest, pair: models.info.target.pair },
   };
 }
 
-// One core's read bandwidth over buffers of these sizes (the weight bytes of a target), with
-// sd.measureReadBandwidth; an older build of the module without it says so in `error`.
-function bandwidth(sizes) {
+// The read bandwidth B(T) of T threads reading at once (each its own part of the buffer) over
+// buffers of these sizes (the weight bytes of a target), with sd.measureReadBandwidth; an older
+// build of the module without it says so in `error`.
+const clampThreads = (t) => Math.max(1, Math.min(sd.maxThreads, Math.round(Number(t ?? sd.threads)) || 1));
+function bandwidth(sizes, threads) {
+  const T = clampThreads(threads);
   return sizes.map((bytes) => {
     // (A package older than the function itself: the same words as a module without it.)
-    if (typeof sd.measureReadBandwidth !== 'function') return { bytes, error: 'measureReadBandwidth: not in this build of the module' };
+    if (typeof sd.measureReadBandwidth !== 'function') return { bytes, threads: T, error: 'measureReadBandwidth: not in this build of the module' };
     try {
-      return { bytes, ...sd.measureReadBandwidth({ bytes, repeats: 5 }) };
+      return { bytes, ...sd.measureReadBandwidth({ bytes, repeats: 5, threads: T }) };
     } catch (e) {
-      return { bytes, error: String(e?.message || e) };
+      return { bytes, threads: T, error: String(e?.message || e) };
+    }
+  });
+}
+
+// The compute peak P(T) of T threads at once (sd.measurePeak: multiply-adds in registers, GFLOP/s).
+function peak(threadCounts) {
+  return threadCounts.map((t) => {
+    const T = clampThreads(t);
+    if (typeof sd.measurePeak !== 'function') return { threads: T, error: 'measurePeak: not in this build of the module' };
+    try {
+      return sd.measurePeak({ repeats: 5, threads: T });
+    } catch (e) {
+      return { threads: T, error: String(e?.message || e) };
     }
   });
 }
@@ -458,7 +539,7 @@ function bandwidth(sizes) {
 // One card of the pitfalls lab in one state (pitfalls-runs.js), with progress about every
 // 50 ms; it yields between chunks of work so that a 'pitfall-cancel' gets through.
 async function pitfall(msg) {
-  if (!sd) sd = await loadSpecdec();
+  await ensureSd();
   let lastPost = 0;
   try {
     return await runPitfall(sd, models ? { target: models.target, draft: models.draft } : null, msg.job, {
@@ -481,6 +562,16 @@ async function pitfall(msg) {
 
 async function handle(msg) {
   switch (msg.type) {
+    case 'init':
+      if (!sd && !sdLoading && msg.threads !== undefined) threadsOption = msg.threads;
+      return null;
+    case 'threads':
+      await ensureSd();
+      if (msg.n !== undefined) {
+        if (running) throw new Error('a run is in progress: the thread count changes before the next one');
+        useThreads(msg.n);
+      }
+      return { type: 'threads', info: threadInfo() };
     case 'load':
       return { type: 'loaded', info: await load(msg) };
     case 'load-files':
@@ -489,6 +580,7 @@ async function handle(msg) {
       return { type: 'done', summary: await run(msg) };
     case 'calibrate':
       if (!models) throw new Error('models are not loaded');
+      if (running) throw new Error('a run is already in progress');
       return { type: 'calibrated', stepMs: calibrate(msg.options) };
     case 'stop':
       stopRequested = true;
@@ -496,16 +588,21 @@ async function handle(msg) {
     case 'measure-vk':
       return { type: 'measured', vk: await measureVk(msg) };
     case 'bandwidth':
-      if (!sd) sd = await loadSpecdec();
+      await ensureSd();
       if (running) throw new Error('a run is already in progress');
-      return { type: 'bandwidth', results: bandwidth(msg.sizes) };
+      return { type: 'bandwidth', results: bandwidth(msg.sizes, msg.threads) };
+    case 'peak':
+      await ensureSd();
+      if (running) throw new Error('a run is already in progress');
+      return { type: 'peak', results: peak(msg.threads ?? [sd.threads]) };
     case 'memory':
-      if (!sd) sd = await loadSpecdec();
+      await ensureSd();
       return { type: 'memory', stats: sd.memoryStats() };
     case 'step-start': {
       if (!models) throw new Error('models are not loaded');
       stepper?.dec.dispose();
       stepper = null;
+      if (!running) useThreads(msg.options.threads);
       const dec = sd.createDecoder(await prepareOptions(msg.options, false, true));
       stepper = { dec, topRows: msg.options.topRows ?? 6 };
       return { type: 'ok' };

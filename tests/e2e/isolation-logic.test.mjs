@@ -1,0 +1,57 @@
+// When the page reloads itself to become cross-origin isolated (web/page/src/isolation.js), in
+// Node: once, at the top level, after its service worker took over (or when one is active but
+// this load went past it), never in an iframe, never twice in a tab's session, never without
+// sessionStorage to remember the try.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isolationDecision, isolationReason } from '../../web/page/src/isolation.js';
+
+const base = {
+  isolated: false, embedded: false, serviceWorker: true, storage: true, attempted: false,
+  controlledAtLoad: false, controllerChanged: false, activeWorker: false,
+};
+const decide = (over) => isolationDecision({ ...base, ...over });
+
+test('isolated already: nothing to do', () => {
+  assert.deepEqual(decide({ isolated: true, controllerChanged: true }), { action: 'none', state: 'isolated' });
+  assert.equal(isolationReason('isolated'), null);
+});
+
+test('a first visit waits for the service worker, then reloads once', () => {
+  assert.deepEqual(decide({}), { action: 'wait', state: 'installing' });
+  assert.deepEqual(decide({ controllerChanged: true }), { action: 'reload', state: 'reloading' });
+  // After that reload, still not isolated: never again in this session.
+  assert.deepEqual(decide({ attempted: true, controlledAtLoad: true }), { action: 'none', state: 'reload-did-not-help' });
+  assert.deepEqual(decide({ attempted: true, controllerChanged: true }), { action: 'none', state: 'reload-did-not-help' });
+});
+
+test('a load that went past an active service worker (a hard reload) reloads once through it', () => {
+  assert.deepEqual(decide({ activeWorker: true }), { action: 'reload', state: 'reloading' });
+});
+
+test('controlled from the start but not isolated: that worker does not isolate it; wait for an update', () => {
+  assert.deepEqual(decide({ controlledAtLoad: true }), { action: 'none', state: 'worker-without-headers' });
+  assert.deepEqual(decide({ controlledAtLoad: true, controllerChanged: true }), { action: 'reload', state: 'reloading' });
+});
+
+test('never in an iframe, without service workers or without sessionStorage', () => {
+  for (const over of [{ controllerChanged: true }, { activeWorker: true }, {}]) {
+    assert.deepEqual(decide({ ...over, embedded: true }), { action: 'none', state: 'embedded' });
+    assert.deepEqual(decide({ ...over, serviceWorker: false }), { action: 'none', state: 'no-service-worker' });
+    assert.deepEqual(decide({ ...over, storage: false }), { action: 'none', state: 'no-storage' });
+  }
+  assert.match(isolationReason('embedded'), /^embedded in a page that is not cross-origin isolated, or in an iframe without allow="cross-origin-isolated"$/);
+});
+
+test('a reload happens at most once: exhaustive over every combination of the facts', () => {
+  const keys = Object.keys(base);
+  for (let m = 0; m < 2 ** keys.length; m++) {
+    const facts = Object.fromEntries(keys.map((k, i) => [k, !!(m & (1 << i))]));
+    const d = isolationDecision(facts);
+    if (d.action === 'reload') {
+      assert.ok(!facts.isolated && !facts.embedded && facts.serviceWorker && facts.storage && !facts.attempted, JSON.stringify(facts));
+      assert.ok(facts.controllerChanged || (!facts.controlledAtLoad && facts.activeWorker), JSON.stringify(facts));
+    }
+    assert.equal(typeof isolationReason(d.state) === 'string' || d.state === 'isolated', true);
+  }
+});

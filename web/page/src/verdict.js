@@ -1,0 +1,70 @@
+// Section 4's verdict on a measured speedup, from the spread of the repeats. "Run both & compare"
+// runs plain and speculative decoding R times in turn (same prompt, seed, settings and thread
+// count, so the same tokens every time: only the timing varies) and takes one ratio per repeat,
+// r_i = speculative tokens/s ÷ plain tokens/s. The rule (RULE, shown on the page):
+//   pays             every repeat's ratio is above 1 (min r_i > 1);
+//   does not pay     every repeat's ratio is below 1 (max r_i < 1);
+//   no measurable gain  otherwise: the repeats fall on both sides of 1, within their spread;
+// and one ratio alone (a single repeat, or plain and speculative run separately) has no spread,
+// so it gets no verdict. Pure functions: the page and the Node tests import them.
+
+/** The rule, in the words the page shows. */
+export const RULE = 'Rule: “pays” only when every repeat’s ratio (speculative ÷ plain tokens/s) is above 1, '
+  + '“does not pay” only when every one is below 1; ratios on both sides of 1 are within the spread: no measurable gain.';
+
+function medianOf(sorted) {
+  const m = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
+}
+
+/**
+ * @param {number[]} ratios one per repeat (non-finite entries are ignored)
+ * @returns {{ kind: 'pays' | 'even' | 'loses' | 'single' | 'none', n: number, median: number,
+ *   min: number, max: number }}
+ *   kind: 'pays', 'loses' (does not pay), 'even' (no measurable gain), 'single' (one ratio: no
+ *   verdict), 'none' (no ratio at all).
+ */
+export function ratioVerdict(ratios) {
+  const xs = (ratios ?? []).filter((x) => Number.isFinite(x) && x > 0).sort((a, b) => a - b);
+  if (!xs.length) return { kind: 'none', n: 0, median: NaN, min: NaN, max: NaN };
+  const out = { n: xs.length, median: medianOf(xs), min: xs[0], max: xs[xs.length - 1] };
+  if (xs.length < 2) return { kind: 'single', ...out };
+  if (out.min > 1) return { kind: 'pays', ...out };
+  if (out.max < 1) return { kind: 'loses', ...out };
+  return { kind: 'even', ...out };
+}
+
+/**
+ * A ratio as the page writes it: two decimals, or three when two would round it to 1.00 (so a
+ * ratio just above or below 1 never reads "1.00×" under a verdict that says which side it is).
+ */
+export function ratioText(x) {
+  if (!Number.isFinite(x)) return '–';
+  const two = x.toFixed(2);
+  return (two === '1.00' && x !== 1 ? x.toFixed(3) : two) + '×';
+}
+
+/** "1.18–1.27× over 3 repeats" (or "one repeat"). */
+export function spreadText(v) {
+  if (!v || v.n === 0) return '';
+  if (v.n === 1) return 'one repeat';
+  return `${ratioText(v.min).slice(0, -1)}–${ratioText(v.max)} over ${v.n} repeats`;
+}
+
+/** The headline of the verdict: { text, cls } (cls: 'ok' | 'bad' | 'even' | ''). */
+export function verdictHeadline(v, { predicted = NaN } = {}) {
+  switch (v.kind) {
+    case 'pays':
+      return { cls: 'ok', text: `Speculation pays here: ${ratioText(v.median)} measured (median; ${spreadText(v)}, every repeat faster than plain). ` };
+    case 'loses':
+      return { cls: 'bad', text: `On this machine speculation does not pay: ${ratioText(v.median)} measured (median; ${spreadText(v)}, every repeat slower than plain). ` };
+    case 'even':
+      return { cls: 'even', text: `No measurable gain: ${ratioText(v.median)} measured (median; ${spreadText(v)}: the repeats fall on both sides of 1×). ` };
+    case 'single':
+      return { cls: 'even', text: `${ratioText(v.median)} measured from one plain and one speculative run: one ratio has no spread, so no verdict (Run both & compare repeats them). ` };
+    default:
+      return Number.isFinite(predicted)
+        ? { cls: '', text: `Predicted from the measured costs: ${ratioText(predicted)} (no plain run with these settings to measure the speedup against). ` }
+        : { cls: '', text: 'Run plain decoding too to measure the speedup. ' };
+  }
+}
