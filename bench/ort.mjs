@@ -4,15 +4,19 @@
 // devDependency of the project (an optional peer of the package).
 import { ortScorer } from '../web/lib/ort.js';
 
-/** Loads onnxruntime-web (one thread, errors only); null when it is not installed. */
-export async function loadOrt() {
+/**
+ * Loads onnxruntime-web (errors only; `threads` = env.wasm.numThreads, default 1: the same
+ * single thread specdec runs on by default; set once per process, before the first session);
+ * null when it is not installed.
+ */
+export async function loadOrt({ threads = 1 } = {}) {
   let ort;
   try {
     ort = await import('onnxruntime-web');
   } catch {
     return null;
   }
-  ort.env.wasm.numThreads = 1; // the same single thread specdec runs on
+  ort.env.wasm.numThreads = threads;
   ort.env.logLevel = 'error';
   return ort;
 }

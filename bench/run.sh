@@ -31,11 +31,12 @@ case "$args" in
   *" --quick "*) node bench/ort-spec.mjs --repeats 1 ;;
   *) node bench/ort-spec.mjs ;;
 esac
-# Threads: the physics of a pass with 1..T threads, WASM (Node) and native, both pairs.
+# Threads: the physics of a pass with 1..T threads, WASM (Node) and native, both pairs; then
+# onnxruntime-web at numThreads 1 and 2 against specdec at 1 and 2 threads.
 case "$args" in
   *" --skip "*threads*|*"--skip="*threads*) ;;
-  *" --quick "*) node bench/threads.mjs --quick ;;
-  *) node bench/threads.mjs ;;
+  *" --quick "*) node bench/threads.mjs --quick; node bench/ort-threads.mjs --repeats 1 ;;
+  *) node bench/threads.mjs; node bench/ort-threads.mjs ;;
 esac
 # The peer in one Chromium session: llama.cpp's WASM build (wllama) against specdec, 1 and 2 threads.
 case "$args" in
