@@ -37,6 +37,9 @@ ensure_node_modules() {
     exit 1
   fi
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    npm ci --no-audit --no-fund
+    # onnxruntime-node (a dependency of transformers.js, a devDependency) downloads CUDA
+    # libraries in its postinstall, which fails without network; ONNXRUNTIME_NODE_INSTALL=skip is
+    # its documented switch (the CPU binaries ship inside the npm package).
+    ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
   fi
 }

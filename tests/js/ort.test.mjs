@@ -122,7 +122,7 @@ test('ortScorer refuses sessions it cannot drive, with the reason', () => {
     [fake(['input_ids'], ['logits']), /no past_key_values\.\{i\}\.key \/ \.value inputs: export the model with its KV cache/],
     [fake(['input_ids', ...past], ['logits', 'present.0.key']), /output present\.0\.value is missing/],
     [fake(['input_ids', ...past], ['logits', ...present]), /options\.numHeads: the session does not say its KV cache's shape/],
-    [fake(['input_ids', ...past], ['logits', ...present], [{ name: 'past_key_values.0.key', isTensor: true, type: 'float16', shape: [1, 4, 'p', 8] }]), /the KV cache is float16/],
+    [fake(['input_ids', ...past], ['logits', ...present], [{ name: 'past_key_values.0.key', isTensor: true, type: 'bfloat16', shape: [1, 4, 'p', 8] }]), /the KV cache is bfloat16; this adapter handles float32 and float16 caches/],
   ];
   for (const [s, re] of cases) assert.throws(() => ortScorer(s, { ort }), re);
   assert.throws(() => ortScorer(targetSession, { ort, heads: 4 }), /options\.heads: unknown option of ortScorer/);
@@ -137,4 +137,67 @@ test('examples/ort-target.mjs runs (ORT target, specdec draft, 200 tokens)', asy
   onnxOf(MODEL_FILES.target);
   const out = execFileSync(process.execPath, ['examples/ort-target.mjs'], { cwd: ROOT, encoding: 'utf8' });
   assert.match(out, /\n200 tokens, [\d.]+ per ORT run, alpha [\d.]+, [\d.]+ ms\/token\n$/);
+});
+
+// ------------------------------------------------------------------ float16 caches
+
+// The float16 export (models/export_onnx.py --fp16: float16 weights, KV cache and logits), made
+// on demand in build-onnx/ like onnxOf's.
+async function fp16Session(file) {
+  const { execFileSync } = await import('node:child_process');
+  const { existsSync, statSync } = await import('node:fs');
+  const { ROOT } = await import('./support.mjs');
+  const out = `${ROOT}/build-onnx/${file.split('/').pop().replace('.safetensors', '')}_fp16.onnx`;
+  if (!existsSync(out) || statSync(out).mtimeMs < statSync(file).mtimeMs) {
+    execFileSync('/usr/bin/python3', [`${ROOT}/models/export_onnx.py`, '--fp16', file, out], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  return ort.InferenceSession.create(readFileSync(out), { executionProviders: ['wasm'] });
+}
+
+test('float16 KV cache: speculative greedy through ortScorer equals plain greedy on the same session; logits near float32', async () => {
+  const session16 = await fp16Session(MODEL_FILES.target);
+  assert.equal(session16.inputMetadata.find((m) => m.name === 'past_key_values.0.key').type, 'float16');
+  const decodeWith = async (options) => {
+    const ts = ortScorer(session16, { ort });
+    const dec = sd.createDecoder({ prompt: 'ROMEO:\nWhat light', temperature: 0, maxTokens: 200, targetScore: ts, contextLength: target.config.blockSize, ...options });
+    for await (const r of dec.generate()) void r;
+    const out = { tokens: dec.generatedTokens, iterations: dec.stats.iterations, runs: ts.runs };
+    dec.dispose();
+    await ts.dispose();
+    return out;
+  };
+  const plain = await decodeWith({ plain: true });
+  const spec = await decodeWith({ draft, gamma: 4 });
+  assert.equal(spec.tokens.length, 200);
+  const first = spec.tokens.findIndex((t, i) => t !== plain.tokens[i]);
+  assert.equal(first, -1, `first different token at ${first}`);
+  assert.equal(spec.runs, spec.iterations);
+  assert.ok(spec.iterations < 150, `iterations ${spec.iterations}`);
+  // the rows: float16 logits widened, close to the float32 export's
+  const s16 = ortScorer(session16, { ort });
+  const s32 = ortScorer(targetSession, { ort });
+  const tokens = Int32Array.from(sd.encode('First Citizen:\nBefore we proceed'));
+  const [a, b] = [await s16(tokens, 3), await s32(tokens, 3)];
+  assert.equal(a.length, b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  assert.ok(worst < 0.25, `max |logit16 - logit32| = ${worst}`);
+  await s16(tokens.subarray(0, 10), 1); // a cut of float16 tensors
+  assert.equal(s16.cachedTokens, 10);
+  const again = await s16(tokens, 3); // the same rows, from the cut cache (other pass shapes: rounding)
+  let drift = 0;
+  for (let i = 0; i < a.length; i++) drift = Math.max(drift, Math.abs(again[i] - a[i]));
+  assert.ok(drift < 0.05, `rows after the cut differ by ${drift}`);
+  await s16.dispose();
+  await s32.dispose();
+  await session16.release();
+});
+
+test('ortScorer: cacheType where the session does not say its cache type', () => {
+  const fake = (inputs, outputs) => ({ run: async () => ({}), inputNames: inputs, outputNames: outputs });
+  const past = ['past_key_values.0.key', 'past_key_values.0.value'];
+  const present = ['present.0.key', 'present.0.value'];
+  const s = fake(['input_ids', ...past], ['logits', ...present]);
+  assert.equal(typeof ortScorer(s, { ort, numHeads: 4, headSize: 8, cacheType: 'float16' }), 'function');
+  assert.throws(() => ortScorer(s, { ort, numHeads: 4, headSize: 8, cacheType: 'int8' }), /options\.cacheType: expected 'float32' or 'float16'/);
 });

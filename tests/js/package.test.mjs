@@ -25,6 +25,8 @@ const EXPECTED_FILES = [
   'web/lib/specdec.d.ts',
   'web/lib/text.js',
   'web/lib/threads.js',
+  'web/lib/transformers.d.ts',
+  'web/lib/transformers.js',
   'web/lib/wasm/specdec-core-mt-node.mjs',
   'web/lib/wasm/specdec-core-mt-node.worker.cjs',
   'web/lib/wasm/specdec-core-mt.js',

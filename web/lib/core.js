@@ -221,6 +221,9 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       if (maxTokens !== Infinity) integer(maxTokens, 'maxTokens', 0, Number.MAX_SAFE_INTEGER);
       const distributions = o.distributions ?? true;
       if (typeof distributions !== 'boolean') fail(`distributions: expected a boolean, got ${describe(distributions)}`);
+      const detokenize = o.detokenize ?? null;
+      if (detokenize !== null && typeof detokenize !== 'function') fail(`detokenize: expected a function (token ids) => string, got ${describe(detokenize)}`);
+      if (detokenize && typeof o.prompt === 'string') fail('prompt: with detokenize, give the prompt as token ids (your tokenizer\'s encode), not text: a string becomes UTF-8 bytes');
       const seed = o.seed ?? randomSeed();
       const [seedHigh, seedLow] = seedHalves(seed);
       if (o.prompt === undefined) fail('prompt: required (a string or an array of token ids)');
@@ -309,7 +312,7 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       const scores = scoreRoles.length
         ? { target: o.targetScore, draft: o.draftScore, logits: scoreOutput === 'logits' }
         : null;
-      return new Decoder(native, owner, { seed, plain, stepRoles, scores });
+      return new Decoder(native, owner, { seed, plain, stepRoles, scores, detokenize });
     },
 
     /**

@@ -2,7 +2,7 @@
 // async score callbacks), generate(), and the query/answer loop for score callbacks.
 
 import { SpecdecError, checkOptions, describe, fail, integer, isNumericArray } from './errors.js';
-import { bytesOf, decode, tokenText } from './text.js';
+import { bytesOf, decode, detokenizeStream, tokenText } from './text.js';
 import { Handle, NATIVE } from './handles.js';
 import { rowsOf, topEntries, treeRecord, verifyRecord } from './records.js';
 
@@ -37,14 +37,22 @@ export class Decoder extends Handle {
   #scores; // { target, draft, logits } when a side is a score callback
   #epoch = 0; // bumped when an awaited step is abandoned (abort): its late answer is dropped
   #callbackMs = 0;
+  #detokenize = null; // createDecoder's detokenize: the records' text through the caller's tokenizer
+  #tokenText = tokenText;
 
-  constructor(native, owner, { seed, plain, stepRoles, scores }) {
+  constructor(native, owner, { seed, plain, stepRoles, scores, detokenize = null }) {
     super(native, 'Decoder', owner);
     this.#promptLength = native.promptLength();
     this.#seed = seed;
     this.#plain = plain;
     this.#stepRoles = stepRoles; // 'target' / 'draft' when given as step functions
     this.#scores = scores;
+    if (detokenize) {
+      this.#detokenize = (ids) => String(detokenize(Array.from(ids)));
+      this.#tokenText = (t) => this.#detokenize([t]);
+      const stream = detokenizeStream(this.#detokenize);
+      this.#stream = { decode: (ids) => stream.push(ids) };
+    }
   }
 
   /** The seed of the decoder's RNG (replays the same run). */
@@ -78,11 +86,13 @@ export class Decoder extends Handle {
 
   /** The whole sequence (prompt + generated) decoded as UTF-8. */
   get text() {
+    if (this.#detokenize) return this.#detokenize(this.tokens);
     return decode(this.tokens);
   }
 
   /** The generated part decoded as UTF-8. */
   get generatedText() {
+    if (this.#detokenize) return this.#detokenize(this.generatedTokens);
     return decode(this.generatedTokens);
   }
 
@@ -273,23 +283,23 @@ export class Decoder extends Handle {
   }
 
   #record(raw, ms) {
-    const v = verifyRecord(raw.verify, raw.gamma > 0);
+    const v = verifyRecord(raw.verify, raw.gamma > 0, this.#tokenText);
     const proposed = Array.from(raw.proposed);
     const emitted = Array.from(raw.emitted);
     const rec = {
       iteration: this.#iteration++,
       proposed,
-      proposedText: proposed.map(tokenText).join(''),
+      proposedText: proposed.map(this.#tokenText).join(''),
       positions: v.positions,
       nAccepted: v.nAccepted,
       correction: v.correction,
       bonus: v.bonus,
       uFinal: v.uFinal,
       residual: v.residual ?? null,
-      residualTop: v.residual ? topEntries(v.residual, 10) : null,
+      residualTop: v.residual ? topEntries(v.residual, 10, this.#tokenText) : null,
       emitted,
-      emittedText: emitted.map(tokenText).join(''),
-      text: this.#stream.decode(bytesOf(emitted), { stream: true }),
+      emittedText: emitted.map(this.#tokenText).join(''),
+      text: this.#detokenize ? this.#stream.decode(emitted) : this.#stream.decode(bytesOf(emitted), { stream: true }),
       targetCached: raw.targetCached,
       draftCached: raw.draftCached,
       draftMs: raw.draftMs,
@@ -301,7 +311,7 @@ export class Decoder extends Handle {
       lookupNgram: raw.lookupNgram || null,
       targetPositions: raw.targetPositions,
     };
-    if (raw.tree) rec.tree = treeRecord(raw.tree);
+    if (raw.tree) rec.tree = treeRecord(raw.tree, this.#tokenText);
     if (raw.targetProbs) {
       rec.targetProbs = rowsOf(raw.targetProbs, raw.vocab);
       rec.draftProbs = rowsOf(raw.draftProbs, raw.vocab);

@@ -81,6 +81,7 @@ export const DECODER_OPTIONS = [
   'seed',
   'maxTokens',
   'distributions',
+  'detokenize',
 ];
 
 /**

@@ -8,6 +8,8 @@ export interface OrtScorerOptions {
   numHeads?: number;
   /** Size of one head, likewise. */
   headSize?: number;
+  /** The cache's element type when inputMetadata does not give it. Default 'float32'. */
+  cacheType?: 'float32' | 'float16';
 }
 
 /**
@@ -15,7 +17,8 @@ export interface OrtScorerOptions {
  * an InferenceSession of a decoder exported with its KV cache in Hugging Face Optimum's naming
  * (input_ids, attention_mask and position_ids when present, past_key_values.{i}.key/value ->
  * present.{i}.key/value, logits). The cache is kept by longest common prefix and cut back on
- * rejection. Calls are queued (one run at a time per session).
+ * rejection. float32 and float16 caches (float16 logits are widened to the Float32Array
+ * returned). Calls are queued (one run at a time per session).
  */
 export interface OrtScorer {
   (tokens: Int32Array, nLast: number): Promise<Float32Array>;

@@ -6,15 +6,172 @@
 //   outputs  logits (1, T, V), present.{i}.key / .value (1, H, P + T, D)
 // It keeps the cache by longest common prefix, like specdec's own models: a call forwards only
 // the tokens the cache lacks, and a rejected draft is cut off (copying the kept part; ORT has
-// no in-place cache). onnxruntime-web is an optional peer dependency: this module never imports
-// it unless options.ort is left out (then `import('onnxruntime-web')` on first use).
-import { SpecdecError } from './errors.js';
+// no in-place cache). Caches in float32 or float16 (logits too: float16 logits are widened).
+// onnxruntime-web is an optional peer dependency: this module never imports it unless
+// options.ort is left out (then `import('onnxruntime-web')` on first use).
+// kvCacheScorer, the cache-keeping loop itself, is shared with specdec/transformers.
+import { SpecdecError, describe } from './errors.js';
 
 const fail = (message) => {
   throw new SpecdecError(message);
 };
 
 const PAST = /^past_key_values\.(\d+)\.(key|value)$/;
+const CACHE_TYPES = ['float32', 'float16'];
+
+// ---------------------------------------------------------------------------- float16
+
+let halfTable = null; // float16 bits -> float32, made on first use (256 KB)
+function halfToFloatTable() {
+  if (halfTable) return halfTable;
+  halfTable = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const sign = h & 0x8000 ? -1 : 1;
+    const exp = (h >> 10) & 0x1f;
+    const frac = h & 0x3ff;
+    halfTable[h] = exp === 0 ? sign * 2 ** -14 * (frac / 1024)
+      : exp === 31 ? (frac ? NaN : sign * Infinity)
+        : sign * 2 ** (exp - 15) * (1 + frac / 1024);
+  }
+  return halfTable;
+}
+
+/**
+ * Values [from, to) of a tensor's data as a Float32Array (a copy): float32 data sliced, float16
+ * data (Uint16Array bits, or a Float16Array where the runtime has one) widened.
+ */
+export function rowsAsFloat32(data, type, from, to) {
+  if (data instanceof Float32Array) return data.slice(from, to);
+  if (type === 'float16' && data instanceof Uint16Array) {
+    const table = halfToFloatTable();
+    const out = new Float32Array(to - from);
+    for (let i = from; i < to; i++) out[i - from] = table[data[i]];
+    return out;
+  }
+  if (ArrayBuffer.isView(data) && !(data instanceof DataView) && typeof data[0] !== 'bigint') {
+    return Float32Array.from(data.subarray(from, to)); // Float16Array, Float64Array
+  }
+  fail(`logits: a ${type} tensor; expected float32 or float16 logits`);
+}
+
+/**
+ * The first n positions (axis 2) of a cache tensor's data of dims [B, H, S, D]: a new array of
+ * the same kind (float32 or float16 bits) and its dims.
+ */
+export function keepPositions(data, dims, n) {
+  const [b, h, s, d] = dims;
+  const outer = b * h;
+  const dst = new data.constructor(outer * n * d);
+  for (let i = 0; i < outer; i++) dst.set(data.subarray(i * s * d, (i * s + n) * d), i * n * d);
+  return { data: dst, dims: [b, h, n, d] };
+}
+
+// ---------------------------------------------------------------------------- the cache loop
+
+/**
+ * The loop behind ortScorer and transformersScorer (internal; the backends differ in how they
+ * run a model): keeps the tokens whose keys and values are cached and the cache tensors, cuts
+ * them back to the longest common prefix with the next call's tokens (never below
+ * tokens.length - nLast: those rows must be computed), forwards the rest in one run and returns
+ * the last nLast rows of logits as a Float32Array, read once.
+ *   backend.prepare()                        awaited before every call (imports)
+ *   backend.run(fresh, P, past, nLast)       -> { logits, present: { name: tensor }, extra: [tensors] }
+ *                                            past: { name: tensor } or null (empty cache)
+ *   backend.cut(tensor, n)                   -> the tensor's first n positions (may be async)
+ *   backend.dataOf(tensor)                   -> its data (awaited: GPU tensors are downloaded)
+ *   backend.release(tensor)                  frees a tensor the loop no longer holds
+ *   backend.checkTokens(tokens)              optional: throws for tokens the model cannot take
+ */
+export function kvCacheScorer(name, backend) {
+  let cached = []; // token ids whose keys/values are in `past`
+  let past = null; // { name: tensor }, each (1, H, cached.length, D)
+  let queue = Promise.resolve();
+  let disposed = false;
+  const counters = { runs: 0, forwardedTokens: 0 };
+
+  const releaseAll = (tensors) => {
+    for (const t of tensors) if (t) backend.release(t);
+  };
+  const releasePast = () => {
+    if (past) releaseAll(Object.values(past));
+    past = null;
+  };
+
+  async function truncate(n) {
+    if (n === 0) {
+      releasePast();
+      cached = [];
+      return;
+    }
+    const next = {};
+    for (const [key, t] of Object.entries(past)) next[key] = await backend.cut(t, n);
+    releasePast();
+    past = next;
+    cached = cached.slice(0, n);
+  }
+
+  async function score(tokens, nLast) {
+    if (disposed) fail(`${name}: disposed`);
+    await backend.prepare?.();
+    const n = tokens.length;
+    if (!Number.isInteger(nLast) || nLast < 1 || nLast > n) fail(`nLast: must be in 1..${n}, got ${nLast}`);
+    backend.checkTokens?.(tokens);
+    let common = 0;
+    while (common < cached.length && common < n && cached[common] === tokens[common]) common++;
+    const keep = Math.min(common, n - nLast);
+    if (past && keep < cached.length) await truncate(keep);
+    const P = past ? cached.length : 0;
+    const fresh = Array.from(tokens.slice(P), Number);
+    const len = fresh.length;
+    const out = await backend.run(fresh, P, past, nLast);
+    counters.runs++;
+    counters.forwardedTokens += len;
+    releaseAll(out.extra ?? []);
+    const { logits } = out;
+    const dims = logits.dims;
+    if (dims.length !== 3 || dims[0] !== 1 || dims[1] < nLast || dims[1] > len) {
+      releaseAll([logits, ...Object.values(out.present)]);
+      fail(`${name}: logits of shape [${dims}], expected [1, ${len}, vocabulary]`);
+    }
+    const V = dims[2];
+    const data = await backend.dataOf(logits);
+    const rows = rowsAsFloat32(data, logits.type, (dims[1] - nLast) * V, dims[1] * V); // a copy
+    backend.release(logits);
+    // The new cache replaces the old one, whose tensors it does not reuse.
+    const fresh_ = new Set(Object.values(out.present));
+    if (past) releaseAll(Object.values(past).filter((t) => !fresh_.has(t)));
+    past = out.present;
+    cached = Array.from(tokens, Number);
+    return rows;
+  }
+
+  const scorer = (tokens, nLast) => {
+    const run = queue.then(() => score(tokens, nLast));
+    queue = run.catch(() => {});
+    return run;
+  };
+  const empty = () => {
+    queue = queue.then(() => {
+      releasePast();
+      cached = [];
+    });
+    return queue;
+  };
+  Object.defineProperties(scorer, {
+    cachedTokens: { get: () => cached.length, enumerable: true },
+    runs: { get: () => counters.runs, enumerable: true },
+    forwardedTokens: { get: () => counters.forwardedTokens, enumerable: true },
+    reset: { value: empty },
+    dispose: {
+      value: () => {
+        disposed = true;
+        return empty();
+      },
+    },
+  });
+  if (typeof Symbol.dispose === 'symbol') scorer[Symbol.dispose] = scorer.dispose;
+  return scorer;
+}
 
 /**
  * Reads what the adapter needs from a session: layer count, heads and head size (from
@@ -48,17 +205,20 @@ function describeSession(session, options) {
   if (meta?.isTensor && Array.isArray(meta.shape) && meta.shape.length === 4) {
     if (heads === undefined && typeof meta.shape[1] === 'number') heads = meta.shape[1];
     if (headSize === undefined && typeof meta.shape[3] === 'number') headSize = meta.shape[3];
-    if (meta.type && meta.type !== 'float32') fail(`session: the KV cache is ${meta.type}; this adapter handles float32 caches`);
+    if (meta.type && !CACHE_TYPES.includes(meta.type)) fail(`session: the KV cache is ${meta.type}; this adapter handles float32 and float16 caches`);
   }
   for (const [name, v] of [['numHeads', heads], ['headSize', headSize]]) {
     if (!Number.isInteger(v) || v < 1) {
       fail(`options.${name}: the session does not say its KV cache's shape; give ${name} (a positive integer), got ${v}`);
     }
   }
+  const cacheType = options.cacheType ?? (meta?.type || 'float32');
+  if (!CACHE_TYPES.includes(cacheType)) fail(`options.cacheType: expected 'float32' or 'float16', got ${describe(cacheType)}`);
   return {
     layers,
     heads,
     headSize,
+    cacheType,
     hasMask: inputs.includes('attention_mask'),
     hasPositions: inputs.includes('position_ids'),
     // outputs left unread are released at once
@@ -74,134 +234,56 @@ function describeSession(session, options) {
  *   cachedTokens   tokens in the cache; runs, forwardedTokens: counters.
  * Calls are queued: one session runs one call at a time.
  * @param {any} session an InferenceSession
- * @param {{ ort?: any, numHeads?: number, headSize?: number }} [options]
+ * @param {{ ort?: any, numHeads?: number, headSize?: number, cacheType?: 'float32' | 'float16' }} [options]
  *   ort: the onnxruntime-web module (for its Tensor class; default: import('onnxruntime-web')).
  *   numHeads, headSize: the cache's shape when the session's inputMetadata does not give it.
+ *   cacheType: the cache's element type when inputMetadata does not give it (default float32).
  */
 export function ortScorer(session, options = {}) {
   if (typeof options !== 'object' || options === null) fail('options: expected an object');
+  const known = ['ort', 'numHeads', 'headSize', 'cacheType'];
   for (const key of Object.keys(options)) {
-    if (!['ort', 'numHeads', 'headSize'].includes(key)) fail(`options.${key}: unknown option of ortScorer (known: ort, numHeads, headSize)`);
+    if (!known.includes(key)) fail(`options.${key}: unknown option of ortScorer (known: ${known.join(', ')})`);
   }
   const info = describeSession(session, options);
-  const { layers, heads, headSize } = info;
+  const { layers, heads, headSize, cacheType } = info;
   let ortModule = options.ort ?? null;
   if (ortModule && typeof ortModule.Tensor !== 'function') fail('options.ort: expected the onnxruntime-web module (with its Tensor class)');
-
-  let cached = []; // token ids whose keys/values are in `past`
-  let past = null; // [{ key, value }] per layer, each (1, H, cached.length, D)
-  let queue = Promise.resolve();
-  let disposed = false;
-  const counters = { runs: 0, forwardedTokens: 0 };
-
-  const release = (tensors) => {
-    for (const t of tensors) if (t && typeof t.dispose === 'function') t.dispose();
-  };
-  const releasePast = () => {
-    if (past) release(past.flatMap((p) => [p.key, p.value]));
-    past = null;
-  };
-
   const dataOf = async (t) => (t.location && t.location !== 'cpu' ? t.getData() : t.data);
+  const emptyData = () => (cacheType === 'float16' ? new Uint16Array(0) : new Float32Array(0));
 
-  // Keeps the first n positions of every layer's cache (a copy per head).
-  async function truncate(n) {
-    const T = ortModule.Tensor;
-    const old = cached.length;
-    const next = [];
-    for (const p of past) {
-      const cut = {};
-      for (const kv of ['key', 'value']) {
-        const src = await dataOf(p[kv]);
-        const dst = new Float32Array(heads * n * headSize);
-        for (let h = 0; h < heads; h++) {
-          dst.set(src.subarray(h * old * headSize, (h * old + n) * headSize), h * n * headSize);
-        }
-        cut[kv] = new T('float32', dst, [1, heads, n, headSize]);
-      }
-      next.push(cut);
-    }
-    releasePast();
-    past = next;
-    cached = cached.slice(0, n);
-  }
-
-  async function score(tokens, nLast) {
-    if (disposed) fail('ortScorer: disposed');
-    ortModule ??= await import('onnxruntime-web');
-    const T = ortModule.Tensor;
-    const n = tokens.length;
-    if (!Number.isInteger(nLast) || nLast < 1 || nLast > n) fail(`nLast: must be in 1..${n}, got ${nLast}`);
-    let common = 0;
-    while (common < cached.length && common < n && cached[common] === tokens[common]) common++;
-    const keep = Math.min(common, n - nLast);
-    if (past && keep < cached.length) await truncate(keep);
-    if (!past) {
-      past = Array.from({ length: layers }, () => ({
-        key: new T('float32', new Float32Array(0), [1, heads, 0, headSize]),
-        value: new T('float32', new Float32Array(0), [1, heads, 0, headSize]),
-      }));
-      cached = [];
-    }
-    const P = cached.length;
-    const fresh = Array.from(tokens.slice(P), Number);
-    const len = fresh.length;
-    const feeds = { input_ids: new T('int64', BigInt64Array.from(fresh, BigInt), [1, len]) };
-    if (info.hasMask) feeds.attention_mask = new T('int64', new BigInt64Array(P + len).fill(1n), [1, P + len]);
-    if (info.hasPositions) feeds.position_ids = new T('int64', BigInt64Array.from(fresh, (_, i) => BigInt(P + i)), [1, len]);
-    past.forEach((p, i) => {
-      feeds[`past_key_values.${i}.key`] = p.key;
-      feeds[`past_key_values.${i}.value`] = p.value;
-    });
-    const out = await session.run(feeds);
-    counters.runs++;
-    counters.forwardedTokens += len;
-    release([feeds.input_ids, feeds.attention_mask, feeds.position_ids]);
-    release(info.extraOutputs.map((name) => out[name]));
-    const logits = out.logits;
-    const dims = logits.dims;
-    if (dims.length !== 3 || dims[0] !== 1 || dims[1] !== len) {
-      fail(`session: logits of shape [${dims}], expected [1, ${len}, vocabulary]`);
-    }
-    const V = dims[2];
-    const data = await dataOf(logits);
-    const rows = data.slice((len - nLast) * V, len * V); // a copy: the tensor is released now
-    release([logits]);
-    releasePast();
-    past = Array.from({ length: layers }, (_, i) => ({ key: out[`present.${i}.key`], value: out[`present.${i}.value`] }));
-    cached = Array.from(tokens, Number);
-    return rows instanceof Float32Array ? rows : Float32Array.from(rows);
-  }
-
-  const scorer = (tokens, nLast) => {
-    const run = queue.then(() => score(tokens, nLast));
-    queue = run.catch(() => {});
-    return run;
-  };
-  Object.defineProperties(scorer, {
-    cachedTokens: { get: () => cached.length, enumerable: true },
-    runs: { get: () => counters.runs, enumerable: true },
-    forwardedTokens: { get: () => counters.forwardedTokens, enumerable: true },
-    reset: {
-      value: () => {
-        queue = queue.then(() => {
-          releasePast();
-          cached = [];
-        });
-        return queue;
-      },
+  return kvCacheScorer('ortScorer', {
+    prepare: async () => {
+      ortModule ??= await import('onnxruntime-web');
     },
-    dispose: {
-      value: () => {
-        disposed = true;
-        queue = queue.then(() => {
-          releasePast();
-          cached = [];
-        });
-        return queue;
-      },
+    async run(fresh, P, past, nLast) {
+      const T = ortModule.Tensor;
+      const len = fresh.length;
+      const feeds = { input_ids: new T('int64', BigInt64Array.from(fresh, BigInt), [1, len]) };
+      if (info.hasMask) feeds.attention_mask = new T('int64', new BigInt64Array(P + len).fill(1n), [1, P + len]);
+      if (info.hasPositions) feeds.position_ids = new T('int64', BigInt64Array.from(fresh, (_, i) => BigInt(P + i)), [1, len]);
+      for (let i = 0; i < layers; i++) {
+        for (const kv of ['key', 'value']) {
+          const key = `past_key_values.${i}.${kv}`;
+          feeds[key] = past ? past[key] : new T(cacheType, emptyData(), [1, heads, 0, headSize]);
+        }
+      }
+      const out = await session.run(feeds);
+      const present = {};
+      for (let i = 0; i < layers; i++) {
+        for (const kv of ['key', 'value']) present[`past_key_values.${i}.${kv}`] = out[`present.${i}.${kv}`];
+      }
+      const made = [feeds.input_ids, feeds.attention_mask, feeds.position_ids];
+      if (!past) made.push(...Object.entries(feeds).filter(([k]) => PAST.test(k)).map(([, t]) => t));
+      return { logits: out.logits, present, extra: [...made, ...info.extraOutputs.map((name) => out[name])] };
+    },
+    async cut(t, n) {
+      const { data, dims } = keepPositions(await dataOf(t), t.dims, n);
+      return new ortModule.Tensor(t.type, data, dims);
+    },
+    dataOf,
+    release: (t) => {
+      if (typeof t?.dispose === 'function') t.dispose();
     },
   });
-  if (typeof Symbol.dispose === 'symbol') scorer[Symbol.dispose] = scorer.dispose;
-  return scorer;
 }

@@ -1,14 +1,14 @@
 // The records of a decoder iteration, reshaped from the bindings' typed-array columns into the
 // documented IterationRecord shape (specdec.d.ts).
 
-import { tokenText } from './text.js';
+import { tokenText as byteTokenText } from './text.js';
 
 const nanToNull = (x) => (Number.isNaN(x) ? null : x);
 
 const NODE_STATUS = ['unexamined', 'accepted', 'rejected'];
 
 // The raw tree columns of the bindings -> { nodes: [...], path }.
-export function treeRecord(raw) {
+export function treeRecord(raw, tokenText = byteTokenText) {
   const nodes = [];
   for (let i = 0; i < raw.token.length; i++) {
     nodes.push({
@@ -32,7 +32,7 @@ export function rowsOf(flat, vocab) {
   return rows;
 }
 
-export function topEntries(probs, n) {
+export function topEntries(probs, n, tokenText = byteTokenText) {
   const order = [];
   for (let i = 0; i < probs.length; i++) if (probs[i] > 0) order.push(i);
   order.sort((a, b) => probs[b] - probs[a] || a - b);
@@ -41,7 +41,7 @@ export function topEntries(probs, n) {
 
 // The raw verify result of the bindings -> the documented shape. drafted: false for a step that
 // drafted nothing (its one token counts as a bonus).
-export function verifyRecord(raw, drafted = true) {
+export function verifyRecord(raw, drafted = true, tokenText = byteTokenText) {
   const positions = [];
   for (let i = 0; i < raw.tokens.length; i++) {
     positions.push({

@@ -383,6 +383,13 @@ export interface DecoderOptions {
   targetScore?: AsyncScoreFunction;
   /** Bring your own draft runtime: a score callback, called once per drafted token (nLast = 1). */
   draftScore?: AsyncScoreFunction;
+  /**
+   * Token ids -> text through your tokenizer (e.g. specdec/transformers' scorer.detokenize):
+   * the records' text fields (text streamed, a split character held back; emittedText,
+   * proposedText, positions' and residualTop's text token by token) and decoder.text /
+   * generatedText use it instead of assuming byte tokens. The prompt must then be token ids.
+   */
+  detokenize?: (tokens: number[]) => string;
   /** What score callbacks return: 'logits' (default) or 'probs'. */
   scoreOutput?: 'logits' | 'probs';
   /**

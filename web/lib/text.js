@@ -30,6 +30,40 @@ export function decode(tokens) {
 }
 
 /**
+ * Streams the text of token ids through detokenize (any tokenizer): push(ids) returns the text
+ * they complete — a trailing U+FFFD (a character split across tokens) is held back until a
+ * later push completes it; end() returns the rest. It decodes the tokens since the last line
+ * break, so a line costs what its tokens do.
+ */
+export function detokenizeStream(detokenize) {
+  let window = [];
+  let shown = 0;
+  const take = (final) => {
+    let text = detokenize(window);
+    if (!final) text = text.replace(/\uFFFD+$/, '');
+    const delta = text.length > shown ? text.slice(shown) : '';
+    shown = Math.max(shown, text.length);
+    if (text.endsWith('\n')) {
+      window = [];
+      shown = 0;
+    }
+    return delta;
+  };
+  return {
+    push(ids) {
+      for (const id of ids) window.push(Number(id));
+      return take(false);
+    },
+    end() {
+      const rest = window.length ? take(true) : '';
+      window = [];
+      shown = 0;
+      return rest;
+    },
+  };
+}
+
+/**
  * How one token shows on its own: the character for ASCII bytes (control characters
  * included), "\xNN" for a byte of a multi-byte UTF-8 sequence, "<id>" outside 0..255.
  */

@@ -1,0 +1,213 @@
+#!/usr/bin/env node
+// transformers.js as specdec's target (`specdec/transformers`), measured in ONE run against
+// transformers.js's own generate() on the same model, configurations round robin:
+//   - generate() plain: greedy (do_sample false) and sampled (temperature 0.8, top_k 0);
+//   - specdec plain through the adapter (createDecoder({ targetScore, plain: true })): what the
+//     route costs per token where speculation cannot help;
+//   - transformers.js target + specdec's built-in draft, gamma 1..G;
+//   - transformers.js target + transformers.js draft (the same draft's export), gamma 2..4;
+//   - the callback route's cost per iteration on specdec's side (the JS loop, queries into wasm,
+//     copying and checking rows; callbacks' time excluded), as bench/ort-spec.mjs measures it;
+//   - the adapter's own time per call (its callback time less the model's forward()).
+// Every figure is a median over repeats [min-max]; ratios are per repeat. Models: the folders of
+// models/make_transformers_model.py (build-transformers/, made on demand), fp32 by default.
+// --backend wasm (default): onnxruntime-web's WASM backend, one thread, registered for
+// transformers.js under Node through globalThis[Symbol.for('onnxruntime')] (its wasm files
+// from node_modules, never a CDN); --backend cpu: transformers.js's Node default
+// (onnxruntime-node, one intra-op thread).
+//
+//   node bench/transformers.mjs [--backend wasm|cpu] [--dtype fp32|fp16] [--repeats 3]
+//                               [--max-tokens 200] [--gamma-max 6] [--json FILE]
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadSpecdec } from '../web/lib/node.js';
+import { transformersScorer } from '../web/lib/transformers.js';
+import { cell, median, stats } from './stats.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values: opt } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'wasm' },
+    dtype: { type: 'string', default: 'fp32' },
+    target: { type: 'string', default: path.join(ROOT, 'models/target.safetensors') },
+    draft: { type: 'string', default: path.join(ROOT, 'models/draft.safetensors') },
+    repeats: { type: 'string', default: '3' },
+    'max-tokens': { type: 'string', default: '200' },
+    'gamma-max': { type: 'string', default: '6' },
+    json: { type: 'string' },
+  },
+});
+const REPEATS = Number(opt.repeats);
+const N = Number(opt['max-tokens']);
+const G = Number(opt['gamma-max']);
+const PROMPT = 'ROMEO:\nWhat light through yonder window breaks?\n';
+const require = createRequire(import.meta.url);
+
+let ortVersion = null;
+if (opt.backend === 'wasm') {
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.wasmPaths = pathToFileURL(`${path.dirname(require.resolve('onnxruntime-web'))}/`).href;
+  ort.env.logLevel = 'error';
+  globalThis[Symbol.for('onnxruntime')] = ort; // transformers.js then runs on it
+  ortVersion = `onnxruntime-web ${ort.env.versions?.web ?? ''} wasm, 1 thread`;
+} else if (opt.backend !== 'cpu') {
+  console.error('bench/transformers: --backend wasm or cpu');
+  process.exit(2);
+}
+const tf = await import('@huggingface/transformers');
+tf.env.allowRemoteModels = false;
+tf.env.localModelPath = path.join(ROOT, 'build-transformers/');
+tf.env.logLevel = tf.LogLevel?.ERROR ?? 40;
+ortVersion ??= 'onnxruntime-node CPU, 1 intra-op thread';
+
+const folderOf = (file) => {
+  const name = path.basename(file, '.safetensors');
+  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), file, path.join(ROOT, 'build-transformers', name)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return name;
+};
+const loadOptions = opt.backend === 'wasm'
+  ? { dtype: opt.dtype, device: 'auto', session_options: { executionProviders: ['wasm'] } }
+  : { dtype: opt.dtype, device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 } };
+const tokenizer = await tf.AutoTokenizer.from_pretrained(folderOf(opt.target));
+const tfTarget = await tf.AutoModelForCausalLM.from_pretrained(folderOf(opt.target), loadOptions);
+const tfDraft = await tf.AutoModelForCausalLM.from_pretrained(folderOf(opt.draft), loadOptions);
+const sd = await loadSpecdec();
+const target = sd.loadModel(readFileSync(opt.target));
+const draft = sd.loadModel(readFileSync(opt.draft));
+const CONTEXT = target.config.blockSize;
+
+// The model's forward() time, to tell the adapter's own time from the model's.
+let forwardMs = 0;
+const forward = tfTarget.forward.bind(tfTarget);
+tfTarget.forward = async (inputs) => {
+  const t0 = performance.now();
+  try {
+    return await forward(inputs);
+  } finally {
+    forwardMs += performance.now() - t0;
+  }
+};
+
+const inputs = tokenizer(PROMPT);
+async function generatePlain(temperature) {
+  const t0 = performance.now();
+  const out = await tfTarget.generate({ ...inputs, max_new_tokens: N, ...(temperature ? { do_sample: true, temperature, top_k: 0 } : { do_sample: false }) });
+  const ms = performance.now() - t0;
+  const generated = out.dims.at(-1) - inputs.input_ids.dims[1];
+  return { tps: (generated / ms) * 1000, tpp: 1 };
+}
+
+async function decode({ gamma, plain, tfDraft: withTfDraft, temperature }, seed) {
+  const ts = transformersScorer(tfTarget, { tokenizer });
+  const ds = withTfDraft ? transformersScorer(tfDraft) : null;
+  const dec = sd.createDecoder({
+    prompt: ts.encode(PROMPT), targetScore: ts, contextLength: CONTEXT, temperature, seed, maxTokens: N, distributions: false,
+    ...(plain ? { plain: true } : { gamma, ...(ds ? { draftScore: ds } : { draft }) }),
+  });
+  forwardMs = 0;
+  const t0 = performance.now();
+  for await (const r of dec.generate()) void r;
+  const ms = performance.now() - t0;
+  const s = dec.stats;
+  const targetCalls = ts.runs;
+  // with a transformers.js draft, callbackMs holds both sides: the adapter figure is the target's only
+  const adapter = ds ? null : (s.callbackMs - forwardMs) / targetCalls;
+  dec.dispose();
+  await ts.dispose();
+  await ds?.dispose();
+  return { tps: (s.generated / ms) * 1000, alpha: s.acceptanceRate, tpp: s.tokensPerPass, adapter };
+}
+
+const report = {
+  cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, runtime: ortVersion, transformers: tf.env.version,
+  dtype: opt.dtype, tokens: N, repeats: REPEATS, results: {},
+};
+console.log(`# specdec with transformers.js as the target (specdec/transformers)\n`);
+console.log(`${report.cpu} (${report.cores} vCPU), Node ${process.version}, transformers.js ${report.transformers} on ${ortVersion}, ${opt.dtype}; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`);
+
+for (const temperature of [0, 0.8]) {
+  const configs = [
+    { name: 'transformers.js generate()', generate: true, temperature },
+    { name: 'specdec plain through the adapter', plain: true, temperature },
+  ];
+  for (let g = 1; g <= G; g++) configs.push({ name: `transformers.js target + specdec draft, γ ${g}`, gamma: g, temperature, kind: 'specdec' });
+  for (let g = 2; g <= 4; g++) configs.push({ name: `transformers.js target + transformers.js draft, γ ${g}`, gamma: g, temperature, tfDraft: true, kind: 'tf' });
+  const runs = configs.map(() => []);
+  await generatePlain(temperature); // warm-up: every shape ORT plans on first use
+  await decode(configs[3], 1);
+  for (let r = 0; r < REPEATS; r++) {
+    for (const [i, c] of configs.entries()) runs[i].push(c.generate ? await generatePlain(temperature) : await decode(c, 100 + r));
+  }
+  const rows = configs.map((c, i) => ({
+    name: c.name, gamma: c.gamma ?? 0, kind: c.kind ?? (c.generate ? 'generate' : 'plain'),
+    tps: stats(runs[i].map((x) => x.tps)),
+    speedup: stats(runs[i].map((x, r) => x.tps / runs[0][r].tps)),
+    alpha: c.gamma ? median(runs[i].map((x) => x.alpha)) : null,
+    tpp: median(runs[i].map((x) => x.tpp)),
+    adapterMs: runs[i][0].adapter === undefined || runs[i][0].adapter === null ? null : median(runs[i].map((x) => x.adapter)),
+  }));
+  report.results[`T${temperature}`] = rows;
+  console.log(`## T = ${temperature}: tokens/s, and the ratio to generate() in the same repeat\n`);
+  console.log('| configuration | tokens/s | × generate() | α | tokens per target pass | adapter ms per call |\n|---|---|---|---|---|---|');
+  for (const x of rows) {
+    console.log(`| ${x.name} | ${cell(x.tps, 1)} | ${i0(x) ? '1' : cell(x.speedup, 2)} | ${x.alpha === null ? '–' : x.alpha.toFixed(3)} | ${x.tpp.toFixed(2)} | ${x.adapterMs === null ? '–' : x.adapterMs.toFixed(3)} |`);
+  }
+  for (const kind of ['specdec', 'tf']) {
+    const best = rows.filter((x) => x.kind === kind).reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
+    report.results[`T${temperature}`][`best_${kind}`] = { gamma: best.gamma, speedup: best.speedup };
+    console.log(`\nBest with the ${kind === 'specdec' ? 'specdec (built-in)' : 'transformers.js'} draft: γ ${best.gamma}, **${best.speedup.median.toFixed(2)}×** generate() (${cell(best.speedup, 2)}).`);
+  }
+  console.log('');
+}
+function i0(x) {
+  return x.kind === 'generate';
+}
+
+// The callback route on specdec's side (as bench/ort-spec.mjs): the same iterations with the
+// built-in pair and with the same models behind sync / async score callbacks (sd.modelStep),
+// the models' time excluded on both sides.
+{
+  const run = async (mode) => {
+    const ts = sd.modelStep(target);
+    const ds = sd.modelStep(draft);
+    const common = { prompt: 'A', gamma: 4, temperature: 0.8, seed: 7, maxTokens: 250, distributions: false };
+    const dec = mode === 'builtin'
+      ? sd.createDecoder({ ...common, target, draft })
+      : sd.createDecoder({ ...common, scoreOutput: 'probs', contextLength: CONTEXT,
+        targetScore: mode === 'async' ? async (t, n) => ts(t, n) : ts,
+        draftScore: mode === 'async' ? async (t, n) => ds(t, n) : ds });
+    if (mode === 'builtin') while (!dec.done) dec.step();
+    else for await (const r of dec.generate()) void r;
+    const s = dec.stats;
+    const outside = mode === 'builtin' ? s.ms - s.targetMs - s.draftMs : s.ms - s.callbackMs;
+    dec.dispose();
+    ts.dispose();
+    ds.dispose();
+    return outside / s.iterations;
+  };
+  const out = { builtin: [], sync: [], async: [] };
+  await run('async');
+  for (let r = 0; r < Math.max(11, REPEATS); r++) {
+    for (const mode of Object.keys(out)) out[mode].push(await run(mode));
+  }
+  const extra = (mode) => stats(out[mode].map((x, r) => x - out.builtin[r]));
+  report.overhead = { ...Object.fromEntries(Object.entries(out).map(([k, v]) => [k, stats(v)])), syncExtra: extra('sync'), asyncExtra: extra('async') };
+  console.log(`## The callback route's cost per iteration on specdec's side (γ 4, T 0.8, the same iterations; models' time excluded), ms\n`);
+  console.log('| path | ms per iteration outside the models | extra over built-in (same repeat) |\n|---|---|---|');
+  console.log(`| built-in models | ${cell(report.overhead.builtin, 4)} | – |`);
+  console.log(`| the same models as sync score callbacks | ${cell(report.overhead.sync, 4)} | ${cell(report.overhead.syncExtra, 4)} |`);
+  console.log(`| the same models as async score callbacks | ${cell(report.overhead.async, 4)} | ${cell(report.overhead.asyncExtra, 4)} |`);
+  console.log(`\nThe adapter's own time per target call (building the inputs, cutting the cache back, reading the logits; its callback time less forward()) is the last column of the tables above.\n`);
+}
+
+if (opt.json) writeFileSync(opt.json, JSON.stringify(report, null, 2));
+await tfTarget.dispose();
+await tfDraft.dispose();
+target.dispose();
+draft.dispose();
