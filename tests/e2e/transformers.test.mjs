@@ -1,7 +1,8 @@
 // specdec/transformers in Chromium: a module Worker runs transformers.js's browser build (WASM
 // device, one thread) with our pair loaded from the served origin (env.allowRemoteModels =
 // false; the ORT wasm from the origin too, not a CDN), fp32 and fp16, both as specdec score
-// callbacks; greedy tokens must equal transformers.js's own generate(). The served folder is
+// callbacks; greedy tokens must equal transformers.js's own generate() (fp16: but for near-ties
+// rounded either way, each checked in the model's logits). The served folder is
 // assembled here: the package's files, transformers.js's dist and its onnxruntime-web wasm,
 // and the model folders of models/make_transformers_model.py.
 import { test, before, after } from 'node:test';
@@ -10,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { describeFlips } from '../js/greedy-ties.mjs';
 import { setup, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
 
 const root = path.join(outDir, 'transformers-worker-root');
@@ -19,6 +21,7 @@ before(async () => {
   rmSync(root, { recursive: true, force: true });
   cpSync(path.join(repoRoot, 'tests/e2e/transformers-worker'), root, { recursive: true });
   cpSync(path.join(repoRoot, 'web/lib'), path.join(root, 'lib'), { recursive: true });
+  cpSync(path.join(repoRoot, 'tests/js/greedy-ties.mjs'), path.join(root, 'greedy-ties.mjs'));
   const tfDir = path.dirname(createRequire(import.meta.url).resolve('@huggingface/transformers')); // its dist/
   const ortDist = path.join(path.dirname(createRequire(path.join(tfDir, 'x.js')).resolve('onnxruntime-web')));
   mkdirSync(path.join(root, 'tf'));
@@ -36,7 +39,7 @@ after(async () => {
   await env?.close();
 });
 
-test('transformers.js target + draft in a Worker (WASM): greedy tokens equal generate()\'s, fp32 and fp16', async () => {
+test('transformers.js target + draft in a Worker (WASM): greedy tokens equal generate()\'s, fp32 (and fp16 but for near-ties)', async () => {
   const page = await env.context.newPage();
   await page.goto(`${env.url}index.html`);
   await page.waitForFunction(() => window.__result, null, { timeout: 240_000 });
@@ -45,7 +48,13 @@ test('transformers.js target + draft in a Worker (WASM): greedy tokens equal gen
   assert.equal(result.type, 'done', result.message);
   for (const [dtype, r] of Object.entries(result.runs)) {
     assert.equal(r.tokens.length, 120, dtype);
-    assert.deepEqual(r.tokens, r.reference, dtype);
+    if (dtype === 'fp32') assert.deepEqual(r.tokens, r.reference, dtype);
+    else {
+      // float16 in Chromium's ORT: its k-token and one-token kernels round differently, so a
+      // near-tie may go either way; each place the runs part must be one (greedy-ties.mjs)
+      assert.equal(r.compared.mismatch, null, describeFlips(r.compared));
+      console.log(`# fp16 in a Worker against generate(): ${describeFlips(r.compared)}`);
+    }
     assert.equal(r.cacheType, dtype === 'fp32' ? 'float32' : 'float16');
     assert.equal(r.targetRuns, r.iterations); // one forward() per iteration
     assert.ok(r.tokensPerPass > 1.5, `${dtype}: tokens per pass ${r.tokensPerPass}`);

@@ -1,12 +1,15 @@
 // In a module Worker: transformers.js (its browser build, WASM device, one thread) loads the
 // target and the draft from this origin's models/ (env.allowRemoteModels = false), fp32 and
 // fp16; specdec decodes greedily with both as score callbacks (specdec/transformers), and the
-// tokens must be transformers.js's own greedy generate()'s.
+// tokens must be transformers.js's own greedy generate()'s (fp16: but for near-ties that the
+// two runs' kernels round either way, each one checked in the model's logits).
 import * as transformers from './tf/transformers.js';
 import { loadSpecdec } from './lib/index.js';
 import { transformersScorer } from './lib/transformers.js';
+import { rowsAsFloat32 } from './lib/ort.js';
+import { compareGreedy } from './greedy-ties.mjs';
 
-const { env, AutoModelForCausalLM, AutoTokenizer } = transformers;
+const { env, AutoModelForCausalLM, AutoTokenizer, Tensor, ones } = transformers;
 env.allowRemoteModels = false;
 env.allowLocalModels = true;
 // a path, not an absolute URL: transformers.js 4.3 looks up an http(s) localModelPath remotely only
@@ -14,6 +17,20 @@ env.localModelPath = new URL('./models/', import.meta.url).pathname;
 env.useBrowserCache = false;
 env.backends.onnx.wasm.wasmPaths = new URL('./tf/', import.meta.url).href; // not the CDN
 env.backends.onnx.wasm.numThreads = 1;
+
+// float16: where specdec's k-token passes and generate()'s one-token passes part, the logits of
+// the two tokens must be within this of each other (a near-tie rounded either way)
+const FP16_TIE = 0.1;
+const ids = (tokens) => new Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
+async function lastLogits(model, tokens) {
+  const { logits } = await model({ input_ids: ids(tokens), attention_mask: ones([1, tokens.length]) });
+  const V = logits.dims.at(-1);
+  return rowsAsFloat32(logits.data, logits.type, (tokens.length - 1) * V, tokens.length * V);
+}
+async function greedyFrom(model, tokens, n) {
+  const out = await model.generate({ input_ids: ids(tokens), attention_mask: ones([1, tokens.length]), max_new_tokens: n, do_sample: false });
+  return Array.from(out[0].data, Number).slice(tokens.length);
+}
 
 self.onmessage = async ({ data }) => {
   const progress = (text) => self.postMessage({ type: 'progress', text });
@@ -42,8 +59,19 @@ self.onmessage = async ({ data }) => {
       t0 = performance.now();
       for await (const r of dec.generate()) text += stream.push(r.emitted);
       text += stream.end();
+      const tokens = dec.generatedTokens;
+      let compared = null;
+      if (dtype === 'fp16') {
+        progress('fp16: where the runs part, a near-tie?');
+        const promptIds = Array.from(inputs.input_ids.data, Number);
+        compared = await compareGreedy({
+          got: tokens, reference, tie: FP16_TIE,
+          logitsAfter: (prefix) => lastLogits(target, promptIds.concat(prefix)),
+          continueFrom: (prefix, n) => greedyFrom(target, promptIds.concat(prefix), n),
+        });
+      }
       runs[dtype] = {
-        tokens: dec.generatedTokens, reference, text, cacheType: targetScore.cacheType,
+        tokens, reference, compared, text, cacheType: targetScore.cacheType,
         iterations: dec.stats.iterations, tokensPerPass: dec.stats.tokensPerPass, targetRuns: targetScore.runs,
         ms: performance.now() - t0, generateMs,
       };
