@@ -15,6 +15,7 @@ head starts as the LM head itself.
 import argparse
 import json
 import os
+import re
 import time
 
 import torch
@@ -169,7 +170,9 @@ def cmd_alpha(args):
     target, _ = train.load_model(args.target)
     tensors, meta = train.load_safetensors(args.heads)
     heads = Heads(target.config['n_embd'], int(meta['n_heads']), meta.get('token_input') == '1')
-    heads.load_state_dict(tensors)
+    # the file names the token-input weights medusa.{i}.token_weight (export); the module token.{i}.weight
+    heads.load_state_dict({re.sub(r'^medusa\.(\d+)\.token_weight$', r'token.\1.weight', k): v
+                           for k, v in tensors.items()})
     _, val = train.load_data()
     print(json.dumps(measure(target, heads.eval(), val)))
 

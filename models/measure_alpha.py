@@ -6,6 +6,8 @@ last 10% of the corpus, never trained on), 120 new tokens each, for T = 0, 0.8, 
     /usr/bin/python3 models/measure_alpha.py                       # the small pair
     /usr/bin/python3 models/measure_alpha.py --pair large          # the large pair
     /usr/bin/python3 models/measure_alpha.py --heads               # the small target's heads
+    /usr/bin/python3 models/measure_alpha.py --draft ckpt/d.safetensors   # a candidate file instead
+    /usr/bin/python3 models/measure_alpha.py --lookup              # the draft with prompt lookup
 """
 import argparse
 import json
@@ -18,8 +20,16 @@ ap = argparse.ArgumentParser()
 ap.add_argument('--pair', choices=['small', 'large'], default='small')
 ap.add_argument('--heads', action='store_true', help='measure the heads instead of the draft')
 ap.add_argument('--cli', default=os.path.join(ROOT, 'build', 'specdec'))
+ap.add_argument('--target', help="a target file instead of the pair's (paths relative to models/)")
+ap.add_argument('--draft', help="a draft file instead of the pair's")
+ap.add_argument('--heads-file', help="a heads file instead of the pair's (with --heads)")
+ap.add_argument('--lookup', action='store_true', help='prompt lookup beside the draft (the decoder picks per iteration)')
 args = ap.parse_args()
 prefix = '' if args.pair == 'small' else 'large-'
+path_of = lambda given, default: os.path.join(HERE, given if given else default)
+target_file = path_of(args.target, f'{prefix}target.safetensors')
+draft_file = path_of(args.draft, f'{prefix}draft.safetensors')
+heads_file = path_of(args.heads_file, f'{prefix}target-heads.safetensors')
 cli = args.cli
 with open(os.path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt'), 'rb') as f:
     data = f.read()
@@ -31,10 +41,10 @@ for t in (0.0, 0.8, 1.0):
     examined = accepted = generated = passes = 0
     per_head = {}
     for k, prompt in enumerate(prompts):
-        drafter = (['--heads', os.path.join(HERE, f'{prefix}target-heads.safetensors'), '--gamma', '3']
-                   if args.heads else
-                   ['--draft', os.path.join(HERE, f'{prefix}draft.safetensors'), '--gamma', '4'])
-        out = subprocess.run([cli, 'generate', '--target', os.path.join(HERE, f'{prefix}target.safetensors'),
+        drafter = (['--heads', heads_file, '--gamma', '3'] if args.heads else ['--draft', draft_file, '--gamma', '4'])
+        if args.lookup:
+            drafter += ['--lookup']
+        out = subprocess.run([cli, 'generate', '--target', target_file,
                               *drafter, '--prompt', prompt, '--temperature', str(t), '--seed', str(k + 1),
                               '--max-tokens', '120', '--json'], check=True, capture_output=True)
         s = json.loads(out.stdout)['stats']
