@@ -7,7 +7,10 @@
 # both pairs (`--skip modes` leaves them out; `--quick` runs them with 1 repeat), and
 # bench/ort-spec.mjs onnxruntime-web as specdec's target (`--skip ortspec` leaves it out), bench/threads.mjs
 # the physics with 1..T threads (`--skip threads`), and bench/wllama.mjs specdec against llama.cpp's
-# WASM build in Chromium at 1 and 2 threads (`--skip wllama`). The machine should be otherwise
+# WASM build in Chromium at 1 and 2 threads (`--skip wllama`), bench/transformers.mjs
+# transformers.js as specdec's target against its own generate() (`--skip transformers`), and
+# bench/gpu.mjs the GPT on WebGPU in Chromium with whatever adapter is there (here SwiftShader,
+# a software adapter: labelled so; `--skip gpu`). The machine should be otherwise
 # idle: figures are wall-clock medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,4 +46,16 @@ case "$args" in
   *" --skip "*wllama*|*"--skip="*wllama*) ;;
   *" --quick "*) node bench/wllama.mjs --repeats 1 ;;
   *) node bench/wllama.mjs ;;
+esac
+# transformers.js as the target (specdec/transformers), fp32 and fp16, against its generate().
+case "$args" in
+  *" --skip "*transformers*|*"--skip="*transformers*) ;;
+  *" --quick "*) node bench/transformers.mjs --repeats 1 ;;
+  *) node bench/transformers.mjs; node bench/transformers.mjs --dtype fp16 ;;
+esac
+# The GPT on WebGPU (Chromium; SwiftShader where no GPU: its numbers say nothing about GPUs).
+case "$args" in
+  *" --skip "*gpu*|*"--skip="*gpu*) ;;
+  *" --quick "*) node bench/gpu.mjs --repeats 1 ;;
+  *) node bench/gpu.mjs ;;
 esac

@@ -19,10 +19,27 @@ const CHROMIUM_ARGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
   '--disable-dev-shm-usage',
 ];
+// WebGPU on Chromium's bundled SwiftShader adapter (a CPU emulation): no --disable-gpu.
+const WEBGPU_ARGS = [
+  '--headless', '--no-sandbox', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-dev-shm-usage', '--enable-unsafe-webgpu', '--enable-features=Vulkan',
+  '--use-vulkan=swiftshader', '--use-webgpu-adapter=swiftshader',
+];
+// WebGPU on whatever adapter the machine has (a hardware GPU where there is one; bench/gpu.mjs
+// --adapter default): neither --disable-gpu nor the SwiftShader switches.
+const WEBGPU_HARDWARE_ARGS = [
+  '--headless', '--no-sandbox', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-dev-shm-usage', '--enable-unsafe-webgpu',
+];
 
-/** Serves the built page and opens a fresh Chromium profile. */
+/**
+ * Serves the built page and opens a fresh Chromium profile. webgpu: true (or 'swiftshader'):
+ * WebGPU on Chromium's SwiftShader adapter; 'hardware': WebGPU on the machine's own adapter.
+ */
 export async function setup({
-  viewport = { width: 1280, height: 900 }, colorScheme = 'light', reducedMotion, root = distDir, throttle = null, isolation = true, headers = {},
+  viewport = { width: 1280, height: 900 }, colorScheme = 'light', reducedMotion, root = distDir, throttle = null, isolation = true, headers = {}, webgpu = false,
 } = {}) {
   const index = await stat(path.join(distDir, 'index.html')).catch(() => null);
   if (!index) throw new Error('dist/page/index.html missing: run `npm run build && npm run build:page` first');
@@ -32,7 +49,7 @@ export async function setup({
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: webgpu === 'hardware' ? WEBGPU_HARDWARE_ARGS : webgpu ? WEBGPU_ARGS : CHROMIUM_ARGS,
     viewport,
     colorScheme,
     reducedMotion,

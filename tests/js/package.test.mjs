@@ -34,6 +34,9 @@ const EXPECTED_FILES = [
   'web/lib/wasm/specdec-core-mt.worker.js',
   'web/lib/wasm/specdec-core.js',
   'web/lib/wasm/specdec-core.wasm',
+  'web/lib/webgpu-kernels.js',
+  'web/lib/webgpu.d.ts',
+  'web/lib/webgpu.js',
 ];
 
 let work;

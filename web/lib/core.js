@@ -17,6 +17,9 @@ export { Decoder } from './decoder.js';
 
 // ---------------------------------------------------------------------------- the API
 
+// Brands a WebGPU model (webgpu.js, imported only when one is loaded).
+const GPU_MODEL = Symbol.for('specdec.webgpuModel');
+
 /**
  * Builds the API over an instantiated module (index.js / node.js call this).
  * @param {any} M the Emscripten module, instantiated with { SpecdecError }
@@ -136,7 +139,17 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       }));
     },
 
-    loadModel(bytes) {
+    loadModel(bytes, options) {
+      // { device: 'webgpu' }: a Promise of a GpuModel (webgpu.js); 'wasm' (the default): as before.
+      if (options !== undefined) {
+        const { device = 'wasm', ...gpuOptions } = checkOptions(options, ['device', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
+        if (device === 'webgpu') {
+          const { gpuDevice, ...rest } = gpuOptions;
+          return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpuDevice === undefined ? rest : { ...rest, device: gpuDevice }));
+        }
+        if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
+        if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
+      }
       const u8 = bytesArg(bytes, 'a safetensors file');
       let native;
       try {
@@ -206,7 +219,25 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
 
     createDecoder(options) {
       if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
-      const o = checkOptions(options, DECODER_OPTIONS, 'createDecoder');
+      let o = checkOptions(options, DECODER_OPTIONS, 'createDecoder');
+      // A WebGPU model (sd.loadModel(bytes, { device: 'webgpu' })) takes part through its score
+      // callback (logits rows), its context capped at the model's block size.
+      let gpuContext = Infinity;
+      for (const role of ['target', 'draft']) {
+        const m = o[role];
+        if (m?.[GPU_MODEL] !== true) continue;
+        if (m.disposed) fail(`${role}: this WebGPU model has been disposed`);
+        if (o[`${role}Score`] !== undefined) fail(`${role}: give a WebGPU model or ${role}Score, not both`);
+        if (o.scoreOutput === 'probs') fail(`scoreOutput: 'probs' does not apply with a WebGPU ${role}, whose rows are logits (give your own callbacks logits)`);
+        if (role === 'target' && o.tree !== undefined) fail('tree: a tree needs a built-in (WASM) target; a WebGPU target scores one sequence per pass');
+        if (role === 'target' && o.heads !== undefined) fail('heads: they read the hidden states of a built-in (WASM) target, not of a WebGPU one');
+        gpuContext = Math.min(gpuContext, m.config.blockSize);
+        o = { ...o, [role]: undefined, [`${role}Score`]: m.scorer() };
+      }
+      if (gpuContext !== Infinity) {
+        const asked = o.contextLength === undefined ? Infinity : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
+        o = { ...o, contextLength: Math.min(asked, gpuContext) };
+      }
       const plain = o.plain ?? false;
       if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
       const g = gammaOption(o.gamma, o.tree);

@@ -554,7 +554,17 @@ export interface Specdec {
   demonstrateSpeculative(options?: { c?: number; alphas?: number[]; gammaMax?: number }): DemoPoint[];
 
   /** Parses a safetensors file (F32 or F16) into a model. Throws SpecdecError on a bad file. */
-  loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): Model;
+  loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { device?: 'wasm' }): Model;
+  /**
+   * The same file on a WebGPU device (specdec/webgpu, imported on first use): a Promise of a
+   * GpuModel, a target or draft for createDecoder (step() then returns a Promise). gpuDevice: a
+   * GPUDevice to use; gpu, adapter, powerPreference: where to get one (default navigator.gpu).
+   * Rejects with a SpecdecError without WebGPU, without an adapter, or past the adapter's limits.
+   */
+  loadModel(
+    bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
+    options: { device: 'webgpu'; gpu?: unknown; adapter?: unknown; gpuDevice?: unknown; powerPreference?: 'low-power' | 'high-performance' },
+  ): Promise<import('./webgpu.js').GpuModel>;
 
   /**
    * Medusa-style heads for `target` (a safetensors file written by models/heads.py). Refused,
@@ -562,6 +572,12 @@ export interface Specdec {
    * (width, vocabulary or the target's fingerprint differ).
    */
   loadHeads(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, target: Model): Heads;
+
+  /** With a WebGPU model (sd.loadModel(bytes, { device: 'webgpu' })) as target or draft: async. */
+  createDecoder(
+    options: Omit<DecoderOptions, 'target' | 'draft'> &
+      ({ target: import('./webgpu.js').GpuModel; draft?: Model | import('./webgpu.js').GpuModel } | { target?: Model; draft: import('./webgpu.js').GpuModel }),
+  ): AsyncDecoder;
 
   /**
    * A decoder over models, step functions and/or score callbacks. With score callbacks that

@@ -1,0 +1,130 @@
+// sd.loadModel's device option and the WebGPU model's host side that runs without a GPU: option
+// parsing (device 'wasm' stays synchronous, unknown devices and options are refused), the clear
+// rejection where WebGPU is missing (Node has no navigator.gpu), fake adapters without one or
+// with small limits, the safetensors reader against the WASM loader, and createDecoder taking a
+// WebGPU model through its score callback. The GPU passes themselves: tests/e2e/webgpu.test.mjs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadSpecdec, SpecdecError } from 'specdec';
+import { readGptSafetensors, dispatchesPerPass } from '../../web/lib/webgpu.js';
+import { modelBytes } from './support.mjs';
+
+const sd = await loadSpecdec();
+const bytes = await modelBytes();
+
+test("loadModel: no options and { device: 'wasm' } load synchronously, as before", () => {
+  const a = sd.loadModel(bytes.target);
+  const b = sd.loadModel(bytes.target, { device: 'wasm' });
+  const c = sd.loadModel(bytes.target, {});
+  for (const m of [a, b, c]) {
+    assert.ok(m instanceof sd.Model);
+    assert.equal(typeof m.then, 'undefined');
+  }
+  assert.deepEqual(b.config, a.config);
+  a.dispose();
+  b.dispose();
+  c.dispose();
+});
+
+test('loadModel: an unknown device or option is a SpecdecError naming it', () => {
+  for (const [options, arg, re] of [
+    [{ device: 'cuda' }, 'device', /^device: expected 'wasm' or 'webgpu', got the string "cuda"/],
+    [{ device: 1 }, 'device', /^device: expected 'wasm' or 'webgpu'/],
+    [{ precision: 'f16' }, 'precision', /^precision: unknown option of loadModel/],
+    [{ device: 'wasm', adapter: {} }, 'adapter', /^adapter: applies to device: 'webgpu' only/],
+    ['webgpu', 'loadModel', /options must be an object/],
+  ]) {
+    assert.throws(() => sd.loadModel(bytes.target, options), (e) => e instanceof SpecdecError && e.argument === arg && re.test(e.message), JSON.stringify(options));
+  }
+});
+
+test("loadModel { device: 'webgpu' } without WebGPU rejects with a clear SpecdecError", async () => {
+  assert.equal(globalThis.navigator?.gpu, undefined, 'this Node has no WebGPU');
+  const p = sd.loadModel(bytes.target, { device: 'webgpu' });
+  assert.equal(typeof p.then, 'function');
+  await assert.rejects(p, (e) => e instanceof SpecdecError && e.argument === 'device' && /WebGPU is not available in this browser\/context/.test(e.message));
+});
+
+test('loadModel webgpu: no adapter, limits too small, a bad file', async () => {
+  await assert.rejects(
+    sd.loadModel(bytes.target, { device: 'webgpu', gpu: { requestAdapter: async () => null } }),
+    (e) => e instanceof SpecdecError && /no WebGPU adapter/.test(e.message),
+  );
+  const adapter = (limit) => ({
+    limits: { maxStorageBufferBindingSize: limit, maxBufferSize: limit },
+    info: { vendor: 'test' },
+    requestDevice: async () => {
+      throw new Error('the test adapter has no device');
+    },
+  });
+  await assert.rejects(
+    sd.loadModel(bytes.target, { device: 'webgpu', adapter: adapter(1 << 18) }),
+    (e) => e instanceof SpecdecError && e.argument === 'bytes' && /too large for this WebGPU adapter: a buffer of 1048576 bytes exceeds maxStorageBufferBindingSize/.test(e.message),
+  );
+  await assert.rejects(
+    sd.loadModel(bytes.target, { device: 'webgpu', adapter: adapter(2 ** 30) }),
+    (e) => e instanceof SpecdecError && /the adapter refused a device \(the test adapter has no device\)/.test(e.message),
+  );
+  await assert.rejects(
+    sd.loadModel(bytes.target.subarray(0, 4000), { device: 'webgpu', adapter: adapter(2 ** 30) }),
+    (e) => e instanceof SpecdecError && e.argument === 'bytes' && /^bytes: model file/.test(e.message),
+  );
+  // options are checked at once, before anything asynchronous
+  assert.throws(
+    () => sd.loadModel(bytes.target, { device: 'webgpu', gpu: { requestAdapter: async () => null }, lanes: 4 }),
+    (e) => e instanceof SpecdecError && e.argument === 'lanes',
+  );
+});
+
+test('the WebGPU safetensors reader agrees with the WASM loader', () => {
+  for (const name of ['target', 'draft']) {
+    const m = sd.loadModel(bytes[name]);
+    const r = readGptSafetensors(new Uint8Array(bytes[name]));
+    assert.deepEqual(r.config, m.config);
+    let n = 0;
+    for (const t of r.tensors.values()) n += t.length;
+    assert.equal(n, m.nParams);
+    assert.deepEqual(r.metadata, m.metadata);
+    assert.equal(dispatchesPerPass(r.config.nLayer), 7 * r.config.nLayer + 3); // within the 8 per layer + 4
+    m.dispose();
+  }
+  const bad = new Uint8Array(bytes.target);
+  const header = JSON.stringify({ __metadata__: { vocab_size: '256', n_layer: '1', n_head: '1', n_embd: '4', block_size: '8' } });
+  const tiny = new Uint8Array(8 + header.length);
+  new DataView(tiny.buffer).setBigUint64(0, BigInt(header.length), true);
+  tiny.set(new TextEncoder().encode(header), 8);
+  assert.throws(() => readGptSafetensors(tiny), /SpecdecError: bytes: model file: missing tensor 'transformer.wte.weight'/);
+  assert.throws(() => readGptSafetensors(bad.subarray(0, 5)), /too short/);
+});
+
+test('createDecoder takes a WebGPU model as target through its score callback (async decoder)', async () => {
+  const target = sd.loadModel(bytes.target);
+  const draft = sd.loadModel(bytes.draft);
+  const step = sd.modelStep(target);
+  let calls = 0;
+  // A stand-in with the WebGPU model's brand: its scorer answers log-probabilities (logits up
+  // to a constant) of the WASM target, asynchronously.
+  const fake = {
+    [Symbol.for('specdec.webgpuModel')]: true,
+    scorer: () => async (tokens, nLast) => {
+      calls++;
+      return Float32Array.from(step(tokens, nLast), Math.log);
+    },
+  };
+  const prompt = 'ROMEO:\nWhat light';
+  const plain = sd.createDecoder({ target, plain: true, temperature: 0, prompt, maxTokens: 40 });
+  while (!plain.done) plain.step();
+  const dec = sd.createDecoder({ target: fake, draft, gamma: 3, temperature: 0, prompt, maxTokens: 40 });
+  const first = dec.step();
+  assert.equal(typeof first.then, 'function', 'step() returns a Promise');
+  await first;
+  while (!dec.done) await dec.step();
+  assert.deepEqual(dec.generatedTokens, plain.generatedTokens);
+  assert.equal(calls, dec.stats.targetPasses);
+  assert.throws(() => sd.createDecoder({ target: fake, targetScore: async () => new Float32Array(256), prompt, draft }), /SpecdecError: target: give a WebGPU model or targetScore, not both/);
+  dec.dispose();
+  plain.dispose();
+  step.dispose();
+  target.dispose();
+  draft.dispose();
+});
