@@ -106,6 +106,8 @@ test('createDecoder takes a WebGPU model as target through its score callback (a
   // to a constant) of the WASM target, asynchronously.
   const fake = {
     [Symbol.for('specdec.webgpuModel')]: true,
+    config: target.config,
+    disposed: false,
     scorer: () => async (tokens, nLast) => {
       calls++;
       return Float32Array.from(step(tokens, nLast), Math.log);
@@ -122,6 +124,14 @@ test('createDecoder takes a WebGPU model as target through its score callback (a
   assert.deepEqual(dec.generatedTokens, plain.generatedTokens);
   assert.equal(calls, dec.stats.targetPasses);
   assert.throws(() => sd.createDecoder({ target: fake, targetScore: async () => new Float32Array(256), prompt, draft }), /SpecdecError: target: give a WebGPU model or targetScore, not both/);
+  assert.throws(() => sd.createDecoder({ target: fake, draft, prompt, scoreOutput: 'probs' }), /SpecdecError: scoreOutput: 'probs' does not apply with a WebGPU target/);
+  assert.throws(() => sd.createDecoder({ target: fake, draft, prompt, tree: { branches: [2, 1] } }), /SpecdecError: tree: a tree needs a built-in \(WASM\) target/);
+  assert.throws(() => sd.createDecoder({ target: { ...fake, disposed: true }, draft, prompt }), /SpecdecError: target: this WebGPU model has been disposed/);
+  // plain, nothing else to cap the context: the decoder stops at the model's block size
+  const long = sd.createDecoder({ target: fake, plain: true, temperature: 0, prompt: Array.from({ length: 250 }, () => 65), maxTokens: 40 });
+  while (!long.done) await long.step();
+  assert.equal(long.generatedTokens.length, target.config.blockSize - 250 + 1);
+  long.dispose();
   dec.dispose();
   plain.dispose();
   step.dispose();
