@@ -515,7 +515,7 @@ export async function loadGpuModel(bytes, options = {}) {
     if (!adapter) {
       const gpu = options.gpu ?? globalThis.navigator?.gpu;
       if (!gpu || typeof gpu.requestAdapter !== 'function') {
-        fail("device: 'webgpu': WebGPU is not available in this browser/context (no navigator.gpu; it needs a secure context such as https:// or http://127.0.0.1, and a browser with WebGPU enabled)");
+        fail("device: 'webgpu': WebGPU is not available in this browser/context (no navigator.gpu; it needs a secure context (a page served over HTTPS or from localhost) and a browser with WebGPU enabled)");
       }
       adapter = await gpu.requestAdapter(options.powerPreference ? { powerPreference: options.powerPreference } : undefined);
       if (!adapter) fail("device: 'webgpu': no WebGPU adapter (navigator.gpu.requestAdapter() returned null: no usable GPU, or WebGPU is blocked for it)");
