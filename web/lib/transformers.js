@@ -12,6 +12,7 @@
 // options.transformers is left out (then `import('@huggingface/transformers')` on first use).
 import { SpecdecError, describe } from './errors.js';
 import { kvCacheScorer, keepPositions } from './ort.js';
+import { detokenizeStream } from './text.js';
 
 const fail = (message) => {
   throw new SpecdecError(message);
@@ -193,29 +194,5 @@ export function transformersScorer(model, options = {}) {
  */
 export function textStream(detokenize) {
   if (typeof detokenize !== 'function') fail(`detokenize: expected a function (token ids) => string, got ${describe(detokenize)}`);
-  let window = [];
-  let shown = 0; // characters of detokenize(window) already returned
-  const take = (final) => {
-    let text = detokenize(window);
-    if (!final) text = text.replace(/\uFFFD+$/, '');
-    const delta = text.length > shown ? text.slice(shown) : '';
-    shown = Math.max(shown, text.length);
-    if (text.endsWith('\n')) {
-      window = [];
-      shown = 0;
-    }
-    return delta;
-  };
-  return {
-    push(ids) {
-      for (const id of ids) window.push(Number(id));
-      return take(false);
-    },
-    end() {
-      const rest = window.length ? take(true) : '';
-      window = [];
-      shown = 0;
-      return rest;
-    },
-  };
+  return detokenizeStream(detokenize);
 }
