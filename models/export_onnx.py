@@ -138,18 +138,11 @@ def export_no_past(gpt, dst):
     print(f'wrote {dst} ({os.path.getsize(dst) / 1e6:.1f} MB, no KV cache)')
 
 
-def export_fp16(gpt, dst):
-    cfg = gpt.config
-    L, nh, hs = cfg['n_layer'], cfg['n_head'], cfg['n_embd'] // cfg['n_head']
-    model = GPTWithCacheFp16(gpt).eval()
-    empty = [torch.zeros(1, nh, 0, hs, dtype=torch.float16) for _ in range(2 * L)]
-    with torch.no_grad():  # the cached path equals one pass over the whole sequence
-        whole = run(model, torch.tensor([[5, 6, 7, 8, 1, 2, 3]]), empty)[0][0, -3:].float()
-        out = run(model, torch.tensor([[5, 6, 7, 8]]), empty)
-        cached = run(model, torch.tensor([[1, 2, 3]]), list(out[1:]))[0][0].float()
-        assert torch.allclose(whole, cached, atol=2e-2), 'cached forward differs from the plain one'
+def export_with_cache(model, dst, L, nh, hs, dtype=torch.float32):
+    """torch.onnx.export with Optimum's names: input_ids, attention_mask, position_ids and
+    past_key_values.{i}.key/value in; logits and present.{i}.key/value out (dtype: the cache's)."""
     ids = torch.tensor([[1, 2, 3]], dtype=torch.long)
-    past = [torch.zeros(1, nh, 4, hs, dtype=torch.float16) for _ in range(2 * L)]
+    past = [torch.zeros(1, nh, 4, hs, dtype=dtype) for _ in range(2 * L)]
     mask = torch.ones(1, 7, dtype=torch.long)
     pos = torch.tensor([[4, 5, 6]], dtype=torch.long)
     past_names = [f'past_key_values.{i}.{kv}' for i in range(L) for kv in ('key', 'value')]
@@ -163,7 +156,21 @@ def export_fp16(gpt, dst):
         model, (ids, mask, pos, *past), dst, opset_version=14,
         input_names=['input_ids', 'attention_mask', 'position_ids', *past_names],
         output_names=['logits', *present_names], dynamic_axes=axes,
-        do_constant_folding=False)  # folding would store the widened (float32) weights
+        # float16: folding would store the widened (float32) weights
+        do_constant_folding=dtype != torch.float16)
+
+
+def export_fp16(gpt, dst):
+    cfg = gpt.config
+    L, nh, hs = cfg['n_layer'], cfg['n_head'], cfg['n_embd'] // cfg['n_head']
+    model = GPTWithCacheFp16(gpt).eval()
+    empty = [torch.zeros(1, nh, 0, hs, dtype=torch.float16) for _ in range(2 * L)]
+    with torch.no_grad():  # the cached path equals one pass over the whole sequence
+        whole = run(model, torch.tensor([[5, 6, 7, 8, 1, 2, 3]]), empty)[0][0, -3:].float()
+        out = run(model, torch.tensor([[5, 6, 7, 8]]), empty)
+        cached = run(model, torch.tensor([[1, 2, 3]]), list(out[1:]))[0][0].float()
+        assert torch.allclose(whole, cached, atol=2e-2), 'cached forward differs from the plain one'
+    export_with_cache(model, dst, L, nh, hs, torch.float16)
     print(f'wrote {dst} ({os.path.getsize(dst) / 1e6:.1f} MB, float16)')
 
 
@@ -189,21 +196,7 @@ def main():
         out = run(model, torch.tensor([[5, 6, 7, 8]]), empty)
         cached = run(model, torch.tensor([[1, 2, 3]]), list(out[1:]))[0][0]
         assert torch.allclose(full, cached, atol=1e-4), 'cached forward differs from the plain one'
-    ids = torch.tensor([[1, 2, 3]], dtype=torch.long)
-    past = [torch.zeros(1, nh, 4, hs) for _ in range(2 * L)]
-    mask = torch.ones(1, 7, dtype=torch.long)
-    pos = torch.tensor([[4, 5, 6]], dtype=torch.long)
-    past_names = [f'past_key_values.{i}.{kv}' for i in range(L) for kv in ('key', 'value')]
-    present_names = [f'present.{i}.{kv}' for i in range(L) for kv in ('key', 'value')]
-    axes = {'input_ids': {1: 'sequence_length'}, 'position_ids': {1: 'sequence_length'},
-            'attention_mask': {1: 'total_sequence_length'}, 'logits': {1: 'sequence_length'}}
-    axes.update({n: {2: 'past_sequence_length'} for n in past_names})
-    axes.update({n: {2: 'total_sequence_length'} for n in present_names})
-    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
-    torch.onnx.export(
-        model, (ids, mask, pos, *past), dst, opset_version=14,
-        input_names=['input_ids', 'attention_mask', 'position_ids', *past_names],
-        output_names=['logits', *present_names], dynamic_axes=axes)
+    export_with_cache(model, dst, L, nh, hs)
     print(f'wrote {dst} ({os.path.getsize(dst) / 1e6:.1f} MB)')
 
 
