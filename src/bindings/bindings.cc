@@ -109,14 +109,17 @@ SourceSlot step_source(val fn) {
 }
 
 // A source answered from JS (a score callback, maybe async): the decoder stops at its queries.
-SourceSlot external_source(const std::string& name, double max_context) {
-  return {nullptr, std::make_unique<ExternalSource>(name, static_cast<size_t>(max_context))};
+// trees: the callback scores trees too (a scoreTree method; tree queries, see handles.cc).
+SourceSlot external_source(const std::string& name, double max_context, bool trees) {
+  return {nullptr, std::make_unique<ExternalSource>(name, static_cast<size_t>(max_context), trees)};
 }
-void decoder_set_target_external(DecoderHandle& d, std::string name, double max_context) {
-  guard([&] { d.set_target(external_source(name, max_context)); });
+void decoder_set_target_external(DecoderHandle& d, std::string name, double max_context,
+                                 bool trees) {
+  guard([&] { d.set_target(external_source(name, max_context, trees)); });
 }
-void decoder_set_draft_external(DecoderHandle& d, std::string name, double max_context) {
-  guard([&] { d.set_draft(external_source(name, max_context)); });
+void decoder_set_draft_external(DecoderHandle& d, std::string name, double max_context,
+                                bool trees) {
+  guard([&] { d.set_draft(external_source(name, max_context, trees)); });
 }
 
 void decoder_set_target_step(DecoderHandle& d, val fn) {

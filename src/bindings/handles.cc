@@ -125,11 +125,21 @@ val DecoderHandle::advance() {
   if (!decoder_) fail("decoder: not started");
   const ExternalQuery* q = decoder_->advance(*rng_);
   if (!q) return val::null();
-  // One typed array, no object to build: [target (1) or draft (0), nLast, tokens...].
-  std::vector<int> packed(2 + q->tokens.size());
-  packed[0] = q->target ? 1 : 0;
-  packed[1] = static_cast<int>(q->n_last);
-  std::copy(q->tokens.begin(), q->tokens.end(), packed.begin() + 2);
+  // One typed array, no object to build: [target (1) or draft (0), nLast, tokens...]; a tree
+  // query: [target + 2, rows, first, withRoot, nodes, tokens..., node tokens..., parents...].
+  std::vector<int> packed;
+  if (!q->tree) {
+    packed.resize(2 + q->tokens.size());
+    packed[0] = q->target ? 1 : 0;
+    packed[1] = static_cast<int>(q->n_last);
+    std::copy(q->tokens.begin(), q->tokens.end(), packed.begin() + 2);
+  } else {
+    packed = {(q->target ? 1 : 0) + 2, static_cast<int>(q->n_last), static_cast<int>(q->first),
+              q->with_root ? 1 : 0, static_cast<int>(q->tree_tokens.size())};
+    packed.insert(packed.end(), q->tokens.begin(), q->tokens.end());
+    packed.insert(packed.end(), q->tree_tokens.begin(), q->tree_tokens.end());
+    packed.insert(packed.end(), q->tree_parents.begin(), q->tree_parents.end());
+  }
   return int32_array(packed);
 }
 

@@ -70,11 +70,15 @@ void check_options(const DecoderOptions& o, bool has_draft, bool has_heads,
   if (!o.tree_branches.empty()) {
     check_tree_branches(o.tree_branches);
     if (!has_draft && !has_heads) fail("tree: needs a draft model or heads (lookup drafts chains)");
-    if (const ExternalSource* e = as_external(&target)) {
-      fail("tree: ", e->name(), " scores one sequence per call; a tree needs a built-in target");
+    const ExternalSource* t = as_external(&target);
+    if (t && !t->scores_trees()) {
+      fail("tree: ", t->name(),
+           " scores one sequence per call; a tree needs a built-in target or a callback that "
+           "scores trees");
     }
-    if (const ExternalSource* e = as_external(draft)) {
-      fail("tree: ", e->name(), " scores one sequence per call; it drafts chains, not trees");
+    const ExternalSource* d = as_external(draft);
+    if (d && !d->scores_trees()) {
+      fail("tree: ", d->name(), " scores one sequence per call; it drafts chains, not trees");
     }
   }
 }
@@ -238,6 +242,7 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
       P.answered = false;
       return true;
     }
+    P.query = ExternalQuery{};
     P.query.target = target;
     P.query.source = source.name();
     P.query.tokens = std::move(tokens);
@@ -245,6 +250,21 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
     P.waiting = true;
     P.asked = std::chrono::steady_clock::now();
     return false;
+  };
+  // The same as a tree query: the rows of tree_probs(tokens_, tree, first, with_root).
+  auto answer_tree = [&](const ExternalSource& source, bool target, size_t first, bool with_root,
+                         ProbMatrix* rows, double* ms) {
+    const DraftTree& tree = P.rec.tree;
+    const size_t n_rows = (with_root ? 1 : 0) + tree.size() - first;
+    if (!answer(source, target, tokens_, n_rows, rows, ms)) {
+      P.query.tree = true;
+      P.query.tree_tokens = tree.token;
+      P.query.tree_parents = tree.parent;
+      P.query.first = first;
+      P.query.with_root = with_root;
+      return false;
+    }
+    return true;
   };
   while (P.phase == Pending::Phase::kDraft) {
     if (P.levels->done()) {
@@ -255,7 +275,15 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
     ProbMatrix rows;
     double ms = 0.0;
     if (const ExternalSource* e = as_external(&source)) {
-      if (!answer(*e, false, P.levels->chain_query(P.rec.tree), 1, &rows, &ms)) return &P.query;
+      // Depth 1, or a chain so far: one sequence; else (a source that scores trees) a tree
+      // query for the previous depth's nodes.
+      if (P.levels->depth() == 1 || P.rec.tree.is_chain() || !e->scores_trees()) {
+        if (!answer(*e, false, P.levels->chain_query(P.rec.tree), 1, &rows, &ms)) {
+          return &P.query;
+        }
+      } else if (!answer_tree(*e, false, P.levels->level_begin(), false, &rows, &ms)) {
+        return &P.query;
+      }
     } else {
       auto t0 = std::chrono::steady_clock::now();
       rows = P.levels->ask(source, P.rec.tree);
@@ -266,9 +294,14 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
   if (P.phase == Pending::Phase::kTarget) {
     // 3. Verify in parallel: ONE target call scores the root and every node.
     if (const ExternalSource* e = as_external(&target_)) {
-      // A chain (trees need a built-in target): the sequence and n + 1 rows.
-      if (!answer(*e, true, chain_sequence(tokens_, P.rec.tree), P.rec.tree.size() + 1,
-                  &P.rec.target_probs, &P.rec.target_ms)) {
+      // A chain: the sequence and n + 1 rows; a tree (to a source that scores trees): the root
+      // and every node in one tree query.
+      if (P.rec.tree.is_chain()) {
+        if (!answer(*e, true, chain_sequence(tokens_, P.rec.tree), P.rec.tree.size() + 1,
+                    &P.rec.target_probs, &P.rec.target_ms)) {
+          return &P.query;
+        }
+      } else if (!answer_tree(*e, true, 0, true, &P.rec.target_probs, &P.rec.target_ms)) {
         return &P.query;
       }
     } else {

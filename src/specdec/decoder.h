@@ -100,11 +100,20 @@ struct DecoderStats {
 
 // What an ExternalSource must answer before the iteration can go on: the distributions after
 // the last n_last prefixes of `tokens`, (n_last, V) — as DistributionSource::next_token_probs.
+// A tree query (`tree`, only to a source that scores_trees()) asks instead, as
+// DistributionSource::tree_probs, for the row after `tokens` itself when with_root, then the
+// rows after tokens + the path of each node first .. tree_tokens.size() - 1; n_last is then the
+// number of rows, (with_root ? 1 : 0) + nodes - first.
 struct ExternalQuery {
   bool target = true;  // the target's rows (else the draft's)
   std::string source;  // the ExternalSource's name
   std::vector<int> tokens;
   size_t n_last = 0;
+  bool tree = false;
+  std::vector<int> tree_tokens;   // (n,) the nodes' tokens
+  std::vector<int> tree_parents;  // (n,) parent node, -1 for a child of the root
+  size_t first = 0;
+  bool with_root = false;
 };
 
 class SpeculativeDecoder {

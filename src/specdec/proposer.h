@@ -83,6 +83,10 @@ class DraftLevels {
   // The same query as one sequence whose last row is wanted, for a source that scores one
   // sequence (only a chain can be asked this way: the previous depth holds one node).
   std::vector<int> chain_query(const DraftTree& tree) const;
+  // The depth the next rows draw (1: from the row after the sequence) and the first node of
+  // the previous depth (a tree query's `first`).
+  int depth() const { return d_; }
+  size_t level_begin() const { return level_begin_; }
   // Draws the next depth's children from `rows` (what ask() returned, ms the time it took).
   void take(ProbMatrix& rows, double ms, DraftTree& tree, Rng& rng);
   const ProposalInfo& info() const { return info_; }

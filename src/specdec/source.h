@@ -46,21 +46,26 @@ class DistributionSource {
 // A source answered by the decoder's caller: when the decoder needs its rows it stops and
 // reports the query (SpeculativeDecoder::advance), the caller computes the rows however it likes
 // — asynchronously, in another runtime — and hands them over (SpeculativeDecoder::supply). It
-// scores one sequence per query: chains, not trees. `name` is what errors call it (e.g.
-// "targetScore"); max_context is the longest sequence it can score (0 = unlimited).
+// scores one sequence per query (chains), and also trees when `trees`: then a tree is asked as
+// a tree query (ExternalQuery::tree: the rows of tree_probs, for one pass under a tree attention
+// mask). `name` is what errors call it (e.g. "targetScore"); max_context is the longest
+// sequence it can score (0 = unlimited).
 class ExternalSource : public DistributionSource {
  public:
-  explicit ExternalSource(std::string name, size_t max_context = 0)
-      : name_(std::move(name)), max_context_(max_context) {}
+  explicit ExternalSource(std::string name, size_t max_context = 0, bool trees = false)
+      : name_(std::move(name)), max_context_(max_context), trees_(trees) {}
   // Never called by the decoder: throws specdec::Error.
   ProbMatrix next_token_probs(const std::vector<int>& tokens, size_t n_last) override;
   size_t max_context() const override { return max_context_; }
   bool external() const override { return true; }
   const std::string& name() const { return name_; }
+  // The caller answers tree queries too (see ExternalQuery).
+  bool scores_trees() const { return trees_; }
 
  private:
   std::string name_;
   size_t max_context_;
+  bool trees_;
 };
 
 // The sequence followed by a chain's tokens (a chain is scored as one sequence).

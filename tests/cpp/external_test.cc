@@ -62,6 +62,45 @@ std::vector<IterationRecord> run_external(const DecoderOptions& o, bool external
   return out;
 }
 
+// A tree query's tree, rebuilt from its tokens and parents.
+DraftTree tree_of(const ExternalQuery& q) {
+  DraftTree t;
+  for (size_t v = 0; v < q.tree_tokens.size(); ++v) t.add(q.tree_parents[v], q.tree_tokens[v]);
+  return t;
+}
+
+// As run_external, with sources that score trees (answered by tree_probs when asked a tree);
+// counts the tree queries each side got.
+std::vector<IterationRecord> run_external_trees(const DecoderOptions& o, bool external_draft,
+                                                uint64_t seed, size_t* target_trees,
+                                                size_t* draft_trees) {
+  ModelSource target_model(tiny_target()), draft_model(tiny_draft());
+  ExternalSource target_ext("targetScore", tiny_target().config().block_size, true);
+  ExternalSource draft_ext("draftScore", tiny_draft().config().block_size, true);
+  DistributionSource* draft =
+      external_draft ? static_cast<DistributionSource*>(&draft_ext) : &draft_model;
+  SpeculativeDecoder dec(target_ext, draft, {1, 2, 3}, o);
+  Rng rng(seed);
+  std::vector<IterationRecord> out;
+  while (!dec.done()) {
+    while (const ExternalQuery* q = dec.advance(rng)) {
+      const ExternalQuery first = *q;
+      ModelSource& answer = first.target ? target_model : draft_model;
+      if (first.tree) {
+        ++*(first.target ? target_trees : draft_trees);
+        const DraftTree t = tree_of(first);
+        EXPECT_EQ(first.n_last, (first.with_root ? 1u : 0u) + t.size() - first.first);
+        EXPECT_EQ(first.with_root, first.target);  // the draft asks for a depth's nodes only
+        dec.supply(answer.tree_probs(first.tokens, t, first.first, first.with_root), false);
+      } else {
+        dec.supply(answer.next_token_probs(first.tokens, first.n_last), false);
+      }
+    }
+    out.push_back(dec.finish(rng));
+  }
+  return out;
+}
+
 std::vector<IterationRecord> run_builtin(const DecoderOptions& o, uint64_t seed) {
   ModelSource target(tiny_target()), draft(tiny_draft());
   SpeculativeDecoder dec(target, o.plain || o.lookup ? nullptr : &draft, {1, 2, 3}, o);
@@ -121,6 +160,38 @@ TEST(External, SameIterationsAsBuiltInSourcesInEveryMode) {
                 std::string(c.name) + ", target external");
     expect_same(run_external(o, false, true, 7), reference,
                 std::string(c.name) + ", draft external");
+  }
+}
+
+TEST(External, SourcesThatScoreTreesGetTreeQueriesAndGiveTheBuiltInIterations) {
+  struct TreeCase {
+    const char* name;
+    float temperature;
+    std::vector<int> branches;
+    bool replacement;
+  };
+  const TreeCase cases[] = {
+      {"tree 2x2x1, T 0.8", 0.8f, {2, 2, 1}, false},
+      {"tree 3x1, greedy", 0.0f, {3, 1}, false},
+      {"tree 2x2, T 1, with replacement", 1.0f, {2, 2}, true},
+      {"chain as a tree 1x1x1, T 0.8", 0.8f, {1, 1, 1}, false},
+  };
+  for (const TreeCase& c : cases) {
+    DecoderOptions o;
+    o.sampling.temperature = c.temperature;
+    o.tree_branches = c.branches;
+    o.tree_without_replacement = !c.replacement;
+    o.max_new_tokens = 30;
+    const auto reference = run_builtin(o, 11);
+    for (bool external_draft : {true, false}) {
+      size_t target_trees = 0, draft_trees = 0;
+      expect_same(run_external_trees(o, external_draft, 11, &target_trees, &draft_trees), reference,
+                  std::string(c.name) + (external_draft ? ", both" : ", target"));
+      const bool chain = c.branches == std::vector<int>{1, 1, 1};
+      // A chain is asked as one sequence; every iteration of a tree drafts a tree.
+      EXPECT_EQ(target_trees, chain ? 0u : reference.size()) << c.name;
+      EXPECT_EQ(draft_trees > 0, external_draft && !chain && c.branches[0] > 1) << c.name;
+    }
   }
 }
 
@@ -245,9 +316,9 @@ TEST(External, MisuseIsRefusedClearly) {
   DecoderOptions tree = o;
   tree.tree_branches = {2, 1};
   ModelSource model(tiny_draft());
-  EXPECT_NE(error_of([&] {
-              SpeculativeDecoder(target, &model, {0}, tree);
-            }).find("tree: targetScore scores one sequence per call"),
+  EXPECT_NE(error_of([&] { SpeculativeDecoder(target, &model, {0}, tree); })
+                .find("tree: targetScore scores one sequence per call; a tree needs a built-in "
+                      "target or a callback that scores trees"),
             std::string::npos);
   ModelSource built_in_target(tiny_target());
   EXPECT_NE(error_of([&] {

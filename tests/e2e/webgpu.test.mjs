@@ -64,8 +64,33 @@ test('large target: GPU logits equal the WASM engine\'s', async () => {
   assert.equal(await run('release', 'large-target'), 0, 'its buffers are destroyed');
 });
 
+test('trees: GPU tree passes equal the WASM engine\'s rows; a drafter\'s depths reuse cached nodes; an accepted path is committed on the GPU', async () => {
+  const r = await run('treeLogits', 'target');
+  for (const row of r.results) {
+    console.log(`#   ${row.what}: max |Δ| / max |logit| = ${row.maxRel.toExponential(2)} (${row.nRows} rows, ${row.forwarded} forwarded, ${row.ms.toFixed(0)} ms)`);
+    assert.ok(row.maxRel <= 1e-4, `${row.what}: ${row.maxRel}`);
+    assert.equal(row.length, row.nRows * 256);
+    assert.equal(row.passes, 1, 'a tree is one pass');
+    assert.equal(row.readbacks, 1);
+    assert.ok(row.dispatches <= MAX_DISPATCHES(r.nLayer), `${row.dispatches} dispatches`);
+  }
+  const [withRoot, depth2, depth3] = r.results;
+  assert.equal(withRoot.forwarded, 1 + 15, 'the prefix\'s last token and every node');
+  assert.equal(depth2.forwarded, 2);
+  assert.equal(depth3.forwarded, 4, 'depth 1\'s nodes come from the cache');
+  console.log(`#   accepted path committed: ${r.commit.forwarded} forwarded, ${r.commit.dispatches} dispatches (limit ${MAX_DISPATCHES(r.nLayer)}), max |Δ| vs a fresh model ${r.commit.maxDiff}`);
+  assert.equal(r.commit.forwarded, 2, 'the path is in the cache: only the bonus token and the row asked before it');
+  assert.equal(r.commit.dispatches, DISPATCHES(r.nLayer) + r.nLayer, 'a copy per layer, in the same command buffer');
+  assert.ok(r.commit.dispatches <= MAX_DISPATCHES(r.nLayer));
+  assert.ok(r.commit.maxDiff <= 1e-5, `committed path: ${r.commit.maxDiff}`);
+  assert.equal(r.commit.cachedAfter, r.commit.length);
+  assert.ok(r.rejected.maxRel <= 1e-4, `after a rejected tree: ${r.rejected.maxRel}`);
+  assert.equal(r.rejected.forwarded, 3);
+  assert.equal(r.rejected.dispatches, DISPATCHES(r.nLayer), 'nothing to commit');
+});
+
 test('greedy: GPU target + WASM draft emits the WASM engine\'s greedy plain tokens', async () => {
-  const r = await run('greedy', { only: { 'gamma 4': 200, "gamma 'auto'": 40, "gamma 'heuristic'": 40, 'prompt lookup': 40, 'GPU target + GPU draft': 32 } });
+  const r = await run('greedy', { only: { 'gamma 4': 200, "gamma 'auto'": 40, "gamma 'heuristic'": 40, 'prompt lookup': 40, 'GPU target + GPU draft': 32, 'tree 2x2x1': 60, 'tree 3x1, GPU target + GPU draft': 32 } });
   for (const m of r.modes) {
     console.log(`#   ${m.label}: ${m.tokens} tokens, ${m.account}, ${m.gpuPasses} GPU passes (${m.tokensPerPass.toFixed(2)} tokens per pass), ${(m.ms / 1000).toFixed(1)} s`);
     assert.equal(m.mismatch, null, `${m.label}: ${m.account}`);
@@ -118,8 +143,12 @@ function jointChi(r, topK) {
   return chiSquare([{ counts, probs }]);
 }
 
-test('exactness: two-token joint chi-square, speculative (GPU target, WASM draft) and plain', async () => {
-  for (const [label, arg] of [['speculative, gamma 2', { samples: 160, gamma: 2 }], ['plain', { samples: 80, plain: true, seed: 8_000_000 }]]) {
+test('exactness: two-token joint chi-square, speculative (GPU target, WASM draft; chain and tree) and plain', async () => {
+  for (const [label, arg] of [
+    ['speculative, gamma 2', { samples: 160, gamma: 2 }],
+    ['tree 2x2', { samples: 120, tree: { branches: [2, 2] }, seed: 9_000_000 }],
+    ['plain', { samples: 80, plain: true, seed: 8_000_000 }],
+  ]) {
     const r = await run('joint', { ...arg, topK: 4 });
     const chi = jointChi(r, 4);
     console.log(`#   ${label}: ${r.samples} samples in ${(r.ms / 1000).toFixed(1)} s, chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue.toPrecision(3)}${arg.plain ? '' : `, ${r.accepted}/${r.drafted} drafted tokens accepted`}`);
@@ -156,10 +185,12 @@ test('faults: bad options, limits, no adapter, dispose, use after dispose, dispo
   assert.ok(f.midPassSubmitted && f.lostMidPassSubmitted, 'the passes were in flight');
   specdec(f.lostMidPass, 'device lost during a pass', /device was lost/);
   assert.equal(f.liveAfterLostMidPass, 0);
-  assert.equal(f.tree.ok, false, 'trees need a built-in target');
-  assert.match(f.tree.message, /^tree: a tree needs a built-in \(WASM\) target/);
+  specdec(f.heads, 'heads with a GPU target', /^heads: they read the hidden states of a built-in \(WASM\) target/);
+  const treeErrors = [/^tree\.parents\[1\]: expected -1 \(the root\) or an earlier node 0\.\.0/, /^tree\.tokens: a tree of 1\.\.64 nodes, got 0/,
+    /^tree\.parents: expected 2 entries/, /^tree\.first: must be in 0\.\.0/, /^tree: 250 tokens and 12 tree nodes exceed the context of 256 tokens/];
+  f.badTree.forEach((x, i) => specdec(x, `bad tree ${i}`, treeErrors[i]));
   assert.deepEqual(f.unhandled, [], 'no unhandled rejection');
-  console.log(`#   messages: ${f.tooLarge.message} | ${f.afterLost.message} | ${f.disposeMidPass.message} | tree: ${f.tree.message}`);
+  console.log(`#   messages: ${f.tooLarge.message} | ${f.afterLost.message} | ${f.disposeMidPass.message} | ${f.badTree[0].message}`);
 });
 
 test('no WebGPU: navigator.gpu removed → a SpecdecError saying so', async () => {

@@ -92,6 +92,78 @@ for (const [k, c] of CASES.entries()) {
   });
 }
 
+// Score callbacks with a scoreTree method get trees (one call per tree: the root row, then a
+// row per node, each row the Markov row of the path's last token). The emitted chain follows the
+// target's law; every target call of a tree iteration is a scoreTree call.
+function markovTree(table, wait, calls) {
+  const score = markovScore(table, wait);
+  score.scoreTree = async (tokens, tree) => {
+    await wait();
+    calls.push({ nodes: tree.tokens.length, first: tree.first, withRoot: tree.withRoot });
+    const rows = [];
+    if (tree.withRoot) rows.push(table[tokens[tokens.length - 1]]);
+    for (let v = tree.first; v < tree.tokens.length; v++) {
+      assert.ok(tree.parents[v] < v, 'parents come first');
+      rows.push(table[tree.tokens[v]]);
+    }
+    const out = new Float32Array(rows.length * 4);
+    rows.forEach((r, i) => out.set(r, i * 4));
+    return out;
+  };
+  return score;
+}
+
+for (const [k, c] of [
+  { name: 'tree 2x2, both callbacks', tree: { branches: [2, 2] } },
+  { name: 'tree 3x1 with replacement, temperature 0.8', tree: { branches: [3, 1], replacement: true }, temperature: 0.8 },
+].entries()) {
+  test(`async score callbacks that score trees follow the target's law (${c.name})`, async () => {
+    const { name, ...settings } = c;
+    const expected = MARKOV_TARGET.map((row) => applySampling(row, settings));
+    const counts = MARKOV_TARGET.map(() => new Array(4).fill(0));
+    const targetCalls = [];
+    const draftCalls = [];
+    let iterations = 0;
+    const runs = Array.from({ length: 40 }, async (_, run) => {
+      const dec = sd.createDecoder({
+        targetScore: markovTree(TARGET_LOGITS, delayer(run * 7 + k), targetCalls),
+        draftScore: markovTree(DRAFT_LOGITS, delayer(run * 13 + k), draftCalls),
+        ...settings,
+        prompt: [run % 4],
+        seed: 7_000_000 + 1000 * k + run,
+        maxTokens: 400,
+        distributions: false,
+      });
+      const tokens = [run % 4, ...(await drain(dec))];
+      assert.equal(tokens.length, 401);
+      for (let i = 1; i < tokens.length; i++) counts[tokens[i - 1]][tokens[i]]++;
+      iterations += dec.stats.iterations;
+      assert.equal(dec.stats.targetPasses, dec.stats.iterations);
+      dec.dispose();
+    });
+    await Promise.all(runs);
+    const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
+    assert.deepEqual(chi.impossible, []);
+    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
+    // every target pass was one scoreTree call over the root and every node
+    assert.equal(targetCalls.length, iterations);
+    for (const q of targetCalls) assert.deepEqual([q.first, q.withRoot], [0, true]);
+    // the draft's depth 2 was a scoreTree call over depth 1's nodes (no root row)
+    assert.ok(draftCalls.length > 0 && draftCalls.every((q) => !q.withRoot && q.first === 0));
+  });
+}
+
+test('a scoreTree that is not a function, or rows of the wrong count, are refused by name', async () => {
+  const bad = markovScore(TARGET_LOGITS, async () => {});
+  bad.scoreTree = 3;
+  assert.throws(() => sd.createDecoder({ prompt: [1], targetScore: bad, draft, tree: { branches: [2] } }), /targetScore\.scoreTree: expected a function \(tokens, tree\)/);
+  const short = markovScore(TARGET_LOGITS, async () => {});
+  short.scoreTree = () => new Float32Array(4); // one row, the tree wants 3
+  const dec = sd.createDecoder({ prompt: [1], targetScore: short, draftScore: markovTree(DRAFT_LOGITS, async () => {}, []), tree: { branches: [2] } });
+  await assert.rejects(dec.step(), /targetScore: returned 4 values, expected nLast = 3 rows/);
+  dec.dispose();
+});
+
 // ------------------------------------------------------------------ the built-in engine, again
 
 // The real pair behind async callbacks (sd.modelStep: the same probabilities as the built-in

@@ -125,7 +125,37 @@ test('createDecoder takes a WebGPU model as target through its score callback (a
   assert.equal(calls, dec.stats.targetPasses);
   assert.throws(() => sd.createDecoder({ target: fake, targetScore: async () => new Float32Array(256), prompt, draft }), /SpecdecError: target: give a WebGPU model or targetScore, not both/);
   assert.throws(() => sd.createDecoder({ target: fake, draft, prompt, scoreOutput: 'probs' }), /SpecdecError: scoreOutput: 'probs' does not apply with a WebGPU target/);
-  assert.throws(() => sd.createDecoder({ target: fake, draft, prompt, tree: { branches: [2, 1] } }), /SpecdecError: tree: a tree needs a built-in \(WASM\) target/);
+  // A tree goes to the scorer's scoreTree (here: each path scored as a sequence), one call per
+  // tree; without scoreTree the decoder says trees need one.
+  const bare = { ...fake, scorer: () => async (tokens, nLast) => Float32Array.from(step(tokens, nLast), Math.log) };
+  assert.throws(() => sd.createDecoder({ target: bare, draft, prompt, tree: { branches: [2, 1] } }), /SpecdecError: tree: targetScore scores one sequence per call; a tree needs a built-in target or a callback that scores trees/);
+  let treeCalls = 0;
+  const treeFake = {
+    ...fake,
+    scorer: () => {
+      const fn = fake.scorer();
+      fn.scoreTree = async (tokens, tree) => {
+        treeCalls++;
+        const paths = [];
+        if (tree.withRoot) paths.push([...tokens]);
+        for (let v = tree.first; v < tree.tokens.length; v++) {
+          const path = [];
+          for (let u = v; u >= 0; u = tree.parents[u]) path.unshift(tree.tokens[u]);
+          paths.push([...tokens, ...path]);
+        }
+        const out = new Float32Array(paths.length * 256);
+        paths.forEach((seq, i) => out.set(Float32Array.from(step(seq, 1), Math.log), i * 256));
+        return out;
+      };
+      return fn;
+    },
+  };
+  const treeDec = sd.createDecoder({ target: treeFake, draft, tree: { branches: [2, 2, 1] }, temperature: 0, prompt, maxTokens: 40 });
+  while (!treeDec.done) await treeDec.step();
+  assert.deepEqual(treeDec.generatedTokens, plain.generatedTokens, 'a tree with the stand-in emits greedy plain tokens');
+  assert.equal(treeCalls, treeDec.stats.targetPasses, 'one scoreTree call per target pass');
+  assert.ok(treeDec.stats.accepted > 0);
+  treeDec.dispose();
   assert.throws(() => sd.createDecoder({ target: { ...fake, disposed: true }, draft, prompt }), /SpecdecError: target: this WebGPU model has been disposed/);
   // plain, nothing else to cap the context: the decoder stops at the model's block size
   const long = sd.createDecoder({ target: fake, plain: true, temperature: 0, prompt: Array.from({ length: 250 }, () => 65), maxTokens: 40 });

@@ -229,7 +229,6 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
         if (m.disposed) fail(`${role}: this WebGPU model has been disposed`);
         if (o[`${role}Score`] !== undefined) fail(`${role}: give a WebGPU model or ${role}Score, not both`);
         if (o.scoreOutput === 'probs') fail(`scoreOutput: 'probs' does not apply with a WebGPU ${role}, whose rows are logits (give your own callbacks logits)`);
-        if (role === 'target' && o.tree !== undefined) fail('tree: a tree needs a built-in (WASM) target; a WebGPU target scores one sequence per pass');
         if (role === 'target' && o.heads !== undefined) fail('heads: they read the hidden states of a built-in (WASM) target, not of a WebGPU one');
         gpuContext = Math.min(gpuContext, m.config.blockSize);
         o = { ...o, [role]: undefined, [`${role}Score`]: m.scorer() };
@@ -306,8 +305,12 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
           if (o[role] !== undefined) {
             setModel(native, own(o[role], Model, role));
           } else if (o[`${role}Score`] !== undefined) {
-            if (role === 'target') native.setTargetExternal('targetScore', contextLength);
-            else native.setDraftExternal('draftScore', contextLength);
+            // A callback with a scoreTree method answers tree queries too (one pass per tree).
+            const score = o[`${role}Score`];
+            const trees = score.scoreTree !== undefined;
+            if (trees && typeof score.scoreTree !== 'function') fail(`${role}Score.scoreTree: expected a function (tokens, tree) => Float32Array | Promise<Float32Array>, got ${describe(score.scoreTree)}`);
+            if (role === 'target') native.setTargetExternal('targetScore', contextLength, trees);
+            else native.setDraftExternal('draftScore', contextLength, trees);
           } else {
             const fn = stepFunction(o[`${role}Step`], `${role}Step`);
             if (role === 'target') native.setTargetStep(fn);

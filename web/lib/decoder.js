@@ -220,11 +220,12 @@ export class Decoder extends Handle {
     }
   }
 
-  // Calls the score callback the query is for; its time (awaiting included) goes to callbackMs.
+  // Calls the score callback the query is for (its scoreTree for a tree query); its time
+  // (awaiting included) goes to callbackMs.
   #callScore(query) {
     const fn = query.target ? this.#scores.target : this.#scores.draft;
     const t = performance.now();
-    const out = fn(query.tokens, query.nLast);
+    const out = query.tree ? fn.scoreTree(query.tokens, query.tree) : fn(query.tokens, query.nLast);
     if (!isThenable(out)) {
       this.#callbackMs += performance.now() - t;
       return out;
@@ -245,7 +246,9 @@ export class Decoder extends Handle {
   #supplyScored(native, query, rows) {
     let flat = rows;
     if (!(rows instanceof Float32Array)) {
-      if (!isNumericArray(rows)) fail(`${query.source}: expected a Float32Array of nLast × vocabulary values, got ${describe(rows)}`);
+      const what = query.tree ? `${query.source}.scoreTree` : query.source;
+      const shape = query.tree ? `${query.nLast} rows (the root row and the nodes' rows asked)` : 'nLast';
+      if (!isNumericArray(rows)) fail(`${what}: expected a Float32Array of ${shape} × vocabulary values, got ${describe(rows)}`);
       flat = Float32Array.from(rows);
     }
     native.supply(flat, this.#scores.logits);
@@ -349,10 +352,24 @@ export class Decoder extends Handle {
 }
 
 
+// A query of the C++ decoder (bindings/handles.cc): [target (1) / draft (0), nLast, tokens...],
+// or a tree query [target + 2, rows, first, withRoot, nodes, tokens..., node tokens...,
+// parents...].
 function queryOf(packed) {
   if (packed === null) return null;
-  const target = packed[0] === 1;
-  return { target, source: target ? 'targetScore' : 'draftScore', nLast: packed[1], tokens: packed.subarray(2) };
+  const kind = packed[0];
+  const target = kind === 1 || kind === 3;
+  const source = target ? 'targetScore' : 'draftScore';
+  if (kind < 2) return { target, source, nLast: packed[1], tokens: packed.subarray(2), tree: null };
+  const nodes = packed[4];
+  const end = packed.length;
+  const tree = {
+    tokens: packed.subarray(end - 2 * nodes, end - nodes),
+    parents: packed.subarray(end - nodes),
+    first: packed[2],
+    withRoot: packed[3] === 1,
+  };
+  return { target, source, nLast: packed[1], tokens: packed.subarray(5, end - 2 * nodes), tree };
 }
 
 function isThenable(x) {

@@ -339,10 +339,34 @@ export type StepFunction = (tokens: Int32Array) => ProbVector;
  */
 export type ScoreFunction = (tokens: Int32Array, nLast: number) => Float32Array | number[];
 /** A score callback that may answer later: step() then returns a Promise (see AsyncDecoder). */
-export type AsyncScoreFunction = (
+export type AsyncScoreFunction = ((
   tokens: Int32Array,
   nLast: number,
-) => Float32Array | number[] | Promise<Float32Array | number[]>;
+) => Float32Array | number[] | Promise<Float32Array | number[]>) & {
+  /**
+   * Optional: the callback scores draft trees too (createDecoder's tree option then works with
+   * it). Called once per tree: rows for the root (the next-token distribution after `tokens`
+   * itself) when tree.withRoot, then one row per node tree.first .. n − 1, the distribution
+   * after tokens + that node's path — in one pass under a tree attention mask, each node at
+   * position tokens.length + depth − 1 and seeing the sequence and its ancestors. The target
+   * gets { first: 0, withRoot: true } once per iteration; a draft callback, per depth, the
+   * previous depth's nodes (withRoot false; depth 1 comes as a plain call). Flat rows × V, as
+   * the plain call's; a chain is always asked as a plain call.
+   */
+  scoreTree?: (tokens: Int32Array, tree: ScoreTreeQuery) => Float32Array | number[] | Promise<Float32Array | number[]>;
+};
+
+/** A draft tree asked of a score callback's scoreTree (nodes in drawing order: parents first). */
+export interface ScoreTreeQuery {
+  /** (n,) each node's token. */
+  tokens: Int32Array;
+  /** (n,) each node's parent node, −1 for a child of the root (the sequence's end). */
+  parents: Int32Array;
+  /** The first node whose row is asked. */
+  first: number;
+  /** A row for the root comes first. */
+  withRoot: boolean;
+}
 
 /**
  * sd.modelStep(model): the lesson's model_step — the model's next-token probabilities after the

@@ -11,6 +11,12 @@
 //   pos0       cache slot of the pass's first token (the cached length before the pass)
 //   rows       tokens in the pass
 //   headStart  first row whose logits are computed (rows − nLast)
+//   treeBase   cache slot of draft-tree node 0 (a tree pass; 0xffffffff otherwise): the token at
+//              slot treeBase + u is tree node u, which sees the slots below treeBase and its
+//              ancestors (a bit mask per node), and sits at the position its positions entry says
+//
+// A cache slot is where a token's key and value are; its position (the wpe row) is its depth in
+// the sequence: equal to the slot for the sequence, sequence length + depth − 1 for tree node.
 
 /** Output columns per workgroup of a matmul (one column per invocation). */
 export const MATMUL_COLUMNS = 64;
@@ -18,7 +24,7 @@ export const MATMUL_COLUMNS = 64;
 export const MATMUL_ROWS = 16;
 
 const PARAMS = /* wgsl */ `
-struct Params { pos0: u32, rows: u32, headStart: u32, pad: u32 }
+struct Params { pos0: u32, rows: u32, headStart: u32, treeBase: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 `;
 
@@ -28,20 +34,21 @@ const f = (x) => {
   return /[.e]/.test(s) ? s : `${s}.0`;
 };
 
-/** x[t] = wte[token t] + wpe[pos0 + t]; one workgroup per token. */
+/** x[t] = wte[token t] + wpe[position t]; one workgroup per token. */
 export function embedKernel({ nEmbd: C }) {
   return /* wgsl */ `${PARAMS}
 @group(0) @binding(1) var<storage, read> tokens: array<u32>;
 @group(0) @binding(2) var<storage, read> wte: array<f32>;
 @group(0) @binding(3) var<storage, read> wpe: array<f32>;
 @group(0) @binding(4) var<storage, read_write> x: array<f32>;
+@group(0) @binding(5) var<storage, read> positions: array<u32>;
 const C = ${C}u;
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
   let t = wg.x;
   if (t >= p.rows) { return; }
   let tok = tokens[t];
-  let pos = p.pos0 + t;
+  let pos = positions[t];
   for (var c = li; c < C; c += 64u) {
     x[t * C + c] = wte[tok * C + c] + wpe[pos * C + c];
   }
@@ -189,7 +196,9 @@ fn gelu(x: f32) -> f32 { return 0.5 * x * (1.0 + erf_(x * ${f(Math.SQRT1_2)})); 
 
 /**
  * Causal attention of the pass's tokens over the cache: a workgroup per (token t, head h),
- * slots 0 .. pos0 + t (this pass's keys and values are already in the cache).
+ * slots 0 .. pos0 + t (this pass's keys and values are already in the cache); a tree node sees
+ * only the slots below treeBase and its ancestors' (ancestors: two u32 words per node, bit u of
+ * node v's set when node u is v or an ancestor of v).
  */
 export function attentionKernel({ nEmbd: C, nHead: H, blockSize }) {
   const hs = C / H;
@@ -198,6 +207,7 @@ export function attentionKernel({ nEmbd: C, nHead: H, blockSize }) {
 @group(0) @binding(2) var<storage, read> kc: array<f32>;
 @group(0) @binding(3) var<storage, read> vc: array<f32>;
 @group(0) @binding(4) var<storage, read_write> att: array<f32>;
+@group(0) @binding(5) var<storage, read> ancestors: array<u32>;
 const C = ${C}u;
 const HS = ${hs}u;
 var<workgroup> scores: array<f32, ${blockSize}>;
@@ -209,17 +219,28 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let t = wg.x;
   let h = wg.y;
   if (t >= p.rows) { return; }
-  let len = p.pos0 + t + 1u;
+  let slot = p.pos0 + t;
+  let len = slot + 1u;
   let col = h * HS;
+  let node = select(0u, slot - p.treeBase, slot >= p.treeBase);
   for (var d = li; d < HS; d += 64u) { qs[d] = q[t * C + col + d]; }
   workgroupBarrier();
   var m = -3.0e38;
   for (var s = li; s < len; s += 64u) {
-    var dot = 0.0;
-    for (var d = 0u; d < HS; d++) { dot += qs[d] * kc[s * C + col + d]; }
-    let sc = dot * ${f(1 / Math.sqrt(hs))};
-    scores[s] = sc;
-    m = max(m, sc);
+    var seen = true;
+    if (s >= p.treeBase) {
+      let u = s - p.treeBase;
+      seen = ((ancestors[node * 2u + u / 32u] >> (u % 32u)) & 1u) == 1u;
+    }
+    if (seen) {
+      var dot = 0.0;
+      for (var d = 0u; d < HS; d++) { dot += qs[d] * kc[s * C + col + d]; }
+      let sc = dot * ${f(1 / Math.sqrt(hs))};
+      scores[s] = sc;
+      m = max(m, sc);
+    } else {
+      scores[s] = -3.0e38;
+    }
   }
   red[li] = m;
   workgroupBarrier();
@@ -231,7 +252,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   workgroupBarrier();
   var sum = 0.0;
   for (var s = li; s < len; s += 64u) {
-    let e = exp(scores[s] - mx);
+    let e = select(0.0, exp(scores[s] - mx), scores[s] > -1.0e38);
     scores[s] = e;
     sum += e;
   }
@@ -246,6 +267,34 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
     var acc = 0.0;
     for (var s = 0u; s < len; s++) { acc += scores[s] * vc[s * C + col + d]; }
     att[t * C + col + d] = acc * inv;
+  }
+}
+`;
+}
+
+/**
+ * Commits an accepted tree path: copies the keys and values of slots src[0..n) to dst0 ..
+ * dst0 + n − 1 in one layer's cache (plan = [n, dst0, src...]; src increasing and src[i] ≥
+ * dst0 + i, so that copying in order never reads a row already overwritten). One workgroup;
+ * invocation li copies columns li, li + 64, ...: no invocation reads what another writes.
+ */
+export function commitKernel({ nEmbd: C }) {
+  return /* wgsl */ `
+@group(0) @binding(0) var<storage, read> plan: array<u32>;
+@group(0) @binding(1) var<storage, read_write> kc: array<f32>;
+@group(0) @binding(2) var<storage, read_write> vc: array<f32>;
+const C = ${C}u;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li: u32) {
+  let n = plan[0];
+  let dst0 = plan[1];
+  for (var i = 0u; i < n; i++) {
+    let src = plan[2u + i] * C;
+    let dst = (dst0 + i) * C;
+    for (var c = li; c < C; c += 64u) {
+      kc[dst + c] = kc[src + c];
+      vc[dst + c] = vc[src + c];
+    }
   }
 }
 `;

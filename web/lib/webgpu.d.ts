@@ -39,6 +39,19 @@ export interface GpuScorer {
   readonly vocabSize: number;
   readonly blockSize: number;
   readonly cachedTokens: number;
+  /** The model's scoreTree: createDecoder sends draft trees here (one pass per tree). */
+  scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
+}
+
+/** A draft tree for GpuModel.scoreTree (nodes in drawing order: a parent before its children). */
+export interface GpuTree {
+  tokens: ArrayLike<number>;
+  /** −1 for a child of the root. */
+  parents: ArrayLike<number>;
+  /** First node whose row is wanted (default 0; 0 when withRoot). */
+  first?: number;
+  /** A row after the sequence itself first (default true). */
+  withRoot?: boolean;
 }
 
 /**
@@ -46,7 +59,9 @@ export interface GpuScorer {
  * command buffer with one read-back of the last nLast rows of logits; the cache is kept by longest
  * common prefix, and rejected tokens are dropped by resetting the cached length on the GPU side.
  * createDecoder accepts it as target or draft (through its score callback: step() returns a
- * Promise). Chains only: trees need a built-in (WASM) target.
+ * Promise), chains and trees: a tree is one pass under a tree attention mask (scoreTree), and the
+ * accepted path is copied down to the sequence's cache slots on the GPU at the next pass. Not
+ * heads (they read a built-in target's hidden states).
  */
 export class GpuModel {
   readonly device: 'webgpu';
@@ -61,9 +76,17 @@ export class GpuModel {
   readonly liveBuffers: number;
   readonly disposed: boolean;
   readonly cachedTokens: number;
+  /** Draft-tree nodes cached after the sequence by the last tree pass. */
+  readonly cachedTreeNodes: number;
   readonly stats: GpuModelStats;
   /** The logits (flat nLast × vocabSize) of the last nLast positions of tokens. Queued: one pass at a time. */
   score(tokens: Int32Array | ArrayLike<number>, nLast?: number): Promise<Float32Array>;
+  /**
+   * The logits of a draft tree below `tokens`, one pass: the root's row (withRoot), then the
+   * rows of nodes first .. n − 1 (flat). Nodes already cached by the previous tree pass over the
+   * same sequence are reused. At most 64 nodes; tokens + nodes within block_size.
+   */
+  scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
   /** A score callback for createDecoder's targetScore / draftScore (scoreOutput 'logits'). */
   scorer(): GpuScorer;
   /** Empties the KV cache. */
@@ -83,7 +106,7 @@ export function loadGpuModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, 
 /** model.scorer(). */
 export function gpuScorer(model: GpuModel): GpuScorer;
 
-/** Dispatches of one pass of a model of nLayer layers (7 nLayer + 3). */
+/** Dispatches of one pass of a model of nLayer layers (7 nLayer + 3; + nLayer when the pass first commits an accepted tree path). */
 export function dispatchesPerPass(nLayer: number): number;
 
 /** Parses and checks a specdec GPT safetensors file (F16 widened to f32). */

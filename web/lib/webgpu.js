@@ -1,10 +1,13 @@
 // specdec's GPT on WebGPU: the same safetensors files and architecture as the WASM engine
 // (src/model/gpt_model.cc), with the weights and the KV cache in GPU buffers and WGSL kernels of
 // our own (webgpu-kernels.js). A pass over k new tokens after the cached prefix is one command
-// buffer (7 dispatches per layer + 3) and one read-back of the last nLast rows of logits.
-// model.scorer() is a score callback for createDecoder (targetScore / draftScore) that keeps the
-// cache by longest common prefix: a rejected draft is dropped by resetting the cached length, on
-// the GPU side nothing moves.
+// buffer (7 dispatches per layer + 3, and one more per layer after a tree pass whose path was
+// accepted) and one read-back of the last nLast rows of logits. A draft tree is one pass too
+// (scoreTree: its nodes in the slots after the sequence, under a tree attention mask).
+// model.scorer() is a score callback for createDecoder (targetScore / draftScore, with a
+// scoreTree method) that keeps the cache by longest common prefix: a rejected draft is dropped
+// by resetting the cached length, an accepted tree path is copied down to the sequence's slots
+// on the GPU; nothing goes through the CPU.
 //
 //   const model = await loadGpuModel(bytes);            // or sd.loadModel(bytes, { device: 'webgpu' })
 //   const dec = sd.createDecoder({ prompt, targetScore: model.scorer(), draft, gamma: 3 });
@@ -12,7 +15,7 @@
 // Types: webgpu.d.ts.
 import { SpecdecError, bytesArg, describe, fail, integer, tokenArray } from './errors.js';
 import {
-  MATMUL_COLUMNS, MATMUL_ROWS, attentionKernel, embedKernel, layernormKernel, matmulKernel,
+  MATMUL_COLUMNS, MATMUL_ROWS, attentionKernel, commitKernel, embedKernel, layernormKernel, matmulKernel,
 } from './webgpu-kernels.js';
 
 // ---------------------------------------------------------------------------- safetensors
@@ -140,8 +143,12 @@ const gpuFlags = () => ({
 /** Workgroup memory of the attention kernel: scores (blockSize), query (head size), reduction (64). */
 const attentionWorkgroupBytes = ({ blockSize, nEmbd, nHead }) => (blockSize + nEmbd / nHead + 64) * 4;
 
-/** Dispatches of one pass for a model of nLayer layers. */
+/** Dispatches of one pass for a model of nLayer layers (one more per layer when it first commits a tree path). */
 export const dispatchesPerPass = (nLayer) => 7 * nLayer + 3;
+
+/** Nodes of one draft tree a pass takes (the decoder's kMaxTreeNodes). */
+export const MAX_TREE_NODES = 64;
+const NO_TREE = 0xffffffff;
 
 /**
  * A GPT whose weights and KV cache live on a WebGPU device. Made by loadGpuModel (or
@@ -158,6 +165,7 @@ export class GpuModel {
   #queue = Promise.resolve();
   #inFlight = null;
   #cached = []; // token ids whose keys and values are in the cache, slots 0 .. length - 1
+  #tree = null; // { tokens, parents }: the last tree pass's nodes, at slots #cached.length + u
   #stats = { passes: 0, dispatches: 0, readbacks: 0, lastPassDispatches: 0, forwardedTokens: 0 };
   #k; // kernels, bind groups and activation buffers
 
@@ -197,9 +205,14 @@ export class GpuModel {
     return this.#disposed;
   }
 
-  /** Tokens whose keys and values are in the GPU cache. */
+  /** Tokens whose keys and values are in the GPU cache (the sequence's; tree nodes not counted). */
   get cachedTokens() {
     return this.#cached.length;
+  }
+
+  /** Draft-tree nodes in the cache after the sequence (from the last tree pass). */
+  get cachedTreeNodes() {
+    return this.#tree ? this.#tree.tokens.length : 0;
   }
 
   /** Counters: passes run, dispatches and read-backs in all, dispatches of the last pass, tokens forwarded. */
@@ -291,6 +304,9 @@ export class GpuModel {
       head: this._buffer(C * padded(V) * 4, W, transpose(tensors.get('lm_head.weight') ?? wte, V, C)),
       params: this._buffer(16, F.UNIFORM | F.COPY_DST),
       tokens: this._buffer(T * 4, W),
+      positions: this._buffer(T * 4, W),
+      ancestors: this._buffer(MAX_TREE_NODES * 2 * 4, W),
+      plan: this._buffer((2 + MAX_TREE_NODES) * 4, W),
       x: this._buffer(T * C * 4, F.STORAGE),
       xn: this._buffer(T * C * 4, F.STORAGE),
       q: this._buffer(T * C * 4, F.STORAGE),
@@ -308,7 +324,7 @@ export class GpuModel {
         ? dev.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label })
         : dev.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label });
     };
-    const [embed, ln, qkv, proj, fc, mproj, head, attn] = await Promise.all([
+    const [embed, ln, qkv, proj, fc, mproj, head, attn, commit] = await Promise.all([
       pipeline(embedKernel(cfg), 'embed'),
       pipeline(layernormKernel(cfg), 'layernorm'),
       pipeline(matmulKernel(cfg, C, 3 * C, 'qkv'), 'qkv'),
@@ -317,6 +333,7 @@ export class GpuModel {
       pipeline(matmulKernel(cfg, 4 * C, C, 'add'), 'mlp-proj'),
       pipeline(matmulKernel(cfg, C, V, 'logits'), 'lm-head'),
       pipeline(attentionKernel(cfg), 'attention'),
+      pipeline(commitKernel(cfg), 'commit-path'),
     ]);
     const group = (pipe, buffers) => dev.createBindGroup({
       layout: pipe.getBindGroupLayout(0),
@@ -325,11 +342,11 @@ export class GpuModel {
     const steps = [];
     const cols = (n) => Math.ceil(n / MATMUL_COLUMNS);
     // Each step: [pipeline, bind group, workgroups (rows, nLast) => [x, y]]
-    steps.push([embed, group(embed, [g.tokens, g.wte, g.wpe, g.x]), (r) => [r, 1]]);
+    steps.push([embed, group(embed, [g.tokens, g.wte, g.wpe, g.x, g.positions]), (r) => [r, 1]]);
     for (const w of layers) {
       steps.push([ln, group(ln, [g.x, w.ln1w, w.ln1b, g.xn]), (r) => [r, 1]]);
       steps.push([qkv, group(qkv, [g.xn, w.wqkv, w.bqkv, g.q, w.kc, w.vc]), (r) => [cols(3 * C), Math.ceil(r / MATMUL_ROWS)]]);
-      steps.push([attn, group(attn, [g.q, w.kc, w.vc, g.att]), (r) => [r, H]]);
+      steps.push([attn, group(attn, [g.q, w.kc, w.vc, g.att, g.ancestors]), (r) => [r, H]]);
       steps.push([proj, group(proj, [g.att, w.wproj, w.bproj, g.x]), (r) => [cols(C), Math.ceil(r / MATMUL_ROWS)]]);
       steps.push([ln, group(ln, [g.x, w.ln2w, w.ln2b, g.xn]), (r) => [r, 1]]);
       steps.push([fc, group(fc, [g.xn, w.wfc, w.bfc, g.h]), (r) => [cols(4 * C), Math.ceil(r / MATMUL_ROWS)]]);
@@ -337,7 +354,12 @@ export class GpuModel {
     }
     steps.push([ln, group(ln, [g.x, g.lnfw, g.lnfb, g.xn]), (r) => [r, 1]]);
     steps.push([head, group(head, [g.xn, g.head, g.logits]), (r, nLast) => [cols(V), Math.ceil(nLast / MATMUL_ROWS)]]);
-    return { g, steps };
+    // Committing a tree path: a dispatch per layer, before the pass that follows it.
+    const commits = layers.map((w) => [commit, dev.createBindGroup({
+      layout: commit.getBindGroupLayout(0),
+      entries: [g.plan, w.kc, w.vc].map((buffer, binding) => ({ binding, resource: { buffer } })),
+    })]);
+    return { g, steps, commits };
   }
 
   #check(what) {
@@ -346,20 +368,34 @@ export class GpuModel {
   }
 
   // One pass: tokens fresh at slots pos0 .., the logits of the last nLast. Callers serialise.
-  async #pass(fresh, pos0, nLast) {
+  // tree: { base, positions, ancestors } for a tree pass (slot base holds node 0); commit: a
+  // path to copy down first ([n, dst0, src...]).
+  async #pass(fresh, pos0, nLast, tree = null, commit = null) {
     const dev = this.#gpu;
-    const { g, steps } = this.#k;
+    const { g, steps, commits } = this.#k;
     const F = gpuFlags();
     const rows = fresh.length;
     const V = this.config.vocabSize;
-    dev.queue.writeBuffer(g.params, 0, new Uint32Array([pos0, rows, rows - nLast, 0]));
+    dev.queue.writeBuffer(g.params, 0, new Uint32Array([pos0, rows, rows - nLast, tree ? tree.base : NO_TREE]));
     dev.queue.writeBuffer(g.tokens, 0, Uint32Array.from(fresh));
+    const positions = tree ? tree.positions : Uint32Array.from({ length: rows }, (_, i) => pos0 + i);
+    dev.queue.writeBuffer(g.positions, 0, positions);
+    if (tree) dev.queue.writeBuffer(g.ancestors, 0, tree.ancestors);
+    if (commit) dev.queue.writeBuffer(g.plan, 0, commit);
     const bytes = nLast * V * 4;
+    const dispatches = steps.length + (commit ? commits.length : 0);
     dev.pushErrorScope('validation');
     let scope;
     try {
       const enc = dev.createCommandEncoder();
       const pass = enc.beginComputePass();
+      if (commit) {
+        for (const [pipe, bind] of commits) {
+          pass.setPipeline(pipe);
+          pass.setBindGroup(0, bind);
+          pass.dispatchWorkgroups(1);
+        }
+      }
       for (const [pipe, bind, size] of steps) {
         const [x, y] = size(rows, nLast);
         pass.setPipeline(pipe);
@@ -373,8 +409,8 @@ export class GpuModel {
       scope = dev.popErrorScope(); // balanced even when encoding threw
     }
     this.#stats.passes++;
-    this.#stats.dispatches += steps.length;
-    this.#stats.lastPassDispatches = steps.length;
+    this.#stats.dispatches += dispatches;
+    this.#stats.lastPassDispatches = dispatches;
     this.#stats.readbacks++;
     this.#stats.forwardedTokens += rows;
     let out;
@@ -398,22 +434,121 @@ export class GpuModel {
     return out;
   }
 
+  // After a tree pass: the part of `tokens` past the cached sequence that walks down the tree
+  // (the accepted path) joins the sequence; its keys and values are copied down to the
+  // sequence's slots in the next pass (the plan returned, null when nothing moves). The other
+  // nodes are dropped.
+  #followTree(tokens) {
+    const tree = this.#tree;
+    this.#tree = null;
+    const cached = this.#cached;
+    const base = cached.length;
+    if (!tree || tokens.length <= base) return null;
+    for (let i = 0; i < base; i++) if (cached[i] !== tokens[i]) return null;
+    const src = [];
+    let cur = -1;
+    for (let j = base; j < tokens.length; j++) {
+      let next = -1;
+      for (let v = cur + 1; v < tree.tokens.length; v++) {
+        if (tree.parents[v] === cur && tree.tokens[v] === tokens[j]) {
+          next = v;
+          break;
+        }
+      }
+      if (next < 0) break;
+      src.push(base + next);
+      cached.push(tokens[j]);
+      cur = next;
+    }
+    if (src.every((slot, i) => slot === base + i)) return null; // already in place
+    return Uint32Array.from([src.length, base, ...src]);
+  }
+
+  // The tokens past the cache to forward for `tokens`, at least the last `need` of them.
+  #keep(tokens, need) {
+    const cached = this.#cached;
+    const n = tokens.length;
+    let common = 0;
+    while (common < cached.length && common < n && cached[common] === tokens[common]) common++;
+    const keep = Math.min(common, n - need);
+    // Dropping rejected tokens: the cached length goes back, nothing moves on the GPU.
+    if (keep < cached.length) cached.length = keep;
+    return keep;
+  }
+
   async #score(tokens, nLast) {
     this.#check('score');
     const n = tokens.length;
     const { blockSize } = this.config;
     if (n > blockSize) fail(`tokens: ${n} tokens exceed the context of ${blockSize} tokens (block_size); give createDecoder contextLength: ${blockSize}`);
-    let common = 0;
-    const cached = this.#cached;
-    while (common < cached.length && common < n && cached[common] === tokens[common]) common++;
-    const keep = Math.min(common, n - nLast);
-    // Dropping rejected tokens: the cached length goes back, nothing moves on the GPU.
-    if (keep < cached.length) cached.length = keep;
+    const commit = this.#followTree(tokens);
+    const keep = this.#keep(tokens, nLast);
     const fresh = tokens.subarray(keep);
-    // If the pass fails, the cache keeps `keep` tokens: slots past them are rewritten next time.
-    const rows = await this.#pass(fresh, keep, nLast);
+    const rows = await this.#guarded(commit, () => this.#pass(fresh, keep, nLast, null, commit));
     this.#check('score');
-    for (const t of fresh) cached.push(t);
+    for (const t of fresh) this.#cached.push(t);
+    return rows;
+  }
+
+  // Runs a pass; if it fails, a path it was to commit first is forgotten with the rest of what
+  // follows the committed sequence (slots past the cache are rewritten next time).
+  async #guarded(commit, pass) {
+    try {
+      return await pass();
+    } catch (e) {
+      if (commit) this.#cached.length = Math.min(this.#cached.length, commit[1]);
+      this.#tree = null;
+      throw e;
+    }
+  }
+
+  async #scoreTree(tokens, tree) {
+    this.#check('scoreTree');
+    const { blockSize } = this.config;
+    const n = tree.tokens.length;
+    const { first, withRoot } = tree;
+    if (tokens.length + n > blockSize) fail(`tree: ${tokens.length} tokens and ${n} tree nodes exceed the context of ${blockSize} tokens (block_size)`);
+    // The nodes of the last tree pass are reused when it asked about the same sequence and the
+    // tree has only grown since (a drafter asks depth by depth).
+    const old = this.#tree;
+    let reused = 0;
+    if (old && !withRoot && this.#cached.length === tokens.length && this.#cached.every((t, i) => t === tokens[i])) {
+      while (reused < old.tokens.length && reused < first && old.tokens[reused] === tree.tokens[reused] && old.parents[reused] === tree.parents[reused]) reused++;
+    }
+    let commit = null;
+    let keep = tokens.length;
+    if (reused === 0) {
+      commit = this.#followTree(tokens);
+      keep = this.#keep(tokens, withRoot ? 1 : 0);
+    }
+    // The pass: the sequence's uncached tail (slots keep ..), then nodes reused .. n − 1 (slots
+    // tokens.length + u), node u at position tokens.length + depth(u) − 1.
+    const base = tokens.length;
+    const tail = tokens.subarray(keep);
+    const fresh = new Int32Array(tail.length + n - reused);
+    fresh.set(tail);
+    fresh.set(tree.tokens.subarray(reused), tail.length);
+    const positions = new Uint32Array(fresh.length);
+    for (let i = 0; i < tail.length; i++) positions[i] = keep + i;
+    const depth = new Int32Array(n);
+    const ancestors = new Uint32Array(2 * MAX_TREE_NODES);
+    for (let u = 0; u < n; u++) {
+      const parent = tree.parents[u];
+      depth[u] = parent < 0 ? 1 : depth[parent] + 1;
+      if (parent >= 0) {
+        ancestors[2 * u] = ancestors[2 * parent];
+        ancestors[2 * u + 1] = ancestors[2 * parent + 1];
+      }
+      ancestors[2 * u + (u >> 5)] |= 1 << (u & 31);
+      if (u >= reused) positions[tail.length + u - reused] = base + depth[u] - 1;
+    }
+    const nLast = (withRoot ? 1 : 0) + n - first;
+    // Reused nodes stay where they are: the pass starts after them (the tail is then empty).
+    const pos0 = keep + reused;
+    const rows = await this.#guarded(commit, () => this.#pass(fresh, pos0, nLast, { base, positions, ancestors }, commit));
+    this.#check('scoreTree');
+    for (const t of tail) this.#cached.push(t);
+    this.#tree = { tokens: Array.from(tree.tokens), parents: Array.from(tree.parents) };
     return rows;
   }
 
@@ -445,15 +580,60 @@ export class GpuModel {
   }
 
   /**
+   * Scores a draft tree below the sequence `tokens` in one pass under a tree attention mask and
+   * resolves to logits, flat rows × vocabSize: the row after `tokens` itself when
+   * tree.withRoot, then the rows after tokens + the path of each node tree.first .. n − 1.
+   * tree: { tokens, parents, first = 0, withRoot = true }, nodes in drawing order (a node's
+   * parent, −1 for a child of the root, comes before it), at most 64. Queued with score().
+   * @param {ArrayLike<number>} tokens
+   * @param {{ tokens: ArrayLike<number>, parents: ArrayLike<number>, first?: number, withRoot?: boolean }} tree
+   * @returns {Promise<Float32Array>}
+   */
+  scoreTree(tokens, tree) {
+    let run;
+    try {
+      this.#check('scoreTree');
+      const t = tokenArray(tokens, 'tokens');
+      if (t.length === 0) fail('tokens: must hold at least one token');
+      const V = this.config.vocabSize;
+      let bad = t.findIndex((x) => x >= V);
+      if (bad >= 0) fail(`tokens[${bad}]: token id ${t[bad]} outside the vocabulary [0, ${V})`);
+      if (tree === null || typeof tree !== 'object') fail(`tree: expected { tokens, parents, first, withRoot }, got ${describe(tree)}`);
+      const nodes = tokenArray(tree.tokens, 'tree.tokens');
+      const n = nodes.length;
+      if (n < 1 || n > MAX_TREE_NODES) fail(`tree.tokens: a tree of 1..${MAX_TREE_NODES} nodes, got ${n}`);
+      bad = nodes.findIndex((x) => x >= V);
+      if (bad >= 0) fail(`tree.tokens[${bad}]: token id ${nodes[bad]} outside the vocabulary [0, ${V})`);
+      if (tree.parents === undefined || tree.parents === null || tree.parents.length !== n) fail(`tree.parents: expected ${n} entries (one per node), got ${describe(tree.parents)}`);
+      const parents = Int32Array.from(tree.parents);
+      for (let u = 0; u < n; u++) {
+        if (!Number.isInteger(tree.parents[u]) || parents[u] < -1 || parents[u] >= u) fail(`tree.parents[${u}]: expected -1 (the root) or an earlier node 0..${u - 1}, got ${describe(tree.parents[u])}`);
+      }
+      const withRoot = tree.withRoot ?? true;
+      if (typeof withRoot !== 'boolean') fail(`tree.withRoot: expected a boolean, got ${describe(withRoot)}`);
+      const first = tree.first ?? 0;
+      integer(first, 'tree.first', 0, withRoot ? 0 : n - 1);
+      run = this.#queue.then(() => this.#scoreTree(t, { tokens: nodes, parents, first, withRoot }));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.#queue = run.catch(() => {});
+    this.#inFlight = run;
+    return run;
+  }
+
+  /**
    * A score callback (tokens, nLast) => Promise<Float32Array> of logits for createDecoder's
-   * targetScore or draftScore (scoreOutput 'logits', the default). It shares this model's KV
-   * cache.
+   * targetScore or draftScore (scoreOutput 'logits', the default), with a scoreTree method (so
+   * that trees go through one pass each). It shares this model's KV cache.
    */
   scorer() {
     this.#check('scorer');
     const fn = (tokens, nLast) => this.score(tokens, nLast);
     Object.defineProperties(fn, {
       model: { value: this, enumerable: true },
+      // createDecoder sends trees here: a tree target (or draft) in one pass per tree
+      scoreTree: { value: (tokens, tree) => this.scoreTree(tokens, tree), enumerable: true },
       vocabSize: { value: this.config.vocabSize, enumerable: true },
       blockSize: { value: this.config.blockSize, enumerable: true },
       cachedTokens: { get: () => this.#cached.length, enumerable: true },
@@ -465,6 +645,7 @@ export class GpuModel {
   reset() {
     this.#queue = this.#queue.then(() => {
       this.#cached = [];
+      this.#tree = null;
     });
     return this.#queue;
   }
@@ -481,6 +662,7 @@ export class GpuModel {
     this.#buffers.clear();
     this.#k = null;
     this.#cached = [];
+    this.#tree = null;
     if (this.#ownsDevice) this.#gpu.destroy?.();
   }
 }

@@ -103,6 +103,42 @@ async function submitted(model, passes) {
   return false;
 }
 
+
+// A draft tree of the given branching (nodes in drawing order, depth by depth), its tokens
+// taken in turn from `pool`.
+function makeTree(branches, pool) {
+  const tokens = [];
+  const parents = [];
+  let level = [-1];
+  let i = 0;
+  for (const b of branches) {
+    const next = [];
+    for (const parent of level) {
+      for (let c = 0; c < b; c++) {
+        next.push(tokens.length);
+        tokens.push(pool[i++ % pool.length]);
+        parents.push(parent);
+      }
+    }
+    level = next;
+  }
+  return { tokens: Int32Array.from(tokens), parents: Int32Array.from(parents) };
+}
+
+// The rows a tree query asks for, from the WASM engine, each path scored as a sequence.
+function pathRows(step, prefix, tree, first, withRoot) {
+  const seqs = [];
+  if (withRoot) seqs.push(Array.from(prefix));
+  for (let v = first; v < tree.tokens.length; v++) {
+    const path = [];
+    for (let u = v; u >= 0; u = tree.parents[u]) path.unshift(tree.tokens[u]);
+    seqs.push([...prefix, ...path]);
+  }
+  const out = new Float32Array(seqs.length * V);
+  seqs.forEach((seq, i) => out.set(step(seq, 1), i * V));
+  return out;
+}
+
 const CONTINUATION = ' through yonder window breaks? It is the east, and Juliet is the sun. Arise, fair sun, and kill the envious moon';
 
 window.gpu = {
@@ -166,6 +202,66 @@ window.gpu = {
     return { results, golden, dispatchesPerPass: g.stats.lastPassDispatches, adapter: g.adapterInfo };
   },
 
+  // Trees on the GPU against the WASM engine (each path scored as a sequence): a tree with its
+  // root row after a cached prefix; a tree grown depth by depth (a drafter's queries, reusing
+  // the nodes already cached); then the accepted path committed down to the sequence's slots
+  // and the next chain pass against a fresh model's single pass.
+  async treeLogits(name = 'target') {
+    const g = await gpuModel(name);
+    await g.reset();
+    const step = sd.modelStep(await wasmModel(name));
+    const pool = Array.from(sd.encode(' through yonder window breaks? It is'));
+    const results = [];
+    const check = async (what, prefix, tree, first, withRoot) => {
+      const before = g.stats;
+      const t0 = performance.now();
+      const rows = await g.scoreTree(prefix, { ...tree, first, withRoot });
+      const ms = performance.now() - t0;
+      const after = g.stats;
+      const nRows = (withRoot ? 1 : 0) + tree.tokens.length - first;
+      results.push({
+        what, nodes: tree.tokens.length, nRows, ms, length: rows.length,
+        ...compareToProbs(rows, pathRows(step, prefix, tree, first, withRoot), nRows),
+        forwarded: after.forwardedTokens - before.forwardedTokens,
+        passes: after.passes - before.passes,
+        readbacks: after.readbacks - before.readbacks,
+        dispatches: after.dispatches - before.dispatches,
+      });
+    };
+    const A = seqOf('ROMEO:\nWhat light');
+    await g.score(A, 1);
+    await check('3x2x1 tree (15 nodes) with its root row, the prefix cached but its last token', A, makeTree([3, 2, 1], pool), 0, true);
+    // a drafter: depth 1 from the sequence's row, depth 2 for depth 1's 2 nodes, depth 3 for
+    // depth 2's 4 nodes (nodes 0, 1 reused from the cache)
+    const B = seqOf(A, ' t');
+    await g.score(B, 1);
+    const t2 = makeTree([2, 2], pool);
+    const t1 = { tokens: t2.tokens.subarray(0, 2), parents: t2.parents.subarray(0, 2) };
+    await check('depth 2 of a drafter: 2 nodes, no root row', B, t1, 0, false);
+    await check('depth 3 of a drafter: 6 nodes, rows of the last 4, 2 reused', B, t2, 2, false);
+    // accepted: node 0, then its first child (node 2), then a bonus token: the path is copied
+    // from slots base + 0, base + 2 to base, base + 1 and only the bonus is forwarded
+    const C = seqOf(B, [t2.tokens[0], t2.tokens[2]], 'e');
+    const before = g.stats;
+    const rows = await g.score(C, 2);
+    const after = g.stats;
+    const fresh = await sd.loadModel(await bytesOf(name), { device: 'webgpu' });
+    const ref = await fresh.score(C, 2);
+    fresh.dispose();
+    let maxDiff = 0;
+    for (let i = 0; i < ref.length; i++) maxDiff = Math.max(maxDiff, Math.abs(ref[i] - rows[i]));
+    const commit = { forwarded: after.forwardedTokens - before.forwardedTokens, dispatches: after.lastPassDispatches, maxDiff, cachedAfter: g.cachedTokens, length: C.length };
+    // a rejected tree: the next chain after the prefix forgets every node
+    await g.scoreTree(C, { ...makeTree([2, 2], pool), first: 0, withRoot: true });
+    const D = seqOf(C, 'xyz');
+    const b2 = g.stats;
+    const rows2 = await g.score(D, 3);
+    const ref2 = pathRows(step, C, { tokens: Int32Array.from(sd.encode('xyz')), parents: Int32Array.from([-1, 0, 1]) }, 0, false);
+    const rejected = { ...compareToProbs(rows2, ref2, 3), forwarded: g.stats.forwardedTokens - b2.forwardedTokens, dispatches: g.stats.lastPassDispatches };
+    step.dispose();
+    return { results, commit, rejected, nLayer: g.config.nLayer };
+  },
+
   // Greedy decoding with the GPU target and the WASM draft, in every chain mode, against the
   // WASM engine's greedy plain tokens.
   // only: { label: maxTokens } for the modes to run (default: all, maxTokens each).
@@ -185,6 +281,9 @@ window.gpu = {
       ['GPU plain', { plain: true }],
       // both on the GPU: the draft's own model and cache (called once per drafted token)
       ['GPU target + GPU draft', { draft: await gpuModel('draft'), gamma: 4 }],
+      // trees: one GPU pass per tree under its attention mask
+      ['tree 2x2x1', { draft, tree: { branches: [2, 2, 1] } }],
+      ['tree 3x1, GPU target + GPU draft', { draft: await gpuModel('draft'), tree: { branches: [3, 1] } }],
     ];
     const out = [];
     for (const [label, options] of modes) {
@@ -252,7 +351,7 @@ window.gpu = {
   // Two tokens after a prompt, sampled with top-k 4 at temperature 1, `samples` times, by
   // speculative decoding (GPU target, WASM draft) or plain decoding with the GPU target; with
   // the WASM target's rows to compute the expected joint law in Node.
-  async joint({ samples = 400, gamma = 2, plain = false, topK = 4, seed = 7_000_000, prompt = 'ROMEO:\nWhat light through yonder win' } = {}) {
+  async joint({ samples = 400, gamma = 2, plain = false, tree = null, topK = 4, seed = 7_000_000, prompt = 'ROMEO:\nWhat light through yonder win' } = {}) {
     const g = await gpuModel('target');
     const draft = await wasmModel('draft');
     const promptTokens = Array.from(seqOf(prompt));
@@ -262,7 +361,7 @@ window.gpu = {
     const t0 = performance.now();
     for (let s = 0; s < samples; s++) {
       const dec = sd.createDecoder({
-        targetScore: g.scorer(), ...(plain ? { plain: true } : { draft, gamma }), prompt: promptTokens,
+        targetScore: g.scorer(), ...(plain ? { plain: true } : tree ? { draft, tree } : { draft, gamma }), prompt: promptTokens,
         temperature: 1, topK, maxTokens: 2, seed: seed + s, distributions: false,
       });
       while (!dec.done) await dec.step();
@@ -359,7 +458,15 @@ window.gpu = {
     out.lostMidPass = await capture(() => lostInFlight);
     m4.dispose();
     out.liveAfterLostMidPass = m4.liveBuffers;
-    out.tree = await capture(async () => sd.createDecoder({ target: await gpuModel('target'), draft: await wasmModel('draft'), prompt: [1, 2], tree: { branches: [2, 2] } }).dispose());
+    out.heads = await capture(async () => sd.createDecoder({ target: await gpuModel('target'), heads: {}, prompt: [1, 2] }).dispose());
+    const g = await gpuModel('target');
+    out.badTree = [
+      await capture(() => g.scoreTree(A, { tokens: [1, 2], parents: [-1, 5] })),
+      await capture(() => g.scoreTree(A, { tokens: [], parents: [] })),
+      await capture(() => g.scoreTree(A, { tokens: [1, 2], parents: [-1] })),
+      await capture(() => g.scoreTree(A, { tokens: [1, 2], parents: [-1, 0], first: 1 })),
+      await capture(() => g.scoreTree(Array.from({ length: 250 }, () => 65), makeTree([4, 2], [66]))),
+    ];
     await new Promise((r) => setTimeout(r, 50));
     out.unhandled = window.__unhandled.slice();
     return out;
