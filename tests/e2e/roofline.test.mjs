@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   median, verifyCosts, estimatePeak, rooflineRatio, targetCosts, costAt, perExtraToken, explainPairs, K_MAX,
-  explainThreads, tokensForOne, ridgeTokens,
+  explainThreads, tokensForOne, ridgeTokens, explainGpu,
 } from '../../web/page/src/roofline.js';
 import { bestGamma, curveVerifyCost } from '../../web/page/src/costmodel.js';
 
@@ -175,4 +175,39 @@ test('the γ suggestion with v(k) measured at the thread count: the curve, exten
   assert.ok(pick(flat) > pick(steep), `${pick(flat)} vs ${pick(steep)}`);
   // Without a curve: as before (the run's v extrapolated).
   assert.equal(bestGamma({ alpha: 0.8, gamma: 4, c: 0.05, v: 2, speedup }).gamma, bestGamma({ alpha: 0.8, gamma: 4, c: 0.05, v: 2, speedup, verifyCost: undefined }).gamma);
+});
+
+// The GPU's sentences: claims follow the measured v(k) and the adapter's kind.
+const gpuCosts = (passMs) => targetCosts({ params: LARGE, passMs });
+const FLAT = [NaN, 2, 2.02, 2.05, 2.06, 2.1, 2.2, 2.3, 2.4]; // a hardware GPU: v(8) = 1.2
+const STEEP = [NaN, 100, 130, 160, 190, 220, 250, 280, 310]; // SwiftShader-like: v(5) = 2.2
+
+test('explainGpu: a flat v(k) on a hardware adapter says extra tokens ride along, with the numbers', () => {
+  const text = explainGpu({ costs: gpuCosts(FLAT), gpu: { name: 'NVIDIA H200', software: false, dispatchesPerPass: 45 }, k: 5 });
+  assert.match(text, /^On the GPU \(NVIDIA H200\) a pass over 5 tokens took 2\.10 ms against 2\.00 ms for one: v\(5\) = 1\.05/);
+  assert.match(text, /up to 6 tokens were verified for about the price of one \(within 10 %\)/);
+  assert.match(text, /Extra verified tokens ride along/);
+  assert.match(text, /45 kernel launches/);
+  assert.doesNotMatch(text, /software|SwiftShader/);
+});
+
+test('explainGpu: a software adapter is named as such and claims nothing about a GPU', () => {
+  const text = explainGpu({ costs: gpuCosts(STEEP), gpu: { name: 'google swiftshader', software: true }, k: 5 });
+  assert.match(text, /v\(5\) = 2\.20/);
+  assert.match(text, /a software one \(SwiftShader/);
+  assert.match(text, /extra tokens are not free here/);
+  assert.match(text, /say nothing about a hardware GPU/);
+  assert.match(text, /not measured on this page/);
+  assert.doesNotMatch(text, /up to \d+ tokens were verified/);
+  assert.doesNotMatch(text, /^.*Extra verified tokens ride along/);
+});
+
+test('explainGpu: a hardware GPU with a steep v(k) is not said to verify for free; the CPU figure is quoted when measured', () => {
+  const cpu = targetCosts({ params: LARGE, passMs: [NaN, 5, 6, 7, 8, 9, 10, 11, 12] });
+  const text = explainGpu({ costs: gpuCosts(STEEP), gpu: { name: 'iGPU', software: false }, cpu, threads: 2, k: 4 });
+  assert.match(text, /v\(4\) = 1\.90/);
+  assert.match(text, /Here extra tokens are not free/);
+  assert.doesNotMatch(text, /ride along/);
+  assert.match(text, /On the CPU \(WebAssembly, 2 threads\) the same pass cost v\(4\) = 1\.60 \(8\.00 ms\)/);
+  assert.equal(explainGpu({ costs: gpuCosts([NaN, 2]), gpu: {} }), '', 'one point: nothing to say');
 });

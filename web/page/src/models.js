@@ -6,6 +6,7 @@ import { byteTextStream, encodeBytes, visibleText } from './tokens.js';
 import { fileSizeProblem, sizeText } from './limits.js';
 import { bestGamma } from './costmodel.js';
 import { initVk } from './vk.js';
+import { initBackend } from './backend.js';
 import { RULE, ratioVerdict, ratioText, verdictHeadline } from './verdict.js';
 import { median } from './roofline.js';
 import {
@@ -87,7 +88,13 @@ export class ModelClient {
     if (!p) return;
     if (msg.type === 'error') {
       this.pending.delete(msg.id);
-      p.reject(new Error(msg.message));
+      const err = new Error(msg.message);
+      if (msg.fallback) {
+        // The GPU failed: the target runs on the CPU from now on (backend.js shows why).
+        err.fallback = msg.fallback;
+        this.emit({ type: 'backend-fallback', reason: msg.fallback });
+      }
+      p.reject(err);
     } else if (['progress', 'chunk', 'started', 'vk-progress', 'pitfall-progress'].includes(msg.type)) {
       p.onEvent?.(msg);
     } else {
@@ -190,6 +197,12 @@ export class ModelClient {
   stepStart(options) { return this.request({ type: 'step-start', options }); }
   stepNext() { return this.request({ type: 'step-next' }).then((m) => m.view); }
   stepDispose() { this.worker.postMessage({ type: 'step-dispose' }); }
+  /** Is there a WebGPU adapter in the worker ({ available, name, adapter, software, reason })? */
+  gpuProbe() { return this.request({ type: 'gpu-probe' }).then((m) => m.probe); }
+  /** Puts the target on 'gpu' (loads it there now) or 'cpu'; resolves to where it runs ({ backend, name, reason, ... }). */
+  backend(want) { return this.request({ type: 'backend', want }).then((m) => m.info); }
+  /** Diagnostics: destroys the worker's GPU device (what a driver reset does). */
+  gpuLose() { return this.request({ type: 'gpu-lose' }); }
 
   /** The generation settings currently in section 4's form. */
   currentOptions() { return readOptions(); }
@@ -216,6 +229,11 @@ function repeatsChoice() {
   return Math.min(9, Math.max(1, Math.round(num('gen-repeats', 3))));
 }
 
+/** Where the target runs: 'gpu' (WebGPU) or 'cpu' (WebAssembly), as section 4's switch says. */
+function backendChoice() {
+  return document.querySelector('input[name="backend"]:checked')?.value === 'gpu' ? 'gpu' : 'cpu';
+}
+
 function readOptions() {
   const prompt = document.getElementById('prompt').value || '\n';
   const drafter = drafterChoice();
@@ -234,6 +252,7 @@ function readOptions() {
     maxTokens: Math.min(2000, Math.max(1, Math.round(num('gen-max', 200)))),
     paceMs: Math.max(0, num('gen-pace', 0)),
     threads: threadsChoice(),
+    backend: backendChoice(),
   };
 }
 
@@ -286,11 +305,21 @@ export function initModels(sd, client, { isolation = null } = {}) {
   let pairedRatios = null; // per-repeat ratios of the last "Run both & compare"
   let runFacts = null; // the last comparison's α, γ, c, E (vk.js quotes them)
   let stopAsked = false; // Stop was pressed during this go(): no further repeat starts
+  let backend = null; // where the target runs (backend.js)
   const vk = initVk({
     client, pairs: PAIRS, setBusy: (b) => setBusy(b), isBusy: () => busy, readOptions,
     threadsNow: () => threadInfo?.threads ?? 1,
     runFacts: () => runFacts,
     speedup: (...a) => sd.speculativeSpeedup(...a),
+    backendNow: () => backend?.current() ?? { backend: 'cpu' },
+  });
+  backend = initBackend({
+    client, isBusy: () => busy,
+    onChange: () => {
+      note = '';
+      syncControls();
+      vk.onBackend();
+    },
   });
 
   // ---- threads: how many the worker's passes use, and why not more
@@ -346,6 +375,7 @@ export function initModels(sd, client, { isolation = null } = {}) {
 
   // ---- the drafter, the γ policy and the draft's shape
   function headsStatus() {
+    if (backendChoice() === 'gpu') return { ok: false, reason: 'heads read the CPU target’s hidden state: choose “CPU (WebAssembly)” above to draft with them' };
     if (headsError) return { ok: false, reason: headsError };
     const info = client.info;
     const pair = PAIRS[info ? info.pair : client.pair];
@@ -559,6 +589,7 @@ export function initModels(sd, client, { isolation = null } = {}) {
     ui.fileReset.disabled = b;
     for (const [name, input] of Object.entries(pairInputs)) input.disabled = b || !PAIRS[name].available;
     vk.setDisabled(b);
+    backend?.setDisabled(b);
     ui.threads.disabled = b || !threadInfo || threadInfo.maxThreads < 2;
   }
 
@@ -910,18 +941,23 @@ export function initModels(sd, client, { isolation = null } = {}) {
       ? { alpha, gamma, c: Math.max(0, c), E, threads: o.threads ?? threadInfo?.threads ?? 1, target: client.info?.target?.digest ?? null }
       : null;
     vk.refresh();
+    // Which backend ran the target: the verdict is that backend's.
+    const ran = specSt.backend ?? { backend: 'cpu' };
+    const where = h('span', { class: 'verdict-backend', 'data-testid': 'verdict-backend', 'data-backend': ran.backend }, [
+      ran.backend === 'gpu' ? `Target on the GPU (${ran.name}${ran.software ? ', a software adapter' : ''}). ` : `Target on the CPU (WebAssembly, ${threadCount(o.threads ?? threadInfo?.threads ?? 1)}). `]);
+    ui.verdict.dataset.backend = ran.backend;
     if (!formula) {
       const why = o.tree ? '– (a tree: the chain formula does not apply)'
         : o.drafter === 'both' ? '– (two drafters: see the counts below)' : '– (γ varies: see the histogram below)';
       cell('speedup-predicted').textContent = why;
       cell('speedup-predicted-v').textContent = why;
-      ui.verdict.replaceChildren(...verdictMixed({ verdict, o, specSt, hist }));
+      ui.verdict.replaceChildren(where, ...verdictMixed({ verdict, o, specSt, hist }));
       return;
     }
     cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${predicted.toFixed(2)}×` : '–';
     cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${predictedV.toFixed(2)}×` : '–';
     const coarseTimer = threadInfo ? !threadInfo.isolated : !window.crossOriginIsolated;
-    const parts = verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, coarseTimer });
+    const parts = [where, ...verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, coarseTimer, gpu: ran.backend === 'gpu' ? ran : null })];
     if (o.drafter !== 'draft') {
       ui.verdict.replaceChildren(...parts, ...ruleNote(verdict));
       return;
@@ -931,7 +967,7 @@ export function initModels(sd, client, { isolation = null } = {}) {
     const threads = o.threads ?? threadInfo?.threads ?? 1;
     const curve = vk.verifyCurve(threads);
     const best = bestGamma({ alpha, gamma, c: Math.max(0, c), v, speedup: (...a) => sd.speculativeSpeedup(...a), verifyCost: curve ?? undefined });
-    ui.verdict.replaceChildren(...parts, ...suggestion(best, gamma, v, curve ? threads : null, c), ...ruleNote(verdict));
+    ui.verdict.replaceChildren(...parts, ...suggestion(best, gamma, v, curve ? (ran.backend === 'gpu' ? 'gpu' : threads) : null, c), ...ruleNote(verdict));
   }
 
   ui.both.addEventListener('click', () => go('both'));
@@ -1025,7 +1061,9 @@ function runLine(st, isPlain) {
   return parts.join(' · ');
 }
 
-function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, coarseTimer }) {
+const threadCount = (t) => `${t} thread${t === 1 ? '' : 's'}`;
+
+function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, coarseTimer, gpu = null }) {
   const out = [];
   if (!verdict.n && !Number.isFinite(predictedV)) return out;
   const head = verdictHeadline(verdict, { predicted: predictedV });
@@ -1045,7 +1083,13 @@ function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, c
     const reasons = [];
     if (c > 0.3) reasons.push(`the draft is not cheap (c = ${c.toFixed(2)}; the lesson assumes c ≪ 1)`);
     if (alpha < 0.6) reasons.push(`the draft agrees too rarely (α = ${alpha.toFixed(2)})`);
-    if (v > 1.5) reasons.push(`verifying ${gamma + 1} tokens costs v = ${v.toFixed(2)} single steps, not ≈ 1: on this CPU a forward pass is compute-bound, so scoring several positions at once is not free as it is on a memory-bound GPU`);
+    if (v > 1.5) {
+      reasons.push(!gpu
+        ? `verifying ${gamma + 1} tokens costs v = ${v.toFixed(2)} single steps, not ≈ 1: on this CPU a forward pass is compute-bound, so scoring several positions at once is not free as it is on a memory-bound GPU`
+        : gpu.software
+          ? `verifying ${gamma + 1} tokens costs v = ${v.toFixed(2)} single steps on this adapter: it is a software one (SwiftShader, the GPU emulated on the CPU cores), where a pass costs arithmetic as on a CPU — this says nothing about a hardware GPU`
+          : `verifying ${gamma + 1} tokens costs v = ${v.toFixed(2)} single steps on this GPU, not ≈ 1: at this model size its passes grow with k`);
+    }
     if (reasons.length) out.push(' Why: ' + reasons.join('; ') + '.');
   }
   if (coarse) out.push(coarse);
@@ -1059,7 +1103,9 @@ const ruleNote = (verdict) => (verdict.n ? [h('span', { class: 'verdict-rule', '
 // threads: the thread count whose measured v(k) was used (null: extrapolated from the run's v).
 function suggestion(best, gamma, v, threads, c) {
   if (!best) return [];
-  const source = threads
+  const source = threads === 'gpu'
+    ? `With c = ${c.toFixed(3)} and v(k) measured on the GPU (k = 1…8, below)`
+    : threads
     ? `With c = ${c.toFixed(3)} and v(k) measured at ${threads} thread${threads === 1 ? '' : 's'} (k = 1…8, below)`
     : `With v(k) extrapolated linearly from this run's v(${gamma + 1}) = ${v.toFixed(2)}`;
   if (best.gamma === gamma || best.speedup <= best.current * 1.02) {

@@ -267,3 +267,37 @@ export function explainThreads({ costs, threads = 1, one = null, run = null, spe
   }
   return parts.join(' ');
 }
+
+/**
+ * The two sentences under the chart when the target ran on the GPU (WebGPU): what a pass over
+ * k tokens cost there, measured, and why — extra verified tokens ride along only when the
+ * measured v(k) stays near 1 (a pass bound by reading the weights and launching its kernels,
+ * not by arithmetic); on a software adapter (SwiftShader: a CPU emulation of a GPU) the text
+ * says its timings are the emulation's and claim nothing about a GPU. costs: targetCosts of the
+ * GPU's measured passes; gpu: { name, software, dispatchesPerPass }; cpu: targetCosts of the
+ * same target on the CPU at `threads` threads, measured (or null); k: the pass length to quote
+ * (γ + 1 of the last run). Returns '' without two measured k.
+ */
+export function explainGpu({ costs, gpu, cpu = null, threads = 1, k = 5 }) {
+  const pts = costs?.measured ?? [];
+  if (pts.length < 2) return '';
+  const last = pts.reduce((a, b) => (b.k > a.k ? b : a));
+  const at = pts.find((p) => p.k === k) ?? last;
+  const free = tokensForOne(costs);
+  const name = gpu?.name ? `${gpu.name}` : 'this adapter';
+  const parts = [];
+  parts.push(`On the GPU (${name}) a pass over ${at.k} tokens took ${f2(at.ms)} ms against ${f2(costs.stepMs)} ms for one: v(${at.k}) = ${f2(at.v)}`
+    + `${free && free.k >= 2 ? `, and up to ${free.k} tokens were verified for about the price of one (within ${Math.round((ABOUT_ONE - 1) * 100)} %)` : ''}.`);
+  const dispatches = gpu?.dispatchesPerPass ? `its ${gpu.dispatchesPerPass} kernel launches and one read-back` : 'its kernel launches and its read-back';
+  if (gpu?.software) {
+    parts.push(`This adapter is a software one (SwiftShader: the GPU's work emulated on the CPU cores), so a pass costs arithmetic as on a CPU`
+      + `${at.v > ABOUT_ONE ? ' and extra tokens are not free here' : ''}; these timings are the emulation's and say nothing about a hardware GPU (where the lesson expects a pass bound by reading the weights and by ${dispatches}, so that extra verified tokens ride along — not measured on this page).`);
+  } else if (at.v <= ABOUT_ONE + 0.15) {
+    parts.push(`Extra verified tokens ride along: the pass time barely grows with k, because a pass is bound by reading the weights from GPU memory and by ${dispatches}, not by arithmetic — the lesson's v ≈ 1.`);
+  } else {
+    parts.push(`Here extra tokens are not free: at this model size the pass time grows with k on this GPU (the arithmetic of k tokens is not hidden behind reading the weights and ${dispatches}).`);
+  }
+  const cpuAt = cpu?.measured?.find((p) => p.k === at.k);
+  if (cpuAt) parts.push(`On the CPU (WebAssembly, ${threads} thread${threads === 1 ? '' : 's'}) the same pass cost v(${at.k}) = ${f2(cpuAt.v)} (${f2(cpuAt.ms)} ms).`);
+  return parts.join(' ');
+}

@@ -6,9 +6,12 @@
 // v(k, T) = max(W/B(T), k F/P(T)) / (W/B(T)) (roofline.js). Measurements are kept per target and
 // thread count. Sentences below the chart say, with these numbers, why the large pair pays more
 // than the small one, how many tokens a pass verifies for about the price of one with T threads,
-// and what that predicts for E/(γc + v) of the last run.
+// and what that predicts for E/(γc + v) of the last run. With the target on the GPU (WebGPU) the
+// same measurement gives the GPU's v(k), kept apart from the CPU's and drawn beside it once both
+// are measured; no roofline there (the page cannot measure a GPU's bandwidth), and the sentences
+// say what the GPU's pass cost and why (roofline.js explainGpu).
 import { frame, h, pathOf, s, onWidthChange } from './svg.js';
-import { K_MAX, costAt, explainPairs, explainThreads, ridgeTokens, targetCosts } from './roofline.js';
+import { K_MAX, costAt, explainGpu, explainPairs, explainThreads, ridgeTokens, targetCosts } from './roofline.js';
 import { curveVerifyCost } from './costmodel.js';
 import { sizeText } from './limits.js';
 
@@ -27,15 +30,17 @@ const threadsText = (t) => `${t} thread${t === 1 ? '' : 's'}`;
  * @param {() => number} [o.threadsNow]  the thread count the worker's passes use now
  * @param {() => object | null} [o.runFacts]  the last comparison's { alpha, gamma, c, E, threads, target }
  * @param {(alpha: number, gamma: number, c: number, v: number) => number} [o.speedup]  E / (γc + v)
+ * @param {() => { backend: 'gpu' | 'cpu', name?: string, software?: boolean, dispatchesPerPass?: number }} [o.backendNow]
+ *   where the target runs now (backend.js)
  */
-export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow = () => 1, runFacts = () => null, speedup = null }) {
+export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow = () => 1, runFacts = () => null, speedup = null, backendNow = () => ({ backend: 'cpu' }) }) {
   const $ = (id) => document.getElementById(id);
   const ui = {
     root: $('vk'), chart: $('chart-vk'), status: $('vk-status'), progress: $('vk-progress'),
     measure: $('vk-measure'), stop: $('vk-stop'), explain: $('vk-explain'), facts: $('vk-facts'),
     caption: $('vk-current'),
   };
-  const byKey = new Map(); // '<target>@<T>' ('small' | 'large' | 'own:<digest>') -> { passMs, partial }
+  const byKey = new Map(); // '<target>@<T>' ('small' | 'large' | 'own:<digest>'), '<target>@gpu' -> { passMs, partial, gpu? }
   const bandwidthBy = new Map(); // '<bytes>@<T>' -> { gbPerSecond, ... } | { error }
   const peakBy = new Map(); // T -> { gflops, ... } | { error }
   let k = 5; // the pass length quoted in the explanation: γ + 1 of the last run
@@ -43,6 +48,9 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
 
   const keyOf = (info) => (info?.target?.pair ? info.target.pair : `own:${info?.target?.digest}`);
   const at = (key, T) => `${key}@${T}`;
+  const onGpu = () => backendNow()?.backend === 'gpu';
+  // The measurement of `key` on the backend in use: the GPU's, or the CPU's at T threads.
+  const slot = (key, T) => (onGpu() ? `${key}@gpu` : at(key, T));
   const labelOf = (key) => (key.startsWith('own:') ? 'your target' : `${key} target`);
   const pairParams = (name) => pairs[name]?.available ? pairs[name].files.target.params : null;
   const bwBytes = (params) => Math.min(MAX_BANDWIDTH_BYTES, 4 * params);
@@ -65,11 +73,47 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     return null;
   }
 
+  // The GPU's v(k) of a target (no roofline: its bandwidth and peak are not measured here).
+  function gpuCostsOf(key, params) {
+    const m = byKey.get(`${key}@gpu`);
+    if (!m) return null;
+    return { ...targetCosts({ params, passMs: m.passMs }), roof: [], gpu: m.gpu };
+  }
+
+  function renderGpu(info, key, T) {
+    const gpu = gpuCostsOf(key, info.target.params) ?? { ...targetCosts({ params: info.target.params }), roof: [] };
+    const cpu = byKey.has(at(key, T)) ? costsOf(key, info.target.params, T) : null;
+    const b = backendNow();
+    ui.caption.textContent = `${labelOf(key)} on the GPU (${b.name || 'WebGPU'})`;
+    drawVk(ui.chart, {
+      current: gpu, label: `${labelOf(key)}, GPU`, threads: T, gpu: true,
+      backend: cpu ? { costs: cpu, label: `CPU (WebAssembly), ${threadsText(T)}` } : null,
+    });
+    ui.root.dataset.bandwidth = 'none';
+    ui.root.dataset.points = String(gpu.measured.length);
+    ui.root.dataset.threads = String(T);
+    ui.root.dataset.backend = 'gpu';
+    ui.root.dataset.curves = cpu?.measured.length ? 'gpu,cpu' : 'gpu';
+    const rows = [
+      ['adapter', 'Adapter', `${b.name || '–'}${b.software ? ' (software: a CPU emulation)' : ''}`],
+      ['weights', 'Weights in GPU memory (f32), W', sizeText(gpu.weightBytes)],
+      ['step', 'Measured one-token pass', Number.isFinite(gpu.stepMs) ? `${gpu.stepMs.toFixed(2)} ms` : '–'],
+      ['dispatches', 'Kernel launches per pass (one command buffer, one read-back)', b.dispatchesPerPass ? String(b.dispatchesPerPass) : '–'],
+      ['v8', 'v(8), measured', gpu.measured.find((p) => p.k === 8)?.v.toFixed(2) ?? '–'],
+    ];
+    ui.facts.replaceChildren(...rows.map(([id, name, v]) => h('tr', {}, [h('th', { scope: 'row' }, [name]), h('td', { 'data-testid': `vk-fact-${id}` }, [v])])));
+    ui.measure.textContent = gpu.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
+    const text = explainGpu({ costs: gpu, gpu: b, cpu, threads: T, k });
+    ui.explain.replaceChildren(...(text ? [h('strong', {}, ['Why a verify pass costs what it does on the GPU. ']), h('span', { 'data-testid': 'vk-gpu-explanation' }, [text])] : []));
+  }
+
   function render() {
     const info = client.info;
     if (!info) return;
     const key = keyOf(info);
     const T = currentThreads();
+    if (onGpu()) return renderGpu(info, key, T);
+    ui.root.dataset.backend = 'cpu';
     const current = costsOf(key, info.target.params, T);
     // Another target's roofline borrows this one's peak when P(T) is not measured.
     const peak = current.peak?.flops ?? null;
@@ -78,7 +122,11 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     const other = otherKey && byKey.has(at(otherKey, T)) && pairParams(otherKey)
       ? { costs: costsOf(otherKey, pairParams(otherKey), T, peak), label: labelOf(otherKey) } : null;
     const one = T > 1 ? costsOf(key, info.target.params, 1) : null;
-    drawVk(ui.chart, { current, label: labelOf(key), other, one, threads: T });
+    // The same target's GPU curve, once measured there.
+    const gpuSide = gpuCostsOf(key, info.target.params);
+    const backend = gpuSide?.measured.length ? { costs: gpuSide, label: `GPU (${gpuSide.gpu?.name || 'WebGPU'})` } : null;
+    ui.root.dataset.curves = backend ? 'cpu,gpu' : 'cpu';
+    drawVk(ui.chart, { current, label: labelOf(key), other, one, threads: T, backend });
     ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : (bandwidthError() ? 'unavailable' : 'pending');
     ui.root.dataset.points = String(current.measured.length);
     ui.root.dataset.threads = String(T);
@@ -151,16 +199,32 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (gamma) k = Math.min(K_MAX, Math.max(2, gamma + 1));
     const key = keyOf(info);
     const asked = options.threads ?? currentThreads();
+    const gpuRun = options.backend === 'gpu';
+    const where = gpuRun ? `the GPU (${backendNow().name || 'WebGPU'})` : threadsText(asked);
     ui.stop.hidden = false;
     ui.progress.hidden = false;
     ui.progress.value = 0;
-    status(`Measuring v(k) of the ${labelOf(key)} on ${threadsText(asked)}: k = 1…${K_MAX}, a dozen target passes each…`, 'measuring');
+    status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, a dozen target passes each…`, 'measuring');
     try {
       const vk = await client.measureVk(options, (ev) => {
         ui.progress.value = ev.done / ev.total;
-        status(`Measuring v(k) of the ${labelOf(key)} on ${threadsText(asked)}: ${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`, 'measuring');
+        status(`Measuring v(k) of the ${labelOf(key)} on ${where}: ${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`, 'measuring');
       });
       if (keyOf(client.info) !== key) return; // other models arrived meanwhile
+      if (gpuRun) {
+        const slotKey = `${key}@gpu`;
+        if (vk.stopped) {
+          if (!byKey.get(slotKey) || byKey.get(slotKey).partial) byKey.set(slotKey, { passMs: vk.passMs, partial: true, gpu: vk.backend });
+          render();
+          status(`Stopped: the GPU's v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far.`, 'stopped');
+          return;
+        }
+        byKey.set(slotKey, { passMs: vk.passMs, gpu: vk.backend });
+        render();
+        status(`Measured in ${(vk.ms / 1000).toFixed(1)} s on ${where}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
+          + `${vk.backend?.software ? '; a software adapter: these are the emulation’s timings, not a GPU’s' : ''}.`, 'done');
+        return;
+      }
       const T = vk.threads ?? asked;
       if (vk.stopped) {
         // A complete earlier measurement stays; otherwise show what there is (and measure
@@ -216,8 +280,9 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (measuring || !client.info) return;
     const key = keyOf(client.info);
     const T = currentThreads();
-    if (!byKey.has(at(key, T))) status(`Run the models to measure v(k) of the ${labelOf(key)} on ${threadsText(T)}.`, 'empty');
-    else status(`v(k) of the ${labelOf(key)} on ${threadsText(T)}, measured earlier on this page.`, 'done');
+    const where = onGpu() ? 'the GPU' : threadsText(T);
+    if (!byKey.has(slot(key, T))) status(`Run the models to measure v(k) of the ${labelOf(key)} on ${where}.`, 'empty');
+    else status(`v(k) of the ${labelOf(key)} on ${where}, measured earlier on this page.`, 'done');
   }
 
   return {
@@ -225,7 +290,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     /** Whether the loaded target still needs a measurement at this thread count (default: the one in use). */
     needsMeasurement(threads) {
       if (!client.info) return false;
-      const m = byKey.get(at(keyOf(client.info), threads ?? currentThreads()));
+      const m = byKey.get(slot(keyOf(client.info), threads ?? currentThreads()));
       return !m || !!m.partial;
     },
     /**
@@ -234,9 +299,11 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
      */
     verifyCurve(threads) {
       if (!client.info) return null;
-      const m = byKey.get(at(keyOf(client.info), threads ?? currentThreads()));
+      const key = keyOf(client.info);
+      const m = byKey.get(slot(key, threads ?? currentThreads()));
       if (!m || m.partial) return null;
-      return curveVerifyCost(costsOf(keyOf(client.info), client.info.target.params, threads ?? currentThreads()).measured);
+      if (onGpu()) return curveVerifyCost(gpuCostsOf(key, client.info.target.params).measured);
+      return curveVerifyCost(costsOf(key, client.info.target.params, threads ?? currentThreads()).measured);
     },
     /** New models: redraw for their target (its measurements, if any, are kept). */
     onLoaded() {
@@ -245,6 +312,11 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     },
     /** Another thread count: the chart and the facts are those of that count. */
     onThreads() {
+      statusForCurrent();
+      if (!measuring) render();
+    },
+    /** The target moved to the GPU or back: the chart is that backend's. */
+    onBackend() {
       statusForCurrent();
       if (!measuring) render();
     },
@@ -260,10 +332,12 @@ function drawVk(svg, data) {
   const measured = cur?.measured ?? [];
   const roof = (cur?.roof ?? []).filter((p) => Number.isFinite(p.v));
   const other = data?.other?.costs.measured ?? [];
+  // The same target measured on the other backend (GPU beside CPU, or CPU beside GPU).
+  const side = data?.backend?.costs.measured ?? [];
   // At T > 1: the same target's v(k) measured on 1 thread (if it was) and the 1-thread roofline.
   const oneMeasured = data?.one?.measured ?? [];
   const oneRoof = data?.one && data.one.memSource === 'bandwidth' ? data.one.roof.filter((p) => Number.isFinite(p.v)) : [];
-  const top = Math.max(2, ...measured.map((p) => p.v), ...roof.map((p) => p.v), ...other.map((p) => p.v), ...oneMeasured.map((p) => p.v));
+  const top = Math.max(2, ...measured.map((p) => p.v), ...roof.map((p) => p.v), ...other.map((p) => p.v), ...oneMeasured.map((p) => p.v), ...side.map((p) => p.v));
   const yMax = Math.ceil(top * 1.1 * 2) / 2;
   const f = frame(svg, {
     height: 280, maxWidth: 560, xDomain: [0.5, K_MAX + 0.5], yDomain: [0, yMax],
@@ -278,7 +352,7 @@ function drawVk(svg, data) {
   );
   if (!cur || !measured.length) {
     f.plot.append(s('text', { class: 'note', x: (f.m.left + f.W - f.m.right) / 2, y: f.H / 2 - 20, 'text-anchor': 'middle' },
-      [`run the models to measure v(k) on ${threadsText(T)}`]));
+      [`run the models to measure v(k) on ${data?.gpu ? 'the GPU' : threadsText(T)}`]));
     return;
   }
   if (oneRoof.length) {
@@ -305,6 +379,11 @@ function drawVk(svg, data) {
       s('title', {}, [`${data.label}, measured on 1 thread`]),
     ]));
   }
+  if (side.length) {
+    f.plot.append(s('path', { class: 'vk-backend', 'data-testid': 'vk-backend-curve', d: pathOf(side.map((p) => [p.k, p.v]), f.x, f.y) }, [
+      s('title', {}, [`${data.backend.label}: the same target, measured earlier`]),
+    ]));
+  }
   f.plot.append(s('path', { class: 'vk-measured', d: pathOf(measured.map((p) => [p.k, p.v]), f.x, f.y) }));
   for (const p of measured) {
     f.plot.append(s('circle', { class: 'vk-dot', cx: f.x(p.k), cy: f.y(p.v), r: 4 }, [
@@ -313,12 +392,13 @@ function drawVk(svg, data) {
   }
   // Legend, top left.
   const items = [
-    ['vk-measured', `measured v(k), ${data.label}, ${threadsText(T)}`],
+    ['vk-measured', data.gpu ? `measured v(k), ${data.label}` : `measured v(k), ${data.label}, ${threadsText(T)}`],
     ...(roof.length ? [['vk-roof', cur.memSource === 'bandwidth' ? `memory-floor roofline, ${threadsText(T)}` : 'roofline (estimated)']] : []),
     ...(oneRoof.length ? [['vk-roof-one', 'roofline, 1 thread']] : []),
     ...(oneMeasured.length ? [['vk-one', 'measured, 1 thread']] : []),
     ['vk-lesson', 'lesson: v = 1'],
     ...(other.length ? [['vk-other', `${data.other.label} (measured earlier)`]] : []),
+    ...(side.length ? [['vk-backend', `${data.backend.label} (measured earlier)`]] : []),
   ];
   const lx = f.m.left + 10;
   items.forEach(([cls, label], i) => {

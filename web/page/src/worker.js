@@ -34,6 +34,20 @@
 //   → { type: 'peak', id, threads: [T, ...] }             ← { type: 'peak', results } (P(T),
 //                                                        sd.measurePeak: mul+add GFLOP/s)
 //   → { type: 'memory', id }                              ← { type: 'memory', stats } (sd.memoryStats())
+//   → { type: 'gpu-probe', id }                           ← { type: 'gpu-probe', probe } (is there a
+//                                                        WebGPU adapter here, and which: gpuProbe)
+//   → { type: 'backend', id, want: 'gpu' | 'cpu' }        ← { type: 'backend', info } (with 'gpu': the
+//                                                        current target loaded onto the GPU now;
+//                                                        info.backend says where it runs, and
+//                                                        info.reason why not on the GPU)
+//   → { type: 'gpu-lose', id }                            ← { type: 'ok' } (diagnostics: destroys the
+//                                                        GPU device, as a driver reset would, so that
+//                                                        the fall-back can be seen and tested)
+// run, calibrate and measure-vk take options.backend: 'gpu' runs the target on the GPU (WebGPU,
+// sd.loadModel(bytes, { device: 'webgpu' }); the draft stays on the CPU, WebAssembly), 'cpu' (the
+// default) in WebAssembly. A GPU that fails (no adapter, a model too large for it, a device
+// lost mid-run) ends the request with an error carrying `fallback` (the reason): the page then
+// runs the target on the CPU.
 //   → { type: 'step-start', id, options }                 ← { type: 'ok' }
 //   → { type: 'step-next', id }                           ← { type: 'view', view }
 //   → { type: 'step-dispose' }
@@ -46,7 +60,7 @@
 //                                                        need 'load' first; result null if cancelled)
 //   → { type: 'pitfall-cancel', target }                  (the pitfall job with id `target` stops at
 //                                                        its next yield)
-//   ← { type: 'error', id, message } on any failure
+//   ← { type: 'error', id, message, fallback? } on any failure
 import { loadSpecdec } from 'specdec';
 import { recordToView, emittedKinds, iterationSummary, statsOf, modelInfoOf, decoderTokens, decoderDone } from './records.js';
 import { fileSizeProblem } from './limits.js';
@@ -61,6 +75,9 @@ let stopRequested = false;
 let running = false;
 let stepper = null; // { dec, promptLength }
 const cancelledPitfalls = new Set(); // ids of pitfall jobs asked to stop
+// The target on the GPU: the probe's result, and the GpuModel loaded for models.target (the
+// same weights, read again from where they came from: the pair's URL or the learner's file).
+const gpu = { probe: null, model: null, forTarget: null, loadMs: 0, loading: null };
 
 const post = (msg) => self.postMessage(msg);
 
@@ -166,6 +183,8 @@ function install(next, parseMs, pair = null) {
   };
   stepper?.dec.dispose();
   stepper = null;
+  // The GPU copy belongs to its target: loaded again for the next one when a run asks.
+  if (gpu.model && gpu.forTarget !== next.target.model) dropGpu();
   // Heads belong to their target: kept while it stays, disposed with it.
   const keepHeads = old && old.parts.target.model === next.target.model ? old.heads : null;
   if (old?.heads && old.heads !== keepHeads) old.heads.dispose();
@@ -202,9 +221,9 @@ async function load(msg) {
     target.dispose();
     throw e;
   }
-  const part = (model, b) => ({ model, bytes: b.length, file: null, digest: digest(b), pair: msg.pair ?? null });
-  const targetPart = { ...part(target, bytes.target), heads: msg.heads ?? null };
-  return install({ target: targetPart, draft: part(draft, bytes.draft) }, performance.now() - t0);
+  const part = (model, b, url) => ({ model, bytes: b.length, file: null, digest: digest(b), pair: msg.pair ?? null, reload: () => fetchBytes(url) });
+  const targetPart = { ...part(target, bytes.target, msg.urls.target), heads: msg.heads ?? null };
+  return install({ target: targetPart, draft: part(draft, bytes.draft, msg.urls.draft) }, performance.now() - t0);
 }
 
 // Models from files a learner chose: the size is checked before the file is read, then the
@@ -234,7 +253,7 @@ async function loadFiles(msg) {
         throw new Error(`${where}: cannot be read (${e.message})`);
       }
       try {
-        loaded[role] = { model: sd.loadModel(bytes), bytes: bytes.length, file: file.name, digest: digest(bytes) };
+        loaded[role] = { model: sd.loadModel(bytes), bytes: bytes.length, file: file.name, digest: digest(bytes), reload: async () => new Uint8Array(await file.arrayBuffer()) };
       } catch (e) {
         // "bytes: model file: ..." from the loader; the argument is the file here.
         throw new Error(`${where}: ${String(e.message).replace(/^bytes: /, '')}`);
@@ -274,6 +293,126 @@ async function ensureHeads() {
   return models.heads;
 }
 
+async function fetchBytes(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/** The adapter's name for people: its description, else vendor and architecture. */
+function adapterName(info) {
+  const d = String(info.description ?? '').trim();
+  if (d) return d;
+  const parts = [info.vendor, info.architecture, info.device].map((x) => String(x ?? '').trim()).filter(Boolean);
+  return parts.length ? parts.join(' ') : 'unnamed adapter';
+}
+
+/**
+ * Is there a WebGPU adapter in this worker, and which? { available, name, adapter, software,
+ * reason }: software when it is a CPU emulation (SwiftShader, a fallback adapter), whose speed
+ * says nothing about a GPU. Asked once.
+ */
+async function gpuProbe() {
+  if (gpu.probe) return gpu.probe;
+  const nav = self.navigator?.gpu;
+  let probe;
+  if (!nav || typeof nav.requestAdapter !== 'function') {
+    probe = { available: false, reason: 'WebGPU is not available in this browser (no navigator.gpu)' };
+  } else {
+    let adapter = null;
+    let error = null;
+    try {
+      adapter = await nav.requestAdapter();
+    } catch (e) {
+      error = e;
+    }
+    if (!adapter) {
+      probe = { available: false, reason: error ? `requestAdapter() failed (${error.message})` : 'no WebGPU adapter (no usable GPU, or WebGPU is blocked for it)' };
+    } else {
+      const i = adapter.info ?? {};
+      const info = { vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '' };
+      const software = adapter.isFallbackAdapter === true || i.isFallbackAdapter === true || /swiftshader/i.test(Object.values(info).join(' '));
+      probe = { available: true, name: adapterName(info), adapter: info, software };
+    }
+  }
+  gpu.probe = probe;
+  return probe;
+}
+
+function dropGpu() {
+  gpu.model?.dispose();
+  gpu.model = null;
+  gpu.forTarget = null;
+}
+
+/** An error that sends the page back to the CPU target, with why. */
+function gpuFailure(reason) {
+  dropGpu();
+  const err = new Error(`The GPU could not run the target (${reason}); it runs on the CPU (WebAssembly) now.`);
+  err.fallback = reason;
+  return err;
+}
+
+/** The current target on the GPU, loaded (or loaded again after a change of models) now. */
+async function ensureGpuTarget() {
+  if (!models) throw new Error('models are not loaded');
+  if (gpu.model && gpu.forTarget === models.target && !gpu.model.disposed) return gpu.model;
+  // One upload at a time: a run that starts while the page's upload is under way waits for it.
+  if (gpu.loading?.forTarget === models.target) return gpu.loading.promise;
+  const promise = loadGpuTarget();
+  gpu.loading = { forTarget: models.target, promise };
+  try {
+    return await promise;
+  } finally {
+    if (gpu.loading?.promise === promise) gpu.loading = null;
+  }
+}
+
+async function loadGpuTarget() {
+  dropGpu();
+  const probe = await gpuProbe();
+  if (!probe.available) throw gpuFailure(probe.reason);
+  const forTarget = models.target;
+  const t0 = performance.now();
+  let model;
+  try {
+    const bytes = await models.parts.target.reload();
+    model = await sd.loadModel(bytes, { device: 'webgpu' });
+  } catch (e) {
+    throw gpuFailure(String(e?.message ?? e).replace(/^(bytes|device): /, ''));
+  }
+  if (!models || models.target !== forTarget) {
+    model.dispose();
+    throw new Error('the models changed while the target was loaded onto the GPU');
+  }
+  gpu.model = model;
+  gpu.forTarget = forTarget;
+  gpu.loadMs = performance.now() - t0;
+  return model;
+}
+
+/** Where a request's target runs: the GPU model or the WASM one (options.backend). */
+async function targetFor(o) {
+  return o?.backend === 'gpu' ? ensureGpuTarget() : models.target;
+}
+
+/** What the page shows about the GPU target. */
+const gpuInfo = () => ({
+  backend: 'gpu', name: gpu.probe?.name ?? '', software: !!gpu.probe?.software, adapter: gpu.probe?.adapter ?? null,
+  loadMs: gpu.loadMs, liveBuffers: gpu.model?.liveBuffers ?? 0, dispatchesPerPass: gpu.model ? 7 * gpu.model.config.nLayer + 3 : null,
+});
+
+// A GPU fault during a request (a device lost, a pass refused) becomes a fall-back.
+function gpuFault(e, o) {
+  if (o?.backend !== 'gpu' || e?.fallback) return e;
+  if (!/WebGPU|GPU/.test(String(e?.message ?? ''))) return e;
+  return gpuFailure(String(e.message).replace(/^(score|scorer|scoreTree): /, '').replace(/; load the model again$/, ''));
+}
+
+// One step: the record, or (the GPU target) a Promise of it; awaited only then, so that a CPU
+// run's timing is what it was.
+const isPromise = (x) => typeof x?.then === 'function';
+
 /**
  * createDecoder options from the page's settings:
  *   gamma (fixed γ, or γ max of 'auto' / 'heuristic'), gammaMode 'fixed' | 'auto' | 'heuristic',
@@ -282,9 +421,9 @@ async function ensureHeads() {
  *   temperature, topK, topP, seed, prompt.
  * Heads must have been loaded (ensureHeads) before.
  */
-function decoderOptions(o, plain, keepRows = false) {
+function decoderOptions(o, plain, keepRows = false, target = models.target) {
   const opts = {
-    target: models.target,
+    target,
     temperature: o.temperature,
     seed: o.seed,
     prompt: o.prompt,
@@ -300,6 +439,7 @@ function decoderOptions(o, plain, keepRows = false) {
   if (drafter === 'draft' || drafter === 'both') opts.draft = models.draft;
   if (drafter === 'lookup' || drafter === 'both') opts.promptLookup = true;
   if (drafter === 'heads') {
+    if (target !== models.target) throw new Error('heads read the hidden state of the CPU target: choose “CPU (WebAssembly)” to draft with heads');
     if (!models.heads) throw new Error('heads: not loaded');
     opts.heads = models.heads;
   }
@@ -315,9 +455,9 @@ function decoderOptions(o, plain, keepRows = false) {
 }
 
 /** decoderOptions, after loading what the drafter needs. */
-async function prepareOptions(o, plain, keepRows = false) {
+async function prepareOptions(o, plain, keepRows = false, target = models.target) {
   if (!plain && o.drafter === 'heads') await ensureHeads();
-  return decoderOptions(o, plain, keepRows);
+  return decoderOptions(o, plain, keepRows, target);
 }
 
 // v(k) is a property of the target pass alone: always measured with the draft model drafting
@@ -357,11 +497,12 @@ async function run(msg) {
   let pool0;
   try {
     useThreads(options.threads);
-    dec = sd.createDecoder(await prepareOptions(options, plain));
+    const target = await targetFor(options);
+    dec = sd.createDecoder(await prepareOptions(options, plain, false, target));
     pool0 = poolStats();
   } catch (e) {
     running = false;
-    throw e;
+    throw gpuFault(e, options);
   }
   const maxTokens = options.maxTokens;
   let generated = 0;
@@ -383,7 +524,8 @@ async function run(msg) {
     post({ type: 'started', id: msg.id, promptTokens: decoderTokens(dec) });
     while (generated < maxTokens && !decoderDone(dec) && !stopRequested) {
       const t0 = performance.now();
-      const it = dec.step();
+      let it = dec.step();
+      if (isPromise(it)) it = await it;
       const dt = performance.now() - t0;
       computeMs += dt;
       sinceYield += dt;
@@ -412,7 +554,10 @@ async function run(msg) {
     summary.stopped = stopRequested;
     summary.threads = sd.threads;
     summary.pool = poolDelta(pool0, poolStats());
+    summary.backend = options.backend === 'gpu' ? gpuInfo() : { backend: 'cpu' };
     return summary;
+  } catch (e) {
+    throw gpuFault(e, options);
   } finally {
     dec.dispose();
     running = false;
@@ -421,22 +566,27 @@ async function run(msg) {
 }
 
 // A quick measurement of one plain target step (used for c and v when no plain run exists).
-function calibrate(options) {
+async function calibrate(options) {
   useThreads(options.threads);
-  const dec = sd.createDecoder(decoderOptions({ ...options, ...CHAIN, gamma: 1 }, true));
+  let dec;
   try {
-    dec.step(); // warm-up
+    dec = sd.createDecoder(decoderOptions({ ...options, ...CHAIN, gamma: 1 }, true, false, await targetFor(options)));
+    const first = dec.step(); // warm-up
+    if (isPromise(first)) await first;
     let ms = 0;
     let n = 0;
     while (n < 12 && !decoderDone(dec)) {
       const t0 = performance.now();
-      dec.step();
+      const r = dec.step();
+      if (isPromise(r)) await r;
       ms += performance.now() - t0;
       n++;
     }
     return n ? ms / n : NaN;
+  } catch (e) {
+    throw gpuFault(e, options);
   } finally {
-    dec.dispose();
+    dec?.dispose();
   }
 }
 
@@ -452,11 +602,13 @@ async function measureVk(msg) {
   running = true;
   stopRequested = false;
   const o = msg.options;
+  let target;
   try {
     useThreads(o.threads);
+    target = await targetFor(o);
   } catch (e) {
     running = false;
-    throw e;
+    throw gpuFault(e, o);
   }
   const kMax = Math.min(K_MAX, msg.kMax ?? K_MAX);
   const perSweep = Math.max(1, Math.round((msg.iterations ?? 12) / 2));
@@ -475,10 +627,11 @@ async function measureVk(msg) {
       for (const k of sweep) {
         if (stopRequested) break;
         const plain = k === 1;
-        const dec = sd.createDecoder(decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, plain));
+        const dec = sd.createDecoder(decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, plain, false, target));
         try {
           for (let i = 0; i <= perSweep && !decoderDone(dec) && !stopRequested; i++) {
-            const rec = dec.step();
+            let rec = dec.step();
+            if (isPromise(rec)) rec = await rec;
             // Near the end of the context the decoder drafts fewer tokens: not a k-token pass.
             if (i > 0 && (plain || rec.proposed.length === k - 1)) samples[k - 1].push(rec.targetMs);
             await yieldNow();
@@ -490,6 +643,8 @@ async function measureVk(msg) {
         post({ type: 'vk-progress', id: msg.id, done, total, k });
       }
     }
+  } catch (e) {
+    throw gpuFault(e, o);
   } finally {
     running = false;
   }
@@ -502,6 +657,7 @@ async function measureVk(msg) {
     stopped,
     ms: performance.now() - t0,
     threads: sd.threads,
+    backend: o.backend === 'gpu' ? gpuInfo() : { backend: 'cpu' },
     target: { params: models.info.target.params, digest: models.info.target.digest, pair: models.info.target.pair },
   };
 }
@@ -581,7 +737,7 @@ async function handle(msg) {
     case 'calibrate':
       if (!models) throw new Error('models are not loaded');
       if (running) throw new Error('a run is already in progress');
-      return { type: 'calibrated', stepMs: calibrate(msg.options) };
+      return { type: 'calibrated', stepMs: await calibrate(msg.options) };
     case 'stop':
       stopRequested = true;
       return null;
@@ -598,6 +754,23 @@ async function handle(msg) {
     case 'memory':
       await ensureSd();
       return { type: 'memory', stats: sd.memoryStats() };
+    case 'gpu-probe':
+      return { type: 'gpu-probe', probe: await gpuProbe() };
+    case 'backend': {
+      await ensureSd();
+      if (msg.want !== 'gpu') return { type: 'backend', info: { backend: 'cpu' } };
+      if (running) throw new Error('a run is in progress: the target moves after it');
+      try {
+        await ensureGpuTarget();
+      } catch (e) {
+        if (!e.fallback) throw e;
+        return { type: 'backend', info: { backend: 'cpu', reason: e.fallback, probe: gpu.probe } };
+      }
+      return { type: 'backend', info: gpuInfo() };
+    }
+    case 'gpu-lose':
+      gpu.model?.gpuDevice.destroy();
+      return { type: 'ok' };
     case 'step-start': {
       if (!models) throw new Error('models are not loaded');
       stepper?.dec.dispose();
@@ -641,6 +814,6 @@ self.onmessage = async (e) => {
     const reply = await handle(msg);
     if (reply) post({ ...reply, id: msg.id });
   } catch (err) {
-    post({ type: 'error', id: msg.id, message: String(err?.message || err) });
+    post({ type: 'error', id: msg.id, message: String(err?.message || err), ...(err?.fallback ? { fallback: err.fallback } : {}) });
   }
 };
