@@ -3,7 +3,8 @@
 // (here: SwiftShader, Chromium's CPU emulation of a GPU). For the small and the large target:
 // ms per pass over k = 1..8 new tokens after a 64-token cached prefix (median of repeats) and
 // v(k) = t(k) / t(1), dispatches and read-backs per pass; then plain and speculative ms per
-// token (GPU target + WASM draft, gamma 1..4, the best marked) and the WASM target alone.
+// token (GPU target + WASM draft, gamma 1..4, the best marked; gamma 'auto'; a [2, 2, 1] tree in
+// one GPU pass per tree) and the WASM target alone.
 // Prints a Markdown table.
 //
 //   node bench/gpu.mjs [--repeats 7] [--tokens 64] [--pairs small,large] [--adapter swiftshader|default]
@@ -87,9 +88,10 @@ try {
   for (const d of decodeRows) {
     const v = d.auto.estimates?.verifyCost ?? [];
     say(`gamma 'auto' (${d.pair}): ${d.auto.msPerToken.toFixed(1)} ms/token, ${d.auto.tokensPerPass.toFixed(2)} tokens/pass; the v(k) it learned from the GPU target's timings: ${v.slice(0, 9).map((x, i) => `v(${i + 1}) ${Number(x).toFixed(2)}`).join(', ')}`);
+    say(`tree [${d.tree.branches.join(', ')}] (${d.pair}, 10 nodes scored in one GPU pass): ${d.tree.msPerToken.toFixed(1)} ms/token, ${d.tree.tokensPerPass.toFixed(2)} tokens/pass, α ${d.tree.acceptanceRate.toFixed(2)}`);
   }
   say();
-  if (soft) say('SwiftShader runs the kernels on the CPU, so a pass costs arithmetic as on the CPU and v(k) grows with k; on a GPU, where a pass is bound by reading the weights, v(k) stays near 1 for small k. Measure on a hardware adapter before drawing any conclusion.');
+  if (soft) say('SwiftShader runs the kernels on the CPU, so a pass costs arithmetic as on the CPU and v(k) grows with k; on a GPU whose pass is bound by reading the weights the lesson expects v(k) near 1 for small k — not measured here. Measure on a hardware adapter before drawing any conclusion.');
   const unhandled = await run('dispose');
   if (unhandled.length) console.error('unhandled rejections:', unhandled);
 } finally {

@@ -534,7 +534,9 @@ window.gpu = {
     const spec = [];
     for (const gamma of gammas) spec.push({ gamma, ...(await run({ targetScore: g.scorer(), draft: d, gamma })) });
     const auto = await run({ targetScore: g.scorer(), draft: d, gamma: 'auto' });
-    return { wasmPlain, plain, spec, auto };
+    // a tree: its nodes in one GPU pass under the tree mask
+    const tree = { branches: [2, 2, 1], ...(await run({ targetScore: g.scorer(), draft: d, tree: { branches: [2, 2, 1] } })) };
+    return { wasmPlain, plain, spec, auto, tree };
   },
 
   // Disposes one GPU model; resolves to its live buffers afterwards (0).
