@@ -38,7 +38,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
   const ui = {
     root: $('vk'), chart: $('chart-vk'), status: $('vk-status'), progress: $('vk-progress'),
     measure: $('vk-measure'), stop: $('vk-stop'), explain: $('vk-explain'), facts: $('vk-facts'),
-    caption: $('vk-current'),
+    caption: $('vk-current'), roofCaption: $('vk-roof-cap'),
   };
   const byKey = new Map(); // '<target>@<T>' ('small' | 'large' | 'own:<digest>'), '<target>@gpu' -> { passMs, partial, gpu? }
   const bandwidthBy = new Map(); // '<bytes>@<T>' -> { gbPerSecond, ... } | { error }
@@ -85,6 +85,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     const cpu = byKey.has(at(key, T)) ? costsOf(key, info.target.params, T) : null;
     const b = backendNow();
     ui.caption.textContent = `${labelOf(key)} on the GPU (${b.name || 'WebGPU'})`;
+    ui.roofCaption.hidden = true; // no roofline for a GPU
     drawVk(ui.chart, {
       current: gpu, label: `${labelOf(key)}, GPU`, threads: T, gpu: true,
       backend: cpu ? { costs: cpu, label: `CPU (WebAssembly), ${threadsText(T)}` } : null,
@@ -95,13 +96,17 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     ui.root.dataset.backend = 'gpu';
     ui.root.dataset.curves = cpu?.measured.length ? 'gpu,cpu' : 'gpu';
     const rows = [
-      ['adapter', 'Adapter', `${b.name || '–'}${b.software ? ' (software: a CPU emulation)' : ''}`],
-      ['weights', 'Weights in GPU memory (f32), W', sizeText(gpu.weightBytes)],
-      ['step', 'Measured one-token pass', Number.isFinite(gpu.stepMs) ? `${gpu.stepMs.toFixed(2)} ms` : '–'],
-      ['dispatches', 'Kernel launches per pass (one command buffer, one read-back)', b.dispatchesPerPass ? String(b.dispatchesPerPass) : '–'],
-      ['v8', 'v(8), measured', gpu.measured.find((p) => p.k === 8)?.v.toFixed(2) ?? '–'],
+      ['adapter', 'Adapter', `${b.name || '–'}${b.software ? ' (software)' : ''}`,
+        b.software ? 'A software adapter: the GPU’s work emulated on the CPU cores. Its timings say nothing about a GPU.' : 'The WebGPU adapter the browser gave the page.'],
+      ['weights', 'Weights in GPU memory, W', sizeText(gpu.weightBytes), 'f32, uploaded once; the KV cache is in GPU memory too.'],
+      ['step', 'One-token pass', Number.isFinite(gpu.stepMs) ? `${gpu.stepMs.toFixed(2)} ms` : '–', 'Measured: the median target pass over one new token.'],
+      ['dispatches', 'Kernels per pass', b.dispatchesPerPass ? String(b.dispatchesPerPass) : '–', 'Compute dispatches in the one command buffer of a pass (7 per layer + 3), then one read-back of the logits.'],
+      ['v8', 'v(8)', gpu.measured.find((p) => p.k === 8)?.v.toFixed(2) ?? '–', 'A pass over 8 new tokens, in one-token passes (measured).'],
     ];
-    ui.facts.replaceChildren(...rows.map(([id, name, v]) => h('tr', {}, [h('th', { scope: 'row' }, [name]), h('td', { 'data-testid': `vk-fact-${id}` }, [v])])));
+    ui.facts.replaceChildren(...rows.map(([id, name, v, tip]) => h('tr', {}, [
+      h('th', { scope: 'row' }, [h('span', { class: 'tip', title: tip, tabindex: '0' }, [name])]),
+      h('td', { 'data-testid': `vk-fact-${id}` }, [v]),
+    ])));
     ui.measure.textContent = gpu.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
     const text = explainGpu({ costs: gpu, gpu: b, cpu, threads: T, k });
     ui.explain.replaceChildren(...(text ? [h('strong', {}, ['Why a verify pass costs what it does on the GPU. ']), h('span', { 'data-testid': 'vk-gpu-explanation' }, [text])] : []));
@@ -114,6 +119,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     const T = currentThreads();
     if (onGpu()) return renderGpu(info, key, T);
     ui.root.dataset.backend = 'cpu';
+    ui.roofCaption.hidden = false;
     const current = costsOf(key, info.target.params, T);
     // Another target's roofline borrows this one's peak when P(T) is not measured.
     const peak = current.peak?.flops ?? null;
