@@ -173,8 +173,8 @@ val decoder_step(DecoderHandle& d) {
 val decoder_advance(DecoderHandle& d) {
   return guard([&] { return d.advance(); });
 }
-void decoder_supply(DecoderHandle& d, val rows, bool logits) {
-  guard([&] { d.supply(rows, logits); });
+void decoder_supply(DecoderHandle& d, val rows, bool logits, val hidden) {
+  guard([&] { d.supply(rows, logits, hidden); });
 }
 val decoder_finish(DecoderHandle& d) {
   return guard([&] { return d.finish(); });

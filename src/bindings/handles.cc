@@ -94,9 +94,16 @@ void DecoderHandle::start(const std::vector<int>& prompt, const DecoderOptions& 
   prompt_length_ = prompt.size();
   if (heads_ && !options.plain) {
     const auto* target = dynamic_cast<const ModelSource*>(target_.source.get());
-    if (!target)
+    const auto* external = dynamic_cast<const ExternalSource*>(target_.source.get());
+    if (target) {
+      heads_proposer_ = std::make_unique<HeadsProposer>(*heads_, *target);
+    } else if (external) {
+      // A GPU target: it hands over its hidden states with its rows (core.js checked that its
+      // weights are the heads' target's).
+      heads_proposer_ = std::make_unique<HeadsProposer>(*heads_, *external);
+    } else {
       fail("heads: need a target model (not a step function) to read hidden states from");
-    heads_proposer_ = std::make_unique<HeadsProposer>(*heads_, *target);
+    }
   }
   decoder_ = std::make_unique<SpeculativeDecoder>(*target_.source,
                                                   options.plain ? nullptr : draft_.source.get(),
@@ -126,16 +133,18 @@ val DecoderHandle::advance() {
   const ExternalQuery* q = decoder_->advance(*rng_);
   if (!q) return val::null();
   // One typed array, no object to build: [target (1) or draft (0), nLast, tokens...]; a tree
-  // query: [target + 2, rows, first, withRoot, nodes, tokens..., node tokens..., parents...].
+  // query: [target + 2, rows, first, withRoot, nodes, tokens..., node tokens..., parents...]. The
+  // first entry gets + 4 when the answer must carry the hidden states (heads; see supply).
   std::vector<int> packed;
   if (!q->tree) {
     packed.resize(2 + q->tokens.size());
-    packed[0] = q->target ? 1 : 0;
+    packed[0] = (q->target ? 1 : 0) + (q->hidden_width ? 4 : 0);
     packed[1] = static_cast<int>(q->n_last);
     std::copy(q->tokens.begin(), q->tokens.end(), packed.begin() + 2);
   } else {
-    packed = {(q->target ? 1 : 0) + 2, static_cast<int>(q->n_last), static_cast<int>(q->first),
-              q->with_root ? 1 : 0, static_cast<int>(q->tree_tokens.size())};
+    packed = {(q->target ? 1 : 0) + 2 + (q->hidden_width ? 4 : 0), static_cast<int>(q->n_last),
+              static_cast<int>(q->first), q->with_root ? 1 : 0,
+              static_cast<int>(q->tree_tokens.size())};
     packed.insert(packed.end(), q->tokens.begin(), q->tokens.end());
     packed.insert(packed.end(), q->tree_tokens.begin(), q->tree_tokens.end());
     packed.insert(packed.end(), q->tree_parents.begin(), q->tree_parents.end());
@@ -143,7 +152,7 @@ val DecoderHandle::advance() {
   return int32_array(packed);
 }
 
-void DecoderHandle::supply(const val& rows, bool logits) {
+void DecoderHandle::supply(const val& rows, bool logits, const val& hidden) {
   if (!decoder_) fail("decoder: not started");
   const ExternalQuery* q = decoder_->query();
   if (!q) fail("supply: no query is waiting for rows");
@@ -152,7 +161,12 @@ void DecoderHandle::supply(const val& rows, bool logits) {
     fail(q->source, ": returned ", n, " values, expected nLast = ", q->n_last,
          " rows of the vocabulary size");
   }
-  decoder_->supply(matrix_from_js(rows, q->n_last, n / q->n_last), logits);
+  std::vector<float> h;
+  if (!hidden.isNull() && !hidden.isUndefined()) {
+    const Distribution d = distribution_from_js(hidden);  // one copy of the typed array
+    h.assign(d.begin(), d.end());
+  }
+  decoder_->supply(matrix_from_js(rows, q->n_last, n / q->n_last), logits, std::move(h));
 }
 
 val DecoderHandle::finish() {

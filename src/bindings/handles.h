@@ -70,7 +70,7 @@ class DecoderHandle {
   // [1 for the target or 0 for the draft, nLast, tokens...]; supply() answers it with
   // nLast rows of V values, flat (logits or probabilities); finish() returns step()'s record.
   val advance();
-  void supply(const val& rows, bool logits);
+  void supply(const val& rows, bool logits, const val& hidden);
   val finish();
   bool in_iteration() const { return decoder_ && decoder_->in_iteration(); }
 

@@ -175,6 +175,9 @@ HeadsProposer::HeadsProposer(const MedusaHeads& heads, const ModelSource& target
   }
 }
 
+HeadsProposer::HeadsProposer(const MedusaHeads& heads, const ExternalSource& target)
+    : heads_(heads), target_(target) {}
+
 DraftOption HeadsProposer::offer(const std::vector<int>&, int depth_limit, size_t) {
   const int depth = hidden_.empty() ? 0 : std::min(depth_limit, heads_.count());
   return DraftOption{Drafter::kHeads, depth, 0};

@@ -65,17 +65,21 @@ class MedusaHeads {
 // (softmax, sampling settings applied), every node at depth d drawn from the same q_d. Before
 // the target's first pass (and after a burst cut short) it has nothing to offer: the decoder
 // takes a plain step. `target` is the target's source in the decoder (it must outlive this).
+// An external target (a GPU model, ExternalSource) hands over the hidden states with its rows;
+// its weights must be those of heads.target() (the caller checks: a fingerprint of wte).
 class HeadsProposer : public Proposer {
  public:
   HeadsProposer(const MedusaHeads& heads, const ModelSource& target);
+  HeadsProposer(const MedusaHeads& heads, const ExternalSource& target);
   Drafter kind() const override { return Drafter::kHeads; }
   DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) override;
   ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) override;
   void observe(size_t final_row) override;
+  size_t hidden_width() const override { return heads_.target().config().n_embd; }
 
  private:
   const MedusaHeads& heads_;
-  const ModelSource& target_;
+  const HiddenStates& target_;
   std::vector<float> hidden_;  // (C,) empty when there is nothing to draft from
 };
 

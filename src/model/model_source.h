@@ -14,7 +14,7 @@
 
 namespace specdec {
 
-class ModelSource : public DistributionSource {
+class ModelSource : public DistributionSource, public HiddenStates {
  public:
   // The model must outlive the source. Several sources may share one model (self-drafting).
   explicit ModelSource(const GPTModel& model);
@@ -39,8 +39,8 @@ class ModelSource : public DistributionSource {
 
   // The final hidden states (after ln_f, (rows, C)) of the rows the last call returned, in the
   // same order: what Medusa-style heads read.
-  const float* hidden_row(size_t i) const;
-  size_t hidden_rows() const { return n_hidden_; }
+  const float* hidden_row(size_t i) const override;
+  size_t hidden_rows() const override { return n_hidden_; }
   const GPTModel& model() const { return model_; }
   // Tokens run through the model since creation (what the KV cache saved shows here).
   size_t forwarded_tokens() const { return forwarded_; }

@@ -247,6 +247,8 @@ const ExternalQuery* SpeculativeDecoder::advance(Rng& rng) {
     P.query.source = source.name();
     P.query.tokens = std::move(tokens);
     P.query.n_last = n_last;
+    // Heads read the target's hidden states: an external target hands them over.
+    P.query.hidden_width = target && heads_ ? heads_->hidden_width() : 0;
     P.waiting = true;
     P.asked = std::chrono::steady_clock::now();
     return false;
@@ -318,10 +320,23 @@ const ExternalQuery* SpeculativeDecoder::query() const {
   return pending_ && pending_->waiting ? &pending_->query : nullptr;
 }
 
-void SpeculativeDecoder::supply(ProbMatrix rows, bool logits) {
+void SpeculativeDecoder::supply(ProbMatrix rows, bool logits, std::vector<float> hidden) {
   if (!pending_ || !pending_->waiting) fail("supply: no query is waiting for rows");
   Pending& P = *pending_;
   const std::string& who = P.query.source;
+  const size_t width = P.query.hidden_width;
+  if (width) {
+    if (hidden.size() != P.query.n_last * width) {
+      fail(who, ": heads draft from the target's hidden states: the answer needs ", P.query.n_last,
+           " rows of ", width, " values (the hidden state after ln_f of each row), got ",
+           hidden.size());
+    }
+    for (size_t i = 0; i < hidden.size(); ++i) {
+      if (!std::isfinite(hidden[i])) {
+        fail(who, ": hidden state row ", i / width, " holds a non-finite value at ", i % width);
+      }
+    }
+  }
   if (rows.dimension() != 2 || rows.shape()[0] != P.query.n_last || rows.shape()[1] == 0) {
     fail(who, ": returned ", rows.size(), " values, expected ", P.query.n_last,
          " rows (nLast) of the vocabulary size");
@@ -348,6 +363,7 @@ void SpeculativeDecoder::supply(ProbMatrix rows, bool logits) {
       check_distribution(row, vocab, name.c_str());
     }
   }
+  if (width) static_cast<ExternalSource&>(target_).set_hidden(std::move(hidden), width);
   P.answer_ms = ms_since(P.asked);
   P.rows = std::move(rows);
   P.answered = true;

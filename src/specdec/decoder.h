@@ -114,6 +114,9 @@ struct ExternalQuery {
   std::vector<int> tree_parents;  // (n,) parent node, -1 for a child of the root
   size_t first = 0;
   bool with_root = false;
+  // Heads draft from the target's hidden states: the answer must carry them, (n_last,
+  // hidden_width) — the final hidden state (after ln_f) of each row (0: not asked).
+  size_t hidden_width = 0;
 };
 
 class SpeculativeDecoder {
@@ -143,7 +146,8 @@ class SpeculativeDecoder {
   // returns the same query again (nothing drafted is redrawn), so a caller that gave up
   // (aborted) can resume. The Rng must be the same object throughout.
   const ExternalQuery* advance(Rng& rng);
-  void supply(ProbMatrix rows, bool logits);
+  // hidden: (n_last, hidden_width) when the query asks for it (heads), else empty.
+  void supply(ProbMatrix rows, bool logits, std::vector<float> hidden = {});
   IterationRecord finish(Rng& rng);
   // The query waiting for supply(), or null.
   const ExternalQuery* query() const;

@@ -64,6 +64,9 @@ class Proposer {
   // Context window of the drafter's own model (0 = unlimited) and its cache, for the visualiser.
   virtual size_t max_context() const { return 0; }
   virtual size_t cached_tokens() const { return 0; }
+  // The width of the target's hidden state the drafter reads after each target pass (heads:
+  // n_embd; 0: none). An external target must hand it over with its rows.
+  virtual size_t hidden_width() const { return 0; }
 };
 
 // Drafting with a draft model one depth at a time: which rows the next depth needs, and drawing

@@ -28,6 +28,16 @@ std::vector<int> chain_sequence(const std::vector<int>& tokens, const DraftTree&
   return seq;
 }
 
+void ExternalSource::set_hidden(std::vector<float> rows, size_t width) {
+  hidden_ = std::move(rows);
+  width_ = hidden_.empty() ? 0 : width;
+}
+
+const float* ExternalSource::hidden_row(size_t i) const {
+  if (i >= hidden_rows()) fail(name_, ": no hidden state for row ", i);
+  return hidden_.data() + i * width_;
+}
+
 ProbMatrix ExternalSource::next_token_probs(const std::vector<int>&, size_t) {
   fail(name_, ": its rows come from the caller (SpeculativeDecoder::advance / supply)");
 }

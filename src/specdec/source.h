@@ -43,6 +43,15 @@ class DistributionSource {
   virtual bool external() const { return false; }
 };
 
+// The final hidden states (after ln_f, (rows, C)) of the rows a source's last call returned,
+// in the same order: what Medusa-style heads draft from (model/heads.h).
+class HiddenStates {
+ public:
+  virtual ~HiddenStates() = default;
+  virtual const float* hidden_row(size_t i) const = 0;
+  virtual size_t hidden_rows() const = 0;
+};
+
 // A source answered by the decoder's caller: when the decoder needs its rows it stops and
 // reports the query (SpeculativeDecoder::advance), the caller computes the rows however it likes
 // — asynchronously, in another runtime — and hands them over (SpeculativeDecoder::supply). It
@@ -50,7 +59,9 @@ class DistributionSource {
 // a tree query (ExternalQuery::tree: the rows of tree_probs, for one pass under a tree attention
 // mask). `name` is what errors call it (e.g. "targetScore"); max_context is the longest
 // sequence it can score (0 = unlimited).
-class ExternalSource : public DistributionSource {
+// With heads drafting for it, the caller hands over the answer's hidden states too
+// (SpeculativeDecoder::supply; ExternalQuery::hidden_width): it is their HiddenStates.
+class ExternalSource : public DistributionSource, public HiddenStates {
  public:
   explicit ExternalSource(std::string name, size_t max_context = 0, bool trees = false)
       : name_(std::move(name)), max_context_(max_context), trees_(trees) {}
@@ -61,11 +72,17 @@ class ExternalSource : public DistributionSource {
   const std::string& name() const { return name_; }
   // The caller answers tree queries too (see ExternalQuery).
   bool scores_trees() const { return trees_; }
+  // The hidden states of the last answer: (rows, width) row-major; none when empty.
+  void set_hidden(std::vector<float> rows, size_t width);
+  const float* hidden_row(size_t i) const override;
+  size_t hidden_rows() const override { return width_ ? hidden_.size() / width_ : 0; }
 
  private:
   std::string name_;
   size_t max_context_;
   bool trees_;
+  std::vector<float> hidden_;
+  size_t width_ = 0;
 };
 
 // The sequence followed by a chain's tokens (a chain is scored as one sequence).

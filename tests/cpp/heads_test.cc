@@ -207,5 +207,68 @@ TEST_F(HeadsTest, FirstThreeTokensFollowTheTarget) {
   }
 }
 
+// Heads drafting for an external target (a GPU model, answered by the caller): the answer
+// carries the target's hidden states, and the iterations are the built-in target's, bit for
+// bit (chain and tree, sampled); without the hidden states the answer is refused by name.
+TEST_F(HeadsTest, AnExternalTargetHandsOverItsHiddenStates) {
+  const std::vector<int> prompt = encode("ROMEO: hello");
+  for (std::vector<int> branches : {std::vector<int>{}, {2, 2}}) {
+    DecoderOptions opt;
+    opt.gamma = 3;
+    opt.tree_branches = branches;
+    opt.sampling.temperature = 0.8f;
+    opt.max_new_tokens = 40;
+    ModelSource builtin(*target_);
+    HeadsProposer ref_heads(*heads_, builtin);
+    SpeculativeDecoder ref(builtin, nullptr, prompt, opt, &ref_heads);
+    Rng r0(5);
+    std::vector<IterationRecord> want;
+    while (!ref.done()) want.push_back(ref.step(r0));
+
+    ModelSource answer(*target_);
+    ExternalSource ext("targetScore", target_->config().block_size, true);
+    HeadsProposer ext_heads(*heads_, ext);
+    SpeculativeDecoder dec(ext, nullptr, prompt, opt, &ext_heads);
+    Rng r1(5);
+    std::vector<IterationRecord> got;
+    size_t asked = 0;
+    while (!dec.done()) {
+      while (const ExternalQuery* q = dec.advance(r1)) {
+        ASSERT_EQ(q->hidden_width, static_cast<size_t>(target_->config().n_embd));
+        ProbMatrix rows;
+        if (q->tree) {
+          DraftTree t;
+          for (size_t v = 0; v < q->tree_tokens.size(); ++v)
+            t.add(q->tree_parents[v], q->tree_tokens[v]);
+          rows = answer.tree_probs(q->tokens, t, q->first, q->with_root);
+        } else {
+          rows = answer.next_token_probs(q->tokens, q->n_last);
+        }
+        std::vector<float> hidden;
+        for (size_t i = 0; i < answer.hidden_rows(); ++i) {
+          const float* h = answer.hidden_row(i);
+          hidden.insert(hidden.end(), h, h + q->hidden_width);
+        }
+        if (asked++ == 1) {  // once: an answer without its hidden states
+          EXPECT_NE(error_of([&] {
+                      dec.supply(rows, false);
+                    }).find("targetScore: heads draft from the target's hidden states"),
+                    std::string::npos);
+        }
+        dec.supply(std::move(rows), false, std::move(hidden));
+      }
+      got.push_back(dec.finish(r1));
+    }
+    ASSERT_EQ(got.size(), want.size()) << branches.size();
+    size_t by_heads = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].proposed, want[i].proposed) << i;
+      EXPECT_EQ(got[i].emitted, want[i].emitted) << i;
+      by_heads += got[i].drafter == Drafter::kHeads;
+    }
+    EXPECT_GT(by_heads, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace specdec

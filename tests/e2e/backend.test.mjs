@@ -84,11 +84,23 @@ test('the GPU is found, named and chosen by default; a run on it says so in the 
   await screenshot(page, 'backend-gpu', '#models');
 });
 
-test('heads need the CPU target: disabled on the GPU, with the reason', async () => {
+test('heads draft for the GPU target (its pass hands over the hidden state)', async () => {
   const { page } = env;
-  const heads = await page.evaluate(() => ({ disabled: document.getElementById('drafter-heads').disabled, why: document.querySelector('[data-testid="drafter-heads-reason"]').textContent }));
-  assert.equal(heads.disabled, true);
-  assert.match(heads.why, /heads read the CPU target’s hidden state/);
+  assert.equal(await page.evaluate(() => document.getElementById('drafter-heads').disabled), false);
+  await page.check('#drafter-heads');
+  await page.fill('#gen-max', '12');
+  await page.click('#run-spec');
+  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state), null, { timeout: 300_000 });
+  const r = await page.evaluate(() => ({
+    state: document.getElementById('spec-state').dataset.state,
+    counts: document.querySelector('[data-testid="drafter-counts"]').textContent,
+    verdict: document.getElementById('verdict').textContent,
+  }));
+  console.log(`#   heads on the GPU: ${r.counts}`);
+  assert.equal(r.state, 'done', r.verdict);
+  assert.match(r.counts, /heads: \d+ iterations?/);
+  assert.match(r.verdict, /^Target on the GPU/);
+  await page.check('#drafter-draft');
 });
 
 test('switching to the CPU: its verdict, and both backends\' v(k) curves on the chart', async () => {
@@ -105,8 +117,6 @@ test('switching to the CPU: its verdict, and both backends\' v(k) curves on the 
   assert.equal(r.vk.curves, 'cpu,gpu', 'the GPU curve beside the CPU one');
   assert.ok(r.backendCurve, 'the other backend\'s curve is drawn');
   assert.equal(r.gpuExplain, null, 'the CPU\'s explanation, not the GPU\'s');
-  const heads = await page.evaluate(() => document.getElementById('drafter-heads').disabled);
-  assert.equal(heads, false, 'heads available again on the CPU');
   // back to the GPU: its chart again, with the CPU curve beside it
   await page.check('#backend-gpu');
   await settled(page);

@@ -16,7 +16,7 @@ let page;
 const run = (what, arg) => page.evaluate(([w, a]) => window.gpu[w](a), [what, arg]);
 
 before(async () => {
-  assembleWebgpuRoot(root, { models: ['target', 'draft', 'large-target'] });
+  assembleWebgpuRoot(root, { models: ['target', 'draft', 'large-target', 'target-heads'] });
   env = await setup({ root, webgpu: true });
   page = env.page;
   await page.goto(`${env.url}index.html`);
@@ -90,7 +90,7 @@ test('trees: GPU tree passes equal the WASM engine\'s rows; a drafter\'s depths 
 });
 
 test('greedy: GPU target + WASM draft emits the WASM engine\'s greedy plain tokens', async () => {
-  const r = await run('greedy', { only: { 'gamma 4': 200, "gamma 'auto'": 40, "gamma 'heuristic'": 40, 'prompt lookup': 40, 'GPU target + GPU draft': 32, 'tree 2x2x1': 60, 'tree 3x1, GPU target + GPU draft': 32 } });
+  const r = await run('greedy', { only: { 'gamma 4': 200, "gamma 'auto'": 40, "gamma 'heuristic'": 40, 'prompt lookup': 40, 'GPU target + GPU draft': 32, 'tree 2x2x1': 60, 'tree 3x1, GPU target + GPU draft': 32, heads: 40, 'heads, tree 2x2': 32 } });
   for (const m of r.modes) {
     console.log(`#   ${m.label}: ${m.tokens} tokens, ${m.account}, ${m.gpuPasses} GPU passes (${m.tokensPerPass.toFixed(2)} tokens per pass), ${(m.ms / 1000).toFixed(1)} s`);
     assert.equal(m.mismatch, null, `${m.label}: ${m.account}`);
@@ -147,11 +147,13 @@ test('exactness: two-token joint chi-square, speculative (GPU target, WASM draft
   for (const [label, arg] of [
     ['speculative, gamma 2', { samples: 160, gamma: 2 }],
     ['tree 2x2', { samples: 120, tree: { branches: [2, 2] }, seed: 9_000_000 }],
+    ['heads, gamma 2', { samples: 100, heads: true, gamma: 2, seed: 10_000_000 }],
     ['plain', { samples: 80, plain: true, seed: 8_000_000 }],
   ]) {
     const r = await run('joint', { ...arg, topK: 4 });
     const chi = jointChi(r, 4);
     console.log(`#   ${label}: ${r.samples} samples in ${(r.ms / 1000).toFixed(1)} s, chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue.toPrecision(3)}${arg.plain ? '' : `, ${r.accepted}/${r.drafted} drafted tokens accepted`}`);
+    if (arg.heads) assert.ok(r.byHeads > 0, 'the heads drafted');
     assert.deepEqual(chi.impossible, []);
     assert.ok(chi.pValue > FALSE_ALARM, `${label}: p = ${chi.pValue}`);
   }
@@ -185,7 +187,8 @@ test('faults: bad options, limits, no adapter, dispose, use after dispose, dispo
   assert.ok(f.midPassSubmitted && f.lostMidPassSubmitted, 'the passes were in flight');
   specdec(f.lostMidPass, 'device lost during a pass', /device was lost/);
   assert.equal(f.liveAfterLostMidPass, 0);
-  specdec(f.heads, 'heads with a GPU target', /^heads: they read the hidden states of a built-in \(WASM\) target/);
+  specdec(f.heads, 'heads made for another target', /^heads: made for another target than this WebGPU model \(the heads' target_fingerprint a96fa93c7691b6e7, this model's weights [0-9a-f]{16}\)/);
+  assert.equal(f.fingerprint, 'a96fa93c7691b6e7', 'the GPU model\'s wte fingerprint is the one its heads record');
   const treeErrors = [/^tree\.parents\[1\]: expected -1 \(the root\) or an earlier node 0\.\.0/, /^tree\.tokens: a tree of 1\.\.64 nodes, got 0/,
     /^tree\.parents: expected 2 entries/, /^tree\.first: must be in 0\.\.0/, /^tree: 250 tokens and 12 tree nodes exceed the context of 256 tokens/];
   f.badTree.forEach((x, i) => specdec(x, `bad tree ${i}`, treeErrors[i]));

@@ -125,6 +125,20 @@ test('createDecoder takes a WebGPU model as target through its score callback (a
   assert.equal(calls, dec.stats.targetPasses);
   assert.throws(() => sd.createDecoder({ target: fake, targetScore: async () => new Float32Array(256), prompt, draft }), /SpecdecError: target: give a WebGPU model or targetScore, not both/);
   assert.throws(() => sd.createDecoder({ target: fake, draft, prompt, scoreOutput: 'probs' }), /SpecdecError: scoreOutput: 'probs' does not apply with a WebGPU target/);
+  // Heads with a WebGPU target: its weights' fingerprint must be the one the heads record, and
+  // its answers must carry the hidden states ({ logits, hidden }); the stand-in has none.
+  const { readFile } = await import('node:fs/promises');
+  const heads = sd.loadHeads(await readFile(new URL('../../models/target-heads.safetensors', import.meta.url)), target);
+  assert.throws(() => sd.createDecoder({ target: { ...fake, fingerprint: '0123456789abcdef' }, heads, prompt }), /SpecdecError: heads: made for another target than this WebGPU model \(the heads' target_fingerprint a96fa93c7691b6e7, this model's weights 0123456789abcdef\)/);
+  let asked = null;
+  const withHeads = sd.createDecoder({
+    target: { ...fake, fingerprint: 'a96fa93c7691b6e7', scorer: () => async (tokens, nLast, options) => { asked = options; return new Float32Array(256 * nLast); } },
+    heads, prompt, maxTokens: 5,
+  });
+  await assert.rejects(withHeads.step(), /SpecdecError: targetScore: heads draft from this target: expected \{ logits, hidden \}, got a Float32Array/);
+  assert.deepEqual(asked, { hidden: true }, 'the target is asked for its hidden states');
+  withHeads.dispose();
+  heads.dispose();
   // A tree goes to the scorer's scoreTree (here: each path scored as a sequence), one call per
   // tree; without scoreTree the decoder says trees need one.
   const bare = { ...fake, scorer: () => async (tokens, nLast) => Float32Array.from(step(tokens, nLast), Math.log) };

@@ -223,13 +223,21 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       // A WebGPU model (sd.loadModel(bytes, { device: 'webgpu' })) takes part through its score
       // callback (logits rows), its context capped at the model's block size.
       let gpuContext = Infinity;
+      let gpuHeads = false; // heads drafting for a WebGPU target
       for (const role of ['target', 'draft']) {
         const m = o[role];
         if (m?.[GPU_MODEL] !== true) continue;
         if (m.disposed) fail(`${role}: this WebGPU model has been disposed`);
         if (o[`${role}Score`] !== undefined) fail(`${role}: give a WebGPU model or ${role}Score, not both`);
         if (o.scoreOutput === 'probs') fail(`scoreOutput: 'probs' does not apply with a WebGPU ${role}, whose rows are logits (give your own callbacks logits)`);
-        if (role === 'target' && o.heads !== undefined) fail('heads: they read the hidden states of a built-in (WASM) target, not of a WebGPU one');
+        // Heads with a GPU target: the pass hands over its hidden states; the heads' own target
+        // (a WASM model, whose LM head they use) must hold the same weights.
+        if (role === 'target' && o.heads !== undefined) {
+          own(o.heads, Heads, 'heads');
+          const want = o.heads.metadata?.target_fingerprint;
+          if (want !== m.fingerprint) fail(`heads: made for another target than this WebGPU model (the heads' target_fingerprint ${want}, this model's weights ${m.fingerprint})`);
+          gpuHeads = true;
+        }
         gpuContext = Math.min(gpuContext, m.config.blockSize);
         o = { ...o, [role]: undefined, [`${role}Score`]: m.scorer() };
       }
@@ -266,9 +274,9 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       if (o.heads !== undefined) {
         if (plain) fail('heads: heads draft; they do not combine with plain decoding');
         if (given('draft').length) fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
-        if (o.targetScore !== undefined) fail('heads: they read the hidden states of a built-in target Model, not of targetScore');
+        if (o.targetScore !== undefined && !gpuHeads) fail('heads: they read the hidden states of a built-in target Model (or a WebGPU one), not of targetScore');
         own(o.heads, Heads, 'heads');
-        if (o.target !== o.heads.target) fail('heads: loaded for another target model than this decoder\'s target (sd.loadHeads(bytes, target))');
+        if (!gpuHeads && o.target !== o.heads.target) fail('heads: loaded for another target model than this decoder\'s target (sd.loadHeads(bytes, target))');
       }
       // The draft is optional when prompt lookup or heads draft instead.
       const draftOptional = plain || lookup.enabled || o.heads !== undefined;

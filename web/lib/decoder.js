@@ -225,7 +225,9 @@ export class Decoder extends Handle {
   #callScore(query) {
     const fn = query.target ? this.#scores.target : this.#scores.draft;
     const t = performance.now();
-    const out = query.tree ? fn.scoreTree(query.tokens, query.tree) : fn(query.tokens, query.nLast);
+    // (hidden: heads draft for this target, which hands its hidden states over with the rows)
+    const extra = query.hidden ? [{ hidden: true }] : [];
+    const out = query.tree ? fn.scoreTree(query.tokens, query.tree, ...extra) : fn(query.tokens, query.nLast, ...extra);
     if (!isThenable(out)) {
       this.#callbackMs += performance.now() - t;
       return out;
@@ -243,7 +245,14 @@ export class Decoder extends Handle {
   }
 
   // The rows' shape and values are checked in C++ (errors name the callback).
-  #supplyScored(native, query, rows) {
+  #supplyScored(native, query, answer) {
+    let rows = answer;
+    let hidden = null;
+    if (query.hidden) {
+      if (answer === null || typeof answer !== 'object' || !('logits' in answer) || !('hidden' in answer)) fail(`${query.source}: heads draft from this target: expected { logits, hidden }, got ${describe(answer)}`);
+      rows = answer.logits;
+      hidden = answer.hidden instanceof Float32Array ? answer.hidden : isNumericArray(answer.hidden) ? Float32Array.from(answer.hidden) : fail(`${query.source}: hidden: expected a Float32Array of nLast × nEmbd values, got ${describe(answer.hidden)}`);
+    }
     let flat = rows;
     if (!(rows instanceof Float32Array)) {
       const what = query.tree ? `${query.source}.scoreTree` : query.source;
@@ -251,7 +260,7 @@ export class Decoder extends Handle {
       if (!isNumericArray(rows)) fail(`${what}: expected a Float32Array of ${shape} × vocabulary values, got ${describe(rows)}`);
       flat = Float32Array.from(rows);
     }
-    native.supply(flat, this.#scores.logits);
+    native.supply(flat, this.#scores.logits, hidden);
   }
 
   #finishScored(native, t0) {
@@ -357,10 +366,11 @@ export class Decoder extends Handle {
 // parents...].
 function queryOf(packed) {
   if (packed === null) return null;
-  const kind = packed[0];
+  const kind = packed[0] & 3;
+  const hidden = (packed[0] & 4) !== 0; // the answer carries the target's hidden states (heads)
   const target = kind === 1 || kind === 3;
   const source = target ? 'targetScore' : 'draftScore';
-  if (kind < 2) return { target, source, nLast: packed[1], tokens: packed.subarray(2), tree: null };
+  if (kind < 2) return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(2), tree: null };
   const nodes = packed[4];
   const end = packed.length;
   const tree = {
@@ -369,7 +379,7 @@ function queryOf(packed) {
     first: packed[2],
     withRoot: packed[3] === 1,
   };
-  return { target, source, nLast: packed[1], tokens: packed.subarray(5, end - 2 * nodes), tree };
+  return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(5, end - 2 * nodes), tree };
 }
 
 function isThenable(x) {

@@ -402,7 +402,8 @@ export interface DecoderOptions {
    * Bring your own target runtime (onnxruntime-web, transformers.js, WebGPU, ...): a score
    * callback, called ONCE per iteration over gamma + 1 positions (or give target / targetStep).
    * See ScoreFunction; 'specdec/ort' makes one from an onnxruntime-web session (ortScorer).
-   * Chains only (no tree); heads need a built-in target.
+   * Trees when it has a scoreTree method; heads need a built-in target or a WebGPU model
+   * (given as target: its pass hands over the hidden states).
    */
   targetScore?: AsyncScoreFunction;
   /** Bring your own draft runtime: a score callback, called once per drafted token (nLast = 1). */

@@ -35,12 +35,22 @@ export interface GpuModelStats {
 /** The score callback of a GpuModel (its KV cache is the model's). */
 export interface GpuScorer {
   (tokens: Int32Array | ArrayLike<number>, nLast: number): Promise<Float32Array>;
+  (tokens: Int32Array | ArrayLike<number>, nLast: number, options: { hidden: true }): Promise<GpuRowsWithHidden>;
   readonly model: GpuModel;
   readonly vocabSize: number;
   readonly blockSize: number;
   readonly cachedTokens: number;
   /** The model's scoreTree: createDecoder sends draft trees here (one pass per tree). */
   scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
+  scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree, options: { hidden: true }): Promise<GpuRowsWithHidden>;
+}
+
+/** A pass's logits with the final hidden states (after ln_f) of the same rows: what heads draft from. */
+export interface GpuRowsWithHidden {
+  /** flat rows × vocabSize */
+  logits: Float32Array;
+  /** flat rows × nEmbd */
+  hidden: Float32Array;
 }
 
 /** A draft tree for GpuModel.scoreTree (nodes in drawing order: a parent before its children). */
@@ -60,8 +70,8 @@ export interface GpuTree {
  * common prefix, and rejected tokens are dropped by resetting the cached length on the GPU side.
  * createDecoder accepts it as target or draft (through its score callback: step() returns a
  * Promise), chains and trees: a tree is one pass under a tree attention mask (scoreTree), and the
- * accepted path is copied down to the sequence's cache slots on the GPU at the next pass. Not
- * heads (they read a built-in target's hidden states).
+ * accepted path is copied down to the sequence's cache slots on the GPU at the next pass. Heads
+ * too: a pass then reads back the rows' final hidden states beside their logits.
  */
 export class GpuModel {
   readonly device: 'webgpu';
@@ -70,6 +80,8 @@ export class GpuModel {
   readonly metadata: Record<string, string>;
   readonly nParams: number;
   readonly fileBytes: number;
+  /** FNV-1a 64 of the token embedding's bytes (16 hex digits): heads made for these weights record it as target_fingerprint. */
+  readonly fingerprint: string;
   /** The GPUDevice it runs on. */
   readonly gpuDevice: unknown;
   /** GPU buffers held now (0 after dispose()). */
@@ -81,12 +93,15 @@ export class GpuModel {
   readonly stats: GpuModelStats;
   /** The logits (flat nLast × vocabSize) of the last nLast positions of tokens. Queued: one pass at a time. */
   score(tokens: Int32Array | ArrayLike<number>, nLast?: number): Promise<Float32Array>;
+  /** With { hidden: true }: the logits and the final hidden states of the same rows, one read-back. */
+  score(tokens: Int32Array | ArrayLike<number>, nLast: number, options: { hidden: true }): Promise<GpuRowsWithHidden>;
   /**
    * The logits of a draft tree below `tokens`, one pass: the root's row (withRoot), then the
    * rows of nodes first .. n − 1 (flat). Nodes already cached by the previous tree pass over the
    * same sequence are reused. At most 64 nodes; tokens + nodes within block_size.
    */
   scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
+  scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree, options: { hidden: true }): Promise<GpuRowsWithHidden>;
   /** A score callback for createDecoder's targetScore / draftScore (scoreOutput 'logits'). */
   scorer(): GpuScorer;
   /** Empties the KV cache. */
@@ -108,6 +123,9 @@ export function gpuScorer(model: GpuModel): GpuScorer;
 
 /** Dispatches of one pass of a model of nLayer layers (7 nLayer + 3; + nLayer when the pass first commits an accepted tree path). */
 export function dispatchesPerPass(nLayer: number): number;
+
+/** FNV-1a 64 over the bytes of a token embedding (float32), 16 hex digits (a heads file's target_fingerprint). */
+export function wteFingerprint(wte: Float32Array): string;
 
 /** Parses and checks a specdec GPT safetensors file (F16 widened to f32). */
 export function readGptSafetensors(bytes: Uint8Array): { config: ModelConfig; tensors: Map<string, Float32Array>; metadata: Record<string, string> };

@@ -116,6 +116,27 @@ export function readGptSafetensors(u8) {
   return { config, tensors, metadata: { ...meta } };
 }
 
+/**
+ * FNV-1a (64 bit) over the bytes of the token embedding (wte, float32), as 16 hex digits: what a
+ * heads file records of its target (target_fingerprint; model/heads.cc model_fingerprint).
+ * @param {Float32Array} wte
+ */
+export function wteFingerprint(wte) {
+  const bytes = new Uint8Array(wte.buffer, wte.byteOffset, wte.byteLength);
+  let hi = 0xcbf29ce4;
+  let lo = 0x84222325;
+  for (let i = 0; i < bytes.length; i++) {
+    lo = (lo ^ bytes[i]) >>> 0;
+    // (hi, lo) × (2^40 + 0x1b3) mod 2^64, in 16-bit pieces so that nothing rounds
+    const p0 = (lo & 0xffff) * 0x1b3;
+    const mid = (p0 >>> 16) + (lo >>> 16) * 0x1b3;
+    const newLo = (((mid & 0xffff) << 16) | (p0 & 0xffff)) >>> 0;
+    hi = (Math.imul(hi, 0x1b3) + (mid >>> 16) + ((lo << 8) >>> 0)) >>> 0;
+    lo = newLo;
+  }
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
 // (rows, cols) row-major -> (cols, rows4), rows4 = rows rounded up to a multiple of 4 (zeros):
 // a weight matrix (out, in) as the matmul kernel reads it, a vec4 of 4 outputs per load.
 function transpose(a, rows, cols) {
@@ -185,6 +206,8 @@ export class GpuModel {
     this.nParams = n;
     /** Size of the file in bytes. */
     this.fileBytes = fileBytes;
+    /** FNV-1a 64 of wte's bytes: heads made for these weights record it (target_fingerprint). */
+    this.fingerprint = wteFingerprint(parsed.tensors.get('transformer.wte.weight'));
     device.lost?.then((info) => {
       if (!this.#disposed) this.#lost = info ?? { reason: 'unknown', message: '' };
     });
@@ -308,12 +331,12 @@ export class GpuModel {
       ancestors: this._buffer(MAX_TREE_NODES * 2 * 4, W),
       plan: this._buffer((2 + MAX_TREE_NODES) * 4, W),
       x: this._buffer(T * C * 4, F.STORAGE),
-      xn: this._buffer(T * C * 4, F.STORAGE),
+      xn: this._buffer(T * C * 4, F.STORAGE | F.COPY_SRC), // after ln_f: the hidden states heads read
       q: this._buffer(T * C * 4, F.STORAGE),
       att: this._buffer(T * C * 4, F.STORAGE),
       h: this._buffer(T * 4 * C * 4, F.STORAGE),
       logits: this._buffer(T * V * 4, F.STORAGE | F.COPY_SRC),
-      staging: this._buffer(T * V * 4, F.MAP_READ | F.COPY_DST),
+      staging: this._buffer(T * (V + C) * 4, F.MAP_READ | F.COPY_DST), // logits, then hidden states
     };
     const pipeline = async (code, label) => {
       const module = dev.createShaderModule({ code, label });
@@ -369,8 +392,9 @@ export class GpuModel {
 
   // One pass: tokens fresh at slots pos0 .., the logits of the last nLast. Callers serialise.
   // tree: { base, positions, ancestors } for a tree pass (slot base holds node 0); commit: a
-  // path to copy down first ([n, dst0, src...]).
-  async #pass(fresh, pos0, nLast, tree = null, commit = null) {
+  // path to copy down first ([n, dst0, src...]). hidden: read back the last nLast rows' final
+  // hidden states (after ln_f) too, in the same read-back: resolves to { logits, hidden }.
+  async #pass(fresh, pos0, nLast, tree = null, commit = null, hidden = false) {
     const dev = this.#gpu;
     const { g, steps, commits } = this.#k;
     const F = gpuFlags();
@@ -382,7 +406,9 @@ export class GpuModel {
     dev.queue.writeBuffer(g.positions, 0, positions);
     if (tree) dev.queue.writeBuffer(g.ancestors, 0, tree.ancestors);
     if (commit) dev.queue.writeBuffer(g.plan, 0, commit);
-    const bytes = nLast * V * 4;
+    const C = this.config.nEmbd;
+    const logitBytes = nLast * V * 4;
+    const bytes = logitBytes + (hidden ? nLast * C * 4 : 0);
     const dispatches = steps.length + (commit ? commits.length : 0);
     dev.pushErrorScope('validation');
     let scope;
@@ -403,7 +429,8 @@ export class GpuModel {
         pass.dispatchWorkgroups(x, y);
       }
       pass.end();
-      enc.copyBufferToBuffer(g.logits, 0, g.staging, 0, bytes);
+      enc.copyBufferToBuffer(g.logits, 0, g.staging, 0, logitBytes);
+      if (hidden) enc.copyBufferToBuffer(g.xn, (rows - nLast) * C * 4, g.staging, logitBytes, nLast * C * 4);
       dev.queue.submit([enc.finish()]);
     } finally {
       scope = dev.popErrorScope(); // balanced even when encoding threw
@@ -431,7 +458,8 @@ export class GpuModel {
     }
     const error = await scope;
     if (error) fail(`score: the WebGPU pass was refused (${error.message})`);
-    return out;
+    if (!hidden) return out;
+    return { logits: out.subarray(0, nLast * V), hidden: out.subarray(nLast * V) };
   }
 
   // After a tree pass: the part of `tokens` past the cached sequence that walks down the tree
@@ -476,7 +504,7 @@ export class GpuModel {
     return keep;
   }
 
-  async #score(tokens, nLast) {
+  async #score(tokens, nLast, hidden = false) {
     this.#check('score');
     const n = tokens.length;
     const { blockSize } = this.config;
@@ -484,7 +512,7 @@ export class GpuModel {
     const commit = this.#followTree(tokens);
     const keep = this.#keep(tokens, nLast);
     const fresh = tokens.subarray(keep);
-    const rows = await this.#guarded(commit, () => this.#pass(fresh, keep, nLast, null, commit));
+    const rows = await this.#guarded(commit, () => this.#pass(fresh, keep, nLast, null, commit, hidden));
     this.#check('score');
     for (const t of fresh) this.#cached.push(t);
     return rows;
@@ -502,7 +530,7 @@ export class GpuModel {
     }
   }
 
-  async #scoreTree(tokens, tree) {
+  async #scoreTree(tokens, tree, hidden = false) {
     this.#check('scoreTree');
     const { blockSize } = this.config;
     const n = tree.tokens.length;
@@ -545,7 +573,7 @@ export class GpuModel {
     const nLast = (withRoot ? 1 : 0) + n - first;
     // Reused nodes stay where they are: the pass starts after them (the tail is then empty).
     const pos0 = keep + reused;
-    const rows = await this.#guarded(commit, () => this.#pass(fresh, pos0, nLast, { base, positions, ancestors }, commit));
+    const rows = await this.#guarded(commit, () => this.#pass(fresh, pos0, nLast, { base, positions, ancestors }, commit, hidden));
     this.#check('scoreTree');
     for (const t of tail) this.#cached.push(t);
     this.#tree = { tokens: Array.from(tree.tokens), parents: Array.from(tree.parents) };
@@ -556,12 +584,15 @@ export class GpuModel {
    * Scores `tokens` (the whole sequence) and resolves to the logits of its last nLast positions,
    * flat nLast × vocabSize (row i: the next-token logits after tokens[0 .. length − nLast + i]).
    * Only the tokens past the longest common prefix with the cached ones are forwarded. Calls
-   * are queued: one pass at a time per model.
+   * are queued: one pass at a time per model. With { hidden: true } it resolves to { logits,
+   * hidden }: hidden, flat nLast × nEmbd, the final hidden states (after ln_f) of those rows,
+   * from the same read-back (what heads draft from).
    * @param {ArrayLike<number>} tokens
    * @param {number} [nLast]
-   * @returns {Promise<Float32Array>}
+   * @param {{ hidden?: boolean }} [options]
+   * @returns {Promise<Float32Array | { logits: Float32Array, hidden: Float32Array }>}
    */
-  score(tokens, nLast = 1) {
+  score(tokens, nLast = 1, options = undefined) {
     let run;
     try {
       this.#check('score');
@@ -570,7 +601,8 @@ export class GpuModel {
       integer(nLast, 'nLast', 1, t.length);
       const bad = t.findIndex((x) => x >= this.config.vocabSize);
       if (bad >= 0) fail(`tokens[${bad}]: token id ${t[bad]} outside the vocabulary [0, ${this.config.vocabSize})`);
-      run = this.#queue.then(() => this.#score(t, nLast));
+      const hidden = hiddenOption(options);
+      run = this.#queue.then(() => this.#score(t, nLast, hidden));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -585,11 +617,13 @@ export class GpuModel {
    * tree.withRoot, then the rows after tokens + the path of each node tree.first .. n − 1.
    * tree: { tokens, parents, first = 0, withRoot = true }, nodes in drawing order (a node's
    * parent, −1 for a child of the root, comes before it), at most 64. Queued with score().
+   * { hidden: true }: { logits, hidden } as score().
    * @param {ArrayLike<number>} tokens
    * @param {{ tokens: ArrayLike<number>, parents: ArrayLike<number>, first?: number, withRoot?: boolean }} tree
-   * @returns {Promise<Float32Array>}
+   * @param {{ hidden?: boolean }} [options]
+   * @returns {Promise<Float32Array | { logits: Float32Array, hidden: Float32Array }>}
    */
-  scoreTree(tokens, tree) {
+  scoreTree(tokens, tree, options = undefined) {
     let run;
     try {
       this.#check('scoreTree');
@@ -613,7 +647,8 @@ export class GpuModel {
       if (typeof withRoot !== 'boolean') fail(`tree.withRoot: expected a boolean, got ${describe(withRoot)}`);
       const first = tree.first ?? 0;
       integer(first, 'tree.first', 0, withRoot ? 0 : n - 1);
-      run = this.#queue.then(() => this.#scoreTree(t, { tokens: nodes, parents, first, withRoot }));
+      const hidden = hiddenOption(options);
+      run = this.#queue.then(() => this.#scoreTree(t, { tokens: nodes, parents, first, withRoot }, hidden));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -629,11 +664,11 @@ export class GpuModel {
    */
   scorer() {
     this.#check('scorer');
-    const fn = (tokens, nLast) => this.score(tokens, nLast);
+    const fn = (tokens, nLast, options) => this.score(tokens, nLast, options);
     Object.defineProperties(fn, {
       model: { value: this, enumerable: true },
       // createDecoder sends trees here: a tree target (or draft) in one pass per tree
-      scoreTree: { value: (tokens, tree) => this.scoreTree(tokens, tree), enumerable: true },
+      scoreTree: { value: (tokens, tree, options) => this.scoreTree(tokens, tree, options), enumerable: true },
       vocabSize: { value: this.config.vocabSize, enumerable: true },
       blockSize: { value: this.config.blockSize, enumerable: true },
       cachedTokens: { get: () => this.#cached.length, enumerable: true },
@@ -672,6 +707,14 @@ if (typeof Symbol.dispose === 'symbol') {
   GpuModel.prototype[Symbol.dispose] = function dispose() {
     this.dispose();
   };
+}
+
+function hiddenOption(options) {
+  if (options === undefined) return false;
+  if (options === null || typeof options !== 'object') fail(`options: expected { hidden }, got ${describe(options)}`);
+  for (const key of Object.keys(options)) if (key !== 'hidden') fail(`${key}: unknown option of score (known: hidden)`);
+  if (options.hidden !== undefined && typeof options.hidden !== 'boolean') fail(`hidden: expected a boolean, got ${describe(options.hidden)}`);
+  return options.hidden === true;
 }
 
 export const GPU_LOAD_OPTIONS = ['gpu', 'adapter', 'device', 'powerPreference'];

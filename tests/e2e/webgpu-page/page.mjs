@@ -26,6 +26,13 @@ async function wasmModel(name) {
   if (!wasmModels.has(name)) wasmModels.set(name, sd.loadModel(await bytesOf(name)));
   return wasmModels.get(name);
 }
+let headsOf = null;
+// The small target's heads, loaded for its WASM model (whose LM head they use): they draft for
+// the GPU target too, which holds the same weights.
+async function wasmHeads() {
+  headsOf ??= sd.loadHeads(await bytesOf('target-heads'), await wasmModel('target'));
+  return headsOf;
+}
 const gpuModels = new Map();
 async function gpuModel(name) {
   if (!gpuModels.has(name)) {
@@ -284,6 +291,9 @@ window.gpu = {
       // trees: one GPU pass per tree under its attention mask
       ['tree 2x2x1', { draft, tree: { branches: [2, 2, 1] } }],
       ['tree 3x1, GPU target + GPU draft', { draft: await gpuModel('draft'), tree: { branches: [3, 1] } }],
+      // heads: the GPU pass hands its hidden states over with the logits
+      ['heads', { heads: await wasmHeads(), gamma: 3 }],
+      ['heads, tree 2x2', { heads: await wasmHeads(), tree: { branches: [2, 2] } }],
     ];
     const out = [];
     for (const [label, options] of modes) {
@@ -291,7 +301,9 @@ window.gpu = {
       const n = only ? only[label] : maxTokens;
       const before = g.stats;
       const t1 = performance.now();
-      const dec = sd.createDecoder({ targetScore: g.scorer(), temperature: 0, prompt: Array.from(promptTokens), maxTokens: n, seed: 1, ...options });
+      // heads need the GPU model itself as the target (its fingerprint is checked)
+      const target = options.heads ? { target: g } : { targetScore: g.scorer() };
+      const dec = sd.createDecoder({ ...target, temperature: 0, prompt: Array.from(promptTokens), maxTokens: n, seed: 1, ...options });
       let iterations = 0;
       while (!dec.done) {
         await dec.step();
@@ -351,22 +363,27 @@ window.gpu = {
   // Two tokens after a prompt, sampled with top-k 4 at temperature 1, `samples` times, by
   // speculative decoding (GPU target, WASM draft) or plain decoding with the GPU target; with
   // the WASM target's rows to compute the expected joint law in Node.
-  async joint({ samples = 400, gamma = 2, plain = false, tree = null, topK = 4, seed = 7_000_000, prompt = 'ROMEO:\nWhat light through yonder win' } = {}) {
+  async joint({ samples = 400, gamma = 2, plain = false, tree = null, heads = false, topK = 4, seed = 7_000_000, prompt = 'ROMEO:\nWhat light through yonder win' } = {}) {
     const g = await gpuModel('target');
     const draft = await wasmModel('draft');
     const promptTokens = Array.from(seqOf(prompt));
     const counts = {};
     let drafted = 0;
     let accepted = 0;
+    let byHeads = 0;
     const t0 = performance.now();
+    // Heads draft from the hidden state of the last pass: the first token comes from a plain
+    // step, the second from the heads' draft, verified.
+    const h = heads ? await wasmHeads() : null;
     for (let s = 0; s < samples; s++) {
       const dec = sd.createDecoder({
-        targetScore: g.scorer(), ...(plain ? { plain: true } : tree ? { draft, tree } : { draft, gamma }), prompt: promptTokens,
+        ...(heads ? { target: g, heads: h, gamma } : { targetScore: g.scorer(), ...(plain ? { plain: true } : tree ? { draft, tree } : { draft, gamma }) }), prompt: promptTokens,
         temperature: 1, topK, maxTokens: 2, seed: seed + s, distributions: false,
       });
       while (!dec.done) await dec.step();
       const [a, b] = dec.generatedTokens;
       counts[`${a},${b}`] = (counts[`${a},${b}`] ?? 0) + 1;
+      byHeads += dec.stats.byDrafter?.heads ?? 0;
       drafted += dec.stats.drafted ?? 0;
       accepted += dec.stats.accepted ?? 0;
       dec.dispose();
@@ -378,7 +395,7 @@ window.gpu = {
     const second = {};
     for (const x of order.slice(0, topK + 4)) second[x] = Array.from(step([...promptTokens, x], 1));
     step.dispose();
-    return { counts, first, second, samples, ms, drafted, accepted };
+    return { counts, first, second, samples, ms, drafted, accepted, byHeads };
   },
 
   // Faults: bad options, a fake adapter with small limits, no adapter, dispose, use after
@@ -458,8 +475,12 @@ window.gpu = {
     out.lostMidPass = await capture(() => lostInFlight);
     m4.dispose();
     out.liveAfterLostMidPass = m4.liveBuffers;
-    out.heads = await capture(async () => sd.createDecoder({ target: await gpuModel('target'), heads: {}, prompt: [1, 2] }).dispose());
     const g = await gpuModel('target');
+    out.fingerprint = g.fingerprint;
+    // heads made for the small target, given the large one on the GPU
+    const large = await sd.loadModel(await bytesOf('large-target'), { device: 'webgpu' });
+    out.heads = await capture(async () => sd.createDecoder({ target: large, heads: await wasmHeads(), prompt: [1, 2] }).dispose());
+    large.dispose();
     out.badTree = [
       await capture(() => g.scoreTree(A, { tokens: [1, 2], parents: [-1, 5] })),
       await capture(() => g.scoreTree(A, { tokens: [], parents: [] })),

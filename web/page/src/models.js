@@ -375,7 +375,6 @@ export function initModels(sd, client, { isolation = null } = {}) {
 
   // ---- the drafter, the γ policy and the draft's shape
   function headsStatus() {
-    if (backendChoice() === 'gpu') return { ok: false, reason: 'heads read the CPU target’s hidden state: choose “CPU (WebAssembly)” above to draft with them' };
     if (headsError) return { ok: false, reason: headsError };
     const info = client.info;
     const pair = PAIRS[info ? info.pair : client.pair];

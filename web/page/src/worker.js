@@ -439,7 +439,6 @@ function decoderOptions(o, plain, keepRows = false, target = models.target) {
   if (drafter === 'draft' || drafter === 'both') opts.draft = models.draft;
   if (drafter === 'lookup' || drafter === 'both') opts.promptLookup = true;
   if (drafter === 'heads') {
-    if (target !== models.target) throw new Error('heads read the hidden state of the CPU target: choose “CPU (WebAssembly)” to draft with heads');
     if (!models.heads) throw new Error('heads: not loaded');
     opts.heads = models.heads;
   }
