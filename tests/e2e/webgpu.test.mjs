@@ -143,7 +143,7 @@ function jointChi(r, topK) {
   return chiSquare([{ counts, probs }]);
 }
 
-test('exactness: two-token joint chi-square, speculative (GPU target, WASM draft; chain and tree) and plain', async () => {
+test('exactness: two-token joint chi-square, speculative (GPU target, WASM draft; chain and tree; heads) and plain', async () => {
   for (const [label, arg] of [
     ['speculative, gamma 2', { samples: 160, gamma: 2 }],
     ['tree 2x2', { samples: 120, tree: { branches: [2, 2] }, seed: 9_000_000 }],
