@@ -8,11 +8,11 @@
 #include <immintrin.h>
 #endif
 
+#include "base/errors.h"
 #include "bench/bench.h"
 #include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
 #include "kernels/vec4.h"
-#include "specdec/errors.h"
 
 namespace specdec::bench {
 namespace {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "base/errors.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
@@ -11,7 +12,6 @@
 #include "model/tokenizer.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 
 namespace specdec::bench {
 namespace {

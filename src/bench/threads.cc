@@ -5,10 +5,10 @@
 // machine hits them all alike and ratios come from one run.
 #include <algorithm>
 
+#include "base/errors.h"
 #include "bench/bench.h"
 #include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
-#include "specdec/errors.h"
 
 namespace specdec::bench {
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "bench/bench.h"
 #include "bindings/interop.h"
 #include "bindings/threads.h"
 #include "model/gpt_model.h"
-#include "specdec/errors.h"
 
 namespace specdec::bindings {
 namespace {

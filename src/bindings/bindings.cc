@@ -8,12 +8,12 @@
 #include <cmath>
 #include <memory>
 
+#include "base/errors.h"
 #include "bindings/handles.h"
 #include "bindings/interop.h"
 #include "bindings/model_bindings.h"
 #include "specdec/analytics.h"
 #include "specdec/distribution.h"
-#include "specdec/errors.h"
 #include "specdec/verify.h"
 
 namespace specdec::bindings {

@@ -11,11 +11,11 @@
 
 #include <string>
 
+#include "base/errors.h"
 #include "bench/bench.h"
 #include "bindings/interop.h"
 #include "bindings/threads.h"
 #include "kernels/matmul.h"
-#include "specdec/errors.h"
 
 namespace specdec::bindings {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/errors.h"
 #include "bindings/interop.h"
 #include "model/model_source.h"
-#include "specdec/errors.h"
 
 namespace specdec::bindings {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 // Throws from JS (at global scope: EM_JS declares an extern "C" import). The caller keeps the
 // message in a static, so no C++ destructor is pending when the JS exception unwinds.

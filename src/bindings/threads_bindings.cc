@@ -11,10 +11,10 @@
 
 #include <memory>
 
+#include "base/errors.h"
 #include "bench/bench.h"
 #include "bindings/interop.h"
 #include "bindings/threads.h"
-#include "specdec/errors.h"
 
 namespace specdec::bindings {
 

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/errors.h"
 #include "cli/cli.h"
-#include "specdec/errors.h"
 
 namespace specdec::cli {
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "kernels/matmul.h"
@@ -20,7 +21,6 @@
 #include "model/heads.h"
 #include "model/tokenizer.h"
 #include "specdec/analytics.h"
-#include "specdec/errors.h"
 
 namespace specdec::cli {
 namespace {

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "cli/cli.h"
 #include "sampling/rng.h"
 #include "specdec/analytics.h"
 #include "specdec/decoder.h"
 #include "specdec/distribution.h"
-#include "specdec/errors.h"
 
 namespace specdec::cli {
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "cli/cli.h"
 #include "kernels/thread_pool.h"
 #include "model/gpt_model.h"
@@ -17,7 +18,6 @@
 #include "model/tokenizer.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 
 namespace specdec::cli {
 namespace {

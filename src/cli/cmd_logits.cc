@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "cli/cli.h"
 #include "kernels/ops.h"
 #include "model/gpt_model.h"
 #include "model/tokenizer.h"
-#include "specdec/errors.h"
 
 namespace specdec::cli {
 

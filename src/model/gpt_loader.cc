@@ -5,10 +5,10 @@
 #include <cmath>
 #include <set>
 
+#include "base/errors.h"
 #include "kernels/matmul.h"
 #include "model/gpt_model.h"
 #include "model/safetensors.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
+#include "base/errors.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/parallel.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 

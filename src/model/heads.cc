@@ -6,11 +6,11 @@
 #include <cstring>
 #include <set>
 
+#include "base/errors.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/parallel.h"
 #include "model/safetensors.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 namespace {

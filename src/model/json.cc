@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec::json {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec {
 

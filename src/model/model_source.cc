@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "base/errors.h"
 #include "kernels/ops.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 

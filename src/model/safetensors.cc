@@ -4,8 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/errors.h"
 #include "model/json.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec {
 

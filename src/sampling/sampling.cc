@@ -5,8 +5,8 @@
 #include <numeric>
 #include <vector>
 
+#include "base/errors.h"
 #include "kernels/portable_math.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 

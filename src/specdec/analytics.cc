@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec {
 namespace {

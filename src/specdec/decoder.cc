@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "base/errors.h"
 #include "kernels/ops.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/errors.h"
 #include "specdec/analytics.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 namespace {

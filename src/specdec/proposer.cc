@@ -4,7 +4,7 @@
 #include <chrono>
 #include <numeric>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec {
 namespace {

@@ -1,6 +1,6 @@
 #include "specdec/source.h"
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 
 namespace specdec {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "kernels/thread_pool.h"
 #include "model/gpt_model.h"
-#include "specdec/errors.h"
 
 namespace specdec::bench {
 namespace {

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 #include "test_util.h"
 #include "toy_models.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 #include "test_util.h"
 
 namespace specdec {

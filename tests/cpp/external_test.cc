@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "model/gpt_model.h"
 #include "model/model_source.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 #include "test_util.h"
 #include "toy_models.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "model/json.h"
 #include "model/safetensors.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 namespace {

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "model/json.h"
 #include "model/model_source.h"
 #include "model/safetensors.h"
 #include "model/tokenizer.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 #include "test_util.h"
 #include "toy_models.h"
 

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "model/gpt_model.h"
 #include "model/model_source.h"
 #include "model/safetensors.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 
 // ------------------------------------------------------------------ allocation watch
 namespace {

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "kernels/ops.h"
 #include "model/tokenizer.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 #include "specdec/proposer.h"
 
 namespace specdec {

@@ -7,9 +7,9 @@
 #include <functional>
 #include <string>
 
+#include "base/errors.h"
 #include "specdec/analytics.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 #include "specdec/policy.h"
 #include "specdec/proposer.h"
 #include "test_util.h"

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "model/gpt_model.h"
 #include "model/json.h"
 #include "sampling/rng.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/errors.h"
 #include "kernels/portable_math.h"
-#include "specdec/errors.h"
 
 namespace specdec {
 namespace {

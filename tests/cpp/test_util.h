@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "sampling/rng.h"
 #include "specdec/distribution.h"
-#include "specdec/errors.h"
 
 namespace specdec::testing {
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "kernels/ops.h"
 #include "model/gpt_model.h"
 #include "model/model_source.h"
 #include "model/tokenizer.h"
-#include "specdec/errors.h"
 #include "test_util.h"
 
 namespace specdec {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 #include "specdec/proposer.h"
 #include "specdec/verify.h"
 #include "test_util.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <xtensor/xview.hpp>
 
-#include "specdec/errors.h"
+#include "base/errors.h"
 #include "test_util.h"
 
 namespace specdec {

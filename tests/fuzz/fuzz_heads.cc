@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/errors.h"
 #include "fuzz_check.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
@@ -17,7 +18,6 @@
 #include "model/safetensors.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 
 namespace {
 

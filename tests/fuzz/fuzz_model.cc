@@ -18,13 +18,13 @@
 #include <memory>
 #include <vector>
 
+#include "base/errors.h"
 #include "fuzz_check.h"
 #include "model/gpt_model.h"
 #include "model/model_source.h"
 #include "model/safetensors.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
-#include "specdec/errors.h"
 
 namespace {
 

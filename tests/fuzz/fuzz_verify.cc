@@ -8,11 +8,11 @@
 #include <cstring>
 #include <vector>
 
+#include "base/errors.h"
 #include "fuzz_check.h"
 #include "sampling/rng.h"
 #include "sampling/sampling.h"
 #include "specdec/distribution.h"
-#include "specdec/errors.h"
 #include "specdec/tree.h"
 #include "specdec/verify.h"
 
