@@ -12,8 +12,8 @@
 // --adapter default launches Chromium without the SwiftShader switches (a hardware adapter where
 // the machine has one and Chromium can use it).
 import path from 'node:path';
-import { setup, outDir } from '../tests/e2e/harness.mjs';
-import { assembleWebgpuRoot } from '../tests/e2e/webgpu-page/assemble.mjs';
+import { setup, outDir } from '../scripts/lib/chromium.mjs';
+import { assembleWebgpuRoot } from '../scripts/lib/webgpu-root.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {

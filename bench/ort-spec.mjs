@@ -22,7 +22,7 @@ import { loadSpecdec } from '../web/lib/node.js';
 import { ortScorer } from '../web/lib/ort.js';
 import { loadOrt } from './ort.mjs';
 import { cell, median, stats } from './stats.mjs';
-import { onnxOf } from '../tests/js/support.mjs';
+import { onnxOf } from '../scripts/lib/onnx-export.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({

@@ -30,7 +30,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 if (opt.child) {
   // One ORT thread count, in this process: { msPerToken, tokens }.
   const { loadOrt, OrtModel, ortGreedyDecode } = await import('./ort.mjs');
-  const { onnxOf } = await import('../tests/js/support.mjs');
+  const { onnxOf } = await import('../scripts/lib/onnx-export.mjs');
   const ort = await loadOrt({ threads: Number(opt.child) });
   if (!ort) {
     console.log(JSON.stringify({ error: 'onnxruntime-web is not installed' }));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setup, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
-import { onnxOf } from '../js/support.mjs';
+import { onnxOf } from '../../scripts/lib/onnx-export.mjs';
 
 const root = path.join(outDir, 'ort-worker-root');
 let env;

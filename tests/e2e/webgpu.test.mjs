@@ -1,13 +1,13 @@
 // specdec's GPT on WebGPU (web/lib/webgpu.js) in headless Chromium on its bundled SwiftShader
 // adapter (a CPU emulation of a GPU: these tests prove correctness, not speed). The served
-// folder (tests/e2e/webgpu-page/, assembled by its assemble.mjs) runs the checks in the page;
-// the assertions are here. Sizes are kept small for SwiftShader on 2 cores (a pass of the
+// folder (tests/e2e/webgpu-page/, assembled by scripts/lib/webgpu-root.mjs) runs the page's
+// checks; the assertions are here. Sizes are kept small for SwiftShader on 2 cores (a pass of the
 // small target takes ~0.15 s + ~0.03 s per token there).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { setup, assertClean, outDir } from './harness.mjs';
-import { assembleWebgpuRoot } from './webgpu-page/assemble.mjs';
+import { assembleWebgpuRoot } from '../../scripts/lib/webgpu-root.mjs';
 import { FALSE_ALARM, applySampling, chiSquare } from '../js/support.mjs';
 
 const root = path.join(outDir, 'webgpu-root');

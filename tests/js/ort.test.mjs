@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-web';
 import { loadSpecdec } from 'specdec';
 import { ortScorer } from 'specdec/ort';
-import { modelBytes, onnxOf, USING_SHIPPED_MODELS, MODEL_FILES } from './support.mjs';
+import { modelBytes, USING_SHIPPED_MODELS, MODEL_FILES } from './support.mjs';
+import { onnxOf } from '../../scripts/lib/onnx-export.mjs';
 
 ort.env.wasm.numThreads = 1;
 ort.env.logLevel = 'error';

@@ -1,6 +1,5 @@
 // Shared helpers of the JS tests (not a test file itself: node --test runs *.test.mjs).
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,19 +25,6 @@ export const TINY_MODEL = FIXTURES.target;
 
 export async function modelBytes() {
   return { target: await readFile(MODEL_FILES.target), draft: await readFile(MODEL_FILES.draft) };
-}
-
-/**
- * The ONNX export of a model file (models/export_onnx.py, Optimum's naming) in build-onnx/,
- * made — or remade when older than the weights — on demand. Needs python3-torch.
- */
-export function onnxOf(file) {
-  const dir = path.join(ROOT, 'build-onnx');
-  const out = path.join(dir, `${path.basename(file, '.safetensors')}.onnx`);
-  if (existsSync(out) && statSync(out).mtimeMs >= statSync(file).mtimeMs) return out;
-  mkdirSync(dir, { recursive: true });
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/export_onnx.py'), file, out], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return out;
 }
 
 // The native CLI (scripts/test builds it first). Tests that compare with it skip when it is

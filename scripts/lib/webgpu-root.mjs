@@ -5,9 +5,13 @@ import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** @param {string} root the folder to (re)create */
+/**
+ * @param {string} root the folder to (re)create
+ * @param {{ models?: string[] }} [options] the models/ files (names without .safetensors) to copy
+ * @returns {string} root
+ */
 export function assembleWebgpuRoot(root, { models = ['target', 'draft', 'large-target', 'large-draft'] } = {}) {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(path.join(root, 'models'), { recursive: true });
