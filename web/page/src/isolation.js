@@ -13,7 +13,9 @@
 //   - only after a service worker took over during this load (controllerchange), or when one is
 //     active but this load went past it (a hard reload): a worker that already controlled the
 //     page when it loaded evidently did not isolate it, and reloading through it would not either;
-//   - not while section 4 decodes or measures: the reload waits until it is done.
+//   - not while section 4 decodes or measures: the reload waits until it is done;
+//   - what the learner set before it is kept across it (beforeReload: keep.js), and the status
+//     line says why the page reloaded.
 // The decision is a pure function (isolationDecision), tested in Node (tests/e2e/isolation-logic).
 
 /** sessionStorage key: set just before the one reload. */
@@ -67,12 +69,13 @@ function storageGet() {
 
 /**
  * Watches the page's isolation and reloads it once when that helps (see the top of this file).
- * `isBusy()`: whether a reload now would interrupt the learner (section 4 decoding).
+ * `isBusy()`: whether a reload now would interrupt the learner (section 4 decoding);
+ * `beforeReload()`: called just before the reload (the page keeps the learner's settings).
  * Returns { state, reason, settled } — settled: a promise that resolves (to the state) when no
  * reload is coming (or may still come only much later), so background work can start; `on(fn)`
  * tells about changes. The state is also on <html data-isolation="…">.
  */
-export function watchIsolation({ isBusy = () => false, settleMs = 15000 } = {}) {
+export function watchIsolation({ isBusy = () => false, beforeReload = () => {}, settleMs = 15000 } = {}) {
   const sw = 'serviceWorker' in navigator && window.isSecureContext && !import.meta.env.DEV;
   const stored = storageGet();
   const controlledAtLoad = sw && !!navigator.serviceWorker.controller;
@@ -104,6 +107,11 @@ export function watchIsolation({ isBusy = () => false, settleMs = 15000 } = {}) 
       sessionStorage.setItem(RELOAD_KEY, String(Date.now()));
     } catch {
       return;
+    }
+    try {
+      beforeReload();
+    } catch (err) {
+      console.warn('specdec: before the reload', err);
     }
     location.reload();
   }

@@ -1,6 +1,7 @@
 // The page's entry: loads the WASM build of specdec once, wires the five sections, registers
 // the service worker (offline after one visit; on a host that cannot send the cross-origin
-// isolation headers it adds them, and the page reloads once to get them: isolation.js), and marks
+// isolation headers it adds them, and the page reloads once to get them: isolation.js, keeping
+// what the learner set in sections 1–4 across that reload: keep.js), and marks
 // the page ready for tests and course authors (<html data-ready="true">, plus a 'specdec-ready'
 // event on window).
 import { loadSpecdec } from 'specdec';
@@ -10,11 +11,13 @@ import { initResidual } from './residual.js';
 import { ModelClient, initModels } from './models.js';
 import { initPitfalls } from './pitfalls.js';
 import { watchIsolation } from './isolation.js';
+import { keepSettings, reloadNote } from './keep.js';
 
 const status = document.getElementById('app-status');
 const embed = setUpEmbedding();
+const kept = keepSettings();
 // Before the service worker is registered, so that its taking over is seen.
-const isolation = watchIsolation({ isBusy: () => document.body.dataset.modelsBusy === 'true' });
+const isolation = watchIsolation({ isBusy: () => document.body.dataset.modelsBusy === 'true', beforeReload: () => kept.save() });
 
 async function main() {
   const t0 = performance.now();
@@ -25,8 +28,13 @@ async function main() {
   initModels(sd, client, { isolation });
   initStepper(sd, client);
   const pitfalls = initPitfalls(embed);
+  // The sections are wired: from now on what the learner changes is noted (and, after the
+  // reload for isolation, what was noted before it is set again).
+  kept.watch();
+  const restored = kept.restore();
   const ms = performance.now() - t0;
-  status.textContent = `Ready — WebAssembly loaded in ${Math.round(ms)} ms.`;
+  status.textContent = `Ready — WebAssembly loaded in ${Math.round(ms)} ms.`
+    + (restored ? ` ${reloadNote(isolation.state, restored.count)}` : '');
   status.dataset.state = 'ready';
   document.documentElement.dataset.ready = 'true';
   // For scripts and tests (web/page/README.md): modelClient is the client of the decoding
@@ -39,10 +47,11 @@ async function main() {
   // The models load in the background once the page is interactive (unless an embedding
   // shows only sections that do not need them; the step-through loads them on demand) — on a
   // first visit that will reload once for isolation, after that reload (or once it is clear
-  // that none is coming): the worker's download would be cut short by it.
+  // that none is coming): the worker's download would be cut short by it. After that reload,
+  // once the kept settings are back: a pair the learner picked is the one to load.
   if (embed.shows('models')) {
     const later = window.requestIdleCallback ?? ((fn) => setTimeout(fn, 200));
-    isolation.settled.then(() => later(() => client.ensureLoaded().catch(() => {})));
+    Promise.all([isolation.settled, restored?.done]).then(() => later(() => client.ensureLoaded().catch(() => {})));
   }
 }
 
