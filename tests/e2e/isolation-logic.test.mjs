@@ -1,10 +1,12 @@
 // When the page reloads itself to become cross-origin isolated (web/page/src/isolation.js), in
 // Node: once, at the top level, after its service worker took over (or when one is active but
 // this load went past it), never in an iframe, never twice in a tab's session, never without
-// sessionStorage to remember the try.
+// sessionStorage to remember the try. And what of the learner's settings that reload keeps
+// (web/page/src/keep.js), with the status line's words for it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isolationDecision, isolationReason } from '../../web/page/src/isolation.js';
+import { changedSettings, reloadNote } from '../../web/page/src/keep.js';
 
 const base = {
   isolated: false, embedded: false, serviceWorker: true, storage: true, attempted: false,
@@ -54,4 +56,20 @@ test('a reload happens at most once: exhaustive over every combination of the fa
     }
     assert.equal(typeof isolationReason(d.state) === 'string' || d.state === 'isolated', true);
   }
+});
+
+test('the reload keeps the settings the learner changed, in document order, and says why it happened', () => {
+  const state = (entries) => new Map(entries.map(([key, id, value, rows]) => [key, { id, value, ...(rows ? { rows } : {}) }]));
+  const baseline = state([['alpha', 'alpha', '0.8'], ['radio:pair', 'pair-small', 'pair-small'], ['prompt', 'prompt', 'ROMEO:', 2],
+    ['radio:backend', 'backend-cpu', 'backend-cpu']]);
+  const now = state([['alpha', 'alpha', '0.42'], ['res-p-4', 'res-p-4', '0.05'], ['radio:pair', 'pair-large', 'pair-large'],
+    ['prompt', 'prompt', 'ROMEO:', 5], ['radio:backend', 'backend-gpu', 'backend-gpu']]);
+  // The backend changed by the page (a GPU found), not by the learner: not kept.
+  const touched = new Set(['alpha', 'res-p-4', 'radio:pair', 'prompt']);
+  assert.deepEqual(changedSettings(baseline, now, touched).map((s) => s.id), ['alpha', 'res-p-4', 'pair-large', 'prompt']);
+  // Touched but back where it started: nothing to keep.
+  assert.deepEqual(changedSettings(baseline, baseline, touched), []);
+  assert.equal(reloadNote('isolated', 3), 'Reloaded once to turn on threads (cross-origin isolation); your settings were kept.');
+  assert.equal(reloadNote('isolated', 0), 'Reloaded once to turn on threads (cross-origin isolation).');
+  assert.match(reloadNote('reload-did-not-help', 1), /did not allow; your settings were kept\.$/);
 });
