@@ -31,6 +31,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { readSafetensorsHeader } from '../web/lib/safetensors.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
@@ -100,8 +101,8 @@ const configs = new Map();
 for (const m of MODELS) {
   m.gguf = await gguf(m.name, opt.type);
   if (opt['draft-probe'] && m.key === 'small') m.draftGguf = await gguf(m.draft, opt.type);
-  const buf = await readFile(path.join(ROOT, 'models', `${m.name}.safetensors`));
-  const meta = JSON.parse(buf.subarray(8, 8 + Number(buf.readBigUInt64LE(0))).toString()).__metadata__ ?? {};
+  const file = path.join(ROOT, 'models', `${m.name}.safetensors`);
+  const meta = readSafetensorsHeader(await readFile(file), { label: file }).metadata;
   m.config = { nLayer: Number(meta.n_layer), nEmbd: Number(meta.n_embd), nHead: Number(meta.n_head), blockSize: Number(meta.block_size) };
   if (promptBytes + maxTokens > m.config.blockSize) fail(`prompt (${promptBytes} bytes) + --max-tokens ${maxTokens} > the context of ${m.name} (${m.config.blockSize})`);
   configs.set(m.key, m.config);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Converts one of specdec's byte-level GPT files (F16 safetensors, nanoGPT tensor names, config in
 // __metadata__) into a GGUF v3 file that llama.cpp loads as architecture `gpt2`, for comparing
-// against llama.cpp's WebAssembly build (bench/wllama.mjs) on the same weights. No dependencies.
+// against llama.cpp's WebAssembly build (bench/wllama.mjs) on the same weights. No dependencies
+// but the package's safetensors reader (web/lib/safetensors.js).
 //
 //   node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
 //
@@ -29,6 +30,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../web/lib/safetensors.js';
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 const GGUF_VERSION = 3;
@@ -47,17 +49,8 @@ function usage(message) {
 }
 
 // ---- F16 ----------------------------------------------------------------------------------
-// Exact F16 -> F32: every F16 value (subnormals, infinities, NaN payloads) is representable.
-function f16ToF32(h) {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 31) return frac ? NaN : sign * Infinity;
-  return sign * (1024 + frac) * 2 ** (exp - 25);
-}
-const F16_TABLE = new Float32Array(65536);
-for (let h = 0; h < 65536; h++) F16_TABLE[h] = f16ToF32(h);
+// Exact F16 -> F32 (every F16 value is a float): the package's table (web/lib/safetensors.js).
+const F16_TABLE = halfToFloatTable();
 
 // F32 -> F16, round to nearest even (for Q8_0's scales).
 const f32buf = new Float32Array(1);
@@ -88,27 +81,20 @@ function f32ToF16(x) {
 }
 
 // ---- safetensors --------------------------------------------------------------------------
+// The container checked by the package's reader (web/lib/safetensors.js); every tensor F16.
 function readSafetensors(file) {
   const buf = readFileSync(file);
-  if (buf.length < 8) throw new Error(`${file}: too short for a safetensors file`);
-  const n = Number(buf.readBigUInt64LE(0));
-  if (8 + n > buf.length) throw new Error(`${file}: header length ${n} past the end of the file`);
-  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
-  const meta = header.__metadata__ ?? {};
-  delete header.__metadata__;
-  const base = 8 + n;
+  const parsed = readSafetensorsHeader(buf, { label: file });
   const tensors = new Map();
-  for (const [name, t] of Object.entries(header)) {
+  for (const [name, t] of parsed.tensors) {
     if (t.dtype !== 'F16') throw new Error(`${name}: dtype ${t.dtype}; expected F16`);
-    const count = t.shape.reduce((a, b) => a * b, 1);
-    const [b0, b1] = t.data_offsets;
-    if (b1 - b0 !== 2 * count || base + b1 > buf.length) throw new Error(`${name}: data_offsets do not match shape ${JSON.stringify(t.shape)}`);
     // Copy: the slice may sit at an odd byte offset.
-    const bits = new Uint16Array(count);
-    for (let i = 0, p = base + b0; i < count; i++, p += 2) bits[i] = buf[p] | (buf[p + 1] << 8);
+    const raw = tensorBytes(buf, parsed, t);
+    const bits = new Uint16Array(t.numel);
+    for (let i = 0; i < t.numel; i++) bits[i] = raw[2 * i] | (raw[2 * i + 1] << 8);
     tensors.set(name, { shape: t.shape, bits });
   }
-  return { meta, tensors };
+  return { meta: parsed.metadata, tensors };
 }
 
 // ---- GGUF writing -------------------------------------------------------------------------

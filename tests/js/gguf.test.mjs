@@ -1,13 +1,15 @@
 // models/export_gguf.mjs (the GGUF files of the llama.cpp comparison, bench/wllama.mjs): read
-// back with a GGUF reader of this test's own, the file holds the gpt2 hyper-parameters, a
-// 256-token byte vocabulary, and every tensor of the safetensors file under llama.cpp's name,
-// with its dimensions reversed and its values widened exactly from F16.
+// back with a GGUF reader of this test's own (the source through the package's safetensors
+// reader), the file holds the gpt2 hyper-parameters, a 256-token byte vocabulary, and every
+// tensor of the safetensors file under llama.cpp's name, with its dimensions reversed and its
+// values widened exactly from F16.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { exportGguf } from '../../models/export_gguf.mjs';
+import { halfToFloatTable, readSafetensorsHeader } from '../../web/lib/safetensors.js';
 import { ROOT } from './support.mjs';
 
 function readGguf(buf) {
@@ -45,17 +47,10 @@ function readGguf(buf) {
 
 function safetensors(file) {
   const buf = readFileSync(file);
-  const n = Number(buf.readBigUInt64LE(0));
-  const header = JSON.parse(buf.toString('utf8', 8, 8 + n));
-  return { buf, header, base: 8 + n };
+  return { buf, ...readSafetensorsHeader(buf, { label: file }) };
 }
 
-const f16 = (h) => {
-  const s = h >> 15 ? -1 : 1, e = (h >> 10) & 31, m = h & 1023;
-  if (e === 0) return s * m * 2 ** -24;
-  if (e === 31) return m ? NaN : s * Infinity;
-  return s * (1 + m / 1024) * 2 ** (e - 15);
-};
+const f16 = (h) => halfToFloatTable()[h];
 
 test('a GGUF export of a safetensors model holds its config, a byte vocabulary and every tensor, exactly', () => {
   const src = path.join(ROOT, 'tests/fixtures/tiny_f16.safetensors');
@@ -65,7 +60,7 @@ test('a GGUF export of a safetensors model holds its config, a byte vocabulary a
     exportGguf(src, out, 'f32');
     const g = readGguf(readFileSync(out));
     const st = safetensors(src);
-    const meta = st.header.__metadata__;
+    const meta = st.metadata;
     assert.equal(g.version, 3);
     assert.equal(g.kv['general.architecture'], 'gpt2');
     assert.equal(g.kv['gpt2.block_count'], Number(meta.n_layer));
@@ -81,7 +76,7 @@ test('a GGUF export of a safetensors model holds its config, a byte vocabulary a
       .replace('transformer.ln_f.', 'output_norm.').replace(/^transformer\.h\.(\d+)\./, 'blk.$1.')
       .replace('ln_1.', 'attn_norm.').replace('attn.c_attn.', 'attn_qkv.').replace('attn.c_proj.', 'attn_output.')
       .replace('ln_2.', 'ffn_norm.').replace('mlp.c_fc.', 'ffn_up.').replace('mlp.c_proj.', 'ffn_down.');
-    const entries = Object.entries(st.header).filter(([k]) => k !== '__metadata__');
+    const entries = [...st.tensors];
     assert.equal(g.tensors.length, entries.length);
     const file = readFileSync(out);
     for (const [name, info] of entries) {
@@ -89,10 +84,9 @@ test('a GGUF export of a safetensors model holds its config, a byte vocabulary a
       assert.ok(t, `${name} (as ${names(name)}) missing`);
       assert.deepEqual(t.ne, [...info.shape].reverse(), `${name}: dimensions`);
       assert.equal(t.type, 0, `${name}: F32`);
-      const [b] = info.data_offsets;
-      const count = info.shape.reduce((a, x) => a * x, 1);
+      const count = info.numel;
       for (let i = 0; i < count; i += Math.max(1, Math.floor(count / 97))) {
-        const want = f16(st.buf.readUInt16LE(st.base + b + 2 * i));
+        const want = f16(st.buf.readUInt16LE(st.dataStart + info.begin + 2 * i));
         const got = file.readFloatLE(g.data + t.offset + 4 * i);
         assert.equal(got, want, `${name}[${i}]`);
       }

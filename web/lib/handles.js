@@ -2,6 +2,7 @@
 // warns once per kind when one is garbage-collected undisposed.
 
 import { fail } from './errors.js';
+import { readSafetensorsHeader } from './safetensors.js';
 
 // ---------------------------------------------------------------------------- handles
 
@@ -103,16 +104,8 @@ export class Heads extends Handle {
   }
 }
 
-// The safetensors header, read after the C++ loader accepted the file (so it is well formed).
+// What the JS side reports of a file the C++ loader accepted: its __metadata__, parameters and size.
 export function safetensorsInfo(bytes) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLength = Number(view.getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
-  let nParams = 0;
-  for (const [name, t] of Object.entries(header)) {
-    if (name !== '__metadata__') nParams += t.shape.reduce((a, b) => a * b, 1);
-  }
-  return { metadata: { ...(header.__metadata__ ?? {}) }, nParams, fileBytes: bytes.byteLength };
+  const { metadata, nParams } = readSafetensorsHeader(bytes);
+  return { metadata, nParams, fileBytes: bytes.byteLength };
 }
-
-// Yields to the event loop without the browsers' 4 ms clamp on nested timers.

@@ -11,6 +11,8 @@
 // options.ort is left out (then `import('onnxruntime-web')` on first use).
 // kvCacheScorer, the cache-keeping loop itself, is shared with specdec/transformers.
 import { SpecdecError, describe } from './errors.js';
+import { keptPrefix } from './prefix-cache.js';
+import { halfToFloatTable } from './safetensors.js';
 
 const fail = (message) => {
   throw new SpecdecError(message);
@@ -19,22 +21,7 @@ const fail = (message) => {
 const PAST = /^past_key_values\.(\d+)\.(key|value)$/;
 const CACHE_TYPES = ['float32', 'float16'];
 
-// ---------------------------------------------------------------------------- float16
-
-let halfTable = null; // float16 bits -> float32, made on first use (256 KB)
-function halfToFloatTable() {
-  if (halfTable) return halfTable;
-  halfTable = new Float32Array(65536);
-  for (let h = 0; h < 65536; h++) {
-    const sign = h & 0x8000 ? -1 : 1;
-    const exp = (h >> 10) & 0x1f;
-    const frac = h & 0x3ff;
-    halfTable[h] = exp === 0 ? sign * 2 ** -14 * (frac / 1024)
-      : exp === 31 ? (frac ? NaN : sign * Infinity)
-        : sign * 2 ** (exp - 15) * (1 + frac / 1024);
-  }
-  return halfTable;
-}
+// ---------------------------------------------------------------------------- tensors
 
 /**
  * Values [from, to) of a tensor's data as a Float32Array (a copy): float32 data sliced, float16
@@ -116,9 +103,7 @@ export function kvCacheScorer(name, backend) {
     const n = tokens.length;
     if (!Number.isInteger(nLast) || nLast < 1 || nLast > n) fail(`nLast: must be in 1..${n}, got ${nLast}`);
     backend.checkTokens?.(tokens);
-    let common = 0;
-    while (common < cached.length && common < n && cached[common] === tokens[common]) common++;
-    const keep = Math.min(common, n - nLast);
+    const keep = keptPrefix(cached, tokens, nLast);
     if (past && keep < cached.length) await truncate(keep);
     const P = past ? cached.length : 0;
     const fresh = Array.from(tokens.slice(P), Number);

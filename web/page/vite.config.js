@@ -2,7 +2,7 @@
 //   npm run dev         — dev server
 //   npm run build:page  — static build into dist/page (relocatable: base './')
 //   npm run serve       — serves dist/page on 127.0.0.1 and prints the URL
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { VitePWA } from 'vite-plugin-pwa';
 import { MODEL_PAIRS } from './models.config.js';
 import { CSP } from './csp.js';
 import { ISOLATION_HEADERS } from './serve.mjs';
+import { readSafetensorsHeader, safetensorsHeaderLength } from '../lib/safetensors.js';
 
 const pageDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(pageDir, '../..');
@@ -25,28 +26,24 @@ const repoRoot = path.resolve(pageDir, '../..');
 // after a new one is shipped under the same name.
 const PAIRS_ID = 'virtual:specdec-pairs';
 
+// The header of a model or heads file, checked by the package's reader (web/lib/safetensors.js);
+// only the header is read from the file.
 function safetensorsHeader(file) {
   const fd = openSync(file, 'r');
   try {
-    const len = Buffer.alloc(8);
-    readSync(fd, len, 0, 8, 0);
-    const n = Number(len.readBigUInt64LE(0));
-    if (!(n > 1 && n <= 2 ** 20)) throw new Error(`${file}: not a safetensors file (header length ${n})`);
-    const json = Buffer.alloc(n);
-    readSync(fd, json, 0, n, 8);
-    return JSON.parse(json.toString('utf8'));
+    const head = new Uint8Array(8);
+    readSync(fd, head, 0, 8, 0);
+    const n = safetensorsHeaderLength(head, file);
+    const bytes = new Uint8Array(8 + n);
+    readSync(fd, bytes, 0, 8 + n, 0);
+    return readSafetensorsHeader(bytes, { label: file, fileBytes: fstatSync(fd).size });
   } finally {
     closeSync(fd);
   }
 }
 
 function describeModelFile(file) {
-  const header = safetensorsHeader(file);
-  const meta = header.__metadata__ ?? {};
-  let params = 0;
-  for (const [name, t] of Object.entries(header)) {
-    if (name !== '__metadata__') params += t.shape.reduce((a, b) => a * b, 1);
-  }
+  const { metadata: meta, nParams: params } = safetensorsHeader(file);
   const int = (k) => (meta[k] === undefined ? null : Number(meta[k]));
   return {
     name: meta.name ?? null,
@@ -58,7 +55,7 @@ function describeModelFile(file) {
 // Heads (models/heads.py): the file's header says how many there are and which target they
 // were trained for; the page shows the heads drafter only when its pair has them.
 function describeHeadsFile(file) {
-  const meta = safetensorsHeader(file).__metadata__ ?? {};
+  const meta = safetensorsHeader(file).metadata;
   return { count: Number(meta.n_heads ?? 0) || null, targetName: meta.target_name ?? null };
 }
 

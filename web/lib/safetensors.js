@@ -1,0 +1,305 @@
+// specdec's one safetensors reader in JS (the C++ one: src/model/safetensors.cc, whose checks
+// and messages this follows). Used by the package (the WebGPU model, the models' info), the
+// page's build (web/page/vite.config.js), the GGUF exporter and the benches; plain ESM that runs
+// in browsers and in Node alike.
+//
+//   a file: u64 header length n (little-endian) | n bytes of JSON | the data section
+//   the JSON: { "__metadata__": { key: string }, name: { dtype, shape, data_offsets: [b, e] } }
+//             b, e: byte offsets into the data section; e - b = numel × the dtype's width
+//
+// Also here: the float16 -> float32 table (one copy: ort.js widens float16 logits with it) and
+// the FNV-1a 64 fingerprint of a model's token embedding (model/heads.cc model_fingerprint).
+import { SpecdecError } from './errors.js';
+
+/** The longest header read (as the C++ loader: about 10k tensor entries). */
+export const MAX_HEADER_BYTES = 2 ** 20;
+/** The highest tensor rank read. */
+export const MAX_TENSOR_RANK = 8;
+
+// ---------------------------------------------------------------------------- float16
+
+let halfTable = null; // float16 bits -> float32, made on first use (256 KB)
+
+/**
+ * float16 bits (0 .. 65535) -> float32, exactly (every half is a float): the bits that
+ * model/safetensors.cc f16_to_f32 computes, NaN payloads and signed zeros included.
+ * @returns {Float32Array}
+ */
+export function halfToFloatTable() {
+  if (halfTable) return halfTable;
+  const bits = new Uint32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const sign = (h & 0x8000) << 16;
+    let exponent = (h >> 10) & 0x1f;
+    let mantissa = h & 0x3ff;
+    if (exponent === 0x1f) {
+      bits[h] = sign | 0x7f800000 | (mantissa << 13); // inf / NaN
+    } else if (exponent !== 0) {
+      bits[h] = sign | ((exponent + 112) << 23) | (mantissa << 13); // rebias 15 -> 127
+    } else if (mantissa === 0) {
+      bits[h] = sign; // signed zero
+    } else {
+      // subnormal, mantissa × 2^-24: normalised (a float has the range for it)
+      exponent = 113;
+      while ((mantissa & 0x400) === 0) {
+        mantissa <<= 1;
+        exponent--;
+      }
+      bits[h] = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+    }
+  }
+  halfTable = new Float32Array(bits.buffer);
+  return halfTable;
+}
+
+// ---------------------------------------------------------------------------- dtypes
+
+/**
+ * The dtypes read, by their safetensors name: bytes per value, and how to widen n values that
+ * start at byte `at` of a DataView into a Float32Array. A new dtype is one more entry (an 8-bit
+ * one: { bytes: 1, toFloat32: view.getInt8 each }; a per-block scale is a tensor of its own,
+ * applied by the model that reads both).
+ * @type {Record<string, { bytes: number, toFloat32(view: DataView, at: number, out: Float32Array): void }>}
+ */
+export const DTYPES = {
+  F32: {
+    bytes: 4,
+    toFloat32(view, at, out) {
+      for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(at + 4 * i, true);
+    },
+  },
+  F16: {
+    bytes: 2,
+    toFloat32(view, at, out) {
+      const table = halfToFloatTable();
+      for (let i = 0; i < out.length; i++) out[i] = table[view.getUint16(at + 2 * i, true)];
+    },
+  },
+};
+
+// ---------------------------------------------------------------------------- the header
+
+const shapeText = (shape) => `[${shape.join(', ')}]`;
+const jsonType = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
+const isCount = (x) => Number.isSafeInteger(x) && x >= 0;
+
+/**
+ * The header length a file starts with (the 8 bytes after which n bytes of JSON follow), checked
+ * against the limit: what to read of a file to parse its header alone.
+ * @param {Uint8Array} bytes at least the file's first 8 bytes
+ * @param {string} [label] what the messages start with
+ */
+export function safetensorsHeaderLength(bytes, label = 'model file') {
+  const bad = (msg) => {
+    throw new SpecdecError(`${label}: ${msg}`);
+  };
+  if (bytes.byteLength < 8) bad(`${bytes.byteLength} bytes is too short for the 8-byte header length`);
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
+  if (n > MAX_HEADER_BYTES) bad(`header length ${n} exceeds the limit of ${MAX_HEADER_BYTES} bytes`);
+  return n;
+}
+
+/**
+ * Parses and checks a safetensors header as the C++ loader does: the length within the limit
+ * and the file, a JSON object, __metadata__ of strings, each tensor { dtype, shape,
+ * data_offsets } with a known dtype, rank ≤ 8, offsets inside the data section spanning exactly
+ * its values, no two tensors overlapping. Messages start with `label` ("model file: ...").
+ * @param {Uint8Array} bytes the file, or at least its 8 + header-length first bytes
+ * @param {{ label?: string, fileBytes?: number }} [options] fileBytes: the whole file's size
+ *   when `bytes` holds its header only (default bytes.byteLength)
+ * @returns {{ metadata: Record<string, string>, tensors: Map<string, { dtype: string, shape: number[], numel: number, begin: number, end: number }>, dataStart: number, nParams: number }}
+ *   begin, end: byte offsets in the data section, which starts at byte dataStart of the file;
+ *   nParams: the values of all tensors.
+ */
+export function readSafetensorsHeader(bytes, { label = 'model file', fileBytes = bytes.byteLength } = {}) {
+  const bad = (msg) => {
+    throw new SpecdecError(`${label}: ${msg}`);
+  };
+  if (fileBytes < 8) bad(`${fileBytes} bytes is too short for the 8-byte header length`);
+  const n = safetensorsHeaderLength(bytes, label);
+  if (n > fileBytes - 8) bad(`header length ${n} exceeds the ${fileBytes - 8} bytes after the length field (truncated file?)`);
+  if (n > bytes.byteLength - 8) bad(`header length ${n}: only ${bytes.byteLength - 8} bytes of the header were given`);
+  let header;
+  try {
+    header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  } catch (e) {
+    bad(`header: not JSON (${e.message})`);
+  }
+  if (jsonType(header) !== 'object') bad(`header must be a JSON object, got ${jsonType(header)}`);
+  const dataStart = 8 + n;
+  const dataBytes = fileBytes - dataStart;
+  const metadata = [];
+  const tensors = new Map();
+  let nParams = 0;
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__') {
+      if (jsonType(entry) !== 'object') bad(`__metadata__ must be an object, got ${jsonType(entry)}`);
+      for (const [key, value] of Object.entries(entry)) {
+        if (typeof value !== 'string') bad(`__metadata__ value of '${key}' must be a string, got ${jsonType(value)}`);
+        metadata.push([key, value]);
+      }
+      continue;
+    }
+    const where = `tensor '${name}'`;
+    if (jsonType(entry) !== 'object') bad(`${where}: entry must be an object, got ${jsonType(entry)}`);
+    for (const key of Object.keys(entry)) {
+      if (key !== 'dtype' && key !== 'shape' && key !== 'data_offsets') bad(`${where}: unknown key '${key}'`);
+    }
+    const { dtype, shape, data_offsets: offsets } = entry;
+    for (const [key, v] of [['dtype', dtype], ['shape', shape], ['data_offsets', offsets]]) {
+      if (v === undefined) bad(`${where}: missing '${key}'`);
+    }
+    if (typeof dtype !== 'string') bad(`${where}: dtype must be a string`);
+    if (!Object.hasOwn(DTYPES, dtype)) bad(`${where} has dtype '${dtype}' (supported: ${Object.keys(DTYPES).join(', ')})`);
+    if (!Array.isArray(shape) || shape.length > MAX_TENSOR_RANK) bad(`${where}: shape must be an array of at most ${MAX_TENSOR_RANK} integers`);
+    if (!shape.every(isCount)) bad(`${where}: shape must hold non-negative integers`);
+    const numel = shape.reduce((a, b) => a * b, 1);
+    const width = DTYPES[dtype].bytes;
+    if (!Number.isSafeInteger(numel * width)) bad(`${where}: shape ${shapeText(shape)} is too large`);
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount)) bad(`${where}: data_offsets must be two non-negative integers`);
+    const [begin, end] = offsets;
+    const range = `[${begin}, ${end}]`;
+    if (begin > end || end > dataBytes) bad(`${where}: data_offsets ${range} are outside the data section of ${dataBytes} bytes`);
+    if (end - begin !== numel * width) bad(`${where}: data_offsets ${range} span ${end - begin} bytes, but shape ${shapeText(shape)} of ${dtype} needs ${numel * width}`);
+    tensors.set(name, { dtype, shape: [...shape], numel, begin, end });
+    nParams += numel;
+  }
+  // Sorted by start, a tensor overlaps an earlier one iff it starts before the furthest end so
+  // far. Empty tensors occupy no bytes and cannot overlap.
+  const spans = [...tensors].filter(([, t]) => t.end > t.begin).sort((a, b) => a[1].begin - b[1].begin);
+  let furthest = null;
+  for (const span of spans) {
+    const [name, t] = span;
+    if (furthest && t.begin < furthest[1].end) {
+      bad(`tensors '${furthest[0]}' and '${name}' overlap (bytes [${furthest[1].begin}, ${furthest[1].end}) and [${t.begin}, ${t.end}))`);
+    }
+    if (!furthest || t.end > furthest[1].end) furthest = span;
+  }
+  // fromEntries: a key such as '__proto__' stays a key
+  return { metadata: Object.fromEntries(metadata), tensors, dataStart, nParams };
+}
+
+// ---------------------------------------------------------------------------- tensors
+
+/**
+ * The raw bytes of a tensor (a view into `bytes`, which must hold the whole file).
+ * @param {Uint8Array} bytes
+ * @param {{ dataStart: number }} file what readSafetensorsHeader returned for these bytes
+ * @param {{ begin: number, end: number }} tensor one of its tensors
+ */
+export function tensorBytes(bytes, file, tensor) {
+  return bytes.subarray(file.dataStart + tensor.begin, file.dataStart + tensor.end);
+}
+
+/**
+ * A tensor's values as a new Float32Array (widened from its dtype).
+ * @param {Uint8Array} bytes the whole file
+ * @param {{ dataStart: number }} file what readSafetensorsHeader returned for these bytes
+ * @param {{ dtype: string, numel: number, begin: number }} tensor one of its tensors
+ */
+export function tensorFloat32(bytes, file, tensor) {
+  const out = new Float32Array(tensor.numel);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  DTYPES[tensor.dtype].toFloat32(view, file.dataStart + tensor.begin, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------- fingerprint
+
+/**
+ * FNV-1a (64 bit) over bytes, as 16 hex digits.
+ * @param {Uint8Array} bytes
+ */
+export function fnv1a64(bytes) {
+  let hi = 0xcbf29ce4; // the offset basis 0xcbf29ce484222325 in two 32-bit halves
+  let lo = 0x84222325;
+  for (let i = 0; i < bytes.length; i++) {
+    lo = (lo ^ bytes[i]) >>> 0;
+    // (hi, lo) × (2^40 + 0x1b3) mod 2^64, in 16-bit pieces so that nothing rounds
+    const p0 = (lo & 0xffff) * 0x1b3;
+    const mid = (p0 >>> 16) + (lo >>> 16) * 0x1b3;
+    const newLo = (((mid & 0xffff) << 16) | (p0 & 0xffff)) >>> 0;
+    hi = (Math.imul(hi, 0x1b3) + (mid >>> 16) + ((lo << 8) >>> 0)) >>> 0;
+    lo = newLo;
+  }
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
+/**
+ * FNV-1a 64 over the bytes of the token embedding (wte, float32), as 16 hex digits: what a
+ * heads file records of its target (target_fingerprint; model/heads.cc model_fingerprint).
+ * @param {Float32Array} wte
+ */
+export const wteFingerprint = (wte) => fnv1a64(new Uint8Array(wte.buffer, wte.byteOffset, wte.byteLength));
+
+// ---------------------------------------------------------------------------- specdec's GPT
+
+const CONFIG_KEYS = [['vocabSize', 'vocab_size'], ['nLayer', 'n_layer'], ['nHead', 'n_head'], ['nEmbd', 'n_embd'], ['blockSize', 'block_size']];
+
+/**
+ * The tensors of a specdec GPT (nanoGPT's names) and their shapes, in file order.
+ * @param {{ vocabSize: number, nLayer: number, nEmbd: number, blockSize: number }} config
+ * @returns {Map<string, number[]>}
+ */
+export function gptTensorShapes({ vocabSize: V, nLayer: L, nEmbd: C, blockSize: T }) {
+  const shapes = new Map([['transformer.wte.weight', [V, C]], ['transformer.wpe.weight', [T, C]]]);
+  for (let l = 0; l < L; l++) {
+    const p = `transformer.h.${l}.`;
+    for (const [n, s] of [['ln_1.weight', [C]], ['ln_1.bias', [C]], ['attn.c_attn.weight', [3 * C, C]], ['attn.c_attn.bias', [3 * C]],
+      ['attn.c_proj.weight', [C, C]], ['attn.c_proj.bias', [C]], ['ln_2.weight', [C]], ['ln_2.bias', [C]],
+      ['mlp.c_fc.weight', [4 * C, C]], ['mlp.c_fc.bias', [4 * C]], ['mlp.c_proj.weight', [C, 4 * C]], ['mlp.c_proj.bias', [C]]]) {
+      shapes.set(p + n, s);
+    }
+  }
+  shapes.set('transformer.ln_f.weight', [C]);
+  shapes.set('transformer.ln_f.bias', [C]);
+  return shapes;
+}
+
+/**
+ * Reads a specdec GPT safetensors file: its config (from __metadata__), and every tensor as a
+ * Float32Array (F16 widened), with the checks of the C++ loader that matter here (the
+ * container's, the config, the exact tensor set and shapes, finite values). Messages start with
+ * "bytes: model file:".
+ * @param {Uint8Array} u8
+ * @returns {{ config: { vocabSize: number, nLayer: number, nHead: number, nEmbd: number, blockSize: number }, tensors: Map<string, Float32Array>, metadata: Record<string, string> }}
+ */
+export function readGptSafetensors(u8) {
+  const label = 'bytes: model file';
+  const bad = (msg) => {
+    throw new SpecdecError(`${label}: ${msg}`);
+  };
+  const file = readSafetensorsHeader(u8, { label });
+  const meta = file.metadata;
+  const config = {};
+  for (const [js, key] of CONFIG_KEYS) {
+    const s = meta[key];
+    if (typeof s !== 'string' || !/^(0|[1-9]\d{0,8})$/.test(s)) bad(`__metadata__ '${key}' is ${s === undefined ? 'missing' : `'${s}', not a decimal integer`}`);
+    config[js] = Number(s);
+  }
+  const { vocabSize: V, nLayer: L, nHead: H, nEmbd: C, blockSize: T } = config;
+  if (V !== 256) bad(`vocab_size = ${V}, expected 256 (byte-level tokens)`);
+  if (L < 1 || L > 64) bad(`n_layer = ${L} is outside 1..64`);
+  if (C < 1 || C > 4096) bad(`n_embd = ${C} is outside 1..4096`);
+  if (H < 1 || C % H !== 0) bad(`n_head = ${H} does not divide n_embd = ${C}`);
+  if (T < 1 || T > 8192) bad(`block_size = ${T} is outside 1..8192`);
+  const expected = gptTensorShapes(config);
+  if (file.tensors.has('lm_head.weight')) expected.set('lm_head.weight', [V, C]);
+  for (const name of file.tensors.keys()) {
+    if (!expected.has(name)) bad(`unexpected tensor '${name}'`);
+  }
+  const tensors = new Map();
+  for (const [name, shape] of expected) {
+    const t = file.tensors.get(name);
+    if (!t) bad(`missing tensor '${name}'`);
+    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+      bad(`tensor '${name}' has shape ${shapeText(t.shape)}, expected ${shapeText(shape)}`);
+    }
+    const out = tensorFloat32(u8, file, t);
+    for (let i = 0; i < out.length; i++) {
+      if (!Number.isFinite(out[i])) bad(`tensor '${name}' holds a non-finite value (${out[i]}) at index ${i}`);
+    }
+    tensors.set(name, out);
+  }
+  return { config, tensors, metadata: { ...meta } };
+}
