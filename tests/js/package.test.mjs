@@ -13,6 +13,7 @@ import { MODEL_FILES, ROOT } from './support.mjs';
 const EXPECTED_FILES = [
   'package.json',
   'web/lib/core.js',
+  'web/lib/create-decoder.js',
   'web/lib/decoder.js',
   'web/lib/errors.js',
   'web/lib/handles.js',

@@ -1,14 +1,15 @@
 // The JS API of specdec over an instantiated WebAssembly module (shared by index.js for
 // browsers and node.js for Node). The Embind layer (src/bindings) is kept thin: it takes
 // numbers, flat typed arrays and functions; this file checks JS-side shapes and names, turns
-// handles into objects with dispose(), and reshapes results. Types: specdec.d.ts.
+// handles into objects with dispose(), and reshapes results. createDecoder's options and set-up:
+// create-decoder.js. Types: specdec.d.ts.
 
-import { MAX_GAMMA, SpecdecError, bytesArg, checkOptions, describe, fail, gammaArg, integer, isNumericArray, number, probVector, randomSeed, seedHalves, tokenArray } from './errors.js';
-import { decode, encode, tokenText, utf8Encoder } from './text.js';
+import { MAX_GAMMA, SpecdecError, bytesArg, checkOptions, describe, fail, gammaArg, integer, isNumericArray, number, probVector, seedHalves, tokenArray } from './errors.js';
+import { decode, encode, tokenText } from './text.js';
 import { Handle, Heads, Model, NATIVE, OWNER, Rng, safetensorsInfo } from './handles.js';
 import { verifyRecord } from './records.js';
 import { Decoder } from './decoder.js';
-import { DECODER_OPTIONS, costModelOption, gammaOption, lookupOption, treeOption } from './options.js';
+import { createDecoder } from './create-decoder.js';
 
 export { SpecdecError } from './errors.js';
 export { encode, decode, tokenText } from './text.js';
@@ -16,9 +17,6 @@ export { Rng, Model, Heads } from './handles.js';
 export { Decoder } from './decoder.js';
 
 // ---------------------------------------------------------------------------- the API
-
-// Brands a WebGPU model (webgpu.js, imported only when one is loaded).
-const GPU_MODEL = Symbol.for('specdec.webgpuModel');
 
 /**
  * Builds the API over an instantiated module (index.js / node.js call this).
@@ -37,23 +35,6 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     }
     if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
     return handle[NATIVE](name);
-  };
-
-  const stepFunction = (fn, name) => {
-    if (typeof fn !== 'function') fail(`${name}: expected a function (tokens) => probabilities, got ${describe(fn)}`);
-    let vocab = -1;
-    return (tokens) => {
-      const out = fn(tokens);
-      if (out !== null && typeof out === 'object' && typeof out.then === 'function') {
-        fail(`${name}: must return the probabilities synchronously, got a Promise`);
-      }
-      const probs = probVector(out, `${name}(…) result`);
-      if (vocab < 0) vocab = probs.length;
-      else if (probs.length !== vocab) {
-        fail(`${name}: returned ${probs.length} probabilities, expected ${vocab} (as in its first call)`);
-      }
-      return probs;
-    };
   };
 
   const flatRows = (rows, expected, name) => {
@@ -218,143 +199,7 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     },
 
     createDecoder(options) {
-      if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
-      let o = checkOptions(options, DECODER_OPTIONS, 'createDecoder');
-      // A WebGPU model (sd.loadModel(bytes, { device: 'webgpu' })) takes part through its score
-      // callback (logits rows), its context capped at the model's block size.
-      let gpuContext = Infinity;
-      let gpuHeads = false; // heads drafting for a WebGPU target
-      for (const role of ['target', 'draft']) {
-        const m = o[role];
-        if (m?.[GPU_MODEL] !== true) continue;
-        if (m.disposed) fail(`${role}: this WebGPU model has been disposed`);
-        if (o[`${role}Score`] !== undefined) fail(`${role}: give a WebGPU model or ${role}Score, not both`);
-        if (o.scoreOutput === 'probs') fail(`scoreOutput: 'probs' does not apply with a WebGPU ${role}, whose rows are logits (give your own callbacks logits)`);
-        // Heads with a GPU target: the pass hands over its hidden states; the heads' own target
-        // (a WASM model, whose LM head they use) must hold the same weights.
-        if (role === 'target' && o.heads !== undefined) {
-          own(o.heads, Heads, 'heads');
-          const want = o.heads.metadata?.target_fingerprint;
-          if (want !== m.fingerprint) fail(`heads: made for another target than this WebGPU model (the heads' target_fingerprint ${want}, this model's weights ${m.fingerprint})`);
-          gpuHeads = true;
-        }
-        gpuContext = Math.min(gpuContext, m.config.blockSize);
-        o = { ...o, [role]: undefined, [`${role}Score`]: m.scorer() };
-      }
-      if (gpuContext !== Infinity) {
-        const asked = o.contextLength === undefined ? Infinity : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
-        o = { ...o, contextLength: Math.min(asked, gpuContext) };
-      }
-      const plain = o.plain ?? false;
-      if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
-      const g = gammaOption(o.gamma, o.tree);
-      const gammaMax = gammaArg(o.gammaMax ?? 8, 'gammaMax');
-      const cost = costModelOption(o.costModel);
-      const lookup = lookupOption(o.promptLookup, plain);
-      const tree = treeOption(o.tree, plain);
-      const temperature = number(o.temperature ?? 1, 'temperature');
-      const topK = integer(o.topK ?? 0, 'topK', 0, 0x7fffffff);
-      const topP = number(o.topP ?? 1, 'topP');
-      const maxTokens = o.maxTokens ?? 0;
-      if (maxTokens !== Infinity) integer(maxTokens, 'maxTokens', 0, Number.MAX_SAFE_INTEGER);
-      const distributions = o.distributions ?? true;
-      if (typeof distributions !== 'boolean') fail(`distributions: expected a boolean, got ${describe(distributions)}`);
-      const detokenize = o.detokenize ?? null;
-      if (detokenize !== null && typeof detokenize !== 'function') fail(`detokenize: expected a function (token ids) => string, got ${describe(detokenize)}`);
-      if (detokenize && typeof o.prompt === 'string') fail('prompt: with detokenize, give the prompt as token ids (your tokenizer\'s encode), not text: a string becomes UTF-8 bytes');
-      const seed = o.seed ?? randomSeed();
-      const [seedHigh, seedLow] = seedHalves(seed);
-      if (o.prompt === undefined) fail('prompt: required (a string or an array of token ids)');
-      const prompt = typeof o.prompt === 'string' ? Int32Array.from(utf8Encoder.encode(o.prompt)) : tokenArray(o.prompt, 'prompt');
-
-      const scoreOutput = o.scoreOutput ?? 'logits';
-      if (scoreOutput !== 'logits' && scoreOutput !== 'probs') fail(`scoreOutput: expected 'logits' or 'probs', got ${describe(scoreOutput)}`);
-      const contextLength = o.contextLength === undefined ? 0 : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
-      const given = (role) => [role, `${role}Step`, `${role}Score`].filter((k) => o[k] !== undefined);
-      if (o.heads !== undefined) {
-        if (plain) fail('heads: heads draft; they do not combine with plain decoding');
-        if (given('draft').length) fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
-        if (o.targetScore !== undefined && !gpuHeads) fail('heads: they read the hidden states of a built-in target Model (or a WebGPU one), not of targetScore');
-        own(o.heads, Heads, 'heads');
-        if (!gpuHeads && o.target !== o.heads.target) fail('heads: loaded for another target model than this decoder\'s target (sd.loadHeads(bytes, target))');
-      }
-      // The draft is optional when prompt lookup or heads draft instead.
-      const draftOptional = plain || lookup.enabled || o.heads !== undefined;
-      const roles = ['target'];
-      if (!plain && !(draftOptional && given('draft').length === 0)) roles.push('draft');
-      for (const role of roles) {
-        if (given(role).length !== 1) {
-          const what = `${role} (a Model), ${role}Step (a function of the tokens) or ${role}Score (a score callback)`;
-          fail(`${role}: give exactly one of ${what}${role === 'draft' ? ', or use promptLookup or heads' : ''}${given(role).length ? `; got ${given(role).join(' and ')}` : ''}`);
-        }
-        const score = o[`${role}Score`];
-        if (score !== undefined && typeof score !== 'function') {
-          fail(`${role}Score: expected a function (tokens: Int32Array, nLast: number) => Float32Array | Promise<Float32Array>, got ${describe(score)}`);
-        }
-      }
-      const scoreRoles = roles.filter((role) => o[`${role}Score`] !== undefined);
-      if (scoreRoles.length === 0 && (o.scoreOutput !== undefined || o.contextLength !== undefined)) {
-        fail(`${o.scoreOutput !== undefined ? 'scoreOutput' : 'contextLength'}: applies to score callbacks (targetScore / draftScore); none is given`);
-      }
-      if (tree && roles.length < 2 && o.heads === undefined) fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
-      // Token ids the models cannot embed are reported now rather than at the first step.
-      for (const role of roles) {
-        if (o[role] === undefined) continue;
-        own(o[role], Model, role);
-        const vocab = o[role].config.vocabSize;
-        const bad = prompt.findIndex((t) => t >= vocab);
-        if (bad >= 0) fail(`prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`);
-      }
-
-      const native = new M.Decoder(); // holds the step functions until deleted
-      try {
-        for (const role of roles) {
-          const setModel = role === 'target' ? M.decoderSetTargetModel : M.decoderSetDraftModel;
-          if (o[role] !== undefined) {
-            setModel(native, own(o[role], Model, role));
-          } else if (o[`${role}Score`] !== undefined) {
-            // A callback with a scoreTree method answers tree queries too (one pass per tree).
-            const score = o[`${role}Score`];
-            const trees = score.scoreTree !== undefined;
-            if (trees && typeof score.scoreTree !== 'function') fail(`${role}Score.scoreTree: expected a function (tokens, tree) => Float32Array | Promise<Float32Array>, got ${describe(score.scoreTree)}`);
-            if (role === 'target') native.setTargetExternal('targetScore', contextLength, trees);
-            else native.setDraftExternal('draftScore', contextLength, trees);
-          } else {
-            const fn = stepFunction(o[`${role}Step`], `${role}Step`);
-            if (role === 'target') native.setTargetStep(fn);
-            else native.setDraftStep(fn);
-          }
-        }
-        if (o.heads !== undefined) M.decoderSetHeads(native, own(o.heads, Heads, 'heads'));
-        native.start(prompt, {
-          gamma: g.gamma,
-          gammaMode: g.mode,
-          gammaMax,
-          costC: cost ? cost.c : 0,
-          costV: cost ? cost.verifyCost : null,
-          lookup: lookup.enabled,
-          minNgram: lookup.minNgram,
-          maxNgram: lookup.maxNgram,
-          tree: tree ? tree.branches : null,
-          treeReplacement: tree ? tree.replacement : false,
-          temperature,
-          topK,
-          topP,
-          plain,
-          maxNewTokens: maxTokens === Infinity ? 0 : maxTokens,
-          seedHigh,
-          seedLow,
-          keepDistributions: distributions,
-        });
-      } catch (e) {
-        native.delete();
-        throw e;
-      }
-      const stepRoles = roles.filter((role) => o[`${role}Step`] !== undefined);
-      const scores = scoreRoles.length
-        ? { target: o.targetScore, draft: o.draftScore, logits: scoreOutput === 'logits' }
-        : null;
-      return new Decoder(native, owner, { seed, plain, stepRoles, scores, detokenize });
+      return createDecoder({ M, owner, own }, options);
     },
 
     /**
