@@ -16,7 +16,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'models'))
-import train  # noqa: E402
+from model import load_model  # noqa: E402
 from export_onnx import GPTWithCache  # noqa: E402
 
 
@@ -58,7 +58,7 @@ def main():
     out = {'torch': torch.__version__, 'threads': 1}
     with torch.no_grad():
         for name, path in (('target', sys.argv[1]), ('draft', sys.argv[2])):
-            gpt, _ = train.load_model(path)
+            gpt, _ = load_model(path)
             model = GPTWithCache(gpt).eval()
             cfg = gpt.config
             greedy_ms_per_token(model, cfg, 20)  # warm-up

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import train  # noqa: E402  (the model definition and the safetensors reader)
+from model import load_model  # noqa: E402  (the model definition and the safetensors reader)
 
 
 class GPTWithCache(torch.nn.Module):
@@ -182,7 +182,7 @@ def main():
     if len(args) != 2 or (fp16 and no_past):
         sys.exit(__doc__)
     src, dst = args
-    gpt, _ = train.load_model(src)
+    gpt, _ = load_model(src)
     if fp16:
         return export_fp16(gpt, dst)
     if no_past:

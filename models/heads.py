@@ -10,7 +10,7 @@ head starts as the LM head itself.
 
     /usr/bin/python3 models/heads.py train --target models/target.safetensors --out models/target-heads.safetensors
     /usr/bin/python3 models/heads.py alpha --target models/target.safetensors --heads models/target-heads.safetensors
-    /usr/bin/python3 models/heads.py fixture   # random heads for tests/fixtures/tiny_f32.safetensors
+    /usr/bin/python3 models/heads.py fixture   # random heads for tests/fixtures/tiny_f32.safetensors (fixtures.py heads)
 """
 import argparse
 import json
@@ -22,19 +22,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import train
+from alpha import acceptance
+import data
+import model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-
-
-def fingerprint(model):
-    """FNV-1a 64 over the bytes of wte as little-endian float32 (model_fingerprint in C++)."""
-    data = model.transformer.wte.weight.detach().float().contiguous().numpy().tobytes()
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return f'{h:016x}'
 
 
 class Heads(nn.Module):
@@ -65,13 +57,8 @@ class Heads(nn.Module):
 
 def hidden_and_logits(target, x):
     """The target's final hidden states (after ln_f) and logits, (B, T, C) and (B, T, V)."""
-    t = target.transformer
-    pos = torch.arange(x.size(1))
-    h = t.wte(x) + t.wpe(pos)
-    for block in t.h:
-        h = block(h)
-    h = t.ln_f(h)
-    return h, h @ t.wte.weight.t()
+    h = target.hidden(x)
+    return h, h @ target.transformer.wte.weight.t()
 
 
 def next_of(x):
@@ -94,7 +81,8 @@ def head_losses(heads, target, x):
     return losses
 
 
-def export(heads, target, meta_target, path):
+def export(heads, target, meta_target):
+    """-> (tensors, metadata) of a heads file for target."""
     tensors = {f'medusa.{i}.{k}': v for i, lin in enumerate(heads.medusa)
                for k, v in (('weight', lin.weight), ('bias', lin.bias))}
     if heads.token is not None:
@@ -102,17 +90,17 @@ def export(heads, target, meta_target, path):
     meta = dict(format='specdec-heads', n_heads=len(heads.medusa),
                 token_input=int(heads.token is not None),
                 n_embd=target.config['n_embd'], vocab_size=target.config['vocab_size'],
-                target_fingerprint=fingerprint(target), target_name=meta_target.get('name', ''))
+                target_fingerprint=model.fingerprint(target), target_name=meta_target.get('name', ''))
     return tensors, meta
 
 
 def cmd_train(args):
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
-    target, meta_t = train.load_model(args.target)
+    target, meta_t = model.load_model(args.target)
     for p in target.parameters():
         p.requires_grad_(False)
-    train_data, val_data = train.load_data()
+    train_data, val_data = data.load_data()
     C = target.config['n_embd']
     heads = Heads(C, args.n_heads, args.token_input)
     opt = torch.optim.AdamW(heads.parameters(), lr=args.lr, weight_decay=0.0)
@@ -122,7 +110,7 @@ def cmd_train(args):
         lr = args.lr * min(1.0, it / 20) * (0.1 + 0.9 * 0.5 * (1 + torch.cos(torch.tensor(3.14159 * it / args.iters)).item()))
         for g in opt.param_groups:
             g['lr'] = lr
-        x, _ = train.get_batch(train_data, args.batch, args.block, gen)
+        x, _ = data.get_batch(train_data, args.batch, args.block, gen)
         losses = head_losses(heads, target, x)
         loss = sum(losses)
         opt.zero_grad(set_to_none=True)
@@ -132,16 +120,16 @@ def cmd_train(args):
             print(f'iter {it} {(time.time() - t0) / 60:.1f} min kl per head '
                   + ' '.join(f'{l.item():.3f}' for l in losses), flush=True)
             history.append(dict(iter=it, kl=[l.item() for l in losses]))
-    tensors, meta = export(heads, target, meta_t, args.out)
+    tensors, meta = export(heads, target, meta_t)
     meta.update(iters=args.iters, minutes=f'{(time.time() - t0) / 60:.1f}')
-    train.save_safetensors(args.out, tensors, meta)
-    alpha = measure(target, heads, val_data)
+    model.save_safetensors(args.out, tensors, meta)
+    alphas = measure(target, heads, val_data)
     with open(os.path.splitext(args.out)[0] + '_history.json', 'w') as f:
         # File names only (not this machine's paths); --heads is not used by training.
         settings = {k: os.path.basename(v) if k in ('target', 'out') else v
                     for k, v in vars(args).items() if k != 'heads'}
-        json.dump(dict(args=settings, history=history, alpha=alpha), f, indent=1)
-    print(f'wrote {args.out}; teacher-forced acceptance per head: {json.dumps(alpha)}')
+        json.dump(dict(args=settings, history=history, alpha=alphas), f, indent=1)
+    print(f'wrote {args.out}; teacher-forced acceptance per head: {json.dumps(alphas)}')
 
 
 @torch.no_grad()
@@ -151,59 +139,32 @@ def measure(target, heads, val, n_batches=8):
     gen = torch.Generator().manual_seed(4321)
     sums = {}
     for _ in range(n_batches):
-        x, _ = train.get_batch(val, 8, 256, gen)
+        x, _ = data.get_batch(val, 8, 256, gen)
         h, logits = hidden_and_logits(target, x)
         out = heads(h, target.transformer.wte.weight, next_of(x))
         T = x.size(1)
         for j in range(out.size(0)):
             q, p = out[j][:, :T - 1 - j], logits[:, 1 + j:]
             for temp in (0.0, 0.8):
-                if temp == 0.0:
-                    a = (q.argmax(-1) == p.argmax(-1)).float().mean().item()
-                else:
-                    a = torch.minimum(F.softmax(q / temp, -1), F.softmax(p / temp, -1)).sum(-1).mean().item()
-                sums.setdefault(f'head{j + 1} T={temp}', []).append(a)
+                sums.setdefault(f'head{j + 1} T={temp}', []).append(acceptance(p, q, temp))
     return {k: round(sum(v) / len(v), 4) for k, v in sums.items()}
 
 
 def cmd_alpha(args):
-    target, _ = train.load_model(args.target)
-    tensors, meta = train.load_safetensors(args.heads)
+    target, _ = model.load_model(args.target)
+    tensors, meta = model.load_safetensors(args.heads)
     heads = Heads(target.config['n_embd'], int(meta['n_heads']), meta.get('token_input') == '1')
     # the file names the token-input weights medusa.{i}.token_weight (export); the module token.{i}.weight
     heads.load_state_dict({re.sub(r'^medusa\.(\d+)\.token_weight$', r'token.\1.weight', k): v
                            for k, v in tensors.items()})
-    _, val = train.load_data()
+    _, val = data.load_data()
     print(json.dumps(measure(target, heads.eval(), val)))
 
 
 def cmd_fixture(args):
-    """Random (non-zero) heads for the tiny test model, so that the tests see distinct heads:
-    tiny_heads.safetensors (Medusa-1) and tiny_heads_token.safetensors (token input), with the
-    golden logits of each after a prompt (the token input: the prompt's last token)."""
-    path = os.path.join(ROOT, 'tests', 'fixtures', 'tiny_f32.safetensors')
-    target, meta_t = train.load_model(path)
-    tokens = list('ROMEO: hello'.encode())
-    golden = dict(tokens=tokens)
-    for name, token_input in (('tiny_heads', False), ('tiny_heads_token', True)):
-        torch.manual_seed(args.seed)
-        heads = Heads(target.config['n_embd'], 3, token_input)
-        with torch.no_grad():
-            for p in heads.parameters():
-                p.add_(torch.randn_like(p) * 0.3)
-        tensors, meta = export(heads, target, meta_t, None)
-        out = os.path.join(ROOT, 'tests', 'fixtures', f'{name}.safetensors')
-        train.save_safetensors(out, tensors, meta, torch.float32)
-        # the heads' logits for the hidden state at the prompt's next-to-last position, whose
-        # next token is the prompt's last one
-        with torch.no_grad():
-            h, _ = hidden_and_logits(target, torch.tensor([tokens]))
-            nxt = torch.tensor([[tokens[-1]]])
-            logits = heads(h[:, -2:-1], target.transformer.wte.weight, nxt)[:, 0, 0]
-        golden[name] = [[float(v) for v in row] for row in logits]
-        print(f'wrote {out} (fingerprint {meta["target_fingerprint"]})')
-    with open(os.path.join(ROOT, 'tests', 'fixtures', 'tiny_heads_golden.json'), 'w') as f:
-        json.dump(golden, f)
+    """The tests' random heads and their golden logits (fixtures.py heads)."""
+    import fixtures  # which imports this file
+    fixtures.write_heads(args.seed)
 
 
 def main():

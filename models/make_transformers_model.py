@@ -20,8 +20,8 @@ random:V in place of the weights: a small randomly initialised GPT with vocabula
 --variant encoder   a BERT-type folder (model_type bert, BertModel: input_ids, attention_mask,
                     token_type_ids -> last_hidden_state): a model that is not a causal LM (a fixture)
 
-Files newer than the weights (and than this tool and export_onnx.py) are kept: a second run is
-a no-op, so tests call it before every use.
+Files newer than the weights (and than this tool, export_onnx.py and model.py) are kept: a
+second run is a no-op, so tests call it before every use.
 """
 import json
 import os
@@ -30,6 +30,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORT = os.path.join(HERE, 'export_onnx.py')
+MODEL = os.path.join(HERE, 'model.py')  # what the exports compute
 
 
 def bytes_to_unicode():
@@ -93,9 +94,9 @@ def export_encoder(src, dst, deps):
         return
     import torch  # only when there is something to export
     sys.path.insert(0, HERE)
-    import train
+    import model
 
-    gpt, _ = train.load_model(src)
+    gpt, _ = model.load_model(src)
 
     class Encoder(torch.nn.Module):
         def __init__(self):
@@ -124,11 +125,11 @@ def make_random(vocab, out):
         return path
     import torch
     sys.path.insert(0, HERE)
-    import train
+    import model
 
     torch.manual_seed(0)
-    model = train.GPT(vocab_size=vocab, n_layer=1, n_head=2, n_embd=32, block_size=256)
-    train.export_model(model, path, {'name': f'random-v{vocab}'})
+    gpt = model.GPT(vocab_size=vocab, n_layer=1, n_head=2, n_embd=32, block_size=256)
+    model.export_model(gpt, path, {'name': f'random-v{vocab}'})
     return path
 
 
@@ -146,7 +147,7 @@ def main():
     if src.startswith('random:'):
         src = make_random(int(src.split(':', 1)[1]), out)
     cfg, meta = read_meta(src)
-    deps = [src, os.path.abspath(__file__), EXPORT]
+    deps = [src, os.path.abspath(__file__), EXPORT, MODEL]
     os.makedirs(os.path.join(out, 'onnx'), exist_ok=True)
     name = meta.get('name', os.path.basename(src).rsplit('.', 1)[0])
     if variant == 'encoder':

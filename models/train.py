@@ -1,33 +1,30 @@
 #!/usr/bin/python3
-"""Train specdec's byte-level GPT target and its distilled draft on tinyshakespeare.
-
-One file, nanoGPT-shaped (pre-LayerNorm blocks, causal self-attention, GELU MLP,
-tied LM head). Resumable: a checkpoint is written every --ckpt-seconds under
-models/ckpt/ (git-ignored) and picked up again when the same command is re-run.
+"""Train specdec's byte-level GPT target (model.py) and its distilled draft on tinyshakespeare.
+Resumable: a checkpoint is written every --ckpt-seconds under models/ckpt/ (git-ignored) and
+picked up again when the same command is re-run.
 
     /usr/bin/python3 models/train.py target            # ~2 h on 2 cores
     /usr/bin/python3 models/train.py draft             # distils from models/target.safetensors
-    /usr/bin/python3 models/train.py fixture           # tiny random model + golden logits for tests
-    /usr/bin/python3 models/train.py golden            # golden logits of the shipped pair
-    /usr/bin/python3 models/train.py alpha             # draft-vs-target acceptance on held-out text
 
-Text maps to tokens byte by byte: token id = UTF-8 byte value (vocab 256).
+Kept for their old command lines (the code lives beside this file):
+    /usr/bin/python3 models/train.py fixture           # = fixtures.py tiny
+    /usr/bin/python3 models/train.py golden            # = fixtures.py golden
+    /usr/bin/python3 models/train.py alpha             # = alpha.py: draft-vs-target acceptance
 """
 import argparse
 import json
 import math
 import os
-import struct
-import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
+from alpha import alpha_tf, measure_pair
+from data import get_batch, load_data
+from model import GPT, export_model, load_model, load_safetensors, n_params
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-CORPUS = os.path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt')
 
 # name -> architecture and optimisation settings
 PRESETS = {
@@ -46,187 +43,7 @@ PRESETS = {
 }
 
 
-# ----------------------------------------------------------------------------- model
-class CausalSelfAttention(nn.Module):
-    def __init__(self, n_embd, n_head, dropout=0.0):
-        super().__init__()
-        self.n_head = n_head
-        self.dropout = dropout
-        self.c_attn = nn.Linear(n_embd, 3 * n_embd)  # (3C, C): q, k, v stacked
-        self.c_proj = nn.Linear(n_embd, n_embd)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)
-        hs = C // self.n_head
-        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        k = k.view(B, T, self.n_head, hs).transpose(1, 2)
-        v = v.view(B, T, self.n_head, hs).transpose(1, 2)
-        p_drop = self.dropout if self.training else 0.0
-        y = F.scaled_dot_product_attention(q, k, v, dropout_p=p_drop, is_causal=True) if hasattr(
-            F, 'scaled_dot_product_attention') else self._attn(q, k, v, T, p_drop)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)
-        return F.dropout(self.c_proj(y), p_drop, self.training)  # residual dropout (nanoGPT)
-
-    @staticmethod
-    def _attn(q, k, v, T, p_drop):
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, T, T)
-        mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device))
-        att = att.masked_fill(~mask, float('-inf'))
-        return F.dropout(F.softmax(att, dim=-1), p_drop, True) @ v
-
-
-class Block(nn.Module):
-    def __init__(self, n_embd, n_head, dropout=0.0):
-        super().__init__()
-        self.dropout = dropout
-        self.ln_1 = nn.LayerNorm(n_embd)
-        self.attn = CausalSelfAttention(n_embd, n_head, dropout)
-        self.ln_2 = nn.LayerNorm(n_embd)
-        self.mlp = nn.ModuleDict(dict(c_fc=nn.Linear(n_embd, 4 * n_embd),
-                                      c_proj=nn.Linear(4 * n_embd, n_embd)))
-
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        h = self.mlp.c_proj(F.gelu(self.mlp.c_fc(self.ln_2(x))))  # exact (erf) GELU
-        x = x + F.dropout(h, self.dropout, self.training)
-        return x
-
-
-class GPT(nn.Module):
-    def __init__(self, vocab_size=256, n_layer=6, n_head=8, n_embd=256, block_size=256,
-                 dropout=0.0):  # dropout: training only; not part of the exported config
-        super().__init__()
-        self.dropout = dropout
-        self.config = dict(vocab_size=vocab_size, n_layer=n_layer, n_head=n_head,
-                           n_embd=n_embd, block_size=block_size)
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(vocab_size, n_embd),
-            wpe=nn.Embedding(block_size, n_embd),
-            h=nn.ModuleList([Block(n_embd, n_head, dropout) for _ in range(n_layer)]),
-            ln_f=nn.LayerNorm(n_embd)))
-        self.apply(self._init)
-        for name, p in self.named_parameters():  # GPT-2 scaled init of residual projections
-            if name.endswith('c_proj.weight'):
-                nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * n_layer))
-
-    @staticmethod
-    def _init(m):
-        if isinstance(m, nn.Linear):
-            nn.init.normal_(m.weight, 0.0, 0.02)
-            nn.init.zeros_(m.bias)
-        elif isinstance(m, nn.Embedding):
-            nn.init.normal_(m.weight, 0.0, 0.02)
-
-    def forward(self, idx):  # idx (B, T) -> logits (B, T, V)
-        T = idx.size(1)
-        pos = torch.arange(T, device=idx.device)
-        x = self.transformer.wte(idx) + self.transformer.wpe(pos)
-        x = F.dropout(x, self.dropout, self.training)
-        for block in self.transformer.h:
-            x = block(x)
-        x = self.transformer.ln_f(x)
-        return x @ self.transformer.wte.weight.t()  # tied LM head
-
-
-def n_params(model):
-    return sum(p.numel() for p in model.parameters())
-
-
-# ----------------------------------------------------------------------------- safetensors
-def save_safetensors(path, tensors, metadata, dtype=torch.float16):
-    """Writes a safetensors file (8-byte LE header length, JSON header, raw little-endian data)."""
-    code = {torch.float16: 'F16', torch.float32: 'F32'}[dtype]
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        b = t.detach().to(dtype).contiguous().numpy().tobytes()
-        header[name] = dict(dtype=code, shape=list(t.shape), data_offsets=[offset, offset + len(b)])
-        blobs.append(b)
-        offset += len(b)
-    header['__metadata__'] = {k: str(v) for k, v in metadata.items()}
-    h = json.dumps(header, separators=(',', ':')).encode()
-    h += b' ' * ((8 - len(h) % 8) % 8)
-    tmp = path + '.tmp'
-    with open(tmp, 'wb') as f:
-        f.write(struct.pack('<Q', len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-    os.replace(tmp, path)
-
-
-def load_safetensors(path):
-    with open(path, 'rb') as f:
-        n = struct.unpack('<Q', f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    meta = header.pop('__metadata__', {})
-    dt = {'F16': torch.float16, 'F32': torch.float32}
-    out = {}
-    for name, info in header.items():
-        b, e = info['data_offsets']
-        out[name] = torch.frombuffer(bytearray(data[b:e]), dtype=dt[info['dtype']]).reshape(
-            info['shape']).float()
-    return out, meta
-
-
-def export_model(model, path, extra_meta, dtype=torch.float16):
-    sd = {k: v for k, v in model.state_dict().items()}
-    meta = dict(model.config)
-    meta.update(format='specdec-gpt', tokenizer='bytes', activation='gelu_erf', **extra_meta)
-    save_safetensors(path, sd, meta, dtype)
-
-
-def load_model(path):
-    tensors, meta = load_safetensors(path)
-    cfg = {k: int(meta[k]) for k in ('vocab_size', 'n_layer', 'n_head', 'n_embd', 'block_size')}
-    model = GPT(**cfg)
-    model.load_state_dict(tensors)
-    return model.eval(), meta
-
-
-# ----------------------------------------------------------------------------- data
-def load_data():
-    with open(CORPUS, 'rb') as f:
-        data = torch.tensor(list(f.read()), dtype=torch.long)
-    n = int(0.9 * len(data))
-    return data[:n], data[n:]  # last 10% held out
-
-
-def get_batch(data, batch, block, gen, copy_frac=0.0, copy_style='repeat'):
-    """batch windows of block + 1 bytes (inputs x, next bytes y). With copy_frac > 0 that share of
-    the windows repeats earlier text of the same window, so that the model learns to copy, as
-    language models do and prompt lookup relies on (tinyshakespeare itself rarely repeats a span of
-    more than a few words):
-      'repeat': a passage of m bytes (m in [block/4, block/2]) followed by itself again and again;
-      'quote':  a passage of m bytes (m in [block/4, 3 block/4]) followed by the text that starts
-                at a random point a of it (a < m/2): the window quotes the passage's tail from a,
-                then goes on past it with the corpus' own continuation (new text, where copying
-                stops paying). The copy starts anywhere, so only attending to where the current
-                bytes occurred before (an induction head) predicts it;
-      'mix':    either, with equal odds."""
-    ix = torch.randint(len(data) - block - 1, (batch,), generator=gen)
-    rows = []
-    for i in ix.tolist():
-        if copy_frac > 0 and torch.rand((), generator=gen).item() < copy_frac:
-            style = copy_style
-            if style == 'mix':  # half and half
-                style = 'quote' if torch.rand((), generator=gen).item() < 0.5 else 'repeat'
-            if style == 'quote':
-                m = int(torch.randint(block // 4, 3 * block // 4 + 1, (), generator=gen))
-                a = int(torch.randint(0, m // 2, (), generator=gen))
-                rows.append(torch.cat([data[i:i + m], data[i + a:i + a + block + 1 - m]]))
-            else:
-                m = int(torch.randint(block // 4, block // 2 + 1, (), generator=gen))
-                span = data[i:i + m]
-                reps = (block + 1 + m - 1) // m
-                rows.append(span.repeat(reps)[:block + 1])
-        else:
-            rows.append(data[i:i + block + 1])
-    w = torch.stack(rows)
-    return w[:, :-1], w[:, 1:]
-
-
+# ----------------------------------------------------------------------------- evaluation
 @torch.no_grad()
 def evaluate(model, val, block, n_batches=24, batch=16):
     model.eval()
@@ -239,6 +56,24 @@ def evaluate(model, val, block, n_batches=24, batch=16):
     return sum(losses) / len(losses)
 
 
+@torch.no_grad()
+def copy_accuracy(model, val, n=32, m=100, seed=99):
+    """How well a model copies: held-out passages of m bytes followed by their first 20 bytes;
+    the share of the next 60 bytes whose greedy prediction is the passage's own continuation."""
+    gen = torch.Generator().manual_seed(seed)
+    hits = total = 0
+    for _ in range(n):
+        i = int(torch.randint(len(val) - m - 1, (), generator=gen))
+        span = val[i:i + m]
+        seq = torch.cat([span, span[:20 + 60]])[None]  # (1, m + 80)
+        pred = model(seq[:, :-1]).argmax(-1)[0]
+        want = seq[0, 1:]
+        hits += (pred[m + 19:] == want[m + 19:]).sum().item()
+        total += want[m + 19:].numel()
+    return hits / total
+
+
+# ----------------------------------------------------------------------------- training
 def lr_at(it, s):
     if it < s['warmup']:
         return s['lr'] * (it + 1) / s['warmup']
@@ -253,7 +88,6 @@ def lr_at(it, s):
     return s['min_lr'] + 0.5 * (1 + math.cos(math.pi * r)) * (s['lr'] - s['min_lr'])
 
 
-# ----------------------------------------------------------------------------- training
 def train(name, args):
     s = dict(PRESETS[name])
     if args.max_iters:
@@ -370,101 +204,6 @@ def train(name, args):
           f'{copy_accuracy(model.eval(), val_data):.3f} of a repeated passage (greedy)', flush=True)
 
 
-# ----------------------------------------------------------------------------- fixtures
-def golden_for(model, prompt):
-    tokens = list(prompt.encode('utf-8'))
-    with torch.no_grad():
-        logits = model(torch.tensor([tokens]))[0]  # (T, V)
-    return dict(prompt=prompt, tokens=tokens, logits=[[float(v) for v in row] for row in logits])
-
-
-def write_fixture(args):
-    """A tiny random model (F32 and F16) + golden logits, for the C++ and JS tests."""
-    torch.manual_seed(args.seed)
-    out_dir = os.path.join(ROOT, 'tests', 'fixtures')
-    os.makedirs(out_dir, exist_ok=True)
-    model = GPT(vocab_size=256, n_layer=2, n_head=4, n_embd=32, block_size=640).eval()
-    with torch.no_grad():  # larger weights than the init so that the logits are not all ~0
-        for p in model.parameters():
-            p.add_(torch.randn_like(p) * 0.1)
-    export_model(model, os.path.join(out_dir, 'tiny_f32.safetensors'), dict(name='tiny'),
-                 torch.float32)
-    export_model(model, os.path.join(out_dir, 'tiny_f16.safetensors'), dict(name='tiny'),
-                 torch.float16)
-    g32 = golden_for(model, 'ROMEO: hello, world!')
-    with torch.no_grad():  # the F16 file holds rounded weights: its golden uses the same
-        for p in model.parameters():
-            p.copy_(p.half().float())
-    g16 = golden_for(model, 'ROMEO: hello, world!')
-    with open(os.path.join(out_dir, 'tiny_golden.json'), 'w') as f:
-        json.dump(dict(f32=g32, f16=g16), f)
-    print('wrote tests/fixtures/tiny_{f32,f16}.safetensors and tiny_golden.json')
-
-
-def write_golden(args):
-    """Golden logits of the shipped pair (weights as stored, F16 widened to F32)."""
-    out = {}
-    for name in ('target', 'draft'):
-        path = os.path.join(HERE, f'{name}.safetensors')
-        if os.path.exists(path):
-            model, _ = load_model(path)
-            out[name] = golden_for(model, 'ROMEO:\nWhat light')
-    with open(os.path.join(HERE, 'golden.json'), 'w') as f:
-        json.dump(out, f)
-    print('wrote models/golden.json for', list(out))
-
-
-@torch.no_grad()
-def copy_accuracy(model, val, n=32, m=100, seed=99):
-    """How well a model copies: held-out passages of m bytes followed by their first 20 bytes;
-    the share of the next 60 bytes whose greedy prediction is the passage's own continuation."""
-    gen = torch.Generator().manual_seed(seed)
-    hits = total = 0
-    for _ in range(n):
-        i = int(torch.randint(len(val) - m - 1, (), generator=gen))
-        span = val[i:i + m]
-        seq = torch.cat([span, span[:20 + 60]])[None]  # (1, m + 80)
-        pred = model(seq[:, :-1]).argmax(-1)[0]
-        want = seq[0, 1:]
-        hits += (pred[m + 19:] == want[m + 19:]).sum().item()
-        total += want[m + 19:].numel()
-    return hits / total
-
-
-@torch.no_grad()
-def alpha_tf(target, draft, val, t, seed=4321):
-    """Teacher-forced acceptance of draft against target at temperature t > 0 on 16 held-out
-    windows of 256 bytes: E[sum_x min(p_t(x), q_t(x))]."""
-    gen = torch.Generator().manual_seed(seed)
-    x, _ = get_batch(val, 16, 256, gen)
-    p, q = F.softmax(target(x) / t, -1), F.softmax(draft(x) / t, -1)
-    return torch.minimum(p, q).sum(-1).mean().item()
-
-
-@torch.no_grad()
-def measure_alpha(args):
-    """Acceptance rate of the draft against the target on held-out text (teacher forcing):
-    alpha = E[sum_x min(p_T(x), q_T(x))] over positions of the last 10% of the corpus; at T = 0
-    it is P(argmax q == argmax p)."""
-    torch.set_num_threads(args.threads)
-    prefix = '' if args.pair == 'small' else 'large-'
-    target, _ = load_model(os.path.join(HERE, prefix + 'target.safetensors'))
-    draft, _ = load_model(os.path.join(HERE, prefix + 'draft.safetensors'))
-    _, val = load_data()
-    gen = torch.Generator().manual_seed(4321)
-    x, _ = get_batch(val, 16, 256, gen)
-    lp, lq = target(x), draft(x)
-    out = {}
-    for t in (0.0, 0.8, 1.0):
-        if t == 0.0:
-            a = (lp.argmax(-1) == lq.argmax(-1)).float().mean().item()
-        else:
-            a = torch.minimum(F.softmax(lp / t, -1), F.softmax(lq / t, -1)).sum(-1).mean().item()
-        out[f'T={t}'] = round(a, 4)
-    print(json.dumps(out))
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('what', choices=list(PRESETS) + ['fixture', 'golden', 'alpha'])
@@ -491,12 +230,14 @@ def main():
     ap.add_argument('--out', default='', help='write the weights here (default: models/NAME.safetensors)')
     ap.add_argument('--teacher', default='', help='drafts: distil from this safetensors file')
     args = ap.parse_args()
-    if args.what == 'fixture':
-        write_fixture(args)
+    if args.what == 'fixture':  # the old command lines of fixtures.py tiny / golden
+        import fixtures
+        fixtures.write_tiny(args.seed)
     elif args.what == 'golden':
-        write_golden(args)
+        import fixtures
+        fixtures.write_golden()
     elif args.what == 'alpha':
-        measure_alpha(args)
+        measure_pair(args.pair, args.threads)
     else:
         train(args.what, args)
 
