@@ -14,6 +14,8 @@ import json
 import os
 import subprocess
 
+import data
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ap = argparse.ArgumentParser()
@@ -31,10 +33,7 @@ target_file = path_of(args.target, f'{prefix}target.safetensors')
 draft_file = path_of(args.draft, f'{prefix}draft.safetensors')
 heads_file = path_of(args.heads_file, f'{prefix}target-heads.safetensors')
 cli = args.cli
-with open(os.path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt'), 'rb') as f:
-    data = f.read()
-val = data[int(0.9 * len(data)):]
-prompts = [val[i * len(val) // 16:][:64].decode('ascii', 'replace') for i in range(16)]
+prompts = [w.decode('ascii', 'replace') for w in data.held_out_windows(64)]
 
 result = {}
 for t in (0.0, 0.8, 1.0):

@@ -14,6 +14,8 @@ import json
 import os
 import subprocess
 
+import data
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 N = 8
@@ -33,11 +35,8 @@ def main():
     ap.add_argument('targets', nargs='*', default=[os.path.join(HERE, 'target.safetensors')])
     ap.add_argument('--cli', default=os.path.join(ROOT, 'build', 'specdec'))
     args = ap.parse_args()
-    with open(os.path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt'), 'rb') as f:
-        data = f.read()
-    val = data[int(0.9 * len(data)):]
-    prompts = [val[i * len(val) // 16:][:64] for i in range(16)]
-    real = [repeated_share(val[i * len(val) // 16:][:264], 64) for i in range(16)]
+    prompts = data.held_out_windows(64)
+    real = [repeated_share(w, 64) for w in data.held_out_windows(264)]  # 64 + 200 bytes
     result = {'held-out text': round(sum(s for s, _ in real) / sum(t for _, t in real), 3)}
     for target in args.targets:
         row = {}
