@@ -126,30 +126,51 @@ def fingerprint(model):
 # A block-quantized dtype adds a branch to each: encode stores a Linear weight X.weight as two
 # tensors (int8 values X.weight.q8 and one scale per block X.weight.scale, the names the C++
 # loader reads) and decode multiplies them back into X.weight; the file reader below is unchanged
-# but for its code in DTYPES.
-CODES = {torch.float32: 'F32', torch.float16: 'F16'}  # torch dtype -> safetensors dtype
+# but for its code in DTYPES. read_stored / write_stored are the container alone (tensors as stored),
+# for models/quantize.py, which copies every other tensor as it is.
+CODES = {torch.float32: 'F32', torch.float16: 'F16', torch.int8: 'I8'}  # torch -> safetensors
 DTYPES = {code: dtype for dtype, code in CODES.items()}
+INT8 = 'int8'  # the block-quantized dtype (q8.py, src/kernels/matmul_q8.h): a block Linear only
 
 
 def encode(name, t, dtype):
     """The stored tensors of one weight: [(name, code, shape, bytes)]."""
+    if dtype == INT8:  # X.weight -> X.weight.q8 (I8, (n, k)) + X.weight.scale (F16, (n, k / 32))
+        import q8
+        if not q8.is_block_linear(name):
+            raise ValueError(f'{name}: only the block Linear weights are stored 8-bit')
+        w8, scales = q8.quantize_weights_torch(t)
+        return (encode(name + '.q8', w8, torch.int8) +
+                encode(name + '.scale', scales, torch.float16))  # exact: binary16 values
     t = t.detach().to(dtype).contiguous()
     return [(name, CODES[dtype], list(t.shape), t.numpy().tobytes())]
 
 
 def decode(stored):
-    """Stored tensors (name -> tensor in its file dtype) -> weights (name -> float32)."""
-    return {name: t.float() for name, t in stored.items()}
+    """Stored tensors (name -> tensor in its file dtype) -> weights (name -> float32); an 8-bit
+    pair X.weight.q8 + X.weight.scale becomes X.weight, sw * w8 (exact)."""
+    out = {}
+    for name, t in stored.items():
+        if name.endswith('.q8') and name[:-3] + '.scale' in stored:
+            import q8
+            out[name[:-3]] = q8.dequantize(t, stored[name[:-3] + '.scale'])
+        elif not (name.endswith('.scale') and name[:-6] + '.q8' in stored):
+            out[name] = t.float()
+    return out
 
 
 def save_safetensors(path, tensors, metadata, dtype=torch.float16):
     """Writes tensors (name -> tensor) in dtype, and metadata (values written as strings)."""
+    write_stored(path, [s for name, t in tensors.items() for s in encode(name, t, dtype)], metadata)
+
+
+def write_stored(path, stored, metadata):
+    """Writes stored tensors [(name, code, shape, bytes)] (encode's) and metadata."""
     header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        for key, code, shape, b in encode(name, t, dtype):
-            header[key] = dict(dtype=code, shape=shape, data_offsets=[offset, offset + len(b)])
-            blobs.append(b)
-            offset += len(b)
+    for key, code, shape, b in stored:
+        header[key] = dict(dtype=code, shape=shape, data_offsets=[offset, offset + len(b)])
+        blobs.append(b)
+        offset += len(b)
     header['__metadata__'] = {k: str(v) for k, v in metadata.items()}
     h = json.dumps(header, separators=(',', ':')).encode()
     h += b' ' * ((8 - len(h) % 8) % 8)  # the data starts 8-byte aligned
@@ -162,8 +183,8 @@ def save_safetensors(path, tensors, metadata, dtype=torch.float16):
     os.replace(tmp, path)  # never a half-written file under the real name
 
 
-def load_safetensors(path):
-    """-> (name -> float32 tensor, metadata)."""
+def read_stored(path):
+    """-> (name -> tensor in its file dtype, metadata): the file as stored, nothing decoded."""
     with open(path, 'rb') as f:
         n = struct.unpack('<Q', f.read(8))[0]
         header = json.loads(f.read(n))
@@ -174,6 +195,12 @@ def load_safetensors(path):
         b, e = info['data_offsets']
         stored[name] = torch.frombuffer(bytearray(data[b:e]), dtype=DTYPES[info['dtype']]).reshape(
             info['shape'])
+    return stored, meta
+
+
+def load_safetensors(path):
+    """-> (name -> float32 tensor, metadata)."""
+    stored, meta = read_stored(path)
     return decode(stored), meta
 
 
