@@ -59,7 +59,7 @@ const REFUSALS = [
   ['entry not an object', file({ a: 1 }), /tensor 'a': entry must be an object, got number/],
   ['unknown key', file({ a: { ...f32(1), extra: 1 } }, new Uint8Array(4)), /tensor 'a': unknown key 'extra'/],
   ['missing shape', file({ a: { dtype: 'F32', data_offsets: [0, 4] } }), /tensor 'a': missing 'shape'/],
-  ['dtype BF16', file({ a: { ...f32(1), dtype: 'BF16' } }, new Uint8Array(4)), /tensor 'a' has dtype 'BF16' \(supported: F32, F16\)/],
+  ['dtype BF16', file({ a: { ...f32(1), dtype: 'BF16' } }, new Uint8Array(4)), /tensor 'a' has dtype 'BF16' \(supported: F32, F16, I8\)/],
   ['dtype not a string', file({ a: { ...f32(1), dtype: 4 } }, new Uint8Array(4)), /tensor 'a': dtype must be a string/],
   ['rank 9', file({ a: { dtype: 'F32', shape: [1, 1, 1, 1, 1, 1, 1, 1, 1], data_offsets: [0, 4] } }, new Uint8Array(4)), /shape must be an array of at most 8 integers/],
   ['negative dimension', file({ a: { dtype: 'F32', shape: [-1], data_offsets: [0, 4] } }), /shape must hold non-negative integers/],
@@ -125,8 +125,8 @@ test('the float16 table: fixed values, sign symmetry, even steps in each binade,
   }
 });
 
-test('dtypes: F32 and F16 widen to the same values at any byte offset', () => {
-  assert.deepEqual(Object.keys(DTYPES), ['F32', 'F16']);
+test('dtypes: F32, F16 and I8 widen to the same values at any byte offset', () => {
+  assert.deepEqual(Object.keys(DTYPES), ['F32', 'F16', 'I8']);
   const values = [1, -2.5, 0.333251953125, 65504, -0];
   const halves = [0x3c00, 0xc100, 0x3555, 0x7bff, 0x8000];
   const data = new Uint8Array(3 + 20 + 10); // 3 bytes in: neither section is aligned
@@ -142,6 +142,11 @@ test('dtypes: F32 and F16 widen to the same values at any byte offset', () => {
   const bytes = file({ a: { dtype: 'F16', shape: [5], data_offsets: [0, 10] } }, data.subarray(23));
   const h = readSafetensorsHeader(bytes);
   assert.deepEqual([...tensorFloat32(bytes, h, h.tensors.get('a'))], values);
+  // I8: the integers themselves (a scale tensor beside them is the model's to apply)
+  const q = file({ q: { dtype: 'I8', shape: [2, 2], data_offsets: [1, 5] } }, Uint8Array.from([9, 0x80, 0xff, 0, 127]));
+  const hq = readSafetensorsHeader(q);
+  assert.equal(hq.nParams, 4);
+  assert.deepEqual([...tensorFloat32(q, hq, hq.tensors.get('q'))], [-128, -1, 0, 127]);
 });
 
 test('FNV-1a 64: the published test vectors', () => {
@@ -197,6 +202,12 @@ test('the GPT reader refuses a file that is not specdec GPT: config, tensor set,
   ]) {
     assert.throws(() => readGptSafetensors(bad), (e) => e instanceof SpecdecError && e.argument === 'bytes' && message.test(e.message), String(message));
   }
+  // an I8 tensor is read by the container, but it is not a float weight of this reader's GPT
+  const lnf = /"transformer\.ln_f\.bias":\{"dtype":"F16","shape":\[32\],"data_offsets":\[(\d+),(\d+)\]\}/.exec(header);
+  assert.ok(lnf, 'ln_f.bias in the fixture');
+  const i8 = file(header.replace(lnf[0], `"transformer.ln_f.bias":{"dtype":"I8","shape":[32],"data_offsets":[${lnf[1]},${Number(lnf[1]) + 32}]}`), data);
+  assert.doesNotThrow(() => readSafetensorsHeader(i8));
+  assert.throws(() => readGptSafetensors(i8), /tensor 'transformer.ln_f.bias' has dtype I8; a GPT's tensors are F32 or F16 here/);
   const nan = bytes.slice();
   const h = readSafetensorsHeader(nan);
   const wpe = h.tensors.get('transformer.wpe.weight');

@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { readGptSafetensors, dispatchesPerPass } from '../../web/lib/webgpu.js';
-import { modelBytes } from './support.mjs';
+import { readFileSync } from 'node:fs';
+import { safetensorsHeaderLength } from '../../web/lib/safetensors.js';
+import { TINY_MODEL, modelBytes } from './support.mjs';
 
 const sd = await loadSpecdec();
 const bytes = await modelBytes();
@@ -95,6 +97,49 @@ test('the WebGPU safetensors reader agrees with the WASM loader', () => {
   tiny.set(new TextEncoder().encode(header), 8);
   assert.throws(() => readGptSafetensors(tiny), /SpecdecError: bytes: model file: missing tensor 'transformer.wte.weight'/);
   assert.throws(() => readGptSafetensors(bad.subarray(0, 5)), /too short/);
+});
+
+test('the WebGPU reader refuses what the WASM loader refuses, for the same reason', () => {
+  const tiny = new Uint8Array(readFileSync(TINY_MODEL));
+  const n = safetensorsHeaderLength(tiny);
+  const header = new TextDecoder().decode(tiny.subarray(8, 8 + n));
+  const data = tiny.subarray(8 + n);
+  const file = (text, body = data) => {
+    const h = new TextEncoder().encode(text);
+    const out = new Uint8Array(8 + h.length + body.length);
+    new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+    out.set(h, 8);
+    out.set(body, 8 + h.length);
+    return out;
+  };
+  const edited = (from, to) => {
+    assert.ok(header.includes(from), from);
+    return file(header.replace(from, to));
+  };
+  const wte = '"transformer.wte.weight":{"dtype":"F32","shape":[256,32],"data_offsets":[0,32768]}';
+  const nanData = data.slice();
+  new DataView(nanData.buffer).setFloat32(4 * 5, NaN, true);
+  for (const [what, bytes, reason] of [
+    ['5 bytes', tiny.subarray(0, 5), /5 bytes is too short for the 8-byte header length/],
+    ['header length 2^40', (() => { const b = tiny.slice(); new DataView(b.buffer).setBigUint64(0, 2n ** 40n, true); return b; })(), /header length 1099511627776 exceeds the limit of 1048576 bytes/],
+    ['truncated in the header', tiny.subarray(0, 100), /truncated file\?/],
+    ['truncated in the data', tiny.subarray(0, tiny.length - 1), /outside the data section/],
+    ['a BF16 tensor', edited(wte, wte.replace('F32', 'BF16')), /tensor 'transformer.wte.weight' has dtype 'BF16' \(supported: F32, F16(, I8)?\)/],
+    ['an unknown key', edited(wte, wte.replace('"dtype"', '"x":1,"dtype"')), /tensor 'transformer.wte.weight': unknown key 'x'/],
+    ['rank 9', edited('"shape":[256,32]', '"shape":[256,32,1,1,1,1,1,1,1]'), /shape must be an array of at most 8 integers/],
+    ['offsets not the shape', edited('"data_offsets":[0,32768]', '"data_offsets":[0,32764]'), /span 32764 bytes, but shape \[256, 32\] of F32 needs 32768/],
+    ['overlapping tensors', edited('"data_offsets":[32768,114688]', '"data_offsets":[32764,114684]'), /tensors 'transformer.wte.weight' and 'transformer.wpe.weight' overlap/],
+    ['metadata not a string', edited('"n_layer":"2"', '"n_layer":2'), /__metadata__ value of 'n_layer' must be a string/],
+    ['n_layer 100000', edited('"n_layer":"2"', '"n_layer":"100000"'), /n_layer = 100000 is outside 1\.\.64/],
+    ['vocabulary not 256', edited('"vocab_size":"256"', '"vocab_size":"50257"'), /vocab_size = 50257, expected 256/],
+    ['n_head not dividing n_embd', edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
+    ['a tensor too many', edited(wte, `${wte},"extra":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}`), /unexpected tensor 'extra'/],
+    ['a non-finite weight', file(header, nanData), /tensor 'transformer.wte.weight' holds a non-finite value \(nan\) at index 5/i],
+  ]) {
+    for (const [reader, read] of [['WASM', (b) => sd.loadModel(b)], ['WebGPU', (b) => readGptSafetensors(b)]]) {
+      assert.throws(() => read(bytes), (e) => e instanceof SpecdecError && e.argument === 'bytes' && /^bytes: model file: /.test(e.message) && reason.test(e.message), `${what}: ${reader}`);
+    }
+  }
 });
 
 test('createDecoder takes a WebGPU model as target through its score callback (async decoder)', async () => {

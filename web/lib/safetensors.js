@@ -56,9 +56,9 @@ export function halfToFloatTable() {
 
 /**
  * The dtypes read, by their safetensors name: bytes per value, and how to widen n values that
- * start at byte `at` of a DataView into a Float32Array. A new dtype is one more entry (an 8-bit
- * one: { bytes: 1, toFloat32: view.getInt8 each }; a per-block scale is a tensor of its own,
- * applied by the model that reads both).
+ * start at byte `at` of a DataView into a Float32Array. A new dtype is one more entry. I8 (8-bit
+ * weights) widens to its integers: the per-block scale is a tensor of its own (F16), applied by
+ * the model that reads both (src/model/quantize.h), as model/safetensors.cc read_tensor_f32 does.
  * @type {Record<string, { bytes: number, toFloat32(view: DataView, at: number, out: Float32Array): void }>}
  */
 export const DTYPES = {
@@ -73,6 +73,12 @@ export const DTYPES = {
     toFloat32(view, at, out) {
       const table = halfToFloatTable();
       for (let i = 0; i < out.length; i++) out[i] = table[view.getUint16(at + 2 * i, true)];
+    },
+  },
+  I8: {
+    bytes: 1,
+    toFloat32(view, at, out) {
+      for (let i = 0; i < out.length; i++) out[i] = view.getInt8(at + i);
     },
   },
 };
@@ -292,6 +298,7 @@ export function readGptSafetensors(u8) {
   for (const [name, shape] of expected) {
     const t = file.tensors.get(name);
     if (!t) bad(`missing tensor '${name}'`);
+    if (t.dtype !== 'F32' && t.dtype !== 'F16') bad(`tensor '${name}' has dtype ${t.dtype}; a GPT's tensors are F32 or F16 here`);
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
       bad(`tensor '${name}' has shape ${shapeText(t.shape)}, expected ${shapeText(shape)}`);
     }
