@@ -1,5 +1,7 @@
 // The one error type of the library: bad input from a caller. Messages name the argument
-// and the offending value, e.g. "draft_probs: expected 4 rows (gamma), got 3".
+// and the offending value, e.g. "draft_probs: expected 4 rows (gamma), got 3". In base/, under
+// every folder (kernels -> sampling -> specdec -> model -> bench -> cli/bindings), so that each
+// can throw it without including a folder above its own.
 #pragma once
 
 #include <sstream>
