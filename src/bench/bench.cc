@@ -7,6 +7,7 @@
 #include "base/errors.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_q8.h"
 #include "kernels/ops.h"
 #include "model/model_source.h"
 #include "model/tokenizer.h"
@@ -106,12 +107,31 @@ Stats model_matmul_gflops(const GPTConfig& cfg, size_t m, int repeats, double mi
 
 namespace {
 
-// One linear layer of a model as the matmul kernel sees it: W (n, k) packed, bias or null.
+// One linear layer of a model as the matmul kernel sees it: W (n, k) packed (float32 w, or
+// 8-bit q8 + scale), bias or null.
 struct ModelMatmul {
   size_t k, n;
   const float* w;
   const float* bias;
+  const int8_t* q8 = nullptr;
+  const float* scale = nullptr;
+  size_t bytes = 0;  // of the packed weights
 };
+
+ModelMatmul linear_of(const LinearWeights& w, size_t k, size_t n, const float* bias) {
+  return {k, n, w.f32.data(), bias, w.int8() ? w.q8.data() : nullptr, w.scale.data(), w.bytes()};
+}
+
+// out (m, n) = x (m, k) W^T + bias on one thread, as forward() runs it (8-bit: x quantized
+// first, into x8 / sx of at least m * k and m * k / 32).
+void run_matmul(const ModelMatmul& l, const float* x, size_t m, float* out,
+                std::vector<int16_t>& x8, std::vector<float>& sx) {
+  if (!l.q8) return kernels::matmul(x, m, l.k, l.w, l.n, l.bias, out);
+  if (x8.size() < m * l.k) x8.resize(m * l.k);
+  if (sx.size() < m * l.k / kernels::kQ8Block) sx.resize(m * l.k / kernels::kQ8Block);
+  kernels::quantize_rows_q8(x, m, l.k, x8.data(), sx.data());
+  kernels::matmul_q8(x8.data(), sx.data(), m, l.k, l.q8, l.scale, l.n, l.bias, out);
+}
 
 // Every matmul of a forward pass of `model`, in forward order (per layer: c_attn, attn c_proj,
 // c_fc, mlp c_proj; then the LM head).
@@ -120,23 +140,30 @@ std::vector<ModelMatmul> model_matmuls(const GPTModel& model) {
   const GPTWeights& w = model.weights();
   std::vector<ModelMatmul> out;
   for (const LayerWeights& l : w.layers) {
-    out.push_back({C, 3 * C, l.c_attn.data(), l.c_attn_bias.data()});
-    out.push_back({C, C, l.attn_proj.data(), l.attn_proj_bias.data()});
-    out.push_back({C, 4 * C, l.c_fc.data(), l.c_fc_bias.data()});
-    out.push_back({4 * C, C, l.mlp_proj.data(), l.mlp_proj_bias.data()});
+    out.push_back(linear_of(l.c_attn, C, 3 * C, l.c_attn_bias.data()));
+    out.push_back(linear_of(l.attn_proj, C, C, l.attn_proj_bias.data()));
+    out.push_back(linear_of(l.c_fc, C, 4 * C, l.c_fc_bias.data()));
+    out.push_back(linear_of(l.mlp_proj, 4 * C, C, l.mlp_proj_bias.data()));
   }
-  out.push_back({C, V, w.lm_head.data(), nullptr});
+  const size_t lm_bytes =
+      (V + kernels::kPanelRows - 1) / kernels::kPanelRows * kernels::kPanelRows * C * sizeof(float);
+  out.push_back({C, V, w.lm_head.data(), nullptr, nullptr, nullptr, lm_bytes});
   return out;
 }
 
 }  // namespace
 
 size_t matmul_weight_bytes(const GPTModel& model) {
-  size_t floats = 0;
+  size_t bytes = 0;
   for (const ModelMatmul& m : model_matmuls(model)) {
-    floats += (m.n + kernels::kPanelRows - 1) / kernels::kPanelRows * kernels::kPanelRows * m.k;
+    if (m.q8) {  // the quants and scales the kernel reads (no header)
+      bytes += m.bytes - kernels::kQ8HeaderBytes;
+    } else {
+      bytes += (m.n + kernels::kPanelRows - 1) / kernels::kPanelRows * kernels::kPanelRows * m.k *
+               sizeof(float);
+    }
   }
-  return floats * sizeof(float);
+  return bytes;
 }
 
 double matmul_flops_per_token(const GPTModel& model) {
@@ -185,11 +212,11 @@ std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vect
     for (int c = 0; c < calls; ++c) fn();
     return (now_ms() - t0) / calls;
   };
+  std::vector<int16_t> x8;
+  std::vector<float> sx;
   auto matmuls = [&](size_t k) {
     return mean_ms(3, [&] {
-      for (const ModelMatmul& l : layers) {
-        kernels::matmul(x.data(), k, l.k, l.w, l.n, l.bias, out.data());
-      }
+      for (const ModelMatmul& l : layers) run_matmul(l, x.data(), k, out.data(), x8, sx);
     });
   };
   // Attention per pass, mean over the contexts, in the cache state of a real pass: after each
@@ -209,8 +236,7 @@ std::vector<PassBreakdown> pass_breakdown(const GPTModel& model, const std::vect
         }
         total += now_ms() - t0;
         for (size_t j = 4 * l; j < 4 * l + 4; ++j) {
-          const ModelMatmul& m = layers[j];
-          kernels::matmul(x.data(), k, m.k, m.w, m.n, m.bias, out.data());
+          run_matmul(layers[j], x.data(), k, out.data(), x8, sx);
         }
       }
     }

@@ -4,14 +4,17 @@
 #include <emscripten/val.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "bindings/handles.h"
 #include "bindings/interop.h"
 #include "bindings/threads.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
 #include "model/model_source.h"
+#include "model/quantize.h"
 
 namespace specdec::bindings {
 namespace {
@@ -25,22 +28,44 @@ struct ModelHandle {
 };
 
 // bytes: Uint8Array holding a safetensors file. Copied into wasm memory, parsed, widened to
-// float; the copy is freed before returning.
-ModelHandle* load_model(val bytes) {
+// float (or quantized: weights "int8"; "" keeps the file's layout, "f32" refuses a quantized
+// file); the copy is freed before returning.
+ModelHandle* load_model(val bytes, std::string weights) {
   return guard([&] {
+    Weights want = Weights::kF32;
+    if (weights == "int8") {
+      want = Weights::kInt8;
+    } else if (!weights.empty() && weights != "f32") {
+      fail("weights: expected 'f32' or 'int8', got '", weights, "'");
+    }
     std::vector<uint8_t> buffer(js_length(bytes));
     if (!buffer.empty()) {
       val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
     }
-    auto loaded =
-        std::make_shared<GPTModel>(GPTModel::from_safetensors(buffer.data(), buffer.size()));
+    auto loaded = std::make_shared<GPTModel>(GPTModel::from_safetensors(
+        buffer.data(), buffer.size(), weights.empty() ? nullptr : &want));
     loaded->set_thread_pool(module_pool());  // the module's threads (null: one)
     std::shared_ptr<const GPTModel> model = std::move(loaded);
     return new ModelHandle{std::move(model)};
   });
 }
 
-// { vocabSize, nLayer, nHead, nEmbd, blockSize }
+ModelHandle* load_model_as_stored(val bytes) { return load_model(bytes, ""); }
+
+// sd.quantizeModelFile(bytes): a float model file -> its 8-bit file (model/quantize.h), as a
+// new Uint8Array.
+val quantize_model(val bytes) {
+  return guard([&] {
+    std::vector<uint8_t> buffer(js_length(bytes));
+    if (!buffer.empty()) {
+      val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
+    }
+    const std::vector<uint8_t> out = quantize_model_file(buffer.data(), buffer.size());
+    return uint8_array(out.data(), out.size());
+  });
+}
+
+// { vocabSize, nLayer, nHead, nEmbd, blockSize, weights, weightBytes }
 val model_config(const ModelHandle& h) {
   return guard([&] {
     const GPTConfig& c = h.model->config();
@@ -50,6 +75,8 @@ val model_config(const ModelHandle& h) {
     o.set("nHead", c.n_head);
     o.set("nEmbd", c.n_embd);
     o.set("blockSize", c.block_size);
+    o.set("weights", std::string(weights_name(h.model->weight_type())));
+    o.set("weightBytes", static_cast<double>(h.model->weight_bytes()));
     return o;
   });
 }
@@ -122,7 +149,8 @@ void decoder_set_draft_model(DecoderHandle& d, const ModelHandle& m) {
 void register_model_bindings() {
   using namespace emscripten;
   class_<ModelHandle>("Model")
-      .class_function("load", &load_model, allow_raw_pointers())
+      .class_function("load", &load_model_as_stored, allow_raw_pointers())
+      .class_function("loadWeights", &load_model, allow_raw_pointers())
       .function("config", &model_config);
   class_<ScorerHandle>("Scorer")
       .class_function("create", &model_scorer, allow_raw_pointers())
@@ -132,6 +160,7 @@ void register_model_bindings() {
       .class_function("load", &load_heads, allow_raw_pointers())
       .function("count", &heads_count)
       .function("belongsTo", &heads_belong_to);
+  function("quantizeModelFile", &quantize_model);
   function("decoderSetHeads", &decoder_set_heads);
   function("decoderSetTargetModel", &decoder_set_target_model);
   function("decoderSetDraftModel", &decoder_set_draft_model);

@@ -28,12 +28,14 @@ int cmd_toy_demo(const std::vector<std::string>& argv);
 int cmd_generate(const std::vector<std::string>& argv);
 int cmd_logits(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
+int cmd_quantize(const std::vector<std::string>& argv);
 
 }  // namespace specdec::cli
 
 namespace specdec {
 class GPTModel;
 class MedusaHeads;
+enum class Weights;
 }  // namespace specdec
 
 namespace specdec::cli {
@@ -41,6 +43,10 @@ namespace specdec::cli {
 // `specdec bench --only modes` (bench_modes.cc): the decoding modes' tables; heads may be null.
 int bench_modes(const GPTModel& target, const GPTModel& draft, const MedusaHeads* heads, int tokens,
                 int repeats, int gamma_max);
+
+// --weights f32|int8 (how to hold the Linear weights, model/gpt_model.h): null when absent
+// (the file's own layout), else &storage set to the choice.
+const Weights* weights_option(const Args& args, Weights& storage);
 
 // Minimal JSON writing helpers shared by subcommands. json_escape keeps well-formed UTF-8 and
 // replaces each ill-formed part by U+FFFD exactly as TextDecoder does in JS.

@@ -115,10 +115,11 @@ std::string stats_json(const DecoderStats& s, double wall_ms) {
 }  // namespace
 
 int cmd_generate(const std::vector<std::string>& argv) {
-  const Args args(argv,
-                  {"target", "draft", "heads", "prompt", "gamma", "gamma-max", "tree", "min-ngram",
-                   "max-ngram", "temperature", "top-k", "top-p", "seed", "max-tokens", "threads"},
-                  {"plain", "json", "lookup", "with-replacement"});
+  const Args args(
+      argv,
+      {"target", "draft", "heads", "prompt", "gamma", "gamma-max", "tree", "min-ngram", "max-ngram",
+       "temperature", "top-k", "top-p", "seed", "max-tokens", "threads", "weights"},
+      {"plain", "json", "lookup", "with-replacement"});
   if (!args.has("target")) fail("--target: required (a .safetensors model)");
   if (!args.has("prompt")) fail("--prompt: required");
   DecoderOptions options;
@@ -184,14 +185,16 @@ int cmd_generate(const std::vector<std::string>& argv) {
     fail("--threads: must be in 1..", kernels::ThreadPool::kMaxThreads, ", got ", threads);
   }
   kernels::ThreadPool pool(static_cast<int>(threads));
-  GPTModel target_model = GPTModel::from_file(args.str("target", ""));
+  Weights weights;
+  const Weights* want = weights_option(args, weights);
+  GPTModel target_model = GPTModel::from_file(args.str("target", ""), want);
   target_model.set_thread_pool(&pool);
   ModelSource target(target_model);
   // The draft model exists only for speculative decoding.
   std::unique_ptr<GPTModel> draft_model;
   std::unique_ptr<ModelSource> draft;
   if (!options.plain && args.has("draft")) {
-    draft_model = std::make_unique<GPTModel>(GPTModel::from_file(args.str("draft", "")));
+    draft_model = std::make_unique<GPTModel>(GPTModel::from_file(args.str("draft", ""), want));
     draft_model->set_thread_pool(&pool);
     draft = std::make_unique<ModelSource>(*draft_model);
   }

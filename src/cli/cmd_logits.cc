@@ -13,12 +13,13 @@
 namespace specdec::cli {
 
 int cmd_logits(const std::vector<std::string>& argv) {
-  const Args args(argv, {"model", "prompt"}, {"json"});
+  const Args args(argv, {"model", "prompt", "weights"}, {"json"});
   if (!args.has("model")) fail("--model: required (a .safetensors model)");
   const std::string prompt = args.str("prompt", "");
   if (prompt.empty()) fail("--prompt: required, at least one byte");
 
-  const GPTModel model = GPTModel::from_file(args.str("model", ""));
+  Weights weights;
+  const GPTModel model = GPTModel::from_file(args.str("model", ""), weights_option(args, weights));
   const std::vector<int> tokens = encode(prompt);
   const size_t block_size = model.config().block_size;
   if (tokens.size() > block_size) {

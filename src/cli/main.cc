@@ -23,9 +23,12 @@ const Command kCommands[] = {
      "generate --target T (--draft D | --heads H | --lookup | --plain) --prompt P\n"
      "           [--gamma G|auto|heuristic] [--gamma-max G] [--tree 3,2,1,1 [--with-replacement]]\n"
      "           [--min-ngram N] [--max-ngram N] [--temperature T] [--top-k K] [--top-p P]\n"
-     "           [--seed S] [--max-tokens N] [--threads N] [--json]   decode text"},
+     "           [--seed S] [--max-tokens N] [--threads N] [--weights f32|int8] [--json]\n"
+     "           decode text (--weights int8 quantizes float files at load)"},
     {"logits", specdec::cli::cmd_logits,
-     "logits --model M --prompt P [--json]   next-token log-probabilities after the prompt"},
+     "logits --model M --prompt P [--weights f32|int8] [--json]   next-token log-probabilities"},
+    {"quantize", specdec::cli::cmd_quantize,
+     "quantize IN OUT   a float model file -> 8-bit weights (blocks of 32, F16 scales)"},
     {"bench", specdec::cli::cmd_bench,
      "bench [--target T] [--draft D] [--heads H] [--repeats N] [--max-tokens N] [--gamma-max G]\n"
      "           [--threads N [--thread-counts 1,2]]\n"

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/thread_pool.h"
 
@@ -50,6 +51,15 @@ void matmul(ThreadPool* pool, const float* x, size_t m, size_t k, const float* w
 // The same in exactly `parts` panel ranges (tests, benchmarks), whatever the size.
 void matmul_parts(ThreadPool* pool, int parts, const float* x, size_t m, size_t k,
                   const float* w_packed, size_t n, const float* bias, float* out);
+
+// out = x W^T + bias with 8-bit weights (kernels/matmul_q8.h) from the quantized rows of x,
+// split by panels as matmul() above.
+void matmul_q8(ThreadPool* pool, const int16_t* x8, const float* sx, size_t m, size_t k,
+               const int8_t* q, const float* s, size_t n, const float* bias, float* out);
+// The same in exactly `parts` panel ranges.
+void matmul_q8_parts(ThreadPool* pool, int parts, const int16_t* x8, const float* sx, size_t m,
+                     size_t k, const int8_t* q, const float* s, size_t n, const float* bias,
+                     float* out);
 
 // kernels::gelu over pool.
 void gelu(ThreadPool* pool, float* x, size_t n);

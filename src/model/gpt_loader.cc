@@ -1,12 +1,21 @@
 // GPTModel from a safetensors file: the model-specific checks on top of the container's
-// (config ranges, the exact tensor set and shapes, memory caps, finite weights), then F16 ->
-// float and packing of every matrix for kernels::matmul. Nothing is allocated for the weights
-// until every check that the header allows has passed.
+// (config ranges, the exact tensor set, shapes and dtypes, memory caps, finite weights, valid
+// 8-bit blocks), then F16 -> float and packing of every matrix for the kernels (float32, or
+// 8-bit blocks: stored so, or quantized here). Nothing is allocated for the weights until every
+// check that the header allows has passed.
+//
+// A quantized file (made by `specdec quantize` or models/quantize.py) has __metadata__
+// "weights": "int8" and stores each Linear weight X.weight (n, k) of the blocks (attn.c_attn,
+// attn.c_proj, mlp.c_fc, mlp.c_proj) as two tensors: X.weight.q8, I8 (n, k), values in
+// [-127, 127], and X.weight.scale, F16 (n, k / 32), finite and > 0 (kernels/matmul_q8.h).
+// Everything else is stored as in a float file.
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "base/errors.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_q8.h"
 #include "model/gpt_model.h"
 #include "model/safetensors.h"
 
@@ -64,31 +73,54 @@ GPTConfig read_config(const SafetensorsView& view) {
 struct Expected {
   std::string name;
   std::vector<uint64_t> shape;
+  bool q8 = false;     // 8-bit quants: I8
+  bool scale = false;  // 8-bit block scales: F16
 };
 
-std::vector<Expected> expected_tensors(const GPTConfig& c, bool has_lm_head) {
+std::vector<Expected> expected_tensors(const GPTConfig& c, bool has_lm_head, bool int8) {
   const uint64_t C = c.n_embd, V = c.vocab_size;
   std::vector<Expected> e = {{"transformer.wte.weight", {V, C}},
                              {"transformer.wpe.weight", {uint64_t(c.block_size), C}}};
+  auto linear = [&](const std::string& name, uint64_t n, uint64_t k) {
+    if (!int8) {
+      e.push_back({name, {n, k}});
+      return;
+    }
+    e.push_back({name + ".q8", {n, k}, true, false});
+    e.push_back({name + ".scale", {n, k / kernels::kQ8Block}, false, true});
+  };
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string p = "transformer.h." + std::to_string(l) + ".";
     e.push_back({p + "ln_1.weight", {C}});
     e.push_back({p + "ln_1.bias", {C}});
-    e.push_back({p + "attn.c_attn.weight", {3 * C, C}});
+    linear(p + "attn.c_attn.weight", 3 * C, C);
     e.push_back({p + "attn.c_attn.bias", {3 * C}});
-    e.push_back({p + "attn.c_proj.weight", {C, C}});
+    linear(p + "attn.c_proj.weight", C, C);
     e.push_back({p + "attn.c_proj.bias", {C}});
     e.push_back({p + "ln_2.weight", {C}});
     e.push_back({p + "ln_2.bias", {C}});
-    e.push_back({p + "mlp.c_fc.weight", {4 * C, C}});
+    linear(p + "mlp.c_fc.weight", 4 * C, C);
     e.push_back({p + "mlp.c_fc.bias", {4 * C}});
-    e.push_back({p + "mlp.c_proj.weight", {C, 4 * C}});
+    linear(p + "mlp.c_proj.weight", C, 4 * C);
     e.push_back({p + "mlp.c_proj.bias", {C}});
   }
   e.push_back({"transformer.ln_f.weight", {C}});
   e.push_back({"transformer.ln_f.bias", {C}});
   if (has_lm_head) e.push_back({"lm_head.weight", {V, C}});
   return e;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::string t(suffix);
+  return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
+// Whether the file is quantized (__metadata__ "weights": "int8"; absent or "f32": float).
+bool file_is_int8(const SafetensorsView& view) {
+  auto it = view.metadata.find("weights");
+  if (it == view.metadata.end() || it->second == "f32") return false;
+  if (it->second == "int8") return true;
+  fail("model file: __metadata__ 'weights' = '", it->second, "', expected 'f32' or 'int8'");
 }
 
 // The tensor as float, rejecting non-finite values (they would poison every logit).
@@ -104,7 +136,61 @@ std::vector<float> load_floats(const TensorView& t) {
   return out;
 }
 
-// An (n, k) matrix packed for kernels::matmul.
+// Checks 8-bit blocks: quants in [-127, 127], scales finite and > 0; names the tensor.
+void check_q8(const std::string& name, const int8_t* w8, size_t n_quants, const float* scales,
+              size_t n_scales) {
+  for (size_t i = 0; i < n_quants; ++i) {
+    if (w8[i] == -128) {
+      fail("model file: tensor '", name, ".q8' holds -128 at index ", i,
+           " (8-bit weights are in [-127, 127])");
+    }
+  }
+  for (size_t i = 0; i < n_scales; ++i) {
+    if (!(std::isfinite(scales[i]) && scales[i] > 0.0f)) {
+      fail("model file: tensor '", name, ".scale' holds the block scale ", scales[i], " at index ",
+           i, " (scales must be finite and > 0)");
+    }
+  }
+}
+
+// An (n, k) Linear weight packed for the kernels: float32, or 8-bit (stored, or quantized).
+LinearWeights load_linear(const SafetensorsView& view, const std::string& name, bool stored_int8,
+                          bool want_int8) {
+  LinearWeights out;
+  if (!stored_int8) {
+    const TensorView& t = *view.find(name);
+    const std::vector<float> w = load_floats(t);
+    const size_t n = t.shape[0], k = t.shape[1];
+    if (!want_int8) {
+      out.f32.resize(kernels::packed_size(n, k));
+      kernels::pack_weights(w.data(), n, k, out.f32.data());
+      return out;
+    }
+    std::vector<int8_t> w8(n * k);
+    std::vector<float> scales(n * (k / kernels::kQ8Block));
+    kernels::quantize_weights_q8(w.data(), n, k, w8.data(), scales.data());
+    // A weight too large for a binary16 scale (|w| > 65504 * 127) is refused like a bad file.
+    check_q8(name, w8.data(), w8.size(), scales.data(), scales.size());
+    out.q8.resize(kernels::q8_packed_bytes(n, k));
+    out.scale.resize(kernels::q8_packed_scales(n, k));
+    kernels::pack_weights_q8(w8.data(), scales.data(), n, k, out.q8.data(), out.scale.data());
+    return out;
+  }
+  const TensorView& tq = *view.find(name + ".q8");
+  const TensorView& ts = *view.find(name + ".scale");
+  const size_t n = tq.shape[0], k = tq.shape[1];
+  std::vector<int8_t> w8(n * k);
+  std::memcpy(w8.data(), tq.data, w8.size());
+  std::vector<float> scales(ts.numel);
+  read_tensor_f32(ts, scales.data());
+  check_q8(name, w8.data(), w8.size(), scales.data(), scales.size());
+  out.q8.resize(kernels::q8_packed_bytes(n, k));
+  out.scale.resize(kernels::q8_packed_scales(n, k));
+  kernels::pack_weights_q8(w8.data(), scales.data(), n, k, out.q8.data(), out.scale.data());
+  return out;
+}
+
+// A matrix that stays float32 (the LM head), packed for kernels::matmul.
 std::vector<float> load_packed(const TensorView& t) {
   const std::vector<float> w = load_floats(t);
   const size_t n = t.shape[0], k = t.shape[1];
@@ -115,9 +201,20 @@ std::vector<float> load_packed(const TensorView& t) {
 
 }  // namespace
 
-GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size) {
+GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Weights* weights) {
   const SafetensorsView view = parse_safetensors(bytes, size);
   const GPTConfig cfg = read_config(view);
+  const bool stored_int8 = file_is_int8(view);
+  if (stored_int8 && weights && *weights == Weights::kF32) {
+    fail(
+        "model file: stores 8-bit weights (__metadata__ 'weights' = 'int8'); it cannot be "
+        "loaded as float32 (load the float file instead)");
+  }
+  const bool want_int8 = stored_int8 || (weights && *weights == Weights::kInt8);
+  if (want_int8 && cfg.n_embd % kernels::kQ8Block != 0) {
+    fail("model file: 8-bit weights need n_embd to be a multiple of ", kernels::kQ8Block,
+         " (blocks of 32 weights along each row); n_embd = ", cfg.n_embd);
+  }
 
   // Memory caps, from the config alone (shapes are checked against it next).
   const uint64_t C = cfg.n_embd, V = cfg.vocab_size, L = cfg.n_layer, T = cfg.block_size;
@@ -134,8 +231,23 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size) {
          " needs ", kv_bytes, " bytes, over the limit of ", kMaxKVCacheBytes);
   }
 
-  // Exactly the expected tensors, with the expected shapes.
-  const std::vector<Expected> expected = expected_tensors(cfg, has_lm_head);
+  // One layout: a float file holds no 8-bit tensor, a quantized one no float Linear weight.
+  for (const auto& [name, t] : view.tensors) {
+    const bool q8_name = ends_with(name, ".q8") || ends_with(name, ".scale");
+    if (q8_name && !stored_int8) {
+      fail("model file: tensor '", name,
+           "' is part of an 8-bit weight, but __metadata__ 'weights' is not 'int8' (mixed "
+           "layouts)");
+    }
+    if (stored_int8 && view.find(name + ".q8")) {
+      fail("model file: tensor '", name, "' is float beside its 8-bit '", name,
+           ".q8' (mixed layouts: a quantized file stores each Linear weight as .q8 + .scale "
+           "only)");
+    }
+  }
+
+  // Exactly the expected tensors, with the expected shapes and dtypes.
+  const std::vector<Expected> expected = expected_tensors(cfg, has_lm_head, stored_int8);
   std::set<std::string> names;
   for (const Expected& e : expected) {
     names.insert(e.name);
@@ -143,7 +255,15 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size) {
     if (!t) fail("model file: missing tensor '", e.name, "'");
     if (t->shape != e.shape) {
       fail("model file: tensor '", e.name, "' has shape ", shape_string(t->shape), ", expected ",
-           shape_string(e.shape));
+           shape_string(e.shape), e.scale ? " (one scale per block of 32 weights)" : "");
+    }
+    const DType want = e.q8 ? DType::kI8 : DType::kF16;
+    if ((e.q8 || e.scale) && t->dtype != want) {
+      fail("model file: tensor '", e.name, "' has dtype ", dtype_name(t->dtype), ", expected ",
+           dtype_name(want));
+    }
+    if (!e.q8 && t->dtype == DType::kI8) {
+      fail("model file: tensor '", e.name, "' has dtype I8; only 8-bit Linear weights (.q8) may");
     }
   }
   for (const auto& [name, t] : view.tensors) {
@@ -153,7 +273,11 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size) {
   auto tensor = [&](const std::string& name) -> const TensorView& { return *view.find(name); };
   GPTModel model;
   model.config_ = cfg;
+  model.weight_type_ = want_int8 ? Weights::kInt8 : Weights::kF32;
   GPTWeights& w = model.weights_;
+  auto linear = [&](const std::string& name) {
+    return load_linear(view, name, stored_int8, want_int8);
+  };
   w.wte = load_floats(tensor("transformer.wte.weight"));
   w.wpe = load_floats(tensor("transformer.wpe.weight"));
   for (int l = 0; l < cfg.n_layer; ++l) {
@@ -161,15 +285,15 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size) {
     LayerWeights lw;
     lw.ln_1_weight = load_floats(tensor(p + "ln_1.weight"));
     lw.ln_1_bias = load_floats(tensor(p + "ln_1.bias"));
-    lw.c_attn = load_packed(tensor(p + "attn.c_attn.weight"));
+    lw.c_attn = linear(p + "attn.c_attn.weight");
     lw.c_attn_bias = load_floats(tensor(p + "attn.c_attn.bias"));
-    lw.attn_proj = load_packed(tensor(p + "attn.c_proj.weight"));
+    lw.attn_proj = linear(p + "attn.c_proj.weight");
     lw.attn_proj_bias = load_floats(tensor(p + "attn.c_proj.bias"));
     lw.ln_2_weight = load_floats(tensor(p + "ln_2.weight"));
     lw.ln_2_bias = load_floats(tensor(p + "ln_2.bias"));
-    lw.c_fc = load_packed(tensor(p + "mlp.c_fc.weight"));
+    lw.c_fc = linear(p + "mlp.c_fc.weight");
     lw.c_fc_bias = load_floats(tensor(p + "mlp.c_fc.bias"));
-    lw.mlp_proj = load_packed(tensor(p + "mlp.c_proj.weight"));
+    lw.mlp_proj = linear(p + "mlp.c_proj.weight");
     lw.mlp_proj_bias = load_floats(tensor(p + "mlp.c_proj.bias"));
     w.layers.push_back(std::move(lw));
   }
@@ -180,9 +304,9 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size) {
   return model;
 }
 
-GPTModel GPTModel::from_file(const std::string& path) {
+GPTModel GPTModel::from_file(const std::string& path, const Weights* weights) {
   const std::vector<uint8_t> bytes = read_file(path, 8 + kMaxHeaderBytes + kMaxParamBytes);
-  return from_safetensors(bytes.data(), bytes.size());
+  return from_safetensors(bytes.data(), bytes.size(), weights);
 }
 
 }  // namespace specdec

@@ -7,6 +7,7 @@
 #include "base/errors.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_q8.h"
 #include "kernels/ops.h"
 #include "kernels/parallel.h"
 
@@ -119,6 +120,17 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
   std::vector<float> proj(T * C);            // (T, C) a block's contribution to the residual
   std::vector<float> hidden_mlp(T * 4 * C);  // (T, 4C) MLP hidden layer
   std::vector<float> logits(T * V);          // (T, V)
+  // 8-bit weights: a Linear layer's input quantized per block of 32 (kernels/matmul_q8.h).
+  const bool int8 = weight_type_ == Weights::kInt8;
+  std::vector<int16_t> x8(int8 ? T * 4 * C : 0);                    // (T, K) K <= 4C
+  std::vector<float> sx(int8 ? T * 4 * C / kernels::kQ8Block : 0);  // (T, K / 32)
+  // out (T, n) = in (T, k) @ W^T + bias, for either layout of W.
+  auto linear = [&](const float* in, size_t k, const LinearWeights& W, size_t n, const float* bias,
+                    float* out) {
+    if (!W.int8()) return kernels::matmul(pool, in, T, k, W.f32.data(), n, bias, out);
+    kernels::quantize_rows_q8(in, T, k, x8.data(), sx.data());
+    kernels::matmul_q8(pool, x8.data(), sx.data(), T, k, W.q8.data(), W.scale.data(), n, bias, out);
+  };
 
   // x = wte[token] + wpe[position]
   for (size_t t = 0; t < T; ++t) {
@@ -134,8 +146,7 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
     for (size_t t = 0; t < T; ++t) {
       layernorm(&x[t * C], w.ln_1_weight.data(), w.ln_1_bias.data(), C, &xn[t * C]);
     }
-    kernels::matmul(pool, xn.data(), T, C, w.c_attn.data(), 3 * C, w.c_attn_bias.data(),
-                    qkv.data());
+    linear(xn.data(), C, w.c_attn, 3 * C, w.c_attn_bias.data(), qkv.data());
     // Store this pass's keys and values first: token t attends to slots that include the
     // earlier tokens of the same pass.
     for (size_t t = 0; t < T; ++t) {
@@ -166,19 +177,16 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
                             }
                           }
                         });
-    kernels::matmul(pool, att.data(), T, C, w.attn_proj.data(), C, w.attn_proj_bias.data(),
-                    proj.data());
+    linear(att.data(), C, w.attn_proj, C, w.attn_proj_bias.data(), proj.data());
     add_inplace(x.data(), proj.data(), T * C);
 
     // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(.)))
     for (size_t t = 0; t < T; ++t) {
       layernorm(&x[t * C], w.ln_2_weight.data(), w.ln_2_bias.data(), C, &xn[t * C]);
     }
-    kernels::matmul(pool, xn.data(), T, C, w.c_fc.data(), 4 * C, w.c_fc_bias.data(),
-                    hidden_mlp.data());
+    linear(xn.data(), C, w.c_fc, 4 * C, w.c_fc_bias.data(), hidden_mlp.data());
     kernels::gelu(pool, hidden_mlp.data(), T * 4 * C);
-    kernels::matmul(pool, hidden_mlp.data(), T, 4 * C, w.mlp_proj.data(), C, w.mlp_proj_bias.data(),
-                    proj.data());
+    linear(hidden_mlp.data(), 4 * C, w.mlp_proj, C, w.mlp_proj_bias.data(), proj.data());
     add_inplace(x.data(), proj.data(), T * C);
   }
 
@@ -193,6 +201,23 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
                             lay.tree_parent.end());
   cache.tree_depth_.insert(cache.tree_depth_.end(), lay.tree_depth.begin(), lay.tree_depth.end());
   return logits;
+}
+
+const char* weights_name(Weights w) { return w == Weights::kInt8 ? "int8" : "f32"; }
+
+size_t GPTModel::weight_bytes() const {
+  const GPTWeights& w = weights_;
+  size_t bytes =
+      (w.wte.size() + w.wpe.size() + w.ln_f_weight.size() + w.ln_f_bias.size() + w.lm_head.size()) *
+      4;
+  for (const LayerWeights& l : w.layers) {
+    bytes += l.c_attn.bytes() + l.attn_proj.bytes() + l.c_fc.bytes() + l.mlp_proj.bytes();
+    bytes += (l.ln_1_weight.size() + l.ln_1_bias.size() + l.c_attn_bias.size() +
+              l.attn_proj_bias.size() + l.ln_2_weight.size() + l.ln_2_bias.size() +
+              l.c_fc_bias.size() + l.mlp_proj_bias.size()) *
+             4;
+  }
+  return bytes;
 }
 
 }  // namespace specdec

@@ -25,18 +25,34 @@ constexpr int kMaxBlockSize = 8192;
 constexpr uint64_t kMaxParamBytes = uint64_t{512} << 20;    // weights as float32
 constexpr uint64_t kMaxKVCacheBytes = uint64_t{256} << 20;  // one full KVCache
 
+// How a model holds the weights of its Linear layers (attention and MLP): float32, or 8-bit
+// blocks with a scale per 32 weights (kernels/matmul_q8.h). Embeddings, layer norms, biases and
+// the LM head stay float32 either way.
+enum class Weights { kF32, kInt8 };
+const char* weights_name(Weights w);  // "f32" / "int8"
+
+// An (n, k) Linear weight, packed for the kernels: exactly one of f32 (kernels/matmul.h) or
+// q8 + scale (kernels/matmul_q8.h) is set.
+struct LinearWeights {
+  std::vector<float> f32;    // packed float32; empty when 8-bit
+  std::vector<int8_t> q8;    // packed int8 blocks; empty when float32
+  std::vector<float> scale;  // packed block scales of q8
+  bool int8() const { return !q8.empty(); }
+  size_t bytes() const { return f32.size() * 4 + q8.size() + scale.size() * 4; }
+};
+
 struct LayerWeights {
   std::vector<float> ln_1_weight;     // (C,)
   std::vector<float> ln_1_bias;       // (C,)
-  std::vector<float> c_attn;          // (3C, C) packed (kernels/matmul.h): q, k, v rows
+  LinearWeights c_attn;               // (3C, C): q, k, v rows
   std::vector<float> c_attn_bias;     // (3C,)
-  std::vector<float> attn_proj;       // (C, C) packed: attn.c_proj
+  LinearWeights attn_proj;            // (C, C): attn.c_proj
   std::vector<float> attn_proj_bias;  // (C,)
   std::vector<float> ln_2_weight;     // (C,)
   std::vector<float> ln_2_bias;       // (C,)
-  std::vector<float> c_fc;            // (4C, C) packed: mlp.c_fc
+  LinearWeights c_fc;                 // (4C, C): mlp.c_fc
   std::vector<float> c_fc_bias;       // (4C,)
-  std::vector<float> mlp_proj;        // (C, 4C) packed: mlp.c_proj
+  LinearWeights mlp_proj;             // (C, 4C): mlp.c_proj
   std::vector<float> mlp_proj_bias;   // (C,)
 };
 
@@ -46,15 +62,19 @@ struct GPTWeights {
   std::vector<LayerWeights> layers;  // n_layer blocks
   std::vector<float> ln_f_weight;    // (C,)
   std::vector<float> ln_f_bias;      // (C,)
-  std::vector<float> lm_head;        // (V, C) packed: lm_head.weight, or wte when tied
+  std::vector<float> lm_head;        // (V, C) packed float32: lm_head.weight, or wte when tied
 };
 
 class GPTModel {
  public:
   // Validates everything (see safetensors.h and the checks in gpt_loader.cc) and throws
   // specdec::Error "model file: ..." on the first problem. F16 weights are widened to float.
-  static GPTModel from_safetensors(const uint8_t* bytes, size_t size);
-  static GPTModel from_file(const std::string& path);
+  // weights: null keeps the file's layout (a file made by `specdec quantize` loads 8-bit);
+  // kInt8 quantizes a float file's Linear weights at load (the same quantizer, so the result
+  // equals loading the quantized file); kF32 refuses a quantized file.
+  static GPTModel from_safetensors(const uint8_t* bytes, size_t size,
+                                   const Weights* weights = nullptr);
+  static GPTModel from_file(const std::string& path, const Weights* weights = nullptr);
 
   // Weights are large: moves only (copies would be silent and slow).
   GPTModel(GPTModel&&) = default;
@@ -64,6 +84,9 @@ class GPTModel {
 
   const GPTConfig& config() const { return config_; }
   const GPTWeights& weights() const { return weights_; }
+  Weights weight_type() const { return weight_type_; }
+  // Bytes the weights take in memory (packed, padding included).
+  size_t weight_bytes() const;
 
   // The threads forward() splits its matmuls and attention over (kernels/parallel.h): null
   // (the default) runs on the calling thread. Results are bit-identical for any pool. The pool
@@ -97,6 +120,7 @@ class GPTModel {
 
   GPTConfig config_;
   GPTWeights weights_;
+  Weights weight_type_ = Weights::kF32;
   kernels::ThreadPool* pool_ = nullptr;
 };
 

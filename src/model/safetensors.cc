@@ -45,8 +45,10 @@ TensorView parse_tensor_entry(const std::string& name, const json::Value& entry,
     t.dtype = DType::kF32;
   } else if (dtype->text == "F16") {
     t.dtype = DType::kF16;
+  } else if (dtype->text == "I8") {
+    t.dtype = DType::kI8;
   } else {
-    fail(where, " has dtype '", dtype->text, "' (supported: F32, F16)");
+    fail(where, " has dtype '", dtype->text, "' (supported: F32, F16, I8)");
   }
 
   if (shape->type != json::Value::Type::kArray || shape->items.size() > kMaxTensorRank) {
@@ -93,9 +95,11 @@ std::string shape_string(const std::vector<uint64_t>& shape) {
   return s + "]";
 }
 
-size_t dtype_size(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+size_t dtype_size(DType dtype) { return dtype == DType::kF32 ? 4 : dtype == DType::kF16 ? 2 : 1; }
 
-const char* dtype_name(DType dtype) { return dtype == DType::kF32 ? "F32" : "F16"; }
+const char* dtype_name(DType dtype) {
+  return dtype == DType::kF32 ? "F32" : dtype == DType::kF16 ? "F16" : "I8";
+}
 
 const TensorView* SafetensorsView::find(const std::string& name) const {
   auto it = tensors.find(name);
@@ -162,32 +166,13 @@ SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size) {
   return view;
 }
 
-float f16_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu;
-  uint32_t mantissa = h & 0x3ffu;
-  uint32_t bits;
-  if (exponent == 0x1f) {  // inf / NaN (payload kept)
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent != 0) {  // normal: rebias 15 -> 127
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {  // signed zero
-    bits = sign;
-  } else {  // subnormal mantissa * 2^-24: normalise (float has the range for it)
-    exponent = 113;
-    while ((mantissa & 0x400u) == 0) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 void read_tensor_f32(const TensorView& t, float* out) {
   // safetensors data is little-endian, as are x86 and WebAssembly: plain byte copies suffice.
+  if (t.dtype == DType::kI8) {
+    for (uint64_t i = 0; i < t.numel; ++i)
+      out[i] = static_cast<float>(static_cast<int8_t>(t.data[i]));
+    return;
+  }
   if (t.dtype == DType::kF32) {
     std::memcpy(out, t.data, t.numel * sizeof(float));
     return;
@@ -197,6 +182,70 @@ void read_tensor_f32(const TensorView& t, float* out) {
     std::memcpy(&h, t.data + 2 * i, sizeof h);
     out[i] = f16_to_f32(h);
   }
+}
+
+namespace {
+
+// A JSON string literal.
+std::string json_quote(const std::string& text) {
+  std::string out = "\"";
+  for (const char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::vector<uint8_t> write_safetensors(const std::map<std::string, std::string>& metadata,
+                                       const std::vector<TensorData>& tensors) {
+  std::string header = "{";
+  if (!metadata.empty()) {
+    header += "\"__metadata__\":{";
+    bool first = true;
+    for (const auto& [key, value] : metadata) {
+      if (!first) header += ",";
+      first = false;
+      header += json_quote(key) + ":" + json_quote(value);
+    }
+    header += "}";
+  }
+  uint64_t offset = 0;
+  for (const TensorData& t : tensors) {
+    uint64_t numel = 1;
+    for (uint64_t d : t.shape) numel *= d;
+    if (numel * dtype_size(t.dtype) != t.data.size()) {
+      fail("write_safetensors: tensor '", t.name, "' of shape ", shape_string(t.shape), " has ",
+           t.data.size(), " bytes");
+    }
+    if (header.size() > 1) header += ",";
+    header += json_quote(t.name) + ":{\"dtype\":\"" + dtype_name(t.dtype) + "\",\"shape\":[";
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      header += (i ? "," : "") + std::to_string(t.shape[i]);
+    }
+    header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
+              std::to_string(offset + t.data.size()) + "]}";
+    offset += t.data.size();
+  }
+  header += "}";
+  while (header.size() % 8 != 0) header += ' ';
+  std::vector<uint8_t> out(8);
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(n >> (8 * i));
+  out.insert(out.end(), header.begin(), header.end());
+  for (const TensorData& t : tensors) out.insert(out.end(), t.data.begin(), t.data.end());
+  return out;
 }
 
 std::vector<uint8_t> read_file(const std::string& path, size_t max_bytes) {

@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "kernels/half.h"
+
 namespace specdec {
 
 constexpr size_t kMaxHeaderBytes = size_t{1} << 20;  // 1 MiB: ~10k tensor entries
 constexpr size_t kMaxTensorRank = 8;
 
-enum class DType { kF32, kF16 };
+enum class DType { kF32, kF16, kI8 };
 
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
@@ -40,20 +42,34 @@ struct SafetensorsView {
 };
 
 // Validates the container: header length within kMaxHeaderBytes and the buffer, strict JSON,
-// a known dtype (F32, F16), rank <= kMaxTensorRank, offsets inside the data section, spanning
+// a known dtype (F32, F16, I8), rank <= kMaxTensorRank, offsets inside the data section, spanning
 // exactly numel * dtype size bytes (overflow-checked), no two tensors overlapping.
 // The views point into bytes, which must outlive the result.
 SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size);
 
-// Widens the tensor to float (F16 bit-exactly, incl. subnormals, inf and NaN); out holds
+// Widens the tensor to float (F16 bit-exactly, incl. subnormals, inf and NaN; I8 as its
+// integer values); out holds
 // t.numel floats. Reads the little-endian data with memcpy (no alignment assumed).
 void read_tensor_f32(const TensorView& t, float* out);
+
+// A tensor to write: its bytes little-endian, numel * dtype_size(dtype) of them.
+struct TensorData {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<uint64_t> shape;
+  std::vector<uint8_t> data;
+};
+
+// A safetensors file of these tensors (in this order) and metadata: the header's JSON padded
+// with spaces to a multiple of 8 bytes. Throws specdec::Error on a size mismatch.
+std::vector<uint8_t> write_safetensors(const std::map<std::string, std::string>& metadata,
+                                       const std::vector<TensorData>& tensors);
 
 // "[96, 32]": for error messages.
 std::string shape_string(const std::vector<uint64_t>& shape);
 
-// IEEE binary16 -> binary32, exact for every one of the 65536 inputs.
-float f16_to_f32(uint16_t bits);
+// IEEE binary16 -> binary32 (kernels/half.h).
+using kernels::f16_to_f32;
 
 // The whole file; throws specdec::Error if it cannot be read or is larger than max_bytes.
 std::vector<uint8_t> read_file(const std::string& path, size_t max_bytes);

@@ -348,7 +348,7 @@ const std::vector<BadCase>& bad_cases() {
       {"missing offsets", edit([](File& f) { erase(f.tensor(kAttn), "data_offsets"); }),
        "missing 'data_offsets'"},
       {"dtype BF16", edit([](File& f) { set(f.tensor(kAttn), "dtype", str("BF16")); }),
-       "has dtype 'BF16' (supported: F32, F16)"},
+       "has dtype 'BF16' (supported: F32, F16, I8)"},
       {"dtype not a string", edit([](File& f) { set(f.tensor(kAttn), "dtype", num(32)); }),
        "dtype must be a string"},
       {"dtype disagrees with the data size",

@@ -1,0 +1,188 @@
+// 8-bit weights (kernels/matmul_q8.h): the quantizers, packing, the portable kernel, the
+// reference and the dispatch. The SIMD kernels live in matmul_q8_wasm.cc and matmul_q8_avx2.cc.
+#include "kernels/matmul_q8.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/half.h"
+#include "kernels/matmul.h"
+
+namespace specdec::kernels {
+
+// The SIMD kernels (same contract as matmul_q8_panels), where compiled in.
+void matmul_q8_wasm_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
+                           const float* s, size_t n, const float* bias, float* out, size_t p_begin,
+                           size_t p_end);
+void matmul_q8_avx2_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
+                           const float* s, size_t n, const float* bias, float* out, size_t p_begin,
+                           size_t p_end);
+
+namespace {
+
+size_t panels_of(size_t n) { return (n + kPanelRows - 1) / kPanelRows; }
+
+// round_half_even(v) clamped to [-127, 127]; NaN gives 0.
+int8_t round_clamp(float v) {
+  if (!(v == v)) return 0;
+  v = std::min(127.0f, std::max(-127.0f, v));
+  return static_cast<int8_t>(std::nearbyint(v));
+}
+
+}  // namespace
+
+size_t q8_packed_bytes(size_t n, size_t k) {
+  return kQ8HeaderBytes + panels_of(n) * kPanelRows * k;
+}
+
+size_t q8_packed_scales(size_t n, size_t k) { return panels_of(n) * kPanelRows * (k / kQ8Block); }
+
+void quantize_weights_q8(const float* w, size_t n, size_t k, int8_t* w8, float* scales) {
+  const size_t blocks = k / kQ8Block;
+  for (size_t r = 0; r < n; ++r) {
+    for (size_t b = 0; b < blocks; ++b) {
+      const float* src = w + r * k + b * kQ8Block;
+      int8_t* dst = w8 + r * k + b * kQ8Block;
+      float amax = 0.0f;
+      for (size_t j = 0; j < kQ8Block; ++j) amax = std::max(amax, std::fabs(src[j]));
+      // The binary16 scale, widened back (exact): what the file stores.
+      const uint16_t h = f32_to_f16(amax / 127.0f);
+      const float d = f16_to_f32(h);
+      if (d == 0.0f) {
+        scales[r * blocks + b] = 1.0f;
+        std::fill(dst, dst + kQ8Block, int8_t{0});
+        continue;
+      }
+      scales[r * blocks + b] = d;
+      for (size_t j = 0; j < kQ8Block; ++j) dst[j] = round_clamp(src[j] / d);
+    }
+  }
+}
+
+void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, int8_t* q,
+                     float* s) {
+  std::fill(q, q + q8_packed_bytes(n, k), int8_t{0});
+  std::fill(s, s + q8_packed_scales(n, k), 0.0f);
+  const uintptr_t address = reinterpret_cast<uintptr_t>(q + 1);
+  const size_t offset = 1 + (64 - address % 64) % 64;
+  q[0] = static_cast<int8_t>(offset);
+  int8_t* data = q + offset;
+  const size_t blocks = k / kQ8Block;
+  for (size_t r = 0; r < n; ++r) {
+    const size_t p = r / kPanelRows, row = r % kPanelRows;
+    for (size_t b = 0; b < blocks; ++b) {
+      std::memcpy(data + ((p * blocks + b) * kPanelRows + row) * kQ8Block,
+                  w8 + r * k + b * kQ8Block, kQ8Block);
+      s[(p * blocks + b) * kPanelRows + row] = scales[r * blocks + b];
+    }
+  }
+}
+
+void unpack_row_q8(const int8_t* q, const float* s, size_t /*n*/, size_t k, size_t row,
+                   float* out) {
+  const int8_t* data = q + static_cast<uint8_t>(q[0]);
+  const size_t blocks = k / kQ8Block, p = row / kPanelRows, r = row % kPanelRows;
+  for (size_t b = 0; b < blocks; ++b) {
+    const int8_t* src = data + ((p * blocks + b) * kPanelRows + r) * kQ8Block;
+    const float d = s[(p * blocks + b) * kPanelRows + r];
+    for (size_t j = 0; j < kQ8Block; ++j) out[b * kQ8Block + j] = d * static_cast<float>(src[j]);
+  }
+}
+
+void quantize_rows_q8(const float* x, size_t m, size_t k, int16_t* x8, float* sx) {
+  const size_t blocks = k / kQ8Block;
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t b = 0; b < blocks; ++b) {
+      const float* src = x + i * k + b * kQ8Block;
+      int16_t* dst = x8 + i * k + b * kQ8Block;
+      float amax = 0.0f;
+      for (size_t j = 0; j < kQ8Block; ++j) {
+        const float a = std::fabs(src[j]);
+        if (a > amax) amax = a;  // NaN is never greater: ignored
+      }
+      if (amax == 0.0f) {
+        sx[i * blocks + b] = 0.0f;
+        std::fill(dst, dst + kQ8Block, int16_t{0});
+        continue;
+      }
+      sx[i * blocks + b] = amax / 127.0f;
+      const float inv = 127.0f / amax;
+      for (size_t j = 0; j < kQ8Block; ++j) dst[j] = round_clamp(src[j] * inv);
+    }
+  }
+}
+
+void matmul_q8_scalar_panels(const int16_t* x8, const float* sx, size_t m, size_t k,
+                             const int8_t* q, const float* s, size_t n, const float* bias,
+                             float* out, size_t p_begin, size_t p_end) {
+  const int8_t* data = q + static_cast<uint8_t>(q[0]);
+  const size_t blocks = k / kQ8Block;
+  for (size_t p = p_begin; p < p_end; ++p) {
+    const int8_t* panel = data + p * blocks * kPanelRows * kQ8Block;
+    const float* ps = s + p * blocks * kPanelRows;
+    for (size_t i = 0; i < m; ++i) {
+      float acc[kPanelRows] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (size_t b = 0; b < blocks; ++b) {
+        const int16_t* xb = x8 + i * k + b * kQ8Block;
+        const float d = sx[i * blocks + b];
+        for (size_t r = 0; r < kPanelRows; ++r) {
+          const int8_t* wb = panel + (b * kPanelRows + r) * kQ8Block;
+          int32_t isum = 0;
+          for (size_t j = 0; j < kQ8Block; ++j) isum += int32_t{xb[j]} * int32_t{wb[j]};
+          acc[r] = acc[r] + (ps[b * kPanelRows + r] * d) * static_cast<float>(isum);
+        }
+      }
+      for (size_t r = 0; r < kPanelRows; ++r) {
+        const size_t col = p * kPanelRows + r;
+        if (col < n) out[i * n + col] = bias ? acc[r] + bias[col] : acc[r];
+      }
+    }
+  }
+}
+
+void matmul_q8_reference(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* w8,
+                         const float* scales, size_t n, const float* bias, float* out) {
+  const size_t blocks = k / kQ8Block;
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t col = 0; col < n; ++col) {
+      float acc = 0.0f;
+      for (size_t b = 0; b < blocks; ++b) {
+        int32_t isum = 0;
+        for (size_t j = 0; j < kQ8Block; ++j) {
+          isum += int32_t{x8[i * k + b * kQ8Block + j]} * int32_t{w8[col * k + b * kQ8Block + j]};
+        }
+        acc = acc + (scales[col * blocks + b] * sx[i * blocks + b]) * static_cast<float>(isum);
+      }
+      out[i * n + col] = bias ? acc + bias[col] : acc;
+    }
+  }
+}
+
+void matmul_q8_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
+                      const float* s, size_t n, const float* bias, float* out, size_t p_begin,
+                      size_t p_end) {
+#if defined(__wasm_simd128__)
+  matmul_q8_wasm_panels(x8, sx, m, k, q, s, n, bias, out, p_begin, p_end);
+#elif defined(__AVX2__)
+  matmul_q8_avx2_panels(x8, sx, m, k, q, s, n, bias, out, p_begin, p_end);
+#else
+  matmul_q8_scalar_panels(x8, sx, m, k, q, s, n, bias, out, p_begin, p_end);
+#endif
+}
+
+void matmul_q8(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
+               const float* s, size_t n, const float* bias, float* out) {
+  MatmulTimer* timer = matmul_timer_installed();
+  const auto start =
+      timer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  matmul_q8_panels(x8, sx, m, k, q, s, n, bias, out, 0, panels_of(n));
+  if (timer) {
+    timer->ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ++timer->calls;
+  }
+}
+
+}  // namespace specdec::kernels

@@ -1,0 +1,78 @@
+// 8-bit weights: out[m][n] = bias[n] + x[m] . W[n] with W stored as blocks of 32 int8 values
+// along the input dimension, one float scale per block, and x quantized the same way on the fly
+// (W8A8, as llama.cpp's Q8_0 dot product: integer multiply-adds inside a block, one float
+// multiply-add per block).
+//
+// Format. W (n, k), k a multiple of kQ8Block = 32. Row n, block b holds w8[n][32b .. 32b + 31]
+// in [-127, 127] and a scale sw[n][b], finite and > 0; the weight it stands for is
+// sw[n][b] * w8[n][32b + j]. Quantizing a float row (quantize_weights_q8, the one quantizer;
+// models/quantize.py does the same in NumPy):
+//   amax = max |w| over the block; d = float(half(amax / 127)) (IEEE binary16, round to
+//   nearest even: the scale is stored as F16 on disk); if d == 0 (an all-zero or tiny block):
+//   d = 1 and every w8 = 0; else w8 = clamp(round_half_even(w / d), -127, 127).
+//
+// Activations. Each row of x is quantized per block (quantize_rows_q8):
+//   amax = max |x| over the block (NaN ignored); sx = amax / 127; if amax == 0: sx = 0 and
+//   every x8 = 0; else x8 = clamp(round_half_even(x * (127 / amax)), -127, 127) (a NaN
+//   product gives 0). x8 is kept widened to int16 (the kernels' operand width).
+//
+// Canonical order. Every implementation computes each output with the same operations:
+//   isum_b = sum_j x8[m][32b + j] * w8[n][32b + j]   (exact in int32: |isum| <= 516,128 < 2^24)
+//   acc = 0; for b = 0 .. k/32 - 1 in order: acc = acc + (sw[n][b] * sx[m][b]) * float(isum_b)
+//   out[m][n] = acc + bias[n] (skipped when bias is null).
+// The integer sums are exact whatever their order, and float(isum_b) is exact, so every output
+// is bit-identical on every backend (AVX2, WASM SIMD128, scalar), for any M, any row position
+// and any split over threads, and equal to matmul_q8_reference().
+//
+// Packed layout (made once at load time). Rows in panels of kPanelRows = 4 (rows past n: zeros,
+// scale 0). Quants: a 64-byte header whose byte 0 holds the offset (1..64) of the 64-byte
+// aligned data from the buffer's start, then for each panel p, for each block b: the 32 int8 of
+// rows 4p, 4p + 1, 4p + 2, 4p + 3 (128 bytes, two cache lines). Scales: for each panel p, for
+// each block b: the 4 rows' scales (floats). A kernel reads both sequences once, front to back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace specdec::kernels {
+
+constexpr size_t kQ8Block = 32;
+constexpr size_t kQ8HeaderBytes = 64;
+
+// Bytes of W (n, k) packed quants (header included) and floats of its packed scales.
+size_t q8_packed_bytes(size_t n, size_t k);
+size_t q8_packed_scales(size_t n, size_t k);
+
+// The quantizer above, for W (n, k) row-major float: w8 (n, k) row-major, scales (n, k / 32)
+// row-major. k % 32 == 0.
+void quantize_weights_q8(const float* w, size_t n, size_t k, int8_t* w8, float* scales);
+
+// Packs w8 (n, k) and scales (n, k / 32), both row-major, into q (q8_packed_bytes) and
+// s (q8_packed_scales). The data's alignment depends on q's address.
+void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, int8_t* q,
+                     float* s);
+
+// Row n's weights, dequantized (k floats): sw * w8, exact.
+void unpack_row_q8(const int8_t* q, const float* s, size_t n, size_t k, size_t row, float* out);
+
+// x (m, k) float -> x8 (m, k) int16 and sx (m, k / 32), as described above.
+void quantize_rows_q8(const float* x, size_t m, size_t k, int16_t* x8, float* sx);
+
+// out (m, n) = x W^T + bias from the quantized rows of x. Uses the best kernel compiled in.
+void matmul_q8(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
+               const float* s, size_t n, const float* bias, float* out);
+// Panels [p_begin, p_end) only (columns 4 p_begin .. 4 p_end - 1, clipped to n).
+void matmul_q8_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
+                      const float* s, size_t n, const float* bias, float* out, size_t p_begin,
+                      size_t p_end);
+
+// The portable kernel (plain C++; what scalar builds run), compiled everywhere for tests.
+void matmul_q8_scalar_panels(const int16_t* x8, const float* sx, size_t m, size_t k,
+                             const int8_t* q, const float* s, size_t n, const float* bias,
+                             float* out, size_t p_begin, size_t p_end);
+
+// The reference: canonical order over unpacked w8 (n, k) and scales (n, k / 32).
+void matmul_q8_reference(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* w8,
+                         const float* scales, size_t n, const float* bias, float* out);
+
+}  // namespace specdec::kernels
