@@ -36,22 +36,39 @@ def tensors(cfg, untied):
     return out
 
 
-def model(cfg, dtype="F16", untied=False, seed=1, edit=None):
-    """(header dict, data bytes); edit(header, data) may change either before serialising."""
+LINEAR = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+
+
+def model(cfg, dtype="F16", untied=False, seed=1, edit=None, int8=False):
+    """(header dict, data bytes); edit(header, data) may change either before serialising.
+    int8: the block Linear weights stored 8-bit (X.weight.q8 I8 + X.weight.scale F16, one
+    scale per 32 weights; n_embd a multiple of 32), __metadata__ weights = int8."""
     rng = random.Random(seed)
     fmt, size = ("<e", 2) if dtype == "F16" else ("<f", 4)
     header = {"__metadata__": {k: str(v) for k, v in cfg.items()}}
     header["__metadata__"]["vocab_size"] = "256"
+    if int8:
+        header["__metadata__"]["weights"] = "int8"
     data = bytearray()
+
+    def put(name, dt, shape, values):
+        begin = len(data)
+        for v in values:
+            data.extend(v)
+        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [begin, len(data)]}
+
     for name, shape in tensors(cfg, untied):
         n = 1
         for d in shape:
             n *= d
-        begin = len(data)
-        for _ in range(n):
-            w = 1.0 if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")) else rng.gauss(0, 0.5)
-            data += struct.pack(fmt, w)
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [begin, begin + n * size]}
+        if int8 and name.endswith(LINEAR):
+            put(name + ".q8", "I8", shape, (struct.pack("<b", rng.randint(-127, 127)) for _ in range(n)))
+            put(name + ".scale", "F16", [shape[0], shape[1] // 32],
+                (struct.pack("<e", rng.uniform(0.001, 0.02)) for _ in range(n // 32)))
+            continue
+        w = (1.0 if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")) else rng.gauss(0, 0.5)
+             for _ in range(n))
+        put(name, dtype, shape, (struct.pack(fmt, v) for v in w))
     if edit:
         edit(header, data)
     return header, bytes(data)
@@ -115,6 +132,26 @@ def main():
     seeds["mut-not-json"] = serialise(h, d, raw_header=b"safetensors")
     seeds["mut-deep-nesting"] = serialise(h, d, raw_header=b"[" * 100 + b"]" * 100)
     seeds["mut-bad-utf8"] = serialise(h, d, raw_header=b'{"\xff":1}')
+
+    # 8-bit weights (n_embd 32: one block per row of the narrow matrices), and their mutations.
+    q8 = {"n_layer": 1, "n_head": 1, "n_embd": 32, "block_size": 4}
+    qkv = "transformer.h.0.attn.c_attn.weight"
+
+    def at(name, offset, blob):
+        return lambda h, d: d.__setitem__(
+            slice(h[name]["data_offsets"][0] + offset, h[name]["data_offsets"][0] + offset + len(blob)), blob)
+
+    seeds["valid-int8-1layer"] = serialise(*model(q8, int8=True, seed=5))
+    q8_mutations = {
+        "int8-scale-nan": at(qkv + ".scale", 2, struct.pack("<e", float("nan"))),
+        "int8-scale-zero": at(qkv + ".scale", 0, struct.pack("<e", 0.0)),
+        "int8-q8-minus128": at(qkv + ".q8", 5, struct.pack("<b", -128)),
+        "int8-scale-shape": entry(qkv + ".scale", "shape", [48, 2]),
+        "int8-mixed": meta("weights", "f32"),
+        "int8-scale-f32": entry(qkv + ".scale", "dtype", "F32"),
+    }
+    for name, edit in q8_mutations.items():
+        seeds[f"mut-{name}"] = serialise(*model(q8, int8=True, seed=5, edit=edit))
 
     # The tiny F16 fixture itself (2 layers, n_embd 32, block_size 640).
     seeds["fixture-tiny-f16"] = (ROOT / "tests/fixtures/tiny_f16.safetensors").read_bytes()
