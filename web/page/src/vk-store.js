@@ -1,0 +1,96 @@
+// What section 4's v(k) measurement has measured on this page (vk.js): the pass times of each
+// target over k = 1..8 new tokens, per thread count T and on the GPU; the read bandwidth B(T)
+// over buffers of the targets' weight bytes; the compute peak P(T). Kept while the page is
+// open, so a target or a thread count measured before shows again at once. Plain logic over
+// roofline.js: no DOM, no worker.
+import { targetCosts } from './roofline.js';
+import { curveVerifyCost } from './costmodel.js';
+
+// Buffers larger than this are read at DRAM speed anyway; no need to allocate more in wasm.
+const MAX_BANDWIDTH_BYTES = 256 * 2 ** 20;
+
+/** The bytes B(T) is measured over for a target of `params` parameters (f32 weights, capped). */
+export const bwBytes = (params) => Math.min(MAX_BANDWIDTH_BYTES, 4 * params);
+
+/** The key of a loaded target (client.info): its pair ('small' | 'large'), or 'own:<digest>'. */
+export const targetKey = (info) => (info?.target?.pair ? info.target.pair : `own:${info?.target?.digest}`);
+
+/** "small target" / "your target". */
+export const labelOf = (key) => (key.startsWith('own:') ? 'your target' : `${key} target`);
+
+export function createVkStore() {
+  const byKey = new Map(); // '<target>@<T>', '<target>@gpu' -> { passMs, partial?, gpu? }
+  const bandwidthBy = new Map(); // '<bytes>@<T>' -> { gbPerSecond, ... } | { error }
+  const peakBy = new Map(); // T -> { gflops, ... } | { error }
+  const at = (key, where) => `${key}@${where}`;
+
+  const store = {
+    /** The pass times of a target on `where` (a thread count, or 'gpu'), if measured. */
+    get: (key, where) => byKey.get(at(key, where)),
+    has: (key, where) => byKey.has(at(key, where)),
+    /** Whether a target still needs a (complete) measurement on `where`. */
+    needs(key, where) {
+      const m = byKey.get(at(key, where));
+      return !m || !!m.partial;
+    },
+    /**
+     * Keeps a measurement (worker.js measureVk's answer) of a target on `where`. A stopped one is
+     * kept as partial, unless a complete one is there already. Returns what is kept now.
+     */
+    record(key, where, vk) {
+      const slot = at(key, where);
+      const m = where === 'gpu' ? { passMs: vk.passMs, gpu: vk.backend } : { passMs: vk.passMs };
+      if (!vk.stopped) byKey.set(slot, m);
+      else if (!byKey.get(slot) || byKey.get(slot).partial) byKey.set(slot, { ...m, partial: true });
+      return byKey.get(slot);
+    },
+    /** B(T) over the weight bytes of a target of `params` parameters, if measured. */
+    bandwidth: (params, T) => bandwidthBy.get(at(bwBytes(params), T)),
+    /** The sizes of `sizes` still to measure at t threads (at T itself: all of them, afresh). */
+    bandwidthWanted: (sizes, t, T) => (t === T ? sizes : sizes.filter((b) => !bandwidthBy.has(at(b, t)))),
+    /** Keeps the worker's bandwidth answers at t threads ([{ bytes, gbPerSecond } | { bytes, error }]). */
+    setBandwidth(results, t) { for (const r of results) bandwidthBy.set(at(r.bytes, t), r); },
+    /** The first bandwidth measurement's error, if one failed. */
+    bandwidthError() {
+      for (const r of bandwidthBy.values()) if (r.error) return r.error;
+      return null;
+    },
+    /** The worker's answer for P(T) ({ gflops } | { error }), if asked. */
+    peakResult: (T) => peakBy.get(T),
+    /** The thread counts of `counts` whose peak is still to measure (T itself: afresh). */
+    peaksWanted: (counts, T) => counts.filter((t) => t === T || !peakBy.has(t)),
+    setPeaks(results) { for (const r of results) peakBy.set(r.threads, r); },
+    /** P(T) in FLOP/s, or null when not measured. */
+    peak: (T) => (peakBy.get(T)?.gflops > 0 ? peakBy.get(T).gflops * 1e9 : null),
+    /**
+     * The costs of a target at T threads (roofline.js targetCosts); `borrowedPeak`: another
+     * target's peak, used when P(T) is not measured.
+     */
+    costs(key, params, T, borrowedPeak = null) {
+      const m = byKey.get(at(key, T));
+      const bw = store.bandwidth(params, T);
+      const P = store.peak(T);
+      return targetCosts({
+        params, passMs: m?.passMs ?? [], gbPerSecond: bw?.gbPerSecond ?? null,
+        peak: P ?? borrowedPeak, peakMeasured: !!P, threads: T,
+      });
+    },
+    /** The GPU's v(k) of a target (no roofline: its bandwidth and peak are not measured here). */
+    gpuCosts(key, params) {
+      const m = byKey.get(at(key, 'gpu'));
+      if (!m) return null;
+      return { ...targetCosts({ params, passMs: m.passMs }), roof: [], gpu: m.gpu };
+    },
+    /**
+     * v(k) of a target on `where` as a function of k (measured for k = 1..8, extended along its
+     * line beyond), or null when not measured (completely) there.
+     */
+    verifyCurve(key, params, where) {
+      const m = byKey.get(at(key, where));
+      if (!m || m.partial) return null;
+      if (where === 'gpu') return curveVerifyCost(store.gpuCosts(key, params).measured);
+      return curveVerifyCost(store.costs(key, params, where).measured);
+    },
+  };
+  return store;
+}
