@@ -10,7 +10,7 @@
 
 /**
  * @param {object} o
- * @param {import('./models.js').ModelClient} o.client
+ * @param {import('./client.js').ModelClient} o.client
  * @param {() => boolean} o.isBusy  section 4 is running or measuring
  * @param {() => void} [o.onChange]  the backend in use changed
  */

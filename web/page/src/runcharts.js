@@ -1,6 +1,7 @@
 // Section 4, after a speculative run: which γ each iteration used (a histogram of
 // stats.gammaHistogram) and who drafted each iteration (a strip, one segment per iteration,
-// as wide as the tokens it emitted, coloured by its drafter), with the counts in words.
+// as wide as the tokens it emitted, coloured by its drafter), with the counts in words; and the
+// acceptance rate at each draft position.
 import { frame, h, s } from './svg.js';
 import { DRAFTERS } from './records.js';
 
@@ -143,4 +144,37 @@ export function drafterLegend(counts) {
   return DRAFTERS.filter((d) => counts[d].iterations > 0).map((d) => h('span', { class: 'drafter-key' }, [
     h('span', { class: `sw d-${d}` }), `${DRAFTER_NAMES[d]} ×${counts[d].iterations}`,
   ]));
+}
+
+/**
+ * The acceptance rate at each draft position (stats.perPosition) as bars, with α as a line.
+ * @param {SVGSVGElement} svg
+ * @param {object | null} st  a speculative run's stats, or null before one
+ */
+export function drawPositions(svg, st) {
+  const rates = st?.perPosition ?? [];
+  const n = Math.max(rates.length, 4);
+  const f = frame(svg, {
+    height: 220, maxWidth: 480, xDomain: [0.5, n + 0.5], yDomain: [0, 1.05],
+    xTicks: Array.from({ length: n }, (_, i) => i + 1), yTicks: [0, 0.25, 0.5, 0.75, 1],
+    xLabel: 'draft position', yLabel: 'acceptance', yFormat: (t) => t.toFixed(2),
+  });
+  if (!st) {
+    f.plot.append(s('text', { class: 'note', x: (f.m.left + f.W - f.m.right) / 2, y: f.H / 2, 'text-anchor': 'middle' }, ['run speculative decoding to fill this chart']));
+    return;
+  }
+  const bw = Math.min(36, (f.x(1) - f.x(0)) * 0.6);
+  rates.forEach((r, i) => {
+    if (!(r.reached > 0)) return;
+    const y = f.y(r.rate);
+    f.plot.append(s('rect', { class: 'pos-bar', x: f.x(i + 1) - bw / 2, y, width: bw, height: Math.max(0, f.y(0) - y) }, [
+      s('title', {}, [`position ${i + 1}: ${r.accepted} / ${r.reached} = ${r.rate.toFixed(3)}`]),
+    ]));
+  });
+  if (st.examined) {
+    f.plot.append(
+      s('line', { class: 'alpha-line', x1: f.x(0.5), x2: f.x(n + 0.5), y1: f.y(st.alpha), y2: f.y(st.alpha) }),
+      s('text', { class: 'note', x: f.x(n + 0.5) - 4, y: f.y(st.alpha) - 5, 'text-anchor': 'end' }, [`α = ${st.alpha.toFixed(3)}`]),
+    );
+  }
 }

@@ -1,0 +1,153 @@
+// Section 4's Run buttons: plain decoding, speculative decoding, or both in turn, repeated
+// ("Run both & compare": one speedup ratio per repeat, verdict.js reads their spread), with Stop.
+// After a speculative run the page finds one target step's cost (the plain run's, or a short
+// calibration), measures v(k) once per target and thread count (vk.js), and shows the
+// comparison: the measured c, v, α and speedup beside what the lesson's formulas predict from
+// them (results.js), and the verdict (verdict-view.js).
+import { readOptions, repeatsChoice } from './options.js';
+import {
+  aggregate, compareRuns, emptyResults, needsCalibration, runFactsOf, typicalGamma,
+} from './results.js';
+import { showMeasured, showVerdict } from './verdict-view.js';
+
+/**
+ * @param {object} o
+ * @param {any} o.sd  the page's WASM instance (the lesson's formulas)
+ * @param {import('./client.js').ModelClient} o.client
+ * @param {ReturnType<import('./run-view.js').initRunView>} o.runs  the runs' display
+ * @param {ReturnType<import('./vk.js').initVk>} o.vk  the v(k) measurement
+ * @param {ReturnType<import('./threads.js').initThreads>} o.threads
+ * @param {() => boolean} o.isBusy
+ * @param {(b: boolean) => void} o.setBusy  section 4's busy state
+ */
+export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) {
+  const $ = (id) => document.getElementById(id);
+  const ui = { both: $('run-both'), plain: $('run-plain'), spec: $('run-spec'), stop: $('run-stop'), verdict: $('verdict') };
+  const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
+  const results = emptyResults();
+  let runFacts = null; // the last comparison's α, γ, c, E (vk.js quotes them)
+  let stopAsked = false; // Stop was pressed during this go(): no further repeat starts
+
+  function showComparison() {
+    const plainSt = results.plain?.summary;
+    cell('plain-tps').textContent = plainSt?.tokensPerSecond ? plainSt.tokensPerSecond.toFixed(1) : '–';
+    const f = compareRuns(results, sd);
+    if (!f) return;
+    runs.showSpecStats(f.specSt);
+    showMeasured(cell, ui.verdict, f);
+    const info = threads.info();
+    const used = f.o.threads ?? info?.threads ?? 1;
+    runFacts = runFactsOf(f, { threads: used, target: client.info?.target?.digest ?? null });
+    vk.refresh();
+    showVerdict(cell, ui.verdict, f, {
+      threads: used,
+      coarseTimer: info ? !info.isolated : !window.crossOriginIsolated,
+      verifyCurve: (t) => vk.verifyCurve(t),
+      speedup: (...a) => sd.speculativeSpeedup(...a),
+    });
+  }
+
+  /**
+   * Plain and speculative in turn, `repeats` times: one ratio per repeat, and the verdict reads
+   * their spread (verdict.js). A stopped repeat ends it; the complete ones count. Resolves to
+   * false when it was stopped (nothing more to measure then).
+   */
+  async function runBoth(options) {
+    const repeats = repeatsChoice();
+    const plains = [];
+    const specs = [];
+    results.pairedRatios = null;
+    const settle = () => {
+      runs.settleRepeats(plains, specs, repeats);
+      return false;
+    };
+    for (let r = 0; r < repeats; r++) {
+      // A Stop pressed between two runs reaches no run: it ends the comparison here.
+      if (stopAsked) return settle();
+      const p = await runs.runOne('plain', options, { repeat: r, repeats });
+      if (p.stopped || stopAsked) {
+        if (!plains.length) results.plain = { options, summary: p, runs: [p] };
+        return settle();
+      }
+      const sp = await runs.runOne('spec', options, { repeat: r, repeats });
+      if (sp.stopped) {
+        if (!specs.length) {
+          results.plain = { options, summary: p, runs: [p] };
+          results.spec = { options, summary: sp, runs: [sp] };
+        }
+        return settle();
+      }
+      plains.push(p);
+      specs.push(sp);
+      results.plain = { options, summary: aggregate(plains), runs: plains };
+      results.spec = { options, summary: aggregate(specs), runs: specs };
+      results.pairedRatios = specs.map((x, i) => x.tokensPerSecond / plains[i].tokensPerSecond);
+      runs.showRepeatLines(results);
+      showComparison();
+    }
+    if (stopAsked) return settle();
+    return true;
+  }
+
+  /** One run of `mode` alone; resolves to false when it was stopped. */
+  async function runAlone(mode, options) {
+    const summary = await runs.runOne(mode, options);
+    results[mode] = { options, summary, runs: [summary] };
+    results.pairedRatios = null;
+    return !summary.stopped; // Stop means stop: no calibration pass after it
+  }
+
+  async function go(which) {
+    if (isBusy()) return;
+    setBusy(true);
+    stopAsked = false;
+    ui.verdict.textContent = '';
+    try {
+      await client.ensureLoaded();
+      const options = readOptions();
+      const complete = which === 'both' ? await runBoth(options) : await runAlone(which, options);
+      if (!complete) return;
+      if (which !== 'plain' && needsCalibration(results, options)) {
+        results.step = { options, ms: await client.calibrate(options) };
+      }
+      showComparison();
+      // What a verify pass costs on this target at this thread count, once per target and
+      // count (a button measures again); the comparison then uses the measured v(k).
+      if (vk.needsMeasurement(options.threads)) {
+        await vk.measure(options, typicalGamma(options, results.spec?.summary.gammaHistogram));
+        showComparison();
+      }
+    } catch (err) {
+      ui.verdict.textContent = `Error: ${err.message}`;
+      console.warn(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  ui.both.addEventListener('click', () => go('both'));
+  ui.plain.addEventListener('click', () => go('plain'));
+  ui.spec.addEventListener('click', () => go('spec'));
+  ui.stop.addEventListener('click', () => {
+    stopAsked = true;
+    client.stop();
+  });
+  $('gen-form').addEventListener('submit', (e) => e.preventDefault());
+
+  return {
+    /** The last comparison's { alpha, gamma, c, E, threads, target }, or null (vk.js). */
+    runFacts: () => runFacts,
+    /** Other models: earlier measurements no longer compare. */
+    reset() {
+      Object.assign(results, emptyResults());
+      runFacts = null;
+    },
+    setDisabled(b) {
+      const ready = !!client.info;
+      ui.both.disabled = b || !ready;
+      ui.plain.disabled = b || !ready;
+      ui.spec.disabled = b || !ready;
+      ui.stop.disabled = !b;
+    },
+  };
+}
