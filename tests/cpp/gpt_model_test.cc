@@ -100,6 +100,12 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         GoldenCase{"tests/fixtures/tiny_f32.safetensors", "tests/fixtures/tiny_golden.json", "f32"},
         GoldenCase{"tests/fixtures/tiny_f16.safetensors", "tests/fixtures/tiny_golden.json", "f16"},
+        // 8-bit weights (the tiny model quantized), against NumPy's canonical arithmetic
+        // (models/q8_model.py), on prompts whose activations stay clear of a rounding boundary.
+        GoldenCase{"tests/fixtures/tiny_int8.safetensors", "tests/fixtures/tiny_int8_golden.json",
+                   "int8"},
+        GoldenCase{"tests/fixtures/tiny_int8.safetensors", "tests/fixtures/tiny_int8_golden.json",
+                   "int8_long"},
         GoldenCase{"models/target.safetensors", "models/golden.json", "target"},
         GoldenCase{"models/draft.safetensors", "models/golden.json", "draft"}));
 

@@ -19,6 +19,7 @@
 #include "kernels/parallel.h"
 #include "kernels/thread_pool.h"
 #include "model/gpt_model.h"
+#include "model/json.h"
 #include "model/quantize.h"
 #include "model/safetensors.h"
 #include "sampling/rng.h"
@@ -238,6 +239,61 @@ TEST(MatmulQ8, PackingIsAlignedAndUnpacksExactly) {
         ASSERT_EQ(row[j], c.s[r * 2 + j / 32] * c.w8[r * k + j]) << r << " " << j;
       }
     }
+  }
+}
+
+// ------------------------------------------------------------------ NumPy golden
+
+// tests/fixtures/q8_matmul_golden.json (models/fixtures.py q8, an independent NumPy
+// implementation of the same arithmetic, models/q8.py): float32 values as their bit patterns.
+TEST(MatmulQ8, EqualsTheNumPyGoldenBitForBit) {
+  const std::vector<uint8_t> bytes = read_file(fixture("q8_matmul_golden.json"), 16 << 20);
+  const json::Value doc = json::parse(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  auto floats = [](const json::Value* v) {
+    std::vector<float> out;
+    if (!v || v->type != json::Value::Type::kArray) return out;
+    for (const json::Value& e : v->items) {
+      const uint32_t bits = static_cast<uint32_t>(json::to_double(e));
+      float f;
+      std::memcpy(&f, &bits, 4);
+      out.push_back(f);
+    }
+    return out;
+  };
+  auto ints = [](const json::Value* v) {
+    std::vector<int> out;
+    for (const json::Value& e : v->items) out.push_back(static_cast<int>(json::to_double(e)));
+    return out;
+  };
+  const json::Value* cases = doc.find("cases");
+  ASSERT_TRUE(cases && cases->items.size() >= 6);
+  for (const json::Value& c : cases->items) {
+    const std::string name = c.find("name")->text;
+    const size_t m = json::to_double(*c.find("m")), k = json::to_double(*c.find("k")),
+                 n = json::to_double(*c.find("n"));
+    const std::vector<float> x = floats(c.find("x")), w = floats(c.find("w")),
+                             bias = floats(c.find("bias")), want_sx = floats(c.find("sx")),
+                             want_s = floats(c.find("scales")), want = floats(c.find("out"));
+    const std::vector<int> want_x8 = ints(c.find("x8")), want_w8 = ints(c.find("w8"));
+    std::vector<int16_t> x8(m * k);
+    std::vector<float> sx(m * k / kQ8Block);
+    kernels::quantize_rows_q8(x.data(), m, k, x8.data(), sx.data());
+    std::vector<int8_t> w8(n * k);
+    std::vector<float> s(n * k / kQ8Block);
+    kernels::quantize_weights_q8(w.data(), n, k, w8.data(), s.data());
+    EXPECT_EQ(std::vector<int>(x8.begin(), x8.end()), want_x8) << name;
+    EXPECT_EQ(std::vector<int>(w8.begin(), w8.end()), want_w8) << name;
+    EXPECT_EQ(std::memcmp(sx.data(), want_sx.data(), sx.size() * 4), 0) << name;
+    EXPECT_TRUE(same_bits(s, want_s)) << name;
+    std::vector<int8_t> q(kernels::q8_packed_bytes(n, k));
+    std::vector<float> ps(kernels::q8_packed_scales(n, k)), got(m * n), ref(m * n);
+    kernels::pack_weights_q8(w8.data(), s.data(), n, k, q.data(), ps.data());
+    const float* b = bias.empty() ? nullptr : bias.data();
+    kernels::matmul_q8(x8.data(), sx.data(), m, k, q.data(), ps.data(), n, b, got.data());
+    kernels::matmul_q8_reference(x8.data(), sx.data(), m, k, w8.data(), s.data(), n, b, ref.data());
+    // NaN outputs compare by bits too: the golden holds the canonical NaN the arithmetic makes.
+    EXPECT_TRUE(same_bits(got, want)) << name;
+    EXPECT_TRUE(same_bits(ref, want)) << name;
   }
 }
 
