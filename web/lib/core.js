@@ -122,19 +122,25 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
 
     loadModel(bytes, options) {
       // { device: 'webgpu' }: a Promise of a GpuModel (webgpu.js); 'wasm' (the default): as before.
+      // { weights: 'int8' }: the Linear weights quantized at load (a quantized file loads as it
+      // is; 'f32' refuses one).
+      let weights = '';
       if (options !== undefined) {
-        const { device = 'wasm', ...gpuOptions } = checkOptions(options, ['device', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
+        const { device = 'wasm', weights: w, ...gpuOptions } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
+        if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
         if (device === 'webgpu') {
+          if (w === 'int8') fail(`weights: 'int8' runs on device 'wasm' only for now (the WebGPU kernels read float32 weights)`);
           const { gpuDevice, ...rest } = gpuOptions;
           return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpuDevice === undefined ? rest : { ...rest, device: gpuDevice }));
         }
         if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
         if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
+        weights = w ?? '';
       }
       const u8 = bytesArg(bytes, 'a safetensors file');
       let native;
       try {
-        native = M.Model.load(u8);
+        native = M.Model.loadWeights(u8, weights);
       } catch (e) {
         // "model file: ..." from the loader: name the argument.
         if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
@@ -143,7 +149,10 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       let info;
       try {
         info = safetensorsInfo(u8);
-        info.config = native.config();
+        const { weights: held, weightBytes, ...config } = native.config();
+        info.config = config;
+        info.weights = held;
+        info.weightBytes = weightBytes;
       } catch (e) {
         native.delete();
         throw e;
@@ -158,6 +167,16 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
      * Usable as a step function (targetStep / draftStep) or a score callback with
      * scoreOutput: 'probs'. It holds wasm memory: call its dispose() when done.
      */
+    quantizeModelFile(bytes) {
+      const u8 = bytesArg(bytes, 'a safetensors file');
+      try {
+        return M.quantizeModelFile(u8);
+      } catch (e) {
+        if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
+        throw e;
+      }
+    },
+
     modelStep(model) {
       const nativeModel = own(model, Model, 'model');
       const handle = new Handle(M.Scorer.create(nativeModel), 'modelStep', owner);

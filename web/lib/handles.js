@@ -88,6 +88,10 @@ export class Model extends Handle {
     this.nParams = info.nParams;
     /** Size of the file in bytes. */
     this.fileBytes = info.fileBytes;
+    /** How the Linear weights are held: 'f32', or 'int8' (blocks of 32 with a scale each). */
+    this.weights = info.weights;
+    /** Bytes the weights take in memory (packed for the kernels). */
+    this.weightBytes = info.weightBytes;
   }
 }
 
@@ -106,6 +110,9 @@ export class Heads extends Handle {
 
 // What the JS side reports of a file the C++ loader accepted: its __metadata__, parameters and size.
 export function safetensorsInfo(bytes) {
-  const { metadata, nParams } = readSafetensorsHeader(bytes);
-  return { metadata, nParams, fileBytes: bytes.byteLength };
+  const { metadata, tensors, nParams } = readSafetensorsHeader(bytes);
+  // An 8-bit weight's scales are not parameters of their own.
+  let scales = 0;
+  for (const [name, t] of tensors) if (name.endsWith('.scale')) scales += t.numel;
+  return { metadata, nParams: nParams - scales, fileBytes: bytes.byteLength };
 }

@@ -81,6 +81,14 @@ export class Model implements SpecdecHandle {
   /** Size of the file in bytes. */
   readonly fileBytes: number;
   /**
+   * How the Linear weights (attention and MLP) are held: 'f32', or 'int8' — blocks of 32 int8
+   * values with a float scale each, activations quantized per block on the fly (W8A8; the
+   * embeddings, layer norms and LM head stay float32).
+   */
+  readonly weights: 'f32' | 'int8';
+  /** Bytes the weights take in memory, packed for the kernels. */
+  readonly weightBytes: number;
+  /**
    * Decoders share the weights: disposing the model while decoders still use it is safe; the
    * memory is freed when the last of them is disposed.
    */
@@ -578,8 +586,20 @@ export interface Specdec {
    */
   demonstrateSpeculative(options?: { c?: number; alphas?: number[]; gammaMax?: number }): DemoPoint[];
 
-  /** Parses a safetensors file (F32 or F16) into a model. Throws SpecdecError on a bad file. */
-  loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { device?: 'wasm' }): Model;
+  /**
+   * Parses a safetensors file (F32 or F16, or 8-bit as made by quantizeModelFile / `specdec
+   * quantize`) into a model. weights: 'int8' quantizes a float file's Linear weights at load
+   * (bit-identical to loading its quantized file); 'f32' refuses a quantized file; absent, the
+   * file's own layout. Throws SpecdecError on a bad file or option.
+   */
+  loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { device?: 'wasm'; weights?: 'f32' | 'int8' }): Model;
+  /**
+   * A float model file turned into its 8-bit file (the format: src/README.md): every block
+   * Linear weight X.weight becomes X.weight.q8 (I8) and X.weight.scale (F16, one per 32 weights),
+   * the rest is copied; __metadata__ gains weights: 'int8'. Throws SpecdecError on a bad file
+   * or one already quantized.
+   */
+  quantizeModelFile(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): Uint8Array;
   /**
    * The same file on a WebGPU device (specdec/webgpu, imported on first use): a Promise of a
    * GpuModel, a target or draft for createDecoder (step() then returns a Promise). gpuDevice: a
