@@ -22,7 +22,7 @@
 namespace specdec {
 namespace {
 
-// The five config keys of __metadata__ ("12" as a decimal string, as train.py writes them):
+// The five config keys of __metadata__ ("12" as a decimal string, as models/model.py writes them):
 // digits only, no sign, no leading zero. A value of more than 9 digits is out of every range;
 // it is reported as such (kOutOfRange), not as malformed.
 constexpr int kOutOfRange = -1;

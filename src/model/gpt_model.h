@@ -1,4 +1,4 @@
-// A small byte-level GPT (nanoGPT / GPT-2 shape; reference: class GPT in models/train.py):
+// A small byte-level GPT (nanoGPT / GPT-2 shape; reference: class GPT in models/model.py):
 // token + position embeddings, n_layer pre-LayerNorm blocks of causal multi-head
 // self-attention and a GELU MLP, a final LayerNorm, and an LM head tied to the token
 // embedding unless the file carries lm_head.weight. Weights are immutable after loading; all

@@ -5,7 +5,7 @@
 // t + 1, which is known when the heads draft (the target just emitted it):
 // r = h + silu(W_i h + U_i wte[x_{t+1}] + b_i). The target drafts for itself: one target pass gives
 // the next token's p and, from the same hidden state, the heads' proposals for the tokens after it.
-// Trained with the target frozen (models/train.py heads).
+// Trained with the target frozen (models/heads.py train).
 #pragma once
 
 #include <cstddef>

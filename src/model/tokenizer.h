@@ -1,5 +1,5 @@
 // Byte-level tokenizer: a token id is one byte of the UTF-8 text (vocabulary 256), as in
-// models/train.py. Decoding may split a multi-byte character between calls; the bytes are
+// models/data.py. Decoding may split a multi-byte character between calls; the bytes are
 // returned as they are.
 #pragma once
 
