@@ -13,8 +13,12 @@
 // Then the issue's goals as ratios from this one run. The Chromium figures (specdec at 1 and 2
 // threads against llama.cpp's WASM build) come from bench/wllama.mjs.
 //
+// With --weights f32,int8 each pair runs with float32 weights and with its 8-bit files
+// (models/*-int8.safetensors; P_int(T), the integer dot peak, enters the 8-bit roofline), and the
+// 8-bit goals of issue 26 are printed as ratios from the same run.
+//
 //   node bench/threads.mjs [--threads 1,2] [--repeats 3] [--max-tokens 128] [--only small|large]
-//                          [--skip native] [--json FILE]
+//                          [--weights f32|int8|f32,int8] [--skip native] [--json FILE]
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -32,6 +36,7 @@ const { values: opt } = parseArgs({
     skip: { type: 'string', default: '' },
     json: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    weights: { type: 'string', default: 'f32' },
   },
 });
 const fail = (m) => {
@@ -47,10 +52,15 @@ const MAX_TOKENS = Number(opt['max-tokens']);
 const SKIP = new Set(opt.skip.split(',').filter(Boolean));
 const MIN_MS = opt.quick ? 10 : 20;
 const MAX_T = Math.max(...THREADS);
+const WEIGHTS = opt.weights.split(',');
+if (WEIGHTS.some((w) => w !== 'f32' && w !== 'int8')) fail('--weights: f32, int8 or f32,int8');
+const int8File = (rel) => rel.replace(/\.safetensors$/, '-int8.safetensors');
 const PAIRS = [
   { key: 'small', target: 'models/target.safetensors', draft: 'models/draft.safetensors' },
   { key: 'large', target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors' },
-].filter((p) => (!opt.only || p.key === opt.only) && existsSync(path.join(ROOT, p.target)));
+].filter((p) => (!opt.only || p.key === opt.only) && existsSync(path.join(ROOT, p.target)))
+  .flatMap((p) => WEIGHTS.map((w) => (w === 'f32' ? { ...p, pair: p.key, weights: w }
+    : { key: `${p.key} int8`, pair: p.key, weights: w, target: int8File(p.target), draft: int8File(p.draft) })));
 
 const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
 const field = (k) => cpuinfo.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm'))?.[1]?.trim();
@@ -134,7 +144,7 @@ function nativeRun(pair) {
 function shapeWasm(w) {
   const byT = {};
   for (const p of w.physics) {
-    byT[p.threads] = { read: p.readGbs, peak: p.peakGflops, forkJoinUs: p.forkJoinUs, regions: p.regionsPerPass, draftMs: p.draftStepMs, pass: p.passMs, matmul: p.matmulMs, roof: p.rooflineMs, decoding: {} };
+    byT[p.threads] = { read: p.readGbs, peak: p.peakGflops, peakInt: p.peakIntGops?.runs ? p.peakIntGops : null, forkJoinUs: p.forkJoinUs, regions: p.regionsPerPass, draftMs: p.draftStepMs, pass: p.passMs, matmul: p.matmulMs, roof: p.rooflineMs, decoding: {} };
   }
   for (const [temp, rows] of Object.entries(w.decoding)) {
     for (const d of rows) byT[d.threads].decoding[temp] = { plain: d.plainMsPerToken, spec: d.specMsPerToken[d.bestGamma - 1], gamma: d.bestGamma, alpha: d.alpha[d.bestGamma - 1] };
@@ -163,6 +173,7 @@ function print(pair, engine, byT) {
   const rows = [];
   rows.push(['B(T), GB/s', ...ts.map((t) => cell(byT[t].read, 1))]);
   rows.push(['P(T), GFLOP/s', ...ts.map((t) => cell(byT[t].peak, 1))]);
+  if (byT[ts[0]].peakInt) rows.push(['P_int(T), GOP/s (8-bit dot)', ...ts.map((t) => cell(byT[t].peakInt, 1))]);
   rows.push(['fork-join, us × regions per pass', ...ts.map((t) => `${f(byT[t].forkJoinUs.median, 2)} × ${f(byT[t].regions, 1)}`)]);
   rows.push(['draft step, ms', ...ts.map((t) => cell(byT[t].draftMs, 4))]);
   for (let k = 1; k <= 8; k++) {
@@ -211,6 +222,14 @@ for (const pair of PAIRS) {
   lines.push(`${pair.key}, WASM: plain ms/token, single-threaded build ${f(raw.builds.single)} vs threaded build at 1 thread ${f(raw.builds.threaded1)} (${f(raw.builds.threaded1 / raw.builds.single, 2)}×)`);
   report.pairs[pair.key].builds = raw.builds;
   if (n) lines.push(...goals(pair, 'native', n));
+}
+// Issue 26's goals: the 8-bit pair against the float pair, same run.
+for (const pair of new Set(PAIRS.map((p) => p.pair))) {
+  const a = report.pairs[pair]?.wasm, b = report.pairs[`${pair} int8`]?.wasm;
+  if (!a || !b) continue;
+  for (const t of Object.keys(a).map(Number)) {
+    lines.push(`${pair}, WASM, ${t} thread(s): int8 plain vs f32 plain ${f(a[t].decoding[0].plain.median / b[t].decoding[0].plain.median, 2)}× (T 0), ${f(a[t].decoding['0.8'].plain.median / b[t].decoding['0.8'].plain.median, 2)}× (T 0.8); int8 speculative (best γ) vs f32 speculative ${f(a[t].decoding[0].spec.median / b[t].decoding[0].spec.median, 2)}× (T 0), ${f(a[t].decoding['0.8'].spec.median / b[t].decoding['0.8'].spec.median, 2)}× (T 0.8); int8 k = 1 matmul ÷ roofline ${f(b[t].matmul[0].median / b[t].roof[0], 2)} (f32 ${f(a[t].matmul[0].median / a[t].roof[0], 2)})`);
+  }
 }
 console.log('\n#### Goals, from this run\n');
 for (const l of lines) console.log(`- ${l}`);

@@ -172,9 +172,20 @@ double matmul_flops_per_token(const GPTModel& model) {
   return flops;
 }
 
-double roofline_ms(const GPTModel& model, size_t k, double read_gbs, double peak_gflops) {
+double matmul_int_ops_per_token(const GPTModel& model) {
+  double ops = 0.0;
+  for (const ModelMatmul& m : model_matmuls(model)) {
+    if (m.q8) ops += 2.0 * m.n * m.k;
+  }
+  return ops;
+}
+
+double roofline_ms(const GPTModel& model, size_t k, double read_gbs, double peak_gflops,
+                   double peak_int_gops) {
   const double memory = matmul_weight_bytes(model) / (read_gbs * 1e6);
-  const double arithmetic = k * matmul_flops_per_token(model) / (peak_gflops * 1e6);
+  const double int_ops = peak_int_gops > 0.0 ? matmul_int_ops_per_token(model) : 0.0;
+  const double arithmetic = k * ((matmul_flops_per_token(model) - int_ops) / (peak_gflops * 1e6) +
+                                 (int_ops > 0.0 ? int_ops / (peak_int_gops * 1e6) : 0.0));
   return std::max(memory, arithmetic);
 }
 

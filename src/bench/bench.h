@@ -100,6 +100,9 @@ ReadBandwidth best_read_gbs(size_t bytes, int repeats, double min_ms,
 // SIMD128 in WASM), the best of 4, 6 and 8 chains. No memory traffic: the arithmetic ceiling of
 // a matmul (flops = 2 per multiply-add). With a pool: all its threads at once, P(T).
 Stats muladd_gflops(int repeats, double min_ms, kernels::ThreadPool* pool = nullptr);
+// GOP/s of the 8-bit kernels' integer multiply-adds alone (peak.cc): chains of a + dot(x, w) on
+// 16-bit lanes (i32x4.dot_i16x8_s / vpmaddwd), 2 operations per multiply-add, P_int(T).
+Stats int_dot_gops(int repeats, double min_ms, kernels::ThreadPool* pool = nullptr);
 constexpr int kMatmulVectorBits =
 #if defined(__AVX2__) && !defined(__wasm_simd128__)
     256;
@@ -112,9 +115,14 @@ constexpr int kMatmulVectorBits =
 size_t matmul_weight_bytes(const GPTModel& model);
 double matmul_flops_per_token(const GPTModel& model);
 
-// The roofline of a pass over k tokens: max(weight bytes / read bandwidth, k x flops per token
-// / mul+add peak), in ms.
-double roofline_ms(const GPTModel& model, size_t k, double read_gbs, double peak_gflops);
+// Of those, the integer operations of 8-bit Linear weights (2 per weight; 0 for a float model).
+double matmul_int_ops_per_token(const GPTModel& model);
+
+// The roofline of a pass over k tokens: max(weight bytes / read bandwidth, k x (float flops per
+// token / mul+add peak + integer ops per token / integer peak)), in ms. An 8-bit model's bytes
+// are its quants and scales; peak_int_gops matters only for one (0: counted as float).
+double roofline_ms(const GPTModel& model, size_t k, double read_gbs, double peak_gflops,
+                   double peak_int_gops = 0.0);
 
 // ------------------------------------------------------------------ model passes
 
@@ -174,10 +182,12 @@ Stats fork_join_us(kernels::ThreadPool& pool, int repeats);
 // One pass of `target` with its work split over T threads (the models must run on `pool`).
 struct ThreadPhysics {
   int threads = 1;
-  Stats read_gbs;     // B(T): all T threads reading the target's weight bytes (best of 1..16 streams each)
-  Stats peak_gflops;  // P(T): mul+add of all T threads
+  Stats read_gbs;  // B(T): all T threads reading the target's weight bytes (best of 1..16 streams
+                   // each)
+  Stats peak_gflops;    // P(T): mul+add of all T threads
+  Stats peak_int_gops;  // P_int(T): the 8-bit kernels' integer multiply-adds (8-bit targets)
   std::vector<Stats> pass_ms, matmul_ms;  // k = 1 .. max_k: a pass, and its time in matmuls
-  std::vector<double> roofline_ms;        // max(W / B(T), k F / P(T))
+  std::vector<double> roofline_ms;        // max(W / B(T), k F / P(T)) (8-bit: roofline_ms())
   Stats fork_join_us;                     // one empty parallel region
   double regions_per_pass = 0.0;          // parallel regions a one-token pass opens
   Stats draft_step_ms;                    // the draft's one-token pass on the same pool

@@ -56,7 +56,6 @@ std::vector<ThreadPhysics> thread_physics(const GPTModel& target, const GPTModel
   }
   ThreadsScope scope(pool);
   const size_t bytes = matmul_weight_bytes(target);
-  const double flops = matmul_flops_per_token(target);
   const std::vector<size_t> pasts = decode_contexts(target.config().block_size);
   PassTimer timer(target, pasts, max_k);
   PassTimer draft_timer(draft, pasts, 1);
@@ -90,6 +89,8 @@ std::vector<ThreadPhysics> thread_physics(const GPTModel& target, const GPTModel
     // buffer's size and the thread count (a single pattern read 27-51 GB/s, one thread, 60-100 MB).
     t.read_gbs = best_read_gbs(bytes, repeats, min_ms, &pool).gbs;
     t.peak_gflops = muladd_gflops(repeats, min_ms, &pool);
+    const bool int8 = target.weight_type() == Weights::kInt8;
+    if (int8) t.peak_int_gops = int_dot_gops(repeats, min_ms, &pool);
     t.fork_join_us = fork_join_us(pool, repeats);
     const uint64_t runs0 = pool.stats().runs;
     timer.once(1);
@@ -98,8 +99,8 @@ std::vector<ThreadPhysics> thread_physics(const GPTModel& target, const GPTModel
     for (size_t k = 1; k <= max_k; ++k) {
       t.pass_ms.push_back(summarize(pass[i][k]));
       t.matmul_ms.push_back(summarize(mm[i][k]));
-      t.roofline_ms.push_back(
-          std::max(bytes / (t.read_gbs.median * 1e6), k * flops / (t.peak_gflops.median * 1e6)));
+      t.roofline_ms.push_back(roofline_ms(target, k, t.read_gbs.median, t.peak_gflops.median,
+                                          int8 ? t.peak_int_gops.median : 0.0));
     }
   }
   return out;

@@ -197,6 +197,7 @@ val bench_thread_physics(const BenchModel& target, const BenchModel& draft, val 
       o.set("threads", t.threads);
       o.set("readGbs", stats_to_js(t.read_gbs));
       o.set("peakGflops", stats_to_js(t.peak_gflops));
+      o.set("peakIntGops", stats_to_js(t.peak_int_gops));
       o.set("forkJoinUs", stats_to_js(t.fork_join_us));
       o.set("regionsPerPass", t.regions_per_pass);
       o.set("draftStepMs", stats_to_js(t.draft_step_ms));

@@ -115,6 +115,15 @@ val measure_peak_gflops(double repeats, double threads) {
   });
 }
 
+val measure_peak_int_gops(double repeats, double threads) {
+  return guard([&] {
+    const int r = checked_count(repeats, "repeats", 1000);
+    const int t = checked_count(threads, "threads", max_threads());
+    return stats_js(
+        with_threads(t, [&](kernels::ThreadPool* p) { return bench::int_dot_gops(r, 20.0, p); }));
+  });
+}
+
 }  // namespace
 
 // Used by diagnostics_bindings.cc: read bandwidth of `threads` threads at once.
@@ -137,6 +146,7 @@ EMSCRIPTEN_BINDINGS(specdec_threads) {
   emscripten::function("threadStats", &thread_stats);
   emscripten::function("setSpinMicros", &set_spin_micros);
   emscripten::function("measurePeakGflops", &measure_peak_gflops);
+  emscripten::function("measurePeakIntGops", &measure_peak_int_gops);
 }
 
 }  // namespace specdec::bindings

@@ -28,6 +28,11 @@ void bench_roofline(const BenchRun& run, const std::vector<std::string>& target_
                 cell(peak, "%.1f").c_str());
   }
   run.out.key("peak_gflops", json_stats(peak));
+  // The 8-bit kernels' integer ceiling (only 8-bit targets use it).
+  const Stats peak_int = bench::int_dot_gops(run.repeats, run.min_ms);
+  if (!run.json)
+    std::printf("Integer dot peak (8-bit weights): %s GOP/s\n", cell(peak_int, "%.1f").c_str());
+  run.out.key("peak_int_gops", json_stats(peak_int));
   std::vector<std::string> targets_json;
   for (const std::string& path : target_paths) {
     std::unique_ptr<GPTModel> other;
@@ -45,19 +50,20 @@ void bench_roofline(const BenchRun& run, const std::vector<std::string>& target_
         bench::pass_breakdown(model, ks, bench::decode_contexts(cfg.block_size), run.repeats);
     if (!run.json) {
       std::printf(
-          "\nRoofline of %s (%dx%d, %.1f MB of f32 weights, %.1f MFLOP per token): one core "
+          "\nRoofline of %s (%dx%d, %.1f MB of %s weights, %.1f MFLOP per token): one core "
           "reads "
           "it at %s GB/s with %d streams (1 stream: %.1f GB/s)\n",
-          path.c_str(), cfg.n_layer, cfg.n_embd, bytes / 1e6, flops / 1e6,
-          cell(bw.gbs, "%.1f").c_str(), bw.streams, bw.by_streams[0].median);
+          path.c_str(), cfg.n_layer, cfg.n_embd, bytes / 1e6, weights_name(model.weight_type()),
+          flops / 1e6, cell(bw.gbs, "%.1f").c_str(), bw.streams, bw.by_streams[0].median);
       std::printf("  %-2s | %-7s | %-7s | %-7s | %-16s | %-9s | %-11s | %-9s | %-7s | %-13s | %s\n",
                   "k", "pass", "matmul", "in pass", "roofline (bound)", "pass/roof", "matmul/roof",
                   "attention", "GELU", "rest (%)", "v(k)");
     }
     std::vector<std::string> rows_json;
     for (const bench::PassBreakdown& b : rows) {
-      const double roof = bench::roofline_ms(model, b.k, bw.gbs.median, peak.median);
-      const bool compute = b.k * flops / (peak.median * 1e6) > bytes / (bw.gbs.median * 1e6);
+      const double roof =
+          bench::roofline_ms(model, b.k, bw.gbs.median, peak.median, peak_int.median);
+      const bool compute = roof > bytes / (bw.gbs.median * 1e6);
       const double rest = b.rest_ms();
       if (!run.json) {
         std::printf(

@@ -53,6 +53,27 @@ TEST(Bench, WeightBytesCountEveryMatrix) {
   EXPECT_EQ(matmul_flops_per_token(m), 2.0 * (c.n_layer * 12 * C * C + V * C));
 }
 
+// 8-bit Linear weights: 32 int8 + one float scale per 32 weights; the LM head stays float32.
+TEST(Bench, EightBitModelsCountQuantsScalesAndIntegerOps) {
+  const Weights int8 = Weights::kInt8;
+  const GPTModel m = GPTModel::from_file(fixture("tiny_f32.safetensors"), &int8);
+  const GPTConfig& c = m.config();
+  const size_t C = c.n_embd, V = c.vocab_size, linear = c.n_layer * 12 * C * C;
+  EXPECT_EQ(matmul_weight_bytes(m), linear + linear / 32 * sizeof(float) + V * C * sizeof(float));
+  EXPECT_EQ(matmul_flops_per_token(m), 2.0 * (linear + V * C));
+  EXPECT_EQ(matmul_int_ops_per_token(m), 2.0 * linear);
+  EXPECT_EQ(matmul_int_ops_per_token(GPTModel::from_file(fixture("tiny_f32.safetensors"))), 0.0);
+  // Arithmetic bound: float ops at the float peak plus integer ops at the integer peak.
+  const double bytes = double(matmul_weight_bytes(m));
+  for (double peak_int : {1.0, 4.0}) {
+    const double want = 5 * (2.0 * V * C / 1e6 + 2.0 * linear / (peak_int * 1e6));
+    EXPECT_DOUBLE_EQ(roofline_ms(m, 5, 1e9, 1.0, peak_int), std::max(want, bytes / 1e15));
+  }
+  const Stats s = int_dot_gops(2, 1.0);
+  EXPECT_EQ(s.runs, 2);
+  EXPECT_GT(s.min, 0.0);
+}
+
 TEST(Bench, ReadBandwidthIsPositiveAndCountsRepeats) {
   for (int streams : {1, 2, 8, 16}) {
     const Stats s = read_gbs(1 << 16, 3, 1.0, streams);

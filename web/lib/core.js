@@ -246,7 +246,9 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       const repeats = integer(o.repeats ?? 5, 'repeats', 1, 1000);
       const threads = integer(o.threads ?? M.threadsInUse(), 'threads', 1, M.maxThreads());
       const r = M.measurePeakGflops(repeats, threads);
-      return { gflops: r.median, min: r.min, max: r.max, runs: r.runs, threads };
+      // The 8-bit kernels' integer multiply-adds (i32x4.dot_i16x8_s), 2 operations each.
+      const i = M.measurePeakIntGops(repeats, threads);
+      return { gflops: r.median, min: r.min, max: r.max, runs: r.runs, threads, intGops: i.median, intMin: i.min, intMax: i.max };
     },
 
     /** Threads every pass uses now (1 .. maxThreads). */

@@ -668,7 +668,9 @@ export interface Specdec {
   /**
    * Multiply-add GFLOP/s of `threads` threads at once (default: `threads`; registers only, the
    * matmul kernel's 128-bit vectors): the arithmetic ceiling P(T) of a pass. Median of
-   * `repeats` (default 5) runs of ≥ 20 ms.
+   * `repeats` (default 5) runs of ≥ 20 ms. intGops (intMin, intMax): the integer ceiling
+   * P_int(T) of 8-bit weights, GOP/s of i32x4.dot_i16x8_s multiply-adds (2 operations each), so
+   * that an 8-bit pass's roofline is max(bytes / B(T), integer ops / P_int(T)).
    */
   measurePeak(options?: { repeats?: number; threads?: number }): {
     gflops: number;
@@ -676,6 +678,9 @@ export interface Specdec {
     max: number;
     runs: number;
     threads: number;
+    intGops: number;
+    intMin: number;
+    intMax: number;
   };
 
   /**
