@@ -156,6 +156,7 @@ test('measurements take a thread count (B(T), P(T)) and refuse one past maxThrea
   const p = sd.measurePeak({ repeats: 1, threads: 3 });
   assert.equal(p.threads, 3);
   assert.ok(p.gflops > 0);
+  assert.ok(p.intGops > 0 && p.intMin <= p.intGops && p.intGops <= p.intMax, '8-bit dot peak P_int(T)');
   assert.throws(() => sd.measurePeak({ threads: 4 }), (e) => e.argument === 'threads');
   assert.throws(() => single.measureReadBandwidth({ threads: 2 }), (e) => e.argument === 'threads');
 });
