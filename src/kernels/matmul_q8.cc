@@ -33,8 +33,25 @@ int8_t round_clamp(float v) {
 
 }  // namespace
 
+namespace {
+size_t q8_pieces(size_t n, size_t k) { return panels_of(n) * (k / kQ8Block); }
+size_t q8_stripe_bytes(size_t n, size_t k) {
+  return q8_pieces(n, k) / kQ8Stripes * kQ8PieceBytes + kQ8StripePad;
+}
+}  // namespace
+
+bool q8_striped(size_t n, size_t k) {
+  return (k / kQ8Block) % kQ8Stripes == 0 && q8_pieces(n, k) * kQ8PieceBytes >= kQ8MinStripedBytes;
+}
+
+detail::Q8Reader::Q8Reader(const int8_t* q, size_t n, size_t k)
+    : data(q + static_cast<uint8_t>(q[0])),
+      stripe(q8_striped(n, k) ? q8_stripe_bytes(n, k) : 0),
+      blocks(k / kQ8Block) {}
+
 size_t q8_packed_bytes(size_t n, size_t k) {
-  return kQ8HeaderBytes + panels_of(n) * kPanelRows * k;
+  return kQ8HeaderBytes +
+         (q8_striped(n, k) ? kQ8Stripes * q8_stripe_bytes(n, k) : q8_pieces(n, k) * kQ8PieceBytes);
 }
 
 size_t q8_packed_scales(size_t n, size_t k) { return panels_of(n) * kPanelRows * (k / kQ8Block); }
@@ -68,24 +85,23 @@ void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, 
   const uintptr_t address = reinterpret_cast<uintptr_t>(q + 1);
   const size_t offset = 1 + (64 - address % 64) % 64;
   q[0] = static_cast<int8_t>(offset);
-  int8_t* data = q + offset;
+  const detail::Q8Reader rd(q, n, k);
   const size_t blocks = k / kQ8Block;
   for (size_t r = 0; r < n; ++r) {
     const size_t p = r / kPanelRows, row = r % kPanelRows;
     for (size_t b = 0; b < blocks; ++b) {
-      std::memcpy(data + ((p * blocks + b) * kPanelRows + row) * kQ8Block,
-                  w8 + r * k + b * kQ8Block, kQ8Block);
+      std::memcpy(const_cast<int8_t*>(rd.at(p, b)) + row * kQ8Block, w8 + r * k + b * kQ8Block,
+                  kQ8Block);
       s[(p * blocks + b) * kPanelRows + row] = scales[r * blocks + b];
     }
   }
 }
 
-void unpack_row_q8(const int8_t* q, const float* s, size_t /*n*/, size_t k, size_t row,
-                   float* out) {
-  const int8_t* data = q + static_cast<uint8_t>(q[0]);
+void unpack_row_q8(const int8_t* q, const float* s, size_t n, size_t k, size_t row, float* out) {
+  const detail::Q8Reader rd(q, n, k);
   const size_t blocks = k / kQ8Block, p = row / kPanelRows, r = row % kPanelRows;
   for (size_t b = 0; b < blocks; ++b) {
-    const int8_t* src = data + ((p * blocks + b) * kPanelRows + r) * kQ8Block;
+    const int8_t* src = rd.at(p, b) + r * kQ8Block;
     const float d = s[(p * blocks + b) * kPanelRows + r];
     for (size_t j = 0; j < kQ8Block; ++j) out[b * kQ8Block + j] = d * static_cast<float>(src[j]);
   }
@@ -117,10 +133,9 @@ void quantize_rows_q8(const float* x, size_t m, size_t k, int16_t* x8, float* sx
 void matmul_q8_scalar_panels(const int16_t* x8, const float* sx, size_t m, size_t k,
                              const int8_t* q, const float* s, size_t n, const float* bias,
                              float* out, size_t p_begin, size_t p_end) {
-  const int8_t* data = q + static_cast<uint8_t>(q[0]);
+  const detail::Q8Reader rd(q, n, k);
   const size_t blocks = k / kQ8Block;
   for (size_t p = p_begin; p < p_end; ++p) {
-    const int8_t* panel = data + p * blocks * kPanelRows * kQ8Block;
     const float* ps = s + p * blocks * kPanelRows;
     for (size_t i = 0; i < m; ++i) {
       float acc[kPanelRows] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -128,7 +143,7 @@ void matmul_q8_scalar_panels(const int16_t* x8, const float* sx, size_t m, size_
         const int16_t* xb = x8 + i * k + b * kQ8Block;
         const float d = sx[i * blocks + b];
         for (size_t r = 0; r < kPanelRows; ++r) {
-          const int8_t* wb = panel + (b * kPanelRows + r) * kQ8Block;
+          const int8_t* wb = rd.at(p, b) + r * kQ8Block;
           int32_t isum = 0;
           for (size_t j = 0; j < kQ8Block; ++j) isum += int32_t{xb[j]} * int32_t{wb[j]};
           acc[r] = acc[r] + (ps[b * kPanelRows + r] * d) * static_cast<float>(isum);

@@ -29,6 +29,13 @@
 // aligned data from the buffer's start, then for each panel p, for each block b: the 32 int8 of
 // rows 4p, 4p + 1, 4p + 2, 4p + 3 (128 bytes, two cache lines). Scales: for each panel p, for
 // each block b: the 4 rows' scales (floats). A kernel reads both sequences once, front to back.
+//
+// Striping. As for float weights (matmul.h), one core streams memory faster from several
+// sequences in turn than from one: a large matrix (k / 32 a multiple of kQ8Stripes and at least
+// kQ8MinStripedBytes of quants) stores its (panel, block) pieces of 128 bytes in kQ8Stripes
+// stripes, piece i = p * k / 32 + b in stripe i % 8 at slot i / 8, stripes kQ8StripePad bytes
+// apart; walking a panel's blocks in order then reads the 8 stripes in turn. Small matrices
+// (they stay in cache) are stored in the plain order.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +45,28 @@ namespace specdec::kernels {
 
 constexpr size_t kQ8Block = 32;
 constexpr size_t kQ8HeaderBytes = 64;
+constexpr size_t kQ8PieceBytes = 128;  // one block of a panel: 4 rows x 32 int8
+constexpr size_t kQ8Stripes = 8;
+constexpr size_t kQ8MinStripedBytes = 256 * 1024;
+constexpr size_t kQ8StripePad = 128;
+
+// Whether W (n, k) packed is striped (see Striping).
+bool q8_striped(size_t n, size_t k);
+
+namespace detail {
+// Where the (panel, block) pieces of packed quants live (shared by the kernels).
+struct Q8Reader {
+  const int8_t* data;  // q + q[0]
+  size_t stripe;       // bytes per stripe; 0 when unstriped
+  size_t blocks;       // k / 32
+  Q8Reader(const int8_t* q, size_t n, size_t k);
+  const int8_t* at(size_t p, size_t b) const {
+    const size_t i = p * blocks + b;
+    return stripe ? data + (i % kQ8Stripes) * stripe + (i / kQ8Stripes) * kQ8PieceBytes
+                  : data + i * kQ8PieceBytes;
+  }
+};
+}  // namespace detail
 
 // Bytes of W (n, k) packed quants (header included) and floats of its packed scales.
 size_t q8_packed_bytes(size_t n, size_t k);

@@ -36,10 +36,9 @@ inline __m128i fold4(__m256i a0, __m256i a1, __m256i a2, __m256i a3) {
 void matmul_q8_avx2_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                            const float* s, size_t n, const float* bias, float* out, size_t p_begin,
                            size_t p_end) {
-  const int8_t* data = q + static_cast<uint8_t>(q[0]);
+  const detail::Q8Reader rd(q, n, k);
   const size_t blocks = k / kQ8Block;
   for (size_t p = p_begin; p < p_end; ++p) {
-    const int8_t* panel = data + p * blocks * kPanelRows * kQ8Block;
     const float* ps = s + p * blocks * kPanelRows;
     for (size_t i = 0; i < m; ++i) {
       const int16_t* xi = x8 + i * k;
@@ -49,7 +48,7 @@ void matmul_q8_avx2_panels(const int16_t* x8, const float* sx, size_t m, size_t 
         const int16_t* xb = xi + b * kQ8Block;
         const __m256i x_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb));
         const __m256i x_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 16));
-        const int8_t* w = panel + b * kPanelRows * kQ8Block;
+        const int8_t* w = rd.at(p, b);
         _mm_prefetch(reinterpret_cast<const char*>(w + 1024), _MM_HINT_T0);
         const __m128i isum = fold4(row_dot(w, x_lo, x_hi), row_dot(w + 32, x_lo, x_hi),
                                    row_dot(w + 64, x_lo, x_hi), row_dot(w + 96, x_lo, x_hi));

@@ -42,10 +42,9 @@ inline v128_t row_dot(const int8_t* w, v128_t x0, v128_t x1, v128_t x2, v128_t x
 void matmul_q8_wasm_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                            const float* s, size_t n, const float* bias, float* out, size_t p_begin,
                            size_t p_end) {
-  const int8_t* data = q + static_cast<uint8_t>(q[0]);
+  const detail::Q8Reader rd(q, n, k);
   const size_t blocks = k / kQ8Block;
   for (size_t p = p_begin; p < p_end; ++p) {
-    const int8_t* panel = data + p * blocks * kPanelRows * kQ8Block;
     const float* ps = s + p * blocks * kPanelRows;
     for (size_t i = 0; i < m; ++i) {
       const int16_t* xi = x8 + i * k;
@@ -55,7 +54,7 @@ void matmul_q8_wasm_panels(const int16_t* x8, const float* sx, size_t m, size_t 
         const int16_t* xb = xi + b * kQ8Block;
         const v128_t x0 = wasm_v128_load(xb), x1 = wasm_v128_load(xb + 8),
                      x2 = wasm_v128_load(xb + 16), x3 = wasm_v128_load(xb + 24);
-        const int8_t* w = panel + b * kPanelRows * kQ8Block;
+        const int8_t* w = rd.at(p, b);
         const v128_t a0 = row_dot(w, x0, x1, x2, x3);
         const v128_t a1 = row_dot(w + 32, x0, x1, x2, x3);
         const v128_t a2 = row_dot(w + 64, x0, x1, x2, x3);

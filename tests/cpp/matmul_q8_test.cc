@@ -181,6 +181,36 @@ TEST(MatmulQ8, EveryKernelEqualsTheReferenceBitForBit) {
   }
 }
 
+// Large matrices are stored in 8 stripes (matmul_q8.h, Striping): same outputs, same rows.
+TEST(MatmulQ8, StripedMatricesEqualTheReference) {
+  Rng rng(15);
+  struct Shape {
+    size_t m, k, n;
+    bool striped;
+  };
+  for (const Shape& sh : {Shape{1, 256, 1024, true}, Shape{3, 512, 513, true},
+                          Shape{2, 256, 1000, false}, Shape{1, 224, 2048, false}}) {
+    ASSERT_EQ(kernels::q8_striped(sh.n, sh.k), sh.striped) << sh.k << " x " << sh.n;
+    const Q8Case c = make_case(rng, sh.m, sh.k, sh.n);
+    std::vector<float> want(sh.m * sh.n), got(sh.m * sh.n), scalar(sh.m * sh.n);
+    kernels::matmul_q8_reference(c.x8.data(), c.sx.data(), sh.m, sh.k, c.w8.data(), c.s.data(),
+                                 sh.n, c.bias.data(), want.data());
+    kernels::matmul_q8(c.x8.data(), c.sx.data(), sh.m, sh.k, c.q.data(), c.ps.data(), sh.n,
+                       c.bias.data(), got.data());
+    kernels::matmul_q8_scalar_panels(c.x8.data(), c.sx.data(), sh.m, sh.k, c.q.data(), c.ps.data(),
+                                     sh.n, c.bias.data(), scalar.data(), 0, (sh.n + 3) / 4);
+    EXPECT_TRUE(same_bits(got, want)) << sh.k << " x " << sh.n;
+    EXPECT_TRUE(same_bits(scalar, want)) << sh.k << " x " << sh.n;
+    std::vector<float> row(sh.k);
+    for (size_t r : {size_t{0}, sh.n / 2, sh.n - 1}) {
+      kernels::unpack_row_q8(c.q.data(), c.ps.data(), sh.n, sh.k, r, row.data());
+      for (size_t j = 0; j < sh.k; ++j) {
+        ASSERT_EQ(row[j], c.s[r * (sh.k / 32) + j / 32] * c.w8[r * sh.k + j]) << r << " " << j;
+      }
+    }
+  }
+}
+
 TEST(MatmulQ8, RowsAreBatchInvariantAndCloseToFloat) {
   Rng rng(12);
   const size_t m = 7, k = 256, n = 40;
