@@ -49,7 +49,9 @@ void matmul_q8_avx2_panels(const int16_t* x8, const float* sx, size_t m, size_t 
         const __m256i x_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb));
         const __m256i x_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 16));
         const int8_t* w = rd.at(p, b);
+        // Both lines of the piece 8 slots ahead in this stripe (8 x 8 = 64 pieces ahead).
         _mm_prefetch(reinterpret_cast<const char*>(w + 1024), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w + 1024 + 64), _MM_HINT_T0);
         const __m128i isum = fold4(row_dot(w, x_lo, x_hi), row_dot(w + 32, x_lo, x_hi),
                                    row_dot(w + 64, x_lo, x_hi), row_dot(w + 96, x_lo, x_hi));
         const __m128 d = _mm_mul_ps(_mm_loadu_ps(ps + b * kPanelRows), _mm_set1_ps(si[b]));
