@@ -80,7 +80,9 @@ test('the tarball holds exactly the whitelisted files', (t) => {
   const raw = size(wasm) + js.reduce((a, f) => a + size(f), 0);
   const zipped = gz(wasm) + js.reduce((a, f) => a + gz(f), 0);
   t.diagnostic(`wasm ${size(wasm)} B (${gz(wasm)} gzip); wasm + browser JS ${raw} B raw, ${zipped} B gzip; tarball ${packed.size} B`);
-  assert.ok(zipped <= 200 * 1024, `${zipped} bytes gzip exceeds the 200 KB goal`);
+  // 200 KB until the 8-bit weights (kernels, the quantizer and its safetensors writer: +23 KB
+  // raw wasm) took it to 206 KB gzip when measured; a budget of 216 KB.
+  assert.ok(zipped <= 216 * 1024, `${zipped} bytes gzip exceeds the 216 KB goal`);
   // The threaded build is fetched only by instances that run threads. Its JS-based C++
   // exceptions (cmake/wasm.cmake) add invoke_* trampolines: 209 KB gzip when measured; a
   // budget of 240 KB.
