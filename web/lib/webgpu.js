@@ -1,19 +1,12 @@
-// specdec's GPT on WebGPU: the same safetensors files and architecture as the WASM engine
-// (src/model/gpt_model.cc), with the weights and the KV cache in GPU buffers and WGSL kernels of
-// our own (webgpu-kernels.js). A pass over k new tokens after the cached prefix is one command
-// buffer (7 dispatches per layer + 3, and one more per layer after a tree pass whose path was
-// accepted) and one read-back of the last nLast rows of logits. A draft tree is one pass too
-// (scoreTree: its nodes in the slots after the sequence, under a tree attention mask).
-// model.scorer() is a score callback for createDecoder (targetScore / draftScore, with a
-// scoreTree method) that keeps the cache by longest common prefix: a rejected draft is dropped
-// by resetting the cached length, an accepted tree path is copied down to the sequence's slots
-// on the GPU; nothing goes through the CPU.
-//
+// specdec's GPT on WebGPU: the WASM engine's files and architecture (src/model/gpt_model.cc),
+// weights and KV cache in GPU buffers, WGSL kernels of our own (webgpu-kernels.js). A pass over k
+// new tokens (or a draft tree, scoreTree: its nodes after the sequence under a tree mask) is one
+// command buffer and one read-back of the last nLast rows of logits. model.scorer() is a score
+// callback for createDecoder that keeps the cache by longest common prefix on the GPU.
 //   const model = await loadGpuModel(bytes);            // or sd.loadModel(bytes, { device: 'webgpu' })
 //   const dec = sd.createDecoder({ prompt, targetScore: model.scorer(), draft, gamma: 3 });
-//
-// The forward pass: webgpu-graph.js; adapter, device and limits: webgpu-device.js; the file:
-// safetensors.js; the cache's prefix bookkeeping: prefix-cache.js. Types: webgpu.d.ts.
+// The forward pass: webgpu-graph.js; device and limits: webgpu-device.js; the file:
+// safetensors.js; prefix bookkeeping: prefix-cache.js; dispatch counts: webgpu-graph.js.
 import { SpecdecError, bytesArg, describe, fail, integer, tokenArray } from './errors.js';
 import { keptPrefix, reusableTreeNodes, treePath } from './prefix-cache.js';
 import { readGptSafetensors, wteFingerprint } from './safetensors.js';
