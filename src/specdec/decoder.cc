@@ -157,7 +157,11 @@ struct SpeculativeDecoder::Pending {
   std::chrono::steady_clock::time_point start;
   Plan plan;
   IterationRecord rec;
-  ProposalInfo drafted;                 // drafters that ran at once (lookup, heads)
+  ProposalInfo drafted;  // drafters that ran at once (lookup, heads)
+  // What prompt lookup offered before the iteration, whoever drafts it: the iteration's tokens
+  // measure it (GammaPolicy::record_lookup).
+  std::vector<int> lookup_proposal;
+  int lookup_match = 0;
   std::unique_ptr<DraftLevels> levels;  // a draft model, depth by depth
   Phase phase = Phase::kTarget;
   // An external source's query, and its answer once supplied.
@@ -202,6 +206,10 @@ void SpeculativeDecoder::begin(Rng& rng) {
     for (Proposer* p : {static_cast<Proposer*>(draft_proposer_.get()), heads_,
                         static_cast<Proposer*>(lookup_proposer_.get())}) {
       if (p) offers.push_back(p->offer(tokens_, depth_limit, vocab_));
+    }
+    if (lookup_proposer_ && offers.back().max_depth > 0) {
+      P.lookup_proposal = lookup_proposer_->proposal(tokens_, depth_limit);
+      P.lookup_match = offers.back().match;
     }
     P.plan = policy_.choose(offers);
   }
@@ -485,6 +493,10 @@ IterationRecord SpeculativeDecoder::finish(Rng& rng) {
   policy_.record(done_plan, examined, accepted, tree.is_chain(),
                  drafted.passes - drafted.backlog_passes, rec.draft_ms - drafted.backlog_ms, n + 1,
                  rec.target_ms, stats_.iterations > 1);
+  if (!P.lookup_proposal.empty()) {
+    policy_.record_lookup(P.lookup_match, lookup_outcome(P.lookup_proposal, tv.emitted,
+                                                         rec.target_probs, tree.is_chain()));
+  }
   rec.target_cached = target_.cached_tokens();
   rec.draft_cached = draft_proposer_ ? draft_proposer_->cached_tokens() : 0;
   if (stats_.iterations > 1) last_overhead_ = ms_since(step_start) - rec.draft_ms - rec.target_ms;

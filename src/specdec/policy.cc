@@ -4,16 +4,14 @@
 #include <cmath>
 
 #include "base/errors.h"
-#include "specdec/analytics.h"
 
 namespace specdec {
 namespace {
 
 // Priors, used until the run has measured better (each counts as 8 observations).
-constexpr double kPriorAlphaModel = 0.7;   // a trained draft model or heads
-constexpr double kPriorAlphaLookup = 0.5;  // a prompt-lookup continuation of a 1-gram
+constexpr double kPriorAlphaModel = 0.7;  // a trained draft model or heads (lookup: lookup_rates)
 constexpr double kPriorStrength = 8.0;
-constexpr double kShrinkStrength = 8.0;   // per position (and per n-gram) towards the overall rate
+constexpr double kShrinkStrength = 8.0;   // per position towards the overall rate
 constexpr double kPriorSlope = 0.25;      // v(k) = 1 + 0.25 (k - 1) before two k are measured
 constexpr double kPriorDraftCost = 0.1;   // c of a draft model pass
 constexpr double kPriorHeadsCost = 0.02;  // c of the heads (a few small matmuls)
@@ -59,24 +57,16 @@ GammaPolicy::GammaPolicy(const PolicyOptions& options)
   heuristic_gamma_ = std::min(5, options_.gamma_max);
 }
 
-double GammaPolicy::alpha(Drafter d, int ngram) const {
+double GammaPolicy::alpha(Drafter d, int match) const {
+  if (d == Drafter::kLookup) return lookup_.rate(std::max(match, 1), 1);
   const int i = static_cast<int>(d);
-  if (d != Drafter::kLookup) {
-    return (accepted_[i] + kPriorStrength * kPriorAlphaModel) / (examined_[i] + kPriorStrength);
-  }
-  // Prompt lookup: a longer matched n-gram is likelier to continue as before (the prior says so,
-  // 0.5 for n = 1 up to 0.85), and the rate per length is shrunk towards the lookup's overall
-  // rate under that prior.
-  const int n = std::clamp(ngram, 1, kMaxNgram);
-  const double prior = std::min(0.85, kPriorAlphaLookup + 0.15 * (n - 1));
-  const double overall = (accepted_[i] + kPriorStrength * prior) / (examined_[i] + kPriorStrength);
-  return (lookup_accepted_[n] + kShrinkStrength * overall) /
-         (lookup_examined_[n] + kShrinkStrength);
+  return (accepted_[i] + kPriorStrength * kPriorAlphaModel) / (examined_[i] + kPriorStrength);
 }
 
-double GammaPolicy::expected_tokens(Drafter d, int ngram, int gamma) const {
-  const double overall = std::clamp(alpha(d, ngram), 0.0, 1.0);
-  if (d == Drafter::kLookup) return expected_accepted_tokens(overall, gamma);
+double GammaPolicy::expected_tokens(Drafter d, int match, int gamma) const {
+  // Prompt lookup: its rates per match length and position, measured on every iteration.
+  if (d == Drafter::kLookup) return lookup_.expected_tokens(std::max(match, 1), gamma);
+  const double overall = std::clamp(alpha(d), 0.0, 1.0);
   // Acceptance is not independent from one position to the next (easy stretches of text are
   // easy throughout): estimate each position's rate given that the earlier ones were accepted.
   const int i = static_cast<int>(d);
@@ -162,10 +152,10 @@ double GammaPolicy::c(Drafter d) const { return draft_ms(d) / target_ms(1); }
 
 // Expected tokens per unit of time (ms, or one-token passes with a cost model):
 // E(alpha, gamma) / (gamma * draft pass + target pass over gamma + 1); a plain step 1 / T(1).
-double GammaPolicy::score(Drafter d, int ngram, int gamma) const {
+double GammaPolicy::score(Drafter d, int match, int gamma) const {
   const double o = options_.has_cost_model ? 0.0 : overhead_ms_;
   if (d == Drafter::kNone || gamma == 0) return 1.0 / (target_ms(1) + o);
-  const double e = expected_tokens(d, ngram, gamma);
+  const double e = expected_tokens(d, match, gamma);
   return e / (gamma * draft_ms(d) + target_ms(static_cast<size_t>(gamma) + 1) + o);
 }
 
@@ -176,6 +166,20 @@ void GammaPolicy::record_overhead(double ms) {
   overhead_ms_ = median(overhead_samples_);
 }
 
+// Prompt lookup's rates are read at the match length (at least its n-gram).
+static int match_of(const DraftOption& o) {
+  return o.drafter == Drafter::kLookup ? std::max({o.match, o.ngram, 1}) : 0;
+}
+
+bool GammaPolicy::worth_revisiting(const Plan& p) const {
+  if (p.drafter != Drafter::kLookup) return true;
+  const double o = options_.has_cost_model ? 0.0 : overhead_ms_;
+  const double t1 = target_ms(1);
+  const double tk = target_ms(static_cast<size_t>(p.gamma) + 1);
+  const double e = expected_tokens(p.drafter, p.match, p.gamma);
+  return e * (t1 + o) > t1 + 0.5 * (tk - t1) + o;
+}
+
 Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
   Plan best;  // a plain step
   best.score = score(Drafter::kNone, 0, 0);
@@ -184,19 +188,21 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
     if (o.drafter != Drafter::kNone && o.max_depth >= 1) usable.push_back(o);
   }
   if (usable.empty()) return best;
+  auto plan = [&](const DraftOption& o, int g) {
+    const int m = match_of(o);
+    return Plan{o.drafter, g, o.ngram, score(o.drafter, m, g), m};
+  };
 
   if (options_.mode != GammaMode::kAuto) {
     const int gamma = options_.mode == GammaMode::kFixed ? options_.gamma : heuristic_gamma_;
     if (usable.size() == 1) {  // one drafter: it drafts whenever it can
       const DraftOption& o = usable[0];
-      const int g = std::min(gamma, o.max_depth);
-      return Plan{o.drafter, g, o.ngram, score(o.drafter, o.ngram, g)};
+      return plan(o, std::min(gamma, o.max_depth));
     }
     Plan pick{Drafter::kNone, 0, 0, -1.0};
     for (const DraftOption& o : usable) {
-      const int g = std::min(gamma, o.max_depth);
-      const double s = score(o.drafter, o.ngram, g);
-      if (s > pick.score) pick = Plan{o.drafter, g, o.ngram, s};
+      const Plan p = plan(o, std::min(gamma, o.max_depth));
+      if (p.score > pick.score) pick = p;
     }
     return pick;
   }
@@ -206,16 +212,19 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
   for (const DraftOption& o : usable) {
     const int top = std::min(options_.gamma_max, o.max_depth);
     for (int g = 1; g <= top; ++g) {
-      const double s = score(o.drafter, o.ngram, g);
-      if (s > drafting.score) drafting = Plan{o.drafter, g, o.ngram, s};
+      const Plan p = plan(o, g);
+      if (p.score > drafting.score) drafting = p;
     }
   }
   if (drafting.score > best.score) best = drafting;
-  // A plain step teaches nothing about drafting: estimates made from a few early iterations (a
-  // slow first pass, a noisy machine) would keep auto on plain steps for good. After a stretch
-  // of them, draft once with the best drafter and depth to refresh alpha, c and v(k); costs
-  // ~1/16 of the gap between drafting and plain steps when plain steps are truly better.
-  if (best.drafter == Drafter::kNone && plain_run_ >= kRevisitAfter) return drafting;
+  // A plain step teaches nothing about drafting with a model: estimates made from a few early
+  // iterations (a slow first pass, a noisy machine) would keep auto on plain steps for good.
+  // After a stretch of them, draft once with the best drafter and depth to refresh alpha, c and
+  // v(k); costs ~1/16 of the gap between drafting and plain steps when plain steps are truly
+  // better. Prompt lookup is measured on plain steps too: only v(k) can be stale there.
+  if (best.drafter == Drafter::kNone && plain_run_ >= kRevisitAfter && worth_revisiting(drafting)) {
+    return drafting;
+  }
   // Without a cost model the line through the measured passes needs two well-separated k: once
   // the best depth's k has a few samples, draft a few times at depth 1 (k = 2) — a cheap,
   // near-optimal choice — or, when depth 1 is the best, at depth 3. (Two close k far from 1 let
@@ -230,7 +239,7 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
         const int top = std::min(options_.gamma_max, o.max_depth);
         const int g = best.gamma > 1 ? 1 : std::min(3, top);
         if (g != best.gamma && count(static_cast<size_t>(g) + 1) < kExploreSamples) {
-          return Plan{o.drafter, g, o.ngram, score(o.drafter, o.ngram, g)};
+          return plan(o, g);
         }
       }
     }
@@ -250,10 +259,6 @@ void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chai
     if (chain) {  // positions 1..examined were tested, 1..accepted passed
       for (int p = 1; p <= std::min(examined, kMaxDepth); ++p) reached_at_[i][p] += 1;
       for (int p = 1; p <= std::min(accepted, kMaxDepth); ++p) accepted_at_[i][p] += 1;
-    }
-    if (plan.drafter == Drafter::kLookup && plan.ngram >= 1 && plan.ngram <= kMaxNgram) {
-      lookup_accepted_[plan.ngram] += accepted;
-      lookup_examined_[plan.ngram] += examined;
     }
     if (options_.mode == GammaMode::kHeuristic && plan.gamma > 0) {
       // Hugging Face's schedule: +2 after a fully accepted draft, -1 otherwise.

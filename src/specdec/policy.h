@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "specdec/lookup_rates.h"
+
 namespace specdec {
 
 enum class GammaMode { kFixed, kAuto, kHeuristic };
@@ -42,6 +44,7 @@ struct DraftOption {
   Drafter drafter = Drafter::kNone;
   int max_depth = 0;  // the most it can draft now (context room, heads, lookup continuation)
   int ngram = 0;      // prompt lookup: length of the matched n-gram
+  int match = 0;      // prompt lookup: tokens that agree before the continuation (>= ngram)
 };
 
 struct Plan {
@@ -49,6 +52,7 @@ struct Plan {
   int gamma = 0;  // draft depth; 0 = plain step
   int ngram = 0;
   double score = 1.0;  // expected tokens per one-token-pass time
+  int match = 0;       // prompt lookup: the match length its rates were read at
 };
 
 class GammaPolicy {
@@ -65,6 +69,10 @@ class GammaPolicy {
   // iteration (its passes include the prompt).
   void record(const Plan& plan, int examined, int accepted, bool chain, size_t draft_passes,
               double draft_ms, size_t target_tokens, double target_ms, bool measured);
+  // What the iteration says about prompt lookup's proposal of this iteration (offered after a
+  // match of `match` tokens), whoever drafted it (lookup_rates.h): lookup is measured on every
+  // iteration, its own and the others', at no cost.
+  void record_lookup(int match, const LookupOutcome& outcome) { lookup_.observe(match, outcome); }
 
   // Time an iteration spends outside the draft and target passes (sampling, verification,
   // records; the JS wrapper reports its share too): paid once per iteration, so it favours
@@ -73,30 +81,36 @@ class GammaPolicy {
   double overhead_ms() const { return overhead_ms_; }
 
   // Estimates behind choose(), for the page and the tests.
-  double alpha(Drafter d, int ngram = 0) const;  // accepted / examined with a prior
+  // accepted / examined with a prior; prompt lookup: position 1's rate after a match of
+  // `match` tokens.
+  double alpha(Drafter d, int match = 0) const;
   // Expected tokens per iteration from drafting depth gamma: 1 + sum_j prod_{i <= j} a_i, with
   // a_i the acceptance rate at position i given the earlier ones were accepted (per position
-  // for a draft model or heads, shrunk towards alpha(); prompt lookup: alpha(d, ngram)).
-  double expected_tokens(Drafter d, int ngram, int gamma) const;
+  // for a draft model or heads, shrunk towards alpha(); prompt lookup: LookupRates at `match`).
+  double expected_tokens(Drafter d, int match, int gamma) const;
+  const LookupRates& lookup_rates() const { return lookup_; }
   double v(size_t k) const;   // target pass over k tokens / one-token pass
   double c(Drafter d) const;  // one draft pass / one-token pass
   int heuristic_gamma() const { return heuristic_gamma_; }
 
  private:
-  double score(Drafter d, int ngram, int gamma) const;
+  double score(Drafter d, int match, int gamma) const;
+  // A revisit (below) of prompt lookup only when it would pay at half the estimated extra cost
+  // of the longer pass: lookup's rates are measured on every iteration anyway, and only v(k)
+  // can be wrong.
+  bool worth_revisiting(const Plan& p) const;
   double target_ms(size_t k) const;  // estimated (from est_)
   double draft_ms(Drafter d) const;  // one draft pass, estimated
   double fit_ms(size_t k) const;     // the estimate from the samples
   void refit();
 
   PolicyOptions options_;
-  // acceptance counts: [drafter], and for lookup per n-gram length 1..kMaxLookupNgram
-  static constexpr int kMaxNgram = 32;
+  // acceptance counts: [drafter]
   std::array<double, kDrafterCount> accepted_{}, examined_{};
   // per position of a chain (1..kMaxDepth): iterations that tested it, and accepted it
   static constexpr int kMaxDepth = 32;
   std::array<std::array<double, kMaxDepth + 1>, kDrafterCount> reached_at_{}, accepted_at_{};
-  std::array<double, kMaxNgram + 1> lookup_accepted_{}, lookup_examined_{};
+  LookupRates lookup_;  // prompt lookup's acceptance per match length and position
   // target passes: samples per k (ms), k = 1..kMaxK
   static constexpr size_t kMaxK = 80;
   static constexpr size_t kMaxSamples = 64;  // per k, the most recent

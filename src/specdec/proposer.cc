@@ -172,7 +172,14 @@ PromptLookupProposer::Match PromptLookupProposer::find(const std::vector<int>& t
     // Most recent first: the occurrence starting at i, followed by at least one token.
     for (size_t i = len - un; i-- > 0;) {
       if (std::equal(suffix, suffix + un, tokens.data() + i)) {
-        return Match{i + un, n, len - (i + un)};
+        // How far the agreement goes back beyond the n-gram: a long one is copying.
+        int length = n;
+        while (length < kMaxMatch && i >= static_cast<size_t>(length - n) + 1 &&
+               tokens[i - static_cast<size_t>(length - n) - 1] ==
+                   tokens[len - static_cast<size_t>(length) - 1]) {
+          ++length;
+        }
+        return Match{i + un, n, len - (i + un), length};
       }
     }
   }
@@ -184,7 +191,13 @@ DraftOption PromptLookupProposer::offer(const std::vector<int>& tokens, int dept
   (void)vocab;  // known or not (before the target's first pass), the tokens are the context's
   last_ = find(tokens);
   const int depth = static_cast<int>(std::min<size_t>(last_.available, depth_limit));
-  return DraftOption{Drafter::kLookup, last_.ngram ? depth : 0, last_.ngram};
+  return DraftOption{Drafter::kLookup, last_.ngram ? depth : 0, last_.ngram, last_.length};
+}
+
+std::vector<int> PromptLookupProposer::proposal(const std::vector<int>& tokens, int depth) const {
+  if (last_.ngram == 0 || depth < 1) return {};
+  const size_t m = std::min<size_t>(last_.available, static_cast<size_t>(depth));
+  return std::vector<int>(tokens.begin() + last_.start, tokens.begin() + last_.start + m);
 }
 
 ProposalInfo PromptLookupProposer::propose(const ProposalRequest& req, DraftTree& tree) {

@@ -54,7 +54,8 @@ class Proposer {
   virtual ~Proposer() = default;
   virtual Drafter kind() const = 0;
   // What it can propose after `tokens` right now: max_depth 0 when nothing (no n-gram match;
-  // heads before the target's first pass). Lookup fills ngram. Called before propose().
+  // heads before the target's first pass). Lookup fills ngram and match. Called before
+  // propose().
   virtual DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) = 0;
   // Fills the (empty) tree. Uniforms come from req.rng only.
   virtual ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) = 0;
@@ -149,8 +150,13 @@ class PromptLookupProposer : public Proposer {
     size_t start = 0;  // index of the first continuation token
     int ngram = 0;
     size_t available = 0;  // continuation tokens available
+    int length = 0;        // tokens that agree before the continuation (>= ngram, <= kMaxMatch)
   };
+  static constexpr int kMaxMatch = 64;
   Match find(const std::vector<int>& tokens) const;
+  // What the last offer() would propose at `depth`: x_1..x_m, m = min(depth, available) (empty
+  // without a match). The decoder compares it with every iteration's tokens (lookup_rates.h).
+  std::vector<int> proposal(const std::vector<int>& tokens, int depth) const;
 
  private:
   LookupOptions options_;

@@ -1,0 +1,159 @@
+// Prompt lookup's rates (lookup_rates.h), learned from every iteration whoever drafted it, and
+// the policy's choice between lookup, a draft model and plain steps that reads them.
+#include "specdec/lookup_rates.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "specdec/decoder.h"
+#include "specdec/policy.h"
+#include "specdec/proposer.h"
+#include "toy_models.h"
+
+namespace specdec {
+namespace {
+
+ProbMatrix rows_of(const std::vector<std::vector<float>>& r) {
+  ProbMatrix m = xt::zeros<float>({r.size(), r[0].size()});
+  for (size_t i = 0; i < r.size(); ++i) {
+    for (size_t j = 0; j < r[i].size(); ++j) m(i, j) = r[i][j];
+  }
+  return m;
+}
+
+// A chain's rows give p_j(x_j) at every position reached (the burst agreed with x before it);
+// a tree's only at the root, later positions count 0/1.
+TEST(LookupRates, OutcomeReadsTheTargetRowsWhereTheyApply) {
+  const ProbMatrix rows = rows_of({{0.1f, 0.6f, 0.3f}, {0.2f, 0.2f, 0.6f}, {0.5f, 0.25f, 0.25f}});
+  LookupOutcome chain = lookup_outcome({1, 2, 0}, {1, 2, 1}, rows, true);
+  EXPECT_EQ(chain.reached, 3);
+  EXPECT_FLOAT_EQ(chain.accepted[0], 0.6f);
+  EXPECT_FLOAT_EQ(chain.accepted[1], 0.6f);
+  EXPECT_FLOAT_EQ(chain.accepted[2], 0.5f);
+  LookupOutcome tree = lookup_outcome({1, 2, 0}, {1, 2, 1}, rows, false);
+  EXPECT_EQ(tree.reached, 3);
+  EXPECT_FLOAT_EQ(tree.accepted[0], 0.6f);
+  EXPECT_EQ(tree.accepted[1], 1.0);
+  EXPECT_EQ(tree.accepted[2], 0.0);
+  // The burst left x at position 1: nothing beyond it was tested.
+  LookupOutcome early = lookup_outcome({2, 2}, {1, 2}, rows, true);
+  EXPECT_EQ(early.reached, 1);
+  EXPECT_FLOAT_EQ(early.accepted[0], 0.3f);
+  // A plain step (one row, one token) tests position 1 only.
+  EXPECT_EQ(lookup_outcome({1, 2}, {1}, rows, true).reached, 1);
+}
+
+TEST(LookupRates, LearnsEachMatchLengthFastAndApart) {
+  LookupRates r;
+  EXPECT_LT(r.rate(1, 1), 0.2);  // priors: a 1-token match rarely continues
+  for (int i = 0; i < 10; ++i) {
+    LookupOutcome copying;
+    copying.reached = 4;
+    for (int j = 0; j < 4; ++j) copying.accepted[j] = 0.95;
+    r.observe(12, copying);  // a long match: the text is copying
+    LookupOutcome miss;
+    miss.reached = 1;
+    miss.accepted[0] = 0.0;
+    r.observe(1, miss);
+  }
+  EXPECT_GT(r.rate(12, 1), 0.85);  // ten observations are enough
+  EXPECT_GT(r.rate(12, 3), 0.85);
+  EXPECT_LT(r.rate(1, 1), 0.05);
+  EXPECT_NEAR(r.rate(3, 1), 0.4, 1e-9);  // untouched bucket: its prior
+  EXPECT_GT(r.expected_tokens(12, 4), 4.0);
+  EXPECT_LT(r.expected_tokens(1, 4), 1.06);
+  // Old evidence fades: the same bucket turning bad is seen within ~20 observations.
+  for (int i = 0; i < 20; ++i) {
+    LookupOutcome miss;
+    miss.reached = 1;
+    r.observe(12, miss);
+  }
+  EXPECT_LT(r.rate(12, 1), 0.4);
+}
+
+TEST(LookupRates, MatchLengthGoesBackBeyondTheNgram) {
+  PromptLookupProposer p(LookupOptions{1, 3});
+  // "12345" then 9, then "12345": a 3-gram match whose agreement goes back 5 tokens.
+  auto m = p.find({1, 2, 3, 4, 5, 9, 1, 2, 3, 4, 5});
+  EXPECT_EQ(m.ngram, 3);
+  EXPECT_EQ(m.length, 5);
+  EXPECT_EQ(p.find({7, 1, 2, 3, 8, 1, 2, 3}).length, 3);
+  DraftOption o = p.offer({0, 1, 2, 3, 0, 1, 2}, 8, 4);
+  EXPECT_EQ(o.match, 3);
+  EXPECT_EQ(p.proposal({0, 1, 2, 3, 0, 1, 2}, 2), (std::vector<int>{3, 0}));
+}
+
+PolicyOptions auto_costs() {
+  PolicyOptions po;
+  po.mode = GammaMode::kAuto;
+  po.has_cost_model = true;
+  po.cost_model.c = 0.1;
+  for (int k = 1; k <= 16; ++k) po.cost_model.v.push_back(1.0 + 0.1 * (k - 1));
+  return po;
+}
+
+LookupOutcome outcome(int reached, double a) {
+  LookupOutcome o;
+  o.reached = reached;
+  for (int j = 0; j < reached; ++j) o.accepted[j] = a;
+  return o;
+}
+
+// Beside a draft model: lookup only where its measured rate beats the draft's, and no lookup
+// at all on a short match that does not continue, though lookup itself never drafted.
+TEST(LookupRates, PolicyPicksLookupOnlyWhereItsMeasuredRatePays) {
+  GammaPolicy policy(auto_costs());
+  Plan d{Drafter::kDraftModel, 4, 0, 0};
+  for (int i = 0; i < 40; ++i) {
+    policy.record(d, 4, 3, true, 4, 1.0, 5, 1.0, true);  // the draft: alpha ~ 0.75
+    policy.record_lookup(2, outcome(1, 0.05));           // short matches: ~never continue
+    policy.record_lookup(20, outcome(8, 0.98));          // long ones: copying
+  }
+  const DraftOption draft{Drafter::kDraftModel, 8, 0};
+  EXPECT_EQ(policy.choose({draft, DraftOption{Drafter::kLookup, 8, 2, 2}}).drafter,
+            Drafter::kDraftModel);
+  const Plan copy = policy.choose({draft, DraftOption{Drafter::kLookup, 8, 3, 20}});
+  EXPECT_EQ(copy.drafter, Drafter::kLookup);
+  EXPECT_EQ(copy.match, 20);
+  EXPECT_GE(copy.gamma, 6);
+}
+
+// Lookup alone: plain steps while its matches do not continue, and no revisit that its
+// measured rate says cannot pay (the revisit only refreshes v(k)).
+TEST(LookupRates, LookupAloneStaysPlainWhenItCannotPay) {
+  GammaPolicy policy(auto_costs());
+  const std::vector<DraftOption> offers{DraftOption{Drafter::kLookup, 8, 1, 1}};
+  for (int i = 0; i < 40; ++i) {
+    const Plan p = policy.choose(offers);
+    ASSERT_EQ(p.drafter, Drafter::kNone) << "step " << i;
+    policy.record(p, 0, 0, true, 0, 0.0, 1, 1.0, true);
+    policy.record_lookup(1, outcome(1, 0.0));
+  }
+}
+
+// The decoder measures lookup on every iteration, the draft model's included.
+TEST(LookupRates, DecoderFeedsEveryIteration) {
+  StepFunctionSource target(testing::toy_target), draft(testing::toy_draft);
+  DecoderOptions o;
+  o.lookup = true;
+  o.gamma = 3;
+  o.max_new_tokens = 40;
+  SpeculativeDecoder dec(target, &draft, {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}, o);
+  Rng rng(3);
+  size_t others = 0;
+  while (!dec.done()) {
+    PromptLookupProposer p(o.lookup_options);
+    const auto m = p.find(dec.tokens());
+    const double before = dec.policy().lookup_rates().observations(m.length);
+    const IterationRecord rec = dec.step(rng);
+    if (m.ngram == 0) continue;
+    others += rec.drafter != Drafter::kLookup;
+    EXPECT_GT(dec.policy().lookup_rates().observations(m.length), before);
+  }
+  EXPECT_GT(others, 0u);
+}
+
+}  // namespace
+}  // namespace specdec
