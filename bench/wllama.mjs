@@ -18,9 +18,15 @@
 //   gpt2 uses the tanh GELU, ours erf, so a near tie can flip a token and the texts part there).
 //
 //   node bench/wllama.mjs [--max-tokens 200] [--repeats 3] [--only small|large] [--threads 1,2]
-//                         [--type f32|f16|q8_0] [--prompt TEXT] [--lib DIR] [--spec-gammas 2,3,4]
+//                         [--type f32|f16|q8_0] [--weights f32|int8] [--prompt TEXT] [--lib DIR]
+//                         [--spec-gammas 2,3,4]
 //                         [--draft-probe] [--json]
 //
+// --weights int8: both sides run the SAME 8-bit weights: specdec loads models/*-int8.safetensors
+// (its int8 engine, W8A8 in blocks of 32) and wllama the GGUF that export_gguf.mjs writes from
+// that file, its linears as Q8_0 blocks bit for bit (the F16 scale and 32 int8 of each block;
+// llama.cpp's Q8_0 dot also quantizes the activations per block of 32), embeddings F16; implies
+// --type q8_0.
 // --draft-probe also loads the small pair with the draft as wllama's spec_draft_model and reports
 // what llama.cpp logs and whether the output changes (wllama 3.8.1 does not draft).
 import { spawnSync } from 'node:child_process';
@@ -41,6 +47,7 @@ const { values: opt } = parseArgs({
     only: { type: 'string' },
     threads: { type: 'string', default: '1,2' },
     type: { type: 'string', default: 'f32' },
+    weights: { type: 'string', default: 'f32' },
     prompt: { type: 'string', default: 'ROMEO:\nBut soft! What light through yonder window' },
     lib: { type: 'string', default: path.join(ROOT, 'web/lib') },
     'draft-probe': { type: 'boolean', default: false },
@@ -60,6 +67,9 @@ if (!Number.isInteger(repeats) || repeats < 1) fail('--repeats: an integer ≥ 1
 if (!threadList.length || threadList.some((t) => !Number.isInteger(t) || t < 1)) fail('--threads: a list such as 1,2');
 if (opt.only && !['small', 'large'].includes(opt.only)) fail('--only: small or large');
 if (!['f32', 'f16', 'q8_0'].includes(opt.type)) fail('--type: f32, f16 or q8_0');
+if (!['f32', 'int8'].includes(opt.weights)) fail('--weights: f32 or int8');
+if (opt.weights === 'int8') opt.type = 'q8_0';
+const SUFFIX = opt.weights === 'int8' ? '-int8' : ''; // the model files both sides read
 const TYPE = opt.type.toUpperCase();
 // specdec's speculative decoding (the pair's draft, greedy) at each of these gammas; the best
 // is reported per thread count. Empty: plain only.
@@ -67,8 +77,8 @@ const specGammas = opt['spec-gammas'].split(',').filter(Boolean).map(Number);
 if (specGammas.some((g) => !Number.isInteger(g) || g < 1 || g > 16)) fail('--spec-gammas: a list such as 2,3,4');
 
 const MODELS = [
-  { key: 'small', name: 'target', draft: 'draft' },
-  { key: 'large', name: 'large-target', draft: 'large-draft' },
+  { key: 'small', name: `target${SUFFIX}`, draft: `draft${SUFFIX}` },
+  { key: 'large', name: `large-target${SUFFIX}`, draft: `large-draft${SUFFIX}` },
 ].filter((m) => !opt.only || m.key === opt.only);
 
 const promptBytes = Buffer.from(opt.prompt, 'utf8').length;
@@ -193,6 +203,7 @@ const result = {
   maxTokens,
   repeats,
   ggufType: opt.type,
+  weights: opt.weights,
   threads: threadList,
   models: {},
   notes: [],
@@ -338,6 +349,7 @@ if (opt.json) {
   const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
   console.log(`\nspecdec vs llama.cpp WASM (wllama ${result.wllama}, llama.cpp ${result.llamaCpp}), Chromium ${result.chromium}`);
   console.log(`CPU: ${result.cpu}; cross-origin isolated: ${result.crossOriginIsolated}, navigator.hardwareConcurrency ${result.hardwareConcurrency}`);
+  if (opt.weights === 'int8') console.log('same 8-bit weights on both sides: specdec int8 (models/*-int8.safetensors), wllama Q8_0 written from those files');
   console.log(`greedy, ${maxTokens} tokens from a ${promptBytes}-byte prompt; ms/token of decoding (prefill excluded), median of ${repeats} round-robin repeat(s)\n`);
   const keys = Object.keys(result.models);
   const cell = (k, side, t) => f(result.models[k][side][t]?.msPerToken);

@@ -6,6 +6,12 @@
 //
 //   node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
 //
+// An 8-bit file (specdec quantize / models/quantize.py: metadata weights = int8, each block
+// Linear as NAME.q8 I8 (out, in) and NAME.scale F16 (out, in / 32)) is written as Q8_0 whatever
+// --type says: its blocks become Q8_0 blocks bit for bit (Q8_0 is the same format: one F16
+// scale and 32 int8 per block), so llama.cpp runs exactly the weights specdec's int8 engine
+// runs; its F16 tensors stay F16 (matrices) or widen to F32 (1-D), as --type f16 does.
+//
 // f32 (the default) widens every F16 value exactly. f16 keeps the matrices' F16 bits as they are
 // and widens the 1-D tensors (norms, biases) to F32, as llama.cpp's own converter does; q8_0
 // quantizes the matrices with ggml's Q8_0 (blocks of 32: one F16 scale amax/127, 32 int8).
@@ -81,15 +87,28 @@ function f32ToF16(x) {
 }
 
 // ---- safetensors --------------------------------------------------------------------------
-// The container checked by the package's reader (web/lib/safetensors.js); every tensor F16.
+// The container checked by the package's reader (web/lib/safetensors.js); every tensor F16, but
+// an 8-bit file's quants (NAME.q8, I8), kept as { shape, q8 }.
 function readSafetensors(file) {
   const buf = readFileSync(file);
   const parsed = readSafetensorsHeader(buf, { label: file });
   const tensors = new Map();
   for (const [name, t] of parsed.tensors) {
-    if (t.dtype !== 'F16') throw new Error(`${name}: dtype ${t.dtype}; expected F16`);
-    // Copy: the slice may sit at an odd byte offset.
     const raw = tensorBytes(buf, parsed, t);
+    if (t.dtype === 'I8' && name.endsWith('.q8')) {
+      tensors.set(name, { shape: t.shape, q8: Int8Array.from(raw, (b) => (b << 24) >> 24) });
+      continue;
+    }
+    if (t.dtype === 'F32') {
+      // F32 files (test fixtures): written as F32 whatever --type says.
+      const f32 = new Float32Array(t.numel);
+      const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+      for (let i = 0; i < t.numel; i++) f32[i] = view.getFloat32(4 * i, true);
+      tensors.set(name, { shape: t.shape, f32 });
+      continue;
+    }
+    if (t.dtype !== 'F16') throw new Error(`${name}: dtype ${t.dtype}; expected F16 or F32`);
+    // Copy: the slice may sit at an odd byte offset.
     const bits = new Uint16Array(t.numel);
     for (let i = 0; i < t.numel; i++) bits[i] = raw[2 * i] | (raw[2 * i + 1] << 8);
     tensors.set(name, { shape: t.shape, bits });
@@ -203,9 +222,24 @@ function tensorData(bits, kind, rowLength) {
   return b;
 }
 
+// Q8_0 blocks from an 8-bit file's quants (out, in) and F16 scales (out, in / 32): the same bits.
+function q8Blocks(q8, scaleBits, shape) {
+  const [rows, k] = shape;
+  const per = k / 32;
+  if (!Number.isInteger(per) || scaleBits.length !== rows * per) throw new Error(`8-bit tensor ${JSON.stringify(shape)}: ${scaleBits.length} scales, expected ${rows * per}`);
+  const b = Buffer.alloc(rows * per * 34);
+  for (let i = 0; i < rows * per; i++) {
+    b.writeUInt16LE(scaleBits[i], 34 * i);
+    for (let j = 0; j < 32; j++) b.writeInt8(q8[32 * i + j], 34 * i + 2 + j);
+  }
+  return b;
+}
+
 export function exportGguf(inFile, outFile, type = 'f32') {
   if (!(type in FTYPE)) throw new Error(`--type ${type}: expected f32, f16 or q8_0`);
   const { meta, tensors } = readSafetensors(inFile);
+  const int8 = meta.weights === 'int8';
+  if (int8) type = 'q8_0';
   const cfg = {};
   for (const k of ['vocab_size', 'n_layer', 'n_head', 'n_embd', 'block_size']) {
     const v = Number(meta[k]);
@@ -243,21 +277,30 @@ export function exportGguf(inFile, outFile, type = 'f32') {
   }
   plan.push(['output_norm.weight', 'transformer.ln_f.weight', [C]], ['output_norm.bias', 'transformer.ln_f.bias', [C]]);
   const used = new Set(plan.map((p) => p[1]));
+  for (const p of [...plan]) if (int8 && tensors.has(`${p[1]}.q8`)) used.add(`${p[1]}.q8`).add(`${p[1]}.scale`);
   for (const name of tensors.keys()) {
     // A separate LM head equal to wte would be tied; anything else is not a model of this kind.
     if (!used.has(name) && name !== 'lm_head.weight') throw new Error(`${inFile}: unexpected tensor ${name}`);
   }
   if (tensors.has('lm_head.weight')) {
-    const a = tensors.get('lm_head.weight').bits;
-    const w = tensors.get('transformer.wte.weight').bits;
+    const a = tensors.get('lm_head.weight').bits ?? tensors.get('lm_head.weight').f32;
+    const w = tensors.get('transformer.wte.weight').bits ?? tensors.get('transformer.wte.weight').f32;
     if (a.length !== w.length || a.some((v, i) => v !== w[i])) throw new Error(`${inFile}: lm_head.weight differs from transformer.wte.weight (untied heads are not handled)`);
   }
 
-  const kind2d = { f32: GGML.F32, f16: GGML.F16, q8_0: GGML.Q8_0 }[type];
+  const kind2d = int8 ? GGML.F16 : { f32: GGML.F32, f16: GGML.F16, q8_0: GGML.Q8_0 }[type];
   const items = plan.map(([gname, sname, shape]) => {
+    const q = int8 && tensors.get(`${sname}.q8`);
+    if (q) {
+      const sc = tensors.get(`${sname}.scale`);
+      if (!sc) throw new Error(`${inFile}: ${sname}.scale missing beside ${sname}.q8`);
+      if (JSON.stringify(q.shape) !== JSON.stringify(shape)) throw new Error(`${sname}.q8: shape ${JSON.stringify(q.shape)}, expected ${JSON.stringify(shape)}`);
+      return { name: gname, ne: [...shape].reverse(), kind: GGML.Q8_0, data: q8Blocks(q.q8, sc.bits, shape) };
+    }
     const t = tensors.get(sname);
     if (!t) throw new Error(`${inFile}: tensor ${sname} missing`);
     if (JSON.stringify(t.shape) !== JSON.stringify(shape)) throw new Error(`${sname}: shape ${JSON.stringify(t.shape)}, expected ${JSON.stringify(shape)}`);
+    if (t.f32) return { name: gname, ne: [...shape].reverse(), kind: GGML.F32, data: Buffer.from(t.f32.buffer) };
     const kind = shape.length === 1 ? GGML.F32 : kind2d;
     return { name: gname, ne: [...shape].reverse(), kind, data: tensorData(t.bits, kind, shape[shape.length - 1]) };
   });
@@ -333,7 +376,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   try {
     const r = exportGguf(files[0], files[1], type);
     const c = r.config;
-    console.log(`export_gguf: ${files[1]}: gpt2, ${c.n_layer} layers x ${c.n_embd}, ${c.n_head} heads, context ${c.block_size}, ${r.tensors} tensors (${type}), ${r.bytes} bytes`);
+    console.log(`export_gguf: ${files[1]}: gpt2, ${c.n_layer} layers x ${c.n_embd}, ${c.n_head} heads, context ${c.block_size}, ${r.tensors} tensors (${r.type}), ${r.bytes} bytes`);
   } catch (e) {
     console.error(`export_gguf: ${e.message}`);
     process.exit(1);

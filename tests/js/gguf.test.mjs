@@ -95,3 +95,32 @@ test('a GGUF export of a safetensors model holds its config, a byte vocabulary a
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('an 8-bit file exports as Q8_0 with its own blocks: the same F16 scale and 32 int8, bit for bit', () => {
+  const src = path.join(ROOT, 'tests/fixtures/tiny_int8.safetensors');
+  const dir = mkdtempSync(path.join(tmpdir(), 'specdec-gguf-'));
+  try {
+    const out = path.join(dir, 'tiny-q8.gguf');
+    assert.equal(exportGguf(src, out, 'f32').type, 'q8_0', 'an 8-bit file is written as Q8_0 whatever the type asked');
+    const file = readFileSync(out);
+    const g = readGguf(file);
+    assert.equal(g.kv['general.file_type'], 7, 'MOSTLY_Q8_0');
+    const st = safetensors(src);
+    const qkv = g.tensors.find((t) => t.name === 'blk.0.attn_qkv.weight');
+    assert.equal(qkv.type, 8, 'Q8_0');
+    const q = st.tensors.get('transformer.h.0.attn.c_attn.weight.q8');
+    const sc = st.tensors.get('transformer.h.0.attn.c_attn.weight.scale');
+    const blocks = q.numel / 32;
+    for (let i = 0; i < blocks; i += Math.max(1, Math.floor(blocks / 41))) {
+      const at = g.data + qkv.offset + 34 * i;
+      assert.equal(file.readUInt16LE(at), st.buf.readUInt16LE(st.dataStart + sc.begin + 2 * i), `block ${i}: scale`);
+      for (let j = 0; j < 32; j++) {
+        assert.equal(file.readInt8(at + 2 + j), st.buf.readInt8(st.dataStart + q.begin + 32 * i + j), `block ${i}[${j}]`);
+      }
+    }
+    const wte = g.tensors.find((t) => t.name === 'token_embd.weight');
+    assert.equal(wte.type, 0, 'the float embedding stays float (this fixture: F32)');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
