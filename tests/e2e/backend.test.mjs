@@ -1,6 +1,6 @@
 // Section 4's "Target runs on" switch (web/page/src/backend.js): in headless Chromium on its
-// SwiftShader adapter the GPU is found, named as a software adapter and chosen by default; a
-// run on it gives a verdict and a v(k) labelled as the GPU's with the GPU's sentences; the CPU
+// SwiftShader adapter the GPU is found and named as a software adapter, but the CPU stays the
+// default and a CPU run loads nothing onto the GPU; chosen, a run on it gives a verdict and a v(k) labelled as the GPU's with the GPU's sentences; the CPU
 // beside it draws both curves; a device lost mid-session falls back to the CPU with the reason
 // shown, and the next run works there; offline (network off, server stopped) the GPU still
 // runs. Without WebGPU (the default launch, --disable-gpu) the GPU option is disabled with the
@@ -51,17 +51,33 @@ async function runBoth(page, tokens) {
   }));
 }
 
-test('the GPU is found, named and chosen by default; a run on it says so in the verdict and v(k)', async () => {
+test('a software adapter is named and offered, never the default: the CPU is, and a CPU run loads nothing onto it', async () => {
   const { page, url } = env;
   await openReady(page, url);
   await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60_000 });
   await settled(page);
   const b = await backendState(page);
   console.log(`#   ${b.status}`);
+  assert.equal(b.backend, 'cpu');
+  assert.equal(b.state, 'cpu');
+  assert.equal(b.gpuChecked, false, 'SwiftShader is not the default');
+  assert.equal(b.gpuDisabled, false, 'the GPU option stays');
+  assert.match(b.name, /swiftshader.*a software adapter/i);
+  assert.match(b.status, /^The target runs on the CPU \(WebAssembly\)\. The GPU option is .*swiftshader.*a software adapter/i);
+  const cpu = await runBoth(page, 16);
+  assert.equal(cpu.verdictBackend, 'cpu');
+  const mem = await page.evaluate(() => window.specdecPage.modelClient.memory());
+  assert.equal(mem.gpuLoads, 0, 'no GPU upload during (or before) a CPU run');
+  assert.equal(mem.gpuLoaded, false);
+});
+
+test('chosen, the software adapter runs the target: the verdict and v(k) say so', async () => {
+  const { page } = env;
+  await page.check('#backend-gpu');
+  await settled(page);
+  const b = await backendState(page);
   assert.equal(b.backend, 'gpu');
   assert.equal(b.state, 'gpu');
-  assert.equal(b.gpuChecked, true, 'the GPU is the default when an adapter exists');
-  assert.match(b.name, /swiftshader.*a software adapter/i);
   assert.match(b.status, /The target runs on the GPU \(.*swiftshader.*a software adapter.*say nothing about a GPU\)/i);
   const r = await runBoth(page, 16);
   console.log(`#   verdict: ${r.verdict.slice(0, 160)}…`);
@@ -157,6 +173,9 @@ test('offline: with the network off and the server stopped, the target still run
   await page.reload({ waitUntil: 'load' });
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60_000 });
   await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60_000 });
+  await settled(page);
+  assert.equal((await backendState(page)).backend, 'cpu', 'a new load: the CPU by default again');
+  await page.check('#backend-gpu');
   await settled(page);
   assert.equal((await backendState(page)).backend, 'gpu');
   await page.fill('#gen-max', '8');

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  aggregate, compareRuns, comparisonRatios, emptyResults, finishedText, needsCalibration, plainStepMs, repeatLine,
+  aggregate, compareRuns, comparisonRatios, emptyResults, finishedText, needsCalibration, passMs, plainStepMs, repeatLine,
   runFactsOf, sameSettings, typicalGamma,
 } from '../../web/page/src/results.js';
 import { headsStatus, shapeNote } from '../../web/page/src/drafters.js';
@@ -87,6 +87,23 @@ test('results: compareRuns measures c and v in plain steps and predicts E / (γc
   assert.equal(typicalGamma({ ...OPTS, tree: [2, 2, 1] }, null), 3);
   assert.equal(typicalGamma({ ...OPTS, gammaMode: 'auto', gamma: 8 }, [0, 2, 7, 7, 1]), 3);
   assert.equal(typicalGamma({ ...OPTS, gammaMode: 'auto', gamma: 8 }, []), 8);
+});
+
+test('results: one cost model: c and v from the medians of the run\'s passes, as v(k) takes them', () => {
+  const r = emptyResults();
+  // Means pulled up by one slow pass; the medians are what the v(k) measurement compares with.
+  const plains = [run({ targetMsPerPass: 2.6, targetMsMedian: 2.0 }), run({ targetMsPerPass: 2.2, targetMsMedian: 2.1 }), run({ targetMsPerPass: 2.4, targetMsMedian: 1.9 })];
+  const specs = [4, 4.2, 3.8].map((m) => run({ alpha: 0.8, gammaHistogram: [0, 0, 0, 0, 20], targetMsPerPass: m + 1, targetMsMedian: m, draftMsPerPass: 0.9, draftMsMedian: 0.5 }));
+  r.plain = { options: OPTS, summary: aggregate(plains), runs: plains };
+  r.spec = { options: OPTS, summary: aggregate(specs), runs: specs };
+  assert.equal(r.plain.summary.targetMsMedian, 2.0);
+  assert.deepEqual(plainStepMs(r), { ms: 2.0, from: 'the plain run' });
+  const f = compareRuns(r, sd);
+  assert.equal(f.v, 2);
+  assert.equal(f.c, 0.25);
+  assert.ok(Math.abs(f.predictedV - sd.expectedAcceptedTokens(0.8, 4) / (4 * 0.25 + 2)) < 1e-12);
+  // A summary without the medians (an older worker): the means.
+  assert.equal(passMs(run({ targetMsPerPass: 3 })), 3);
 });
 
 test('results: a run\'s state line says which repeat comes next', () => {

@@ -1,7 +1,9 @@
 // Section 4, "Target runs on": the switch between the GPU (WebGPU: the target's weights and KV
 // cache in GPU memory, sd.loadModel(bytes, { device: 'webgpu' }) in the decoding worker) and the
-// CPU (WebAssembly). The GPU is chosen by default when the worker finds an adapter; the target
-// is loaded onto it once the models are loaded (and again after a change of models). When the
+// CPU (WebAssembly). The GPU is chosen by default when the worker finds a hardware adapter (a
+// software one, SwiftShader, is offered but never the default: the CPU is); the target is loaded
+// onto it when it is chosen, once the models are loaded (and again after a change of models),
+// never in the background of a CPU run (the worker makes a CPU run wait for an upload under way). When the
 // GPU cannot take the target, or fails during a run (a device lost), the switch goes back to
 // the CPU and the status line says why. The draft always runs on the CPU.
 //
@@ -98,8 +100,14 @@ export function initBackend({ client, isBusy, onChange = () => {} }) {
     probe = p;
     if (p.available) {
       ui.gpuName.textContent = `(${p.name}${p.software ? ', a software adapter' : ''})`;
-      // The GPU by default: the choice shows at once, the upload waits for the models.
-      if (chosen === null) {
+      // A hardware GPU by default: the choice shows at once, the upload waits for the models.
+      // A software adapter (SwiftShader, a fallback adapter) never: it is a slower CPU, and
+      // loading the target onto it in the background would take the cores a CPU run is timed on.
+      if (p.software && chosen === null) {
+        apply({ backend: 'cpu' });
+        show(`The target runs on the CPU (WebAssembly). The GPU option is ${p.name}, a software adapter: `
+          + 'the GPU emulated on the CPU cores, slower than WebAssembly and saying nothing about a GPU; choose it to see that.', 'cpu');
+      } else if (chosen === null) {
         state.backend = 'gpu';
         state.name = p.name;
         state.software = p.software;

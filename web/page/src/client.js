@@ -84,7 +84,7 @@ export class ModelClient {
         this.emit({ type: 'backend-fallback', reason: msg.fallback });
       }
       p.reject(err);
-    } else if (['progress', 'chunk', 'started', 'vk-progress', 'pitfall-progress'].includes(msg.type)) {
+    } else if (['progress', 'chunk', 'started', 'vk-progress', 'warm-progress', 'pitfall-progress'].includes(msg.type)) {
       p.onEvent?.(msg);
     } else {
       this.pending.delete(msg.id);
@@ -167,6 +167,11 @@ export class ModelClient {
 
   run(mode, options, onEvent) { return this.request({ type: 'run', mode, options }, onEvent); }
   stop() { this.worker.postMessage({ type: 'stop' }); }
+  /**
+   * Untimed passes with these run options until the engine is warm (worker-measure.js warmup):
+   * { skipped, warm, rounds, passes, ms }; onEvent gets each round ('warm-progress').
+   */
+  warmup(options, onEvent, { force = false } = {}) { return this.request({ type: 'warmup', options, force }, onEvent).then((m) => m.warm); }
   calibrate(options) { return this.request({ type: 'calibrate', options }).then((m) => m.stepMs); }
   /** Target pass times over k = 1..8 new tokens (roofline.js, worker.js measureVk). */
   measureVk(options, onEvent) { return this.request({ type: 'measure-vk', options }, onEvent).then((m) => m.vk); }

@@ -22,7 +22,7 @@ import { showMeasured, showVerdict } from './verdict-view.js';
  */
 export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) {
   const $ = (id) => document.getElementById(id);
-  const ui = { both: $('run-both'), plain: $('run-plain'), spec: $('run-spec'), stop: $('run-stop'), verdict: $('verdict') };
+  const ui = { both: $('run-both'), plain: $('run-plain'), spec: $('run-spec'), stop: $('run-stop'), verdict: $('verdict'), status: $('run-status') };
   const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
   const results = emptyResults();
   let runFacts = null; // the last comparison's α, γ, c, E (vk.js quotes them)
@@ -97,6 +97,32 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     return !summary.stopped; // Stop means stop: no calibration pass after it
   }
 
+  /**
+   * Untimed passes with the run's settings until the engine is warm (the worker skips them when
+   * it is already warm for this target, thread count, backend and drafter), said in the status
+   * line: no timed repeat, and nothing the learner sees, comes from a cold engine.
+   */
+  async function warm(options) {
+    const say = (text, state) => {
+      ui.status.textContent = text;
+      ui.status.dataset.state = state;
+    };
+    say('Warming up: untimed passes until two rounds agree within 5%…', 'warming');
+    runs.showWarming();
+    const w = await client.warmup(options, (ev) => {
+      say(`Warming up: round ${ev.round}, plain ${ev.plainMs.toFixed(2)} ms per step, speculative ${ev.specMs.toFixed(2)} ms per iteration…`, 'warming');
+    });
+    ui.status.dataset.warmPasses = String(w.passes);
+    ui.status.dataset.warmRounds = String(w.rounds.length);
+    if (w.skipped) say('Warm (warmed up earlier for these models, threads and backend).', 'warm');
+    else if (w.stopped) say('Stopped while warming up.', 'stopped');
+    else {
+      say(`Warmed up in ${(w.ms / 1000).toFixed(1)} s (${w.rounds.length} rounds, ${w.passes} untimed passes; `
+        + `${w.warm ? 'the last two agreed within 5%' : 'still settling after the time allowed'}), then timed.`, 'warm');
+    }
+    return !w.stopped;
+  }
+
   async function go(which) {
     if (isBusy()) return;
     setBusy(true);
@@ -105,6 +131,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     try {
       await client.ensureLoaded();
       const options = readOptions();
+      if (!(await warm(options)) || stopAsked) return;
       const complete = which === 'both' ? await runBoth(options) : await runAlone(which, options);
       if (!complete) return;
       if (which !== 'plain' && needsCalibration(results, options)) {

@@ -32,6 +32,8 @@ export function aggregate(runs) {
     tokensPerSecond: med((r) => r.tokensPerSecond),
     draftMsPerPass: med((r) => r.draftMsPerPass),
     targetMsPerPass: med((r) => r.targetMsPerPass),
+    ...(runs[0].targetMsMedian !== undefined ? { targetMsMedian: med((r) => r.targetMsMedian) } : {}),
+    ...(runs[0].draftMsMedian !== undefined ? { draftMsMedian: med((r) => r.draftMsMedian) } : {}),
     repeats: runs.length,
   };
 }
@@ -45,10 +47,18 @@ export function comparisonRatios({ plain, spec, pairedRatios }) {
   return [specSt.tokensPerSecond / plainSt.tokensPerSecond];
 }
 
+/**
+ * A run's target pass, ms: the median of its passes when the worker reported them (the v(k)
+ * measurement takes medians of the same passes, so the two agree), else their mean.
+ */
+export const passMs = (st) => (Number.isFinite(st?.targetMsMedian) ? st.targetMsMedian : st?.targetMsPerPass);
+/** A draft pass of a run, ms, the same way (median per pass, else the mean). */
+export const draftPassMs = (st) => (Number.isFinite(st?.draftMsMedian) ? st.draftMsMedian : st?.draftMsPerPass);
+
 /** One target step of the speculative run's settings, { ms, from }, or null when none is known. */
 export function plainStepMs({ plain, spec, step }) {
   if (plain && spec && sameSettings(plain.options, spec.options)) {
-    return { ms: plain.summary.targetMsPerPass, from: 'the plain run' };
+    return { ms: passMs(plain.summary), from: 'the plain run' };
   }
   if (step && spec && sameSettings(step.options, spec.options)) {
     return { ms: step.ms, from: 'a 12-step calibration' };
@@ -85,8 +95,8 @@ export function compareRuns(results, sd) {
   let v = NaN;
   if (step && step.ms > 0) {
     // Prompt lookup runs no model: its drafts cost nothing measurable (no draft passes).
-    c = specSt.draftPasses ? specSt.draftMsPerPass / step.ms : 0;
-    v = specSt.targetMsPerPass / step.ms;
+    c = specSt.draftPasses ? draftPassMs(specSt) / step.ms : 0;
+    v = passMs(specSt) / step.ms;
   }
   const alpha = Math.min(1, Math.max(0, specSt.alpha));
   const E = sd.expectedAcceptedTokens(alpha, gamma);

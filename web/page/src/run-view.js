@@ -74,6 +74,7 @@ export function initRunView({ client }) {
   };
   let shownPositions = null;
   let shownRun = null; // { stats, iters, options } of the last speculative run (redrawn on resize)
+  const frames = { chunks: 0, drawn: 0 }; // chunks received, frames drawn (tests: drawn ≤ chunks)
 
   function showPositions(st) {
     shownPositions = st;
@@ -153,14 +154,34 @@ export function initRunView({ client }) {
       ui.specConfig.textContent = `(${configText(options)})`;
       showRun({ stats: null, iters, options });
     }
+    // The worker's chunks are drawn at most once per animation frame: whatever arrived since the
+    // last frame, in one go (the page's main thread shares the cores with the timed passes).
+    let tokens = [];
+    let stats = null;
+    let frame = 0;
+    const draw = () => {
+      frame = 0;
+      if (tokens.length) sink.push(tokens);
+      tokens = [];
+      if (!stats) return;
+      lineEl.textContent = runLine(stats, isPlain);
+      if (!isPlain) {
+        showSpecStats(stats);
+        showRun({ stats, iters, options });
+      }
+      stats = null;
+    };
     const onEvent = (ev) => {
       if (ev.type !== 'chunk') return;
       if (!isPlain && ev.iters) iters.push(...ev.iters);
-      sink.push(ev.tokens);
-      lineEl.textContent = runLine(ev.stats, isPlain);
-      if (!isPlain) {
-        showSpecStats(ev.stats);
-        showRun({ stats: ev.stats, iters, options });
+      for (const t of ev.tokens) tokens.push(t);
+      stats = ev.stats;
+      frames.chunks++;
+      if (!frame) {
+        frame = requestAnimationFrame(() => {
+          frames.drawn++;
+          draw();
+        });
       }
     };
     let msg;
@@ -169,6 +190,9 @@ export function initRunView({ client }) {
     } catch (err) {
       failed(stateEl);
       throw err;
+    } finally {
+      if (frame) cancelAnimationFrame(frame);
+      draw();
     }
     sink.flush();
     const summary = msg.summary;
@@ -176,6 +200,15 @@ export function initRunView({ client }) {
     lineEl.textContent = runLine(summary, isPlain);
     if (!isPlain) showRun({ stats: summary, iters, options });
     return summary;
+  }
+
+  /** Before the first timed repeat: the engine warming up (worker-measure.js warmup). */
+  function showWarming(ev) {
+    for (const el of [ui.plain.state, ui.spec.state]) {
+      el.textContent = 'warming up…';
+      el.dataset.state = 'warming';
+    }
+    return ev;
   }
 
   /** After repeats: each run's line gives the median and every repeat's tokens/s. */
@@ -201,5 +234,5 @@ export function initRunView({ client }) {
   });
   showPositions(null);
   showRun(null);
-  return { runOne, showSpecStats, showRepeatLines, settleRepeats };
+  return { runOne, showSpecStats, showRepeatLines, settleRepeats, showWarming, frames };
 }

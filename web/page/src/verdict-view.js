@@ -7,6 +7,7 @@ import { h } from './svg.js';
 import { bestGamma } from './costmodel.js';
 import { DRAFTER_NAMES, meanGamma } from './runcharts.js';
 import { RULE, ratioText, verdictHeadline } from './verdict.js';
+import { passMs } from './results.js';
 
 /**
  * The comparison table's measured cells and the verdict's data attributes.
@@ -99,7 +100,7 @@ function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, c
   const head = verdictHeadline(verdict, { predicted: predictedV });
   const why = `One iteration costs γc + v = ${gamma}·${c.toFixed(2)} + ${v.toFixed(2)} = ${(gamma * c + v).toFixed(2)} target steps `
     + `(one step = ${step.ms.toFixed(2)} ms, from ${step.from}; a verify pass over γ + 1 = ${gamma + 1} tokens took `
-    + `${specSt.targetMsPerPass.toFixed(2)} ms) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}: `
+    + `${passMs(specSt).toFixed(2)} ms; medians of the run's passes) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}: `
     + `E/(γc + v) = ${Number.isFinite(predictedV) ? predictedV.toFixed(2) : '–'}×.`;
   // Browsers coarsen performance.now() (to 0.1 ms in a page that is not cross-origin isolated),
   // so the per-step times of a very small model are rough; the tokens/s over a whole run are not.

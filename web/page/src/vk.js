@@ -116,6 +116,10 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, a dozen target passes each…`, 'measuring');
     try {
       const vk = await client.measureVk(options, (ev) => {
+        if (ev.type === 'warm-progress') {
+          status(`Measuring v(k) of the ${labelOf(key)} on ${where}: warming up first (round ${ev.round})…`, 'measuring');
+          return;
+        }
         ui.progress.value = ev.done / ev.total;
         status(`Measuring v(k) of the ${labelOf(key)} on ${where}: ${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`, 'measuring');
       });
@@ -250,6 +254,9 @@ function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
   ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : (bwErr ? 'unavailable' : 'pending');
   ui.root.dataset.points = String(current.measured.length);
   ui.root.dataset.threads = String(T);
+  // For scripts (bench/browser.mjs, tests): the measured v(k), k = 1.., and the one-token pass.
+  ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
+  ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
   ui.facts.replaceChildren(...factRows(cpuFactRows(current, one, T, bwErr)));
   ui.measure.textContent = current.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
   // The explanation: the two shipped targets, measured where measured, the roofline elsewhere;

@@ -5,7 +5,8 @@ import { Cancelled, runPitfall } from './pitfalls-runs.js';
 import {
   state, post, ensureSd, useThreads, poolStats, poolDelta, requireIdleModels, yieldNow, isPromise,
 } from './worker-state.js';
-import { targetFor, gpuFault, backendOf } from './worker-gpu.js';
+import { targetFor, gpuFault, backendOf, gpu } from './worker-gpu.js';
+import { median } from './roofline.js';
 import { ensureHeads } from './worker-loading.js';
 
 /**
@@ -85,6 +86,11 @@ export async function run(msg) {
   let scored = 0; // positions the target scored, over all its passes (a tree's nodes + 1)
   let lastPost = performance.now();
   let sinceYield = 0;
+  // Each pass's time, so that a run's c and v are medians, as the v(k) measurement's are.
+  const targetMs = [];
+  const draftMs = [];
+  const gpuLoads0 = gpu.loads;
+  let gpuLoading = false; // a GPU upload was under way during this run (never, for a CPU run)
   const runStats = () => ({ ...statsOf(dec, computeMs, generated), positionsScored: scored });
   const flush = (final) => {
     if (options.quiet && !final) return; // a timing repeat: the summary is all the page needs
@@ -108,6 +114,9 @@ export async function run(msg) {
       tokens.forEach((t, i) => pending.push([t, kinds[i]]));
       generated += tokens.length;
       scored += it.targetPositions ?? it.proposed.length + 1;
+      targetMs.push(it.targetMs);
+      if (it.gamma > 0 && !it.tree) draftMs.push(it.draftMs / it.gamma);
+      if (gpu.loading) gpuLoading = true;
       if (!plain) iters.push(iterationSummary(it, tokens.length));
       if (options.paceMs > 0) {
         // Slow motion for watching the bursts arrive; not counted in the compute time.
@@ -128,6 +137,9 @@ export async function run(msg) {
     summary.threads = state.sd.threads;
     summary.pool = poolDelta(pool0, poolStats());
     summary.backend = backendOf(options);
+    summary.targetMsMedian = median(targetMs);
+    summary.draftMsMedian = median(draftMs);
+    summary.gpuLoads = gpu.loads - gpuLoads0 + (gpuLoading ? 1 : 0);
     return summary;
   } catch (e) {
     throw gpuFault(e, options);

@@ -7,7 +7,7 @@
 import { state } from './worker-state.js';
 
 // The probe's result, and the GpuModel loaded for state.models.target.
-export const gpu = { probe: null, model: null, forTarget: null, loadMs: 0, loading: null };
+export const gpu = { probe: null, model: null, forTarget: null, loadMs: 0, loading: null, loads: 0 };
 
 /** The adapter's name for people: its description, else vendor and architecture. */
 function adapterName(info) {
@@ -81,6 +81,7 @@ export async function ensureGpuTarget() {
 }
 
 async function loadGpuTarget() {
+  gpu.loads++;
   dropGpu();
   const probe = await gpuProbe();
   if (!probe.available) throw gpuFailure(probe.reason);
@@ -103,9 +104,15 @@ async function loadGpuTarget() {
   return model;
 }
 
-/** Where a request's target runs: the GPU model or the WASM one (options.backend). */
+/**
+ * Where a request's target runs: the GPU model or the WASM one (options.backend). A CPU request
+ * first waits for a GPU upload in progress (it reads and converts 40 MB on the CPU cores the
+ * request would be timed on); it never starts one.
+ */
 export async function targetFor(o) {
-  return o?.backend === 'gpu' ? ensureGpuTarget() : state.models.target;
+  if (o?.backend === 'gpu') return ensureGpuTarget();
+  if (gpu.loading) await gpu.loading.promise.catch(() => {});
+  return state.models.target;
 }
 
 /** What the page shows about the GPU target. */

@@ -37,33 +37,96 @@ export async function calibrate(options) {
   }
 }
 
-/** The k-token passes of one decoder: target pass times pushed to `samples` (ms). */
-async function samplePasses(dec, k, perSweep, samples) {
-  const plain = k === 1;
+// The engine is warm when two consecutive rounds of untimed passes agree within this fraction.
+export const WARM_AGREE = 0.05;
+// At most this long warming up (ms): a machine too noisy to settle still gets timed.
+export const WARM_MAX_MS = 4000;
+
+/**
+ * Untimed passes until the engine is warm, as the timed ones will be: V8 compiles WebAssembly
+ * in a baseline tier first and optimises it later, in the background (on a 2-core machine, on
+ * the cores the pool's threads need), so the first repeat after a load, a change of threads or
+ * of backend runs slower than the rest. A round decodes with the run's own settings, plain and
+ * speculative, from the run's prompt; the engine is warm once two consecutive rounds agree
+ * within WARM_AGREE (plain ms per step and speculative ms per iteration both), or after
+ * WARM_MAX_MS. Progress as 'warm-progress' events. Does nothing when the worker is already warm
+ * for this target, thread count, backend and drafter (state.warmFor).
+ */
+export async function warmup(msg) {
+  requireIdleModels();
+  const o = msg.options ?? {};
+  useThreads(o.threads);
+  const key = warmKey(o);
+  if (!msg.force && state.warmFor === key) return { skipped: true, rounds: [], passes: 0, ms: 0, key };
+  state.running = true;
+  state.stopRequested = false;
+  const t0 = performance.now();
+  const rounds = [];
+  let passes = 0;
+  let warm = false;
   try {
-    for (let i = 0; i <= perSweep && !decoderDone(dec) && !state.stopRequested; i++) {
-      let rec = dec.step();
-      if (isPromise(rec)) rec = await rec;
-      // Near the end of the context the decoder drafts fewer tokens: not a k-token pass.
-      if (i > 0 && (plain || rec.proposed.length === k - 1)) samples.push(rec.targetMs);
-      await yieldNow();
+    const target = await targetFor(o);
+    const specOpts = o.drafter === 'lookup' || o.drafter === 'both' || o.drafter === 'heads' || o.tree ? { ...o, ...CHAIN } : o;
+    while (!state.stopRequested) {
+      const plainMs = await timedSteps(state.sd.createDecoder(decoderOptions(o, true, false, target)), 12);
+      const specMs = await timedSteps(state.sd.createDecoder(decoderOptions({ ...specOpts, gammaMode: 'fixed' }, false, false, target)), 6);
+      passes += 12 + 6;
+      rounds.push({ plainMs, specMs });
+      const prev = rounds[rounds.length - 2];
+      warm = !!prev && agree(prev.plainMs, plainMs) && agree(prev.specMs, specMs);
+      post({ type: 'warm-progress', id: msg.id, round: rounds.length, plainMs, specMs, warm });
+      if (warm || performance.now() - t0 > WARM_MAX_MS) break;
+    }
+  } catch (e) {
+    throw gpuFault(e, o);
+  } finally {
+    state.running = false;
+  }
+  const stopped = state.stopRequested;
+  state.stopRequested = false;
+  if (!stopped) state.warmFor = key;
+  return { skipped: false, warm, stopped, rounds, passes, ms: performance.now() - t0, key };
+}
+
+/** What a warm-up holds for: the target, the thread count, the backend and the drafter. */
+const warmKey = (o) => [state.models?.info?.target?.digest ?? '', state.sd.threads, o.backend === 'gpu' ? 'gpu' : 'cpu', o.drafter ?? 'draft'].join('|');
+
+const agree = (a, b) => Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= WARM_AGREE * Math.min(a, b);
+
+/** Median ms of `n` steps of a decoder after its first (which reads the prompt); disposes it. */
+async function timedSteps(dec, n) {
+  const ms = [];
+  try {
+    let first = dec.step();
+    if (isPromise(first)) first = await first;
+    for (let i = 0; i < n && !decoderDone(dec) && !state.stopRequested; i++) {
+      const t0 = performance.now();
+      const r = dec.step();
+      if (isPromise(r)) await r;
+      ms.push(performance.now() - t0);
+      if (i % 4 === 3) await yieldNow();
     }
   } finally {
     dec.dispose();
   }
+  return median(ms);
 }
 
-// The 'measure-vk' request. v(k) through the public API only: the target pass of a speculative
-// iteration with a fixed γ always forwards γ + 1 new tokens (the last emitted token and γ
-// drafts) and each IterationRecord carries its targetMs; plain decoding gives k = 1. For every
-// k, a dozen iterations after one warm-up iteration (the first pass also reads the prompt); the
-// k are swept up and then down, six iterations each way, so a machine whose speed drifts (other
-// load, clock changes) biases no k. Medians. Stoppable between iterations ('stop').
+// The 'measure-vk' request, measured as the runs measure their passes: v(k) through the public
+// API only. The target pass of a speculative iteration with a fixed γ always forwards γ + 1 new
+// tokens (the last emitted token and γ drafts) and each IterationRecord carries its targetMs,
+// the same field a run's statistics add up; plain decoding gives k = 1. The worker is warmed
+// first (warmup, as before a run). One decoder per k, from the run's prompt and settings, kept
+// for the whole measurement, so its passes advance through the same positions as a run's do;
+// the k take turns, a few iterations each per round, the order reversed every round, so that a
+// machine whose speed drifts (other load, clock changes) biases no k. The first iteration of
+// each decoder reads the prompt and is not counted. Medians. Stoppable between iterations.
 export async function measureVk(msg) {
+  const o = msg.options;
+  const w = await warmup({ id: msg.id, options: o });
   requireIdleModels();
   state.running = true;
-  state.stopRequested = false;
-  const o = msg.options;
+  state.stopRequested = !!w.stopped; // a Stop during the warm-up stops the measurement too
   let target;
   try {
     useThreads(o.threads);
@@ -74,30 +137,46 @@ export async function measureVk(msg) {
   }
   const { info } = state.models;
   const kMax = Math.min(K_MAX, msg.kMax ?? K_MAX);
-  const perSweep = Math.max(1, Math.round((msg.iterations ?? 12) / 2));
+  const iterations = Math.max(2, msg.iterations ?? 12);
+  const perTurn = 3;
+  const roundsN = Math.ceil(iterations / perTurn);
   const ks = Array.from({ length: kMax }, (_, i) => i + 1);
-  const sweeps = [ks, [...ks].reverse()];
-  // Keep the prompt short enough that every iteration has room for k new tokens.
+  // Keep the prompt short enough that every decoder has room for all its passes.
   const context = Math.min(info.target.blockSize ?? 256, info.draft.blockSize ?? 256);
-  const room = Math.max(1, context - (perSweep + 1) * kMax - 1);
+  const room = Math.max(1, context - (iterations + 1) * kMax - 1);
   const prompt = Array.from(o.prompt ?? [10]).slice(-room);
   const samples = ks.map(() => []);
-  const total = sweeps.length * ks.length;
+  const total = roundsN * ks.length;
   let done = 0;
   const t0 = performance.now();
+  const decs = [];
   try {
-    for (const sweep of sweeps) {
-      for (const k of sweep) {
+    for (const k of ks) {
+      const dec = state.sd.createDecoder(decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, k === 1, false, target));
+      decs.push(dec);
+      let first = dec.step(); // reads the prompt: not a k-token pass
+      if (isPromise(first)) first = await first;
+    }
+    for (let r = 0; r < roundsN && !state.stopRequested; r++) {
+      const order = r % 2 ? [...ks].reverse() : ks;
+      for (const k of order) {
         if (state.stopRequested) break;
-        const dec = state.sd.createDecoder(decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, k === 1, false, target));
-        await samplePasses(dec, k, perSweep, samples[k - 1]);
+        const dec = decs[k - 1];
+        for (let i = 0; i < perTurn && !decoderDone(dec) && !state.stopRequested; i++) {
+          let rec = dec.step();
+          if (isPromise(rec)) rec = await rec;
+          // Near the end of the context the decoder drafts fewer tokens: not a k-token pass.
+          if (k === 1 || rec.proposed.length === k - 1) samples[k - 1].push(rec.targetMs);
+        }
         done++;
         post({ type: 'vk-progress', id: msg.id, done, total, k });
+        await yieldNow();
       }
     }
   } catch (e) {
     throw gpuFault(e, o);
   } finally {
+    for (const dec of decs) dec.dispose();
     state.running = false;
   }
   const stopped = state.stopRequested;

@@ -33,8 +33,13 @@
 //                                                        stops at its next yield)
 //   → { type: 'calibrate', id, options }                  ← { type: 'calibrated', stepMs } (one plain
 //                                                        target step, ms: c and v without a plain run)
-//   → { type: 'measure-vk', id, options, kMax?, iterations? } ← vk-progress*, { type: 'measured', vk }
-//                                                        (target pass time over k new tokens)
+//   → { type: 'warmup', id, options, force? }            ← warm-progress*, { type: 'warm', warm }
+//                                                        (untimed passes with these settings until
+//                                                        two rounds agree: worker-measure.js warmup;
+//                                                        skipped when already warm for them)
+//   → { type: 'measure-vk', id, options, kMax?, iterations? } ← warm-progress*, vk-progress*,
+//                                                        { type: 'measured', vk } (target pass time
+//                                                        over k new tokens, warmed first)
 //   → { type: 'bandwidth', id, sizes: [bytes, ...], threads? } ← { type: 'bandwidth', results }
 //                                                        (B(T): T threads reading at once)
 //   → { type: 'peak', id, threads: [T, ...] }             ← { type: 'peak', results } (P(T),
@@ -69,9 +74,9 @@
 //   ← { type: 'error', id, message, fallback? } on any failure
 import { state, ensureSd, threadInfo, useThreads, post } from './worker-state.js';
 import { load, loadFiles, ensureHeads } from './worker-loading.js';
-import { gpuProbe, switchBackend, loseGpu } from './worker-gpu.js';
+import { gpuProbe, switchBackend, loseGpu, gpu } from './worker-gpu.js';
 import { run, stepStart, stepNext, stepDispose, pitfall, cancelPitfall } from './worker-decoding.js';
-import { calibrate, measureVk, bandwidth, peak } from './worker-measure.js';
+import { calibrate, measureVk, bandwidth, peak, warmup } from './worker-measure.js';
 
 /** Throws while a run or a measurement holds the models. */
 function requireIdle(message = 'a run is already in progress') {
@@ -102,6 +107,8 @@ async function handle(msg) {
     case 'stop':
       state.stopRequested = true;
       return null;
+    case 'warmup':
+      return { type: 'warm', warm: await warmup(msg) };
     case 'measure-vk':
       return { type: 'measured', vk: await measureVk(msg) };
     case 'bandwidth':
@@ -114,7 +121,8 @@ async function handle(msg) {
       return { type: 'peak', results: peak(msg.threads ?? [state.sd.threads]) };
     case 'memory':
       await ensureSd();
-      return { type: 'memory', stats: state.sd.memoryStats() };
+      // (with the GPU uploads so far and whether a GPU target is held: tests check a CPU run starts none)
+      return { type: 'memory', stats: { ...state.sd.memoryStats(), gpuLoads: gpu.loads, gpuLoaded: !!gpu.model } };
     case 'gpu-probe':
       return { type: 'gpu-probe', probe: await gpuProbe() };
     case 'backend':

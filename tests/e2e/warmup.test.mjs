@@ -1,0 +1,94 @@
+// Issue 29: the page's verdict is as steady as the library. Section 4 warms the engine up before
+// its first timed repeat (untimed passes until two rounds agree, "warming up" in the status
+// line), not again for the same models, threads and backend, again after a change of threads;
+// and its v(k) measurement measures target passes the way the runs do, so two measurements
+// agree within 15% at every k, and the run's v(γ + 1) agrees with the section's. Small pair, few
+// tokens: seconds.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, openReady, setInput, assertClean } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await setup();
+});
+after(async () => {
+  await env?.close();
+});
+
+// Every text the run status line shows from now on (a MutationObserver in the page).
+const watchStatus = (page) => page.evaluate(() => {
+  window.__runStatus = [];
+  const el = document.getElementById('run-status');
+  new MutationObserver(() => window.__runStatus.push(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
+});
+const runBoth = async (page) => {
+  await page.click('#run-both');
+  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && document.getElementById('spec-state').dataset.state === 'done'
+    && ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: 180_000 });
+  return page.evaluate(() => {
+    const s = document.getElementById('run-status');
+    return { seen: window.__runStatus, passes: Number(s.dataset.warmPasses), rounds: Number(s.dataset.warmRounds), text: s.textContent, state: s.dataset.state };
+  });
+};
+
+test('warm-up: shown in the status line and applied before the first timed repeat; not repeated; again after a change of threads', async () => {
+  const { page, url } = env;
+  await openReady(page, url);
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60_000 });
+  await setInput(page, 'gen-max', 24);
+  await setInput(page, 'gen-repeats', 2);
+  await watchStatus(page);
+  const first = await runBoth(page);
+  console.log(`#   ${first.text}`);
+  assert.ok(first.seen.some((t) => /^Warming up/.test(t)), `"warming up" shown: ${first.seen.join(' | ')}`);
+  assert.ok(first.rounds >= 2 && first.passes >= 2 * 18, `warm-up applied: ${first.rounds} rounds, ${first.passes} passes`);
+  assert.match(first.text, /^Warmed up in [\d.]+ s \(\d+ rounds, \d+ untimed passes; .*\), then timed\.$/);
+  await watchStatus(page);
+  const again = await runBoth(page);
+  assert.equal(again.passes, 0, 'already warm for these models, threads and backend');
+  assert.match(again.text, /^Warm \(warmed up earlier/);
+  const max = await page.evaluate(() => Number(document.getElementById('threads-status').dataset.maxThreads));
+  if (max > 1) {
+    await page.selectOption('#gen-threads', '1');
+    await page.waitForFunction(() => document.getElementById('threads-status').dataset.threads === '1', null, { timeout: 30_000 });
+    await watchStatus(page);
+    const other = await runBoth(page);
+    assert.ok(other.passes > 0, 'another thread count: warmed up again');
+    assert.ok(other.seen.some((t) => /^Warming up/.test(t)));
+    await page.selectOption('#gen-threads', String(max));
+  }
+  assertClean(assert, env.watch);
+});
+
+test('one cost model: two v(k) measurements agree within 15% at every k, and with the run\'s v(γ + 1)', async () => {
+  const { page } = env;
+  const vks = await page.evaluate(async () => {
+    const client = window.specdecPage.modelClient;
+    // The threads the last run used (the run's v is compared below).
+    const threads = Number(document.getElementById('spec-state').dataset.threads);
+    const options = {
+      prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value)), drafter: 'draft', tree: null, gammaMode: 'fixed',
+      gamma: 4, temperature: 0.8, topK: 0, topP: 1, seed: 42, maxTokens: 200, paceMs: 0, threads, backend: 'cpu',
+    };
+    const a = await client.measureVk(options);
+    const b = await client.measureVk(options);
+    return [a, b].map((m) => m.passMs.slice(1).map((ms) => ms / m.passMs[1]));
+  });
+  const [a, b] = vks;
+  console.log(`#   v(k) twice: ${a.map((x) => x.toFixed(2)).join(' ')} | ${b.map((x) => x.toFixed(2)).join(' ')}`);
+  assert.equal(a.length, 8);
+  for (let k = 2; k <= 8; k++) {
+    const x = a[k - 1];
+    const y = b[k - 1];
+    assert.ok(Math.abs(x - y) <= 0.15 * Math.min(x, y), `v(${k}): ${x.toFixed(3)} vs ${y.toFixed(3)}`);
+  }
+  // The last "Run both" (γ 4 by default): its v(5) beside the section's v(5) at the same threads.
+  const run = await page.evaluate(() => ({
+    v: Number.parseFloat(document.querySelector('[data-testid="v-measured"]').textContent),
+    gamma: Number(document.getElementById('gen-gamma').value),
+  }));
+  const section = (a[run.gamma] + b[run.gamma]) / 2;
+  console.log(`#   v(${run.gamma + 1}): run ${run.v.toFixed(2)}, v(k) ${section.toFixed(2)}`);
+  assert.ok(Math.abs(run.v - section) <= 0.15 * Math.min(run.v, section), `run ${run.v} vs v(k) ${section}`);
+});
