@@ -16,7 +16,7 @@ let page;
 const run = (what, arg) => page.evaluate(([w, a]) => window.gpu[w](a), [what, arg]);
 
 before(async () => {
-  assembleWebgpuRoot(root, { models: ['target', 'draft', 'large-target', 'target-heads'] });
+  assembleWebgpuRoot(root, { models: ['target', 'draft', 'large-target', 'target-heads', 'target-int8', 'draft-int8'] });
   env = await setup({ root, webgpu: true });
   page = env.page;
   await page.goto(`${env.url}index.html`);
@@ -157,6 +157,42 @@ test('exactness: two-token joint chi-square, speculative (GPU target, WASM draft
     assert.deepEqual(chi.impossible, []);
     assert.ok(chi.pValue > FALSE_ALARM, `${label}: p = ${chi.pValue}`);
   }
+});
+
+// 8-bit weights (issue 26 item 3). The GPU kernels compute every float the 8-bit matmuls
+// quantize with the WASM engine's operations in its order (webgpu-q8-kernels.js), so an
+// activation at a rounding tie (x · 127 / amax = k + 0.5) rounds alike on both and no row needs
+// excluding: the logits agree to the WASM engine's own rounding of its probabilities.
+test('8-bit weights: GPU logits equal the WASM engine\'s 8-bit model (chains, a cut, a tree); quantized at load == the 8-bit file', async () => {
+  const r = await run('int8Logits', {});
+  console.log(`#   loaded through ${r.via} in ${r.loadMs.toFixed(0)} ms`);
+  for (const row of r.results) {
+    console.log(`#   ${row.what}: max |Δ| / max |logit| = ${row.maxRel.toExponential(2)} (${row.ms.toFixed(0)} ms, ${row.dispatches} dispatches)`);
+    assert.ok(row.maxRel <= 1e-4, `${row.what}: ${row.maxRel}`);
+    assert.equal(row.skipped, 0);
+    assert.equal(row.passes, 1);
+  }
+  const { nEmbd: C, nLayer: L, vocabSize: V } = r.config;
+  // bytes a one-token pass reads: the blocks' Linear weights (12 C² per layer) and the float LM head
+  const linear = { f32: 12 * C * C * L * 4, int8: 12 * C * C * L * (1 + 2 / 32) };
+  console.log(`# small target 8-bit vs WASM 8-bit: max relative logit error ${Math.max(...r.results.map((x) => x.maxRel)).toExponential(2)}; Linear weights per pass ${linear.int8} bytes (float32 ${linear.f32}: ${(linear.int8 / linear.f32).toFixed(3)}), with the float LM head ${linear.int8 + V * C * 4} vs ${linear.f32 + V * C * 4}; ${r.weightBytes} bytes of weights on the GPU`);
+  assert.equal(r.weights, 'int8');
+  assert.equal(r.lastPassDispatches, DISPATCHES(L));
+  assert.ok(r.weightBytes < (linear.f32 + (2 * V + 12 * L) * C * 4) / 2, `${r.weightBytes} bytes of weights`);
+  assert.equal(r.quantizedAtLoad.weights, 'int8');
+  assert.ok(r.quantizedAtLoad.equal, 'the float file quantized at load gives the 8-bit file\'s logits bit for bit');
+});
+
+test('8-bit weights: greedy decoding in every mode (chain, auto, lookup, tree, GPU draft, heads) emits the WASM 8-bit greedy tokens', async () => {
+  const r = await run('int8Greedy', { only: { plain: 24, 'chain, gamma 4': 40, "chain, gamma 'auto'": 24, 'prompt lookup': 24, 'tree 2x2x1': 24, 'GPU 8-bit target + GPU 8-bit draft': 16, heads: 24, 'heads, tree 2x2': 16 } });
+  for (const m of r.modes) {
+    console.log(`#   ${m.label}: ${m.tokens} tokens, ${m.account}, ${m.gpuPasses} GPU passes (${m.tokensPerPass.toFixed(2)} tokens per pass), ${(m.ms / 1000).toFixed(1)} s`);
+    assert.equal(m.mismatch, null, `${m.label}: ${m.account}`);
+    if (!m.flips.length) assert.ok(m.equal, `${m.label}: tokens differ`);
+    assert.equal(m.gpuPasses, m.targetPasses, 'one GPU pass per target pass');
+    if (m.label.startsWith('heads')) assert.ok(m.byHeads > 0, 'the heads drafted');
+  }
+  await run('int8Dispose');
 });
 
 test('faults: bad options, limits, no adapter, dispose, use after dispose, dispose mid-pass, device lost', async () => {

@@ -4,7 +4,7 @@
 import { describe, fail } from './errors.js';
 import { attentionWorkgroupBytes, largestBuffer } from './webgpu-graph.js';
 
-export const GPU_LOAD_OPTIONS = ['gpu', 'adapter', 'device', 'powerPreference'];
+export const GPU_LOAD_OPTIONS = ['gpu', 'adapter', 'device', 'powerPreference', 'weights'];
 
 /** The load in progress on each device (see inErrorScopes). */
 const loadsInFlight = new WeakMap();
@@ -15,6 +15,17 @@ export function checkLoadOptions(options) {
   for (const key of Object.keys(options)) {
     if (!GPU_LOAD_OPTIONS.includes(key)) fail(`${key}: unknown option of loadGpuModel (known: ${GPU_LOAD_OPTIONS.join(', ')})`);
   }
+  const w = options.weights;
+  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
+}
+
+/** score()'s options: { hidden } (read back the rows' final hidden states too). */
+export function hiddenOption(options) {
+  if (options === undefined) return false;
+  if (options === null || typeof options !== 'object') fail(`options: expected { hidden }, got ${describe(options)}`);
+  for (const key of Object.keys(options)) if (key !== 'hidden') fail(`${key}: unknown option of score (known: hidden)`);
+  if (options.hidden !== undefined && typeof options.hidden !== 'boolean') fail(`hidden: expected a boolean, got ${describe(options.hidden)}`);
+  return options.hidden === true;
 }
 
 /**

@@ -7,6 +7,8 @@ import { fail } from './errors.js';
 import {
   MATMUL_COLUMNS, MATMUL_ROWS, attentionKernel, commitKernel, embedKernel, layernormKernel, matmulKernel,
 } from './webgpu-kernels.js';
+import { HEAD_ROWS, Q8_COLUMNS, q8AttentionKernel, q8HeadKernel, q8LayernormKernel, q8MatmulKernel, q8Rows } from './webgpu-q8-kernels.js';
+import { packForGpu } from './webgpu-q8.js';
 
 /** Nodes of one draft tree a pass takes (the decoder's kMaxTreeNodes). */
 export const MAX_TREE_NODES = 64;
@@ -55,27 +57,35 @@ function transpose(a, rows, cols) {
  * @param {{ vocabSize: number, nLayer: number, nHead: number, nEmbd: number, blockSize: number }} cfg
  * @param {Map<string, Float32Array>} tensors
  * @param {(size: number, usage: number, data?: Float32Array) => any} buffer makes a buffer the model owns
+ * @param {Map<string, object> | null} [q8] 8-bit Linear weights (webgpu-q8.js readGpuModel): the 8-bit kernels
+ * @param {boolean} [dot4] the adapter's WGSL has dot4I8Packed (packed_4x8_integer_dot_product)
  */
-export async function buildGraph(dev, cfg, tensors, buffer) {
+export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = false) {
   const { nLayer: L, nEmbd: C, nHead: H, vocabSize: V, blockSize: T } = cfg;
   const F = gpuFlags();
   const W = F.STORAGE | F.COPY_DST;
   const wt = (name) => tensors.get(name);
+  // A Linear weight: float (in, out) for matmulKernel, or 8-bit [quants, scales] (webgpu-q8.js).
+  const linear = (name, n, k) => {
+    if (!q8) return buffer(k * padded(n) * 4, W, transpose(wt(`${name}.weight`), n, k));
+    const { quants, scales } = packForGpu(q8.get(name));
+    return [buffer(quants.byteLength, W, quants), buffer(scales.byteLength, W, scales)];
+  };
   const layers = [];
   for (let l = 0; l < L; l++) {
     const p = `transformer.h.${l}.`;
     layers.push({
       ln1w: buffer(C * 4, W, wt(p + 'ln_1.weight')),
       ln1b: buffer(C * 4, W, wt(p + 'ln_1.bias')),
-      wqkv: buffer(C * padded(3 * C) * 4, W, transpose(wt(p + 'attn.c_attn.weight'), 3 * C, C)),
+      wqkv: linear(p + 'attn.c_attn', 3 * C, C),
       bqkv: buffer(3 * C * 4, W, wt(p + 'attn.c_attn.bias')),
-      wproj: buffer(C * padded(C) * 4, W, transpose(wt(p + 'attn.c_proj.weight'), C, C)),
+      wproj: linear(p + 'attn.c_proj', C, C),
       bproj: buffer(C * 4, W, wt(p + 'attn.c_proj.bias')),
       ln2w: buffer(C * 4, W, wt(p + 'ln_2.weight')),
       ln2b: buffer(C * 4, W, wt(p + 'ln_2.bias')),
-      wfc: buffer(C * padded(4 * C) * 4, W, transpose(wt(p + 'mlp.c_fc.weight'), 4 * C, C)),
+      wfc: linear(p + 'mlp.c_fc', 4 * C, C),
       bfc: buffer(4 * C * 4, W, wt(p + 'mlp.c_fc.bias')),
-      wmp: buffer(4 * C * padded(C) * 4, W, transpose(wt(p + 'mlp.c_proj.weight'), C, 4 * C)),
+      wmp: linear(p + 'mlp.c_proj', C, 4 * C),
       bmp: buffer(C * 4, W, wt(p + 'mlp.c_proj.bias')),
       kc: buffer(T * C * 4, F.STORAGE),
       vc: buffer(T * C * 4, F.STORAGE),
@@ -110,36 +120,40 @@ export async function buildGraph(dev, cfg, tensors, buffer) {
       ? dev.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label })
       : dev.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label });
   };
+  // 8-bit weights: the kernels of webgpu-q8-kernels.js (the WASM engine's arithmetic, see there).
+  const mm = q8 ? (K, N, mode) => q8MatmulKernel(cfg, K, N, mode, dot4) : (K, N, mode) => matmulKernel(cfg, K, N, mode);
   const [embed, ln, qkv, proj, fc, mproj, head, attn, commit] = await Promise.all([
     pipeline(embedKernel(cfg), 'embed'),
-    pipeline(layernormKernel(cfg), 'layernorm'),
-    pipeline(matmulKernel(cfg, C, 3 * C, 'qkv'), 'qkv'),
-    pipeline(matmulKernel(cfg, C, C, 'add'), 'attn-proj'),
-    pipeline(matmulKernel(cfg, C, 4 * C, 'gelu'), 'fc-gelu'),
-    pipeline(matmulKernel(cfg, 4 * C, C, 'add'), 'mlp-proj'),
-    pipeline(matmulKernel(cfg, C, V, 'logits'), 'lm-head'),
-    pipeline(attentionKernel(cfg), 'attention'),
+    pipeline(q8 ? q8LayernormKernel(cfg) : layernormKernel(cfg), 'layernorm'),
+    pipeline(mm(C, 3 * C, 'qkv'), 'qkv'),
+    pipeline(mm(C, C, 'add'), 'attn-proj'),
+    pipeline(mm(C, 4 * C, 'gelu'), 'fc-gelu'),
+    pipeline(mm(4 * C, C, 'add'), 'mlp-proj'),
+    pipeline(q8 ? q8HeadKernel(cfg) : matmulKernel(cfg, C, V, 'logits'), 'lm-head'),
+    pipeline(q8 ? q8AttentionKernel(cfg) : attentionKernel(cfg), 'attention'),
     pipeline(commitKernel(cfg), 'commit-path'),
   ]);
   const group = (pipe, buffers) => dev.createBindGroup({
     layout: pipe.getBindGroupLayout(0),
-    entries: [g.params, ...buffers].map((b, binding) => ({ binding, resource: { buffer: b } })),
+    entries: [g.params, ...buffers.flat()].map((b, binding) => ({ binding, resource: { buffer: b } })),
   });
   const steps = [];
-  const cols = (n) => Math.ceil(n / MATMUL_COLUMNS);
+  const cols = (n) => Math.ceil(n / (q8 ? Q8_COLUMNS : MATMUL_COLUMNS));
+  const tiles = (K) => (r) => Math.ceil(r / (q8 ? q8Rows(K) : MATMUL_ROWS));
+  const [c1, c4] = [tiles(C), tiles(4 * C)];
   // Each step: [pipeline, bind group, workgroups (rows, nLast) => [x, y]]
   steps.push([embed, group(embed, [g.tokens, g.wte, g.wpe, g.x, g.positions]), (r) => [r, 1]]);
   for (const w of layers) {
     steps.push([ln, group(ln, [g.x, w.ln1w, w.ln1b, g.xn]), (r) => [r, 1]]);
-    steps.push([qkv, group(qkv, [g.xn, w.wqkv, w.bqkv, g.q, w.kc, w.vc]), (r) => [cols(3 * C), Math.ceil(r / MATMUL_ROWS)]]);
+    steps.push([qkv, group(qkv, [g.xn, w.wqkv, w.bqkv, g.q, w.kc, w.vc]), (r) => [cols(3 * C), c1(r)]]);
     steps.push([attn, group(attn, [g.q, w.kc, w.vc, g.att, g.ancestors]), (r) => [r, H]]);
-    steps.push([proj, group(proj, [g.att, w.wproj, w.bproj, g.x]), (r) => [cols(C), Math.ceil(r / MATMUL_ROWS)]]);
+    steps.push([proj, group(proj, [g.att, w.wproj, w.bproj, g.x]), (r) => [cols(C), c1(r)]]);
     steps.push([ln, group(ln, [g.x, w.ln2w, w.ln2b, g.xn]), (r) => [r, 1]]);
-    steps.push([fc, group(fc, [g.xn, w.wfc, w.bfc, g.h]), (r) => [cols(4 * C), Math.ceil(r / MATMUL_ROWS)]]);
-    steps.push([mproj, group(mproj, [g.h, w.wmp, w.bmp, g.x]), (r) => [cols(C), Math.ceil(r / MATMUL_ROWS)]]);
+    steps.push([fc, group(fc, [g.xn, w.wfc, w.bfc, g.h]), (r) => [cols(4 * C), c1(r)]]);
+    steps.push([mproj, group(mproj, [g.h, w.wmp, w.bmp, g.x]), (r) => [cols(C), c4(r)]]);
   }
   steps.push([ln, group(ln, [g.x, g.lnfw, g.lnfb, g.xn]), (r) => [r, 1]]);
-  steps.push([head, group(head, [g.xn, g.head, g.logits]), (r, nLast) => [cols(V), Math.ceil(nLast / MATMUL_ROWS)]]);
+  steps.push([head, group(head, [g.xn, g.head, g.logits]), (r, nLast) => [cols(V), Math.ceil(nLast / (q8 ? HEAD_ROWS : MATMUL_ROWS))]]);
   // Committing a tree path: a dispatch per layer, before the pass that follows it.
   const commits = layers.map((w) => [commit, dev.createBindGroup({
     layout: commit.getBindGroupLayout(0),

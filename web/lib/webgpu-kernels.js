@@ -23,13 +23,14 @@ export const MATMUL_COLUMNS = 64;
 /** Rows (tokens) one matmul workgroup computes; a pass over more rows adds workgroups in y. */
 export const MATMUL_ROWS = 16;
 
-const PARAMS = /* wgsl */ `
+/** The uniform block every kernel reads (see the top). */
+export const PARAMS = /* wgsl */ `
 struct Params { pos0: u32, rows: u32, headStart: u32, treeBase: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 `;
 
-// f32 literal text (WGSL wants a decimal point or exponent).
-const f = (x) => {
+/** f32 literal text (WGSL wants a decimal point or exponent); exact for a float32 value. */
+export const f = (x) => {
   const s = String(Math.fround(x));
   return /[.e]/.test(s) ? s : `${s}.0`;
 };

@@ -10,6 +10,13 @@ export interface GpuLoadOptions {
   device?: unknown;
   /** Passed to requestAdapter. */
   powerPreference?: 'low-power' | 'high-performance';
+  /**
+   * 'int8': the blocks' Linear weights as 8-bit blocks (32 int8 and a binary16 scale each, the
+   * WASM engine's format), quantized at load from a float file; a file stored 8-bit
+   * (__metadata__ weights: int8) loads as it is, and 'f32' refuses one. The 8-bit kernels
+   * compute the WASM engine's 8-bit arithmetic in its order. Default: as the file holds them.
+   */
+  weights?: 'f32' | 'int8';
 }
 
 export interface GpuAdapterInfo {
@@ -80,6 +87,10 @@ export class GpuModel {
   readonly metadata: Record<string, string>;
   readonly nParams: number;
   readonly fileBytes: number;
+  /** 'f32', or 'int8' (the blocks' Linear weights 8-bit; embeddings, norms, biases and the LM head float32). */
+  readonly weights: 'f32' | 'int8';
+  /** Bytes of the weights in GPU memory. */
+  readonly weightBytes: number;
   /** FNV-1a 64 of the token embedding's bytes (16 hex digits): heads made for these weights record it as target_fingerprint. */
   readonly fingerprint: string;
   /** The GPUDevice it runs on. */
@@ -112,7 +123,7 @@ export class GpuModel {
 }
 
 /**
- * Loads a specdec GPT safetensors file onto a WebGPU device. Rejects with a SpecdecError when
+ * Loads a specdec GPT safetensors file (float, or 8-bit: options.weights) onto a WebGPU device. Rejects with a SpecdecError when
  * WebGPU is unavailable, no adapter is found, the model exceeds the adapter's buffer limits or the
  * file is malformed.
  */

@@ -1,16 +1,17 @@
 // specdec's GPT on WebGPU: the WASM engine's files and architecture (src/model/gpt_model.cc),
-// weights and KV cache in GPU buffers, WGSL kernels of our own (webgpu-kernels.js). A pass over k
-// new tokens (or a draft tree, scoreTree: its nodes after the sequence under a tree mask) is one
-// command buffer and one read-back of the last nLast rows of logits. model.scorer() is a score
-// callback for createDecoder that keeps the cache by longest common prefix on the GPU.
-//   const model = await loadGpuModel(bytes);            // or sd.loadModel(bytes, { device: 'webgpu' })
+// weights (float32, or 8-bit: webgpu-q8.js) and KV cache in GPU buffers, WGSL kernels of our own
+// (webgpu-kernels.js, webgpu-q8-kernels.js). A pass over k new tokens (or a draft tree, scoreTree:
+// its nodes after the sequence under a tree mask) is one command buffer and one read-back of the
+// last nLast rows of logits. model.scorer() is a score callback for createDecoder that keeps the
+// cache by longest common prefix on the GPU. The forward pass and dispatch counts: webgpu-graph.js;
+// device, limits and options: webgpu-device.js; prefix bookkeeping: prefix-cache.js.
+//   const model = await loadGpuModel(bytes, { weights: 'int8' }); // or sd.loadModel(bytes, { device: 'webgpu' })
 //   const dec = sd.createDecoder({ prompt, targetScore: model.scorer(), draft, gamma: 3 });
-// The forward pass: webgpu-graph.js; device and limits: webgpu-device.js; the file:
-// safetensors.js; prefix bookkeeping: prefix-cache.js; dispatch counts: webgpu-graph.js.
 import { SpecdecError, bytesArg, describe, fail, integer, tokenArray } from './errors.js';
 import { keptPrefix, reusableTreeNodes, treePath } from './prefix-cache.js';
-import { readGptSafetensors, wteFingerprint } from './safetensors.js';
-import { checkLoadOptions, findAdapter, inErrorScopes, openDevice } from './webgpu-device.js';
+import { wteFingerprint } from './safetensors.js';
+import { checkLoadOptions, findAdapter, hiddenOption, inErrorScopes, openDevice } from './webgpu-device.js';
+import { readGpuModel } from './webgpu-q8.js';
 import { MAX_TREE_NODES, buildGraph, gpuFlags, largestBuffer, submitPass, treePassInputs } from './webgpu-graph.js';
 
 // The package's specdec/webgpu: the model, its loader, and the reader and constants it uses.
@@ -49,6 +50,9 @@ export class GpuModel {
     this.metadata = parsed.metadata;
     let n = 0;
     for (const t of parsed.tensors.values()) n += t.length;
+    for (const w of parsed.q8?.values() ?? []) n += w.q.length;
+    /** 'f32', or 'int8': the Linear weights of the blocks 8-bit (webgpu-q8.js). */
+    this.weights = parsed.weights;
     /** Parameters stored in the file. */
     this.nParams = n;
     /** Size of the file in bytes. */
@@ -99,14 +103,17 @@ export class GpuModel {
   }
 
   /** @internal builds the kernels, uploads the weights, allocates cache and activations. */
-  async _init(tensors, limits) {
+  async _init({ tensors, q8 }, limits, dot4) {
     const biggest = largestBuffer(this.config);
     const maxBinding = Math.min(limits.maxStorageBufferBindingSize ?? Infinity, limits.maxBufferSize ?? Infinity);
     if (biggest > maxBinding) {
       fail(`bytes: the model is too large for this WebGPU device: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`);
     }
-    const buffer = (size, usage, data) => this._buffer(size, usage, data);
-    this.#k = await inErrorScopes(this.#gpu, () => buildGraph(this.#gpu, this.config, tensors, buffer));
+    let bytes = 0; // of the weights (the buffers made with data)
+    const buffer = (size, usage, data) => ((bytes += data?.byteLength ?? 0), this._buffer(size, usage, data));
+    this.#k = await inErrorScopes(this.#gpu, () => buildGraph(this.#gpu, this.config, tensors, buffer, q8, dot4));
+    /** Bytes of the weights in GPU memory (8-bit: quants and binary16 scales; the rest float32). */
+    this.weightBytes = bytes;
   }
 
   #check(what) {
@@ -358,31 +365,26 @@ if (typeof Symbol.dispose === 'symbol') {
   };
 }
 
-function hiddenOption(options) {
-  if (options === undefined) return false;
-  if (options === null || typeof options !== 'object') fail(`options: expected { hidden }, got ${describe(options)}`);
-  for (const key of Object.keys(options)) if (key !== 'hidden') fail(`${key}: unknown option of score (known: hidden)`);
-  if (options.hidden !== undefined && typeof options.hidden !== 'boolean') fail(`hidden: expected a boolean, got ${describe(options.hidden)}`);
-  return options.hidden === true;
-}
-
 /**
  * Loads a specdec GPT safetensors file onto a WebGPU device.
  * @param {Uint8Array | ArrayBuffer} bytes
- * @param {{ gpu?: any, adapter?: any, device?: any, powerPreference?: 'low-power' | 'high-performance' }} [options]
+ * @param {{ gpu?: any, adapter?: any, device?: any, powerPreference?: 'low-power' | 'high-performance', weights?: 'f32' | 'int8' }} [options]
  *   gpu: the GPU object (default navigator.gpu); adapter: a GPUAdapter to request a device from;
- *   device: a GPUDevice to use as it is (the model then does not destroy it on dispose()).
+ *   device: a GPUDevice to use as it is (the model then does not destroy it on dispose());
+ *   weights: 'int8' quantizes a float file's Linear weights at load (an 8-bit file loads as it
+ *   is, 'f32' refuses one).
  * @returns {Promise<GpuModel>}
  */
 export async function loadGpuModel(bytes, options = {}) {
   checkLoadOptions(options);
   const u8 = bytesArg(bytes, 'a safetensors file');
   const adapter = await findAdapter(options);
-  const parsed = readGptSafetensors(u8);
+  const parsed = readGpuModel(u8, options.weights);
   const { device, ownsDevice, adapterInfo, limits } = await openDevice(adapter, options.device ?? null, parsed.config);
   const model = new GpuModel(device, ownsDevice, adapterInfo, parsed, u8.byteLength);
   try {
-    await model._init(parsed.tensors, limits);
+    const gpu = options.gpu ?? globalThis.navigator?.gpu;
+    await model._init(parsed, limits, gpu?.wgslLanguageFeatures?.has?.('packed_4x8_integer_dot_product') === true);
   } catch (e) {
     model.dispose();
     throw e;

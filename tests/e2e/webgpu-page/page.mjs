@@ -4,6 +4,7 @@
 // with its wasm), models/ and greedy-ties.mjs (tests/js), assembled by the test.
 import { loadSpecdec, SpecdecError } from './lib/index.js';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
+import { int8Checks } from './int8.mjs';
 
 const status = document.getElementById('status');
 const sd = await loadSpecdec();
@@ -596,6 +597,9 @@ window.gpu = {
     return window.__unhandled.slice();
   },
 };
+
+// 8-bit weights on the GPU (int8.mjs)
+Object.assign(window.gpu, int8Checks({ sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, CONTINUATION }));
 
 status.textContent = 'ready';
 window.__ready = true;

@@ -1,0 +1,153 @@
+// The checks of the 8-bit WebGPU model (issue 26 item 3), called by tests/e2e/webgpu.test.mjs as
+// window.gpu.int8*: GPU logits against the WASM engine's 8-bit model (chains, a cut, a tree),
+// the load-time quantization against the quantized file, and greedy decoding in every mode
+// against the WASM engine's 8-bit greedy tokens. page.mjs hands over its helpers.
+
+/**
+ * @param {object} h page.mjs's helpers: sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows,
+ *   compareGreedy, describeFlips, wasmHeads, CONTINUATION
+ */
+export function int8Checks(h) {
+  const { sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, CONTINUATION } = h;
+  const wasm = new Map();
+  const wasm8 = async (name) => {
+    if (!wasm.has(name)) wasm.set(name, sd.loadModel(await bytesOf(`${name}-int8`), { weights: 'int8' }));
+    return wasm.get(name);
+  };
+  const gpu = new Map();
+  // sd.loadModel(bytes, { device: 'webgpu', weights: 'int8' }); where the package's loadModel
+  // does not yet pass weights on to the GPU loader, webgpu.js's loadGpuModel itself.
+  let via = null;
+  const load = async (bytes, weights) => {
+    try {
+      const m = await sd.loadModel(bytes, { device: 'webgpu', weights });
+      via ??= 'sd.loadModel';
+      return m;
+    } catch (e) {
+      if (!/runs on device 'wasm' only/.test(e?.message)) throw e;
+      via = 'loadGpuModel (sd.loadModel refuses webgpu + int8)';
+      const { loadGpuModel } = await import('./lib/webgpu.js');
+      return loadGpuModel(bytes, { weights });
+    }
+  };
+  const gpu8 = async (name) => {
+    if (!gpu.has(name)) {
+      const t0 = performance.now();
+      const m = await load(await bytesOf(`${name}-int8`), 'int8');
+      m.loadMs = performance.now() - t0;
+      gpu.set(name, m);
+    }
+    return gpu.get(name);
+  };
+  const wasmGreedy8 = async (prefix, n) => {
+    const dec = sd.createDecoder({ target: await wasm8('target'), plain: true, temperature: 0, prompt: Array.from(prefix), maxTokens: n, distributions: false });
+    while (!dec.done) dec.step();
+    const out = dec.generatedTokens;
+    dec.dispose();
+    return out;
+  };
+
+  return {
+    // GPU 8-bit logits against the WASM engine's 8-bit model: the prompt, chains after the
+    // cached prefix, a cut back, and a 3x2x1 tree with its root row; the same file quantized
+    // at load on the GPU (from the float file) against the 8-bit file's GPU model, bit for bit.
+    async int8Logits({ name = 'target', chains = [1, 2, 5, 17], tree = true, loadTime = true } = {}) {
+      const g = await gpu8(name);
+      await g.reset();
+      const step = sd.modelStep(await wasm8(name));
+      const results = [];
+      const check = async (what, seq, nLast, treeArgs = null) => {
+        const before = g.stats;
+        const t0 = performance.now();
+        const rows = treeArgs ? await g.scoreTree(seq, treeArgs) : await g.score(seq, nLast);
+        const ms = performance.now() - t0;
+        const ref = treeArgs ? pathRows(step, seq, treeArgs, 0, true) : step(seq, nLast);
+        results.push({ what, nLast, ms, ...compareToProbs(rows, ref, nLast), dispatches: g.stats.dispatches - before.dispatches, passes: g.stats.passes - before.passes });
+      };
+      let seq = seqOf('ROMEO:\nWhat light');
+      await check(`prompt, ${seq.length} tokens in one pass`, seq, seq.length);
+      const cont = seqOf(CONTINUATION);
+      let off = 0;
+      for (const k of chains) {
+        seq = seqOf(seq, cont.subarray(off, off + k));
+        off += k;
+        await check(`chain of ${k} after ${seq.length - k} cached`, seq, k);
+      }
+      seq = seqOf(seq.subarray(0, seq.length - 3), 'XYZW');
+      await check('after dropping 3 cached tokens, 4 new', seq, 4);
+      if (tree) {
+        const t = makeTree([3, 2, 1], Array.from(sd.encode(' through yonder')));
+        await g.score(seq, 1);
+        await check('3x2x1 tree (15 nodes) with its root row', seq, 16, { ...t, first: 0, withRoot: true });
+      }
+      step.dispose();
+      let quantizedAtLoad = null;
+      if (loadTime) {
+        const q = await load(await bytesOf(name), 'int8');
+        const s = seqOf('ROMEO:\nBut soft');
+        await g.reset();
+        const a = await g.score(s, s.length);
+        const b = await q.score(s, s.length);
+        quantizedAtLoad = { weights: q.weights, equal: a.every((x, i) => Object.is(x, b[i])), weightBytes: q.weightBytes };
+        q.dispose();
+      }
+      return {
+        results, quantizedAtLoad, via, config: g.config, weights: g.weights, weightBytes: g.weightBytes, fileBytes: g.fileBytes,
+        lastPassDispatches: g.stats.lastPassDispatches, loadMs: g.loadMs,
+      };
+    },
+
+    // Greedy decoding with the 8-bit GPU target in each mode against the WASM engine's 8-bit
+    // greedy plain tokens. only: { label: maxTokens }.
+    async int8Greedy({ only, prompt = 'ROMEO:\nWhat light through yonder window breaks?\n' } = {}) {
+      const g = await gpu8('target');
+      const draft = await wasm8('draft');
+      const heads = await sd.loadHeads(await bytesOf('target-heads'), await wasm8('target'));
+      const promptTokens = seqOf(prompt);
+      const n = Math.max(...Object.values(only));
+      const reference = await wasmGreedy8(promptTokens, n);
+      const modes = [
+        ['plain', { plain: true }],
+        ['chain, gamma 4', { draft, gamma: 4 }],
+        ["chain, gamma 'auto'", { draft, gamma: 'auto' }],
+        ['prompt lookup', { promptLookup: true }],
+        ['tree 2x2x1', { draft, tree: { branches: [2, 2, 1] } }],
+        ['GPU 8-bit target + GPU 8-bit draft', { draft: await gpu8('draft'), gamma: 3 }],
+        ['heads', { heads, gamma: 3 }],
+        ['heads, tree 2x2', { heads, tree: { branches: [2, 2] } }],
+      ];
+      const out = [];
+      for (const [label, options] of modes) {
+        if (!(label in only)) continue;
+        const before = g.stats;
+        const t0 = performance.now();
+        const target = options.heads ? { target: g } : { targetScore: g.scorer() };
+        const dec = sd.createDecoder({ ...target, temperature: 0, prompt: Array.from(promptTokens), maxTokens: only[label], seed: 1, ...options });
+        while (!dec.done) await dec.step();
+        const ms = performance.now() - t0;
+        const got = dec.generatedTokens;
+        const stats = dec.stats;
+        dec.dispose();
+        const cmp = await compareGreedy({
+          got,
+          reference: reference.slice(0, only[label]),
+          logitsAfter: (prefix) => g.score(seqOf(promptTokens, prefix), 1),
+          continueFrom: (prefix, k) => wasmGreedy8(seqOf(promptTokens, prefix), k),
+          tie: 1e-4,
+        });
+        out.push({
+          label, ms, tokens: got.length, equal: got.every((t, i) => t === reference[i]), flips: cmp.flips, mismatch: cmp.mismatch,
+          account: describeFlips(cmp), gpuPasses: g.stats.passes - before.passes, targetPasses: stats.targetPasses,
+          tokensPerPass: stats.tokensPerPass, byHeads: stats.byDrafter?.heads ?? 0,
+        });
+      }
+      heads.dispose?.();
+      return { modes: out, via };
+    },
+
+    async int8Dispose() {
+      for (const m of gpu.values()) m.dispose();
+      gpu.clear();
+    },
+  };
+}
