@@ -13,6 +13,21 @@ writes
     tokenizer_config.json    GPT2Tokenizer, no special tokens, no clean-up of spaces
     onnx/model.onnx          float32 (dtype 'fp32'), KV cache in Optimum's naming (models/export_onnx.py)
     onnx/model_fp16.onnx     float16 weights, KV cache and logits (dtype 'fp16'; export_onnx.py --fp16)
+    onnx/model_quantized.onnx  dtype 'q8': int8 weights, int8 activations with a scale per row
+    onnx/model_q4.onnx       dtype 'q4': MatMulNBits (4-bit blocks of 32), float32 activations
+    onnx/model_q4f16.onnx    dtype 'q4f16': the fp16 model with MatMulNBits over float16
+                             (the three quantized files: models/quant_onnx.py)
+
+--dtypes LIST  which of those files to write (comma-separated; default fp32,fp16,q8,q4,q4f16).
+               q8-tensor (a fixture, never by default) writes onnx/model_q8tensor.onnx: int8 as
+               onnxruntime's quantize_dynamic writes it (one activation scale per tensor: a
+               pass's rows depend on each other, the pitfall of web/lib/README.md); load it with
+               { dtype: 'fp32', model_file_name: 'model_q8tensor' }.
+
+A specdec-llama file (models/llama.py, e.g. models/llama.safetensors) makes a Llama folder:
+config.json with model_type llama (LlamaForCausalLM: hidden_size, num_attention_heads,
+num_key_value_heads, head_dim, rope_theta...), the same byte-level tokenizer (tokenizer_class
+PreTrainedTokenizerFast, as Llama 3's), and the same files (llama.py's export).
 
 --variant no-past   onnx/model.onnx only, exported without its KV cache (a test fixture)
 random:V in place of the weights: a small randomly initialised GPT with vocabulary V (1 layer,
@@ -20,17 +35,26 @@ random:V in place of the weights: a small randomly initialised GPT with vocabula
 --variant encoder   a BERT-type folder (model_type bert, BertModel: input_ids, attention_mask,
                     token_type_ids -> last_hidden_state): a model that is not a causal LM (a fixture)
 
-Files newer than the weights (and than this tool, export_onnx.py and model.py) are kept: a
-second run is a no-op, so tests call it before every use.
+Files newer than the weights (and than this tool and the Python files it uses) are kept: a second
+run is a no-op and imports no torch, so tests call it before every use. Whatever is stale is
+exported in this one process (torch is imported once).
 """
+import contextlib
+import fcntl
 import json
 import os
-import subprocess
 import sys
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORT = os.path.join(HERE, 'export_onnx.py')
 MODEL = os.path.join(HERE, 'model.py')  # what the exports compute
+QUANT = os.path.join(HERE, 'quant_onnx.py')
+LLAMA = os.path.join(HERE, 'llama.py')
+DTYPE_FILES = {'fp32': 'model.onnx', 'fp16': 'model_fp16.onnx', 'q8': 'model_quantized.onnx',
+               'q4': 'model_q4.onnx', 'q4f16': 'model_q4f16.onnx', 'q8-tensor': 'model_q8tensor.onnx'}
+DEFAULT_DTYPES = ('fp32', 'fp16', 'q8', 'q4', 'q4f16')
+VARIANTS = ('causal', 'no-past', 'encoder')
 
 
 def bytes_to_unicode():
@@ -68,8 +92,7 @@ def tokenizer_json(vocab_size):
 def read_meta(src):
     with open(src, 'rb') as f:
         n = int.from_bytes(f.read(8), 'little')
-        meta = json.loads(f.read(n)).get('__metadata__', {})
-    return {k: int(meta[k]) for k in ('vocab_size', 'n_layer', 'n_head', 'n_embd', 'block_size')}, meta
+        return json.loads(f.read(n)).get('__metadata__', {})
 
 
 def fresh(path, deps):
@@ -82,10 +105,89 @@ def write_json(path, obj):
         f.write('\n')
 
 
-def export(args, dst, deps):
-    if fresh(dst, deps):
-        return
-    subprocess.run([sys.executable, EXPORT, *args, dst], check=True, stderr=subprocess.DEVNULL)
+def stale(onnx_dir, dtypes, deps):
+    """The dtypes whose file is missing or older than deps (quant_onnx.py too for quantized ones)."""
+    return [d for d in dtypes if not fresh(os.path.join(onnx_dir, DTYPE_FILES[d]), deps + ([] if d in ('fp32', 'fp16') else [QUANT]))]
+
+
+@contextlib.contextmanager
+def quiet():
+    """torch.onnx.export's warnings (Python's and the C++ ones on fd 2) silenced; errors still raise."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, 'w') as null, warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def export_gpt(src, onnx_dir, dtypes):
+    """Our GPT's files of dtypes ('no-past': model.onnx without the cache), in this process."""
+    import torch
+    sys.path.insert(0, HERE)
+    import export_onnx
+    import quant_onnx
+    from model import load_model
+
+    for d in dtypes:
+        gpt, _ = load_model(src)  # a fresh copy each: export_fp16 makes the model float16 in place
+        dst = os.path.join(onnx_dir, DTYPE_FILES['fp32' if d == 'no-past' else d])
+        tmp = dst + '.tmp'
+        with quiet():
+            if d == 'fp32':  # export_onnx.py's float32 export, its check included
+                cfg = gpt.config
+                L, nh, hs = cfg['n_layer'], cfg['n_head'], cfg['n_embd'] // cfg['n_head']
+                model = export_onnx.GPTWithCache(gpt).eval()
+                empty = [torch.zeros(1, nh, 0, hs) for _ in range(2 * L)]
+                with torch.no_grad():
+                    whole = gpt(torch.tensor([[5, 6, 7, 8, 1, 2, 3]]))[0, -3:]
+                    out = export_onnx.run(model, torch.tensor([[5, 6, 7, 8]]), empty)
+                    cached = export_onnx.run(model, torch.tensor([[1, 2, 3]]), list(out[1:]))[0][0]
+                assert torch.allclose(whole, cached, atol=1e-4), 'cached forward differs from the plain one'
+                export_onnx.export_with_cache(model, tmp, L, nh, hs)
+            elif d == 'fp16':
+                export_onnx.export_fp16(gpt, tmp)
+            elif d == 'no-past':
+                export_onnx.export_no_past(gpt, tmp)
+            else:
+                quant_onnx.export_gpt(gpt, d, tmp)
+        os.replace(tmp, dst)
+
+
+def write_tokenizer(out, vocab, context, tokenizer_class):
+    write_json(os.path.join(out, 'generation_config.json'),
+               {'bos_token_id': None, 'eos_token_id': None, 'pad_token_id': None})
+    write_json(os.path.join(out, 'tokenizer.json'), tokenizer_json(vocab))
+    write_json(os.path.join(out, 'tokenizer_config.json'), {
+        'tokenizer_class': tokenizer_class, 'model_max_length': context,
+        'add_prefix_space': False, 'clean_up_tokenization_spaces': False,
+        'bos_token': None, 'eos_token': None, 'unk_token': None, 'pad_token': None})
+
+
+def make_llama(src, out, meta, dtypes, deps):
+    cfg = {k: int(meta[k]) for k in ('vocab_size', 'n_layer', 'hidden_size', 'n_head', 'n_kv_head',
+                                       'head_dim', 'intermediate_size', 'block_size', 'rope_theta')}
+    write_json(os.path.join(out, 'config.json'), {
+        'model_type': 'llama', 'architectures': ['LlamaForCausalLM'], 'vocab_size': cfg['vocab_size'],
+        'hidden_size': cfg['hidden_size'], 'intermediate_size': cfg['intermediate_size'],
+        'num_hidden_layers': cfg['n_layer'], 'num_attention_heads': cfg['n_head'],
+        'num_key_value_heads': cfg['n_kv_head'], 'head_dim': cfg['head_dim'],
+        'max_position_embeddings': cfg['block_size'], 'rms_norm_eps': float(meta['rms_norm_eps']),
+        'rope_theta': float(cfg['rope_theta']), 'rope_scaling': None, 'hidden_act': 'silu',
+        'attention_bias': False, 'mlp_bias': False, 'tie_word_embeddings': True, 'use_cache': True,
+        'bos_token_id': None, 'eos_token_id': None, 'pad_token_id': None,
+        'specdec_source': os.path.basename(src), 'specdec_name': meta.get('name', 'llama')})
+    write_tokenizer(out, cfg['vocab_size'], cfg['block_size'], 'PreTrainedTokenizerFast')
+    onnx_dir = os.path.join(out, 'onnx')
+    todo = stale(onnx_dir, dtypes, deps)
+    if todo:
+        sys.path.insert(0, HERE)
+        import llama
+        with quiet():
+            llama.export(todo, src, onnx_dir)
 
 
 def export_encoder(src, dst, deps):
@@ -114,9 +216,11 @@ def export_encoder(src, dst, deps):
 
     ids = torch.tensor([[1, 2, 3]], dtype=torch.long)
     axes = {n: {1: 'sequence_length'} for n in ('input_ids', 'attention_mask', 'token_type_ids', 'last_hidden_state')}
-    torch.onnx.export(Encoder().eval(), (ids, torch.ones_like(ids), torch.zeros_like(ids)), dst,
-                      opset_version=14, input_names=['input_ids', 'attention_mask', 'token_type_ids'],
-                      output_names=['last_hidden_state'], dynamic_axes=axes)
+    with quiet():
+        torch.onnx.export(Encoder().eval(), (ids, torch.ones_like(ids), torch.zeros_like(ids)), dst + '.tmp',
+                          opset_version=14, input_names=['input_ids', 'attention_mask', 'token_type_ids'],
+                          output_names=['last_hidden_state'], dynamic_axes=axes)
+    os.replace(dst + '.tmp', dst)
 
 
 def make_random(vocab, out):
@@ -135,20 +239,38 @@ def make_random(vocab, out):
 
 def main():
     args = sys.argv[1:]
-    variant = 'causal'
-    if '--variant' in args:
-        i = args.index('--variant')
-        variant = args[i + 1]
-        del args[i:i + 2]
-    if len(args) != 2 or variant not in ('causal', 'no-past', 'encoder'):
+    opts = {'--variant': 'causal', '--dtypes': ','.join(DEFAULT_DTYPES)}
+    for flag in opts:
+        if flag in args:
+            i = args.index(flag)
+            if i + 1 >= len(args):
+                sys.exit(__doc__)
+            opts[flag] = args[i + 1]
+            del args[i:i + 2]
+    variant, dtypes = opts['--variant'], opts['--dtypes'].split(',')
+    if len(args) != 2 or variant not in VARIANTS or any(d not in DTYPE_FILES for d in dtypes):
         sys.exit(__doc__)
     src, out = args
     os.makedirs(out, exist_ok=True)
+    # one writer per folder at a time (tests in parallel may ask for the same folder)
+    with open(os.path.join(out, '.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        make(src, out, variant, dtypes)
+    print(out)
+
+
+def make(src, out, variant, dtypes):
     if src.startswith('random:'):
         src = make_random(int(src.split(':', 1)[1]), out)
-    cfg, meta = read_meta(src)
+    meta = read_meta(src)
+    onnx_dir = os.path.join(out, 'onnx')
+    os.makedirs(onnx_dir, exist_ok=True)
+    if meta.get('format') == 'specdec-llama':
+        if variant != 'causal':
+            sys.exit(f'{src}: a Llama model has no --variant {variant}')
+        return make_llama(src, out, meta, dtypes, [src, os.path.abspath(__file__), MODEL, QUANT, LLAMA])
     deps = [src, os.path.abspath(__file__), EXPORT, MODEL]
-    os.makedirs(os.path.join(out, 'onnx'), exist_ok=True)
+    cfg = {k: int(meta[k]) for k in ('vocab_size', 'n_layer', 'n_head', 'n_embd', 'block_size')}
     name = meta.get('name', os.path.basename(src).rsplit('.', 1)[0])
     if variant == 'encoder':
         write_json(os.path.join(out, 'config.json'), {
@@ -156,28 +278,22 @@ def main():
             'hidden_size': cfg['n_embd'], 'num_attention_heads': cfg['n_head'],
             'num_hidden_layers': cfg['n_layer'], 'max_position_embeddings': cfg['block_size'],
             'specdec_source': os.path.basename(src)})
-        export_encoder(src, os.path.join(out, 'onnx', 'model.onnx'), deps)
-    else:
-        write_json(os.path.join(out, 'config.json'), {
-            'model_type': 'gpt2', 'architectures': ['GPT2LMHeadModel'],
-            'vocab_size': cfg['vocab_size'], 'n_layer': cfg['n_layer'], 'n_head': cfg['n_head'],
-            'n_embd': cfg['n_embd'], 'n_positions': cfg['block_size'], 'n_ctx': cfg['block_size'],
-            'activation_function': 'gelu', 'layer_norm_epsilon': 1e-5, 'tie_word_embeddings': True,
-            'use_cache': variant == 'causal', 'bos_token_id': None, 'eos_token_id': None,
-            'pad_token_id': None, 'specdec_source': os.path.basename(src), 'specdec_name': name})
-        write_json(os.path.join(out, 'generation_config.json'),
-                   {'bos_token_id': None, 'eos_token_id': None, 'pad_token_id': None})
-        write_json(os.path.join(out, 'tokenizer.json'), tokenizer_json(cfg['vocab_size']))
-        write_json(os.path.join(out, 'tokenizer_config.json'), {
-            'tokenizer_class': 'GPT2Tokenizer', 'model_max_length': cfg['block_size'],
-            'add_prefix_space': False, 'clean_up_tokenization_spaces': False,
-            'bos_token': None, 'eos_token': None, 'unk_token': None, 'pad_token': None})
-        if variant == 'causal':
-            export([src], os.path.join(out, 'onnx', 'model.onnx'), deps)
-            export(['--fp16', src], os.path.join(out, 'onnx', 'model_fp16.onnx'), deps)
-        else:
-            export(['--no-past', src], os.path.join(out, 'onnx', 'model.onnx'), deps)
-    print(out)
+        return export_encoder(src, os.path.join(onnx_dir, 'model.onnx'), deps)
+    write_json(os.path.join(out, 'config.json'), {
+        'model_type': 'gpt2', 'architectures': ['GPT2LMHeadModel'],
+        'vocab_size': cfg['vocab_size'], 'n_layer': cfg['n_layer'], 'n_head': cfg['n_head'],
+        'n_embd': cfg['n_embd'], 'n_positions': cfg['block_size'], 'n_ctx': cfg['block_size'],
+        'activation_function': 'gelu', 'layer_norm_epsilon': 1e-5, 'tie_word_embeddings': True,
+        'use_cache': variant == 'causal', 'bos_token_id': None, 'eos_token_id': None,
+        'pad_token_id': None, 'specdec_source': os.path.basename(src), 'specdec_name': name})
+    write_tokenizer(out, cfg['vocab_size'], cfg['block_size'], 'GPT2Tokenizer')
+    if variant == 'no-past':
+        if not fresh(os.path.join(onnx_dir, 'model.onnx'), deps):
+            export_gpt(src, onnx_dir, ['no-past'])
+        return
+    todo = stale(onnx_dir, dtypes, deps)
+    if todo:
+        export_gpt(src, onnx_dir, todo)
 
 
 if __name__ == '__main__':

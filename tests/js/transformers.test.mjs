@@ -18,8 +18,9 @@ import { FALSE_ALARM, MODEL_FILES, ROOT, USING_SHIPPED_MODELS, chiSquare, modelB
 
 const FOLDERS = path.join(ROOT, 'build-transformers');
 /** The transformers.js folder of a model file (made, or kept when up to date, by the tool). */
-function folderOf(source, name, variant) {
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(FOLDERS, name), ...(variant ? ['--variant', variant] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
+function folderOf(source, name, variant, dtypes) {
+  const flags = [...(variant ? ['--variant', variant] : []), ...(dtypes ? ['--dtypes', dtypes] : [])];
+  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(FOLDERS, name), ...flags], { stdio: ['ignore', 'ignore', 'inherit'] });
   return name;
 }
 
@@ -27,7 +28,8 @@ tf.env.allowRemoteModels = false;
 tf.env.localModelPath = `${FOLDERS}/`;
 tf.env.logLevel = tf.LogLevel?.ERROR ?? 40;
 
-const TARGET = folderOf(MODEL_FILES.target, 'target');
+// every dtype the transformers tests load (transformers-dtypes, -llama): one export process
+const TARGET = folderOf(MODEL_FILES.target, 'target', null, 'fp32,fp16,q8,q4,q4f16,q8-tensor');
 const DRAFT = folderOf(MODEL_FILES.draft, 'draft');
 const load = (name, dtype = 'fp32') =>
   tf.AutoModelForCausalLM.from_pretrained(name, { dtype, device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 } });
@@ -254,7 +256,7 @@ test('bad input: models the adapter cannot drive, mismatched vocabularies, bad o
   refuses(() => transformersScorer(models.fp32.target).encode('x'), /^encode: give options\.tokenizer/);
 
   // mismatched vocabularies: a draft of 300 tokens under a target of 256, and the reverse
-  const other = await load(folderOf('random:300', 'random-v300'));
+  const other = await load(folderOf('random:300', 'random-v300', null, 'fp32'));
   for (const [t, d] of [[models.fp32.target, other], [other, models.fp32.target]]) {
     const dec = sd.createDecoder({ prompt: PROMPT, targetScore: transformersScorer(t), draftScore: transformersScorer(d), gamma: 4, temperature: 1, seed: 3, maxTokens: 50, contextLength: CONTEXT });
     await assert.rejects(

@@ -73,8 +73,24 @@ function describeModel(model) {
   const meta = Array.isArray(session.inputMetadata) ? session.inputMetadata.find((m) => m?.name === 'past_key_values.0.key') : null;
   const cacheType = meta?.type ?? null;
   if (cacheType && !CACHE_TYPES.includes(cacheType)) fail(`model: ${name}'s KV cache is ${cacheType}; this adapter handles float32 and float16 caches`);
+  if (Array.isArray(meta?.shape)) checkCacheShape(name, meta.shape);
   const vocabSize = Number.isInteger(config.vocab_size) && config.vocab_size > 0 ? config.vocab_size : null;
   return { name, layers, cacheType, vocabSize, keepLogits: inputs.includes('num_logits_to_keep') };
+}
+
+/**
+ * The cache layout the adapter cuts (keepPositions): (batch, heads, past, head size), the past
+ * length dynamic — GPT-2's and Llama's alike (any number of key / value heads, any head size).
+ * Refuses, from the session's metadata, a static cache (a fixed-size buffer) and other layouts.
+ */
+function checkCacheShape(name, shape) {
+  const shown = `[${shape.join(',')}]`;
+  if (shape.length !== 4) fail(`model: ${name}'s KV cache has ${shape.length} axes (${shown}); this adapter cuts caches of shape (batch, heads, past, head size)`);
+  const seq = shape.findIndex((d) => typeof d === 'string' && /past|seq/i.test(d));
+  if (seq === -1 && typeof shape[2] === 'number') {
+    fail(`model: ${name}'s KV cache has a fixed length (${shape[2]} positions): a static cache (a preallocated buffer) cannot be cut back to a prefix; export the model with a dynamic past length (Optimum's default)`);
+  }
+  if (seq !== -1 && seq !== 2) fail(`model: ${name}'s KV cache has its sequence axis at ${seq}, not 2 (${shown}); this adapter cuts caches of shape (batch, heads, past, head size)`);
 }
 
 function checkTokenizer(tokenizer) {
@@ -154,6 +170,7 @@ export function transformersScorer(model, options = {}) {
       return { logits: out.logits, present, extra };
     },
     async cut(t, n) {
+      if (t.dims.length !== 4 || t.dims[0] !== 1 || t.dims[2] < n) fail(`transformersScorer: ${info.name}'s forward() returned a cache tensor of shape [${t.dims}], expected [1, heads, past >= ${n}, head size]`);
       const { data, dims } = keepPositions(await dataOf(t), t.dims, n);
       return new tf.Tensor(t.type, data, dims);
     },
