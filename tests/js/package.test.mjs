@@ -40,6 +40,8 @@ const EXPECTED_FILES = [
   'web/lib/webgpu-device.js',
   'web/lib/webgpu-graph.js',
   'web/lib/webgpu-kernels.js',
+  'web/lib/webgpu-q8-kernels.js',
+  'web/lib/webgpu-q8.js',
   'web/lib/webgpu.d.ts',
   'web/lib/webgpu.js',
 ];
