@@ -34,18 +34,20 @@ case "$args" in
   *" --quick "*) node bench/ort-spec.mjs --repeats 1 ;;
   *) node bench/ort-spec.mjs ;;
 esac
-# Threads: the physics of a pass with 1..T threads, WASM (Node) and native, both pairs; then
+# Threads: the physics of a pass with 1..T threads, WASM (Node) and native, both pairs, float32
+# and 8-bit weights (v(k), matmul ÷ roofline, plain and best-γ speculative, int8 ÷ f32); then
 # onnxruntime-web at numThreads 1 and 2 against specdec at 1 and 2 threads.
 case "$args" in
   *" --skip "*threads*|*"--skip="*threads*) ;;
-  *" --quick "*) node bench/threads.mjs --quick; node bench/ort-threads.mjs --repeats 1 ;;
-  *) node bench/threads.mjs; node bench/ort-threads.mjs ;;
+  *" --quick "*) node bench/threads.mjs --quick --weights f32,int8; node bench/ort-threads.mjs --repeats 1 ;;
+  *) node bench/threads.mjs --weights f32,int8; node bench/ort-threads.mjs ;;
 esac
-# The peer in one Chromium session: llama.cpp's WASM build (wllama) against specdec, 1 and 2 threads.
+# The peer in one Chromium session: llama.cpp's WASM build (wllama) against specdec, 1 and 2 threads;
+# then both on the same 8-bit weights (specdec int8 against llama.cpp's Q8_0 of the same blocks).
 case "$args" in
   *" --skip "*wllama*|*"--skip="*wllama*) ;;
-  *" --quick "*) node bench/wllama.mjs --repeats 1 ;;
-  *) node bench/wllama.mjs ;;
+  *" --quick "*) node bench/wllama.mjs --repeats 1; node bench/wllama.mjs --repeats 1 --weights int8 ;;
+  *) node bench/wllama.mjs; node bench/wllama.mjs --weights int8 ;;
 esac
 # transformers.js as the target (specdec/transformers), fp32 and fp16, against its generate().
 case "$args" in
