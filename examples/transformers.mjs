@@ -4,6 +4,8 @@
 //   /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target
 //   /usr/bin/python3 models/make_transformers_model.py models/draft.safetensors build-transformers/draft
 //   node examples/transformers.mjs [--records]
+// (In a browser page: examples/transformers-webgpu/.)
+import { existsSync } from 'node:fs';
 import { AutoModelForCausalLM, AutoTokenizer, env } from '@huggingface/transformers';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
@@ -11,6 +13,13 @@ import { transformersScorer } from 'specdec/transformers';
 env.allowRemoteModels = false;
 env.localModelPath = 'build-transformers/';
 const options = { dtype: 'fp32', device: 'cpu' }; // in a browser: device 'wasm' or 'webgpu', dtype 'fp16', 'q4', ...
+// what from_pretrained needs, said plainly when it is not there
+const need = ['target/config.json', 'target/tokenizer.json', 'target/onnx/model.onnx', 'draft/config.json', 'draft/onnx/model.onnx'];
+const missing = need.filter((f) => !existsSync(env.localModelPath + f));
+if (missing.length) {
+  console.error(`examples/transformers.mjs: missing in ${env.localModelPath} (from ${process.cwd()}): ${missing.join(', ')}\nmake the folders first (from the repository root):\n  /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target\n  /usr/bin/python3 models/make_transformers_model.py models/draft.safetensors build-transformers/draft`);
+  process.exit(1);
+}
 const tokenizer = await AutoTokenizer.from_pretrained('target');
 const target = await AutoModelForCausalLM.from_pretrained('target', options);
 const targetScore = transformersScorer(target, { tokenizer });

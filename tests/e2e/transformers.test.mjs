@@ -4,12 +4,16 @@
 // callbacks; greedy tokens must equal transformers.js's own generate() (fp16: but for near-ties
 // rounded either way, each checked in the model's logits). The served folder is
 // assembled here: the package's files, transformers.js's dist and its onnxruntime-web wasm,
-// and the model folders of models/make_transformers_model.py.
+// and the model folders of models/make_transformers_model.py. The same browser (no WebGPU: it
+// runs with --disable-gpu) opens examples/transformers-webgpu/ from the repository's layout
+// (symlinked in), which then falls back to WASM; and examples/transformers.mjs, run where there
+// is no build-transformers/, says what is missing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describeFlips } from '../js/greedy-ties.mjs';
 import { setup, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
@@ -32,6 +36,7 @@ before(async () => {
     execFileSync('/usr/bin/python3', [path.join(repoRoot, 'models/make_transformers_model.py'), path.join(repoRoot, `models/${name}.safetensors`), folder], { stdio: ['ignore', 'ignore', 'inherit'] });
     cpSync(folder, path.join(root, 'models', name), { recursive: true });
   }
+  for (const dir of ['node_modules', 'web', 'examples', 'build-transformers']) symlinkSync(path.join(repoRoot, dir), path.join(root, dir));
   env = await setup({ root });
 });
 
@@ -63,4 +68,34 @@ test('transformers.js target + draft in a Worker (WASM): greedy tokens equal gen
   }
   assertClean(assert, env.watch);
   await page.close();
+});
+
+test('examples/transformers-webgpu without WebGPU: the target falls back to WASM, the text streamed a span per iteration', async () => {
+  const page = await env.context.newPage();
+  const failed = new Promise((_, reject) => page.once('pageerror', (e) => reject(new Error(`the example failed: ${e.message}`))));
+  await page.goto(`${env.url}examples/transformers-webgpu/index.html`);
+  await Promise.race([failed, page.waitForFunction(() => /tokens, target on/.test(document.getElementById('status').textContent), null, { timeout: 120_000 })]);
+  const r = await page.evaluate(async () => {
+    const ex = await import('/examples/transformers-webgpu/main.js');
+    return { device: ex.device, dtype: ex.dtype, iterations: ex.first.iterations, generated: ex.first.generated, spans: document.querySelectorAll('#out span').length, text: document.getElementById('out').textContent, status: document.getElementById('status').textContent };
+  });
+  await screenshot(page, 'transformers-example-wasm');
+  console.log(`# the example without WebGPU: ${r.status} (${r.iterations} iterations)`);
+  assert.equal(r.device, 'wasm');
+  assert.equal(r.dtype, 'fp32');
+  assert.equal(r.generated, 64);
+  assert.equal(r.spans, r.iterations);
+  assert.ok(r.text.startsWith('ROMEO:\n') && r.text.length > 40 && !r.text.includes('\uFFFD'), r.text);
+  assertClean(assert, env.watch);
+  await page.close();
+});
+
+test('examples/transformers.mjs without its model folders says which files are missing and how to make them', () => {
+  const cwd = mkdtempSync(path.join(tmpdir(), 'specdec-no-models-'));
+  const r = spawnSync(process.execPath, [path.join(repoRoot, 'examples/transformers.mjs')], { cwd, encoding: 'utf8' });
+  rmSync(cwd, { recursive: true, force: true });
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /missing in build-transformers\/ \(from .*\): target\/config\.json, target\/tokenizer\.json, target\/onnx\/model\.onnx, draft\/config\.json, draft\/onnx\/model\.onnx/);
+  assert.match(r.stderr, /models\/make_transformers_model\.py models\/target\.safetensors build-transformers\/target/);
+  assert.doesNotMatch(r.stderr, /tokenizer_class/);
 });
