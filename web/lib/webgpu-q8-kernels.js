@@ -198,7 +198,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let n = wg.x * ${Q8_COLUMNS}u + li;
   if (n >= N) { return; }
   var acc: array<f32, ${ROWS}>;
-  for (var b = 0u; b < B; b++) {
+  for (var b = 0u; b < B + zero; b++) { // a run-time bound: not unrolled (compile time)
     let w0 = w[(b * N + n) * 2u];
     let w1 = w[(b * N + n) * 2u + 1u];
     let hb = b * N + n;

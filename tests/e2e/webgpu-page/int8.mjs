@@ -1,6 +1,6 @@
 // The checks of the 8-bit WebGPU model (issue 26 item 3), called by tests/e2e/webgpu.test.mjs as
 // window.gpu.int8*: GPU logits against the WASM engine's 8-bit model (chains, a cut, a tree),
-// the load-time quantization against the quantized file, and greedy decoding in every mode
+// the load-time quantizer against the quantized file, and greedy decoding in every mode
 // against the WASM engine's 8-bit greedy tokens. page.mjs hands over its helpers.
 
 /**
@@ -51,7 +51,7 @@ export function int8Checks(h) {
     // GPU 8-bit logits against the WASM engine's 8-bit model: the prompt, chains after the
     // cached prefix, a cut back, and a 3x2x1 tree with its root row; the same file quantized
     // at load on the GPU (from the float file) against the 8-bit file's GPU model, bit for bit.
-    async int8Logits({ name = 'target', chains = [1, 2, 5, 17], tree = true, loadTime = true } = {}) {
+    async int8Logits({ name = 'target', chains = [1, 2, 5, 17], tree = true, loadTime = false } = {}) {
       const g = await gpu8(name);
       await g.reset();
       const step = sd.modelStep(await wasm8(name));
@@ -81,6 +81,19 @@ export function int8Checks(h) {
         await check('3x2x1 tree (15 nodes) with its root row', seq, 16, { ...t, first: 0, withRoot: true });
       }
       step.dispose();
+      // The load-time quantizer (webgpu-q8.js) against the 8-bit file (made by specdec quantize):
+      // the GPU uploads what it returns, so equal quants and scales are equal GPU weights.
+      const { readGpuModel } = await import('./lib/webgpu-q8.js');
+      const atLoad = readGpuModel(await bytesOf(name), 'int8');
+      const stored = readGpuModel(await bytesOf(`${name}-int8`));
+      let differ = 0;
+      for (const [key, w] of atLoad.q8) {
+        const v = stored.q8.get(key);
+        w.q.forEach((x, i) => (differ += x !== v.q[i]));
+        w.scales.forEach((x, i) => (differ += x !== v.scales[i]));
+      }
+      const quantizer = { matrices: atLoad.q8.size, differ, weights: atLoad.weights };
+      // loadTime: a GPU model quantized at load too, its logits against the 8-bit file's
       let quantizedAtLoad = null;
       if (loadTime) {
         const q = await load(await bytesOf(name), 'int8');
@@ -92,7 +105,7 @@ export function int8Checks(h) {
         q.dispose();
       }
       return {
-        results, quantizedAtLoad, via, config: g.config, weights: g.weights, weightBytes: g.weightBytes, fileBytes: g.fileBytes,
+        results, quantizer, quantizedAtLoad, via, config: g.config, weights: g.weights, weightBytes: g.weightBytes, fileBytes: g.fileBytes,
         lastPassDispatches: g.stats.lastPassDispatches, loadMs: g.loadMs,
       };
     },
@@ -143,6 +156,35 @@ export function int8Checks(h) {
       }
       heads.dispose?.();
       return { modes: out, via };
+    },
+
+    // 8-bit files the GPU loader refuses, naming the tensor (as the WASM loader does).
+    async int8Refusals() {
+      const good = await bytesOf('draft-int8');
+      const n = Number(new DataView(good.buffer, good.byteOffset).getBigUint64(0, true));
+      const header = JSON.parse(new TextDecoder().decode(good.subarray(8, 8 + n)));
+      const at = (name) => 8 + n + header[name].data_offsets[0];
+      const { loadGpuModel } = await import('./lib/webgpu.js');
+      const refusal = async (bytes, options = {}) => {
+        try {
+          (await loadGpuModel(bytes, options)).dispose();
+          return null;
+        } catch (e) {
+          return `${e.name}: ${e.message}`;
+        }
+      };
+      const edit = (fn) => {
+        const b = good.slice();
+        fn(b);
+        return b;
+      };
+      const w = 'transformer.h.1.mlp.c_fc.weight';
+      return {
+        minus128: await refusal(edit((b) => (b[at(`${w}.q8`) + 5] = 0x80))),
+        zeroScale: await refusal(edit((b) => b.fill(0, at(`${w}.scale`) + 6, at(`${w}.scale`) + 8))),
+        f32Asked: await refusal(good, { weights: 'f32' }),
+        badOption: await refusal(good, { weights: 'int4' }),
+      };
     },
 
     async int8Dispose() {
