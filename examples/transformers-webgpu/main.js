@@ -4,7 +4,7 @@
 // Here: `npm run build`, make the model folders
 //   /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target
 //   /usr/bin/python3 models/make_transformers_model.py models/draft.safetensors build-transformers/draft
-// then serve the repository root (node web/page/serve.mjs --root .), open /examples/transformers-webgpu/.
+// then `node examples/transformers-webgpu/serve.mjs` and open the address it prints.
 import * as transformers from '@huggingface/transformers';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';

@@ -101,7 +101,7 @@ export const checks = {
     const base = Array.from(ts.encode('First Citizen:\nBefore we proceed any further, hear me speak.'), Number);
     const other = Array.from(ts.encode('xyz'), Number);
     // each call: tokens, nLast; the second and third cut the cache back (a draft rejected)
-    const calls = [[base.slice(0, 40), 4], [base.slice(0, 33).concat(other), 4], [base.slice(0, 30).concat(base.slice(30, 36)), 6], [base.slice(0, 37), 1]];
+    const calls = [[base.slice(0, 24), 4], [base.slice(0, 18).concat(other), 4], [base.slice(0, 21), 3], [base.slice(0, 22), 1]];
     const cases = [];
     for (const [tokens, nLast] of calls) {
       const cachedBefore = ts.cachedTokens;
