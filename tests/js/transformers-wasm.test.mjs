@@ -57,7 +57,7 @@ for (const [name, dtype] of [[TARGET, 'q8'], [TARGET, 'q4'], [TARGET, 'q4f16'], 
   test(`wasm: ${name} ${dtype} loads; specdec over it emits its own greedy generate() tokens`, async () => {
     const model = await load(name, dtype);
     const ts = transformersScorer(model);
-    const N = 60;
+    const N = 40;
     const ref = await greedyFrom(model, PROMPT, N);
     const dec = sd.createDecoder({ prompt: PROMPT, targetScore: ts, draft, temperature: 0, gamma: 4, maxTokens: N, contextLength: 256 });
     const got = [];
@@ -73,7 +73,7 @@ for (const [name, dtype] of [[TARGET, 'q8'], [TARGET, 'q4'], [TARGET, 'q4f16'], 
     await ts.dispose();
     if (dtype !== 'q8') return;
     // our q8: a k-token pass's rows equal one-token passes' on WASM's int8 kernels too
-    const text = enc('DUKE VINCENTIO:\nNo, holy father; throw away that thought;\nBelieve not that the dribbling dart');
+    const text = enc('DUKE VINCENTIO:\nNo, holy father; throw away that thought;');
     const one = transformersScorer(model);
     const many = transformersScorer(model);
     let worst = 0;
