@@ -112,7 +112,9 @@ test('WebGPU: the KV cache cut back on rejection gives a fresh pass\'s rows; onl
   cases.forEach((c, i) => {
     console.log(`#   ${c.length} tokens, nLast ${c.nLast}: cache ${c.cachedBefore} -> ${c.cachedAfter}, ${c.forwarded} forwarded, max |Δ| vs a fresh pass ${c.maxDiff.toExponential(2)} (max |logit| ${c.maxAbs.toFixed(1)})`);
     assert.equal(c.rows, c.nLast);
-    assert.ok(c.maxDiff <= 1e-4 * Math.max(1, c.maxAbs), `case ${i}: ${c.maxDiff}`);
+    // float16 (an adapter with shader-f16): a k-token pass after a cut and a fresh pass round apart
+    const tolerance = info.dtype === 'fp16' ? 0.1 : 1e-4 * Math.max(1, c.maxAbs);
+    assert.ok(c.maxDiff <= tolerance, `case ${i}: ${c.maxDiff}`);
     assert.deepEqual([c.cachedBefore, c.cachedAfter, c.forwarded], expected[i], `case ${i}`);
   });
   assert.equal(counts.ortLive, 0, 'every ORT tensor on the GPU disposed');
