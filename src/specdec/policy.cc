@@ -209,11 +209,13 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
 
   // auto: the best (drafter, gamma) by expected tokens per unit of time, a plain step included.
   Plan drafting{Drafter::kNone, 0, 0, -1.0};  // the best plan that drafts
+  Plan by_model{Drafter::kNone, 0, 0, -1.0};  // ... with a draft model or heads
   for (const DraftOption& o : usable) {
     const int top = std::min(options_.gamma_max, o.max_depth);
     for (int g = 1; g <= top; ++g) {
       const Plan p = plan(o, g);
       if (p.score > drafting.score) drafting = p;
+      if (o.drafter != Drafter::kLookup && p.score > by_model.score) by_model = p;
     }
   }
   if (drafting.score > best.score) best = drafting;
@@ -222,8 +224,9 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
   // After a stretch of them, draft once with the best drafter and depth to refresh alpha, c and
   // v(k); costs ~1/16 of the gap between drafting and plain steps when plain steps are truly
   // better. Prompt lookup is measured on plain steps too: only v(k) can be stale there.
-  if (best.drafter == Drafter::kNone && plain_run_ >= kRevisitAfter && worth_revisiting(drafting)) {
-    return drafting;
+  if (best.drafter == Drafter::kNone && plain_run_ >= kRevisitAfter) {
+    if (worth_revisiting(drafting)) return drafting;
+    if (by_model.drafter != Drafter::kNone) return by_model;  // lookup cannot pay: the model
   }
   // Without a cost model the line through the measured passes needs two well-separated k: once
   // the best depth's k has a few samples, draft a few times at depth 1 (k = 2) — a cheap,

@@ -133,6 +133,23 @@ TEST(LookupRates, LookupAloneStaysPlainWhenItCannotPay) {
   }
 }
 
+// After a stretch of plain steps the policy drafts once to refresh its estimates; when the
+// best drafting plan is a lookup that cannot pay, it is the draft model that gets revisited.
+TEST(LookupRates, RevisitsTheDraftModelNotAHopelessLookup) {
+  GammaPolicy policy(auto_costs());
+  Plan d{Drafter::kDraftModel, 1, 0, 0};
+  for (int i = 0; i < 50; ++i) policy.record(d, 1, 0, true, 1, 1.0, 2, 1.0, true);  // alpha ~ 0
+  for (int i = 0; i < 150; ++i) policy.record_lookup(20, outcome(1, 0.0));
+  const std::vector<DraftOption> offers{DraftOption{Drafter::kDraftModel, 8, 0},
+                                        DraftOption{Drafter::kLookup, 8, 3, 20}};
+  for (int i = 0; i < 16; ++i) {
+    const Plan p = policy.choose(offers);
+    ASSERT_EQ(p.drafter, Drafter::kNone) << "step " << i;
+    policy.record(p, 0, 0, true, 0, 0.0, 1, 1.0, true);
+  }
+  EXPECT_EQ(policy.choose(offers).drafter, Drafter::kDraftModel);
+}
+
 // The decoder measures lookup on every iteration, the draft model's included.
 TEST(LookupRates, DecoderFeedsEveryIteration) {
   StepFunctionSource target(testing::toy_target), draft(testing::toy_draft);
