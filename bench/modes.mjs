@@ -14,6 +14,9 @@
 //
 //   node bench/modes.mjs [--pairs small,large] [--tokens 128] [--prompts 4] [--repeats 3]
 //                        [--only gamma,drafters,trees] [--gamma-max 8] [--json FILE]
+//                        [--temperatures 0,0.8] [--no-heads]   (the drafters table)
+// The drafters table also gives lookup + draft / draft alone per repeat (the two measured
+// alternately in the same repeat): median [min-max] over the repeats.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +34,13 @@ const { values: opt } = parseArgs({
     repeats: { type: 'string', default: '3' },
     only: { type: 'string', default: 'gamma,drafters,trees' },
     'gamma-max': { type: 'string', default: '8' },
+    temperatures: { type: 'string', default: '0,0.8' },  // of the drafters table
+    'no-heads': { type: 'boolean', default: false },     // drafters table without heads
+    // drafters table under given costs: c and v(k) measured once per pair, then every auto
+    // decoder gets them (each run replays from its seed) and the figure is tokens per unit of
+    // modelled time (v(k) per target pass, c per draft pass): the policy's choices without the
+    // machine's noise
+    'cost-model': { type: 'boolean', default: false },
     json: { type: 'string' },
   },
 });
@@ -81,7 +91,7 @@ const COPY = Array.from({ length: N_PROMPTS }, (_, i) => {
 
 // Decodes every prompt with `options`; returns tokens/s and counters summed over the prompts.
 function runOnce(models, options, prompts, temperature) {
-  let ms = 0, generated = 0, passes = 0, accepted = 0, examined = 0;
+  let ms = 0, generated = 0, passes = 0, accepted = 0, examined = 0, cost = 0;
   const byDrafter = { none: 0, draft: 0, lookup: 0, heads: 0 };
   const hist = [];
   prompts.forEach((prompt, i) => {
@@ -96,8 +106,16 @@ function runOnce(models, options, prompts, temperature) {
     examined += s.examined;
     for (const k of Object.keys(byDrafter)) byDrafter[k] += s.byDrafter[k];
     s.gammaHistogram.forEach((n, g) => (hist[g] = (hist[g] ?? 0) + n));
+    if (options.costModel) {
+      const v = options.costModel.verifyCost;
+      const vk = (k) => (k <= v.length ? v[k - 1] : v.at(-1) + (v.at(-1) - v.at(-2)) * (k - v.length));
+      cost += s.gammaHistogram.reduce((a, n, g) => a + n * vk(g + 1), 0) + s.draftPasses * options.costModel.c;
+    } else if (options.plain && opt['cost-model']) {
+      cost += s.iterations;
+    }
     dec.dispose();
   });
+  if (cost) return { tokensPerSecond: generated / cost, tokensPerPass: generated / passes, alpha: examined ? accepted / examined : null, byDrafter, gammaHistogram: Array.from(hist, (x) => x ?? 0) };
   return { tokensPerSecond: (1000 * generated) / ms, tokensPerPass: generated / passes, alpha: examined ? accepted / examined : null, byDrafter, gammaHistogram: Array.from(hist, (x) => x ?? 0) };
 }
 
@@ -176,26 +194,50 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
   }
 
   if (ONLY.has('drafters')) {
-    for (const T of [0, 0.8]) {
+    // --cost-model: this pair's c and v(k) as the policy measures them (median over the
+    // ordinary prompts, draft with gamma auto at T = 0.8).
+    let costModel = null;
+    if (opt['cost-model']) {
+      const es = ORDINARY.map((prompt, i) => {
+        const dec = sd.createDecoder({ target: models.target, draft: models.draft, gamma: 'auto', gammaMax: GAMMA_MAX, prompt, temperature: 0.8, seed: 1000 + i, maxTokens: TOKENS, distributions: false });
+        while (!dec.done) dec.step();
+        const e = dec.estimates;
+        dec.dispose();
+        return e;
+      });
+      costModel = { c: median(es.map((e) => e.c.draft)), verifyCost: es[0].verifyCost.map((_, k) => median(es.map((e) => e.verifyCost[k]))) };
+      console.log(`\nGiven costs (measured by the policy, median of ${es.length} runs): c = ${f(costModel.c, 3)}, v(1..${costModel.verifyCost.length}) = ${costModel.verifyCost.map((x) => f(x, 2)).join(', ')}; tokens/s below are tokens per one-token pass of modelled time.`);
+      out.costModel = costModel;
+    }
+    const cm = costModel ? { costModel } : {};
+    for (const T of opt.temperatures.split(',').map(Number)) {
       const rows = [];
       const res = {};
       for (const [task, prompts] of [['copy-heavy', COPY], ['ordinary', ORDINARY]]) {
         const list = [
           ['plain', { plain: true }, prompts, T],
-          ['draft (auto γ)', { draft: models.draft, gamma: 'auto' }, prompts, T],
-          ['lookup (auto γ)', { promptLookup: true, gamma: 'auto' }, prompts, T],
-          ['lookup + draft (auto γ)', { promptLookup: true, draft: models.draft, gamma: 'auto' }, prompts, T],
+          ['draft (auto γ)', { draft: models.draft, gamma: 'auto', ...cm }, prompts, T],
+          ['lookup (auto γ)', { promptLookup: true, gamma: 'auto', ...cm }, prompts, T],
+          ['lookup + draft (auto γ)', { promptLookup: true, draft: models.draft, gamma: 'auto', ...cm }, prompts, T],
         ];
-        if (heads) list.push(['heads (auto γ)', { heads, gamma: 'auto', gammaMax: heads.count }, prompts, T]);
+        if (heads && !opt['no-heads']) list.push(['heads (auto γ)', { heads, gamma: 'auto', gammaMax: heads.count }, prompts, T]);
         const r = (res[task] = measureAll(models, list));
         for (const [k, x] of Object.entries(r)) {
-          rows.push([task, k, f(x.tokensPerSecond), f(x.tokensPerSecond / r.plain.tokensPerSecond, 2) + '×', f(x.tokensPerPass, 2), f(x.alpha, 3), Object.entries(x.byDrafter).filter(([, n]) => n).map(([d, n]) => `${d} ${n}`).join(', ')]);
+          rows.push([task, k, f(x.tokensPerSecond, costModel ? 3 : 1), f(x.tokensPerSecond / r.plain.tokensPerSecond, costModel ? 3 : 2) + '×', f(x.tokensPerPass, 2), f(x.alpha, 3), Object.entries(x.byDrafter).filter(([, n]) => n).map(([d, n]) => `${d} ${n}`).join(', ')]);
         }
       }
       table(`${name} pair, T = ${T}: drafters`, ['task', 'drafter', 'tokens/s', 'vs plain', 'tokens/pass', 'α', 'iterations by drafter'], rows);
       const o = res.ordinary, c = res['copy-heavy'];
-      console.log(`\nlookup alone on the copy-heavy task: **${f(c['lookup (auto γ)'].tokensPerSecond / c.plain.tokensPerSecond, 2)}×** plain; lookup + draft vs draft alone on ordinary prompts: **${f(100 * (o['lookup + draft (auto γ)'].tokensPerSecond / o['draft (auto γ)'].tokensPerSecond - 1), 1)}%**`);
-      out.drafters[`T=${T}`] = res;
+      // Ratios per repeat: run r of both configurations came one after the other.
+      const perRepeat = (r, a, b) => {
+        const xs = r[a].runs.map((x, i) => x / r[b].runs[i]);
+        return { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), runs: xs };
+      };
+      const span = (x) => `${f(x.median, 3)} [${f(x.min, 3)}–${f(x.max, 3)}]`;
+      const both = { ordinary: perRepeat(o, 'lookup + draft (auto γ)', 'draft (auto γ)'), 'copy-heavy': perRepeat(c, 'lookup + draft (auto γ)', 'draft (auto γ)') };
+      const alone = { ordinary: perRepeat(o, 'lookup (auto γ)', 'plain'), 'copy-heavy': perRepeat(c, 'lookup (auto γ)', 'plain') };
+      console.log(`\nlookup + draft / draft alone, per repeat: ordinary **${span(both.ordinary)}**, copy-heavy **${span(both['copy-heavy'])}**; lookup alone / plain: ordinary ${span(alone.ordinary)}, copy-heavy ${span(alone['copy-heavy'])}`);
+      out.drafters[`T=${T}`] = { ...res, lookupPlusDraftVsDraft: both, lookupVsPlain: alone };
     }
   }
 
