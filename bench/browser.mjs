@@ -16,7 +16,7 @@
 //
 // --pair: one of the page's pairs (default small); --target/--draft: other files, served under
 // the small pair's names (bench/run.mjs). --runs: the page's Repeats; --loads: fresh page loads
-// per setting. --json prints one line (bench/run.mjs reads `runs`: one entry per page load).
+// per setting (0: the library alone). --json prints one line (bench/run.mjs reads `runs`: one entry per page load).
 import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -160,6 +160,21 @@ async function pageLoad(g, T) {
   }
 }
 
+/** The page's default prompt and seed (--loads 0: nothing run in the page). */
+async function pageSettings() {
+  const page = await context.newPage();
+  try {
+    await page.goto(server.url, { waitUntil: 'load' });
+    const p = await page.evaluate(() => ({
+      prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value || '\n')),
+      seed: Number(document.getElementById('gen-seed').value),
+    }));
+    return { ...p, threads: Number(opt.threads || 2), speedup: NaN, predictedV: NaN, verdict: 'none', plainTpsRepeats: [NaN], plainTps: NaN, specTps: NaN, v: NaN, vkV: NaN };
+  } finally {
+    await page.close();
+  }
+}
+
 /** The library in a module Worker of a page of the same origin: warm, then alternated repeats. */
 async function library(g, T, prompt, seed, threads) {
   const page = await context.newPage();
@@ -183,6 +198,7 @@ try {
   for (const g of gammas) {
     for (const T of temps) {
       const pages = [];
+      if (!loads) pages.push(await pageSettings()); // --loads 0: the library alone, with the page's prompt and seed
       for (let l = 0; l < loads; l++) {
         const p = await pageLoad(g, T);
         pages.push(p);
@@ -225,8 +241,8 @@ if (opt.json) console.log(JSON.stringify(result));
 // The library's side, in a module Worker: loadSpecdec({ threads }) of the built library, the
 // pair fetched, then decodes timed as the page times its runs (every step() call, the first
 // included; tokens/s = tokens × 1000 / that time; distributions: false). Untimed plain and
-// speculative decodes until two in a row agree within 5% (at most 8), then `repeats` timed
-// pairs, plain and speculative alternated.
+// speculative decodes until two in a row agree within 5% (at least 2 rounds, at most 8, none
+// started after 10 s), then `repeats` timed pairs, plain and speculative alternated.
 function LIB_WORKER() {
   return `import { loadSpecdec } from './bench-lib/index.js';
 const load = async (sd, url) => sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer()));
@@ -255,7 +271,8 @@ self.onmessage = async ({ data: job }) => {
     const o = { ...job, target: await load(sd, job.target), draft: await load(sd, job.draft) };
     let prev = null;
     let warmRounds = 0;
-    for (; warmRounds < 8; warmRounds++) {
+    const t0 = performance.now();
+    for (; warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < 10000); warmRounds++) {
       const cur = [decode(sd, o, true), decode(sd, o, false)];
       if (prev && agree(prev[0], cur[0]) && agree(prev[1], cur[1])) break;
       prev = cur;

@@ -86,7 +86,7 @@ test('chosen, the software adapter runs the target: the verdict and v(k) say so'
   assert.match(r.verdict, /^Target on the GPU \(.*swiftshader.*, a software adapter\)\. /i);
   assert.equal(r.vk.backend, 'gpu');
   assert.equal(r.vk.points, '8', 'v(k) measured for k = 1..8 on the GPU');
-  assert.equal(r.vk.curves, 'gpu');
+  assert.equal(r.vk.curves, 'gpu,cpu', 'the CPU (measured first, as the default) beside it');
   assert.match(r.gpuExplain, /^On the GPU \(.*\) a pass over \d tokens took [\d.]+ ms against [\d.]+ ms for one: v\(\d\) = [\d.]+/);
   assert.match(r.gpuExplain, /software one \(SwiftShader/);
   assert.match(r.gpuExplain, /not measured on this page/);

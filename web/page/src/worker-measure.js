@@ -68,9 +68,12 @@ export async function warmup(msg) {
     const target = await targetFor(o);
     const specOpts = o.drafter === 'lookup' || o.drafter === 'both' || o.drafter === 'heads' || o.tree ? { ...o, ...CHAIN } : o;
     while (!state.stopRequested) {
-      const plainMs = await timedSteps(state.sd.createDecoder(decoderOptions(o, true, false, target)), 12);
-      const specMs = await timedSteps(state.sd.createDecoder(decoderOptions({ ...specOpts, gammaMode: 'fixed' }, false, false, target)), 6);
-      passes += 12 + 6;
+      const deadline = t0 + WARM_MAX_MS;
+      const plain = await timedSteps(state.sd.createDecoder(decoderOptions(o, true, false, target)), 12, deadline);
+      const spec = await timedSteps(state.sd.createDecoder(decoderOptions({ ...specOpts, gammaMode: 'fixed' }, false, false, target)), 6, deadline);
+      const plainMs = plain.ms;
+      const specMs = spec.ms;
+      passes += plain.n + spec.n;
       rounds.push({ plainMs, specMs });
       const prev = rounds[rounds.length - 2];
       warm = !!prev && agree(prev.plainMs, plainMs) && agree(prev.specMs, specMs);
@@ -93,13 +96,16 @@ const warmKey = (o) => [state.models?.info?.target?.digest ?? '', state.sd.threa
 
 const agree = (a, b) => Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= WARM_AGREE * Math.min(a, b);
 
-/** Median ms of `n` steps of a decoder after its first (which reads the prompt); disposes it. */
-async function timedSteps(dec, n) {
+/**
+ * { ms, n }: the median ms of up to `n` steps of a decoder after its first (which reads the
+ * prompt), fewer past the deadline (a slow backend: at least two); disposes it.
+ */
+async function timedSteps(dec, n, deadline) {
   const ms = [];
   try {
     let first = dec.step();
     if (isPromise(first)) first = await first;
-    for (let i = 0; i < n && !decoderDone(dec) && !state.stopRequested; i++) {
+    for (let i = 0; i < n && !decoderDone(dec) && !state.stopRequested && (i < 2 || performance.now() < deadline); i++) {
       const t0 = performance.now();
       const r = dec.step();
       if (isPromise(r)) await r;
@@ -109,7 +115,7 @@ async function timedSteps(dec, n) {
   } finally {
     dec.dispose();
   }
-  return median(ms);
+  return { ms: median(ms), n: ms.length + 1 };
 }
 
 // The 'measure-vk' request, measured as the runs measure their passes: v(k) through the public
