@@ -14,6 +14,7 @@ writes
     onnx/model.onnx          float32 (dtype 'fp32'), KV cache in Optimum's naming (models/export_onnx.py)
     onnx/model_fp16.onnx     float16 weights, KV cache and logits (dtype 'fp16'; export_onnx.py --fp16)
     onnx/model_quantized.onnx  dtype 'q8': int8 weights, int8 activations with a scale per row
+                             (6-bit codes: a k-token pass equals k one-token passes)
     onnx/model_q4.onnx       dtype 'q4': MatMulNBits (4-bit blocks of 32), float32 activations
     onnx/model_q4f16.onnx    dtype 'q4f16': the fp16 model with MatMulNBits over float16
                              (the three quantized files: models/quant_onnx.py)
@@ -112,10 +113,11 @@ def stale(onnx_dir, dtypes, deps):
 
 @contextlib.contextmanager
 def quiet():
-    """torch.onnx.export's warnings (Python's and the C++ ones on fd 2) silenced; errors still raise."""
+    """torch.onnx.export's warnings (Python's and the C++ ones on fd 2) and the exporters' own
+    lines silenced (wrote() says what was written); errors still raise."""
     saved = os.dup(2)
     try:
-        with open(os.devnull, 'w') as null, warnings.catch_warnings():
+        with open(os.devnull, 'w') as null, warnings.catch_warnings(), contextlib.redirect_stdout(null):
             warnings.simplefilter('ignore')
             os.dup2(null.fileno(), 2)
             yield
@@ -155,6 +157,11 @@ def export_gpt(src, onnx_dir, dtypes):
             else:
                 quant_onnx.export_gpt(gpt, d, tmp)
         os.replace(tmp, dst)
+        wrote(dst)
+
+
+def wrote(path):
+    print(f'wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB)')
 
 
 def write_tokenizer(out, vocab, context, tokenizer_class):
@@ -188,6 +195,8 @@ def make_llama(src, out, meta, dtypes, deps):
         import llama
         with quiet():
             llama.export(todo, src, onnx_dir)
+        for d in todo:
+            wrote(os.path.join(onnx_dir, DTYPE_FILES[d]))
 
 
 def export_encoder(src, dst, deps):
