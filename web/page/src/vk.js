@@ -97,7 +97,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
   }
 
   /**
-   * Measures v(k) of the loaded target (a dozen iterations per k) at the thread count of
+   * Measures v(k) of the loaded target (16 iterations per k, taking turns) at the thread count of
    * `options` (the one in use when not given), then B(T) over the weight bytes of the loaded and
    * shipped targets and P(T) — and B(1), P(1) when T > 1. The caller holds section 4's busy state.
    */
@@ -113,7 +113,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     ui.stop.hidden = false;
     ui.progress.hidden = false;
     ui.progress.value = 0;
-    status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, a dozen target passes each…`, 'measuring');
+    status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, 16 target passes each, taking turns…`, 'measuring');
     try {
       const vk = await client.measureVk(options, (ev) => {
         if (ev.type === 'warm-progress') {
