@@ -65,13 +65,18 @@ test('refusals name what is wrong', () => {
     [() => sd.loadModel(tinyF32, { weights: 'int4' }), /weights: expected 'f32' or 'int8', got the string "int4"/],
     [() => sd.loadModel(tinyInt8, { weights: 'f32' }), /bytes: model file: stores 8-bit weights .* cannot be loaded as float32/],
     [() => sd.loadModel(tinyDraft, { weights: 'int8' }), /8-bit weights need n_embd to be a multiple of 32 .* n_embd = 8/],
-    [() => sd.loadModel(tinyF32, { device: 'webgpu', weights: 'int8' }), /weights: 'int8' runs on device 'wasm' only/],
     [() => sd.quantizeModelFile(tinyInt8), /bytes: model file: stores 8-bit weights/],
     [() => sd.quantizeModelFile(new Uint8Array(3)), /bytes: model file: 3 bytes is too short/],
   ];
   for (const [fn, message] of cases) {
     assert.throws(fn, (e) => e instanceof SpecdecError && message.test(e.message), String(message));
   }
+});
+
+test('weights: int8 goes on to the WebGPU loader (Node has no WebGPU: that is what it rejects for)', async () => {
+  await assert.rejects(sd.loadModel(tinyF32, { device: 'webgpu', weights: 'int8' }),
+    (e) => e instanceof SpecdecError && /WebGPU/i.test(e.message) && !/weights/.test(e.message));
+  assert.throws(() => sd.loadModel(tinyF32, { device: 'webgpu', weights: 'int4' }), /weights: expected 'f32' or 'int8'/);
 });
 
 test('8-bit rows are batch invariant and equal in the threaded build at 1-3 threads', async () => {

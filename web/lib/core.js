@@ -129,9 +129,10 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
         const { device = 'wasm', weights: w, ...gpuOptions } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
         if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
         if (device === 'webgpu') {
-          if (w === 'int8') fail(`weights: 'int8' runs on device 'wasm' only for now (the WebGPU kernels read float32 weights)`);
+          // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
           const { gpuDevice, ...rest } = gpuOptions;
-          return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpuDevice === undefined ? rest : { ...rest, device: gpuDevice }));
+          const gpu = { ...rest, ...(w === undefined ? {} : { weights: w }), ...(gpuDevice === undefined ? {} : { device: gpuDevice }) };
+          return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
         }
         if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
         if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);

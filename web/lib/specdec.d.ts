@@ -608,7 +608,7 @@ export interface Specdec {
    */
   loadModel(
     bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
-    options: { device: 'webgpu'; gpu?: unknown; adapter?: unknown; gpuDevice?: unknown; powerPreference?: 'low-power' | 'high-performance' },
+    options: { device: 'webgpu'; weights?: 'f32' | 'int8'; gpu?: unknown; adapter?: unknown; gpuDevice?: unknown; powerPreference?: 'low-power' | 'high-performance' },
   ): Promise<import('./webgpu.js').GpuModel>;
 
   /**

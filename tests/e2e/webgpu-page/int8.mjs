@@ -15,21 +15,9 @@ export function int8Checks(h) {
     return wasm.get(name);
   };
   const gpu = new Map();
-  // sd.loadModel(bytes, { device: 'webgpu', weights: 'int8' }); where the package's loadModel
-  // does not yet pass weights on to the GPU loader, webgpu.js's loadGpuModel itself.
-  let via = null;
-  const load = async (bytes, weights) => {
-    try {
-      const m = await sd.loadModel(bytes, { device: 'webgpu', weights });
-      via ??= 'sd.loadModel';
-      return m;
-    } catch (e) {
-      if (!/runs on device 'wasm' only/.test(e?.message)) throw e;
-      via = 'loadGpuModel (sd.loadModel refuses webgpu + int8)';
-      const { loadGpuModel } = await import('./lib/webgpu.js');
-      return loadGpuModel(bytes, { weights });
-    }
-  };
+  // The package's entry: sd.loadModel(bytes, { device: 'webgpu', weights }).
+  const via = 'sd.loadModel';
+  const load = (bytes, weights) => sd.loadModel(bytes, { device: 'webgpu', weights });
   const gpu8 = async (name) => {
     if (!gpu.has(name)) {
       const t0 = performance.now();
