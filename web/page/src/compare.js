@@ -115,7 +115,10 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     ui.status.dataset.warmPasses = String(w.passes);
     ui.status.dataset.warmRounds = String(w.rounds.length);
     if (w.skipped) say('Warm (warmed up earlier for these models, threads and backend).', 'warm');
-    else if (w.stopped) say('Stopped while warming up.', 'stopped');
+    else if (w.stopped) {
+      say('Stopped while warming up.', 'stopped');
+      runs.showWarming('stopped while warming up', 'stopped');
+    }
     else {
       say(`Warmed up in ${(w.ms / 1000).toFixed(1)} s (${w.rounds.length} rounds, ${w.passes} untimed passes; `
         + `${w.warm ? 'the last two agreed within 5%' : 'still settling after the time allowed'}), then timed.`, 'warm');

@@ -202,13 +202,12 @@ export function initRunView({ client }) {
     return summary;
   }
 
-  /** Before the first timed repeat: the engine warming up (worker-measure.js warmup). */
-  function showWarming(ev) {
+  /** Before the first timed repeat: the engine warming up (worker-measure.js warmup); or stopped then. */
+  function showWarming(text = 'warming up…', state = 'warming') {
     for (const el of [ui.plain.state, ui.spec.state]) {
-      el.textContent = 'warming up…';
-      el.dataset.state = 'warming';
+      el.textContent = text;
+      el.dataset.state = state;
     }
-    return ev;
   }
 
   /** After repeats: each run's line gives the median and every repeat's tokens/s. */
