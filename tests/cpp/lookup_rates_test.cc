@@ -150,6 +150,21 @@ TEST(LookupRates, RevisitsTheDraftModelNotAHopelessLookup) {
   EXPECT_EQ(policy.choose(offers).drafter, Drafter::kDraftModel);
 }
 
+// Measured passes: noise that makes a 2-token pass look cheaper than a 1-token one must not
+// make lookup look free.
+TEST(LookupRates, MeasuredCostNeverFallsWithMoreTokens) {
+  PolicyOptions po;
+  po.mode = GammaMode::kAuto;
+  GammaPolicy policy(po);
+  const Plan p{Drafter::kLookup, 1, 1, 0, 1};
+  for (int i = 0; i < 4; ++i) {
+    policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 2.0, true);
+    policy.record(p, 1, 0, true, 0, 0.0, 2, 1.1, true);
+  }
+  EXPECT_GE(policy.v(2), 1.0);
+  for (size_t k = 2; k <= 9; ++k) EXPECT_GE(policy.v(k), policy.v(k - 1));
+}
+
 // The decoder measures lookup on every iteration, the draft model's included.
 TEST(LookupRates, DecoderFeedsEveryIteration) {
   StepFunctionSource target(testing::toy_target), draft(testing::toy_draft);
