@@ -124,7 +124,7 @@ async function timedSteps(dec, n, deadline) {
 // the same field a run's statistics add up; plain decoding gives k = 1. The worker is warmed
 // first (warmup, as before a run). One decoder per k, from the run's prompt and settings, kept
 // for the whole measurement, so its passes advance through the same positions as a run's do;
-// the k take turns, one iteration each per round (16 rounds), the order reversed every round, so that a
+// the k take turns, one iteration each per round (16 rounds, 8 on a GPU), the order reversed every round, so that a
 // machine whose speed drifts (other load, clock changes) biases no k. The first iteration of
 // each decoder reads the prompt and is not counted. Medians. Stoppable between iterations.
 export async function measureVk(msg) {
@@ -143,7 +143,8 @@ export async function measureVk(msg) {
   }
   const { info } = state.models;
   const kMax = Math.min(K_MAX, msg.kMax ?? K_MAX);
-  const iterations = Math.max(2, msg.iterations ?? 16);
+  // (8 on a GPU: a software adapter's passes take a third of a second and more)
+  const iterations = Math.max(2, msg.iterations ?? (o.backend === 'gpu' ? 8 : 16));
   // One iteration per k per round: a burst of other load (a shared machine) lands on every k
   // alike instead of on the few passes of one k.
   const perTurn = 1;
