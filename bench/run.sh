@@ -10,7 +10,8 @@
 # WASM build in Chromium at 1 and 2 threads (`--skip wllama`), bench/transformers.mjs
 # transformers.js as specdec's target against its own generate() (`--skip transformers`), and
 # bench/gpu.mjs the GPT on WebGPU in Chromium with whatever adapter is there (here SwiftShader,
-# a software adapter: labelled so; `--skip gpu`). The machine should be otherwise
+# a software adapter: labelled so; `--skip gpu`); bench/browser.mjs the page's verdict against the
+# library in the same Chromium (`--skip page`). The machine should be otherwise
 # idle: figures are wall-clock medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,6 +55,13 @@ case "$args" in
   *" --skip "*transformers*|*"--skip="*transformers*) ;;
   *" --quick "*) node bench/transformers.mjs --repeats 1 ;;
   *) node bench/transformers.mjs; node bench/transformers.mjs --dtype fp16 ;;
+esac
+# The page held to the library (issue 29): the page's "Run both" and the library in a module
+# Worker of the same Chromium, large pair, 2 threads, γ 3 and 4, T 0 and 0.8, five page loads.
+case "$args" in
+  *" --skip "*page*|*"--skip="*page*) ;;
+  *" --quick "*) node bench/browser.mjs --pair large --threads 2 --gamma 4 --temperature 0.8 --loads 1 ;;
+  *) node bench/browser.mjs --pair large --threads 2 --gamma 3,4 --temperature 0,0.8 --loads 5 ;;
 esac
 # The GPT on WebGPU (Chromium; SwiftShader where no GPU: its numbers say nothing about GPUs).
 case "$args" in

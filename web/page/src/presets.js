@@ -20,6 +20,10 @@ export const PROMPT_PRESETS = {
   copy: {
     prompt: COPY_PRESET,
     note: 'A held-out passage of 149 bytes followed by its own first 20: the text that should come next is '
-      + 'already in the prompt. Try the prompt lookup drafter (or both) with temperature 0.',
+      + 'already in the prompt. Try the prompt lookup drafter (or both) with temperature 0. The models copy '
+      + 'the passage when shown it (the small target\'s top choice is its next byte at 85% of positions) but '
+      + 'not when they write on their own: greedy, the small target keeps to it for 9 bytes and matches 14 of '
+      + 'the next 60 (the large one 0, and 2 of 60). So lookup pays at temperature 0 (about 1.1× plain on the '
+      + 'small pair, 1.4× on the large) and specdec takes plain steps where it stops paying.',
   },
 };
