@@ -149,7 +149,10 @@ test('the rows are the model\'s own logits for the last nLast positions; the cac
       await ts32.dispose();
     }
     for (const [n, nLast] of [[tokens.length - 6, 1], [tokens.length, 4], [tokens.length - 2, 2]]) {
+      const cutBefore = ts.cutTensors;
       const rows = await ts(tokens.slice(0, n), nLast);
+      // the third call cuts every cache tensor (key and value of each layer) once; the others none
+      assert.equal(ts.cutTensors - cutBefore, n === tokens.length - 2 ? 2 * target.config.n_layer : 0);
       assert.equal(rows.length, nLast * V);
       if (reference) {
         const want = rowsOf(reference, n - nLast, nLast);

@@ -50,6 +50,14 @@ export interface TransformersScorer {
   readonly runs: number;
   /** Tokens forwarded through the model so far. */
   readonly forwardedTokens: number;
+  /**
+   * Milliseconds spent cutting the cache back after a rejected draft (a copy of the kept
+   * positions of every cache tensor). The cut runs at the start of the next call, so this time
+   * is inside that call's (the next target pass's) time as the decoder measures it.
+   */
+  readonly cutMs: number;
+  /** Cache tensors cut so far (2 per layer per cut). */
+  readonly cutTensors: number;
   /** Token ids of text through the tokenizer (special tokens added by default, as the tokenizer does). */
   encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array;
   /** Text of token ids through the tokenizer (special tokens kept). */

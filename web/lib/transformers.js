@@ -126,6 +126,7 @@ export function transformersScorer(model, options = {}) {
   let checked = false;
   let vocabSize = info.vocabSize;
 
+  const cutStats = { ms: 0, tensors: 0 };
   const dataOf = async (t) => (t.location && t.location !== 'cpu' && t.location !== 'cpu-pinned' ? t.ort_tensor.getData() : t.data);
   const release = (t) => {
     if (typeof t?.dispose === 'function') t.dispose();
@@ -170,13 +171,23 @@ export function transformersScorer(model, options = {}) {
       return { logits: out.logits, present, extra };
     },
     async cut(t, n) {
-      if (t.dims.length !== 4 || t.dims[0] !== 1 || t.dims[2] < n) fail(`transformersScorer: ${info.name}'s forward() returned a cache tensor of shape [${t.dims}], expected [1, heads, past >= ${n}, head size]`);
-      const { data, dims } = keepPositions(await dataOf(t), t.dims, n);
-      return new tf.Tensor(t.type, data, dims);
+      const t0 = performance.now();
+      try {
+        return await cutTensor(t, n);
+      } finally {
+        cutStats.ms += performance.now() - t0;
+        cutStats.tensors++;
+      }
     },
     dataOf,
     release,
   });
+
+  async function cutTensor(t, n) {
+      if (t.dims.length !== 4 || t.dims[0] !== 1 || t.dims[2] < n) fail(`transformersScorer: ${info.name}'s forward() returned a cache tensor of shape [${t.dims}], expected [1, heads, past >= ${n}, head size]`);
+      const { data, dims } = keepPositions(await dataOf(t), t.dims, n);
+      return new tf.Tensor(t.type, data, dims);
+  }
 
   const needTokenizer = (what) => {
     if (!tokenizer) fail(`${what}: give options.tokenizer (the model's tokenizer) to transformersScorer`);
@@ -190,6 +201,8 @@ export function transformersScorer(model, options = {}) {
     tokenizer: { value: tokenizer, enumerable: true },
     vocabSize: { get: () => vocabSize, enumerable: true },
     cacheType: { value: info.cacheType, enumerable: true },
+    cutMs: { get: () => cutStats.ms, enumerable: true },
+    cutTensors: { get: () => cutStats.tensors, enumerable: true },
     encode: {
       value: (text, { addSpecialTokens = true } = {}) => {
         needTokenizer('encode');
