@@ -183,10 +183,11 @@ export function transformersScorer(model, options = {}) {
     release,
   });
 
+  // The first n positions of a cache tensor (a copy; downloaded first when it lives on the GPU).
   async function cutTensor(t, n) {
-      if (t.dims.length !== 4 || t.dims[0] !== 1 || t.dims[2] < n) fail(`transformersScorer: ${info.name}'s forward() returned a cache tensor of shape [${t.dims}], expected [1, heads, past >= ${n}, head size]`);
-      const { data, dims } = keepPositions(await dataOf(t), t.dims, n);
-      return new tf.Tensor(t.type, data, dims);
+    if (t.dims.length !== 4 || t.dims[0] !== 1 || t.dims[2] < n) fail(`transformersScorer: ${info.name}'s forward() returned a cache tensor of shape [${t.dims}], expected [1, heads, past >= ${n}, head size]`);
+    const { data, dims } = keepPositions(await dataOf(t), t.dims, n);
+    return new tf.Tensor(t.type, data, dims);
   }
 
   const needTokenizer = (what) => {
