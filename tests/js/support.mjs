@@ -1,4 +1,5 @@
 // Shared helpers of the JS tests (not a test file itself: node --test runs *.test.mjs).
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -131,4 +132,24 @@ export function applySampling(row, { temperature = 1, topK = 0, topP = 1 } = {})
   const kept = p.map((x, i) => (keep.has(i) ? x : 0));
   const s = kept.reduce((a, b) => a + b, 0);
   return kept.map((x) => x / s);
+}
+
+// ---- transformers.js folders (tests/js/transformers*.test.mjs) ----------------------------
+export const TRANSFORMERS_FOLDERS = path.join(ROOT, 'build-transformers');
+
+/**
+ * The transformers.js folder of a model file under build-transformers/ (made, or kept when up to
+ * date, by models/make_transformers_model.py); returns its name for from_pretrained.
+ */
+export function transformersFolder(source, name, { variant, dtypes } = {}) {
+  const flags = [...(variant ? ['--variant', variant] : []), ...(dtypes ? ['--dtypes', dtypes] : [])];
+  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(TRANSFORMERS_FOLDERS, name), ...flags], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return name;
+}
+
+/** transformers.js loading from build-transformers/ only (nothing fetched), quietly. */
+export function useLocalTransformers(tf) {
+  tf.env.allowRemoteModels = false;
+  tf.env.localModelPath = `${TRANSFORMERS_FOLDERS}/`;
+  tf.env.logLevel = tf.LogLevel?.ERROR ?? 40;
 }

@@ -9,26 +9,17 @@
 // our q8 export quantizes each row on its own. The test measures both (top-1 agreement, alpha).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import * as tf from '@huggingface/transformers';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
-import { FALSE_ALARM, MODEL_FILES, ROOT, applySampling, chiSquare, modelBytes } from './support.mjs';
+import { FALSE_ALARM, MODEL_FILES, applySampling, chiSquare, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
-const FOLDERS = path.join(ROOT, 'build-transformers');
-function folderOf(source, name, dtypes) {
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(FOLDERS, name), '--dtypes', dtypes], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return name;
-}
 
-tf.env.allowRemoteModels = false;
-tf.env.localModelPath = `${FOLDERS}/`;
-tf.env.logLevel = tf.LogLevel?.ERROR ?? 40;
+useLocalTransformers(tf);
 
 // the same dtypes as the other transformers tests ask for: one export process for the folder
-const TARGET = folderOf(MODEL_FILES.target, 'target', 'fp32,fp16,q8,q4,q4f16,q8-tensor');
+const TARGET = transformersFolder(MODEL_FILES.target, 'target', { dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor' });
 const load = (dtype, extra = {}) => tf.AutoModelForCausalLM.from_pretrained(TARGET, { dtype, device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 }, ...extra });
 
 const sd = await loadSpecdec();

@@ -8,27 +8,18 @@
 // its rows then equal a fresh pass; caches the adapter cannot cut are refused with the reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import * as tf from '@huggingface/transformers';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
-import { MODEL_FILES, ROOT, modelBytes } from './support.mjs';
+import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
-const FOLDERS = path.join(ROOT, 'build-transformers');
-/** The transformers.js folder of a model file (made, or kept when up to date, by the tool). */
-function folderOf(source, name, dtypes) {
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(FOLDERS, name), '--dtypes', dtypes], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return name;
-}
 
-tf.env.allowRemoteModels = false;
-tf.env.localModelPath = `${FOLDERS}/`;
-tf.env.logLevel = tf.LogLevel?.ERROR ?? 40;
+useLocalTransformers(tf);
 
-const LLAMA = folderOf(path.join(ROOT, 'models/llama.safetensors'), 'llama', 'fp32');
+const LLAMA = transformersFolder(path.join(ROOT, 'models/llama.safetensors'), 'llama', { dtypes: 'fp32' });
 // the same dtypes as the other transformers tests ask for: one export process for the folder
-const TARGET = folderOf(MODEL_FILES.target, 'target', 'fp32,fp16,q8,q4,q4f16,q8-tensor');
+const TARGET = transformersFolder(MODEL_FILES.target, 'target', { dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor' });
 const load = (name) => tf.AutoModelForCausalLM.from_pretrained(name, { dtype: 'fp32', device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 } });
 
 const sd = await loadSpecdec();

@@ -5,7 +5,6 @@
 // k-token pass equals one-token passes there too (its int8 kernels differ from the x86 ones).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,7 +12,7 @@ import * as ort from 'onnxruntime-web';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
-import { MODEL_FILES, ROOT, modelBytes } from './support.mjs';
+import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
 const require = createRequire(import.meta.url);
 ort.env.wasm.numThreads = 1;
@@ -22,17 +21,10 @@ ort.env.logLevel = 'error';
 globalThis[Symbol.for('onnxruntime')] = ort; // before transformers.js is imported
 const tf = await import('@huggingface/transformers');
 
-const FOLDERS = path.join(ROOT, 'build-transformers');
-function folderOf(source, name, dtypes) {
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(FOLDERS, name), '--dtypes', dtypes], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return name;
-}
-tf.env.allowRemoteModels = false;
-tf.env.localModelPath = `${FOLDERS}/`;
-tf.env.logLevel = tf.LogLevel?.ERROR ?? 40;
+useLocalTransformers(tf);
 // the same dtypes as the other transformers tests ask for: one export process per folder
-const TARGET = folderOf(MODEL_FILES.target, 'target', 'fp32,fp16,q8,q4,q4f16,q8-tensor');
-const LLAMA = folderOf(path.join(ROOT, 'models/llama.safetensors'), 'llama', 'fp32');
+const TARGET = transformersFolder(MODEL_FILES.target, 'target', { dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor' });
+const LLAMA = transformersFolder(path.join(ROOT, 'models/llama.safetensors'), 'llama', { dtypes: 'fp32' });
 const load = (name, dtype) => tf.AutoModelForCausalLM.from_pretrained(name, { dtype, device: 'auto', session_options: { executionProviders: ['wasm'] } });
 
 const sd = await loadSpecdec();

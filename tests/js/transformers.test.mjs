@@ -14,23 +14,14 @@ import { loadSpecdec, SpecdecError } from 'specdec';
 import { transformersScorer, textStream } from 'specdec/transformers';
 import { rowsAsFloat32 } from 'specdec/ort';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
-import { FALSE_ALARM, MODEL_FILES, ROOT, USING_SHIPPED_MODELS, chiSquare, modelBytes } from './support.mjs';
+import { FALSE_ALARM, MODEL_FILES, ROOT, USING_SHIPPED_MODELS, chiSquare, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
-const FOLDERS = path.join(ROOT, 'build-transformers');
-/** The transformers.js folder of a model file (made, or kept when up to date, by the tool). */
-function folderOf(source, name, variant, dtypes) {
-  const flags = [...(variant ? ['--variant', variant] : []), ...(dtypes ? ['--dtypes', dtypes] : [])];
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(FOLDERS, name), ...flags], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return name;
-}
 
-tf.env.allowRemoteModels = false;
-tf.env.localModelPath = `${FOLDERS}/`;
-tf.env.logLevel = tf.LogLevel?.ERROR ?? 40;
+useLocalTransformers(tf);
 
 // every dtype the transformers tests load (transformers-dtypes, -llama): one export process
-const TARGET = folderOf(MODEL_FILES.target, 'target', null, 'fp32,fp16,q8,q4,q4f16,q8-tensor');
-const DRAFT = folderOf(MODEL_FILES.draft, 'draft');
+const TARGET = transformersFolder(MODEL_FILES.target, 'target', { dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor' });
+const DRAFT = transformersFolder(MODEL_FILES.draft, 'draft');
 const load = (name, dtype = 'fp32') =>
   tf.AutoModelForCausalLM.from_pretrained(name, { dtype, device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 } });
 
@@ -239,10 +230,10 @@ test('chi-square: tokens decoded through the adapter follow the target model\'s 
 test('bad input: models the adapter cannot drive, mismatched vocabularies, bad options → SpecdecError naming the cause', async () => {
   const refuses = (fn, re) => assert.throws(fn, (e) => e instanceof SpecdecError && re.test(e.message), String(re));
   // not a causal LM: a BERT-type encoder (last_hidden_state, no logits)
-  const encoder = await tf.AutoModel.from_pretrained(folderOf(MODEL_FILES.target, 'target-encoder', 'encoder'), { device: 'cpu' });
+  const encoder = await tf.AutoModel.from_pretrained(transformersFolder(MODEL_FILES.target, 'target-encoder', { variant: 'encoder' }), { device: 'cpu' });
   refuses(() => transformersScorer(encoder), /^model: BertModel is not a causal language model: its session has no logits output \(outputs: last_hidden_state\)/);
   // exported without its KV cache
-  const noPast = await tf.AutoModelForCausalLM.from_pretrained(folderOf(MODEL_FILES.target, 'target-nopast', 'no-past'), { device: 'cpu' });
+  const noPast = await tf.AutoModelForCausalLM.from_pretrained(transformersFolder(MODEL_FILES.target, 'target-nopast', { variant: 'no-past' }), { device: 'cpu' });
   refuses(() => transformersScorer(noPast), /^model: GPT2LMHeadModel's session has no past_key_values inputs: it was exported without its KV cache/);
   await encoder.dispose();
   await noPast.dispose();
@@ -259,7 +250,7 @@ test('bad input: models the adapter cannot drive, mismatched vocabularies, bad o
   refuses(() => transformersScorer(models.fp32.target).encode('x'), /^encode: give options\.tokenizer/);
 
   // mismatched vocabularies: a draft of 300 tokens under a target of 256, and the reverse
-  const other = await load(folderOf('random:300', 'random-v300', null, 'fp32'));
+  const other = await load(transformersFolder('random:300', 'random-v300', { dtypes: 'fp32' }));
   for (const [t, d] of [[models.fp32.target, other], [other, models.fp32.target]]) {
     const dec = sd.createDecoder({ prompt: PROMPT, targetScore: transformersScorer(t), draftScore: transformersScorer(d), gamma: 4, temperature: 1, seed: 3, maxTokens: 50, contextLength: CONTEXT });
     await assert.rejects(
