@@ -59,3 +59,59 @@ export function bestGamma({ alpha, gamma, c, v, gammaMax = 16, speedup, verifyCo
   }
   return { ...best, current: predict(gamma) };
 }
+
+const sum = (runs, f) => runs.reduce((s, r) => s + (Number(f(r)) || 0), 0);
+
+/**
+ * The costs of one comparison, as the speed-up it explains counts them. A run's tokens/s is its
+ * tokens over its total time, so the speed-up of speculative over plain decoding is a ratio of
+ * total times: (tokens per iteration) × (mean plain step) / (mean speculative iteration). The
+ * costs are therefore means — total time ÷ count, over every timed repeat of each run, the same
+ * time tokens/s divides by (each step() call whole: the passes and the sampling, acceptance and
+ * bookkeeping around them):
+ *   step       one plain step, ms: the plain runs' time ÷ their steps (or `calibrationMs` when no
+ *              plain run with these settings is there);
+ *   iteration  one speculative iteration, ms: the speculative runs' time ÷ their iterations;
+ *   c          one draft pass in steps: the draft's time per iteration ÷ γ ÷ step;
+ *   v          the rest of an iteration in steps — the verify pass over γ + 1 tokens and the
+ *              acceptance test: (iteration − draft time per iteration) ÷ step;
+ * so γc + v = iteration ÷ step exactly, and E(α, γ) / (γc + v), with α the run's measured
+ * acceptance (accepted ÷ examined positions over its repeats) and E the lesson's
+ * (1 − α^(γ+1)) / (1 − α), predicts the measured speed-up up to how far the run's tokens per
+ * iteration are from E. (Medians of the passes leave out exactly the slow passes that total times
+ * include, which made the page's prediction 1.3–1.5× the measured speed-up on a loaded machine.)
+ * @param {object} m
+ * @param {object[]} [m.plainRuns]  the plain runs' summaries ({ computeMs, targetPasses, iterations? })
+ * @param {object[]} m.specRuns  the speculative runs' summaries ({ computeMs, iterations,
+ *   targetPasses, draftMs, draftPasses, targetMs, accepted, examined, alpha })
+ * @param {number} [m.calibrationMs]  one step, ms, when there is no plain run
+ * @param {number} m.gamma  the run's γ
+ * @param {(alpha: number, gamma: number) => number} m.expectedAcceptedTokens  the lesson's E
+ * @returns {{ stepMs: number, steps: number, iterationMs: number, iterations: number, draftMs: number,
+ *   verifyMs: number, c: number, v: number, alpha: number, E: number, predicted: number,
+ *   predictedV: number } | null}  predicted: E / (γc + 1); predictedV: E / (γc + v); null when
+ *   nothing was timed.
+ */
+export function meanCosts({ plainRuns = [], specRuns, calibrationMs = NaN, gamma, expectedAcceptedTokens }) {
+  const specs = (specRuns ?? []).filter((r) => r && r.computeMs > 0);
+  const plains = (plainRuns ?? []).filter((r) => r && r.computeMs > 0);
+  const iterations = sum(specs, (r) => r.iterations || r.targetPasses);
+  if (!iterations || !(gamma >= 1)) return null;
+  const steps = sum(plains, (r) => r.iterations || r.targetPasses);
+  const stepMs = steps ? sum(plains, (r) => r.computeMs) / steps : calibrationMs;
+  const iterationMs = sum(specs, (r) => r.computeMs) / iterations;
+  const draftMs = sum(specs, (r) => r.draftMs) / iterations; // the draft's time per iteration
+  const verifyMs = sum(specs, (r) => r.targetMs) / Math.max(1, sum(specs, (r) => r.targetPasses));
+  const examined = sum(specs, (r) => r.examined);
+  const alpha = Math.min(1, Math.max(0, examined ? sum(specs, (r) => r.accepted) / examined : specs[0].alpha));
+  const E = Number.isFinite(alpha) ? expectedAcceptedTokens(alpha, gamma) : NaN;
+  const ok = stepMs > 0;
+  const drafts = sum(specs, (r) => r.draftPasses) > 0; // prompt lookup runs no model: c = 0
+  const c = ok ? (drafts ? draftMs / gamma / stepMs : 0) : NaN;
+  const v = ok ? (iterationMs - (drafts ? draftMs : 0)) / stepMs : NaN;
+  return {
+    stepMs, steps, iterationMs, iterations, draftMs, verifyMs, c, v, alpha, E,
+    predicted: ok ? E / (gamma * c + 1) : NaN,
+    predictedV: ok && v > 0 ? E / (gamma * c + v) : NaN,
+  };
+}

@@ -2,7 +2,8 @@
 // spread) and the sentences under it: the headline (verdict.js), what one iteration cost in
 // target steps and what the lesson's E / (γc + v) predicts from it, why speculation does not
 // pay when it does not, the γ the measured costs predict to be best (with a button that picks
-// it), and which backend ran the target. The numbers come from results.js compareRuns.
+// it), and which backend ran the target. The numbers come from results.js compareRuns, with c, v
+// and the prediction from the means of the runs they explain (compare.js withMeanCosts).
 import { h } from './svg.js';
 import { bestGamma } from './costmodel.js';
 import { DRAFTER_NAMES, meanGamma } from './runcharts.js';
@@ -41,7 +42,7 @@ export function showMeasured(cell, el, f) {
  * @param {(alpha: number, gamma: number, c: number, v?: number) => number} o.speedup  E / (γc + v)
  */
 export function showVerdict(cell, el, f, { threads, coarseTimer, verifyCurve, speedup }) {
-  const { o, specSt, formula, hist, gamma, c, v, alpha, E, predicted, predictedV, verdict, step } = f;
+  const { o, specSt, formula, hist, gamma, c, v, alpha, E, predicted, predictedV, verdict, step, costs } = f;
   // Which backend ran the target: the verdict is that backend's.
   const ran = specSt.backend ?? { backend: 'cpu' };
   const where = h('span', { class: 'verdict-backend', 'data-testid': 'verdict-backend', 'data-backend': ran.backend }, [
@@ -57,7 +58,7 @@ export function showVerdict(cell, el, f, { threads, coarseTimer, verifyCurve, sp
   }
   cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${predicted.toFixed(2)}×` : '–';
   cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${predictedV.toFixed(2)}×` : '–';
-  const parts = [where, ...verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, coarseTimer, gpu: ran.backend === 'gpu' ? ran : null })];
+  const parts = [where, ...verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, costs, specSt, coarseTimer, gpu: ran.backend === 'gpu' ? ran : null })];
   if (o.drafter !== 'draft') {
     el.replaceChildren(...parts, ...ruleNote(verdict));
     return;
@@ -94,13 +95,25 @@ function verdictMixed({ verdict, o, specSt, hist }) {
 
 const threadCount = (t) => `${t} thread${t === 1 ? '' : 's'}`;
 
-function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, specSt, coarseTimer, gpu = null }) {
+/** "one step = 2.41 ms, the plain runs' time ÷ their 600 steps; one iteration = 7.20 ms, …". */
+export function costsText(k, gamma) {
+  const ms = (x) => `${x.toFixed(2)} ms`;
+  if (!Number.isFinite(k.iterationMs)) {
+    return `one step = ${ms(k.stepMs)}, from ${k.from}; a verify pass over γ + 1 = ${gamma + 1} tokens took ${ms(k.verifyMs)}`;
+  }
+  const step = k.steps ? `one step = ${ms(k.stepMs)}, the plain runs' time ÷ their ${k.steps} steps`
+    : `one step = ${ms(k.stepMs)}, from ${k.from}`;
+  return `${step}; one iteration = ${ms(k.iterationMs)}, the speculative runs' time ÷ their ${k.iterations} iterations: `
+    + `${ms(k.draftMs)} drafting, ${ms(k.iterationMs - k.draftMs)} verifying γ + 1 = ${gamma + 1} tokens and testing them `
+    + `(the verify pass alone ${ms(k.verifyMs)}); means, as tokens/s counts time`;
+}
+
+function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, costs, specSt, coarseTimer, gpu = null }) {
   const out = [];
   if (!verdict.n && !Number.isFinite(predictedV)) return out;
   const head = verdictHeadline(verdict, { predicted: predictedV });
   const why = `One iteration costs γc + v = ${gamma}·${c.toFixed(2)} + ${v.toFixed(2)} = ${(gamma * c + v).toFixed(2)} target steps `
-    + `(one step = ${step.ms.toFixed(2)} ms, from ${step.from}; a verify pass over γ + 1 = ${gamma + 1} tokens took `
-    + `${passMs(specSt).toFixed(2)} ms; medians of the run's passes) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}: `
+    + `(${costsText(costs ? { ...costs, from: step.from } : { stepMs: step.ms, from: step.from, verifyMs: passMs(specSt) }, gamma)}) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}: `
     + `E/(γc + v) = ${Number.isFinite(predictedV) ? predictedV.toFixed(2) : '–'}×.`;
   // Browsers coarsen performance.now() (to 0.1 ms in a page that is not cross-origin isolated),
   // so the per-step times of a very small model are rough; the tokens/s over a whole run are not.
