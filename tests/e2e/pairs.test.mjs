@@ -111,7 +111,7 @@ test('first visit: the small pair by default, both pairs named with their sizes,
   } else {
     assert.equal(await page.isDisabled('#pair-large'), true);
   }
-  assert.match(await text(page, byTestId('model-load-text')), /^Models ready: the small pair \(10\.7 MB\)\.$/);
+  assert.match(await text(page, byTestId('model-load-text')), /^Models ready: the small pair, float32 weights \(10\.7 MB\)\.$/);
   assert.deepEqual(requests.filter((u) => /large-/.test(u)), [], 'no request for the large pair on a first visit');
   const cached = await cachedUrls(page);
   assert.ok(cached.some((u) => /models\/target\.safetensors$/.test(u)), 'the small pair is precached');
@@ -152,7 +152,7 @@ test('picking the large pair downloads it with a progress bar, then it runs and 
   for (const e of partial) assert.equal(e.total, LARGE_BYTES, 'bytes of the whole pair');
   assert.ok(partial.some((e) => new RegExp(`^Loading the large pair… \\d+(\\.\\d)? (MB|kB) of ${mbText(LARGE_BYTES).replace('.', '\\.')} \\(\\d+ %\\)$`).test(e.text)),
     `progress text: ${partial.map((e) => e.text).slice(0, 3).join(' | ')}`);
-  assert.match(await text(page, byTestId('model-load-text')), new RegExp(`^Models ready: the large pair \\(${mbText(LARGE_BYTES).replace('.', '\\.')}\\)\\.$`));
+  assert.match(await text(page, byTestId('model-load-text')), new RegExp(`^Models ready: the large pair, float32 weights \\(${mbText(LARGE_BYTES).replace('.', '\\.')}\\)\\.$`));
   assert.match(await text(page, '#model-info'), /Target: “large-target”, 6 layers, width 512, 19\.\d\d M parameters/);
   assert.equal(await page.isChecked('#pair-large'), true);
   assert.equal(requests.filter((u) => /large-target\.safetensors\?v=[0-9a-f]{12}$/.test(u)).length >= 1, true, 'fetched with its content hash');

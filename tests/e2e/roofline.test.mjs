@@ -2,13 +2,15 @@
 // v(k) from pass times, the compute peak from the longest pass, the roofline ratio
 // max(W/B, k F/P) / (W/B), and the two sentences, whose claims must follow the numbers; with T
 // threads, the sentences after them (tokens a pass verifies for about the price of one, and the
-// prediction for E/(γc + v)), and the measured v(k) curve the γ suggestion uses (costmodel.js).
+// prediction for E/(γc + v)), and the measured v(k) curve the γ suggestion uses (costmodel.js);
+// the 8-bit roofline and verdict (explainWeights) and the weights' default (weights.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   median, verifyCosts, estimatePeak, rooflineRatio, targetCosts, costAt, perExtraToken, explainPairs, K_MAX,
-  explainThreads, tokensForOne, ridgeTokens, explainGpu,
+  explainThreads, tokensForOne, ridgeTokens, explainGpu, explainWeights, linearParamsOf,
 } from '../../web/page/src/roofline.js';
+import { decideDefault, defaultText, keepDefault, storedDefault } from '../../web/page/src/weights.js';
 import { bestGamma, curveVerifyCost } from '../../web/page/src/costmodel.js';
 
 const LARGE = 19_177_472; // parameters of the 6 x 512 target
@@ -210,4 +212,58 @@ test('explainGpu: a hardware GPU with a steep v(k) is not said to verify for fre
   assert.doesNotMatch(text, /ride along/);
   assert.match(text, /On the CPU \(WebAssembly, 2 threads\) the same pass cost v\(4\) = 1\.60 \(8\.00 ms\)/);
   assert.equal(explainGpu({ costs: gpuCosts([NaN, 2]), gpu: {} }), '', 'one point: nothing to say');
+});
+
+test('8-bit roofline: W the packed bytes, integer ops of the Linear weights at P_int, the LM head at P', () => {
+  const intParams = linearParamsOf({ params: SMALL, nLayer: 6, nEmbd: 256 });
+  assert.equal(intParams, 12 * 6 * 256 * 256);
+  assert.equal(linearParamsOf({ params: 100, nLayer: 6, nEmbd: 256 }), 100, 'capped at the parameters');
+  const c = targetCosts({
+    params: SMALL, weights: 'int8', weightBytes: 6.2e6, intParams, passMs: [NaN, 1, 1.5],
+    gbPerSecond: 31, peak: 40e9, peakMeasured: true, intPeak: 80e9,
+  });
+  assert.equal(c.weights, 'int8');
+  assert.equal(c.weightBytes, 6.2e6);
+  assert.ok(Math.abs(c.memMs - 6.2e6 / 31e9 * 1000) < 1e-12);
+  const perToken = 2 * intParams / 80e9 * 1000 + 2 * (SMALL - intParams) / 40e9 * 1000;
+  assert.ok(Math.abs(c.computeMsPerToken - perToken) < 1e-12);
+  for (const r of c.roof) assert.ok(Math.abs(r.v - Math.max(c.memMs, r.k * perToken) / c.memMs) < 1e-9);
+  // The same target in float32 reads four times the bytes: its roofline turns later.
+  const f = targetCosts({ params: SMALL, passMs: [NaN, 2, 2.2], gbPerSecond: 31, peak: 40e9, peakMeasured: true, intPeak: 80e9 });
+  assert.equal(f.weights, 'f32');
+  assert.equal(f.weightBytes, 4 * SMALL);
+  assert.ok(ridgeTokens(f) > ridgeTokens(c));
+});
+
+test('explainWeights: one pass cheaper, extra tokens relatively dearer — from the numbers, not written in', () => {
+  const f32 = targetCosts({ params: LARGE, passMs: [NaN, 5, 5.4, 5.8, 6.2, 6.6] });
+  const int8 = targetCosts({ params: LARGE, weights: 'int8', weightBytes: 20e6, intParams: 18.9e6, passMs: [NaN, 2.5, 3.2, 3.9, 4.6, 5.3] });
+  const t = explainWeights({ f32, int8, k: 5 });
+  assert.match(t, /made one pass cheaper: 2\.50 ms against 5\.00 ms for float32 \(2\.00× faster/);
+  assert.match(t, /relatively dearer with 8-bit weights: v\(5\) = 2\.12 against 1\.32/);
+  assert.match(t, /each extra token 0\.28 of int8's own one-token pass against 0\.08 of float32's/);
+  assert.match(t, /v\(k\) rises faster/);
+  // Numbers that deny it: no "cheaper", no "dearer", no physics claim.
+  const flat = targetCosts({ params: LARGE, weights: 'int8', weightBytes: 20e6, passMs: [NaN, 5.1, 5.5, 5.9, 6.3, 6.7] });
+  const u = explainWeights({ f32, int8: flat, k: 5 });
+  assert.match(u, /about the same with 8-bit weights/);
+  assert.match(u, /about as dear/);
+  assert.doesNotMatch(u, /rises faster/);
+  const slow = targetCosts({ params: LARGE, weights: 'int8', weightBytes: 20e6, passMs: [NaN, 7, 7.2] });
+  assert.match(explainWeights({ f32, int8: slow, k: 5 }), /did not make one pass cheaper.*v\(2\)/, 'the longest k both measured');
+  assert.equal(explainWeights({ f32, int8: targetCosts({ params: LARGE, passMs: [NaN, 2] }) }), '', 'one k: nothing to say');
+});
+
+test('the weights default: int8 only when its first measured one-token pass is the faster; decided once', () => {
+  assert.equal(decideDefault({ pair: 'small', where: 'CPU, 2 threads', f32Ms: 1.2, int8Ms: 0.8 }).weights, 'int8');
+  assert.equal(decideDefault({ pair: 'small', where: 'CPU, 2 threads', f32Ms: 0.8, int8Ms: 1.2 }).weights, 'f32');
+  assert.equal(decideDefault({ pair: 'small', where: 'x', f32Ms: NaN, int8Ms: 1 }), null);
+  assert.match(defaultText(null), /^Default: float32, until this machine has measured both/);
+  const mem = new Map();
+  const storage = { getItem: (k) => mem.get(k) ?? null, setItem: (k, v) => mem.set(k, v) };
+  const first = decideDefault({ pair: 'small', where: 'CPU, 1 thread', f32Ms: 1.5, int8Ms: 1.0, at: 1 });
+  assert.equal(keepDefault(first, storage).weights, 'int8');
+  assert.equal(keepDefault(decideDefault({ pair: 'small', where: 'CPU, 1 thread', f32Ms: 1, int8Ms: 2 }), storage).weights, 'int8', 'the first measurement decides');
+  assert.deepEqual(storedDefault(storage), first);
+  assert.match(defaultText(first), /^Default: int8, because .* int8 1\.00 ms against float32 1\.50 ms \(1\.50×\)\.$/);
 });

@@ -17,19 +17,28 @@
 //   ("heads not in this build"). Copied to models/target-heads.safetensors (small: precached
 //   with its pair) and models/large-heads.safetensors (large: fetched when first used).
 //
-// The labels ("small, 10.7 MB") are computed from the files' sizes at build time.
+// int8 — optional per pair: the same two models stored quantized (blocks of 32 int8 with a scale
+//   each; made by `specdec quantize`, README's 8-bit section), the page's "Weights: int8" choice.
+//   Loaded as they are (sd.loadModel reads a quantized file as it is). Never precached (a first
+//   visit downloads only the float pair): fetched when int8 is chosen, then kept by the service
+//   worker's runtime cache. Copied to models/target-int8.safetensors, models/draft-int8.safetensors
+//   (small) and models/<pair>-target-int8.safetensors, models/<pair>-draft-int8.safetensors.
+//
+// The labels ("small, 10.7 MB", "int8, 5.9 MB") are computed from the files' sizes at build time.
 // For a quick plumbing check, tests/fixtures/tiny_f32.safetensors works in every role.
 export const MODEL_PAIRS = {
   small: {
     target: 'models/target.safetensors',
     draft: 'models/draft.safetensors',
     heads: 'models/target-heads.safetensors',
+    int8: { target: 'models/target-int8.safetensors', draft: 'models/draft-int8.safetensors' },
     required: true,
   },
   large: {
     target: 'models/large-target.safetensors',
     draft: 'models/large-draft.safetensors',
     heads: 'models/large-target-heads.safetensors',
+    int8: { target: 'models/large-target-int8.safetensors', draft: 'models/large-draft-int8.safetensors' },
     required: false,
   },
 };

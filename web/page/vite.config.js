@@ -23,7 +23,9 @@ const repoRoot = path.resolve(pageDir, '../..');
 // sizes (the picker's "large, 40.3 MB" label), parameter counts and shapes (read from the
 // safetensors header), and the URL to fetch. A pair that is fetched on demand gets a content
 // hash in its URL (?v=...), so the service worker's runtime cache never serves an old file
-// after a new one is shipped under the same name.
+// after a new one is shipped under the same name. A pair's 8-bit files (spec.int8: the page's
+// "Weights: int8" choice) are shipped beside it, always fetched on demand (hashed URLs too),
+// with their own sizes: the pair's entry gets `int8: { available, bytes, label, files }`.
 const PAIRS_ID = 'virtual:specdec-pairs';
 
 // The header of a model or heads file, checked by the package's reader (web/lib/safetensors.js);
@@ -69,6 +71,10 @@ function specdecModels() {
       files: ['target', 'draft'].map((role) => ({ role, name: outName(role), source: path.resolve(repoRoot, spec[role]) })),
       // Optional: the pair works without it (the heads drafter is then disabled).
       heads: spec.heads ? { role: 'heads', name: outName('heads'), source: path.resolve(repoRoot, spec.heads) } : null,
+      // Optional: the pair's 8-bit files (never precached).
+      int8: spec.int8 ? ['target', 'draft'].map((role) => ({
+        role, name: index === 0 ? `models/${role}-int8.safetensors` : `models/${pair}-${role}-int8.safetensors`, source: path.resolve(repoRoot, spec.int8[role]),
+      })) : null,
     };
   });
   const present = (f) => {
@@ -80,15 +86,18 @@ function specdecModels() {
   };
   const available = (p) => p.files.every(present);
   const hasHeads = (p) => available(p) && !!p.heads && present(p.heads);
-  const shipped = (p) => (hasHeads(p) ? [...p.files, p.heads] : p.files);
+  const hasInt8 = (p) => available(p) && !!p.int8 && p.int8.every(present);
+  const shipped = (p) => [...p.files, ...(hasHeads(p) ? [p.heads] : []), ...(hasInt8(p) ? p.int8 : [])];
   const relative = (f) => path.relative(repoRoot, f.source);
   // The module's source: computed once per build (and on each dev request, cheap enough).
   function pairsModule() {
     const out = {};
-    const hashOf = (p, f) => (p.precached ? '' : `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`);
+    const hash = (f) => `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`;
+    const hashOf = (p, f) => (p.precached ? '' : hash(f));
+    const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
     for (const p of pairs) {
       if (!available(p)) {
-        out[p.pair] = { name: p.pair, available: false, precached: p.precached, bytes: 0, label: `${p.pair} (not in this build)`, files: null, heads: null };
+        out[p.pair] = { name: p.pair, available: false, precached: p.precached, bytes: 0, label: `${p.pair} (not in this build)`, files: null, heads: null, int8: { available: false, bytes: 0, label: 'int8 (not in this build)', files: null } };
         continue;
       }
       const files = {};
@@ -101,8 +110,21 @@ function specdecModels() {
       const heads = hasHeads(p)
         ? { url: p.heads.name + hashOf(p, p.heads), bytes: statSync(p.heads.source).size, source: relative(p.heads), ...describeHeadsFile(p.heads.source) }
         : null;
+      let int8 = { available: false, bytes: 0, label: 'int8 (not in this build)', files: null, missing: p.int8 ? p.int8.filter((f) => !present(f)).map(relative) : [] };
+      if (hasInt8(p)) {
+        const qfiles = {};
+        let qbytes = 0;
+        for (const f of p.int8) {
+          const size = statSync(f.source).size;
+          qbytes += size;
+          // params: the model's (the float file's count; the 8-bit header also counts its scales).
+          qfiles[f.role] = { url: f.name + hash(f), bytes: size, source: relative(f), ...describeModelFile(f.source), params: files[f.role].params };
+        }
+        int8 = { available: true, precached: false, bytes: qbytes, label: `int8, ${mb(qbytes)}`, files: qfiles };
+      }
       out[p.pair] = {
-        name: p.pair, available: true, precached: p.precached, bytes, label: `${p.pair}, ${(bytes / 1e6).toFixed(1)} MB`, files,
+        name: p.pair, available: true, precached: p.precached, bytes, label: `${p.pair}, ${mb(bytes)}`, files,
+        f32Label: `float32, ${mb(bytes)}`, int8,
         heads, headsMissing: p.heads && !heads ? relative(p.heads) : null,
       };
     }
@@ -119,6 +141,8 @@ function specdecModels() {
         if (!available(p)) this.warn(`the ${p.pair} pair is not in this build: ${p.files.filter((f) => !present(f)).map((f) => f.source).join(', ')} missing`);
         else if (p.heads && !present(p.heads)) this.warn(`the ${p.pair} pair has no heads in this build (${p.heads.source} missing): the heads drafter is disabled`);
         else if (p.heads) this.addWatchFile(p.heads.source);
+        if (available(p) && p.int8 && !hasInt8(p)) this.warn(`the ${p.pair} pair has no 8-bit files in this build (${p.int8.filter((f) => !present(f)).map((f) => f.source).join(', ')} missing): its "int8" weights are disabled`);
+        else if (hasInt8(p)) for (const f of p.int8) this.addWatchFile(f.source);
       }
     },
     resolveId(id) {
@@ -135,7 +159,7 @@ function specdecModels() {
     configureServer(server) {
       server.middlewares.use((req, res, next) => {
         const url = (req.url || '').split('?')[0];
-        const f = pairs.flatMap((p) => [...p.files, ...(p.heads ? [p.heads] : [])]).find((x) => url.endsWith('/' + x.name));
+        const f = pairs.flatMap((p) => [...p.files, ...(p.heads ? [p.heads] : []), ...(p.int8 ?? [])]).find((x) => url.endsWith('/' + x.name));
         if (!f || !present(f)) return next();
         const body = readFileSync(f.source);
         res.setHeader('Content-Type', 'application/octet-stream');
@@ -195,7 +219,8 @@ export default defineConfig({
         globPatterns: ['**/*.{html,js,css,wasm,safetensors,svg}'],
         // The pairs fetched on demand are not precached (a first visit must not download them):
         // sw.js keeps them in a runtime cache once fetched.
-        globIgnores: Object.keys(MODEL_PAIRS).slice(1).map((pair) => `**/models/${pair}-*.safetensors`),
+        // The 8-bit files of every pair likewise (fetched when "int8" is chosen; see README).
+        globIgnores: [...Object.keys(MODEL_PAIRS).slice(1).map((pair) => `**/models/${pair}-*.safetensors`), '**/models/*-int8.safetensors'],
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
         rollupFormat: 'iife', // a classic service worker script: no module worker needed
       },

@@ -5,30 +5,42 @@
 // worker. Nothing here reads the page's controls: callers pass the options.
 // The pairs the build ships (models.config.js, vite.config.js): sizes, shapes, URLs.
 import { PAIRS, DEFAULT_PAIR } from 'virtual:specdec-pairs';
+import { chosenWeights } from './weights.js';
 
 export { PAIRS, DEFAULT_PAIR };
 
 const absolute = (url) => new URL(url, document.baseURI).href;
 
-/** What the worker needs to load a pair: absolute URLs, expected sizes, its name. */
-function pairRequest(name) {
+/** A pair's files for these weights ('f32': the float files; 'int8': the 8-bit ones), or null. */
+export function pairFiles(name, weights = 'f32') {
+  const p = PAIRS[name];
+  if (!p?.available) return null;
+  if (weights !== 'int8') return { files: p.files, bytes: p.bytes, precached: p.precached };
+  return p.int8?.available ? { files: p.int8.files, bytes: p.int8.bytes, precached: false } : null;
+}
+
+/** What the worker needs to load a pair: absolute URLs, expected sizes, its name, its weights. */
+function pairRequest(name, weights = 'f32') {
   const p = PAIRS[name];
   if (!p?.available) throw new Error(`the ${name} pair is not in this build`);
+  const f = pairFiles(name, weights);
+  if (!f) throw new Error(`the ${name} pair's 8-bit files are not in this build`);
   return {
-    urls: { target: absolute(p.files.target.url), draft: absolute(p.files.draft.url) },
-    sizes: { target: p.files.target.bytes, draft: p.files.draft.bytes },
+    urls: { target: absolute(f.files.target.url), draft: absolute(f.files.draft.url) },
+    sizes: { target: f.files.target.bytes, draft: f.files.draft.bytes },
     pair: name,
+    weights,
     // The pair's heads, if the build has them: the worker loads them on first use.
     heads: p.heads ? { url: absolute(p.heads.url), count: p.heads.count } : null,
   };
 }
 
-/** Whether both files of a pair are in a cache of the service worker (usable offline). */
-export async function pairIsCached(name) {
-  const p = PAIRS[name];
-  if (!p?.available || !('caches' in window)) return false;
+/** Whether both files of a pair (with these weights) are in a cache of the service worker (usable offline). */
+export async function pairIsCached(name, weights = 'f32') {
+  const f = pairFiles(name, weights);
+  if (!f || !('caches' in window)) return false;
   try {
-    const hits = await Promise.all(['target', 'draft'].map((r) => caches.match(absolute(p.files[r].url))));
+    const hits = await Promise.all(['target', 'draft'].map((r) => caches.match(absolute(f.files[r].url))));
     return hits.every(Boolean);
   } catch {
     return false;
@@ -62,6 +74,7 @@ export class ModelClient {
     this.info = null;
     this.loading = null;
     this.pair = DEFAULT_PAIR; // the pair loaded (or to load); a learner's files may replace it
+    this.weights = chosenWeights(); // its weights: 'f32' or 'int8' (weights.js: the default and why)
     this.listeners = new Set();
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => {
@@ -107,8 +120,8 @@ export class ModelClient {
   ensureLoaded() {
     if (!this.loading) {
       const name = this.pair;
-      const req = pairRequest(name);
-      this.emit({ type: 'load-start', pair: name });
+      const req = pairRequest(name, this.weights);
+      this.emit({ type: 'load-start', pair: name, weights: this.weights });
       this.loading = this.request({ type: 'load', ...req }, (ev) => this.emit({ ...ev, pair: name }))
         .then((msg) => {
           this.info = msg.info;
@@ -139,15 +152,17 @@ export class ModelClient {
   }
 
   /**
-   * Switches to another pair of the build (PAIRS): fetched with progress events (a pair that is
-   * not precached is fetched through the service worker, which keeps it for offline use), then
-   * loaded in the worker, which disposes the models it replaces. On failure nothing changes.
+   * Switches to another pair of the build (PAIRS), or to the same pair's other weights ('f32' |
+   * 'int8'; the 8-bit files are loaded as they are, stored quantized): fetched with progress
+   * events (files that are not precached are fetched through the service worker, which keeps
+   * them for offline use), then loaded in the worker, which disposes the models it replaces. On
+   * failure nothing changes.
    */
-  async loadPair(name) {
+  async loadPair(name, weights = this.weights) {
     await this.loading?.catch(() => {});
-    const req = pairRequest(name);
-    if (!PAIRS[name].precached) await serviceWorkerInControl();
-    this.emit({ type: 'load-start', pair: name });
+    const req = pairRequest(name, weights);
+    if (!pairFiles(name, weights).precached) await serviceWorkerInControl();
+    this.emit({ type: 'load-start', pair: name, weights });
     let msg;
     try {
       msg = await this.request({ type: 'load', ...req, replace: true }, (ev) => this.emit({ ...ev, pair: name }));
@@ -156,6 +171,7 @@ export class ModelClient {
       throw err;
     }
     this.pair = name;
+    this.weights = weights;
     this.info = msg.info;
     this.loading = Promise.resolve(msg.info);
     this.emit({ type: 'loaded', info: msg.info });

@@ -2,7 +2,7 @@
 // are ready (their shapes, sizes and names), or why they could not be loaded. <body> carries
 // data-models-ready and data-pair for tests and course authors.
 import { h } from './svg.js';
-import { PAIRS } from './client.js';
+import { pairFiles } from './client.js';
 
 function mb(bytes) {
   return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.round(bytes / 1e3)} kB`;
@@ -25,20 +25,23 @@ export function initLoadStatus() {
     ui.progress.value = 1;
     ui.progress.hidden = true;
     const pairName = info.pair;
+    const w = info.weights === 'int8' ? 'int8' : 'float32';
     ui.loadText.textContent = pairName
-      ? `Models ready: the ${pairName} pair (${mb(info.target.bytes + info.draft.bytes)}).`
-      : `Models ready (${mb(info.target.bytes + info.draft.bytes)}).`;
+      ? `Models ready: the ${pairName} pair, ${w} weights (${mb(info.target.bytes + info.draft.bytes)}).`
+      : `Models ready, ${w} target (${mb(info.target.bytes + info.draft.bytes)}).`;
     ui.info.replaceChildren(describeModel('Target', info.target), ' ', describeModel('Draft', info.draft),
       ...(info.sameWeights ? [h('span', { class: 'note-inline' }, [
         ' Both roles load the same demo weights, so every guess is accepted (p = q): this checks the plumbing, not the speed.'])] : []));
     document.body.dataset.modelsReady = 'true';
     document.body.dataset.pair = pairName ?? 'own';
+    // 'f32' | 'int8': the target's model.weights, as the worker loaded it.
+    document.body.dataset.weights = info.weights ?? 'f32';
   }
 
   function show(ev) {
     if (ev.type === 'load-start') {
-      const p = PAIRS[ev.pair];
-      ui.loadText.textContent = `Loading the ${ev.pair} pair (${mb(p?.bytes ?? 0)})…`;
+      const f = pairFiles(ev.pair, ev.weights);
+      ui.loadText.textContent = `Loading the ${ev.pair} pair${ev.weights === 'int8' ? ', int8 weights' : ''} (${mb(f?.bytes ?? 0)})…`;
       ui.progress.value = 0;
       ui.progress.hidden = false;
       ui.progress.dataset.pair = ev.pair;

@@ -4,6 +4,7 @@
 // file wires the section's parts together and holds its busy state (a run or a measurement in
 // progress disables what would disturb it):
 //   pair-picker.js   the pairs of the build          own-files.js     a learner's model files
+//   weights-picker.js  float32 or int8 weights (weights.js: the default and why)
 //   load-status.js   what is loading, what is ready  threads.js       the worker's threads
 //   gen-controls.js  drafter, γ policy, shape        backend.js       target on the GPU or CPU
 //   compare.js       the Run buttons, the comparison (results.js, verdict-view.js)
@@ -15,6 +16,7 @@ import { initBackend } from './backend.js';
 import { initThreads } from './threads.js';
 import { initGenControls } from './gen-controls.js';
 import { initPairPicker } from './pair-picker.js';
+import { initWeightsPicker } from './weights-picker.js';
 import { initOwnFiles } from './own-files.js';
 import { initLoadStatus } from './load-status.js';
 import { initRunView } from './run-view.js';
@@ -35,6 +37,7 @@ export function initModels(sd, client, { isolation = null } = {}) {
   let threads = null;
   let controls = null;
   let pairs = null;
+  let weights = null;
   let files = null;
 
   function setBusy(b) {
@@ -47,6 +50,7 @@ export function initModels(sd, client, { isolation = null } = {}) {
     compare?.setDisabled(b);
     files?.setDisabled(b);
     pairs?.setDisabled(b);
+    weights?.setDisabled(b);
     vk.setDisabled(b);
     backend?.setDisabled(b);
     threads?.setDisabled(b);
@@ -70,6 +74,7 @@ export function initModels(sd, client, { isolation = null } = {}) {
   controls = initGenControls({ client });
   files = initOwnFiles({ client, isBusy, setBusy });
   pairs = initPairPicker({ client, isBusy, setBusy, onPicked: () => files.clear() });
+  weights = initWeightsPicker({ client, isBusy, setBusy, onPicked: () => files.clear() });
   const status = initLoadStatus();
   const runs = initRunView({ client });
   compare = initCompare({ sd, client, runs, vk, threads, isBusy, setBusy });
@@ -79,6 +84,8 @@ export function initModels(sd, client, { isolation = null } = {}) {
     if (ev.type !== 'loaded') return;
     compare.reset();
     pairs.check(client.pair);
+    weights.check(client.weights);
+    weights.refresh();
     // The worker's threads: the count it started with, unless one was chosen already.
     if (!threads.info() && ev.info.threads) threads.show(ev.info.threads);
     controls.onLoaded();

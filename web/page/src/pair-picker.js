@@ -40,7 +40,7 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
   async function refreshStatus() {
     for (const [name, p] of Object.entries(PAIRS)) {
       if (p.precached || !p.available) continue;
-      const cached = await pairIsCached(name);
+      const cached = await pairIsCached(name, client.weights);
       const el = document.getElementById(`pair-${name}-where`);
       el.textContent = cached ? 'saved for offline use' : 'downloaded only when picked, then kept for offline use';
       el.dataset.cached = String(cached);

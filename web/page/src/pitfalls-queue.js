@@ -7,7 +7,7 @@
 // is kept but not shown. Plain logic: the worker and the cards are behind the callbacks.
 
 /** The cache key of a job. */
-export const keyOf = (job) => `${job.card}|${job.broken}|${job.seed}`;
+export const keyOf = (job) => `${job.card}|${job.broken}|${job.seed}${job.weights && job.weights !== 'f32' ? `|${job.weights}` : ''}`;
 
 /**
  * @param {object} o

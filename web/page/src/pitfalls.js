@@ -12,8 +12,10 @@
 // pauses, cancelling and requeueing its job, so that neither disturbs the other's timings on a
 // machine with few cores. Results are kept per (card, state, seed) — the same seed gives the
 // same numbers — so flipping back shows the earlier result at once; a result that arrives for a
-// state no longer asked for is kept but not shown.
+// state no longer asked for is kept but not shown. The real pair's cards run on the weights
+// chosen in section 4 (float32 or int8: weights.js), and their results are kept per weights too.
 import { ModelClient } from './client.js';
+import { chosenWeights } from './weights.js';
 import { CARDS, buildCard, progressText } from './pitfalls-cards.js';
 import { renderCard } from './pitfalls-render.js';
 import { createLabQueue } from './pitfalls-queue.js';
@@ -39,7 +41,10 @@ export function initPitfalls(embed) {
     return Number.isFinite(v) && v >= 0 ? v : 1;
   };
   /** The job a card needs for what it shows now (gamma-too-large's sweep serves both states). */
-  const jobOf = (card, broken = card.broken) => ({ card: card.def.id, broken: card.def.sweep ? false : broken, seed: seed() });
+  const jobOf = (card, broken = card.broken) => ({
+    card: card.def.id, broken: card.def.sweep ? false : broken, seed: seed(),
+    ...(card.def.models ? { weights: chosenWeights() } : {}),
+  });
 
   function setState(card, state, text = '') {
     card.el.dataset.state = state;
@@ -59,6 +64,7 @@ export function initPitfalls(embed) {
   function show(card, result) {
     renderCard(card, result, (broken) => lab.cached(jobOf(card, broken)));
     card.el.dataset.shownSeed = String(result.seed);
+    if (card.def.models) card.el.dataset.shownWeights = jobOf(card).weights; // the real pair's weights: 'f32' | 'int8'
     setState(card, 'ready', '');
   }
 
@@ -66,8 +72,16 @@ export function initPitfalls(embed) {
   async function run(current) {
     const card = cards.get(current.job.card);
     if (card.def.models) {
-      if (!client.info) setState(card, 'running', 'Loading the models…');
-      await client.ensureLoaded();
+      const w = current.job.weights ?? 'f32';
+      if (!client.info) {
+        setState(card, 'running', `Loading the models${w === 'int8' ? ' (int8 weights)' : ''}…`);
+        client.weights = w;
+        await client.ensureLoaded();
+      }
+      if (client.weights !== w || client.info?.weights !== w) {
+        setState(card, 'running', `Loading the ${w === 'int8' ? 'int8' : 'float32'} weights…`);
+        await client.loadPair(client.pair, w);
+      }
     }
     if (current.cancelled) return null;
     setState(card, 'running', 'Starting…');
@@ -112,6 +126,11 @@ export function initPitfalls(embed) {
   }
 
   window.addEventListener('specdec-models-busy', (e) => lab.setPaused(!!e.detail?.busy));
+  // Section 4 switched weights: the real pair's cards show (or compute) that weight type's numbers.
+  window.addEventListener('specdec-weights', () => {
+    if (!started) return;
+    for (const card of cards.values()) if (card.def.models) lab.refresh(card.def.id);
+  });
 
   function start() {
     if (started) return;

@@ -219,6 +219,9 @@ export function modelInfoOf(model) {
     name: model.metadata?.name ?? c.name ?? null,
     nLayer: c.nLayer, nHead: c.nHead, nEmbd: c.nEmbd, blockSize: c.blockSize, vocabSize: c.vocabSize,
     params: model.nParams ?? null,
+    // 'f32' | 'int8' (8-bit Linear weights) and the bytes the weights take in memory.
+    weights: model.weights ?? 'f32',
+    weightBytes: model.weightBytes ?? null,
   };
 }
 

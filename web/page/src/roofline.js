@@ -8,6 +8,10 @@
 // public API (worker.js, measureVk), B(T) with sd.measureReadBandwidth and P(T) with
 // sd.measurePeak for the thread count T the passes use (without measurePeak, P is estimated
 // from the k = 8 pass). With T threads the roofline is v(k, T) = max(W/B(T), k F/P(T)) / (W/B(T)).
+// With 8-bit weights (model.weights 'int8') W is the packed weights' bytes in memory (a quarter
+// of float32's, plus a scale per 32) and a token's arithmetic is integer: the Linear layers'
+// multiply-adds at P_int(T) (sd.measurePeak's intGops), the rest (LM head) in float at P(T):
+//   v(k, T) = max(W/B(T), k (I/P_int(T) + F'/P(T))) / (W/B(T)).
 // Pure functions: the page, the worker and the Node tests import them.
 
 /** Largest k the page measures (γ = 7). */
@@ -45,6 +49,15 @@ export function verifyCosts(passMs) {
 }
 
 /**
+ * The weights of the Linear layers (attention and MLP) of a GPT block stack: 12 × layers × width²
+ * (q, k, v, projection: 4 w²; the MLP's two 4w × w: 8 w²) — the weights that 8-bit holds as int8.
+ * Capped at the parameter count; 0 without a config.
+ */
+export function linearParamsOf({ params = 0, nLayer = 0, nEmbd = 0 } = {}) {
+  return Math.max(0, Math.min(params, 12 * nLayer * nEmbd * nEmbd));
+}
+
+/**
  * The compute peak (FLOP/s) estimated from the longest measured pass: k × FLOP per token / its
  * time. A lower bound of the real peak: that pass also reads the weights and runs attention.
  */
@@ -72,13 +85,21 @@ export function rooflineRatio(k, { memMs, computeMsPerToken }) {
  * memMs is W / B when B is measured; otherwise the one-token pass stands in for the floor
  * (an assumption the page states: it is then an estimate, memSource 'step').
  */
-export function targetCosts({ params, passMs = [], gbPerSecond = null, peak = null, peakMeasured = false, threads = 1 }) {
-  const weightBytes = weightBytesOf(params);
+export function targetCosts({
+  params, passMs = [], gbPerSecond = null, peak = null, peakMeasured = false, threads = 1,
+  weights = 'f32', weightBytes: packedBytes = null, intParams = 0, intPeak = null,
+}) {
+  const int8 = weights === 'int8';
+  const weightBytes = int8 && packedBytes > 0 ? packedBytes : weightBytesOf(params);
   const flop = flopPerTokenOf(params);
+  // 8-bit: I integer ops per token (the Linear layers), the rest in float.
+  const intOps = int8 ? 2 * Math.min(params, intParams) : 0;
+  const floatFlop = flop - intOps;
   // peak: P (FLOP/s) measured (peakMeasured: sd.measurePeak) or borrowed from another target's
-  // estimate; otherwise estimated from this target's longest pass.
+  // estimate; otherwise estimated from this target's longest pass (every operation counted).
   const achieved = estimatePeak(passMs, flop);
   const est = peak ? { flops: peak, fromK: null, measured: !!peakMeasured } : (achieved ? { ...achieved, measured: false } : null);
+  const intEst = int8 && intPeak > 0 ? { ops: intPeak, measured: true } : null;
   let memMs = NaN;
   let memSource = null;
   if (gbPerSecond > 0) {
@@ -88,12 +109,14 @@ export function targetCosts({ params, passMs = [], gbPerSecond = null, peak = nu
     memMs = passMs[1];
     memSource = 'step';
   }
-  const computeMsPerToken = est ? flop / est.flops * 1000 : NaN;
+  let computeMsPerToken = est ? flop / est.flops * 1000 : NaN;
+  // 8-bit with P_int(T) measured: the integer part at P_int, the float rest at P (when known).
+  if (intEst) computeMsPerToken = intOps / intEst.ops * 1000 + (est?.measured ? floatFlop / est.flops * 1000 : 0);
   const measured = verifyCosts(passMs);
   const roof = [];
   for (let k = 1; k <= K_MAX; k++) roof.push({ k, v: rooflineRatio(k, { memMs, computeMsPerToken }) });
   return {
-    params, weightBytes, flopPerToken: flop, gbPerSecond: gbPerSecond > 0 ? gbPerSecond : null,
+    params, weights: int8 ? 'int8' : 'f32', weightBytes, flopPerToken: flop, intOps, intPeak: intEst, gbPerSecond: gbPerSecond > 0 ? gbPerSecond : null,
     peak: est, achieved, memMs, memSource, computeMsPerToken, stepMs: passMs[1] ?? NaN, measured, roof, threads,
   };
 }
@@ -237,7 +260,9 @@ export function explainThreads({ costs, threads = 1, one = null, run = null, spe
   // measured low (threads waiting for cores) and the roofline drawn from it says little.
   const floorHolds = costs.memSource === 'bandwidth' && !(costs.stepMs < 0.9 * costs.memMs);
   if (Number.isFinite(ridge) && costs.peak?.measured && floorHolds) {
-    first += `; the roofline of B(${threads}) = ${gbText(costs.gbPerSecond)} and P(${threads}) = ${gf(costs.peak.flops)} turns at k = 2P/B ≈ ${ridge.toFixed(1)}`
+    first += (costs.weights === 'int8' && costs.intPeak
+      ? `; the 8-bit roofline of B(${threads}) = ${gbText(costs.gbPerSecond)} and P_int(${threads}) = ${(costs.intPeak.ops / 1e9).toFixed(1)} GOP/s turns at k ≈ ${ridge.toFixed(1)}`
+      : `; the roofline of B(${threads}) = ${gbText(costs.gbPerSecond)} and P(${threads}) = ${gf(costs.peak.flops)} turns at k = 2P/B ≈ ${ridge.toFixed(1)}`)
       + `${free.k + 0.5 < ridge ? ', so the measured v(k) rises sooner than the roofline (a floor: the matmuls reach only part of P, and attention is not counted)' : ''}`;
   }
   parts.push(first + '.');
@@ -299,5 +324,49 @@ export function explainGpu({ costs, gpu, cpu = null, threads = 1, k = 5 }) {
   }
   const cpuAt = cpu?.measured?.find((p) => p.k === at.k);
   if (cpuAt) parts.push(`On the CPU (WebAssembly, ${threads} thread${threads === 1 ? '' : 's'}) the same pass cost v(${at.k}) = ${f2(cpuAt.v)} (${f2(cpuAt.ms)} ms).`);
+  return parts.join(' ');
+}
+
+/**
+ * The verdict on 8-bit weights, from the measured v(k) of the same target with float32 and with
+ * int8 weights (targetCosts of each, same backend and thread count): how 8-bit weights moved the
+ * physics. One pass: cheaper or not (the one-token pass times, and the bytes read). Extra verified
+ * tokens: relatively dearer, cheaper or about the same against each one's own one-token pass
+ * (v(k) − 1)/(k − 1), and what a pass over k tokens costs in ms with each. On a CPU, the why: a
+ * quarter of the bytes makes the pass that reads them shorter, while each extra token still costs
+ * its arithmetic, a larger share of a shorter pass. Every claim follows the numbers. k: the pass
+ * length to quote (γ + 1 of the last run; the longest measured when that one is not). Returns ''
+ * unless both have two measured k.
+ */
+export function explainWeights({ f32, int8, k = 5, cpu = true }) {
+  const pf = f32?.measured ?? [];
+  const pi = int8?.measured ?? [];
+  if (pf.length < 2 || pi.length < 2 || !(f32.stepMs > 0) || !(int8.stepMs > 0)) return '';
+  const both = pf.map((p) => p.k).filter((x) => pi.some((q) => q.k === x) && x > 1);
+  if (!both.length) return '';
+  const kk = both.includes(k) ? k : Math.max(...both);
+  const vf = pf.find((p) => p.k === kk);
+  const vi = pi.find((p) => p.k === kk);
+  const xf = perExtraToken(vf.v, kk);
+  const xi = perExtraToken(vi.v, kk);
+  const faster = f32.stepMs / int8.stepMs;
+  const parts = [];
+  const bytes = `${mbText(int8.weightBytes)} of 8-bit weights read instead of ${mbText(f32.weightBytes)} of float32`;
+  if (faster > 1.05) {
+    parts.push(`8-bit weights made one pass cheaper: ${f2(int8.stepMs)} ms against ${f2(f32.stepMs)} ms for float32 (${f2(faster)}× faster; ${bytes}).`);
+  } else if (faster < 0.95) {
+    parts.push(`8-bit weights did not make one pass cheaper here: ${f2(int8.stepMs)} ms against ${f2(f32.stepMs)} ms for float32 (${bytes}).`);
+  } else {
+    parts.push(`One pass costs about the same with 8-bit weights here: ${f2(int8.stepMs)} ms against ${f2(f32.stepMs)} ms for float32 (${bytes}).`);
+  }
+  const rel = xi > 1.1 * xf ? 'relatively dearer' : xi < 0.9 * xf ? 'relatively cheaper' : 'about as dear';
+  parts.push(`Extra verified tokens are ${rel} with 8-bit weights: v(${kk}) = ${f2(vi.v)} against ${f2(vf.v)}, each extra token ${f2(xi)} of int8's own one-token pass against ${f2(xf)} of float32's`
+    + ` (a pass over ${kk} tokens: ${f2(vi.ms)} ms against ${f2(vf.ms)} ms).`);
+  if (cpu && xi > 1.1 * xf && faster > 1.05) {
+    parts.push('On a CPU the 8-bit pass reads a quarter of the bytes, which shortens the pass that reads them, while each extra token still costs its arithmetic — integer dot products, now a larger share of a shorter pass: '
+      + 'so v(k) rises faster, and speculation gains less over plain decoding with 8-bit weights than with float32 (its E/(γc + v) has a larger v).');
+  } else if (cpu && xi <= 1.1 * xf) {
+    parts.push('Here the extra tokens\u2019 share did not grow: the 8-bit pass is not yet bound by its arithmetic at these k on this machine.');
+  }
   return parts.join(' ');
 }

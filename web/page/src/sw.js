@@ -7,7 +7,9 @@
 //    clientsClaim). No navigation fallback: a URL that is not precached goes to the network.
 // 2. The pairs fetched on demand (models/<pair>-target|draft|heads.safetensors?v=<hash>) are
 //    kept by a cache-first runtime cache once fetched (never precached: a first visit does not
-//    download them), at most three entries per pair.
+//    download them), at most three entries per pair; so are the 8-bit files of every pair
+//    (models/[<pair>-]target|draft-int8.safetensors?v=<hash>, the "Weights: int8" choice), two
+//    entries per pair: whichever weights were used are there offline.
 // 3. Cross-origin isolation on a host without header control (GitHub Pages, a course site):
 //    every response of the page's own folder that it serves gets
 //      Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp,
@@ -63,14 +65,19 @@ addPlugins([isolation]);
 precacheAndRoute(self.__WB_MANIFEST);
 
 const onDemand = Object.keys(MODEL_PAIRS).slice(1);
-if (onDemand.length) {
+const withInt8 = Object.values(MODEL_PAIRS).filter((p) => p.int8).length;
+const kept = [
+  ...(onDemand.length ? [`(${onDemand.join('|')})-(target|draft|heads)`] : []),
+  ...(withInt8 ? [`(${onDemand.map((p) => `${p}-`).join('|')})?(target|draft)-int8`] : []),
+];
+if (kept.length) {
   registerRoute(
-    new RegExp(`/models/(${onDemand.join('|')})-(target|draft|heads)\\.safetensors(\\?[^/]*)?$`),
+    new RegExp(`/models/(${kept.join('|')})\\.safetensors(\\?[^/]*)?$`),
     new CacheFirst({
       cacheName: 'specdec-model-pairs',
       plugins: [
         new CacheableResponsePlugin({ statuses: [200] }),
-        new ExpirationPlugin({ maxEntries: 3 * onDemand.length }),
+        new ExpirationPlugin({ maxEntries: 3 * onDemand.length + 2 * withInt8 }),
         isolation,
       ],
     }),

@@ -1,7 +1,8 @@
 // Section 4's v(k) chart (vk.js): the measured cost of a target pass over k = 1..8 new tokens, in
 // one-token steps, against the lesson's v = 1 and the memory-floor roofline at T threads; with,
 // when measured, the 1-thread curve and roofline, the other shipped target, and the same target
-// on the other backend (GPU beside CPU). A legend top left names what is drawn.
+// on the other backend (GPU beside CPU), and the same pair with the other weights (float32 beside
+// int8) with its own roofline. A legend top left names what is drawn.
 import { frame, pathOf, s } from './svg.js';
 import { K_MAX } from './roofline.js';
 
@@ -9,7 +10,7 @@ const threadsText = (t) => `${t} thread${t === 1 ? '' : 's'}`;
 
 /**
  * @param {SVGSVGElement} svg
- * @param {object | null} data  { current, label, other?, one?, threads, gpu?, backend? }: the
+ * @param {object | null} data  { current, label, other?, one?, threads, gpu?, backend?, weights? }: the
  *   costs (roofline.js targetCosts) of what to draw, or null before any measurement
  */
 export function drawVk(svg, data) {
@@ -20,10 +21,14 @@ export function drawVk(svg, data) {
   const other = data?.other?.costs.measured ?? [];
   // The same target measured on the other backend (GPU beside CPU, or CPU beside GPU).
   const side = data?.backend?.costs.measured ?? [];
+  // The same pair with the other weights (float32 beside int8), and its roofline (CPU only).
+  const wMeasured = data?.weights?.costs.measured ?? [];
+  const wRoof = data?.weights && !data.gpu && data.weights.costs.memSource === 'bandwidth' ? data.weights.costs.roof.filter((p) => Number.isFinite(p.v)) : [];
   // At T > 1: the same target's v(k) measured on 1 thread (if it was) and the 1-thread roofline.
   const oneMeasured = data?.one?.measured ?? [];
   const oneRoof = data?.one && data.one.memSource === 'bandwidth' ? data.one.roof.filter((p) => Number.isFinite(p.v)) : [];
-  const top = Math.max(2, ...measured.map((p) => p.v), ...roof.map((p) => p.v), ...other.map((p) => p.v), ...oneMeasured.map((p) => p.v), ...side.map((p) => p.v));
+  const top = Math.max(2, ...measured.map((p) => p.v), ...roof.map((p) => p.v), ...other.map((p) => p.v), ...oneMeasured.map((p) => p.v), ...side.map((p) => p.v),
+    ...wMeasured.map((p) => p.v), ...wRoof.map((p) => p.v));
   const yMax = Math.ceil(top * 1.1 * 2) / 2;
   const f = frame(svg, {
     height: 280, maxWidth: 560, xDomain: [0.5, K_MAX + 0.5], yDomain: [0, yMax],
@@ -70,7 +75,25 @@ export function drawVk(svg, data) {
       s('title', {}, [`${data.backend.label}: the same target, measured earlier`]),
     ]));
   }
-  f.plot.append(s('path', { class: 'vk-measured', d: pathOf(measured.map((p) => [p.k, p.v]), f.x, f.y) }));
+  const wText = (c) => (c.weights === 'int8' ? '8-bit' : 'float32');
+  if (wRoof.length) {
+    const w = data.weights.costs;
+    f.plot.append(s('path', { class: 'vk-roof-weights', 'data-testid': 'vk-weights-roof', d: pathOf(wRoof.map((p) => [p.k, p.v]), f.x, f.y) }, [
+      s('title', {}, [`Roofline of the ${wText(w)} weights with ${threadsText(T)}: W = ${(w.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${w.gbPerSecond.toFixed(1)} GB/s`
+        + `${w.intPeak ? `, P_int(${T}) = ${(w.intPeak.ops / 1e9).toFixed(1)} GOP/s` : (w.peak ? `, P(${T}) = ${(w.peak.flops / 1e9).toFixed(1)} GFLOP/s` : '')}.`]),
+    ]));
+  }
+  if (wMeasured.length) {
+    f.plot.append(s('path', { class: 'vk-weights', 'data-testid': 'vk-weights-curve', d: pathOf(wMeasured.map((p) => [p.k, p.v]), f.x, f.y) }, [
+      s('title', {}, [`${data.weights.label}: the same pair with ${wText(data.weights.costs)} weights, measured earlier`]),
+    ]));
+    for (const p of wMeasured) {
+      f.plot.append(s('circle', { class: 'vk-weights-dot', cx: f.x(p.k), cy: f.y(p.v), r: 3 }, [
+        s('title', {}, [`${data.weights.label}, k = ${p.k}: ${p.ms.toFixed(2)} ms, v = ${p.v.toFixed(2)}`]),
+      ]));
+    }
+  }
+  f.plot.append(s('path', { class: 'vk-measured', 'data-testid': 'vk-current-curve', d: pathOf(measured.map((p) => [p.k, p.v]), f.x, f.y) }));
   for (const p of measured) {
     f.plot.append(s('circle', { class: 'vk-dot', cx: f.x(p.k), cy: f.y(p.v), r: 4 }, [
       s('title', {}, [`k = ${p.k}: a pass over ${p.k} token${p.k > 1 ? 's' : ''} took ${p.ms.toFixed(2)} ms, v = ${p.v.toFixed(2)}`]),
@@ -85,6 +108,8 @@ export function drawVk(svg, data) {
     ['vk-lesson', 'lesson: v = 1'],
     ...(other.length ? [['vk-other', `${data.other.label} (measured earlier)`]] : []),
     ...(side.length ? [['vk-backend', `${data.backend.label} (measured earlier)`]] : []),
+    ...(wMeasured.length ? [['vk-weights', `${data.weights.label} (measured earlier)`]] : []),
+    ...(wRoof.length ? [['vk-roof-weights', `its roofline, ${threadsText(T)}`]] : []),
   ];
   const lx = f.m.left + 10;
   items.forEach(([cls, label], i) => {

@@ -9,12 +9,17 @@
 // and what that predicts for E/(γc + v) of the last run. With the target on the GPU (WebGPU) the
 // same measurement gives the GPU's v(k), kept apart from the CPU's and drawn beside it once both
 // are measured; no roofline there (the page cannot measure a GPU's bandwidth), and the sentences
-// say what the GPU's pass cost and why (roofline.js explainGpu).
+// say what the GPU's pass cost and why (roofline.js explainGpu). A pair measured with both weight
+// types (float32 and int8, the "Weights" choice) has both curves drawn, each with its roofline
+// (the 8-bit one: max(W/B(T), k (I/P_int(T) + F'/P(T)))), and a sentence on how 8-bit weights
+// moved the physics (roofline.js explainWeights); the first such measurement of both decides the
+// weights' default (weights.js).
 // The measurements are kept in vk-store.js, drawn by vk-chart.js, tabled by vk-facts.js.
 import { h, onWidthChange } from './svg.js';
-import { K_MAX, costAt, explainGpu, explainPairs, explainThreads, targetCosts } from './roofline.js';
+import { K_MAX, costAt, explainGpu, explainPairs, explainThreads, explainWeights, targetCosts } from './roofline.js';
 import { sizeText } from './limits.js';
-import { bwBytes, createVkStore, labelOf, targetKey } from './vk-store.js';
+import { bwBytes, createVkStore, labelOf, modelOf, otherWeightsKey, targetKey } from './vk-store.js';
+import { decideDefault, keepDefault } from './weights.js';
 import { cpuFactRows, factRows, gpuFactRows } from './vk-facts.js';
 import { drawVk } from './vk-chart.js';
 
@@ -63,8 +68,8 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
   }
 
   // After a measurement on the GPU: keep it, draw it, say what was measured.
-  function measuredGpu(key, vk, where) {
-    store.record(key, 'gpu', vk);
+  function measuredGpu(info, key, vk, where) {
+    store.record(key, 'gpu', vk, info.target);
     render();
     if (vk.stopped) {
       status(`Stopped: the GPU's v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far.`, 'stopped');
@@ -72,12 +77,28 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     }
     status(`Measured in ${(vk.ms / 1000).toFixed(1)} s on ${where}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
       + `${vk.backend?.software ? '; a software adapter: these are the emulation’s timings, not a GPU’s' : ''}.`, 'done');
+    decideWeights(key, 'gpu');
+  }
+
+  // The first complete measurement of both weight types of a pair, on the same backend and
+  // thread count, decides the weights' default: int8 only when its one-token pass is the faster.
+  function decideWeights(key, where) {
+    const wk = otherWeightsKey(key);
+    if (!wk) return;
+    const [fk, ik] = key.endsWith(':int8') ? [wk, key] : [key, wk];
+    const f = store.get(fk, where);
+    const i = store.get(ik, where);
+    if (!f || !i || f.partial || i.partial) return;
+    const rec = decideDefault({ pair: fk, where: where === 'gpu' ? 'the GPU' : `CPU, ${threadsText(where)}`, f32Ms: f.passMs[1], int8Ms: i.passMs[1] });
+    if (!rec) return;
+    keepDefault(rec);
+    window.dispatchEvent(new CustomEvent('specdec-weights-default', { detail: rec }));
   }
 
   // After a measurement on the CPU at T threads: keep it, then measure B(T) and P(T) (and B(1),
   // P(1) once), draw it all, say what was measured.
   async function measuredCpu(info, key, vk, T) {
-    const kept = store.record(key, T, vk);
+    const kept = store.record(key, T, vk, info.target);
     render();
     if (vk.stopped) {
       // A complete earlier measurement stays; otherwise show what there is (and measure
@@ -86,10 +107,13 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
         + `${kept.partial ? '' : '; the chart shows the earlier complete measurement'}.`, 'stopped');
       return;
     }
-    const sizes = [...new Set([info.target.params, ...['small', 'large'].map((n) => pairParams(pairs, n)).filter(Boolean)].map(bwBytes))];
+    // B(T) over this target's weight bytes, the shipped float targets' and the other weights' of this pair (if measured).
+    const other = otherWeightsKey(key) && store.model(otherWeightsKey(key));
+    const sizes = [...new Set([info.target, ...['small', 'large'].map((n) => pairParams(pairs, n)).filter(Boolean), ...(other ? [other] : [])].map(bwBytes))];
     await measureMemory(client, store, sizes, T);
     render();
-    const bw = store.bandwidth(info.target.params, T);
+    decideWeights(key, T);
+    const bw = store.bandwidth(info.target, T);
     const P = store.peakResult(T);
     status(`Measured in ${(vk.ms / 1000).toFixed(1)} s on ${threadsText(T)}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
       + (bw?.gbPerSecond ? `, read bandwidth ${bw.gbPerSecond.toFixed(1)} GB/s` : `; read bandwidth not measured (${bw?.error ?? 'unknown'})`)
@@ -124,7 +148,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
         status(`Measuring v(k) of the ${labelOf(key)} on ${where}: ${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`, 'measuring');
       });
       if (targetKey(client.info) !== key) return; // other models arrived meanwhile
-      if (gpuRun) measuredGpu(key, vk, where);
+      if (gpuRun) measuredGpu(info, key, vk, where);
       else await measuredCpu(info, key, vk, vk.threads ?? asked);
     } catch (err) {
       status(`Could not measure v(k): ${err.message}`, 'error');
@@ -173,7 +197,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
      */
     verifyCurve(threads) {
       if (!client.info) return null;
-      return store.verifyCurve(targetKey(client.info), client.info.target.params, whereOf(threads ?? currentThreads()));
+      return store.verifyCurve(targetKey(client.info), client.info.target, whereOf(threads ?? currentThreads()));
     },
     /** New models: redraw for their target (its measurements, if any, are kept). */
     onLoaded: showCurrent,
@@ -210,14 +234,21 @@ function pairParams(pairs, name) {
  * @param {object} b  the backend in use (backend.js current())
  */
 function renderGpu({ ui, store, info, key, T, k }, b) {
-  const gpu = store.gpuCosts(key, info.target.params) ?? { ...targetCosts({ params: info.target.params }), roof: [] };
-  const cpu = store.has(key, T) ? store.costs(key, info.target.params, T) : null;
+  const gpu = store.gpuCosts(key, info.target) ?? { ...targetCosts(modelOf(info.target)), roof: [] };
+  const cpu = store.has(key, T) ? store.costs(key, info.target, T) : null;
+  // The same pair with the other weights, measured on the GPU too.
+  const wk = otherWeightsKey(key);
+  const wGpu = wk ? store.gpuCosts(wk) : null;
+  const weights = wGpu?.measured.length ? { costs: wGpu, label: `${labelOf(wk)}, GPU` } : null;
   ui.caption.textContent = `${labelOf(key)} on the GPU (${b.name || 'WebGPU'})`;
   ui.roofCaption.hidden = true; // no roofline for a GPU
   drawVk(ui.chart, {
     current: gpu, label: `${labelOf(key)}, GPU`, threads: T, gpu: true,
     backend: cpu ? { costs: cpu, label: `CPU (WebAssembly), ${threadsText(T)}` } : null,
+    weights,
   });
+  ui.root.dataset.weights = gpu.weights ?? 'f32';
+  ui.root.dataset.weightsCurves = weights ? 'f32,int8' : (gpu.weights ?? 'f32');
   ui.root.dataset.bandwidth = 'none';
   ui.root.dataset.points = String(gpu.measured.length);
   ui.root.dataset.threads = String(T);
@@ -226,7 +257,9 @@ function renderGpu({ ui, store, info, key, T, k }, b) {
   ui.facts.replaceChildren(...factRows(gpuFactRows(gpu, b)));
   ui.measure.textContent = gpu.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
   const text = explainGpu({ costs: gpu, gpu: b, cpu, threads: T, k });
-  ui.explain.replaceChildren(...(text ? [h('strong', {}, ['Why a verify pass costs what it does on the GPU. ']), h('span', { 'data-testid': 'vk-gpu-explanation' }, [text])] : []));
+  const wText = weights ? explainWeights({ ...byWeights(gpu, wGpu), k, cpu: false }) : '';
+  ui.explain.replaceChildren(...(text ? [h('strong', {}, ['Why a verify pass costs what it does on the GPU. ']), h('span', { 'data-testid': 'vk-gpu-explanation' }, [text])] : []),
+    ...weightsPart(wText));
 }
 
 /**
@@ -237,19 +270,32 @@ function renderGpu({ ui, store, info, key, T, k }, b) {
 function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
   ui.root.dataset.backend = 'cpu';
   ui.roofCaption.hidden = false;
-  const current = store.costs(key, info.target.params, T);
+  const current = store.costs(key, info.target, T);
   // Another target's roofline borrows this one's peak when P(T) is not measured.
   const peak = current.peak?.flops ?? null;
-  ui.caption.textContent = `${labelOf(key)}, ${sizeText(current.weightBytes)} of f32 weights, ${threadsText(T)}`;
-  const otherKey = key === 'large' ? 'small' : key === 'small' ? 'large' : null;
-  const other = otherKey && store.has(otherKey, T) && pairParams(pairs, otherKey)
-    ? { costs: store.costs(otherKey, pairParams(pairs, otherKey), T, peak), label: labelOf(otherKey) } : null;
-  const one = T > 1 ? store.costs(key, info.target.params, 1) : null;
+  ui.caption.textContent = `${labelOf(key)}, ${sizeText(current.weightBytes)} of ${current.weights === 'int8' ? '8-bit' : 'f32'} weights, ${threadsText(T)}`;
+  // The other pair, with the same weights, when measured at T.
+  const int8 = key.endsWith(':int8');
+  const base = int8 ? key.slice(0, -5) : key;
+  const otherBase = base === 'large' ? 'small' : base === 'small' ? 'large' : null;
+  const otherKey = otherBase ? `${otherBase}${int8 ? ':int8' : ''}` : null;
+  const other = otherKey && store.has(otherKey, T) && pairParams(pairs, otherBase)
+    ? { costs: store.costs(otherKey, store.model(otherKey) ?? pairParams(pairs, otherBase), T, peak), label: labelOf(otherKey) } : null;
+  // The same pair with the other weights (float32 beside int8), when measured at T: its curve and roofline.
+  const wk = otherWeightsKey(key);
+  const wCosts = wk && store.has(wk, T) && store.model(wk) ? store.costs(wk, null, T) : null;
+  const weights = wCosts?.measured.length ? { costs: wCosts, label: labelOf(wk) } : null;
+  const one = T > 1 ? store.costs(key, info.target, 1) : null;
   // The same target's GPU curve, once measured there.
-  const gpuSide = store.gpuCosts(key, info.target.params);
+  const gpuSide = store.gpuCosts(key, info.target);
   const backend = gpuSide?.measured.length ? { costs: gpuSide, label: `GPU (${gpuSide.gpu?.name || 'WebGPU'})` } : null;
   ui.root.dataset.curves = backend ? 'cpu,gpu' : 'cpu';
-  drawVk(ui.chart, { current, label: labelOf(key), other, one, threads: T, backend });
+  drawVk(ui.chart, { current, label: labelOf(key), other, one, threads: T, backend, weights });
+  ui.root.dataset.weights = current.weights;
+  ui.root.dataset.weightsCurves = weights ? 'f32,int8' : current.weights;
+  // For scripts and tests: the other weights' measured v(k) and one-token pass.
+  ui.root.dataset.vOther = weights ? wCosts.measured.map((m) => m.v.toFixed(4)).join(',') : '';
+  ui.root.dataset.stepMsOther = weights && Number.isFinite(wCosts.stepMs) ? wCosts.stepMs.toFixed(4) : '';
   const bwErr = store.bandwidthError();
   ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : (bwErr ? 'unavailable' : 'pending');
   ui.root.dataset.points = String(current.measured.length);
@@ -257,7 +303,7 @@ function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
   // For scripts (bench/browser.mjs, tests): the measured v(k), k = 1.., and the one-token pass.
   ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
   ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
-  ui.facts.replaceChildren(...factRows(cpuFactRows(current, one, T, bwErr)));
+  ui.facts.replaceChildren(...factRows(cpuFactRows(current, one, T, bwErr, weights?.costs ?? null)));
   ui.measure.textContent = current.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
   // The explanation: the two shipped targets, measured where measured, the roofline elsewhere;
   // then what T threads make of a pass.
@@ -265,14 +311,25 @@ function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
     costs: current, threads: T, one, speedup,
     run: run && run.target === info.target.digest ? run : null,
   });
-  const extra = threadsPart ? [' ', h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [threadsPart])] : [];
-  if (pairParams(pairs, 'large') && pairParams(pairs, 'small') && current.measured.length >= 2) {
+  const wText = weights ? explainWeights({ ...byWeights(current, wCosts), k }) : '';
+  const extra = [...(threadsPart ? [' ', h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [threadsPart])] : []), ...weightsPart(wText)];
+  if (pairParams(pairs, 'large') && pairParams(pairs, 'small') && current.measured.length >= 2 && !int8) {
     const costs = (name) => store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
     const text = explainPairs({ large: costs('large'), small: costs('small'), k, bandwidthError: bwErr, threads: T });
     ui.explain.replaceChildren(h('strong', {}, ['Why the large pair pays more here. ']), h('span', { 'data-testid': 'vk-pairs-explanation' }, [text]), ...extra);
   } else if (current.measured.length >= 2) {
     ui.explain.replaceChildren(h('span', { 'data-testid': 'vk-pairs-explanation' }, [`v(${k}) = ${costAt(current, k)?.v.toFixed(2) ?? '–'} for this target.`]), ...extra);
   } else {
-    ui.explain.textContent = '';
+    ui.explain.replaceChildren(...weightsPart(wText));
   }
+}
+
+/** { f32, int8 }: the two costs by their weights. */
+function byWeights(a, b) {
+  return a.weights === 'int8' ? { f32: b, int8: a } : { f32: a, int8: b };
+}
+
+/** The 8-bit verdict's paragraph part (data-testid vk-weights-explanation), or nothing. */
+function weightsPart(text) {
+  return text ? [h('span', { class: 'vk-weights-explain', 'data-testid': 'vk-weights-explanation' }, [h('strong', {}, ['What 8-bit weights did to the physics. ']), text])] : [];
 }

@@ -1,6 +1,7 @@
 // The decoding worker's GPU target (worker.js): is there a WebGPU adapter, the GpuModel loaded
 // for the current target (the same weights, read again from where they came from: the pair's
-// URL or the learner's file; sd.loadModel(bytes, { device: 'webgpu' })), and the fall-back to
+// URL or the learner's file; sd.loadModel(bytes, { device: 'webgpu' }), with weights: 'int8' for
+// an 8-bit target), and the fall-back to
 // the CPU when the GPU fails (no adapter, a model too large for it, a device lost mid-run): the
 // request ends with an error carrying `fallback` (the reason), and the page runs the target on
 // the CPU. The draft always stays on the CPU (WebAssembly).
@@ -90,7 +91,8 @@ async function loadGpuTarget() {
   let model;
   try {
     const bytes = await state.models.parts.target.reload();
-    model = await state.sd.loadModel(bytes, { device: 'webgpu' });
+    // An 8-bit target goes to the GPU as 8-bit weights (the WGSL int8 kernels): the same blocks.
+    model = await state.sd.loadModel(bytes, forTarget.weights === 'int8' ? { device: 'webgpu', weights: 'int8' } : { device: 'webgpu' });
   } catch (e) {
     throw gpuFailure(String(e?.message ?? e).replace(/^(bytes|device): /, ''));
   }

@@ -92,6 +92,8 @@ function install(next, parseMs) {
     target: part(next.target),
     draft: part(next.draft),
     pair: next.target.pair && next.target.pair === next.draft.pair ? next.target.pair : null,
+    // How the target's Linear weights are held ('f32' | 'int8': model.weights).
+    weights: next.target.model.weights ?? 'f32',
     parseMs,
     sameWeights: next.target.digest === next.draft.digest,
     // Heads are trained for one target: only a pair's own target has them (loaded on first use).
@@ -131,10 +133,13 @@ export async function load(msg) {
   // A learner's files loaded while these were downloading win over them.
   if (state.models && !msg.replace) return { ...state.models.info, threads: threadInfo() };
   const t0 = performance.now();
-  const target = state.sd.loadModel(bytes.target);
+  // The 8-bit files are stored quantized and load as they are; { weights: 'int8' } says so (and
+  // would quantize a float file at load, were one given).
+  const opts = msg.weights === 'int8' ? { weights: 'int8' } : undefined;
+  const target = state.sd.loadModel(bytes.target, opts);
   let draft;
   try {
-    draft = state.sd.loadModel(bytes.draft);
+    draft = state.sd.loadModel(bytes.draft, opts);
   } catch (e) {
     target.dispose();
     throw e;

@@ -198,7 +198,7 @@ export async function measureVk(msg) {
     ms: performance.now() - t0,
     threads: state.sd.threads,
     backend: backendOf(o),
-    target: { params: info.target.params, digest: info.target.digest, pair: info.target.pair },
+    target: { params: info.target.params, digest: info.target.digest, pair: info.target.pair, weights: info.target.weights ?? 'f32' },
   };
 }
 

@@ -1,0 +1,147 @@
+// Section 4's "Weights: float32 / int8" choice (issue 26 item 6), on the small pair, in ONE page
+// load: the choice is there with the download sizes of the built files; a first visit neither
+// requests nor precaches the 8-bit files; choosing int8 loads them (the worker's model.weights is
+// 'int8'), a run produces tokens, and v(k) shows the curves of both weight types with a verdict
+// sentence computed from them; the first measurement of both decides the default, said on the
+// page; the step-through and the pitfalls lab run on the int8 models; and offline (network cut,
+// server stopped) the int8 files still load from the service worker's runtime cache.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { setup, openReady, setInput, text, byTestId, screenshot, assertClean, distDir } from './harness.mjs';
+
+const size = async (rel) => (await stat(path.join(distDir, rel)).catch(() => null))?.size ?? 0;
+const F32_BYTES = (await size('models/target.safetensors')) + (await size('models/draft.safetensors'));
+const INT8_BYTES = (await size('models/target-int8.safetensors')) + (await size('models/draft-int8.safetensors'));
+const LARGE_INT8_BYTES = (await size('models/large-target-int8.safetensors')) + (await size('models/large-draft-int8.safetensors'));
+const mbText = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+const skip = INT8_BYTES > 0 ? false : 'the 8-bit files are not in this build (models/*-int8.safetensors missing)';
+
+let env;
+const requests = [];
+before(async () => {
+  env = await setup();
+  env.context.on('request', (r) => requests.push(r.url()));
+});
+after(async () => { await env?.close(); });
+
+const waitModels = (page, weights, timeout = 120000) => page.waitForFunction(
+  (w) => document.body.dataset.modelsReady === 'true' && document.body.dataset.weights === w, weights, { timeout });
+
+/** Runs plain and speculative decoding and waits for the v(k) measurement that follows. */
+async function runAndMeasure(page) {
+  await setInput(page, 'gen-max', 16);
+  await setInput(page, 'gen-gamma', 3);
+  await setInput(page, 'gen-repeats', 1);
+  await page.click('#run-both');
+  await page.waitForFunction(() => ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state)
+    && !document.getElementById('run-both').disabled, null, { timeout: 240000 });
+  assert.equal(await page.evaluate(() => document.getElementById('vk').dataset.state), 'done', await text(page, byTestId('vk-status')));
+  assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length, 'the run produced tokens');
+}
+
+test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, the default, offline', { skip }, async () => {
+  const { page, url, context, server } = env;
+  await openReady(page, url);
+  await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, { timeout: 60000 });
+  await waitModels(page, 'f32');
+
+  // 1. The choice, with the sizes of the built files; float32 by default until both are measured.
+  assert.equal(await page.isChecked('#weights-f32'), true);
+  assert.equal(await text(page, byTestId('weights-f32-label')), `float32, ${mbText(F32_BYTES)}`);
+  assert.equal(await text(page, byTestId('weights-int8-label')), `int8, ${mbText(INT8_BYTES)}`);
+  if (LARGE_INT8_BYTES) {
+    assert.match(await text(page, byTestId('weights-int8-sizes')), new RegExp(`small ${mbText(INT8_BYTES)} · large ${mbText(LARGE_INT8_BYTES)}`));
+    assert.ok(LARGE_INT8_BYTES <= 25e6, `the large int8 pair downloads ${LARGE_INT8_BYTES} bytes (≤ 25 MB)`);
+  }
+  assert.match(await text(page, byTestId('weights-int8-where')), /downloaded only when chosen/);
+  assert.match(await text(page, byTestId('weights-default')), /^Default: float32, until this machine has measured both/);
+  assert.deepEqual(requests.filter((u) => /-int8\.safetensors/.test(u)), [], 'no request for the 8-bit files on a first visit');
+  const cachedUrls = () => page.evaluate(async () => {
+    const out = [];
+    for (const n of await caches.keys()) for (const r of await (await caches.open(n)).keys()) out.push(`${n} ${new URL(r.url).pathname}`);
+    return out;
+  });
+  assert.deepEqual((await cachedUrls()).filter((u) => /-int8/.test(u)), [], 'the 8-bit files are not precached');
+
+  // 2. A float32 run and its v(k).
+  await runAndMeasure(page);
+  assert.equal(await page.evaluate(() => document.getElementById('vk').dataset.weightsCurves), 'f32');
+
+  // 3. int8: the 8-bit files, loaded as they are (the worker's model.weights).
+  await page.check('#weights-int8');
+  await waitModels(page, 'int8');
+  const info = await page.evaluate(() => window.specdecPage.modelClient.info);
+  assert.equal(info.weights, 'int8');
+  assert.equal(info.target.weights, 'int8');
+  assert.equal(info.draft.weights, 'int8');
+  assert.ok(info.target.weightBytes > 0 && info.target.weightBytes < 4 * info.target.params / 2, `8-bit weight bytes ${info.target.weightBytes}`);
+  assert.equal(info.target.bytes + info.draft.bytes, INT8_BYTES, 'the 8-bit files were loaded');
+  assert.ok(requests.some((u) => /\/models\/target-int8\.safetensors\?v=/.test(u)), 'the int8 target was requested');
+  assert.match(await text(page, byTestId('model-load-text')), new RegExp(`^Models ready: the small pair, int8 weights \\(${mbText(INT8_BYTES).replace('.', '\\.')}\\)\\.$`));
+
+  // 4. An int8 run: tokens, then v(k) with both weight types' curves and rooflines and the verdict.
+  await runAndMeasure(page);
+  const vk = await page.evaluate(() => ({ ...document.getElementById('vk').dataset }));
+  assert.equal(vk.weights, 'int8');
+  assert.equal(vk.weightsCurves, 'f32,int8');
+  assert.equal(vk.vOther.split(',').length, 8, 'the float32 curve: k = 1..8');
+  assert.equal(await page.locator('#chart-vk [data-testid="vk-weights-curve"]').count(), 1);
+  assert.equal(await page.locator('#chart-vk .vk-dot').count(), 8);
+  if (vk.bandwidth === 'measured') {
+    assert.equal(await page.locator('#chart-vk path.vk-roof').count(), 1, 'the int8 roofline');
+    assert.equal(await page.locator('#chart-vk [data-testid="vk-weights-roof"]').count(), 1, 'the float32 roofline');
+    assert.match(await text(page, byTestId('vk-fact-int-peak')), /^\d+\.\d GOP\/s$/);
+  }
+  assert.match(await text(page, '#vk-current'), /^small target \(int8\), \d+\.\d MB of 8-bit weights, \d+ threads?$/);
+  const verdict = await text(page, byTestId('vk-weights-explanation'));
+  assert.match(verdict, /^What 8-bit weights did to the physics\. (8-bit weights made one pass cheaper|8-bit weights did not make one pass cheaper here|One pass costs about the same with 8-bit weights here): \d+\.\d\d ms against \d+\.\d\d ms for float32/);
+  assert.match(verdict, /Extra verified tokens are (relatively dearer|relatively cheaper|about as dear) with 8-bit weights: v\(4\) = \d+\.\d\d against \d+\.\d\d/);
+  // The verdict's pass times are the measured ones.
+  const [i8, f32] = [Number(vk.stepMs), Number(vk.stepMsOther)];
+  assert.ok(verdict.includes(`${i8.toFixed(2)} ms against ${f32.toFixed(2)} ms for float32`), verdict);
+  // The default, decided by this first measurement of both, said on the page and kept.
+  const expected = i8 < f32 ? 'int8' : 'float32';
+  assert.match(await text(page, byTestId('weights-default')), new RegExp(`^Default: ${expected}, because on this machine's first measurement of both \\(small pair, CPU, \\d+ threads?\\)`));
+  assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem('specdec:weights-default')).weights), i8 < f32 ? 'int8' : 'f32');
+  console.log(`one-token pass, small target: int8 ${i8.toFixed(3)} ms, float32 ${f32.toFixed(3)} ms; v(4) ${vk.v.split(',')[3]} against ${vk.vOther.split(',')[3]}`);
+  console.log(`verdict: ${verdict}`);
+  await screenshot(page, 'int8-1-vk', '#vk');
+
+  // 5. The step-through on the int8 models.
+  await page.selectOption('#step-source', 'models');
+  await page.waitForFunction(() => {
+    const p = document.getElementById('step-panel');
+    return p.dataset.stage === 'draft' && !document.getElementById('step-next').disabled;
+  }, null, { timeout: 60000 });
+  assert.match(await text(page, '#step-meta'), /drafted by the draft model/);
+
+  // 6. The pitfalls lab runs its real-pair cards on the int8 weights.
+  await page.locator('#pitfalls').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.getElementById('pitfalls').dataset.state === 'ready', null, { timeout: 120000 });
+  assert.equal(await page.evaluate(() => window.specdecPage.pitfalls.client.info.weights), 'int8');
+  assert.equal(await page.locator('article.pitfall[data-pitfall="tokenizer-mismatch"]').getAttribute('data-shown-weights'), 'int8');
+  assert.equal(await page.locator('article.pitfall[data-pitfall="changes-quality"]').getAttribute('data-match'), 'true');
+
+  // 7. Offline: the int8 files were kept by the runtime cache, and load with the server gone.
+  const cached = await cachedUrls();
+  for (const f of ['target-int8', 'draft-int8']) assert.ok(cached.some((u) => u.includes(`/models/${f}.safetensors`)), `${f} kept: ${cached.join(', ')}`);
+  await context.setOffline(true);
+  await server.close();
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => window.specdecPage.modelClient.weights), i8 < f32 ? 'int8' : 'f32', 'the page starts on the default');
+  if (!(await page.isChecked('#weights-int8'))) {
+    await page.waitForFunction(() => document.getElementById('weights-int8-where').dataset.cached === 'true', null, { timeout: 10000 });
+    await page.check('#weights-int8');
+  }
+  await waitModels(page, 'int8');
+  await setInput(page, 'gen-max', 8);
+  await page.click('#run-spec');
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
+  assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
+  await screenshot(page, 'int8-2-offline', '#models');
+  assertClean(assert, env.watch);
+});
