@@ -2,21 +2,32 @@
 // The page held to the library (issue 29), in one headless Chromium: the page's real-model
 // section ("Run both & compare", the built page dist/page, served cross-origin isolated as
 // scripts/start does) and, in the same browser, the library itself (web/lib, `npm run build`)
-// in a module Worker with the same pair, threads, γ, T, prompt, seed and tokens, warm (untimed
-// decodes until two agree within 5%), plain and speculative alternated. For every γ and T it
-// prints the page's speed-up (the median of its repeats' ratios, per page load) and verdict,
-// the library's speed-up (the median of its alternated repeats' ratios), their ratio, the
-// page's printed prediction E/(γc + v) against its measured speed-up, the spread of the page's
-// plain tokens/s over its repeats, and the page's two measurements of one cost: the run's
-// v(γ + 1) and section 4's v(k) at k = γ + 1.
+// in a module Worker with the same pair and weights (the files the page fetched), threads, γ, T,
+// prompt, seed and tokens, warm (untimed decodes until two agree within 5%), plain and
+// speculative alternated. It prints as it goes: for every page load its speed-up (the median of
+// its repeats' ratios) and verdict, its prediction E/(γc + v) and that ÷ the measured speed-up,
+// and the spread of its plain tokens/s over the repeats; for every γ and T the library's
+// speed-up and page ÷ library per load; at the end one line per goal of issue 29 (met / not met).
 //
 //   node bench/browser.mjs [--pair small|large] [--target T --draft D] [--threads 2]
 //                          [--gamma 3[,4]] [--temperature 0[,0.8]] [--max-tokens 200]
-//                          [--runs 3] [--loads 1] [--lib-repeats 6] [--json]
+//                          [--runs 3] [--loads 1] [--lib-repeats 5] [--vk first|all|none]
+//                          [--budget-min 15] [--json]
 //
 // --pair: one of the page's pairs (default small); --target/--draft: other files, served under
 // the small pair's names (bench/run.mjs). --runs: the page's Repeats; --loads: fresh page loads
-// per setting (0: the library alone). --json prints one line (bench/run.mjs reads `runs`: one entry per page load).
+// per setting (0: the library alone). --vk: on which loads to wait for section 4's v(k)
+// measurement after the run (printed beside the run's v(γ + 1); default: the first load of each
+// setting). --budget-min: the whole bench's time budget, shared equally by the settings not yet
+// run; a setting runs the library first, then page loads while its share lasts (a load that
+// would overrun it is cut and counted as not measured). --json prints one line at the end
+// (bench/run.mjs reads `runs`: one entry per completed page load).
+//
+// Time on an idle 2-core machine (the default `npm run bench` invocation: large pair, 2 threads,
+// γ 3, 4 × T 0, 0.8, 5 loads, 3 repeats of 200 tokens): a page load is about 15 s (page and
+// pair, warm-up ≤ 4 s, 3 × 2 decodes of 200 tokens at ~300-500 tokens/s, v(k) on the first
+// load), the library about 20 s per setting (warm-up ≤ 10 s, 5 × 2 decodes): ~7 minutes in all;
+// the 15-minute budget stops a loaded machine's run short instead of letting it run for hours.
 import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,7 +46,9 @@ const { values: opt } = parseArgs({
     'max-tokens': { type: 'string', default: '200' },
     runs: { type: 'string', default: '3' },
     loads: { type: 'string', default: '1' },
-    'lib-repeats': { type: 'string', default: '6' },
+    'lib-repeats': { type: 'string', default: '5' },
+    vk: { type: 'string', default: 'first' },
+    'budget-min': { type: 'string', default: '15' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -50,6 +63,11 @@ const runs = Number(opt.runs);
 const loads = Number(opt.loads);
 const libRepeats = Number(opt['lib-repeats']);
 const maxTokens = Number(opt['max-tokens']);
+const budgetMs = Number(opt['budget-min']) * 60000;
+const started = Date.now();
+const left = () => budgetMs - (Date.now() - started);
+if (!['first', 'all', 'none'].includes(opt.vk)) fail('--vk: first, all or none');
+if (!(budgetMs > 0)) fail('--budget-min: a positive number of minutes');
 if (!['small', 'large'].includes(opt.pair)) fail('--pair: small or large');
 if ((opt.target || opt.draft) && opt.pair !== 'small') fail('--target/--draft replace the small pair');
 
@@ -73,7 +91,9 @@ await cp(lib, path.join(root, 'bench-lib'), { recursive: true, filter: (f) => !f
 await writeFile(path.join(root, 'bench-lib.html'), '<!doctype html><meta charset="utf-8"><title>specdec library bench</title>\n');
 await writeFile(path.join(root, 'bench-lib-worker.mjs'), LIB_WORKER());
 
-const server = await startServer({ root });
+// The model files the page fetches (the pair and weights it chose): the library loads the same.
+const fetched = [];
+const server = await startServer({ root, throttle: { match: (p) => (p.endsWith('.safetensors') && fetched.push(p), false), bytesPerSecond: 0 } });
 const userDataDir = await mkdtemp(path.join(tmpdir(), 'specdec-bench-'));
 const context = await chromium.launchPersistentContext(userDataDir, {
   executablePath: '/usr/bin/chromium',
@@ -95,22 +115,28 @@ const result = {
   gamma: gammas[0], temperature: temps[0], runs: [], settings: [],
 };
 
-/** One page load: the pair, threads and settings set, "Run both & compare" once; what it shows. */
-async function pageLoad(g, T) {
+/**
+ * One page load: the pair, threads and settings set, "Run both & compare" once; what it shows.
+ * deadline: Date.now() by which it must be done (a Playwright timeout otherwise); waitVk: also
+ * wait for section 4's v(k) measurement that follows the run.
+ */
+async function pageLoad(g, T, { deadline, waitVk }) {
+  const until = (cap) => Math.max(1000, Math.min(cap, deadline - Date.now()));
   const page = await context.newPage();
+  const mark = fetched.length;
   try {
-    await page.goto(server.url, { waitUntil: 'load' });
-    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 120000 });
+    await page.goto(server.url, { waitUntil: 'load', timeout: until(60000) });
+    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: until(120000) });
     if (opt.pair !== 'small') {
       await page.check(`#pair-${opt.pair}`);
-      await page.waitForFunction((p) => document.body.dataset.pair === p && document.body.dataset.modelsReady === 'true', opt.pair, { timeout: 300000 });
+      await page.waitForFunction((p) => document.body.dataset.pair === p && document.body.dataset.modelsReady === 'true', opt.pair, { timeout: until(300000) });
     }
-    await page.waitForFunction(() => document.getElementById('gen-threads').dataset.ready === 'true', null, { timeout: 60000 });
+    await page.waitForFunction(() => document.getElementById('gen-threads').dataset.ready === 'true', null, { timeout: until(60000) });
     if (opt.threads) {
       await page.selectOption('#gen-threads', opt.threads);
-      await page.waitForFunction((n) => document.getElementById('threads-status').dataset.threads === n, opt.threads, { timeout: 60000 });
+      await page.waitForFunction((n) => document.getElementById('threads-status').dataset.threads === n, opt.threads, { timeout: until(60000) });
     }
-    await page.waitForFunction(() => ['cpu', 'gpu', 'fallback'].includes(document.getElementById('backends').dataset.state), null, { timeout: 60000 });
+    await page.waitForFunction(() => ['cpu', 'gpu', 'fallback'].includes(document.getElementById('backends').dataset.state), null, { timeout: until(60000) });
     if (!(await page.isChecked('#backend-cpu'))) await page.check('#backend-cpu');
     const set = (id, v) => page.evaluate(([i, value]) => {
       const el = document.getElementById(i);
@@ -123,11 +149,17 @@ async function pageLoad(g, T) {
     await set('gen-temp', T);
     await set('gen-repeats', runs);
     await page.selectOption('#gen-pace', '0');
-    await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, { timeout: 60000 });
+    await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, { timeout: until(60000) });
     await page.click('#run-both');
-    await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && document.getElementById('spec-state').dataset.state === 'done'
-      && ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: 600000 });
-    return await page.evaluate((gamma) => {
+    // The repeats are done when the comparison has one ratio per repeat and the speculative run
+    // says done; section 4 then measures v(k) (waited for only when asked: it is not timed).
+    await page.waitForFunction((n) => document.getElementById('spec-state').dataset.state === 'done'
+      && (document.querySelector('[data-testid="speedup-measured"]').dataset.ratios ?? '').split(',').filter(Boolean).length >= n, runs, { timeout: until(600000) });
+    if (waitVk) {
+      await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false'
+        && ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: until(600000) });
+    }
+    const shown = await page.evaluate((gamma) => {
       const q = (id) => document.querySelector(`[data-testid="${id}"]`);
       const num = (id) => Number.parseFloat(q(id)?.textContent ?? '');
       const list = (el) => (/median of \d+ repeats, ([\d., ]+)\)/.exec(el.textContent)?.[1] ?? '').split(',').map(Number).filter(Number.isFinite);
@@ -155,6 +187,7 @@ async function pageLoad(g, T) {
         warm: { passes: Number(status.dataset.warmPasses), rounds: Number(status.dataset.warmRounds), text: status.textContent },
       };
     }, g);
+    return { ...shown, files: fetched.slice(mark) };
   } finally {
     await page.close();
   }
@@ -175,62 +208,132 @@ async function pageSettings() {
   }
 }
 
-/** The library in a module Worker of a page of the same origin: warm, then alternated repeats. */
-async function library(g, T, prompt, seed, threads) {
+/** The target and draft files a page load fetched last (heads left out), or the pair's float files. */
+function filesOf(paths) {
+  const rel = (p) => p.replace(/^\//, '');
+  const last = (re) => [...(paths ?? [])].reverse().find((p) => re.test(p) && !/heads/.test(p));
+  const target = last(/target[^/]*\.safetensors$/);
+  const draft = last(/draft[^/]*\.safetensors$/);
+  if (target && draft) return { target: rel(target), draft: rel(draft) };
+  return opt.pair === 'large'
+    ? { target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors' }
+    : { target: 'models/target.safetensors', draft: 'models/draft.safetensors' };
+}
+
+/**
+ * The library in a module Worker of a page of the same origin: warm, then alternated repeats,
+ * none started after budgetMs (at least two).
+ */
+async function library(g, T, { prompt, seed, threads, files, budgetMs: ms }) {
   const page = await context.newPage();
   try {
     await page.goto(new URL('bench-lib.html', server.url).href, { waitUntil: 'load' });
-    const files = opt.pair === 'large'
-      ? { target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors' }
-      : { target: 'models/target.safetensors', draft: 'models/draft.safetensors' };
     return await page.evaluate((job) => new Promise((resolve, reject) => {
       const w = new Worker('bench-lib-worker.mjs', { type: 'module' });
       w.onmessage = (e) => (e.data.error ? reject(new Error(e.data.error)) : resolve(e.data));
       w.onerror = (e) => reject(new Error(e.message));
       w.postMessage(job);
-    }), { ...files, gamma: g, temperature: T, prompt, seed, threads, maxTokens, repeats: libRepeats });
+    }), { ...files, gamma: g, temperature: T, prompt, seed, threads, maxTokens, repeats: libRepeats, budgetMs: ms });
   } finally {
     await page.close();
   }
 }
 
+const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const pct = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)}%` : '–');
+const say = (line) => (opt.json ? console.error(line) : console.log(line));
+const settingsList = gammas.flatMap((g) => temps.map((T) => ({ g, T })));
+let libReserveMs = 60000; // time kept for a setting's library run (then 1.5 × the last one's)
+
 try {
-  for (const g of gammas) {
-    for (const T of temps) {
-      const pages = [];
-      if (!loads) pages.push(await pageSettings()); // --loads 0: the library alone, with the page's prompt and seed
-      for (let l = 0; l < loads; l++) {
-        const p = await pageLoad(g, T);
+  say(`bench/browser: ${opt.pair} pair, threads ${opt.threads || 'the page default'}, ${maxTokens} tokens, ${runs} repeats per load, ${loads} loads per setting, `
+    + `library ${libRepeats} repeats; ${settingsList.length} settings; budget ${opt['budget-min']} min`);
+  for (const [si, { g, T }] of settingsList.entries()) {
+    const settingEnd = Date.now() + left() / (settingsList.length - si);
+    const pages = [];
+    let cut = 0;
+    if (!loads) pages.push(await pageSettings()); // --loads 0: the library alone, with the page's prompt and seed
+    for (let l = 0; l < loads; l++) {
+      const deadline = settingEnd - libReserveMs;
+      if (deadline - Date.now() < 20000) {
+        cut = loads - l;
+        say(`γ ${g} T ${T}: ${cut} of ${loads} loads not run (this setting's share of the budget is spent)`);
+        break;
+      }
+      const t0 = Date.now();
+      try {
+        const p = await pageLoad(g, T, { deadline, waitVk: opt.vk === 'all' || (opt.vk === 'first' && l === 0) });
+        p.predictedOverMeasured = p.predictedV / p.speedup;
+        p.plainSpread = spread(p.plainTpsRepeats);
         pages.push(p);
         result.runs.push({ gamma: g, temperature: T, load: l + 1, ...p });
-        if (!opt.json) console.error(`γ ${g} T ${T} load ${l + 1}: page ${p.speedup.toFixed(3)}× (${p.ratios.map((r) => r.toFixed(2)).join(', ')}) ${p.verdict}, predicted ${p.predictedV.toFixed(2)}×, plain ${p.plainTpsRepeats.map((x) => x.toFixed(0)).join('/')} tok/s, v run ${p.v} vs v(k) ${p.vkV.toFixed(2)}, warm-up ${p.warm.rounds} rounds`);
-      }
-      const lib = await library(g, T, pages[0].prompt, pages[0].seed, pages[0].threads);
-      const libSpeedup = median(lib.ratios);
-      const pageSpeedup = median(pages.map((p) => p.speedup));
-      const predicted = median(pages.map((p) => p.predictedV));
-      const s = {
-        gamma: g, temperature: T, threads: pages[0].threads,
-        page: {
-          speedup: pageSpeedup, perLoad: pages.map((p) => p.speedup), verdicts: pages.map((p) => p.verdict),
-          predicted, predictedPerLoad: pages.map((p) => p.predictedV),
-          plainSpread: pages.map((p) => spread(p.plainTpsRepeats)), plainTps: pages.map((p) => p.plainTps), specTps: pages.map((p) => p.specTps),
-          vRun: pages.map((p) => p.v), vVk: pages.map((p) => p.vkV), alpha: pages[0].alpha,
-        },
-        library: { speedup: libSpeedup, ratios: lib.ratios, plainTps: lib.plainTps, specTps: lib.specTps, warmRounds: lib.warmRounds, threads: lib.threads },
-        pageOverLibrary: pageSpeedup / libSpeedup,
-        predictedOverMeasured: predicted / pageSpeedup,
-      };
-      result.settings.push(s);
-      if (!opt.json) {
-        const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
-        console.log(`γ = ${g}, T = ${T}, ${s.threads} threads, ${maxTokens} tokens, ${opt.pair} pair:`);
-        console.log(`  page     ${f(pageSpeedup, 3)}× (per load ${s.page.perLoad.map((x) => f(x, 3)).join(', ')}; verdicts ${s.page.verdicts.join(', ')}); plain ${s.page.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, spread over ${runs} repeats ${s.page.plainSpread.map((x) => `${f(100 * x, 0)}%`).join(', ')}`);
-        console.log(`  library  ${f(libSpeedup, 3)}× (repeats ${lib.ratios.map((x) => f(x)).join(', ')}); plain ${lib.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, speculative ${lib.specTps.map((x) => f(x, 0)).join(', ')}`);
-        console.log(`  page / library ${f(s.pageOverLibrary, 3)}; prediction E/(γc + v) ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured; v(${g + 1}): run ${s.page.vRun.map((x) => f(x)).join(', ')}, section's v(k) ${s.page.vVk.map((x) => f(x)).join(', ')}`);
+        say(`γ ${g} T ${T} load ${l + 1} (${((Date.now() - t0) / 1000).toFixed(0)} s): page ${f(p.speedup, 3)}× (${p.ratios.map((r) => f(r)).join(', ')}) ${p.verdict}; `
+          + `prediction E/(γc + v) ${f(p.predictedV)}× = ${f(p.predictedOverMeasured, 3)} of the measured; plain ${p.plainTpsRepeats.map((x) => f(x, 0)).join('/')} tok/s, spread ${pct(p.plainSpread)}; `
+          + `α ${f(p.alpha, 3)}, c ${f(p.c, 3)}, run's v(${g + 1}) ${f(p.v)}${Number.isFinite(p.vkV) ? `, section's v(${g + 1}) ${f(p.vkV)}` : ''}; warm-up ${p.warm.rounds} rounds`);
+      } catch (e) {
+        cut++;
+        say(`γ ${g} T ${T} load ${l + 1}: not measured (${((Date.now() - t0) / 1000).toFixed(0)} s): ${String(e.message).split('\n')[0]}`);
       }
     }
+    const first = pages.find((p) => p.prompt) ?? await pageSettings();
+    const files = filesOf(pages.find((p) => p.files?.length)?.files);
+    const tl = Date.now();
+    let lib = { ratios: [], plainTps: [], specTps: [], warmRounds: 0, threads: NaN };
+    try {
+      lib = await library(g, T, { prompt: first.prompt, seed: first.seed, threads: first.threads || Number(opt.threads || 2), files, budgetMs: Math.max(15000, settingEnd - Date.now()) });
+    } catch (e) {
+      say(`γ ${g} T ${T} library: not measured: ${String(e.message).split('\n')[0]}`);
+    }
+    libReserveMs = Math.max(30000, 1.5 * (Date.now() - tl));
+    const libSpeedup = median(lib.ratios);
+    const measured = pages.filter((p) => Number.isFinite(p.speedup));
+    const pageSpeedup = median(measured.map((p) => p.speedup));
+    const predicted = median(measured.map((p) => p.predictedV));
+    const s = {
+      gamma: g, temperature: T, threads: first.threads, files, loadsCut: cut,
+      page: {
+        speedup: pageSpeedup, perLoad: measured.map((p) => p.speedup), verdicts: measured.map((p) => p.verdict),
+        predicted, predictedPerLoad: measured.map((p) => p.predictedV), predictedOverMeasured: measured.map((p) => p.predictedOverMeasured),
+        plainSpread: measured.map((p) => p.plainSpread), plainTps: measured.map((p) => p.plainTps), specTps: measured.map((p) => p.specTps),
+        vRun: measured.map((p) => p.v), vVk: measured.map((p) => p.vkV), alpha: measured[0]?.alpha ?? NaN,
+      },
+      library: { speedup: libSpeedup, ratios: lib.ratios, plainTps: lib.plainTps, specTps: lib.specTps, warmRounds: lib.warmRounds, threads: lib.threads, seconds: (Date.now() - tl) / 1000 },
+      pageOverLibrary: pageSpeedup / libSpeedup,
+      pageOverLibraryPerLoad: measured.map((p) => p.speedup / libSpeedup),
+      predictedOverMeasured: predicted / pageSpeedup,
+    };
+    result.settings.push(s);
+    say(`γ = ${g}, T = ${T}, ${s.threads} threads, ${maxTokens} tokens, ${opt.pair} pair (${files.target}, ${files.draft}):`);
+    say(`  page     ${f(pageSpeedup, 3)}× median of ${measured.length} loads (${s.page.perLoad.map((x) => f(x, 3)).join(', ')}; verdicts ${s.page.verdicts.join(', ') || '–'})${cut ? `; ${cut} loads not measured` : ''}`);
+    say(`  library  ${f(libSpeedup, 3)}× (repeats ${lib.ratios.map((x) => f(x)).join(', ')}; plain ${lib.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, speculative ${lib.specTps.map((x) => f(x, 0)).join(', ')}; ${f(s.library.seconds, 0)} s)`);
+    say(`  page / library ${f(s.pageOverLibrary, 3)} (per load ${s.pageOverLibraryPerLoad.map((x) => f(x, 3)).join(', ')}); prediction ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured `
+      + `(per load ${s.page.predictedOverMeasured.map((x) => f(x, 3)).join(', ')}); plain spread per load ${s.page.plainSpread.map(pct).join(', ')}`);
   }
+  // The goals of issue 29, over the settings measured.
+  const goal = (name, rows) => {
+    const judged = rows.filter((r) => r.ok !== null);
+    const met = judged.length > 0 && judged.every((r) => r.ok);
+    say(`goal: ${name}: ${judged.length ? (met ? 'met' : 'not met') : 'not judged'} (${rows.map((r) => r.text).join('; ')})`);
+    return { name, met: judged.length ? met : null, rows };
+  };
+  say(`after ${((Date.now() - started) / 60000).toFixed(1)} min:`);
+  result.goals = [
+    goal(`"pays" on every load (${loads} in a row) where every library repeat pays, speed-up within 10% of the library's`, result.settings.map((s) => {
+      const libPays = s.library.ratios.length > 0 && s.library.ratios.every((r) => r > 1);
+      if (!libPays) return { ok: null, text: `γ ${s.gamma} T ${s.temperature}: library repeats ${s.library.ratios.length ? 'not all paying' : 'not measured'}` };
+      const all = s.page.verdicts.length === loads && s.page.verdicts.every((v) => v === 'pays');
+      const near = s.pageOverLibraryPerLoad.length > 0 && s.pageOverLibraryPerLoad.every((x) => Math.abs(x - 1) <= 0.1);
+      return { ok: all && near, text: `γ ${s.gamma} T ${s.temperature}: ${s.page.verdicts.filter((v) => v === 'pays').length}/${loads} pays, page/library ${s.pageOverLibraryPerLoad.map((x) => f(x)).join(', ')}` };
+    })),
+    goal('prediction E/(γc + v) within 15% of the measured speed-up', result.settings.map((s) => ({
+      ok: s.page.predictedOverMeasured.length ? s.page.predictedOverMeasured.every((x) => Math.abs(x - 1) <= 0.15) : null,
+      text: `γ ${s.gamma} T ${s.temperature}: ${s.page.predictedOverMeasured.map((x) => f(x)).join(', ') || '–'}`,
+    }))),
+    goal(`plain tokens/s spread over ${runs} repeats ≤ 15%`, result.settings.map((s) => ({
+      ok: s.page.plainSpread.length ? s.page.plainSpread.every((x) => x <= 0.15) : null,
+      text: `γ ${s.gamma} T ${s.temperature}: ${s.page.plainSpread.map(pct).join(', ') || '–'}`,
+    }))),
+  ];
 } finally {
   await context.close().catch(() => {});
   await server.close().catch(() => {});
@@ -242,7 +345,8 @@ if (opt.json) console.log(JSON.stringify(result));
 // pair fetched, then decodes timed as the page times its runs (every step() call, the first
 // included; tokens/s = tokens × 1000 / that time; distributions: false). Untimed plain and
 // speculative decodes until two in a row agree within 5% (at least 2 rounds, at most 8, none
-// started after 10 s), then `repeats` timed pairs, plain and speculative alternated.
+// started after 10 s), then `repeats` timed pairs, plain and speculative alternated (none started
+// after job.budgetMs from the start, at least two).
 function LIB_WORKER() {
   return `import { loadSpecdec } from './bench-lib/index.js';
 const load = async (sd, url) => sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer()));
@@ -279,7 +383,7 @@ self.onmessage = async ({ data: job }) => {
     }
     const plainTps = [];
     const specTps = [];
-    for (let r = 0; r < job.repeats; r++) {
+    for (let r = 0; r < job.repeats && (r < 2 || performance.now() - t0 < job.budgetMs); r++) {
       plainTps.push(decode(sd, o, true));
       specTps.push(decode(sd, o, false));
     }

@@ -88,7 +88,16 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
   const run = await page.evaluate(() => ({
     v: Number.parseFloat(document.querySelector('[data-testid="v-measured"]').textContent),
     gamma: Number(document.getElementById('gen-gamma').value),
+    verdict: document.getElementById('verdict').textContent,
+    predicted: Number.parseFloat(document.querySelector('[data-testid="speedup-predicted-v"]').textContent),
   }));
+  // The verdict's E/(γc + v) takes the run's own means (total time ÷ count), says so, and the
+  // prediction cell is the formula of the numbers it quotes.
+  const m = run.verdict.match(/γc \+ v = (\d+)·([\d.]+) \+ ([\d.]+) = [\d.]+ target steps \(one step = [\d.]+ ms, the plain runs' time ÷ their \d+ steps; one iteration = [\d.]+ ms, the speculative runs' time ÷ their \d+ iterations: .*; means, as tokens\/s counts time\) and yields E = ([\d.]+) tokens at α = [\d.]+: E\/\(γc \+ v\) = ([\d.]+)×/);
+  assert.ok(m, run.verdict);
+  const [g, c, v, E, shown] = m.slice(1).map(Number);
+  assert.ok(Math.abs(E / (g * c + v) - shown) <= 0.01 * shown + 0.01, `E/(γc + v) = ${E}/(${g}·${c} + ${v}) vs ${shown}`);
+  assert.ok(Math.abs(run.predicted - shown) < 0.006, `prediction cell ${run.predicted} = the sentence's ${shown}`);
   const section = (a[run.gamma] + b[run.gamma]) / 2;
   // Printed, not asserted: the runs above are 24 tokens (a handful of speculative passes), too
   // few for a steady median on a shared machine; bench/browser.mjs compares them on 200.
