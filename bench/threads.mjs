@@ -15,7 +15,9 @@
 //
 // With --weights f32,int8 each pair runs with float32 weights and with its 8-bit files
 // (models/*-int8.safetensors; P_int(T), the integer dot peak, enters the 8-bit roofline), and the
-// 8-bit goals of issue 26 are printed as ratios from the same run.
+// 8-bit goals of issue 26 are printed as ratios from the same run (WASM at T = 0 and 0.8, native
+// greedy). Decoding alternates the two: every repeat runs both weights (in turn first), so that
+// load drifting on a shared machine weighs on both alike; the medians are over repeats.
 //
 //   node bench/threads.mjs [--threads 1,2] [--repeats 3] [--max-tokens 128] [--only small|large]
 //                          [--weights f32|int8|f32,int8] [--skip native] [--json FILE]
@@ -25,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { stats } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
@@ -94,39 +97,68 @@ function table(title, head, rows) {
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 }
 
-function wasmRun(pair) {
-  const load = (rel) => M.BenchModel.load(readFileSync(path.join(ROOT, rel)));
-  const target = load(pair.target), draft = load(pair.draft);
-  try {
-    progress(`${pair.key}: WASM pass physics at ${THREADS.join(', ')} threads`);
-    const physics = M.benchThreadPhysics(target, draft, THREADS, 8, REPEATS, MIN_MS);
-    const decoding = {};
+// Decoding of several weight variants of one pair (f32, int8), alternating: one call per
+// variant and repeat (round robin over the thread counts inside it), the variants' order
+// reversed every other repeat; then per thread count the median of the repeats' figures and the
+// best gamma of those medians. models: [{ key, target, draft }] (loaded BenchModels).
+function decodeAlternating(models) {
+  const calls = models.map(() => ({ 0: [], 0.8: [] }));
+  for (let r = 0; r < REPEATS; r++) {
+    const order = models.map((_, i) => i);
+    if (r % 2) order.reverse();
     for (const temperature of [0, 0.8]) {
-      progress(`${pair.key}: WASM decoding, T = ${temperature}`);
-      decoding[temperature] = M.benchDecodeByThreads(target, draft, THREADS, 6, temperature, MAX_TOKENS, REPEATS);
-    }
-    // Plain greedy decoding in the single-threaded build and in the threaded one at 1 thread,
-    // alternating, same prompts: the price of -pthread and JS-based exceptions.
-    progress(`${pair.key}: single-threaded vs threaded build at 1 thread`);
-    const stTarget = ST.BenchModel.load(readFileSync(path.join(ROOT, pair.target)));
-    const prompts = ST.benchPrompts().map((p) => Int32Array.from(Buffer.from(p, 'utf8')));
-    const st = [], mt1 = [];
-    M.setThreads(1);
-    for (let r = -1; r < REPEATS; r++) {
-      const a = ST.benchDecode(stTarget, null, prompts, 1, 0, 1000, MAX_TOKENS);
-      const b = M.benchDecode(target, null, prompts, 1, 0, 1000, MAX_TOKENS);
-      if (r >= 0) {
-        st.push(a.ms / a.generated);
-        mt1.push(b.ms / b.generated);
+      for (const i of order) {
+        progress(`${models[i].key}: WASM decoding, T = ${temperature}, repeat ${r + 1}/${REPEATS}`);
+        calls[i][temperature].push(M.benchDecodeByThreads(models[i].target, models[i].draft, THREADS, 6, temperature, MAX_TOKENS, 1));
       }
     }
-    M.setThreads(MAX_T);
-    stTarget.delete();
-    const med = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
-    return { physics, decoding, builds: { single: med(st), threaded1: med(mt1) }, weightBytes: M.benchWeightBytes(target), flopsPerToken: M.benchFlopsPerToken(target) };
+  }
+  const merge = (runs) => runs[0].map((row, j) => {
+    const over = (get) => stats(runs.map((run) => get(run[j])));
+    const spec = row.specMsPerToken.map((_, g) => over((x) => x.specMsPerToken[g].median));
+    const best = spec.reduce((b, s, g) => (s.median < spec[b].median ? g : b), 0);
+    return { threads: row.threads, plainMsPerToken: over((x) => x.plainMsPerToken.median), specMsPerToken: spec, alpha: row.alpha, bestGamma: best + 1, draftStepMs: over((x) => x.draftStepMs.median) };
+  });
+  return calls.map((byTemp) => Object.fromEntries(Object.entries(byTemp).map(([t, runs]) => [t, merge(runs)])));
+}
+
+// The WASM figures of every weight variant of one pair (pairs: the PAIRS entries of that pair).
+function wasmRun(pairs) {
+  const load = (rel) => M.BenchModel.load(readFileSync(path.join(ROOT, rel)));
+  const models = pairs.map((pair) => ({ key: pair.key, target: load(pair.target), draft: load(pair.draft) }));
+  try {
+    const physics = models.map(({ key, target, draft }) => {
+      progress(`${key}: WASM pass physics at ${THREADS.join(', ')} threads`);
+      return M.benchThreadPhysics(target, draft, THREADS, 8, REPEATS, MIN_MS);
+    });
+    const decoding = decodeAlternating(models);
+    return pairs.map((pair, i) => {
+      const { target } = models[i];
+      // Plain greedy decoding in the single-threaded build and in the threaded one at 1 thread,
+      // alternating, same prompts: the price of -pthread and JS-based exceptions.
+      progress(`${pair.key}: single-threaded vs threaded build at 1 thread`);
+      const stTarget = ST.BenchModel.load(readFileSync(path.join(ROOT, pair.target)));
+      const prompts = ST.benchPrompts().map((p) => Int32Array.from(Buffer.from(p, 'utf8')));
+      const st = [], mt1 = [];
+      M.setThreads(1);
+      for (let r = -1; r < REPEATS; r++) {
+        const a = ST.benchDecode(stTarget, null, prompts, 1, 0, 1000, MAX_TOKENS);
+        const b = M.benchDecode(target, null, prompts, 1, 0, 1000, MAX_TOKENS);
+        if (r >= 0) {
+          st.push(a.ms / a.generated);
+          mt1.push(b.ms / b.generated);
+        }
+      }
+      M.setThreads(MAX_T);
+      stTarget.delete();
+      const med = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+      return { physics: physics[i], decoding: decoding[i], builds: { single: med(st), threaded1: med(mt1) }, weightBytes: M.benchWeightBytes(target), flopsPerToken: M.benchFlopsPerToken(target) };
+    });
   } finally {
-    target.delete();
-    draft.delete();
+    for (const m of models) {
+      m.target.delete();
+      m.draft.delete();
+    }
   }
 }
 
@@ -157,7 +189,7 @@ function shapeNative(n) {
   for (const p of n.threads_physics) {
     const s = (x) => x;
     byT[p.threads] = {
-      read: s(p.read_gbs), peak: s(p.peak_gflops), forkJoinUs: s(p.fork_join_us), regions: p.regions_per_pass, draftMs: s(p.draft_step_ms),
+      read: s(p.read_gbs), peak: s(p.peak_gflops), peakInt: p.peak_int_gops?.runs ? p.peak_int_gops : null, forkJoinUs: s(p.fork_join_us), regions: p.regions_per_pass, draftMs: s(p.draft_step_ms),
       pass: p.passes.map((x) => x.pass_ms), matmul: p.passes.map((x) => x.matmul_ms), roof: p.passes.map((x) => x.roofline_ms), decoding: {},
     };
   }
@@ -211,24 +243,33 @@ function goals(pair, engine, byT) {
 
 const lines = [];
 console.log(`\n### Threads (${CPU}; ${REPEATS} repeat(s), ${MAX_TOKENS} tokens per prompt)`);
-for (const pair of PAIRS) {
-  const raw = wasmRun(pair);
-  const w = shapeWasm(raw);
-  const n = shapeNative(nativeRun(pair));
-  report.pairs[pair.key] = { wasm: w, native: n };
-  print(pair, 'WASM (Node, threaded build)', w);
-  if (n) print(pair, 'native', n);
-  lines.push(...goals(pair, 'WASM', w));
-  lines.push(`${pair.key}, WASM: plain ms/token, single-threaded build ${f(raw.builds.single)} vs threaded build at 1 thread ${f(raw.builds.threaded1)} (${f(raw.builds.threaded1 / raw.builds.single, 2)}×)`);
-  report.pairs[pair.key].builds = raw.builds;
-  if (n) lines.push(...goals(pair, 'native', n));
+for (const base of new Set(PAIRS.map((p) => p.pair))) {
+  const group = PAIRS.filter((p) => p.pair === base);
+  const raws = wasmRun(group);
+  group.forEach((pair, i) => {
+    const raw = raws[i];
+    const w = shapeWasm(raw);
+    const n = shapeNative(nativeRun(pair));
+    report.pairs[pair.key] = { wasm: w, native: n };
+    print(pair, 'WASM (Node, threaded build)', w);
+    if (n) print(pair, 'native', n);
+    lines.push(...goals(pair, 'WASM', w));
+    lines.push(`${pair.key}, WASM: plain ms/token, single-threaded build ${f(raw.builds.single)} vs threaded build at 1 thread ${f(raw.builds.threaded1)} (${f(raw.builds.threaded1 / raw.builds.single, 2)}×)`);
+    report.pairs[pair.key].builds = raw.builds;
+    if (n) lines.push(...goals(pair, 'native', n));
+  });
 }
-// Issue 26's goals: the 8-bit pair against the float pair, same run.
+// Issue 26's goals: the 8-bit pair against the float pair, same run (native: greedy only).
+const ratio = (x, y) => f(x.median / y.median, 2);
 for (const pair of new Set(PAIRS.map((p) => p.pair))) {
-  const a = report.pairs[pair]?.wasm, b = report.pairs[`${pair} int8`]?.wasm;
-  if (!a || !b) continue;
-  for (const t of Object.keys(a).map(Number)) {
-    lines.push(`${pair}, WASM, ${t} thread(s): int8 plain vs f32 plain ${f(a[t].decoding[0].plain.median / b[t].decoding[0].plain.median, 2)}× (T 0), ${f(a[t].decoding['0.8'].plain.median / b[t].decoding['0.8'].plain.median, 2)}× (T 0.8); int8 speculative (best γ) vs f32 speculative ${f(a[t].decoding[0].spec.median / b[t].decoding[0].spec.median, 2)}× (T 0), ${f(a[t].decoding['0.8'].spec.median / b[t].decoding['0.8'].spec.median, 2)}× (T 0.8); int8 k = 1 matmul ÷ roofline ${f(b[t].matmul[0].median / b[t].roof[0], 2)} (f32 ${f(a[t].matmul[0].median / a[t].roof[0], 2)})`);
+  for (const engine of ['wasm', 'native']) {
+    const a = report.pairs[pair]?.[engine], b = report.pairs[`${pair} int8`]?.[engine];
+    if (!a || !b) continue;
+    for (const t of Object.keys(a).map(Number)) {
+      const temps = Object.keys(a[t].decoding).filter((temp) => b[t].decoding[temp]);
+      const by = (get) => temps.map((temp) => `${ratio(get(a[t].decoding[temp]), get(b[t].decoding[temp]))}× (T ${temp})`).join(', ');
+      lines.push(`${pair}, ${engine === 'wasm' ? 'WASM' : 'native'}, ${t} thread(s): int8 plain vs f32 plain ${by((d) => d.plain)}; int8 speculative (best γ) vs f32 speculative ${by((d) => d.spec)}; int8 k = 1 matmul ÷ roofline ${f(b[t].matmul[0].median / b[t].roof[0], 2)} (f32 ${f(a[t].matmul[0].median / a[t].roof[0], 2)}); v(5) int8 ${f(b[t].pass[4].median / b[t].pass[0].median, 2)} (f32 ${f(a[t].pass[4].median / a[t].pass[0].median, 2)})`);
+    }
   }
 }
 console.log('\n#### Goals, from this run\n');

@@ -105,16 +105,18 @@ void bench_threads(const BenchRun& run, const std::vector<int>& thread_counts) {
   const size_t bytes = bench::matmul_weight_bytes(run.target);
   std::vector<std::string> rows;
   if (!run.json) {
-    std::printf("Threads: one pass of the target (%.1f MB of f32 weights) on T threads\n",
-                bytes / 1e6);
+    std::printf("Threads: one pass of the target (%.1f MB of %s weights) on T threads\n",
+                bytes / 1e6, weights_name(run.target.weight_type()));
   }
   for (const bench::ThreadPhysics& t : phys) {
     const double v1 = t.pass_ms[0].median, r1 = t.roofline_ms[0];
+    const bool int8 = t.peak_int_gops.runs > 0;  // measured for 8-bit targets only
     if (!run.json) {
       std::printf(
-          "  T=%d: B(T) %s GB/s, P(T) %s GFLOP/s, fork-join %s us x %.1f regions per pass, "
+          "  T=%d: B(T) %s GB/s, P(T) %s GFLOP/s%s, fork-join %s us x %.1f regions per pass, "
           "draft step %s ms\n",
           t.threads, cell(t.read_gbs, "%.1f").c_str(), cell(t.peak_gflops, "%.1f").c_str(),
+          int8 ? (", P_int(T) " + cell(t.peak_int_gops, "%.1f") + " GOP/s").c_str() : "",
           cell(t.fork_join_us, "%.2f").c_str(), t.regions_per_pass,
           cell(t.draft_step_ms, "%.3f").c_str());
       std::printf("    %-2s | %-7s | %-7s | %-9s | %-6s | %-10s | %s\n", "k", "pass", "matmul",
@@ -136,8 +138,10 @@ void bench_threads(const BenchRun& run, const std::vector<int>& thread_counts) {
     }
     rows.push_back(
         "{\"threads\":" + std::to_string(t.threads) + ",\"read_gbs\":" + json_stats(t.read_gbs) +
-        ",\"peak_gflops\":" + json_stats(t.peak_gflops) + ",\"fork_join_us\":" +
-        json_stats(t.fork_join_us) + ",\"regions_per_pass\":" + fmt("%.2f", t.regions_per_pass) +
+        ",\"peak_gflops\":" + json_stats(t.peak_gflops) +
+        (int8 ? ",\"peak_int_gops\":" + json_stats(t.peak_int_gops) : std::string()) +
+        ",\"fork_join_us\":" + json_stats(t.fork_join_us) +
+        ",\"regions_per_pass\":" + fmt("%.2f", t.regions_per_pass) +
         ",\"draft_step_ms\":" + json_stats(t.draft_step_ms) + ",\"passes\":" + join(ks) + "}");
   }
   const std::vector<bench::ThreadDecoding> dec =
