@@ -7,7 +7,8 @@
 # both pairs (`--skip modes` leaves them out; `--quick` runs them with 1 repeat), and
 # bench/ort-spec.mjs onnxruntime-web as specdec's target (`--skip ortspec` leaves it out), bench/threads.mjs
 # the physics with 1..T threads (`--skip threads`), and bench/wllama.mjs specdec against llama.cpp's
-# WASM build in Chromium at 1 and 2 threads (`--skip wllama`), bench/transformers.mjs
+# WASM build in Chromium at 1 and 2 threads (`--skip wllama`), bench/chromium-weights.mjs float32
+# against 8-bit weights in a Chromium Worker (`--skip weights`), bench/transformers.mjs
 # transformers.js as specdec's target against its own generate() (`--skip transformers`), and
 # bench/gpu.mjs the GPT on WebGPU in Chromium with whatever adapter is there (here SwiftShader,
 # a software adapter: labelled so; `--skip gpu`); bench/browser.mjs the page's verdict against the
@@ -36,7 +37,8 @@ case "$args" in
   *) node bench/ort-spec.mjs ;;
 esac
 # Threads: the physics of a pass with 1..T threads, WASM (Node) and native, both pairs, float32
-# and 8-bit weights (v(k), matmul ÷ roofline, plain and best-γ speculative, int8 ÷ f32); then
+# and 8-bit weights (v(k), matmul ÷ roofline, plain and best-γ speculative; int8 ÷ f32 from the
+# same run, WASM at T 0 / 0.8 with the two alternated in every repeat, native greedy); then
 # onnxruntime-web at numThreads 1 and 2 against specdec at 1 and 2 threads.
 case "$args" in
   *" --skip "*threads*|*"--skip="*threads*) ;;
@@ -49,6 +51,13 @@ case "$args" in
   *" --skip "*wllama*|*"--skip="*wllama*) ;;
   *" --quick "*) node bench/wllama.mjs --repeats 1; node bench/wllama.mjs --repeats 1 --weights int8 ;;
   *) node bench/wllama.mjs; node bench/wllama.mjs --weights int8 ;;
+esac
+# float32 against 8-bit weights in one Chromium (a module Worker): both pairs, 1 and 2 threads,
+# plain and best-γ speculative, f32 and int8 alternated in every repeat; int8 ÷ f32 per cell.
+case "$args" in
+  *" --skip "*weights*|*"--skip="*weights*) ;;
+  *" --quick "*) node bench/chromium-weights.mjs --repeats 1 --gammas 3,4 ;;
+  *) node bench/chromium-weights.mjs ;;
 esac
 # transformers.js as the target (specdec/transformers), fp32 and fp16, against its generate().
 case "$args" in
