@@ -2,6 +2,8 @@
 // dropped on a zone, go through the same loader as the page's models. A malformed file shows
 // the loader's message in an alert and changes nothing; valid files replace the target and/or
 // the draft, the runs use them, and "Back to the page's models" restores the shipped pair.
+// Meanwhile the Weights radio says what the loaded models hold (an 8-bit file loads as int8) and
+// is locked, with a sentence why, until the page's models are back.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -18,6 +20,13 @@ before(async () => {
   await env.page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
 });
 after(async () => { await env?.close(); });
+
+/** The Weights radio: which is checked, which are disabled, and the own-files sentence (null when hidden). */
+const weightsRadio = (page) => page.evaluate(() => ({
+  checked: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).checked),
+  disabled: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).disabled),
+  own: document.getElementById('weights-own').hidden ? null : document.getElementById('weights-own').textContent,
+}));
 
 /** Waits until the file status settles; returns { state, status, error }. */
 async function fileOutcome(page) {
@@ -78,11 +87,23 @@ test('malformed files dropped on a zone: header, config and non-finite weights',
 
 test('valid files (picker for the target, drop for the draft) replace the models and run', async () => {
   const { page } = env;
-  await page.setInputFiles('#model-file-target', fixture('tiny_f32.safetensors'));
+  assert.deepEqual(await weightsRadio(page), { checked: ['f32'], disabled: [], own: null }, 'the page’s float32 pair');
+  // An 8-bit target file (stored quantized): loaded as int8; the radio does not claim float32.
+  await page.setInputFiles('#model-file-target', fixture('tiny_int8.safetensors'));
   let out = await fileOutcome(page);
+  assert.equal(out.state, 'loaded', out.error);
+  assert.equal(await page.evaluate(() => window.specdecPage.modelClient.info.target.weights), 'int8');
+  let radio = await weightsRadio(page);
+  assert.deepEqual([radio.checked, radio.disabled], [[], ['f32', 'int8']], 'an int8 target, the float32 draft: neither');
+  assert.match(radio.own, /^Your own model files are loaded: an int8 target and a float32 draft, as the files hold them\. Go back to the page’s models \(or pick a pair\) to choose float32 or int8\.$/);
+  await page.setInputFiles('#model-file-target', fixture('tiny_f32.safetensors'));
+  out = await fileOutcome(page);
   assert.equal(out.state, 'loaded', out.error);
   assert.match(out.status, /Loaded the target file “tiny_f32\.safetensors”/);
   assert.equal(out.error, '', 'the alert is cleared');
+  radio = await weightsRadio(page);
+  assert.deepEqual([radio.checked, radio.disabled], [['f32'], ['f32', 'int8']]);
+  assert.match(radio.own, /^Your own model files are loaded: float32 weights, as the files hold them\./);
   await dropFile(page, '#drop-draft', 'tiny_draft_f16.safetensors', await readFile(fixture('tiny_draft_f16.safetensors')));
   out = await fileOutcome(page);
   assert.equal(out.state, 'loaded', out.error);
@@ -104,6 +125,7 @@ test('valid files (picker for the target, drop for the draft) replace the models
   assert.equal(out.state, 'loaded', out.error);
   assert.doesNotMatch(await text(page, '#model-info'), /file “/);
   assert.equal(await page.isHidden('#model-file-reset'), true);
+  assert.deepEqual(await weightsRadio(page), { checked: ['f32'], disabled: [], own: null }, 'the choice is free again');
   await setInput(page, 'gen-max', 200);
   await setInput(page, 'gen-temp', 0.8);
   assertClean(assert, env.watch);

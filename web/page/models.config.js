@@ -24,7 +24,8 @@
 //   worker's runtime cache. Copied to models/target-int8.safetensors, models/draft-int8.safetensors
 //   (small) and models/<pair>-target-int8.safetensors, models/<pair>-draft-int8.safetensors.
 //
-// The labels ("small, 10.7 MB", "int8, 5.9 MB") are computed from the files' sizes at build time.
+// The labels ("small, 10.7 MB", "int8, 5.9 MB") are computed from the files' sizes at build time;
+// the pair picker's follow the weights in use ("small, 5.9 MB" with int8: the 8-bit files' sizes).
 // For a quick plumbing check, tests/fixtures/tiny_f32.safetensors works in every role.
 export const MODEL_PAIRS = {
   small: {

@@ -21,6 +21,24 @@ import { initOwnFiles } from './own-files.js';
 import { initLoadStatus } from './load-status.js';
 import { initRunView } from './run-view.js';
 import { initCompare } from './compare.js';
+import { weightsText } from './weights.js';
+
+/**
+ * The weights of the models in use when a learner's files are among them: { target, draft }
+ * ('f32' | 'int8', model.weights of each), or null when both are a pair of the build's.
+ */
+export function ownWeights(info) {
+  if (!info || !(info.target?.file || info.draft?.file)) return null;
+  return { target: info.target.weights ?? 'f32', draft: info.draft.weights ?? 'f32' };
+}
+
+/** Why the Weights choice is disabled while a learner's files are loaded, with what they hold. */
+export function ownWeightsText(w) {
+  const a = (x) => `${x === 'int8' ? 'an' : 'a'} ${weightsText(x)}`;
+  const held = w.target === w.draft ? `${weightsText(w.target)} weights` : `${a(w.target)} target and ${a(w.draft)} draft`;
+  return `Your own model files are loaded: ${held}, as the files hold them. `
+    + 'Go back to the page’s models (or pick a pair) to choose float32 or int8.';
+}
 
 /**
  * @param {any} sd the page's WASM instance (the lesson's formulas)
@@ -50,7 +68,8 @@ export function initModels(sd, client, { isolation = null } = {}) {
     compare?.setDisabled(b);
     files?.setDisabled(b);
     pairs?.setDisabled(b);
-    weights?.setDisabled(b);
+    // A learner's files hold the weights they hold: no choice until the page's models are back.
+    weights?.setDisabled(b || !!ownWeights(client.info));
     vk.setDisabled(b);
     backend?.setDisabled(b);
     threads?.setDisabled(b);
@@ -75,6 +94,7 @@ export function initModels(sd, client, { isolation = null } = {}) {
   files = initOwnFiles({ client, isBusy, setBusy });
   pairs = initPairPicker({ client, isBusy, setBusy, onPicked: () => files.clear() });
   weights = initWeightsPicker({ client, isBusy, setBusy, onPicked: () => files.clear() });
+  const ownNote = document.getElementById('weights-own');
   const status = initLoadStatus();
   const runs = initRunView({ client });
   compare = initCompare({ sd, client, runs, vk, threads, isBusy, setBusy });
@@ -84,8 +104,16 @@ export function initModels(sd, client, { isolation = null } = {}) {
     if (ev.type !== 'loaded') return;
     compare.reset();
     pairs.check(client.pair);
-    weights.check(client.weights);
+    pairs.refresh();
+    // The Weights radio says what is loaded: with a learner's files, their model.weights (none
+    // checked when target and draft differ) and why it is disabled; otherwise the choice.
+    const own = ownWeights(ev.info);
+    weights.check(own ? (own.target === own.draft ? own.target : null) : client.weights);
     weights.refresh();
+    ownNote.hidden = !own;
+    ownNote.textContent = own ? ownWeightsText(own) : '';
+    ownNote.dataset.target = own?.target ?? '';
+    ownNote.dataset.draft = own?.draft ?? '';
     // The worker's threads: the count it started with, unless one was chosen already.
     if (!threads.info() && ev.info.threads) threads.show(ev.info.threads);
     controls.onLoaded();

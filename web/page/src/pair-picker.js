@@ -1,10 +1,20 @@
 // Section 4's pair picker: one radio button per pair of the build ("small", "large"), with its
 // shapes and sizes and where its files come from (loaded on every visit, or downloaded when
 // picked and then kept for offline use). Picking one loads it in the worker; on failure the
-// models in use stay, and a note says so.
+// models in use stay, and a note says so. The label's size and where the files come from are
+// those of the weights in use (the "Weights" choice: "small, 10.7 MB" with float32, "small,
+// 5.9 MB" with int8 — the build's file sizes, client.js pairFiles); refresh() after a load.
 import { h } from './svg.js';
 import { sizeText } from './limits.js';
-import { PAIRS, pairIsCached } from './client.js';
+import { PAIRS, pairFiles, pairIsCached } from './client.js';
+import { weightsText } from './weights.js';
+
+/** "small, 10.7 MB": the pair's download with these weights (or why it has none). */
+function pairLabel(name, p, weights) {
+  if (!p.available) return p.label;
+  const f = pairFiles(name, weights);
+  return f ? `${name}, ${sizeText(f.bytes)}` : `${name} (no ${weightsText(weights)} files in this build)`;
+}
 
 function pairDescription(p) {
   if (!p.available) return 'its files are not in this build';
@@ -26,27 +36,46 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
   const options = document.getElementById('pair-options');
   const pairNote = document.getElementById('pair-note');
   const inputs = {};
+  const labels = {};
+  const wheres = {};
+  // A pair can be picked when its files with the weights in use are in the build.
+  const pickable = (name) => !!pairFiles(name, client.weights);
   for (const [name, p] of Object.entries(PAIRS)) {
-    const input = h('input', { type: 'radio', name: 'pair', value: name, id: `pair-${name}`, disabled: !p.available });
+    const input = h('input', { type: 'radio', name: 'pair', value: name, id: `pair-${name}`, disabled: !pickable(name) });
     input.checked = name === client.pair;
     inputs[name] = input;
     const desc = h('span', { class: 'pair-desc', id: `pair-${name}-desc` }, [pairDescription(p)]);
-    const where = h('span', { class: 'pair-where', id: `pair-${name}-where`, 'data-testid': `pair-${name}-where` },
-      [p.precached ? 'loaded on every visit' : (p.available ? 'downloaded only when picked' : '')]);
-    options.append(h('label', { class: 'pair', for: input.id }, [
-      input, h('span', { class: 'pair-name', 'data-testid': `pair-${name}-label` }, [p.label]), desc, where]));
+    wheres[name] = h('span', { class: 'pair-where', id: `pair-${name}-where`, 'data-testid': `pair-${name}-where` }, ['']);
+    labels[name] = h('span', { class: 'pair-name', 'data-testid': `pair-${name}-label` }, ['']);
+    options.append(h('label', { class: 'pair', for: input.id }, [input, labels[name], desc, wheres[name]]));
   }
 
-  async function refreshStatus() {
+  /** The labels, sizes and where the files come from, for the weights in use now. */
+  async function refresh() {
+    const weights = client.weights;
     for (const [name, p] of Object.entries(PAIRS)) {
-      if (p.precached || !p.available) continue;
-      const cached = await pairIsCached(name, client.weights);
-      const el = document.getElementById(`pair-${name}-where`);
+      const f = pairFiles(name, weights);
+      labels[name].textContent = pairLabel(name, p, weights);
+      labels[name].dataset.bytes = String(f?.bytes ?? 0);
+      labels[name].dataset.weights = weights;
+      const el = wheres[name];
+      if (!f) {
+        el.textContent = '';
+        continue;
+      }
+      if (f.precached) {
+        el.textContent = 'loaded on every visit';
+        delete el.dataset.cached;
+        continue;
+      }
+      el.textContent = 'downloaded only when picked';
+      const cached = await pairIsCached(name, weights);
+      if (client.weights !== weights) return; // other weights meanwhile: their refresh says it
       el.textContent = cached ? 'saved for offline use' : 'downloaded only when picked, then kept for offline use';
       el.dataset.cached = String(cached);
     }
   }
-  refreshStatus();
+  refresh();
 
   /** Checks the radio button of `name` (the pair in use). */
   const check = (name) => { for (const [n, input] of Object.entries(inputs)) input.checked = n === name; };
@@ -70,13 +99,14 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
           + (client.info ? `Still using the ${client.info.pair ?? 'same'} models.` : '');
       } finally {
         setBusy(false);
-        refreshStatus();
+        refresh();
       }
     });
   }
 
   return {
     check,
-    setDisabled(b) { for (const [name, input] of Object.entries(inputs)) input.disabled = b || !PAIRS[name].available; },
+    refresh,
+    setDisabled(b) { for (const [name, input] of Object.entries(inputs)) input.disabled = b || !pickable(name); },
   };
 }
