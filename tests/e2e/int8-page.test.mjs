@@ -214,6 +214,7 @@ test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, th
     await page.check('#weights-int8');
   }
   await waitModels(page, 'int8');
+  assert.equal((await pairLabels(page)).small, `small, ${mbText(INT8_BYTES)}`, 'after the reload too');
   await setInput(page, 'gen-max', 8);
   await page.click('#run-spec');
   await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
