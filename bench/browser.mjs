@@ -19,8 +19,9 @@
 // per setting (0: the library alone). --vk: on which loads to wait for section 4's v(k)
 // measurement after the run (printed beside the run's v(γ + 1); default: the first load of each
 // setting). --budget-min: the whole bench's time budget, shared equally by the settings not yet
-// run; a setting runs the library first, then page loads while its share lasts (a load that
-// would overrun it is cut and counted as not measured). --json prints one line at the end
+// run; a setting runs page loads while its share lasts, less what its library run is expected
+// to take (1.5 × the last one's, at most half the share), then the library (its repeats stop at
+// the end of the share, two at least); a load that would overrun is cut, and said so. --json prints one line at the end
 // (bench/run.mjs reads `runs`: one entry per completed page load).
 //
 // Time on an idle 2-core machine (the default `npm run bench` invocation: large pair, 2 threads,
@@ -57,6 +58,7 @@ const fail = (m) => {
   process.exit(2);
 };
 const list = (s) => s.split(',').filter(Boolean).map(Number);
+const join = (xs, fmt) => (xs.length ? xs.map(fmt).join(', ') : '–');
 const gammas = list(opt.gamma);
 const temps = list(opt.temperature);
 const runs = Number(opt.runs);
@@ -249,12 +251,14 @@ try {
   say(`bench/browser: ${opt.pair} pair, threads ${opt.threads || 'the page default'}, ${maxTokens} tokens, ${runs} repeats per load, ${loads} loads per setting, `
     + `library ${libRepeats} repeats; ${settingsList.length} settings; budget ${opt['budget-min']} min`);
   for (const [si, { g, T }] of settingsList.entries()) {
-    const settingEnd = Date.now() + left() / (settingsList.length - si);
+    const share = left() / (settingsList.length - si);
+    const settingEnd = Date.now() + share;
+    const reserve = Math.min(share / 2, libReserveMs); // the library's part of the share (at most half)
     const pages = [];
     let cut = 0;
     if (!loads) pages.push(await pageSettings()); // --loads 0: the library alone, with the page's prompt and seed
     for (let l = 0; l < loads; l++) {
-      const deadline = settingEnd - libReserveMs;
+      const deadline = settingEnd - reserve;
       if (deadline - Date.now() < 20000) {
         cut = loads - l;
         say(`γ ${g} T ${T}: ${cut} of ${loads} loads not run (this setting's share of the budget is spent)`);
@@ -304,10 +308,10 @@ try {
     };
     result.settings.push(s);
     say(`γ = ${g}, T = ${T}, ${s.threads} threads, ${maxTokens} tokens, ${opt.pair} pair (${files.target}, ${files.draft}):`);
-    say(`  page     ${f(pageSpeedup, 3)}× median of ${measured.length} loads (${s.page.perLoad.map((x) => f(x, 3)).join(', ')}; verdicts ${s.page.verdicts.join(', ') || '–'})${cut ? `; ${cut} loads not measured` : ''}`);
+    say(`  page     ${f(pageSpeedup, 3)}× median of ${measured.length} loads (${join(s.page.perLoad, (x) => f(x, 3))}; verdicts ${join(s.page.verdicts, String)})${cut ? `; ${cut} loads not measured` : ''}`);
     say(`  library  ${f(libSpeedup, 3)}× (repeats ${lib.ratios.map((x) => f(x)).join(', ')}; plain ${lib.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, speculative ${lib.specTps.map((x) => f(x, 0)).join(', ')}; ${f(s.library.seconds, 0)} s)`);
-    say(`  page / library ${f(s.pageOverLibrary, 3)} (per load ${s.pageOverLibraryPerLoad.map((x) => f(x, 3)).join(', ')}); prediction ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured `
-      + `(per load ${s.page.predictedOverMeasured.map((x) => f(x, 3)).join(', ')}); plain spread per load ${s.page.plainSpread.map(pct).join(', ')}`);
+    say(`  page / library ${f(s.pageOverLibrary, 3)} (per load ${join(s.pageOverLibraryPerLoad, (x) => f(x, 3))}); prediction ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured `
+      + `(per load ${join(s.page.predictedOverMeasured, (x) => f(x, 3))}); plain spread per load ${join(s.page.plainSpread, pct)}`);
   }
   // The goals of issue 29, over the settings measured.
   const goal = (name, rows) => {
@@ -321,6 +325,7 @@ try {
     goal(`"pays" on every load (${loads} in a row) where every library repeat pays, speed-up within 10% of the library's`, result.settings.map((s) => {
       const libPays = s.library.ratios.length > 0 && s.library.ratios.every((r) => r > 1);
       if (!libPays) return { ok: null, text: `γ ${s.gamma} T ${s.temperature}: library repeats ${s.library.ratios.length ? 'not all paying' : 'not measured'}` };
+      if (!s.page.verdicts.length) return { ok: null, text: `γ ${s.gamma} T ${s.temperature}: no page load measured` };
       const all = s.page.verdicts.length === loads && s.page.verdicts.every((v) => v === 'pays');
       const near = s.pageOverLibraryPerLoad.length > 0 && s.pageOverLibraryPerLoad.every((x) => Math.abs(x - 1) <= 0.1);
       return { ok: all && near, text: `γ ${s.gamma} T ${s.temperature}: ${s.page.verdicts.filter((v) => v === 'pays').length}/${loads} pays, page/library ${s.pageOverLibraryPerLoad.map((x) => f(x)).join(', ')}` };
@@ -345,7 +350,7 @@ if (opt.json) console.log(JSON.stringify(result));
 // pair fetched, then decodes timed as the page times its runs (every step() call, the first
 // included; tokens/s = tokens × 1000 / that time; distributions: false). Untimed plain and
 // speculative decodes until two in a row agree within 5% (at least 2 rounds, at most 8, none
-// started after 10 s), then `repeats` timed pairs, plain and speculative alternated (none started
+// started after 10 s or a third of job.budgetMs), then `repeats` timed pairs, plain and speculative alternated (none started
 // after job.budgetMs from the start, at least two).
 function LIB_WORKER() {
   return `import { loadSpecdec } from './bench-lib/index.js';
@@ -376,7 +381,7 @@ self.onmessage = async ({ data: job }) => {
     let prev = null;
     let warmRounds = 0;
     const t0 = performance.now();
-    for (; warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < 10000); warmRounds++) {
+    for (; warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < Math.min(10000, job.budgetMs / 3)); warmRounds++) {
       const cur = [decode(sd, o, true), decode(sd, o, false)];
       if (prev && agree(prev[0], cur[0]) && agree(prev[1], cur[1])) break;
       prev = cur;
