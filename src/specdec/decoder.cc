@@ -188,7 +188,9 @@ void SpeculativeDecoder::begin(Rng& rng) {
   Pending& P = *pending;
   P.start = std::chrono::steady_clock::now();
   // The last iteration's overhead, now that the caller has added its share.
-  if (last_overhead_ >= 0.0) policy_.record_overhead(last_overhead_ + pending_overhead_);
+  if (last_overhead_ >= 0.0) {
+    policy_.record_overhead(last_drafter_, last_overhead_ + pending_overhead_);
+  }
   last_overhead_ = -1.0;
   pending_overhead_ = 0.0;
   const SamplingParams& sampling = options_.sampling;
@@ -500,6 +502,7 @@ IterationRecord SpeculativeDecoder::finish(Rng& rng) {
   rec.target_cached = target_.cached_tokens();
   rec.draft_cached = draft_proposer_ ? draft_proposer_->cached_tokens() : 0;
   if (stats_.iterations > 1) last_overhead_ = ms_since(step_start) - rec.draft_ms - rec.target_ms;
+  last_drafter_ = rec.drafter;
   return rec;
 }
 

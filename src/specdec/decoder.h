@@ -190,6 +190,7 @@ class SpeculativeDecoder {
   size_t vocab_ = 0;               // the target's, once known
   double pending_overhead_ = 0.0;  // the caller's share of the last iteration (note_overhead)
   double last_overhead_ = -1.0;    // step()'s own share of the last iteration
+  Drafter last_drafter_ = Drafter::kNone;  // who drafted it (its overhead is charged to it)
   DecoderStats stats_;
   std::unique_ptr<Pending> pending_;
   std::array<size_t, 2> external_vocab_{};  // row width an external target / draft answered with

@@ -158,18 +158,42 @@ double GammaPolicy::c(Drafter d) const { return draft_ms(d) / target_ms(1); }
 
 // Expected tokens per unit of time (ms, or one-token passes with a cost model):
 // E(alpha, gamma) / (gamma * draft pass + target pass over gamma + 1); a plain step 1 / T(1).
+// Each plan is charged its own drafter's overhead per iteration (a plain step: kNone's).
 double GammaPolicy::score(Drafter d, int match, int gamma) const {
-  const double o = options_.has_cost_model ? 0.0 : overhead_ms_;
-  if (d == Drafter::kNone || gamma == 0) return 1.0 / (target_ms(1) + o);
+  if (d == Drafter::kNone || gamma == 0) return 1.0 / (target_ms(1) + overhead_ms(Drafter::kNone));
   const double e = expected_tokens(d, match, gamma);
-  return e / (gamma * draft_ms(d) + target_ms(static_cast<size_t>(gamma) + 1) + o);
+  return e / (gamma * draft_ms(d) + target_ms(static_cast<size_t>(gamma) + 1) + overhead_ms(d));
+}
+
+static void push_recent(std::vector<double>& samples, size_t most, double ms) {
+  if (samples.size() == most) samples.erase(samples.begin());
+  samples.push_back(ms);
 }
 
 void GammaPolicy::record_overhead(double ms) {
   if (!(ms >= 0.0) || !std::isfinite(ms)) return;
-  if (overhead_samples_.size() == 32) overhead_samples_.erase(overhead_samples_.begin());
-  overhead_samples_.push_back(ms);
+  push_recent(overhead_samples_, kMaxOverheadSamples, ms);
   overhead_ms_ = median(overhead_samples_);
+}
+
+void GammaPolicy::record_overhead(Drafter d, double ms) {
+  if (!(ms >= 0.0) || !std::isfinite(ms)) return;
+  record_overhead(ms);
+  std::vector<double>& mine = drafter_overhead_samples_[static_cast<int>(d)];
+  push_recent(mine, kMaxOverheadSamples, ms);
+  // The mean, not the median: what a drafter's iterations cost outside the passes is largely
+  // in their tail (a garbage collection after a rejected draft's cache copy), and the tail is
+  // what the throughput pays.
+  double sum = 0.0;
+  for (double x : mine) sum += x;
+  drafter_overhead_ms_[static_cast<int>(d)] = sum / static_cast<double>(mine.size());
+}
+
+double GammaPolicy::overhead_ms(Drafter d) const {
+  if (options_.has_cost_model) return 0.0;  // given costs: time is v(k) and c alone
+  const int i = static_cast<int>(d);
+  return drafter_overhead_samples_[i].size() >= kMinOverheadSamples ? drafter_overhead_ms_[i]
+                                                                     : overhead_ms_;
 }
 
 // Prompt lookup's rates are read at the match length (at least its n-gram).
@@ -179,11 +203,12 @@ static int match_of(const DraftOption& o) {
 
 bool GammaPolicy::worth_revisiting(const Plan& p) const {
   if (p.drafter != Drafter::kLookup) return true;
-  const double o = options_.has_cost_model ? 0.0 : overhead_ms_;
+  const double o = overhead_ms(Drafter::kNone);
+  const double extra = std::max(overhead_ms(Drafter::kLookup) - o, 0.0);
   const double t1 = target_ms(1);
   const double tk = target_ms(static_cast<size_t>(p.gamma) + 1);
   const double e = expected_tokens(p.drafter, p.match, p.gamma);
-  return e * (t1 + o) > t1 + 0.5 * (tk - t1) + o;
+  return e * (t1 + o) > t1 + o + 0.5 * (tk - t1 + extra);
 }
 
 Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {

@@ -74,11 +74,22 @@ class GammaPolicy {
   // iteration, its own and the others', at no cost.
   void record_lookup(int match, const LookupOutcome& outcome) { lookup_.observe(match, outcome); }
 
-  // Time an iteration spends outside the draft and target passes (sampling, verification,
-  // records; the JS wrapper reports its share too): paid once per iteration, so it favours
-  // drafting over plain steps. Kept as a running median of the recent iterations.
+  // Time an iteration spends outside the draft and target passes (planning, prompt lookup's
+  // search, sampling, verification, records; the JS wrapper reports its share, and generate()
+  // the time between two steps): paid once per iteration, so it favours drafting over plain
+  // steps. Kept per drafter (who drafted the iteration; kNone for a plain step), so that a
+  // drafter whose iterations cost more outside the passes is charged for it: prompt lookup is
+  // chosen only where its measured gain covers its own overhead. A drafter is charged the mean
+  // of its recent samples (its tail included), or, with fewer than kMinOverheadSamples of
+  // them, the median over all drafters.
+  void record_overhead(Drafter d, double ms);
+  // A sample that belongs to no drafter in particular (counts towards the median over all).
   void record_overhead(double ms);
-  double overhead_ms() const { return overhead_ms_; }
+  double overhead_ms() const { return overhead_ms_; }  // the median over all drafters
+  double overhead_ms(Drafter d) const;                  // what an iteration of d is charged
+  size_t overhead_samples(Drafter d) const {            // d's own, the most recent
+    return drafter_overhead_samples_[static_cast<int>(d)].size();
+  }
 
   // Estimates behind choose(), for the page and the tests.
   // accepted / examined with a prior; prompt lookup: position 1's rate after a match of
@@ -96,8 +107,8 @@ class GammaPolicy {
  private:
   double score(Drafter d, int match, int gamma) const;
   // A revisit (below) of prompt lookup only when it would pay at half the estimated extra cost
-  // of the longer pass: lookup's rates are measured on every iteration anyway, and only v(k)
-  // can be wrong.
+  // of the longer pass and of lookup's own overhead: lookup's rates are measured on every
+  // iteration anyway, and only the costs can be stale.
   bool worth_revisiting(const Plan& p) const;
   double target_ms(size_t k) const;  // estimated (from est_)
   double draft_ms(Drafter d) const;  // one draft pass, estimated
@@ -117,8 +128,12 @@ class GammaPolicy {
   std::vector<std::vector<double>> target_samples_;
   std::vector<double> est_;  // (kMaxK + 1,) target_ms(k), refitted after each sample
   std::array<double, kDrafterCount> draft_ms_{}, draft_passes_{};
-  std::vector<double> overhead_samples_;  // the most recent, at most 32
-  double overhead_ms_ = 0.0;
+  static constexpr size_t kMaxOverheadSamples = 32;  // the most recent, per drafter and overall
+  static constexpr size_t kMinOverheadSamples = 4;   // a drafter's own mean from this many
+  std::vector<double> overhead_samples_;             // any drafter
+  double overhead_ms_ = 0.0;                         // their median
+  std::array<std::vector<double>, kDrafterCount> drafter_overhead_samples_;
+  std::array<double, kDrafterCount> drafter_overhead_ms_{};  // their means
   int heuristic_gamma_ = 5;
   size_t iterations_ = 0;
   int plain_run_ = 0;  // plain steps in a row, the last ones recorded

@@ -241,5 +241,28 @@ TEST(Decoder, BadInputThrowsClearErrors) {
             "draft and target vocabularies differ: 2 vs 4");
 }
 
+// Each iteration's time outside its passes is charged to whoever drafted it (the policy weighs
+// a drafter's own overhead): prompt lookup's iterations and plain steps are counted apart. The
+// first iteration (its pass includes the prompt) and the last (recorded when the next begins)
+// leave no sample.
+TEST(Decoder, OverheadIsChargedToTheIterationsDrafter) {
+  StepFunctionSource target(toy_target);
+  DecoderOptions opt;
+  opt.lookup = true;
+  opt.gamma = 3;
+  opt.max_new_tokens = 24;
+  SpeculativeDecoder dec(target, nullptr, {0, 1, 2, 3, 0, 1, 2, 3, 0, 1}, opt);
+  Rng rng(5);
+  std::vector<Drafter> order;
+  while (!dec.done()) order.push_back(dec.step(rng).drafter);
+  std::map<Drafter, size_t> ran;
+  for (size_t i = 1; i + 1 < order.size(); ++i) ++ran[order[i]];
+  ASSERT_LT(order.size(), 32u);
+  EXPECT_GT(ran[Drafter::kLookup], 0u);
+  EXPECT_EQ(dec.policy().overhead_samples(Drafter::kLookup), ran[Drafter::kLookup]);
+  EXPECT_EQ(dec.policy().overhead_samples(Drafter::kNone), ran[Drafter::kNone]);
+  EXPECT_EQ(dec.policy().overhead_samples(Drafter::kDraftModel), 0u);
+}
+
 }  // namespace
 }  // namespace specdec

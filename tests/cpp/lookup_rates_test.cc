@@ -165,6 +165,51 @@ TEST(LookupRates, MeasuredCostNeverFallsWithMoreTokens) {
   for (size_t k = 2; k <= 9; ++k) EXPECT_GE(policy.v(k), policy.v(k - 1));
 }
 
+// Lookup alone on measured costs: each drafter is charged its own per-iteration overhead
+// outside the passes. Where lookup's iterations cost more (its search, longer records, the
+// cache copies after its rejections), a modest rate no longer pays, while copying text still
+// does.
+TEST(LookupRates, OverheadOutsideThePassIsChargedToItsDrafter) {
+  struct Case {
+    const char* what;
+    int match;         // the match length lookup is offered (and measured) at
+    double rate;       // lookup's measured acceptance at every position
+    double plain_ms;   // overhead per plain step
+    double lookup_ms;  // overhead per lookup iteration
+    int lookup_samples;
+    Drafter expect;
+  };
+  const Case cases[] = {
+      {"ordinary, the same overhead: lookup pays", 2, 0.3, 0.6, 0.6, 8, Drafter::kLookup},
+      {"ordinary, lookup's overhead costs more than it gains", 2, 0.3, 0.6, 2.5, 8,
+       Drafter::kNone},
+      {"copying: the gain covers the overhead", 20, 0.95, 0.6, 2.5, 8, Drafter::kLookup},
+      {"too few lookup samples: the median over all", 2, 0.3, 0.6, 2.5, 2, Drafter::kLookup},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    PolicyOptions po;
+    po.mode = GammaMode::kAuto;
+    GammaPolicy policy(po);
+    // A nearly flat pass cost, as on the transformers.js route: T(k) = 3 + 0.1 (k - 1) ms,
+    // every k measured (nothing left to explore).
+    for (int rep = 0; rep < 4; ++rep) {
+      for (int k = 1; k <= 9; ++k) {
+        const Plan p{k == 1 ? Drafter::kNone : Drafter::kLookup, k - 1, 1, 0, c.match};
+        policy.record(p, k - 1, 0, true, 0, 0.0, static_cast<size_t>(k), 3.0 + 0.1 * (k - 1),
+                      true);
+      }
+    }
+    for (int i = 0; i < 40; ++i) policy.record_lookup(c.match, outcome(8, c.rate));
+    for (int i = 0; i < 8; ++i) policy.record_overhead(Drafter::kNone, c.plain_ms);
+    for (int i = 0; i < c.lookup_samples; ++i) {
+      policy.record_overhead(Drafter::kLookup, c.lookup_ms);
+    }
+    EXPECT_EQ(policy.choose({DraftOption{Drafter::kLookup, 8, 2, c.match}}).drafter, c.expect);
+    EXPECT_DOUBLE_EQ(policy.overhead_ms(Drafter::kNone), c.plain_ms);
+  }
+}
+
 // The decoder measures lookup on every iteration, the draft model's included.
 TEST(LookupRates, DecoderFeedsEveryIteration) {
   StepFunctionSource target(testing::toy_target), draft(testing::toy_draft);
