@@ -181,13 +181,20 @@ for (const p of PAIRS) {
       const best = spec.reduce((a, b) => (b.median < a.median ? b : a));
       ((result.cells[p.key] ??= {})[w] ??= {})[t] = { plain: stats(c.plain), best, byGamma: spec, greedySameAsPlain: c.sameAsPlain };
     }
+    // int8 ÷ f32 within each repeat (the two ran next to each other): steadier than the ratio of
+    // the medians when the machine's load swings between repeats.
+    for (const t of THREADS) {
+      const a = runs[p.key].f32[t].plain, b = runs[p.key].int8[t].plain;
+      result.cells[p.key].plainRatioByRepeat = { ...result.cells[p.key].plainRatioByRepeat, [t]: stats(a.map((x, i) => x / b[i])) };
+    }
   }
 }
+result.loadEnd = os.loadavg();
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 if (opt.json) {
   console.log(JSON.stringify(result));
 } else {
-  console.log(`\n### float32 vs 8-bit weights in Chromium ${result.chromium} (a module Worker; ${CPU}; load average ${result.load.map((x) => x.toFixed(1)).join(' ')})\n`);
+  console.log(`\n### float32 vs 8-bit weights in Chromium ${result.chromium} (a module Worker; ${CPU}; load average ${result.load.map((x) => x.toFixed(1)).join(' ')} at the start, ${result.loadEnd.map((x) => x.toFixed(1)).join(' ')} at the end)\n`);
   console.log(`greedy, ${MAX_TOKENS} tokens from a ${Buffer.byteLength(opt.prompt)}-byte prompt, ms/token of decoding (prefill excluded), median of ${REPEATS} repeat(s), f32 and int8 alternated; speculative: the pair's own draft, best of γ ${GAMMAS.join(', ')}\n`);
   const cols = PAIRS.flatMap((p) => THREADS.map((t) => ({ p: p.key, t })));
   const head = ['', ...cols.map(({ p, t }) => `${p}, ${t} thread${t > 1 ? 's' : ''}`)];
@@ -199,6 +206,7 @@ if (opt.json) {
     console.log(row(`${w} speculative (best γ; × plain)`, (c, t) => `${f(c[w][t].best.median)} (γ ${c[w][t].best.gamma}, α ${f(c[w][t].best.alpha)}; ${f(c[w][t].plain.median / c[w][t].best.median)}×)`));
   }
   console.log(row('int8 ÷ f32 plain (speed)', (c, t) => `**${f(c.f32[t].plain.median / c.int8[t].plain.median)}×**`));
+  console.log(row('int8 ÷ f32 plain, per repeat: median [min–max]', (c, t) => `${f(c.plainRatioByRepeat[t].median)}× [${f(c.plainRatioByRepeat[t].min)}–${f(c.plainRatioByRepeat[t].max)}]`));
   console.log(row('int8 ÷ f32 speculative (speed)', (c, t) => `${f(c.f32[t].best.median / c.int8[t].best.median)}×`));
   console.log(row('greedy speculative == plain', (c, t) => WEIGHTS.map((w) => `${w} ${c[w][t].greedySameAsPlain ? 'yes' : 'NO'}`).join(', ')));
   console.log();
