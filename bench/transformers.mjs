@@ -103,12 +103,12 @@ async function generatePlain(temperature) {
   return { tps: (generated / ms) * 1000, tpp: 1 };
 }
 
-async function decode({ gamma, plain, tfDraft: withTfDraft, temperature }, seed) {
+async function decode({ gamma, plain, lookup, tfDraft: withTfDraft, temperature }, seed) {
   const ts = transformersScorer(tfTarget, { tokenizer });
   const ds = withTfDraft ? transformersScorer(tfDraft) : null;
   const dec = sd.createDecoder({
     prompt: ts.encode(PROMPT), targetScore: ts, contextLength: CONTEXT, temperature, seed, maxTokens: N, distributions: false,
-    ...(plain ? { plain: true } : { gamma, ...(ds ? { draftScore: ds } : { draft }) }),
+    ...(plain ? { plain: true } : { gamma, ...(lookup ? { promptLookup: true } : {}), ...(ds ? { draftScore: ds } : { draft }) }),
   });
   forwardMs = 0;
   const t0 = performance.now();
@@ -129,7 +129,8 @@ const report = {
   dtype: opt.dtype, tokens: N, repeats: REPEATS, results: {},
 };
 console.log(`# specdec with transformers.js as the target (specdec/transformers)\n`);
-console.log(`${report.cpu} (${report.cores} vCPU), Node ${process.version}, transformers.js ${report.transformers} on ${ortVersion}, ${opt.dtype}; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`);
+report.loadAverage = os.loadavg();
+console.log(`${report.cpu} (${report.cores} vCPU), load average ${report.loadAverage.map((x) => x.toFixed(1)).join(' / ')}, Node ${process.version}, transformers.js ${report.transformers} on ${ortVersion}, ${opt.dtype}; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`);
 
 for (const temperature of [0, 0.8]) {
   const configs = [
@@ -137,6 +138,9 @@ for (const temperature of [0, 0.8]) {
     { name: 'specdec plain through the adapter', plain: true, temperature },
   ];
   for (let g = 1; g <= G; g++) configs.push({ name: `transformers.js target + specdec draft, γ ${g}`, gamma: g, temperature, kind: 'specdec' });
+  // What a user gets without choosing γ: the policy picks depth (and lookup's turns) per iteration.
+  configs.push({ name: 'transformers.js target + specdec draft, γ auto', gamma: 'auto', temperature, kind: 'specdec' });
+  configs.push({ name: 'transformers.js target + specdec draft + prompt lookup, γ auto', gamma: 'auto', lookup: true, temperature, kind: 'specdec' });
   for (let g = 2; g <= 4; g++) configs.push({ name: `transformers.js target + transformers.js draft, γ ${g}`, gamma: g, temperature, tfDraft: true, kind: 'tf' });
   const runs = configs.map(() => []);
   await generatePlain(temperature); // warm-up: every shape ORT plans on first use

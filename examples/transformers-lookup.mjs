@@ -103,8 +103,8 @@ const tasks = {
 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 console.log(`# Prompt lookup alone vs transformers.js generate() — ${os.cpus()[0]?.model}, ${os.cpus().length} vCPU, Node ${process.version}, onnxruntime-node 1 thread, fp32`);
-console.log(`4 prompts × ${N} tokens per task, ${REPEATS} repeats alternated; ratio = lookup tokens/s / generate() tokens/s in the same repeat, median [min–max].\n`);
-console.log('| T | task | generate() tok/s | lookup tok/s | × generate() | per repeat | tokens per pass | lookup drafts / plain steps | cache cuts, % of target-pass time |\n|---|---|---|---|---|---|---|---|---|');
+console.log(`4 prompts × ${N} tokens per task, ${REPEATS} repeats alternated; ratio = lookup tokens/s / generate() tokens/s in the same repeat, median [min–max]; load average at the start ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')} (1 / 5 / 15 min).\n`);
+console.log('| T | task | generate() tok/s | lookup tok/s | × generate() | per repeat | tokens per pass | lookup drafts / plain steps | cache cuts, % of target-pass time | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|');
 await generate('A', 0, 8); // warm-up
 await lookup('A', 0, 1, 8);
 for (const T of [0, 0.8, 1]) {
@@ -126,6 +126,7 @@ for (const T of [0, 0.8, 1]) {
       ratios.push(look.at(-1) / gen.at(-1));
     }
     const cell = (xs, d) => `${median(xs).toFixed(d)} [${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}]`;
-    console.log(`| ${T} | ${task} | ${median(gen).toFixed(1)} | ${median(look).toFixed(1)} | **${cell(ratios, 2)}** | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${(generated / passes).toFixed(2)} | ${drafts} / ${plains} | ${((100 * cutMs) / targetMs).toFixed(1)} |`);
+    const load = os.loadavg()[0].toFixed(1);
+    console.log(`| ${T} | ${task} | ${median(gen).toFixed(1)} | ${median(look).toFixed(1)} | **${cell(ratios, 2)}** | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${(generated / passes).toFixed(2)} | ${drafts} / ${plains} | ${((100 * cutMs) / targetMs).toFixed(1)} | ${load} |`);
   }
 }

@@ -25,6 +25,9 @@ const yieldToEventLoop = (() => {
 })();
 
 
+// generate(): a gap between two steps this long is the caller pausing, not per-iteration cost.
+const PAUSE_MS = 100;
+
 export class Decoder extends Handle {
   #promptLength;
   #seed;
@@ -346,13 +349,24 @@ export class Decoder extends Handle {
     };
     const generated = () => native.tokens().length - this.#promptLength;
     if (maxTokens !== undefined && maxTokens !== Infinity) native.setBudget(generated() + maxTokens);
+    // The time between handing a record out and starting the next step (the caller's loop body,
+    // the event loop, a garbage collection) is per-iteration cost too: it goes to the policy
+    // with the iteration's own overhead (charged to its drafter), unless it is a pause
+    // (>= PAUSE_MS), which says nothing about the decoder.
+    let handed = -1;
     try {
       for (;;) {
         abortIfAsked();
         await yieldToEventLoop();
         abortIfAsked();
         if (this.disposed || (native.done() && !native.inIteration())) return;
-        yield this.#scores ? await this.step({ signal }) : this.step();
+        if (handed >= 0) {
+          const gap = performance.now() - handed;
+          if (gap < PAUSE_MS) native.noteOverhead(gap);
+        }
+        const record = this.#scores ? await this.step({ signal }) : this.step();
+        handed = performance.now();
+        yield record;
       }
     } finally {
       if (!this.disposed) native.setBudget(0);
