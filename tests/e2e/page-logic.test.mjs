@@ -92,7 +92,9 @@ test('results: compareRuns measures c and v in plain steps and predicts E / (γc
   assert.equal(typicalGamma({ ...OPTS, gammaMode: 'auto', gamma: 8 }, []), 8);
 });
 
-test('results: one cost model: c and v from the medians of the run\'s passes, as v(k) takes them', () => {
+// compareRuns alone: c and v from the medians of the passes (as v(k) takes them); the page's verdict
+// replaces them with the runs' means (compare.js withMeanCosts, tested below).
+test('results: compareRuns takes the medians of the run\'s passes', () => {
   const r = emptyResults();
   // Means pulled up by one slow pass; the medians are what the v(k) measurement compares with.
   const plains = [run({ targetMsPerPass: 2.6, targetMsMedian: 2.0 }), run({ targetMsPerPass: 2.2, targetMsMedian: 2.1 }), run({ targetMsPerPass: 2.4, targetMsMedian: 1.9 })];
