@@ -14,7 +14,6 @@ import { threadsText } from '../../web/page/src/threads.js';
 import { createVkStore, targetKey } from '../../web/page/src/vk-store.js';
 import { buttonsState, revealState, stagesOf, stepBack, stepForward } from '../../web/page/src/step-stages.js';
 import { createLabQueue, keyOf } from '../../web/page/src/pitfalls-queue.js';
-import { withMeanCosts } from '../../web/page/src/compare.js';
 import { costsText } from '../../web/page/src/verdict-view.js';
 import { meanCosts } from '../../web/page/src/costmodel.js';
 
@@ -66,15 +65,17 @@ test('results: the ratios, the plain step and the calibration follow the setting
 test('results: compareRuns measures c and v in plain steps and predicts E / (γc + v)', () => {
   const r = emptyResults();
   assert.equal(compareRuns(r, sd), null);
-  const spec = run({ alpha: 0.8, gammaHistogram: [0, 0, 0, 0, 20], tokensPerSecond: 150 });
+  // A plain step 2 ms (40 ms ÷ 20 steps); an iteration 5 ms (100 ms ÷ 20), of which 2 ms drafting.
+  const spec = run({ alpha: 0.8, gammaHistogram: [0, 0, 0, 0, 20], tokensPerSecond: 150, iterations: 20, computeMs: 100, draftMs: 40, examined: 80, accepted: 64 });
   r.spec = { options: OPTS, summary: spec };
-  r.plain = { options: OPTS, summary: run({ targetMsPerPass: 2, tokensPerSecond: 100 }) };
+  r.plain = { options: OPTS, summary: run({ draftPasses: 0, computeMs: 40, tokensPerSecond: 100 }) };
   const f = compareRuns(r, sd);
   assert.ok(f.formula);
   assert.equal(f.c, 0.25);
-  assert.equal(f.v, 2);
+  assert.equal(f.v, 1.5);
   assert.equal(f.gamma, 4);
-  assert.ok(Math.abs(f.predictedV - sd.expectedAcceptedTokens(0.8, 4) / (4 * 0.25 + 2)) < 1e-12);
+  assert.deepEqual(f.step, { ms: 2, from: 'the plain runs' });
+  assert.ok(Math.abs(f.predictedV - sd.expectedAcceptedTokens(0.8, 4) / (4 * 0.25 + 1.5)) < 1e-12);
   assert.equal(f.verdict.kind, 'single');
   assert.deepEqual(runFactsOf(f, { threads: 2, target: 'abc' }), { alpha: 0.8, gamma: 4, c: 0.25, E: f.E, threads: 2, target: 'abc' });
   // Heads cut a deeper γ to their count: the deepest γ drafted is the one the formula takes.
@@ -90,24 +91,8 @@ test('results: compareRuns measures c and v in plain steps and predicts E / (γc
   assert.equal(typicalGamma({ ...OPTS, tree: [2, 2, 1] }, null), 3);
   assert.equal(typicalGamma({ ...OPTS, gammaMode: 'auto', gamma: 8 }, [0, 2, 7, 7, 1]), 3);
   assert.equal(typicalGamma({ ...OPTS, gammaMode: 'auto', gamma: 8 }, []), 8);
-});
-
-// compareRuns alone: c and v from the medians of the passes (as v(k) takes them); the page's verdict
-// replaces them with the runs' means (compare.js withMeanCosts, tested below).
-test('results: compareRuns takes the medians of the run\'s passes', () => {
-  const r = emptyResults();
-  // Means pulled up by one slow pass; the medians are what the v(k) measurement compares with.
-  const plains = [run({ targetMsPerPass: 2.6, targetMsMedian: 2.0 }), run({ targetMsPerPass: 2.2, targetMsMedian: 2.1 }), run({ targetMsPerPass: 2.4, targetMsMedian: 1.9 })];
-  const specs = [4, 4.2, 3.8].map((m) => run({ alpha: 0.8, gammaHistogram: [0, 0, 0, 0, 20], targetMsPerPass: m + 1, targetMsMedian: m, draftMsPerPass: 0.9, draftMsMedian: 0.5 }));
-  r.plain = { options: OPTS, summary: aggregate(plains), runs: plains };
-  r.spec = { options: OPTS, summary: aggregate(specs), runs: specs };
-  assert.equal(r.plain.summary.targetMsMedian, 2.0);
-  assert.deepEqual(plainStepMs(r), { ms: 2.0, from: 'the plain run' });
-  const f = compareRuns(r, sd);
-  assert.equal(f.v, 2);
-  assert.equal(f.c, 0.25);
-  assert.ok(Math.abs(f.predictedV - sd.expectedAcceptedTokens(0.8, 4) / (4 * 0.25 + 2)) < 1e-12);
-  // A summary without the medians (an older worker): the means.
+  // A pass's time for the plain step: the median of the passes, or (an older worker) the mean.
+  assert.equal(passMs(run({ targetMsPerPass: 3, targetMsMedian: 2.5 })), 2.5);
   assert.equal(passMs(run({ targetMsPerPass: 3 })), 3);
 });
 
@@ -141,7 +126,7 @@ function modelRecords({ alpha = 0.8, gamma = 4, step = 2.2, stepMed = 2.0, draft
 
 test('costmodel: the prediction E/(γc + v) takes the means of the runs it explains', () => {
   const { r, plains, specs } = modelRecords();
-  const f = withMeanCosts(compareRuns(r, sd), r, sd);
+  const f = compareRuns(r, sd);
   const total = (xs, k) => xs.reduce((s, x) => s + x[k], 0);
   const stepMs = total(plains, 'computeMs') / total(plains, 'targetPasses');
   const iterationMs = total(specs, 'computeMs') / total(specs, 'iterations');
@@ -157,10 +142,10 @@ test('costmodel: the prediction E/(γc + v) takes the means of the runs it expla
   assert.deepEqual(f.step, { ms: f.costs.stepMs, from: 'the plain runs' });
   assert.equal(f.costs.steps, 600);
   assert.equal(f.costs.iterations, total(specs, 'iterations'));
-  assert.match(costsText({ ...f.costs, from: f.step.from }, 4), /^one step = 2\.\d\d ms, the plain runs' time ÷ their 600 steps; one iteration = \d+\.\d\d ms, the speculative runs' time ÷ their \d+ iterations: .* means, as tokens\/s counts time$/);
+  assert.match(costsText(f.costs, 4), /^one step = 2\.\d\d ms, the plain runs' time ÷ their 600 steps; one iteration = \d+\.\d\d ms, the speculative runs' time ÷ their \d+ iterations: .* means, as tokens\/s counts time$/);
   // No plain run: one step from the calibration, the iteration still the run's mean.
   const alone = { ...emptyResults(), spec: r.spec, step: { options: OPTS, ms: 2.5 } };
-  const g = withMeanCosts(compareRuns(alone, sd), alone, sd);
+  const g = compareRuns(alone, sd);
   near(4 * g.c + g.v, iterationMs / 2.5, 'calibrated step');
   assert.equal(g.step.from, 'a 12-step calibration');
   // Prompt lookup runs no model: c = 0, the iteration is all v.
@@ -175,12 +160,13 @@ test('costmodel: on runs that follow the model the prediction is within 15% of t
   for (const m of [{}, { alpha: 0.6, gamma: 3, verify: 4.4, verifyMed: 3.5 }, { alpha: 0.9, step: 2.0, stepMed: 2.0, verify: 4.2, verifyMed: 4.2, draft: 0.5, draftMed: 0.5 }]) {
     const { r } = modelRecords(m);
     const measured = median(r.pairedRatios);
-    const before = compareRuns(r, sd); // medians of the passes (results.js)
-    const f = withMeanCosts(before, r, sd);
+    const f = compareRuns(r, sd);
     assert.ok(Math.abs(f.predictedV / measured - 1) < 0.15, `${JSON.stringify(m)}: predicted ${f.predictedV} vs measured ${measured}`);
     // Verify passes with a 40% tail (mean 5.6 ms, median 4.0; a loaded machine stalls long passes
     // more often): the medians' prediction was > 15% too high, as the page's was (1.3-1.5x).
-    if (!Object.keys(m).length) assert.ok(before.predictedV / measured > 1.15, `medians: ${before.predictedV} vs ${measured}`);
+    const { plain: { summary: p }, spec: { summary: s } } = r;
+    const medians = f.E / ((f.gamma * s.draftMsMedian + s.targetMsMedian) / p.targetMsMedian);
+    if (!Object.keys(m).length) assert.ok(medians / measured > 1.15, `medians: ${medians} vs ${measured}`);
   }
 });
 

@@ -3,40 +3,13 @@
 // After a speculative run the page finds one target step's cost (the plain run's, or a short
 // calibration), measures v(k) once per target and thread count (vk.js), and shows the
 // comparison: the measured c, v, α and speedup beside what the lesson's formulas predict from
-// them (results.js), and the verdict (verdict-view.js).
+// them (results.js: c, v, α and E from the means of the runs it explains), and the verdict
+// (verdict-view.js).
 import { readOptions, repeatsChoice } from './options.js';
 import {
-  aggregate, compareRuns, emptyResults, needsCalibration, plainStepMs, runFactsOf, typicalGamma,
+  aggregate, compareRuns, emptyResults, needsCalibration, runFactsOf, typicalGamma,
 } from './results.js';
-import { meanCosts } from './costmodel.js';
 import { showMeasured, showVerdict } from './verdict-view.js';
-
-/**
- * A comparison (results.js compareRuns) with its c, v, α, E and predictions taken from the means
- * of the runs it explains (costmodel.js meanCosts: total time ÷ count, as tokens/s counts time),
- * so that E / (γc + v) predicts the measured speed-up; `costs` keeps the means (ms) for the text.
- * @param {object | null} f
- * @param {object} results  the results record (results.js)
- * @param {any} sd  the lesson's formulas (expectedAcceptedTokens)
- */
-export function withMeanCosts(f, results, sd) {
-  if (!f) return f;
-  const step = plainStepMs(results);
-  const fromPlain = step?.from === 'the plain run';
-  const costs = meanCosts({
-    plainRuns: fromPlain ? (results.plain.runs ?? [results.plain.summary]) : [],
-    specRuns: results.spec.runs ?? [results.spec.summary],
-    calibrationMs: step && !fromPlain ? step.ms : NaN,
-    gamma: f.gamma,
-    expectedAcceptedTokens: (a, g) => sd.expectedAcceptedTokens(a, g),
-  });
-  if (!costs) return f;
-  const { c, v, alpha, E, predicted, predictedV } = costs;
-  return {
-    ...f, c, v, alpha, E, predicted, predictedV, costs,
-    step: step && { ms: costs.stepMs, from: fromPlain ? 'the plain runs' : step.from },
-  };
-}
 
 /**
  * @param {object} o
@@ -59,7 +32,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
   function showComparison() {
     const plainSt = results.plain?.summary;
     cell('plain-tps').textContent = plainSt?.tokensPerSecond ? plainSt.tokensPerSecond.toFixed(1) : '–';
-    const f = withMeanCosts(compareRuns(results, sd), results, sd);
+    const f = compareRuns(results, sd);
     if (!f) return;
     runs.showSpecStats(f.specSt);
     showMeasured(cell, ui.verdict, f);

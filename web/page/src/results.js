@@ -1,6 +1,6 @@
 // Section 4's runs and what they compare to: which results may be set side by side, the medians
-// of repeated runs, the step a draft's cost is measured in, and the measured c, v, α and E the
-// lesson's formulas take (E / (γc + v)). Pure functions over a results record:
+// of repeated runs (what the page shows per run), the step a draft's cost is measured in, and the
+// measured c, v, α and E the lesson's formulas take (E / (γc + v), from the runs' means). Pure functions over a results record:
 //   { plain, spec }   the last plain / speculative run: { options, summary, runs } (or null)
 //   step              the last calibration: { options, ms } (or null)
 //   pairedRatios      one ratio per repeat of the last "Run both & compare" (or null)
@@ -8,6 +8,7 @@
 import { median } from './roofline.js';
 import { ratioVerdict } from './verdict.js';
 import { commonGamma } from './runcharts.js';
+import { meanCosts } from './costmodel.js';
 
 /** A results record with nothing measured yet (also: after other models were loaded). */
 export function emptyResults() {
@@ -48,12 +49,10 @@ export function comparisonRatios({ plain, spec, pairedRatios }) {
 }
 
 /**
- * A run's target pass, ms: the median of its passes when the worker reported them (the v(k)
- * measurement takes medians of the same passes, so the two agree), else their mean.
+ * A run's target pass, ms: the median of its passes when the worker reported them, else their
+ * mean (which settings have a plain step; compareRuns then takes the runs' mean step).
  */
 export const passMs = (st) => (Number.isFinite(st?.targetMsMedian) ? st.targetMsMedian : st?.targetMsPerPass);
-/** A draft pass of a run, ms, the same way (median per pass, else the mean). */
-export const draftPassMs = (st) => (Number.isFinite(st?.draftMsMedian) ? st.draftMsMedian : st?.draftMsPerPass);
 
 /** One target step of the speculative run's settings, { ms, from }, or null when none is known. */
 export function plainStepMs({ plain, spec, step }) {
@@ -76,13 +75,17 @@ export function needsCalibration({ plain, step }, options) {
  * What the last speculative run measured against the lesson's formulas, or null before one.
  * `sd`: the WASM instance's formulas (expectedAcceptedTokens, speculativeSpeedup).
  * formula: whether the lesson's formulas describe these settings (a chain of a fixed length from
- * one drafter); c, v: a draft pass and the verify pass in target steps (NaN when no step is
- * known); predicted: E / (γc + 1); predictedV: E / (γc + v); verdict: verdict.js ratioVerdict.
+ * one drafter); c, v, α, E and the predictions: the means of the runs the comparison explains
+ * (costmodel.js meanCosts: total time ÷ count, over every timed repeat, as tokens/s counts time,
+ * so that E / (γc + v) predicts the measured speed-up; c, v NaN when no step is known);
+ * predicted: E / (γc + 1); predictedV: E / (γc + v); costs: meanCosts's means (ms, for the text)
+ * with `from`; step: { ms, from } of the mean step; verdict: verdict.js ratioVerdict.
  */
 export function compareRuns(results, sd) {
   const specSt = results.spec?.summary;
   if (!specSt) return null;
-  const step = plainStepMs(results);
+  const known = plainStepMs(results);
+  const fromPlain = known?.from === 'the plain run';
   const o = results.spec.options;
   // The lesson's formulas describe a chain of a fixed length from one drafter; for the other
   // settings the page reports what was measured and says why the formulas do not apply.
@@ -91,20 +94,24 @@ export function compareRuns(results, sd) {
   const deepest = hist.reduce((m, count, g) => (count > 0 ? g : m), 0);
   // Heads cut a deeper γ to their count; the context end cuts the last drafts.
   const gamma = formula && deepest > 0 ? Math.min(o.gamma, deepest) : o.gamma;
-  let c = NaN;
-  let v = NaN;
-  if (step && step.ms > 0) {
-    // Prompt lookup runs no model: its drafts cost nothing measurable (no draft passes).
-    c = specSt.draftPasses ? draftPassMs(specSt) / step.ms : 0;
-    v = passMs(specSt) / step.ms;
-  }
-  const alpha = Math.min(1, Math.max(0, specSt.alpha));
-  const E = sd.expectedAcceptedTokens(alpha, gamma);
-  const predicted = Number.isFinite(c) ? sd.speculativeSpeedup(alpha, gamma, Math.max(0, c)) : NaN;
-  // The measured-cost extension: E / (γc + v), v = a verify pass in target steps.
-  const predictedV = Number.isFinite(c) && v > 0 ? sd.speculativeSpeedup(alpha, gamma, Math.max(0, c), v) : NaN;
+  const m = meanCosts({
+    plainRuns: fromPlain ? (results.plain.runs ?? [results.plain.summary]) : [],
+    specRuns: results.spec.runs ?? [specSt],
+    calibrationMs: known && !fromPlain ? known.ms : NaN,
+    gamma,
+    expectedAcceptedTokens: (a, g) => sd.expectedAcceptedTokens(a, g),
+  });
+  const from = fromPlain ? 'the plain runs' : known?.from;
+  const costs = m && { ...m, from };
+  const step = known && { ms: m ? m.stepMs : known.ms, from };
+  const alpha = m ? m.alpha : Math.min(1, Math.max(0, specSt.alpha));
+  const E = m ? m.E : sd.expectedAcceptedTokens(alpha, gamma);
+  const c = m ? m.c : NaN;
+  const v = m ? m.v : NaN;
+  const predicted = m ? m.predicted : NaN;
+  const predictedV = m ? m.predictedV : NaN;
   const ratios = comparisonRatios(results);
-  return { o, specSt, step, formula, hist, gamma, c, v, alpha, E, predicted, predictedV, ratios, verdict: ratioVerdict(ratios) };
+  return { o, specSt, step, costs, formula, hist, gamma, c, v, alpha, E, predicted, predictedV, ratios, verdict: ratioVerdict(ratios) };
 }
 
 /**

@@ -3,7 +3,7 @@
 // target steps and what the lesson's E / (γc + v) predicts from it, why speculation does not
 // pay when it does not, the γ the measured costs predict to be best (with a button that picks
 // it), and which backend ran the target. The numbers come from results.js compareRuns, with c, v
-// and the prediction from the means of the runs they explain (compare.js withMeanCosts).
+// and the prediction from the means of the runs they explain (costmodel.js meanCosts).
 import { h } from './svg.js';
 import { bestGamma } from './costmodel.js';
 import { DRAFTER_NAMES, meanGamma } from './runcharts.js';
@@ -113,7 +113,7 @@ function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, costs, sp
   if (!verdict.n && !Number.isFinite(predictedV)) return out;
   const head = verdictHeadline(verdict, { predicted: predictedV });
   const why = `One iteration costs γc + v = ${gamma}·${c.toFixed(2)} + ${v.toFixed(2)} = ${(gamma * c + v).toFixed(2)} target steps `
-    + `(${costsText(costs ? { ...costs, from: step.from } : { stepMs: step.ms, from: step.from, verifyMs: passMs(specSt) }, gamma)}) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}: `
+    + `(${costsText(costs ?? { stepMs: step.ms, from: step.from, verifyMs: passMs(specSt) }, gamma)}) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}: `
     + `E/(γc + v) = ${Number.isFinite(predictedV) ? predictedV.toFixed(2) : '–'}×.`;
   // Browsers coarsen performance.now() (to 0.1 ms in a page that is not cross-origin isolated),
   // so the per-step times of a very small model are rough; the tokens/s over a whole run are not.
