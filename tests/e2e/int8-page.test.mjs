@@ -7,8 +7,8 @@
 // server stopped) the int8 files still load from the service worker's runtime cache. On the way:
 // the pair picker's sizes follow the weights in use, and a learner's own files set (and lock)
 // the Weights radio to what they hold until the page's models are back.
-// Time: v(k) is measured with 4 passes per k (the worker's measure-vk `iterations` option, set
-// through the page's client) instead of the page's 16: every assertion below is about the
+// Time: v(k) is measured with 4 passes per k (the page's client's measureVk `iterations`
+// option) instead of the page's 16: every assertion below is about the
 // curves' shape, the verdict and the default computed from them, not about their precision.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,11 +37,15 @@ after(async () => { await env?.close(); });
 const waitModels = (page, weights, timeout = 120000) => page.waitForFunction(
   (w) => document.body.dataset.modelsReady === 'true' && document.body.dataset.weights === w, weights, { timeout });
 
-/** v(k) measurements of this page load take VK_ITERATIONS passes per k (worker.js measure-vk `iterations`). */
+/** v(k) measurements of this page load take VK_ITERATIONS passes per k (client.js measureVk `iterations`). */
 const fewerVkPasses = (page) => page.evaluate((n) => {
   const c = window.specdecPage.modelClient;
-  const request = c.request.bind(c);
-  c.request = (msg, onEvent) => request(msg.type === 'measure-vk' ? { ...msg, iterations: n } : msg, onEvent);
+  const measureVk = c.measureVk.bind(c);
+  c.measureVk = (options, onEvent) => measureVk(options, onEvent, { iterations: n });
+  // What the status says while measuring (checked in runAndMeasure).
+  const seen = (window.vkStatusSeen = new Set());
+  const el = document.getElementById('vk-status');
+  new MutationObserver(() => seen.add(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
 }, VK_ITERATIONS);
 
 /** The pair picker's labels: { small, large } (large: '' when the build has no large pair). */
@@ -72,12 +76,15 @@ async function runAndMeasure(page) {
   await setInput(page, 'gen-max', 16);
   await setInput(page, 'gen-gamma', 3);
   await setInput(page, 'gen-repeats', 1);
+  await page.evaluate(() => window.vkStatusSeen.clear());
   await page.click('#run-both');
   await page.waitForFunction(() => ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state)
     && !document.getElementById('run-both').disabled, null, { timeout: 240000 });
   const status = await text(page, byTestId('vk-status'));
   assert.equal(await page.evaluate(() => document.getElementById('vk').dataset.state), 'done', status);
   assert.match(status, new RegExp(`v\\(k\\) from ${8 * VK_ITERATIONS} target passes`), 'the measurement took the passes asked for');
+  const seen = await page.evaluate(() => [...window.vkStatusSeen]);
+  assert.ok(seen.some((t) => t.includes(`, ${VK_ITERATIONS} target passes each, taking turns: `)), `while measuring: ${seen.join(' | ')}`);
   console.log(`v(k): ${status}`);
   assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length, 'the run produced tokens');
 }
@@ -133,6 +140,12 @@ test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, th
   // 8-bit files are not precached: fetched, then kept).
   assert.deepEqual(await pairLabels(page), { small: `small, ${mbText(INT8_BYTES)}`, large: LARGE_INT8_BYTES ? `large, ${mbText(LARGE_INT8_BYTES)}` : (LARGE_F32_BYTES ? 'large (no int8 files in this build)' : '') });
   assert.match(await text(page, byTestId('pair-small-where')), /^(saved for offline use|downloaded only when picked, then kept for offline use)$/);
+  // Its description gives the 8-bit weights' bytes in memory, not f32's: the loaded target's
+  // model.weightBytes less its tied output layer's copy (within 6%).
+  const desc = await text(page, '#pair-small-desc');
+  const held = await page.evaluate(() => window.specdecPage.modelClient.info.target.weightBytes);
+  const mb = Number(desc.match(/, ([\d.]+) MB of 8-bit weights in memory\)/)?.[1]);
+  assert.ok(Math.abs(mb * 1e6 / held - 1) < 0.06, `${desc} (weightBytes ${held})`);
 
   // A learner's own (float) files: the radio says what they hold, not the int8 choice, and is
   // locked with a sentence why; back to the page's models, int8 again and free.

@@ -46,11 +46,16 @@ function safetensorsHeader(file) {
 }
 
 function describeModelFile(file) {
-  const { metadata: meta, nParams: params } = safetensorsHeader(file);
+  const { metadata: meta, nParams: params, tensors } = safetensorsHeader(file);
   const int = (k) => (meta[k] === undefined ? null : Number(meta[k]));
+  // The weights in memory as loaded: int8 values stay one byte, everything else (float16 values,
+  // an 8-bit file's block scales) is held as f32 — 1.125 B per weight of an 8-bit linear layer.
+  let memoryBytes = 0;
+  for (const t of tensors.values()) memoryBytes += t.numel * (t.dtype === 'I8' ? 1 : 4);
   return {
     name: meta.name ?? null,
     params,
+    memoryBytes,
     config: { nLayer: int('n_layer'), nHead: int('n_head'), nEmbd: int('n_embd'), blockSize: int('block_size'), vocabSize: int('vocab_size') },
   };
 }

@@ -189,8 +189,13 @@ export class ModelClient {
    */
   warmup(options, onEvent, { force = false } = {}) { return this.request({ type: 'warmup', options, force }, onEvent).then((m) => m.warm); }
   calibrate(options) { return this.request({ type: 'calibrate', options }).then((m) => m.stepMs); }
-  /** Target pass times over k = 1..8 new tokens (roofline.js, worker.js measureVk). */
-  measureVk(options, onEvent) { return this.request({ type: 'measure-vk', options }, onEvent).then((m) => m.vk); }
+  /**
+   * Target pass times over k = 1..8 new tokens (roofline.js, worker.js measureVk); `iterations`:
+   * the passes per k (default the worker's: 16, 8 on a GPU).
+   */
+  measureVk(options, onEvent, { iterations } = {}) {
+    return this.request({ type: 'measure-vk', options, ...(iterations ? { iterations } : {}) }, onEvent).then((m) => m.vk);
+  }
   /**
    * Read bandwidth B(T) of `threads` threads at once (default: the threads in use) over buffers
    * of these sizes ([{ bytes, threads, gbPerSecond } | { bytes, threads, error }]).

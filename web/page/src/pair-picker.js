@@ -16,12 +16,19 @@ function pairLabel(name, p, weights) {
   return f ? `${name}, ${sizeText(f.bytes)}` : `${name} (no ${weightsText(weights)} files in this build)`;
 }
 
-function pairDescription(p) {
+/**
+ * "target 6 × 512 (19.18 M parameters, 76.7 MB of f32 weights in memory), draft …": the target's
+ * weights as loaded with the weights in use — with int8, its 8-bit file's bytes in memory (int8
+ * values, f32 block scales and the float tensors held as f32; vite.config.js memoryBytes).
+ */
+function pairDescription(p, weights) {
   if (!p.available) return 'its files are not in this build';
   const t = p.files.target;
   const d = p.files.draft;
+  const q = weights === 'int8' && p.int8?.available ? p.int8.files.target.memoryBytes : 0;
+  const memory = q > 0 ? `${sizeText(q)} of 8-bit weights in memory` : `${sizeText(4 * t.params)} of f32 weights in memory`;
   const shape = (f) => `${f.config.nLayer} × ${f.config.nEmbd}`;
-  return `target ${shape(t)} (${(t.params / 1e6).toFixed(2)} M parameters, ${sizeText(4 * t.params)} of f32 weights in memory), `
+  return `target ${shape(t)} (${(t.params / 1e6).toFixed(2)} M parameters, ${memory}), `
     + `draft ${shape(d)} (${(d.params / 1e6).toFixed(2)} M)`;
 }
 
@@ -38,13 +45,15 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
   const inputs = {};
   const labels = {};
   const wheres = {};
+  const descs = {};
   // A pair can be picked when its files with the weights in use are in the build.
   const pickable = (name) => !!pairFiles(name, client.weights);
   for (const [name, p] of Object.entries(PAIRS)) {
     const input = h('input', { type: 'radio', name: 'pair', value: name, id: `pair-${name}`, disabled: !pickable(name) });
     input.checked = name === client.pair;
     inputs[name] = input;
-    const desc = h('span', { class: 'pair-desc', id: `pair-${name}-desc` }, [pairDescription(p)]);
+    const desc = h('span', { class: 'pair-desc', id: `pair-${name}-desc` }, [pairDescription(p, client.weights)]);
+    descs[name] = desc;
     wheres[name] = h('span', { class: 'pair-where', id: `pair-${name}-where`, 'data-testid': `pair-${name}-where` }, ['']);
     labels[name] = h('span', { class: 'pair-name', 'data-testid': `pair-${name}-label` }, ['']);
     options.append(h('label', { class: 'pair', for: input.id }, [input, labels[name], desc, wheres[name]]));
@@ -58,6 +67,7 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
       labels[name].textContent = pairLabel(name, p, weights);
       labels[name].dataset.bytes = String(f?.bytes ?? 0);
       labels[name].dataset.weights = weights;
+      descs[name].textContent = pairDescription(p, weights);
       const el = wheres[name];
       if (!f) {
         el.textContent = '';

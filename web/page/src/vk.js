@@ -121,7 +121,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
   }
 
   /**
-   * Measures v(k) of the loaded target (16 iterations per k, taking turns) at the thread count of
+   * Measures v(k) of the loaded target (the worker's passes per k, taking turns) at the thread count of
    * `options` (the one in use when not given), then B(T) over the weight bytes of the loaded and
    * shipped targets and P(T) — and B(1), P(1) when T > 1. The caller holds section 4's busy state.
    */
@@ -137,7 +137,7 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     ui.stop.hidden = false;
     ui.progress.hidden = false;
     ui.progress.value = 0;
-    status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, 16 target passes each, taking turns…`, 'measuring');
+    status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, taking turns…`, 'measuring');
     try {
       const vk = await client.measureVk(options, (ev) => {
         if (ev.type === 'warm-progress') {
@@ -145,7 +145,8 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
           return;
         }
         ui.progress.value = ev.done / ev.total;
-        status(`Measuring v(k) of the ${labelOf(key)} on ${where}: ${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`, 'measuring');
+        status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, ${ev.iterations} target passes each, taking turns: `
+          + `${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`, 'measuring');
       });
       if (targetKey(client.info) !== key) return; // other models arrived meanwhile
       if (gpuRun) measuredGpu(info, key, vk, where);

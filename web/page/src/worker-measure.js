@@ -178,7 +178,7 @@ export async function measureVk(msg) {
           if (k === 1 || rec.proposed.length === k - 1) samples[k - 1].push(rec.targetMs);
         }
         done++;
-        post({ type: 'vk-progress', id: msg.id, done, total, k });
+        post({ type: 'vk-progress', id: msg.id, done, total, k, iterations });
         await yieldNow();
       }
     }

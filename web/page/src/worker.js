@@ -39,7 +39,8 @@
 //                                                        skipped when already warm for them)
 //   → { type: 'measure-vk', id, options, kMax?, iterations? } ← warm-progress*, vk-progress*,
 //                                                        { type: 'measured', vk } (target pass time
-//                                                        over k new tokens, warmed first)
+//                                                        over k new tokens, warmed first; each
+//                                                        vk-progress names the passes per k)
 //   → { type: 'bandwidth', id, sizes: [bytes, ...], threads? } ← { type: 'bandwidth', results }
 //                                                        (B(T): T threads reading at once)
 //   → { type: 'peak', id, threads: [T, ...] }             ← { type: 'peak', results } (P(T),
