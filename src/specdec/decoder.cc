@@ -189,7 +189,8 @@ void SpeculativeDecoder::begin(Rng& rng) {
   P.start = std::chrono::steady_clock::now();
   // The last iteration's overhead, now that the caller has added its share.
   if (last_overhead_ >= 0.0) {
-    policy_.record_overhead(last_drafter_, last_overhead_ + pending_overhead_);
+    carry_ = Carry{true, last_drafter_, last_overhead_ + pending_overhead_ + last_own_excess_,
+                   last_cut_};
   }
   last_overhead_ = -1.0;
   pending_overhead_ = 0.0;
@@ -489,6 +490,11 @@ IterationRecord SpeculativeDecoder::finish(Rng& rng) {
   ++stats_.by_drafter[static_cast<int>(rec.drafter)];
   stats_.draft_ms += rec.draft_ms;
   stats_.target_ms += rec.target_ms;
+  // This pass against the estimate for its k, before it joins the estimate (given costs: none).
+  const bool measured = stats_.iterations > 1;
+  const double excess = measured && !options_.has_cost_model
+                            ? rec.target_ms - policy_.pass_ms(static_cast<size_t>(n) + 1)
+                            : 0.0;
   Plan done_plan = plan;
   done_plan.drafter = rec.drafter;
   done_plan.gamma = rec.gamma;
@@ -503,6 +509,14 @@ IterationRecord SpeculativeDecoder::finish(Rng& rng) {
   rec.draft_cached = draft_proposer_ ? draft_proposer_->cached_tokens() : 0;
   if (stats_.iterations > 1) last_overhead_ = ms_since(step_start) - rec.draft_ms - rec.target_ms;
   last_drafter_ = rec.drafter;
+  // The previous iteration's sample, now complete (see carry_).
+  if (carry_.set) {
+    policy_.record_overhead(carry_.drafter,
+                            std::max(carry_.ms + (carry_.cut ? excess : 0.0), 0.0));
+    carry_.set = false;
+  }
+  last_own_excess_ = last_cut_ ? 0.0 : excess;
+  last_cut_ = n > 0 && static_cast<size_t>(accepted) < n;
   return rec;
 }
 

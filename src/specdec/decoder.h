@@ -191,6 +191,20 @@ class SpeculativeDecoder {
   double pending_overhead_ = 0.0;  // the caller's share of the last iteration (note_overhead)
   double last_overhead_ = -1.0;    // step()'s own share of the last iteration
   Drafter last_drafter_ = Drafter::kNone;  // who drafted it (its overhead is charged to it)
+  // A pass's time beyond the policy's estimate for its k (a cache cut back after a rejected
+  // draft, the garbage collection it triggers) goes with the overhead of the iteration that
+  // caused it: the one before when that one left rejected tokens in the target's cache (the
+  // cut is paid by the next call), else its own. So an iteration's sample is complete only
+  // after the next pass: it waits in carry_.
+  struct Carry {
+    bool set = false;
+    Drafter drafter = Drafter::kNone;
+    double ms = 0.0;  // outside the passes, plus its own pass's excess unless moved back
+    bool cut = false;  // it left rejected tokens for the next pass to cut
+  };
+  Carry carry_;
+  double last_own_excess_ = 0.0;  // the last iteration's pass excess, unless moved back
+  bool last_cut_ = false;         // the last iteration left rejected tokens
   DecoderStats stats_;
   std::unique_ptr<Pending> pending_;
   std::array<size_t, 2> external_vocab_{};  // row width an external target / draft answered with

@@ -101,6 +101,7 @@ class GammaPolicy {
   double expected_tokens(Drafter d, int match, int gamma) const;
   const LookupRates& lookup_rates() const { return lookup_; }
   double v(size_t k) const;   // target pass over k tokens / one-token pass
+  double pass_ms(size_t k) const { return target_ms(k); }  // the estimate of a k-token pass
   double c(Drafter d) const;  // one draft pass / one-token pass
   int heuristic_gamma() const { return heuristic_gamma_; }
 
