@@ -192,8 +192,16 @@ void GammaPolicy::record_overhead(Drafter d, double ms) {
 double GammaPolicy::overhead_ms(Drafter d) const {
   if (options_.has_cost_model) return 0.0;  // given costs: time is v(k) and c alone
   const int i = static_cast<int>(d);
-  return drafter_overhead_samples_[i].size() >= kMinOverheadSamples ? drafter_overhead_ms_[i]
-                                                                     : overhead_ms_;
+  if (drafter_overhead_samples_[i].size() >= kMinOverheadSamples) return drafter_overhead_ms_[i];
+  // Plain steps not yet measured while a drafter is: assumed free outside the pass (a plain
+  // step does a part of any drafting iteration's work), so that a few of them get measured;
+  // else a drafter that always drafts would be compared with its own overhead.
+  if (d == Drafter::kNone) {
+    for (int j = 1; j < kDrafterCount; ++j) {
+      if (drafter_overhead_samples_[j].size() >= kMinOverheadSamples) return 0.0;
+    }
+  }
+  return overhead_ms_;
 }
 
 // Prompt lookup's rates are read at the match length (at least its n-gram).

@@ -81,7 +81,8 @@ class GammaPolicy {
   // drafter whose iterations cost more outside the passes is charged for it: prompt lookup is
   // chosen only where its measured gain covers its own overhead. A drafter is charged the mean
   // of its recent samples (its tail included), or, with fewer than kMinOverheadSamples of
-  // them, the median over all drafters.
+  // them, the median over all drafters (plain steps: 0 while a drafter has its own figure, so
+  // that plain steps get measured too).
   void record_overhead(Drafter d, double ms);
   // A sample that belongs to no drafter in particular (counts towards the median over all).
   void record_overhead(double ms);

@@ -256,3 +256,26 @@ test('heads and decoders over them leave nothing behind', () => {
   }
   assert.ok(sd.memoryStats().inUseBytes - fresh < 64 * 1024, `${sd.memoryStats().inUseBytes - fresh} bytes`);
 });
+
+// gamma 'auto' charges each drafter its own time per iteration outside the passes (generate()
+// counts the time between two steps too): when lookup's iterations cost more there, a modest
+// acceptance rate no longer pays and it stops drafting; at equal cost it drafts.
+test("gamma 'auto': a drafter is charged its own per-iteration overhead", async () => {
+  const busy = (ms) => {
+    const t0 = performance.now();
+    while (performance.now() - t0 < ms);
+  };
+  const cases = [
+    { what: 'lookup costs what a plain step costs', lookupMs: 0, atLeast: 0.2 },
+    { what: "lookup's iterations cost 15 ms more", lookupMs: 15, atMost: 0.08 },
+  ];
+  for (const c of cases) {
+    const dec = sd.createDecoder({ targetStep, promptLookup: true, gamma: 'auto', prompt: [0, 1, 1, 3, 3, 2, 0, 0, 1, 1, 3, 3, 2, 0], maxTokens: 200, seed: 3, temperature: 1, distributions: false });
+    for await (const rec of dec.generate()) if (rec.drafter === 'lookup') busy(c.lookupMs);
+    const { byDrafter, iterations } = dec.stats;
+    dec.dispose();
+    const share = byDrafter.lookup / iterations;
+    if (c.atLeast !== undefined) assert.ok(share >= c.atLeast, `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`);
+    if (c.atMost !== undefined) assert.ok(share <= c.atMost, `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`);
+  }
+});
