@@ -267,7 +267,11 @@ for (const pair of new Set(PAIRS.map((p) => p.pair))) {
     if (!a || !b) continue;
     for (const t of Object.keys(a).map(Number)) {
       const temps = Object.keys(a[t].decoding).filter((temp) => b[t].decoding[temp]);
-      const by = (get) => temps.map((temp) => `${ratio(get(a[t].decoding[temp]), get(b[t].decoding[temp]))}× (T ${temp})`).join(', ');
+      // Medians, and the fastest runs' ratio (steadier where other work on the machine only adds time).
+      const by = (get) => temps.map((temp) => {
+        const x = get(a[t].decoding[temp]), y = get(b[t].decoding[temp]);
+        return `${ratio(x, y)}× (T ${temp}${x.runs > 1 ? `; fastest runs ${f(x.min / y.min, 2)}×` : ''})`;
+      }).join(', ');
       lines.push(`${pair}, ${engine === 'wasm' ? 'WASM' : 'native'}, ${t} thread(s): int8 plain vs f32 plain ${by((d) => d.plain)}; int8 speculative (best γ) vs f32 speculative ${by((d) => d.spec)}; int8 k = 1 matmul ÷ roofline ${f(b[t].matmul[0].median / b[t].roof[0], 2)} (f32 ${f(a[t].matmul[0].median / a[t].roof[0], 2)}); v(5) int8 ${f(b[t].pass[4].median / b[t].pass[0].median, 2)} (f32 ${f(a[t].pass[4].median / a[t].pass[0].median, 2)})`);
     }
   }
