@@ -94,9 +94,9 @@ test('Stop during "Run both & compare" ends it: no further repeat starts', async
   await setInput(page, 'gen-max', 300);
   await setInput(page, 'gen-repeats', 9);
   await page.click('#run-both');
-  // After the first pair of runs, during the timing repeats.
-  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'repeating'
-    && document.querySelector('[data-testid="speedup-measured"]').dataset.ratios !== '', null, { timeout: 120000, polling: 20 });
+  // After the shown pair and the first timed pair, during the timing repeats.
+  await page.waitForFunction(() => /timing repeat [2-9] of 9/.test(document.getElementById('plain-state').textContent),
+    null, { timeout: 120000, polling: 20 });
   await page.click('#run-stop');
   await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, { timeout: 30000 });
   const ratios = (await page.evaluate(() => document.querySelector('[data-testid="speedup-measured"]').dataset.ratios)).split(',');

@@ -49,32 +49,59 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
   }
 
   /**
-   * Plain and speculative in turn, `repeats` times: one ratio per repeat, and the verdict reads
-   * their spread (verdict.js). A stopped repeat ends it; the complete ones count. Resolves to
-   * false when it was stopped (nothing more to measure then).
+   * Plain and speculative in turn: first a shown pair (streamed and drawn for the learner, not
+   * timed), then `repeats` quiet timed pairs: one ratio per repeat, and the verdict reads their
+   * spread (verdict.js). Drawing a run as it streams takes the main thread, which shares the
+   * cores with the pool's threads: when the first timed repeat was also the shown one it ran
+   * ~25% slower than the quiet ones (large pair, 2 threads, idle EPYC Zen 5, bench/browser.mjs:
+   * first plain repeat 113-222 tokens/s, second 174-264, on 20 of 20 loads, after a warm-up of
+   * whole decodes too), which made the spread of every load exceed 15%. A stopped repeat ends
+   * it; the complete ones count. Resolves to false when it was stopped (nothing more to measure
+   * then).
    */
   async function runBoth(options) {
     const repeats = repeatsChoice();
     const plains = [];
     const specs = [];
     results.pairedRatios = null;
+    const shownRuns = [];
     const settle = () => {
-      runs.settleRepeats(plains, specs, repeats);
+      runs.settleRepeats(plains, specs, repeats, shownRuns);
+      if (!plains.length && results.spec) showComparison(); // the shown pair's figures, untimed
       return false;
     };
+    // The shown pair: what the learner watches; its timing counts only when Stop comes before
+    // any timed pair completes.
+    const shown = { repeat: -1, repeats, quiet: false };
+    const p0 = await runs.runOne('plain', options, shown);
+    shownRuns.push(p0);
+    if (p0.stopped || stopAsked) {
+      results.plain = { options, summary: p0, runs: [p0] };
+      return settle();
+    }
+    const sp0 = await runs.runOne('spec', options, shown);
+    shownRuns.push(sp0);
+    if (sp0.stopped || stopAsked) {
+      results.plain = { options, summary: p0, runs: [p0] };
+      results.spec = { options, summary: sp0, runs: [sp0] };
+      return settle();
+    }
     for (let r = 0; r < repeats; r++) {
       // A Stop pressed between two runs reaches no run: it ends the comparison here.
       if (stopAsked) return settle();
-      const p = await runs.runOne('plain', options, { repeat: r, repeats });
+      const p = await runs.runOne('plain', options, { repeat: r, repeats, quiet: true });
       if (p.stopped || stopAsked) {
-        if (!plains.length) results.plain = { options, summary: p, runs: [p] };
+        if (!plains.length) {
+          results.plain = { options, summary: p0, runs: [p0] };
+          results.spec = { options, summary: sp0, runs: [sp0] };
+        }
         return settle();
       }
-      const sp = await runs.runOne('spec', options, { repeat: r, repeats });
+      const sp = await runs.runOne('spec', options, { repeat: r, repeats, quiet: true });
       if (sp.stopped) {
         if (!specs.length) {
-          results.plain = { options, summary: p, runs: [p] };
-          results.spec = { options, summary: sp, runs: [sp] };
+          results.plain = { options, summary: p0, runs: [p0] };
+          results.spec = { options, summary: sp0, runs: [sp0] };
         }
         return settle();
       }

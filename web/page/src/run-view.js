@@ -113,11 +113,12 @@ export function initRunView({ client }) {
   };
 
   /**
-   * One plain or speculative run. `repeat` / `repeats`: its place in "Run both & compare"; a
-   * repeat after the first is `quiet` (the worker streams nothing back: same seed, same tokens,
-   * only the timing is new), and the state reads "done" only after the last one.
+   * One plain or speculative run. `repeat` / `repeats`: its place in "Run both & compare"
+   * (repeat -1: the shown run before the timed repeats); a `quiet` run (by default every repeat
+   * after the first) streams nothing back: same seed, same tokens, only the timing is new. The
+   * state reads "done" only after the last one.
    */
-  async function runOne(mode, options, { repeat = 0, repeats = 1 } = {}) {
+  async function runOne(mode, options, { repeat = 0, repeats = 1, quiet = repeat > 0 } = {}) {
     const isPlain = mode === 'plain';
     const { text: textEl, state: stateEl, line: lineEl } = isPlain ? ui.plain : ui.spec;
     const finish = (summary) => {
@@ -129,7 +130,7 @@ export function initRunView({ client }) {
       stateEl.dataset.threads = String(summary.threads ?? '');
       stateEl.dataset.parallelRuns = String(summary.pool?.runs ?? '');
     };
-    if (repeat > 0) {
+    if (quiet) {
       stateEl.textContent = `timing repeat ${repeat + 1} of ${repeats}…`;
       stateEl.dataset.state = 'repeating';
       let msg;
@@ -219,10 +220,11 @@ export function initRunView({ client }) {
   }
 
   /** After a Stop: a run left waiting for its next repeat says how many were complete. */
-  function settleRepeats(plains, specs, repeats) {
-    for (const [el, runs] of [[ui.plain.state, plains], [ui.spec.state, specs]]) {
-      if (el.dataset.state !== 'repeating' || !runs.length) continue;
-      el.textContent = `done, ${runs[0].generated} tokens · stopped after ${runs.length} of ${repeats} timing repeats`;
+  function settleRepeats(plains, specs, repeats, shown = []) {
+    for (const [el, runs, show] of [[ui.plain.state, plains, shown[0]], [ui.spec.state, specs, shown[1]]]) {
+      const first = runs[0] ?? show;
+      if (el.dataset.state !== 'repeating' || !first) continue;
+      el.textContent = `done, ${first.generated} tokens · stopped after ${runs.length} of ${repeats} timing repeats`;
       el.dataset.state = 'done';
     }
   }

@@ -40,7 +40,7 @@ export async function calibrate(options) {
 // The engine is warm when two consecutive rounds of untimed passes agree within this fraction.
 export const WARM_AGREE = 0.05;
 // At most this long warming up (ms): a machine too noisy to settle still gets timed.
-export const WARM_MAX_MS = 4000;
+export const WARM_MAX_MS = 6000;
 
 /**
  * Untimed passes until the engine is warm, as the timed ones will be: V8 compiles WebAssembly
@@ -49,7 +49,12 @@ export const WARM_MAX_MS = 4000;
  * of backend runs slower than the rest. A round decodes with the run's own settings, plain and
  * speculative, from the run's prompt; the engine is warm once two consecutive rounds agree
  * within WARM_AGREE (plain ms per step and speculative ms per iteration both), or after
- * WARM_MAX_MS. Progress as 'warm-progress' events. Does nothing when the worker is already warm
+ * WARM_MAX_MS. Before the rounds, one plain and one speculative decode as long as a timed
+ * repeat (the run's maxTokens): short rounds alone left the first timed repeat ~25% slower
+ * than the next on the large pair (bench/browser.mjs, idle EPYC Zen 5: plain 113-222 tokens/s
+ * against 174-264 for the second repeat, 20 loads of 20), as the library's own warm-up of
+ * whole decodes does not: the positions past the rounds' few dozen (attention over a longer
+ * cache, the cache's memory growing) are first reached there. Progress as 'warm-progress' events. Does nothing when the worker is already warm
  * for this target, thread count, backend and drafter (state.warmFor).
  */
 export async function warmup(msg) {
@@ -67,6 +72,9 @@ export async function warmup(msg) {
   try {
     const target = await targetFor(o);
     const specOpts = o.drafter === 'lookup' || o.drafter === 'both' || o.drafter === 'heads' || o.tree ? { ...o, ...CHAIN } : o;
+    const whole = t0 + WARM_MAX_MS / 2; // the whole-length decodes take at most half the time
+    passes += await wholeDecode(state.sd.createDecoder(decoderOptions(o, true, false, target)), o.maxTokens, whole);
+    passes += await wholeDecode(state.sd.createDecoder(decoderOptions({ ...specOpts, gammaMode: 'fixed' }, false, false, target)), o.maxTokens, whole);
     while (!state.stopRequested) {
       const deadline = t0 + WARM_MAX_MS;
       const plain = await timedSteps(state.sd.createDecoder(decoderOptions(o, true, false, target)), 12, deadline);
@@ -95,6 +103,27 @@ export async function warmup(msg) {
 const warmKey = (o) => [state.models?.info?.target?.digest ?? '', state.sd.threads, o.backend === 'gpu' ? 'gpu' : 'cpu', o.drafter ?? 'draft'].join('|');
 
 const agree = (a, b) => Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= WARM_AGREE * Math.min(a, b);
+
+/**
+ * Steps a decoder, untimed, until it has emitted `maxTokens` tokens (a timed repeat's length),
+ * is done, is stopped or passes the deadline (at least two steps); disposes it. The steps taken.
+ */
+async function wholeDecode(dec, maxTokens, deadline) {
+  let n = 0;
+  let emitted = 0;
+  try {
+    while (emitted < (maxTokens ?? 0) && !decoderDone(dec) && !state.stopRequested && (n < 2 || performance.now() < deadline)) {
+      let r = dec.step();
+      if (isPromise(r)) r = await r;
+      emitted += r?.emitted?.length ?? 1;
+      n++;
+      if (n % 8 === 0) await yieldNow();
+    }
+  } finally {
+    dec.dispose();
+  }
+  return n;
+}
 
 /**
  * { ms, n }: the median ms of up to `n` steps of a decoder after its first (which reads the
