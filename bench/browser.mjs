@@ -29,8 +29,7 @@
 // pair, warm-up ≤ 4 s, 3 × 2 decodes of 200 tokens at ~300-500 tokens/s, v(k) on the first
 // load), the library about 20 s per setting (warm-up ≤ 10 s, 5 × 2 decodes): ~7 minutes in all;
 // the 15-minute budget stops a loaded machine's run short instead of letting it run for hours.
-import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -80,8 +79,8 @@ if (!(await stat(path.join(lib, 'wasm/specdec-core-mt.wasm')).catch(() => null))
 if (!(await stat('/usr/bin/chromium').catch(() => null))) fail('Chromium missing (/usr/bin/chromium)');
 for (const f of [opt.target, opt.draft].filter(Boolean)) if (!(await stat(f).catch(() => null))) fail(`model file missing: ${f}`);
 
-const { chromium } = await import('playwright-core');
 const { startServer } = await import(path.join(ROOT, 'web/page/serve.mjs'));
+const { launchChromium } = await import(path.join(ROOT, 'scripts/lib/chromium.mjs'));
 
 const root = path.join(ROOT, 'build-bench/page');
 await rm(root, { recursive: true, force: true });
@@ -96,14 +95,7 @@ await writeFile(path.join(root, 'bench-lib-worker.mjs'), LIB_WORKER());
 // The model files the page fetches (the pair and weights it chose): the library loads the same.
 const fetched = [];
 const server = await startServer({ root, throttle: { match: (p) => (p.endsWith('.safetensors') && fetched.push(p), false), bytesPerSecond: 0 } });
-const userDataDir = await mkdtemp(path.join(tmpdir(), 'specdec-bench-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  serviceWorkers: 'block', // always fetch this run's models, never a cached pair
-});
+const { context, userDataDir } = await launchChromium('specdec-bench-'); // always fetch this run's models, never a cached pair
 const median = (xs) => {
   const a = xs.filter(Number.isFinite).sort((x, y) => x - y);
   if (!a.length) return NaN;

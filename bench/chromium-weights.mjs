@@ -13,7 +13,7 @@
 //   node bench/chromium-weights.mjs [--repeats 3] [--max-tokens 128] [--threads 1,2]
 //                                   [--gammas 2,3,4,5] [--only small|large] [--json]
 import { createReadStream, readFileSync } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -121,15 +121,8 @@ const field = (k) => cpuinfo.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm'))?.[1]?
 const CPU = `${field('model name') ?? 'unknown CPU'} (family ${field('cpu family')}, model ${field('model')}), ${os.availableParallelism()} logical CPUs`;
 const progress = (s) => { if (!opt.json) process.stderr.write(`  ${s}\n`); };
 
-const { chromium } = await import('playwright-core');
-const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'specdec-chromium-weights-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  serviceWorkers: 'block',
-});
+const { launchChromium } = await import('../scripts/lib/chromium.mjs');
+const { context, userDataDir } = await launchChromium('specdec-chromium-weights-');
 const result = { cpu: CPU, chromium: context.browser()?.version() ?? '', load: os.loadavg(), repeats: REPEATS, maxTokens: MAX_TOKENS, threads: THREADS, gammas: GAMMAS, cells: {}, notes: [] };
 // runs[pair][weights][threads] = { plain: [ms/token], spec: { gamma: [ms/token] }, alpha: { gamma }, tokens, sameAsPlain }
 const runs = {};

@@ -31,9 +31,8 @@
 // what llama.cpp logs and whether the output changes (wllama 3.8.1 does not draft).
 import { spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -185,15 +184,8 @@ const agreement = (a, b) => {
   return { same, of: Math.max(a.length, b.length), prefix: prefix < 0 ? n : prefix };
 };
 
-const { chromium } = await import('playwright-core');
-const userDataDir = await mkdtemp(path.join(tmpdir(), 'specdec-wllama-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  serviceWorkers: 'block',
-});
+const { launchChromium } = await import('../scripts/lib/chromium.mjs');
+const { context, userDataDir } = await launchChromium('specdec-wllama-');
 const result = {
   cpu: await cpuName(),
   chromium: context.browser()?.version() ?? '',

@@ -36,6 +36,23 @@ const WEBGPU_HARDWARE_ARGS = [
 ];
 
 /**
+ * Debian's Chromium, headless, in a fresh profile under the system's temporary folder (named
+ * `prefix`…), with the switches above (no network, no GPU): what the benchmarks that serve
+ * their own page open. Service workers blocked by default, so every run fetches its files.
+ * { context, userDataDir }: close the context and remove the folder when done.
+ */
+export async function launchChromium(prefix, { serviceWorkers = 'block' } = {}) {
+  const userDataDir = await mkdtemp(path.join(tmpdir(), prefix));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_ARGS,
+    serviceWorkers,
+  });
+  return { context, userDataDir };
+}
+
+/**
  * Serves the built page and opens a fresh Chromium profile. webgpu: true (or 'swiftshader'):
  * WebGPU on Chromium's SwiftShader adapter; 'hardware': WebGPU on the machine's own adapter.
  */
