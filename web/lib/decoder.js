@@ -4,7 +4,7 @@
 import { SpecdecError, checkOptions, describe, fail, integer, isNumericArray } from './errors.js';
 import { bytesOf, decode, detokenizeStream, tokenText } from './text.js';
 import { Handle, NATIVE } from './handles.js';
-import { rowsOf, topEntries, treeRecord, verifyRecord } from './records.js';
+import { queryOf, rowsOf, topEntries, treeRecord, verifyRecord } from './records.js';
 
 const yieldToEventLoop = (() => {
   if (typeof globalThis.scheduler?.yield === 'function') return () => globalThis.scheduler.yield();
@@ -374,27 +374,6 @@ export class Decoder extends Handle {
   }
 }
 
-
-// A query of the C++ decoder (bindings/handles.cc): [target (1) / draft (0), nLast, tokens...],
-// or a tree query [target + 2, rows, first, withRoot, nodes, tokens..., node tokens...,
-// parents...].
-function queryOf(packed) {
-  if (packed === null) return null;
-  const kind = packed[0] & 3;
-  const hidden = (packed[0] & 4) !== 0; // the answer carries the target's hidden states (heads)
-  const target = kind === 1 || kind === 3;
-  const source = target ? 'targetScore' : 'draftScore';
-  if (kind < 2) return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(2), tree: null };
-  const nodes = packed[4];
-  const end = packed.length;
-  const tree = {
-    tokens: packed.subarray(end - 2 * nodes, end - nodes),
-    parents: packed.subarray(end - nodes),
-    first: packed[2],
-    withRoot: packed[3] === 1,
-  };
-  return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(5, end - 2 * nodes), tree };
-}
 
 function isThenable(x) {
   return x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';

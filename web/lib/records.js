@@ -1,5 +1,6 @@
 // The records of a decoder iteration, reshaped from the bindings' typed-array columns into the
-// documented IterationRecord shape (specdec.d.ts).
+// documented IterationRecord shape (specdec.d.ts), and the queries the C++ decoder asks of score
+// callbacks (queryOf).
 
 import { tokenText as byteTokenText } from './text.js';
 
@@ -72,3 +73,24 @@ export function verifyRecord(raw, drafted = true, tokenText = byteTokenText) {
 }
 
 /** One decoder: create with sd.createDecoder(); free with dispose(). */
+
+// A query of the C++ decoder (bindings/handles.cc): [target (1) / draft (0), nLast, tokens...],
+// or a tree query [target + 2, rows, first, withRoot, nodes, tokens..., node tokens...,
+// parents...].
+export function queryOf(packed) {
+  if (packed === null) return null;
+  const kind = packed[0] & 3;
+  const hidden = (packed[0] & 4) !== 0; // the answer carries the target's hidden states (heads)
+  const target = kind === 1 || kind === 3;
+  const source = target ? 'targetScore' : 'draftScore';
+  if (kind < 2) return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(2), tree: null };
+  const nodes = packed[4];
+  const end = packed.length;
+  const tree = {
+    tokens: packed.subarray(end - 2 * nodes, end - nodes),
+    parents: packed.subarray(end - nodes),
+    first: packed[2],
+    withRoot: packed[3] === 1,
+  };
+  return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(5, end - 2 * nodes), tree };
+}
