@@ -51,7 +51,7 @@ void check_cost_model(const CostModel& m) {
 }
 
 GammaPolicy::GammaPolicy(const PolicyOptions& options)
-    : options_(options), target_samples_(kMaxK + 1), est_(kMaxK + 1) {
+    : options_(options), target_samples_(kMaxK + 1), median_(kMaxK + 1), est_(kMaxK + 1) {
   if (options_.has_cost_model) check_cost_model(options_.cost_model);
   refit();
   heuristic_gamma_ = std::min(5, options_.gamma_max);
@@ -82,6 +82,7 @@ double GammaPolicy::expected_tokens(Drafter d, int match, int gamma) const {
 }
 
 void GammaPolicy::refit() {
+  fit_line();
   // A pass over more tokens never costs less: per-k medians of a few noisy samples can say
   // otherwise (a measured v(2) of 0.56 makes every lookup look free), so each k is at least the
   // k before it.
@@ -96,6 +97,44 @@ double GammaPolicy::target_ms(size_t k) const {
   return fit_ms(k);
 }
 
+void GammaPolicy::fit_line() {
+  // A weighted least-squares line T(k) = intercept + slope * k through the per-k medians (each
+  // weighted by its sample count, at most 8); with one measured k, the prior's shape through it.
+  std::vector<double> ks, ms, w;
+  for (size_t j = 1; j <= kMaxK; ++j) {
+    if (target_samples_[j].empty()) continue;
+    ks.push_back(double(j));
+    ms.push_back(median_[j]);
+    w.push_back(std::min<double>(target_samples_[j].size(), 8));
+  }
+  has_line_ = !ks.empty();
+  if (!has_line_) return;
+  auto through_prior = [&](double kbar, double tbar) {  // the prior's shape through one point
+    const double t1 = tbar / (1.0 + kPriorSlope * (kbar - 1.0));
+    slope_ = kPriorSlope * t1;
+    intercept_ = t1 - slope_;
+  };
+  if (ks.size() == 1) {
+    through_prior(ks[0], ms[0]);
+    return;
+  }
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    sw += w[i];
+    sx += w[i] * ks[i];
+    sy += w[i] * ms[i];
+    sxx += w[i] * ks[i] * ks[i];
+    sxy += w[i] * ks[i] * ms[i];
+  }
+  const double den = sw * sxx - sx * sx;
+  slope_ = den > 0 ? (sw * sxy - sx * sy) / den : 0.0;
+  slope_ = std::max(slope_, 0.0);  // a pass over more tokens never costs less
+  intercept_ = (sy - slope_ * sx) / sw;
+  // A one-token pass costs at least what reading the weights costs: never less than a fifth
+  // of the mean pass (noise can tilt a line through close k far off).
+  if (intercept_ + slope_ < 0.2 * sy / sw) through_prior(sx / sw, sy / sw);
+}
+
 double GammaPolicy::fit_ms(size_t k) const {
   // Given costs: v(k) itself (time in units of a one-token pass).
   if (options_.has_cost_model) {
@@ -104,42 +143,10 @@ double GammaPolicy::fit_ms(size_t k) const {
     if (v.size() == 1) return v[0];
     return v.back() + (v.back() - v[v.size() - 2]) * double(k - v.size());
   }
-  // Per k: the median of its samples; between and beyond them a weighted least-squares line.
-  std::vector<double> ks, ms, w;
-  for (size_t j = 1; j <= kMaxK; ++j) {
-    if (target_samples_[j].empty()) continue;
-    ks.push_back(double(j));
-    ms.push_back(median(target_samples_[j]));
-    w.push_back(std::min<double>(target_samples_[j].size(), 8));
-  }
-  if (k <= kMaxK && target_samples_[k].size() >= 3) return median(target_samples_[k]);
-  if (ks.empty()) return 1.0 + kPriorSlope * (double(k) - 1.0);  // units of T(1)
-  double slope, intercept;                                       // T(k) = intercept + slope * k
-  auto through_prior = [&](double kbar, double tbar) {  // the prior's shape through one point
-    const double t1 = tbar / (1.0 + kPriorSlope * (kbar - 1.0));
-    slope = kPriorSlope * t1;
-    intercept = t1 - slope;
-  };
-  if (ks.size() == 1) {
-    through_prior(ks[0], ms[0]);
-  } else {
-    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (size_t i = 0; i < ks.size(); ++i) {
-      sw += w[i];
-      sx += w[i] * ks[i];
-      sy += w[i] * ms[i];
-      sxx += w[i] * ks[i] * ks[i];
-      sxy += w[i] * ks[i] * ms[i];
-    }
-    const double den = sw * sxx - sx * sx;
-    slope = den > 0 ? (sw * sxy - sx * sy) / den : 0.0;
-    slope = std::max(slope, 0.0);  // a pass over more tokens never costs less
-    intercept = (sy - slope * sx) / sw;
-    // A one-token pass costs at least what reading the weights costs: never less than a fifth
-    // of the mean pass (noise can tilt a line through close k far off).
-    if (intercept + slope < 0.2 * sy / sw) through_prior(sx / sw, sy / sw);
-  }
-  return intercept + slope * double(k);
+  // Per k: the median of its samples; between and beyond them the line (fit_line).
+  if (k <= kMaxK && target_samples_[k].size() >= 3) return median_[k];
+  if (!has_line_) return 1.0 + kPriorSlope * (double(k) - 1.0);  // units of T(1)
+  return intercept_ + slope_ * double(k);
 }
 
 double GammaPolicy::v(size_t k) const { return target_ms(k) / target_ms(1); }
@@ -317,6 +324,7 @@ void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chai
     std::vector<double>& samples = target_samples_[target_tokens];
     if (samples.size() == kMaxSamples) samples.erase(samples.begin());  // the most recent ones
     samples.push_back(target_ms);
+    median_[target_tokens] = median(samples);  // only this k's samples changed
     refit();
   }
 }

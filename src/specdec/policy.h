@@ -87,8 +87,8 @@ class GammaPolicy {
   // A sample that belongs to no drafter in particular (counts towards the median over all).
   void record_overhead(double ms);
   double overhead_ms() const { return overhead_ms_; }  // the median over all drafters
-  double overhead_ms(Drafter d) const;                  // what an iteration of d is charged
-  size_t overhead_samples(Drafter d) const {            // d's own, the most recent
+  double overhead_ms(Drafter d) const;                 // what an iteration of d is charged
+  size_t overhead_samples(Drafter d) const {           // d's own, the most recent
     return drafter_overhead_samples_[static_cast<int>(d)].size();
   }
 
@@ -101,9 +101,9 @@ class GammaPolicy {
   // for a draft model or heads, shrunk towards alpha(); prompt lookup: LookupRates at `match`).
   double expected_tokens(Drafter d, int match, int gamma) const;
   const LookupRates& lookup_rates() const { return lookup_; }
-  double v(size_t k) const;   // target pass over k tokens / one-token pass
+  double v(size_t k) const;  // target pass over k tokens / one-token pass
   double pass_ms(size_t k) const { return target_ms(k); }  // the estimate of a k-token pass
-  double c(Drafter d) const;  // one draft pass / one-token pass
+  double c(Drafter d) const;                               // one draft pass / one-token pass
   int heuristic_gamma() const { return heuristic_gamma_; }
 
  private:
@@ -114,8 +114,9 @@ class GammaPolicy {
   bool worth_revisiting(const Plan& p) const;
   double target_ms(size_t k) const;  // estimated (from est_)
   double draft_ms(Drafter d) const;  // one draft pass, estimated
-  double fit_ms(size_t k) const;     // the estimate from the samples
-  void refit();
+  double fit_ms(size_t k) const;     // the estimate from the per-k medians and the line
+  void fit_line();                   // the line through the per-k medians (slope_, intercept_)
+  void refit();                      // fit_line, then est_ (after each sample)
 
   PolicyOptions options_;
   // acceptance counts: [drafter]
@@ -128,7 +129,10 @@ class GammaPolicy {
   static constexpr size_t kMaxK = 80;
   static constexpr size_t kMaxSamples = 64;  // per k, the most recent
   std::vector<std::vector<double>> target_samples_;
-  std::vector<double> est_;  // (kMaxK + 1,) target_ms(k), refitted after each sample
+  std::vector<double> median_;  // (kMaxK + 1,) the median of target_samples_[k], kept current
+  std::vector<double> est_;     // (kMaxK + 1,) target_ms(k), refitted after each sample
+  bool has_line_ = false;       // a line through the medians (some k measured)
+  double slope_ = 0.0, intercept_ = 0.0;
   std::array<double, kDrafterCount> draft_ms_{}, draft_passes_{};
   static constexpr size_t kMaxOverheadSamples = 32;  // the most recent, per drafter and overall
   static constexpr size_t kMinOverheadSamples = 4;   // a drafter's own mean from this many
