@@ -27,6 +27,10 @@ const yieldToEventLoop = (() => {
 
 // generate(): a gap between two steps this long is the caller pausing, not per-iteration cost.
 const PAUSE_MS = 100;
+// generate(): after an iteration that awaited a score callback, the next yield to the event loop
+// comes only once this long has passed since the last (a yield costs ~0.1 ms: a few % of a small
+// model's pass; awaiting a callback that answers in microtasks lets no timer or input run).
+const YIELD_MS = 8;
 
 export class Decoder extends Handle {
   #promptLength;
@@ -337,7 +341,8 @@ export class Decoder extends Handle {
   /**
    * Streams iterations until maxTokens more tokens came out (the last burst cut to fit), the
    * decoder is done, or signal aborts (the iterator then throws signal.reason). Yields to the
-   * event loop before every iteration.
+   * event loop before every iteration (after one that awaited a score callback: when 8 ms have
+   * passed since the last yield).
    */
   async *generate(options) {
     const { maxTokens, signal } = checkOptions(options, ['maxTokens', 'signal'], 'generate');
@@ -354,17 +359,24 @@ export class Decoder extends Handle {
     // with the iteration's own overhead (charged to its drafter), unless it is a pause
     // (>= PAUSE_MS), which says nothing about the decoder.
     let handed = -1;
+    let awaited = false; // the last step awaited a score callback
+    let yielded = 0;
     try {
       for (;;) {
         abortIfAsked();
-        await yieldToEventLoop();
-        abortIfAsked();
+        if (!awaited || performance.now() - yielded >= YIELD_MS) {
+          await yieldToEventLoop();
+          yielded = performance.now();
+          abortIfAsked();
+        }
         if (this.disposed || (native.done() && !native.inIteration())) return;
         if (handed >= 0) {
           const gap = performance.now() - handed;
           if (gap < PAUSE_MS) native.noteOverhead(gap);
         }
-        const record = this.#scores ? await this.step({ signal }) : this.step();
+        const out = this.#scores ? this.step({ signal }) : this.step();
+        awaited = isThenable(out);
+        const record = awaited ? await out : out;
         handed = performance.now();
         yield record;
       }
