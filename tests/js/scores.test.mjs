@@ -285,6 +285,23 @@ test('two async decoders interleaved on one event loop each give their own run',
   assert.notDeepEqual(a.tokens, b.tokens);
 });
 
+test('generate() with callbacks that answer in microtasks still lets timers run (it yields at least every 8 ms)', async () => {
+  // Awaiting such a callback runs no macrotask: only generate()'s own yields let a timer in.
+  const dec = sd.createDecoder({ targetScore: markovScore(TARGET_LOGITS, async () => {}), plain: true, prompt: [0], seed: 3, contextLength: 1e6 });
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  const t0 = performance.now();
+  let iterations = 0;
+  for await (const r of dec.generate()) {
+    void r;
+    iterations++;
+    if (performance.now() - t0 > 60 && iterations >= 200) break;
+  }
+  clearInterval(timer);
+  assert.ok(ticks >= 2, `a timer ran ${ticks} times in ${iterations} iterations (${(performance.now() - t0).toFixed(0)} ms)`);
+  dec.dispose();
+});
+
 test('abort while a callback is awaited: generate rejects at once, the next step() resumes the same iteration', async () => {
   const ts = sd.modelStep(target);
   const ds = sd.modelStep(draft);
