@@ -106,7 +106,7 @@ export function kvCacheScorer(name, backend) {
     const keep = keptPrefix(cached, tokens, nLast);
     if (past && keep < cached.length) await truncate(keep);
     const P = past ? cached.length : 0;
-    const fresh = Array.from(tokens.slice(P), Number);
+    const fresh = Array.from(tokens.subarray ? tokens.subarray(P) : tokens.slice(P), Number);
     const len = fresh.length;
     const out = await backend.run(fresh, P, past, nLast);
     counters.runs++;
@@ -123,10 +123,12 @@ export function kvCacheScorer(name, backend) {
     const rows = rowsAsFloat32(data, logits.type, (dims[1] - nLast) * V, dims[1] * V); // a copy
     backend.release(logits);
     // The new cache replaces the old one, whose tensors it does not reuse.
-    const fresh_ = new Set(Object.values(out.present));
-    if (past) releaseAll(Object.values(past).filter((t) => !fresh_.has(t)));
+    if (past) {
+      const kept = new Set(Object.values(out.present));
+      for (const key in past) if (!kept.has(past[key])) backend.release(past[key]);
+    }
     past = out.present;
-    cached = Array.from(tokens, Number);
+    cached = Int32Array.from(tokens); // the caller may reuse its array
     return rows;
   }
 

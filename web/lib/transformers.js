@@ -127,6 +127,8 @@ export function transformersScorer(model, options = {}) {
   let vocabSize = info.vocabSize;
 
   const cutStats = { ms: 0, tensors: 0 };
+  let ones = new BigInt64Array(0); // the attention mask: all ones (views of one buffer)
+  const presentNames = new Map(); // forward()'s output name -> its past_key_values input's name
   const dataOf = async (t) => (t.location && t.location !== 'cpu' && t.location !== 'cpu-pinned' ? t.ort_tensor.getData() : t.data);
   const release = (t) => {
     if (typeof t?.dispose === 'function') t.dispose();
@@ -152,19 +154,26 @@ export function transformersScorer(model, options = {}) {
     async run(fresh, P, past, nLast) {
       const T = tf.Tensor;
       const len = fresh.length;
+      if (ones.length < P + len) ones = new BigInt64Array(Math.max(2 * ones.length, P + len, 256)).fill(1n);
       const inputs = {
         input_ids: new T('int64', BigInt64Array.from(fresh, BigInt), [1, len]),
-        attention_mask: new T('int64', new BigInt64Array(P + len).fill(1n), [1, P + len]),
+        attention_mask: new T('int64', new BigInt64Array(ones.buffer, 0, P + len), [1, P + len]),
         past_key_values: past, // null: transformers.js makes the empty cache of the session's type
       };
       if (info.keepLogits) inputs.num_logits_to_keep = new T('int64', BigInt64Array.of(BigInt(nLast)), []);
       const out = await model.forward(inputs);
       const present = {};
       const extra = [inputs.input_ids, inputs.attention_mask, inputs.num_logits_to_keep];
-      for (const [key, t] of Object.entries(out)) {
-        const m = PRESENT.exec(key);
-        if (m) present[`past_key_values.${m[1]}.${m[2]}`] = t;
-        else if (key !== 'logits') extra.push(t);
+      for (const key in out) {
+        if (key === 'logits') continue;
+        let name = presentNames.get(key);
+        if (name === undefined) {
+          const m = PRESENT.exec(key);
+          name = m ? `past_key_values.${m[1]}.${m[2]}` : null;
+          presentNames.set(key, name);
+        }
+        if (name) present[name] = out[key];
+        else extra.push(out[key]);
       }
       if (!out.logits) fail(`transformersScorer: ${info.name}'s forward() returned no logits`);
       vocabSize ??= out.logits.dims.at(-1);
