@@ -173,12 +173,16 @@ val decoder_step(DecoderHandle& d) {
 val decoder_advance(DecoderHandle& d) {
   return guard([&] { return d.advance(); });
 }
-void decoder_supply(DecoderHandle& d, val rows, bool logits, val hidden) {
-  guard([&] { d.supply(rows, logits, hidden); });
+val decoder_inbox(DecoderHandle& d, double n) {
+  return guard([&] { return d.inbox(static_cast<size_t>(n)); });
+}
+void decoder_supply(DecoderHandle& d, double n, bool logits, val hidden) {
+  guard([&] { d.supply(static_cast<size_t>(n), logits, hidden); });
 }
 val decoder_finish(DecoderHandle& d) {
   return guard([&] { return d.finish(); });
 }
+val decoder_extras(const DecoderHandle& d) { return d.extras(); }
 bool decoder_in_iteration(const DecoderHandle& d) { return d.in_iteration(); }
 bool decoder_done(const DecoderHandle& d) { return d.done(); }
 void decoder_note_overhead(DecoderHandle& d, double ms) { d.note_overhead(ms); }
@@ -233,8 +237,10 @@ EMSCRIPTEN_BINDINGS(specdec) {
       .function("setDraftExternal", &decoder_set_draft_external)
       .function("step", &decoder_step)
       .function("advance", &decoder_advance)
+      .function("inbox", &decoder_inbox)
       .function("supply", &decoder_supply)
       .function("finish", &decoder_finish)
+      .function("extras", &decoder_extras)
       .function("inIteration", &decoder_in_iteration)
       .function("done", &decoder_done)
       .function("noteOverhead", &decoder_note_overhead)

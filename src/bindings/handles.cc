@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "base/errors.h"
 #include "bindings/interop.h"
@@ -135,12 +136,12 @@ val DecoderHandle::advance() {
   // One typed array, no object to build: [target (1) or draft (0), nLast, tokens...]; a tree
   // query: [target + 2, rows, first, withRoot, nodes, tokens..., node tokens..., parents...]. The
   // first entry gets + 4 when the answer must carry the hidden states (heads; see supply).
-  std::vector<int> packed;
+  std::vector<int>& packed = query_;
+  packed.clear();
   if (!q->tree) {
-    packed.resize(2 + q->tokens.size());
-    packed[0] = (q->target ? 1 : 0) + (q->hidden_width ? 4 : 0);
-    packed[1] = static_cast<int>(q->n_last);
-    std::copy(q->tokens.begin(), q->tokens.end(), packed.begin() + 2);
+    packed.push_back((q->target ? 1 : 0) + (q->hidden_width ? 4 : 0));
+    packed.push_back(static_cast<int>(q->n_last));
+    packed.insert(packed.end(), q->tokens.begin(), q->tokens.end());
   } else {
     packed = {(q->target ? 1 : 0) + 2 + (q->hidden_width ? 4 : 0), static_cast<int>(q->n_last),
               static_cast<int>(q->first), q->with_root ? 1 : 0,
@@ -149,24 +150,33 @@ val DecoderHandle::advance() {
     packed.insert(packed.end(), q->tree_tokens.begin(), q->tree_tokens.end());
     packed.insert(packed.end(), q->tree_parents.begin(), q->tree_parents.end());
   }
-  return int32_array(packed);
+  // A view, not a copy made through emval (JS copies it: web/lib/records.js, queryOf).
+  return val(emscripten::typed_memory_view(packed.size(), packed.data()));
 }
 
-void DecoderHandle::supply(const val& rows, bool logits, const val& hidden) {
+val DecoderHandle::inbox(size_t n) {
+  if (n > inbox_.size()) inbox_.resize(n);
+  return val(emscripten::typed_memory_view(inbox_.size(), inbox_.data()));
+}
+
+void DecoderHandle::supply(size_t n, bool logits, const val& hidden) {
   if (!decoder_) fail("decoder: not started");
   const ExternalQuery* q = decoder_->query();
   if (!q) fail("supply: no query is waiting for rows");
-  const size_t n = js_length(rows);
   if (n == 0 || n % q->n_last != 0) {
     fail(q->source, ": returned ", n, " values, expected nLast = ", q->n_last,
          " rows of the vocabulary size");
   }
+  if (n > inbox_.size())
+    fail("internal: supply of ", n, " values from an inbox of ", inbox_.size());
   std::vector<float> h;
   if (!hidden.isNull() && !hidden.isUndefined()) {
     const Distribution d = distribution_from_js(hidden);  // one copy of the typed array
     h.assign(d.begin(), d.end());
   }
-  decoder_->supply(matrix_from_js(rows, q->n_last, n / q->n_last), logits, std::move(h));
+  ProbMatrix rows = xt::empty<float>({q->n_last, n / q->n_last});
+  std::copy(inbox_.begin(), inbox_.begin() + static_cast<std::ptrdiff_t>(n), rows.data());
+  decoder_->supply(std::move(rows), logits, std::move(h));
 }
 
 val DecoderHandle::finish() {
@@ -177,27 +187,41 @@ val DecoderHandle::finish() {
 
 val DecoderHandle::record(IterationRecord& rec) {
   const auto t0 = std::chrono::steady_clock::now();
-  val o = val::object();
-  o.set("proposed", int32_array(rec.proposed));
-  o.set("verify", verify_result_to_js(rec.verify));
-  o.set("emitted", int32_array(rec.emitted));
-  o.set("targetCached", static_cast<double>(rec.target_cached));
-  o.set("draftCached", static_cast<double>(rec.draft_cached));
-  o.set("draftMs", rec.draft_ms);
-  o.set("targetMs", rec.target_ms);
-  o.set("vocab", static_cast<double>(rec.target_probs.shape()[1]));
-  o.set("gamma", rec.gamma);
-  o.set("drafter", std::string(drafter_name(rec.drafter)));
-  o.set("lookupNgram", rec.lookup_ngram);
-  o.set("targetPositions", static_cast<double>(rec.target_probs.shape()[0]));
-  if (!options_.tree_branches.empty()) o.set("tree", tree_to_js(rec.tree, rec.tree_verify));
-  if (keep_distributions_) {
-    o.set("targetProbs", float32_array(rec.target_probs.data(), rec.target_probs.size()));
-    o.set("draftProbs", float32_array(rec.draft_probs.data(), rec.draft_probs.size()));
+  const VerifyResult& v = rec.verify;
+  const size_t n = v.positions.size(), n_residual = v.residual.size();
+  const bool tree = !options_.tree_branches.empty();
+  std::vector<double>& w = wire_;  // layout: see handles.h (step)
+  w.assign({static_cast<double>(rec.proposed.size()), static_cast<double>(rec.emitted.size()),
+            static_cast<double>(v.emitted.size()), static_cast<double>(n),
+            static_cast<double>(n_residual), static_cast<double>(v.n_accepted), v.bonus ? 1.0 : 0.0,
+            v.u_final, static_cast<double>(rec.target_cached),
+            static_cast<double>(rec.draft_cached), rec.draft_ms, rec.target_ms,
+            static_cast<double>(rec.target_probs.shape()[1]), static_cast<double>(rec.gamma),
+            static_cast<double>(static_cast<int>(rec.drafter)),
+            static_cast<double>(rec.lookup_ngram), static_cast<double>(rec.target_probs.shape()[0]),
+            (tree ? 1.0 : 0.0) + (keep_distributions_ ? 2.0 : 0.0)});
+  w.insert(w.end(), rec.proposed.begin(), rec.proposed.end());
+  w.insert(w.end(), rec.emitted.begin(), rec.emitted.end());
+  w.insert(w.end(), v.emitted.begin(), v.emitted.end());
+  for (const PositionRecord& pos : v.positions) {
+    w.insert(w.end(), {static_cast<double>(pos.token), pos.p, pos.q, pos.accept_prob, pos.u,
+                       pos.accepted ? 1.0 : 0.0});
+  }
+  const size_t at = w.size();
+  w.resize(at + (n_residual + 1) / 2);
+  if (n_residual) std::memcpy(w.data() + at, v.residual.data(), n_residual * sizeof(float));
+  extras_ = val::undefined();
+  if (tree || keep_distributions_) {
+    extras_ = val::object();
+    if (tree) extras_.set("tree", tree_to_js(rec.tree, rec.tree_verify));
+    if (keep_distributions_) {
+      extras_.set("targetProbs", float32_array(rec.target_probs.data(), rec.target_probs.size()));
+      extras_.set("draftProbs", float32_array(rec.draft_probs.data(), rec.draft_probs.size()));
+    }
   }
   decoder_->note_overhead(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  return o;
+  return val(emscripten::typed_memory_view(w.size(), w.data()));
 }
 
 void DecoderHandle::note_overhead(double ms) {

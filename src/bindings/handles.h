@@ -56,21 +56,36 @@ class DecoderHandle {
   void set_budget(size_t total);
 
   bool done() const;
-  // { proposed: Int32Array, verify: (see verify_result_to_js), emitted: Int32Array,
-  //   targetCached, draftCached, draftMs, targetMs, vocab, gamma, drafter ('none' | 'draft' |
-  //   'lookup' | 'heads'), lookupNgram, targetPositions,
+  // The iteration's record in one Float64Array: a view of this handle's memory, valid until the
+  // next call into wasm (web/lib/records.js, recordOf, reads it at once). Layout:
+  //   [0] proposed count, [1] emitted count, [2] verify.emitted count, [3] positions n,
+  //   [4] residual length (0: none), [5] nAccepted, [6] bonus (0/1), [7] uFinal (NaN when
+  //   greedy), [8] targetCached, [9] draftCached, [10] draftMs, [11] targetMs, [12] vocab,
+  //   [13] gamma, [14] drafter (a Drafter: 0 none, 1 draft, 2 lookup, 3 heads),
+  //   [15] lookupNgram, [16] targetPositions, [17] extras (1: tree, 2: distributions),
+  //   then proposed tokens, emitted tokens, verify.emitted tokens, per position (token, p, q,
+  //   acceptProb, u (NaN when greedy), accepted 0/1), and the residual as float32s packed two
+  //   to an entry (bit-exact: read them through a Float32Array over the same bytes).
+  // Rare heavy parts come from extras() (only when [17] says so).
+  val step();
+  // The last record's { tree, targetProbs, draftProbs } (each only when asked for at start):
   //   tree (tree mode only): { parent, token, depth: Int32Array, p, q: Float32Array,
   //     acceptProb, u: Float64Array, status: Uint8Array (0 unexamined, 1 accepted, 2 rejected),
   //     path: Int32Array },
-  //   targetProbs, draftProbs: flat Float32Array (only when keep_distributions) }
-  val step();
+  //   targetProbs, draftProbs: flat Float32Array (only when keep_distributions).
+  val extras() const { return extras_; }
 
   // Stepping with external sources (set_target / set_draft with an ExternalSource): advance()
-  // returns null when the iteration has what it needs, else the query packed in one Int32Array:
-  // [1 for the target or 0 for the draft, nLast, tokens...]; supply() answers it with
-  // nLast rows of V values, flat (logits or probabilities); finish() returns step()'s record.
+  // returns null when the iteration has what it needs, else the query packed in an Int32Array
+  // view of this handle's memory (valid until the next call into wasm):
+  // [1 for the target or 0 for the draft, nLast, tokens...]. The answer goes into inbox(n), a
+  // Float32Array view of at least n floats that stays where it is until inbox() is asked for
+  // more (or wasm memory grows, which empties the view): JS fills its first n values with
+  // nLast rows of V values, flat (logits or probabilities), and calls supply(n, ...).
+  // finish() returns step()'s record.
   val advance();
-  void supply(const val& rows, bool logits, const val& hidden);
+  val inbox(size_t n);
+  void supply(size_t n, bool logits, const val& hidden);
   val finish();
   bool in_iteration() const { return decoder_ && decoder_->in_iteration(); }
 
@@ -90,6 +105,11 @@ class DecoderHandle {
 
  private:
   val record(IterationRecord& rec);  // the JS form of a record (see step())
+
+  std::vector<double> wire_;  // the last record (step())
+  std::vector<int> query_;    // the last query (advance())
+  std::vector<float> inbox_;  // the rows supply() reads
+  val extras_ = val::undefined();
 
   SourceSlot target_, draft_;
   std::shared_ptr<const MedusaHeads> heads_;

@@ -4,7 +4,7 @@
 import { SpecdecError, checkOptions, describe, fail, integer, isNumericArray } from './errors.js';
 import { bytesOf, decode, detokenizeStream, tokenText } from './text.js';
 import { Handle, NATIVE } from './handles.js';
-import { queryOf, rowsOf, topEntries, treeRecord, verifyRecord } from './records.js';
+import { queryOf, recordOf } from './records.js';
 
 const yieldToEventLoop = (() => {
   if (typeof globalThis.scheduler?.yield === 'function') return () => globalThis.scheduler.yield();
@@ -46,6 +46,8 @@ export class Decoder extends Handle {
   #callbackMs = 0;
   #detokenize = null; // createDecoder's detokenize: the records' text through the caller's tokenizer
   #tokenText = tokenText;
+  #text = (emitted) => this.#stream.decode(bytesOf(emitted), { stream: true }); // a record's text
+  #inbox = new Float32Array(0); // the C++ decoder's inbox for score rows (native.inbox)
 
   constructor(native, owner, { seed, plain, stepRoles, scores, detokenize = null }) {
     super(native, 'Decoder', owner);
@@ -59,6 +61,7 @@ export class Decoder extends Handle {
       this.#tokenText = (t) => this.#detokenize([t]);
       const stream = detokenizeStream(this.#detokenize);
       this.#stream = { decode: (ids) => stream.push(ids) };
+      this.#text = (emitted) => this.#stream.decode(emitted);
     }
   }
 
@@ -174,7 +177,7 @@ export class Decoder extends Handle {
       this.#busy = false;
     }
     const t1 = performance.now();
-    const record = this.#record(raw, t1 - t0);
+    const record = this.#record(native, raw, t1 - t0);
     // What turning the raw result into the record cost: per iteration, like the C++ side's own
     // work, which the gamma policy weighs against per-token costs.
     const t2 = performance.now();
@@ -267,13 +270,18 @@ export class Decoder extends Handle {
       if (!isNumericArray(rows)) fail(`${what}: expected a Float32Array of ${shape} × vocabulary values, got ${describe(rows)}`);
       flat = Float32Array.from(rows);
     }
-    native.supply(flat, this.#scores.logits, hidden);
+    // Into the C++ decoder's inbox (a view of wasm memory; re-asked for when too short, or empty
+    // because wasm memory grew), then one call: no copy through emval.
+    const n = flat.length;
+    if (this.#inbox.length < n) this.#inbox = native.inbox(n);
+    if (n) this.#inbox.set(flat);
+    native.supply(n, this.#scores.logits, hidden);
   }
 
   #finishScored(native, t0) {
     const raw = native.finish();
     const t1 = performance.now();
-    const record = this.#record(raw, t1 - t0);
+    const record = this.#record(native, raw, t1 - t0);
     const t2 = performance.now();
     native.noteOverhead(t2 - t1);
     record.ms = t2 - t0;
@@ -301,41 +309,8 @@ export class Decoder extends Handle {
     });
   }
 
-  #record(raw, ms) {
-    const v = verifyRecord(raw.verify, raw.gamma > 0, this.#tokenText);
-    const proposed = Array.from(raw.proposed);
-    const emitted = Array.from(raw.emitted);
-    const rec = {
-      iteration: this.#iteration++,
-      proposed,
-      proposedText: proposed.map(this.#tokenText).join(''),
-      positions: v.positions,
-      nAccepted: v.nAccepted,
-      correction: v.correction,
-      bonus: v.bonus,
-      uFinal: v.uFinal,
-      residual: v.residual ?? null,
-      residualTop: v.residual ? topEntries(v.residual, 10, this.#tokenText) : null,
-      emitted,
-      emittedText: emitted.map(this.#tokenText).join(''),
-      text: this.#detokenize ? this.#stream.decode(emitted) : this.#stream.decode(bytesOf(emitted), { stream: true }),
-      targetCached: raw.targetCached,
-      draftCached: raw.draftCached,
-      draftMs: raw.draftMs,
-      targetMs: raw.targetMs,
-      ms,
-      vocab: raw.vocab,
-      gamma: raw.gamma,
-      drafter: raw.drafter,
-      lookupNgram: raw.lookupNgram || null,
-      targetPositions: raw.targetPositions,
-    };
-    if (raw.tree) rec.tree = treeRecord(raw.tree, this.#tokenText);
-    if (raw.targetProbs) {
-      rec.targetProbs = rowsOf(raw.targetProbs, raw.vocab);
-      rec.draftProbs = rowsOf(raw.draftProbs, raw.vocab);
-    }
-    return rec;
+  #record(native, wire, ms) {
+    return recordOf(wire, { iteration: this.#iteration++, ms, tokenText: this.#tokenText, text: this.#text, native });
   }
 
   /**
