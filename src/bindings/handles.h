@@ -1,6 +1,8 @@
 // The C++ objects that JS holds handles to (web/lib/core.js wraps each in a class with
 // dispose()). Methods take and return plain values, typed arrays and small JS objects whose
-// fields are typed-array columns; core.js turns them into the documented API shape.
+// fields are typed-array columns; core.js turns them into the documented API shape. The
+// decoder's per-iteration traffic (records, queries, score rows) goes through typed-array views
+// of the handle's own buffers instead: no object built through emval on that path.
 #pragma once
 
 #include <emscripten/val.h>
@@ -80,7 +82,7 @@ class DecoderHandle {
   // view of this handle's memory (valid until the next call into wasm):
   // [1 for the target or 0 for the draft, nLast, tokens...]. The answer goes into inbox(n), a
   // Float32Array view of at least n floats that stays where it is until inbox() is asked for
-  // more (or wasm memory grows, which empties the view): JS fills its first n values with
+  // more (a non-shared wasm memory that grows empties the view): JS fills its first n values with
   // nLast rows of V values, flat (logits or probabilities), and calls supply(n, ...).
   // finish() returns step()'s record.
   val advance();
