@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-web';
 import { loadSpecdec } from 'specdec';
 import { ortScorer } from 'specdec/ort';
+import { cutPool } from '../../web/lib/ort.js'; // internal: both adapters' cut caches
 import { modelBytes, USING_SHIPPED_MODELS, MODEL_FILES } from './support.mjs';
 import { onnxOf } from '../../scripts/lib/onnx-export.mjs';
 
@@ -201,4 +202,42 @@ test('ortScorer: cacheType where the session does not say its cache type', () =>
   const s = fake(['input_ids', ...past], ['logits', ...present]);
   assert.equal(typeof ortScorer(s, { ort, numHeads: 4, headSize: 8, cacheType: 'float16' }), 'function');
   assert.throws(() => ortScorer(s, { ort, numHeads: 4, headSize: 8, cacheType: 'int8' }), /options\.cacheType: expected 'float32' or 'float16'/);
+});
+
+test('cutPool: cuts land in reused buffers, correct after reuse; outgrown or detached buffers are not reused', () => {
+  // a fake cache tensor (1, H, S, D) whose values say where they came from: h * 1000 + s * 10 + d
+  const at = (S, D) => (_, i) => Math.floor(i / (S * D)) * 1000 + Math.floor((i / D) % S) * 10 + (i % D);
+  const tensorOf = (H, S, D, Type = Float32Array) => ({ dims: [1, H, S, D], data: Type.from({ length: H * S * D }, at(S, D)) });
+  const make = (data, dims) => ({ data, dims });
+  const pool = cutPool();
+  const cases = [
+    // [H, S, D, n, type, takes the buffer the previous cut released, free buffers after]
+    [2, 6, 3, 4, Float32Array, false, 1],
+    [2, 7, 3, 5, Float32Array, true, 1], // fits the first buffer's room (1.25x, page-rounded)
+    [4, 9, 2, 3, Uint16Array, true, 1], // float16 bits
+    [8, 200, 4, 190, Float32Array, false, 2], // larger than any free buffer
+  ];
+  let last = null;
+  for (const [H, S, D, n, Type, reused, free] of cases) {
+    const src = tensorOf(H, S, D, Type);
+    const cut = pool.cut(src, src.data, n, make);
+    assert.deepEqual(cut.dims, [1, H, n, D]);
+    assert.ok(cut.data instanceof Type);
+    assert.deepEqual(Array.from(cut.data), Array.from({ length: H * n * D }, at(n, D)), `H ${H} S ${S} n ${n}`);
+    if (last) assert.equal(cut.data.buffer === last, reused, `buffer reuse for H ${H} S ${S} n ${n}`);
+    pool.release(cut);
+    pool.release(cut); // released twice: listed once
+    pool.release({ dims: [1, 1, 1, 1] }); // not made by the pool: nothing
+    assert.equal(pool.free, free);
+    last = cut.data.buffer;
+  }
+  // a buffer detached meanwhile (transferred to a worker) has no room left: never picked
+  const big = pool.cut(tensorOf(8, 200, 4), tensorOf(8, 200, 4).data, 190, make); // takes the big one
+  const small = pool.cut(tensorOf(2, 6, 3), tensorOf(2, 6, 3).data, 4, make); // takes the other
+  pool.release(small);
+  structuredClone(small.data.buffer, { transfer: [small.data.buffer] });
+  const again = pool.cut(tensorOf(2, 6, 3), tensorOf(2, 6, 3).data, 4, make);
+  assert.notEqual(again.data.buffer, small.data.buffer);
+  assert.deepEqual(Array.from(again.data), Array.from({ length: 24 }, at(4, 3)));
+  void big;
 });

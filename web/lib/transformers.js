@@ -11,7 +11,7 @@
 // @huggingface/transformers is an optional peer dependency: this module imports it only when
 // options.transformers is left out (then `import('@huggingface/transformers')` on first use).
 import { SpecdecError, describe } from './errors.js';
-import { kvCacheScorer, keepPositions } from './ort.js';
+import { cutPool, kvCacheScorer } from './ort.js';
 import { detokenizeStream } from './text.js';
 
 const fail = (message) => {
@@ -130,7 +130,9 @@ export function transformersScorer(model, options = {}) {
   let ones = new BigInt64Array(0); // the attention mask: all ones (views of one buffer)
   const presentNames = new Map(); // forward()'s output name -> its past_key_values input's name
   const dataOf = async (t) => (t.location && t.location !== 'cpu' && t.location !== 'cpu-pinned' ? t.ort_tensor.getData() : t.data);
+  const pool = cutPool();
   const release = (t) => {
+    pool.release(t);
     if (typeof t?.dispose === 'function') t.dispose();
   };
 
@@ -195,8 +197,7 @@ export function transformersScorer(model, options = {}) {
   // The first n positions of a cache tensor (a copy; downloaded first when it lives on the GPU).
   async function cutTensor(t, n) {
     if (t.dims.length !== 4 || t.dims[0] !== 1 || t.dims[2] < n) fail(`transformersScorer: ${info.name}'s forward() returned a cache tensor of shape [${t.dims}], expected [1, heads, past >= ${n}, head size]`);
-    const { data, dims } = keepPositions(await dataOf(t), t.dims, n);
-    return new tf.Tensor(t.type, data, dims);
+    return pool.cut(t, await dataOf(t), n, (data, dims) => new tf.Tensor(t.type, data, dims));
   }
 
   const needTokenizer = (what) => {
