@@ -269,10 +269,17 @@ val DecoderHandle::estimates() const {
   std::vector<double> v;
   const int top = std::max(options_.gamma_max, options_.gamma) + 1;
   for (int k = 1; k <= top; ++k) v.push_back(p.v(static_cast<size_t>(k)));
+  // What an iteration of each drafter is charged outside the passes (ms; 0 with given costs).
+  val overhead = val::object();
+  for (int d = 0; d < kDrafterCount; ++d) {
+    overhead.set(drafter_name(static_cast<Drafter>(d)), p.overhead_ms(static_cast<Drafter>(d)));
+  }
   val o = val::object();
   o.set("alpha", alpha);
   o.set("c", c);
   o.set("v", float64_array(v.data(), v.size()));
+  o.set("passMs", p.pass_ms(1));
+  o.set("overhead", overhead);
   return o;
 }
 

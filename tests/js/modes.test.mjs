@@ -108,6 +108,16 @@ test('records and stats say which gamma and which drafter each iteration used', 
   assert.equal(r.estimates.verifyCost.length, 7);
   assert.equal(r.estimates.verifyCost[0], 1);
   for (const a of Object.values(r.estimates.alpha)) assert.ok(a > 0 && a < 1);
+  // The time charged outside the passes, per drafter: measured here (what ran costs something),
+  // none with given costs (then time is v(k) and c alone, and a pass is the unit).
+  const { overheadMs, passMs } = r.estimates;
+  assert.deepEqual(Object.keys(overheadMs).sort(), ['draft', 'heads', 'lookup', 'none']);
+  for (const ms of Object.values(overheadMs)) assert.ok(Number.isFinite(ms) && ms >= 0, JSON.stringify(overheadMs));
+  assert.ok(overheadMs.draft > 0 && overheadMs.lookup > 0, JSON.stringify(overheadMs));
+  assert.ok(passMs > 0 && passMs < 1000);
+  const given = decodeAll({ target, draft, promptLookup: true, gamma: 'auto', costModel: { c: 0.1, verifyCost: [1, 1.2] }, prompt, maxTokens: 20, seed: 1 });
+  assert.deepEqual(given.estimates.overheadMs, { none: 0, draft: 0, lookup: 0, heads: 0 });
+  assert.equal(given.estimates.passMs, 1);
 });
 
 test('a tree record lists every node, its test and the accepted path', () => {

@@ -140,7 +140,7 @@ export class Decoder extends Handle {
    */
   get estimates() {
     const e = this[NATIVE]('Decoder.estimates').estimates();
-    return { alpha: e.alpha, verifyCost: Array.from(e.v), c: e.c };
+    return { alpha: e.alpha, verifyCost: Array.from(e.v), c: e.c, passMs: e.passMs, overheadMs: e.overhead };
   }
 
   /**

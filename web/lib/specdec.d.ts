@@ -330,6 +330,15 @@ export interface PolicyEstimates {
   verifyCost: number[];
   /** One draft pass in one-token target passes. */
   c: { draft: number; heads: number };
+  /** The one-token target pass as estimated, in ms (costModel: 1, its unit). */
+  passMs: number;
+  /**
+   * What an iteration is charged outside the passes, in ms, by who drafted it ('none': a plain
+   * step): planning, lookup's search, verification, records, the time between steps, and the
+   * slower pass after a rejected draft's cache cut (charged to the drafter that left it). 0 with
+   * a costModel.
+   */
+  overheadMs: Record<Drafter, number>;
 }
 
 /** A step function: the tokens so far (a fresh copy) -> next-token probabilities (length V). */
