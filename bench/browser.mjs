@@ -4,30 +4,33 @@
 // scripts/start does) and, in the same browser, the library itself (web/lib, `npm run build`)
 // in a module Worker with the same pair and weights (the files the page fetched), threads, γ, T,
 // prompt, seed and tokens, warm (untimed decodes until two agree within 5%), plain and
-// speculative alternated. It prints as it goes: for every page load its speed-up (the median of
-// its repeats' ratios) and verdict, its prediction E/(γc + v) and that ÷ the measured speed-up,
-// and the spread of its plain tokens/s over the repeats; for every γ and T the library's
-// speed-up and page ÷ library per load; at the end one line per goal of issue 29 (met / not met).
+// speculative alternated — its timed pairs run right after each page load, so that each load is
+// compared with the library measured the same minute. It prints as it goes: for every page load
+// its speed-up (the median of its repeats' ratios) and verdict, the library's right after it and
+// page ÷ library, its prediction E/(γc + v) and that ÷ the measured speed-up, and the spread of
+// its plain tokens/s over the repeats; for every γ and T the library's speed-up (all its pairs);
+// at the end one line per goal of issue 29 (met / not met).
 //
 //   node bench/browser.mjs [--pair small|large] [--target T --draft D] [--threads 2]
 //                          [--gamma 3[,4]] [--temperature 0[,0.8]] [--max-tokens 200]
-//                          [--runs 3] [--loads 1] [--lib-repeats 5] [--vk first|all|none]
+//                          [--runs 3] [--loads 1] [--lib-repeats 3] [--vk first|all|none]
 //                          [--budget-min 15] [--json]
 //
 // --pair: one of the page's pairs (default small); --target/--draft: other files, served under
 // the small pair's names (bench/run.mjs). --runs: the page's Repeats; --loads: fresh page loads
-// per setting (0: the library alone). --vk: on which loads to wait for section 4's v(k)
+// per setting (0: the library alone); --lib-repeats: the library's pairs after each load (with
+// --loads 0, in all). --vk: on which loads to wait for section 4's v(k)
 // measurement after the run (printed beside the run's v(γ + 1); default: the first load of each
 // setting). --budget-min: the whole bench's time budget, shared equally by the settings not yet
-// run; a setting runs page loads while its share lasts, less what its library run is expected
-// to take (1.5 × the last one's, at most half the share), then the library (its repeats stop at
-// the end of the share, two at least); a load that would overrun is cut, and said so. --json prints one line at the end
+// run; a setting runs page loads while its share lasts, less what its library runs are expected
+// to take (1.5 × the last setting's, at most half the share); a load that would overrun is cut,
+// and said so. --json prints one line at the end
 // (bench/run.mjs reads `runs`: one entry per completed page load).
 //
 // Time on an idle 2-core machine (the default `npm run bench` invocation: large pair, 2 threads,
 // γ 3, 4 × T 0, 0.8, 5 loads, 3 repeats of 200 tokens): a page load is about 15 s (page and
 // pair, warm-up ≤ 4 s, 3 × 2 decodes of 200 tokens at ~300-500 tokens/s, v(k) on the first
-// load), the library about 20 s per setting (warm-up ≤ 10 s, 5 × 2 decodes): ~7 minutes in all;
+// load), the library about 30 s per setting (warm-up ≤ 10 s, 5 × 3 × 2 decodes): ~7 minutes in all;
 // the 15-minute budget stops a loaded machine's run short instead of letting it run for hours.
 import { cp, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -46,7 +49,7 @@ const { values: opt } = parseArgs({
     'max-tokens': { type: 'string', default: '200' },
     runs: { type: 'string', default: '3' },
     loads: { type: 'string', default: '1' },
-    'lib-repeats': { type: 'string', default: '5' },
+    'lib-repeats': { type: 'string', default: '3' },
     vk: { type: 'string', default: 'first' },
     'budget-min': { type: 'string', default: '15' },
     json: { type: 'boolean', default: false },
@@ -145,13 +148,15 @@ async function pageLoad(g, T, { deadline, waitVk }) {
     await page.selectOption('#gen-pace', '0');
     await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, { timeout: until(60000) });
     await page.click('#run-both');
+    // Polled every 250 ms, not every animation frame (Playwright's default): a predicate run in
+    // the page's main thread 60 times a second competes with the timed run for the two cores.
     // The repeats are done when the comparison has one ratio per repeat and the speculative run
     // says done; section 4 then measures v(k) (waited for only when asked: it is not timed).
     await page.waitForFunction((n) => document.getElementById('spec-state').dataset.state === 'done'
-      && (document.querySelector('[data-testid="speedup-measured"]').dataset.ratios ?? '').split(',').filter(Boolean).length >= n, runs, { timeout: until(600000) });
+      && (document.querySelector('[data-testid="speedup-measured"]').dataset.ratios ?? '').split(',').filter(Boolean).length >= n, runs, { timeout: until(600000), polling: 250 });
     if (waitVk) {
       await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false'
-        && ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: until(600000) });
+        && ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: until(600000), polling: 250 });
     }
     const shown = await page.evaluate((gamma) => {
       const q = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -215,21 +220,32 @@ function filesOf(paths) {
 }
 
 /**
- * The library in a module Worker of a page of the same origin: warm, then alternated repeats,
- * none started after budgetMs (at least two).
+ * The library in a module Worker of a page of the same origin, kept open for a setting: open()
+ * loads the pair and warms it; pairs(n) then times n alternated plain / speculative pairs — run
+ * right after each page load, so that the page's speed-up and the library's are measured
+ * minutes apart at most (the machine drifts ±30% between minutes), not a whole setting apart.
  */
-async function library(g, T, { prompt, seed, threads, files, budgetMs: ms }) {
+async function openLibrary(g, T, { prompt, seed, threads, files, warmMs }) {
   const page = await context.newPage();
+  let ok = false;
   try {
     await page.goto(new URL('bench-lib.html', server.url).href, { waitUntil: 'load' });
-    return await page.evaluate((job) => new Promise((resolve, reject) => {
-      const w = new Worker('bench-lib-worker.mjs', { type: 'module' });
+    const ask = (msg) => page.evaluate((m) => new Promise((resolve, reject) => {
+      self.benchWorker ??= new Worker('bench-lib-worker.mjs', { type: 'module' });
+      const w = self.benchWorker;
       w.onmessage = (e) => (e.data.error ? reject(new Error(e.data.error)) : resolve(e.data));
       w.onerror = (e) => reject(new Error(e.message));
-      w.postMessage(job);
-    }), { ...files, gamma: g, temperature: T, prompt, seed, threads, maxTokens, repeats: libRepeats, budgetMs: ms });
+      w.postMessage(m);
+    }), msg);
+    const opened = await ask({ type: 'open', ...files, gamma: g, temperature: T, prompt, seed, threads, maxTokens, warmMs });
+    ok = true;
+    return {
+      ...opened,
+      pairs: (n) => ask({ type: 'pairs', n }),
+      close: () => page.close(),
+    };
   } finally {
-    await page.close();
+    if (!ok) await page.close();
   }
 }
 
@@ -241,14 +257,46 @@ let libReserveMs = 60000; // time kept for a setting's library run (then 1.5 × 
 
 try {
   say(`bench/browser: ${opt.pair} pair, threads ${opt.threads || 'the page default'}, ${maxTokens} tokens, ${runs} repeats per load, ${loads} loads per setting, `
-    + `library ${libRepeats} repeats; ${settingsList.length} settings; budget ${opt['budget-min']} min`);
+    + `library ${libRepeats} pairs after each; ${settingsList.length} settings; budget ${opt['budget-min']} min`);
   for (const [si, { g, T }] of settingsList.entries()) {
     const share = left() / (settingsList.length - si);
     const settingEnd = Date.now() + share;
     const reserve = Math.min(share / 2, libReserveMs); // the library's part of the share (at most half)
     const pages = [];
     let cut = 0;
-    if (!loads) pages.push(await pageSettings()); // --loads 0: the library alone, with the page's prompt and seed
+    const lib = { ratios: [], plainTps: [], specTps: [], batches: [], plainSpreads: [], warmRounds: 0, threads: NaN };
+    let handle = null;
+    let libMs = 0;
+    // The library: opened (pair loaded, warmed) after the first page load — whose files it takes —
+    // then n pairs after each load; --loads 0: opened with the page's prompt and seed, libRepeats pairs.
+    const libraryPairs = async (first, files, n) => {
+      const tl = Date.now();
+      try {
+        if (!handle) {
+          handle = await openLibrary(g, T, { prompt: first.prompt, seed: first.seed, threads: first.threads || Number(opt.threads || 2), files, warmMs: Math.min(10000, Math.max(3000, (settingEnd - Date.now()) / 3)) });
+          lib.warmRounds = handle.warmRounds;
+          lib.threads = handle.threads;
+        }
+        const b = await handle.pairs(n);
+        const ratios = b.specTps.map((x, i) => x / b.plainTps[i]);
+        lib.plainTps.push(...b.plainTps);
+        lib.specTps.push(...b.specTps);
+        lib.ratios.push(...ratios);
+        lib.batches.push(ratios);
+        lib.plainSpreads.push(spread(b.plainTps));
+        return median(ratios);
+      } catch (e) {
+        say(`γ ${g} T ${T} library: not measured: ${String(e.message).split('\n')[0]}`);
+        return NaN;
+      } finally {
+        libMs += Date.now() - tl;
+      }
+    };
+    if (!loads) {
+      const first = await pageSettings(); // --loads 0: the library alone, with the page's prompt and seed
+      pages.push(first);
+      await libraryPairs(first, filesOf(null), libRepeats);
+    }
     for (let l = 0; l < loads; l++) {
       const deadline = settingEnd - reserve;
       if (deadline - Date.now() < 20000) {
@@ -261,26 +309,22 @@ try {
         const p = await pageLoad(g, T, { deadline, waitVk: opt.vk === 'all' || (opt.vk === 'first' && l === 0) });
         p.predictedOverMeasured = p.predictedV / p.speedup;
         p.plainSpread = spread(p.plainTpsRepeats);
+        p.library = await libraryPairs(pages.find((x) => x.prompt) ?? p, filesOf(p.files), libRepeats);
         pages.push(p);
         result.runs.push({ gamma: g, temperature: T, load: l + 1, ...p });
         say(`γ ${g} T ${T} load ${l + 1} (${((Date.now() - t0) / 1000).toFixed(0)} s): page ${f(p.speedup, 3)}× (${p.ratios.map((r) => f(r)).join(', ')}) ${p.verdict}; `
-          + `prediction E/(γc + v) ${f(p.predictedV)}× = ${f(p.predictedOverMeasured, 3)} of the measured; plain ${p.plainTpsRepeats.map((x) => f(x, 0)).join('/')} tok/s, spread ${pct(p.plainSpread)}; `
+          + `library right after ${f(p.library, 3)}× (${join(lib.batches.at(-1) ?? [], (r) => f(r))}), page / library ${f(p.speedup / p.library, 3)}; `
+          + `prediction E/(γc + v) ${f(p.predictedV)}× = ${f(p.predictedOverMeasured, 3)} of the measured; plain ${p.plainTpsRepeats.map((x) => f(x, 0)).join('/')} tok/s, spread ${pct(p.plainSpread)} (library's ${pct(lib.plainSpreads.at(-1))}); `
           + `α ${f(p.alpha, 3)}, c ${f(p.c, 3)}, run's v(${g + 1}) ${f(p.v)}${Number.isFinite(p.vkV) ? `, section's v(${g + 1}) ${f(p.vkV)}` : ''}; warm-up ${p.warm.rounds} rounds`);
       } catch (e) {
         cut++;
         say(`γ ${g} T ${T} load ${l + 1}: not measured (${((Date.now() - t0) / 1000).toFixed(0)} s): ${String(e.message).split('\n')[0]}`);
       }
     }
+    await handle?.close().catch(() => {});
     const first = pages.find((p) => p.prompt) ?? await pageSettings();
     const files = filesOf(pages.find((p) => p.files?.length)?.files);
-    const tl = Date.now();
-    let lib = { ratios: [], plainTps: [], specTps: [], warmRounds: 0, threads: NaN };
-    try {
-      lib = await library(g, T, { prompt: first.prompt, seed: first.seed, threads: first.threads || Number(opt.threads || 2), files, budgetMs: Math.max(15000, settingEnd - Date.now()) });
-    } catch (e) {
-      say(`γ ${g} T ${T} library: not measured: ${String(e.message).split('\n')[0]}`);
-    }
-    libReserveMs = Math.max(30000, 1.5 * (Date.now() - tl));
+    libReserveMs = Math.max(30000, 1.5 * libMs);
     const libSpeedup = median(lib.ratios);
     const measured = pages.filter((p) => Number.isFinite(p.speedup));
     const pageSpeedup = median(measured.map((p) => p.speedup));
@@ -293,17 +337,19 @@ try {
         plainSpread: measured.map((p) => p.plainSpread), plainTps: measured.map((p) => p.plainTps), specTps: measured.map((p) => p.specTps),
         vRun: measured.map((p) => p.v), vVk: measured.map((p) => p.vkV), alpha: measured[0]?.alpha ?? NaN,
       },
-      library: { speedup: libSpeedup, ratios: lib.ratios, plainTps: lib.plainTps, specTps: lib.specTps, warmRounds: lib.warmRounds, threads: lib.threads, seconds: (Date.now() - tl) / 1000 },
+      library: { speedup: libSpeedup, ratios: lib.ratios, batches: lib.batches, plainSpreads: lib.plainSpreads, plainTps: lib.plainTps, specTps: lib.specTps, warmRounds: lib.warmRounds, threads: lib.threads, seconds: libMs / 1000 },
       pageOverLibrary: pageSpeedup / libSpeedup,
-      pageOverLibraryPerLoad: measured.map((p) => p.speedup / libSpeedup),
+      // each load against the library's pairs run right after it
+      pageOverLibraryPerLoad: measured.map((p) => p.speedup / p.library),
       predictedOverMeasured: predicted / pageSpeedup,
     };
     result.settings.push(s);
     say(`γ = ${g}, T = ${T}, ${s.threads} threads, ${maxTokens} tokens, ${opt.pair} pair (${files.target}, ${files.draft}):`);
     say(`  page     ${f(pageSpeedup, 3)}× median of ${measured.length} loads (${join(s.page.perLoad, (x) => f(x, 3))}; verdicts ${join(s.page.verdicts, String)})${cut ? `; ${cut} loads not measured` : ''}`);
     say(`  library  ${f(libSpeedup, 3)}× (repeats ${lib.ratios.map((x) => f(x)).join(', ')}; plain ${lib.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, speculative ${lib.specTps.map((x) => f(x, 0)).join(', ')}; ${f(s.library.seconds, 0)} s)`);
-    say(`  page / library ${f(s.pageOverLibrary, 3)} (per load ${join(s.pageOverLibraryPerLoad, (x) => f(x, 3))}); prediction ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured `
-      + `(per load ${join(s.page.predictedOverMeasured, (x) => f(x, 3))}); plain spread per load ${join(s.page.plainSpread, pct)}`);
+    say(`  page / library ${f(s.pageOverLibrary, 3)} (per load, against the library's pairs right after it: ${join(s.pageOverLibraryPerLoad, (x) => f(x, 3))}); prediction ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured `
+      + `(per load ${join(s.page.predictedOverMeasured, (x) => f(x, 3))}); plain spread per load ${join(s.page.plainSpread, pct)} `
+      + `(the library's pairs right after each: ${join(lib.plainSpreads, pct)})`);
   }
   // The goals of issue 29, over the settings measured.
   const goal = (name, rows) => {
@@ -328,7 +374,8 @@ try {
     }))),
     goal(`plain tokens/s spread over ${runs} repeats ≤ 15%`, result.settings.map((s) => ({
       ok: s.page.plainSpread.length ? s.page.plainSpread.every((x) => x <= 0.15) : null,
-      text: `γ ${s.gamma} T ${s.temperature}: ${s.page.plainSpread.map(pct).join(', ') || '–'}`,
+      // beside the library's own over the same number of pairs, the same minute: the machine's noise
+      text: `γ ${s.gamma} T ${s.temperature}: ${s.page.plainSpread.map(pct).join(', ') || '–'} (library ${s.library.plainSpreads.map(pct).join(', ') || '–'})`,
     }))),
   ];
 } finally {
@@ -342,8 +389,8 @@ if (opt.json) console.log(JSON.stringify(result));
 // pair fetched, then decodes timed as the page times its runs (every step() call, the first
 // included; tokens/s = tokens × 1000 / that time; distributions: false). Untimed plain and
 // speculative decodes until two in a row agree within 5% (at least 2 rounds, at most 8, none
-// started after 10 s or a third of job.budgetMs), then `repeats` timed pairs, plain and speculative alternated (none started
-// after job.budgetMs from the start, at least two).
+// started after job.warmMs) on 'open'; on 'pairs', n timed pairs, plain and speculative
+// alternated.
 function LIB_WORKER() {
   return `import { loadSpecdec } from './bench-lib/index.js';
 const load = async (sd, url) => sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer()));
@@ -366,25 +413,31 @@ function decode(sd, o, plain) {
   return Math.min(n, o.maxTokens) * 1000 / ms;
 }
 const agree = (a, b) => Math.abs(a - b) <= 0.05 * Math.min(a, b);
+let sd = null;
+let o = null;
 self.onmessage = async ({ data: job }) => {
   try {
-    const sd = await loadSpecdec({ threads: job.threads });
-    const o = { ...job, target: await load(sd, job.target), draft: await load(sd, job.draft) };
-    let prev = null;
-    let warmRounds = 0;
-    const t0 = performance.now();
-    for (; warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < Math.min(10000, job.budgetMs / 3)); warmRounds++) {
-      const cur = [decode(sd, o, true), decode(sd, o, false)];
-      if (prev && agree(prev[0], cur[0]) && agree(prev[1], cur[1])) break;
-      prev = cur;
+    if (job.type === 'open') {
+      sd = await loadSpecdec({ threads: job.threads });
+      o = { ...job, target: await load(sd, job.target), draft: await load(sd, job.draft) };
+      let prev = null;
+      let warmRounds = 0;
+      const t0 = performance.now();
+      for (; warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < job.warmMs); warmRounds++) {
+        const cur = [decode(sd, o, true), decode(sd, o, false)];
+        if (prev && agree(prev[0], cur[0]) && agree(prev[1], cur[1])) break;
+        prev = cur;
+      }
+      self.postMessage({ warmRounds: warmRounds + 1, threads: sd.threads });
+      return;
     }
     const plainTps = [];
     const specTps = [];
-    for (let r = 0; r < job.repeats && (r < 2 || performance.now() - t0 < job.budgetMs); r++) {
+    for (let r = 0; r < job.n; r++) {
       plainTps.push(decode(sd, o, true));
       specTps.push(decode(sd, o, false));
     }
-    self.postMessage({ plainTps, specTps, ratios: specTps.map((s, i) => s / plainTps[i]), warmRounds: warmRounds + 1, threads: sd.threads });
+    self.postMessage({ plainTps, specTps });
   } catch (e) {
     self.postMessage({ error: String(e?.stack ?? e) });
   }
