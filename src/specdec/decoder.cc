@@ -500,7 +500,7 @@ IterationRecord SpeculativeDecoder::finish(Rng& rng) {
   done_plan.gamma = rec.gamma;
   policy_.record(done_plan, examined, accepted, tree.is_chain(),
                  drafted.passes - drafted.backlog_passes, rec.draft_ms - drafted.backlog_ms, n + 1,
-                 rec.target_ms, stats_.iterations > 1);
+                 rec.target_ms, stats_.iterations > 1, /*after_cut=*/last_cut_);
   if (!P.lookup_proposal.empty()) {
     policy_.record_lookup(P.lookup_match, lookup_outcome(P.lookup_proposal, tv.emitted,
                                                          rec.target_probs, tree.is_chain()));
@@ -511,8 +511,7 @@ IterationRecord SpeculativeDecoder::finish(Rng& rng) {
   last_drafter_ = rec.drafter;
   // The previous iteration's sample, now complete (see carry_).
   if (carry_.set) {
-    policy_.record_overhead(carry_.drafter,
-                            std::max(carry_.ms + (carry_.cut ? excess : 0.0), 0.0));
+    policy_.record_overhead(carry_.drafter, std::max(carry_.ms + (carry_.cut ? excess : 0.0), 0.0));
     carry_.set = false;
   }
   last_own_excess_ = last_cut_ ? 0.0 : excess;

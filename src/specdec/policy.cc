@@ -51,7 +51,11 @@ void check_cost_model(const CostModel& m) {
 }
 
 GammaPolicy::GammaPolicy(const PolicyOptions& options)
-    : options_(options), target_samples_(kMaxK + 1), median_(kMaxK + 1), est_(kMaxK + 1) {
+    : options_(options),
+      target_samples_(kMaxK + 1),
+      clean_samples_(kMaxK + 1),
+      median_(kMaxK + 1),
+      est_(kMaxK + 1) {
   if (options_.has_cost_model) check_cost_model(options_.cost_model);
   refit();
   heuristic_gamma_ = std::min(5, options_.gamma_max);
@@ -298,7 +302,7 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
 
 void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chain,
                          size_t draft_passes, double draft_ms, size_t target_tokens,
-                         double target_ms, bool measured) {
+                         double target_ms, bool measured, bool after_cut) {
   ++iterations_;
   plain_run_ = plan.drafter == Drafter::kNone ? plain_run_ + 1 : 0;
   const int i = static_cast<int>(plan.drafter);
@@ -321,10 +325,16 @@ void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chai
     draft_passes_[i] += static_cast<double>(draft_passes);
   }
   if (target_tokens >= 1 && target_tokens <= kMaxK) {
-    std::vector<double>& samples = target_samples_[target_tokens];
-    if (samples.size() == kMaxSamples) samples.erase(samples.begin());  // the most recent ones
-    samples.push_back(target_ms);
-    median_[target_tokens] = median(samples);  // only this k's samples changed
+    auto keep = [&](std::vector<double>& samples) {  // the most recent ones
+      if (samples.size() == kMaxSamples) samples.erase(samples.begin());
+      samples.push_back(target_ms);
+    };
+    keep(target_samples_[target_tokens]);
+    if (!after_cut) keep(clean_samples_[target_tokens]);
+    const std::vector<double>& clean = clean_samples_[target_tokens];
+    // only this k's samples changed
+    median_[target_tokens] =
+        median(clean.size() >= kMinClean ? clean : target_samples_[target_tokens]);
     refit();
   }
 }

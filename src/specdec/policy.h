@@ -66,9 +66,16 @@ class GammaPolicy {
   // What happened: the plan followed, the nodes tested and accepted (chain: positions
   // 1..examined were tested and 1..accepted accepted; a tree counts only in the totals), and the
   // time spent. target_tokens: positions in the target pass. measured: false for the first
-  // iteration (its passes include the prompt).
+  // iteration (its passes include the prompt). after_cut: the pass came after an iteration
+  // that left rejected tokens in the target's cache, so it paid for cutting them off first
+  // (over a callback, a copy of the kept cache, and often a slower pass after it). The decoder
+  // charges that excess to the drafter that caused it (record_overhead); so as not to count
+  // it twice, such a pass stays out of its k's median once that k has kMinClean passes that
+  // came after no cut. (Else a 1-token pass after each rejected lookup draft made one-token
+  // passes look as dear as long ones, and drafting look free.)
   void record(const Plan& plan, int examined, int accepted, bool chain, size_t draft_passes,
-              double draft_ms, size_t target_tokens, double target_ms, bool measured);
+              double draft_ms, size_t target_tokens, double target_ms, bool measured,
+              bool after_cut = false);
   // What the iteration says about prompt lookup's proposal of this iteration (offered after a
   // match of `match` tokens), whoever drafted it (lookup_rates.h): lookup is measured on every
   // iteration, its own and the others', at no cost.
@@ -129,9 +136,13 @@ class GammaPolicy {
   static constexpr size_t kMaxK = 80;
   static constexpr size_t kMaxSamples = 64;  // per k, the most recent
   std::vector<std::vector<double>> target_samples_;
-  std::vector<double> median_;  // (kMaxK + 1,) the median of target_samples_[k], kept current
-  std::vector<double> est_;     // (kMaxK + 1,) target_ms(k), refitted after each sample
-  bool has_line_ = false;       // a line through the medians (some k measured)
+  std::vector<std::vector<double>> clean_samples_;  // of those, the passes after no cut
+  static constexpr size_t kMinClean = 3;
+  // (kMaxK + 1,) per k the median of clean_samples_[k] when it has kMinClean, else of
+  // target_samples_[k]; kept current
+  std::vector<double> median_;
+  std::vector<double> est_;  // (kMaxK + 1,) target_ms(k), refitted after each sample
+  bool has_line_ = false;    // a line through the medians (some k measured)
   double slope_ = 0.0, intercept_ = 0.0;
   std::array<double, kDrafterCount> draft_ms_{}, draft_passes_{};
   static constexpr size_t kMaxOverheadSamples = 32;  // the most recent, per drafter and overall

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,37 @@ TEST(LookupRates, MeasuredCostNeverFallsWithMoreTokens) {
   for (size_t k = 2; k <= 9; ++k) EXPECT_GE(policy.v(k), policy.v(k - 1));
 }
 
+// A pass that first cut rejected tokens off the cache (after_cut) is charged to the drafter
+// that left them; it stays out of its k's median once that k has 3 passes after no cut, so a
+// slow 1-token pass after each rejected draft does not make drafting look free.
+TEST(LookupRates, PassesAfterACutStayOutOfTheirMedian) {
+  struct Case {
+    const char* what;
+    int clean_1;      // 1-token passes after no cut, 3 ms each
+    int after_cut_1;  // 1-token passes after a cut, 6 ms each
+    double expect_pass_ms_1;
+  };
+  const Case cases[] = {
+      {"enough clean passes: their median", 4, 12, 3.0},
+      {"too few clean passes: the median over all", 2, 12, 6.0},
+      {"no pass after a cut", 5, 0, 3.0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    PolicyOptions po;
+    po.mode = GammaMode::kAuto;
+    GammaPolicy policy(po);
+    const Plan lookup{Drafter::kLookup, 1, 1, 0, 2};
+    for (int i = 0; i < c.clean_1; ++i) policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 3.0, true);
+    for (int i = 0; i < c.after_cut_1; ++i) {
+      policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 6.0, true, /*after_cut=*/true);
+    }
+    for (int i = 0; i < 4; ++i) policy.record(lookup, 1, 0, true, 0, 0.0, 2, 3.6, true);
+    EXPECT_DOUBLE_EQ(policy.pass_ms(1), c.expect_pass_ms_1);
+    EXPECT_DOUBLE_EQ(policy.v(2), std::max(1.0, 3.6 / c.expect_pass_ms_1));
+  }
+}
+
 // Lookup alone on measured costs: each drafter is charged its own per-iteration overhead
 // outside the passes. Where lookup's iterations cost more (its search, longer records, the
 // cache copies after its rejections), a modest rate no longer pays, while copying text still
@@ -181,8 +213,7 @@ TEST(LookupRates, OverheadOutsideThePassIsChargedToItsDrafter) {
   };
   const Case cases[] = {
       {"ordinary, the same overhead: lookup pays", 2, 0.3, 0.6, 0.6, 8, Drafter::kLookup},
-      {"ordinary, lookup's overhead costs more than it gains", 2, 0.3, 0.6, 2.5, 8,
-       Drafter::kNone},
+      {"ordinary, lookup's overhead costs more than it gains", 2, 0.3, 0.6, 2.5, 8, Drafter::kNone},
       {"copying: the gain covers the overhead", 20, 0.95, 0.6, 2.5, 8, Drafter::kLookup},
       {"too few lookup samples: the median over all", 2, 0.3, 0.6, 2.5, 2, Drafter::kLookup},
   };
@@ -196,8 +227,7 @@ TEST(LookupRates, OverheadOutsideThePassIsChargedToItsDrafter) {
     for (int rep = 0; rep < 4; ++rep) {
       for (int k = 1; k <= 9; ++k) {
         const Plan p{k == 1 ? Drafter::kNone : Drafter::kLookup, k - 1, 1, 0, c.match};
-        policy.record(p, k - 1, 0, true, 0, 0.0, static_cast<size_t>(k), 3.0 + 0.1 * (k - 1),
-                      true);
+        policy.record(p, k - 1, 0, true, 0, 0.0, static_cast<size_t>(k), 3.0 + 0.1 * (k - 1), true);
       }
     }
     for (int i = 0; i < 40; ++i) policy.record_lookup(c.match, outcome(8, c.rate));
