@@ -264,7 +264,7 @@ try {
     const reserve = Math.min(share / 2, libReserveMs); // the library's part of the share (at most half)
     const pages = [];
     let cut = 0;
-    const lib = { ratios: [], plainTps: [], specTps: [], batches: [], plainSpreads: [], warmRounds: 0, threads: NaN };
+    const lib = { plainTps: [], specTps: [], batches: [], plainSpreads: [], warmRounds: 0, threads: NaN }; // batches: ratios per page load
     let handle = null;
     let libMs = 0;
     // The library: opened (pair loaded, warmed) after the first page load — whose files it takes —
@@ -281,7 +281,6 @@ try {
         const ratios = b.specTps.map((x, i) => x / b.plainTps[i]);
         lib.plainTps.push(...b.plainTps);
         lib.specTps.push(...b.specTps);
-        lib.ratios.push(...ratios);
         lib.batches.push(ratios);
         lib.plainSpreads.push(spread(b.plainTps));
         return median(ratios);
@@ -325,7 +324,8 @@ try {
     const first = pages.find((p) => p.prompt) ?? await pageSettings();
     const files = filesOf(pages.find((p) => p.files?.length)?.files);
     libReserveMs = Math.max(30000, 1.5 * libMs);
-    const libSpeedup = median(lib.ratios);
+    const libRatios = lib.batches.flat();
+    const libSpeedup = median(libRatios);
     const measured = pages.filter((p) => Number.isFinite(p.speedup));
     const pageSpeedup = median(measured.map((p) => p.speedup));
     const predicted = median(measured.map((p) => p.predictedV));
@@ -337,7 +337,7 @@ try {
         plainSpread: measured.map((p) => p.plainSpread), plainTps: measured.map((p) => p.plainTps), specTps: measured.map((p) => p.specTps),
         vRun: measured.map((p) => p.v), vVk: measured.map((p) => p.vkV), alpha: measured[0]?.alpha ?? NaN,
       },
-      library: { speedup: libSpeedup, ratios: lib.ratios, batches: lib.batches, plainSpreads: lib.plainSpreads, plainTps: lib.plainTps, specTps: lib.specTps, warmRounds: lib.warmRounds, threads: lib.threads, seconds: libMs / 1000 },
+      library: { speedup: libSpeedup, ratios: libRatios, batches: lib.batches, plainSpreads: lib.plainSpreads, plainTps: lib.plainTps, specTps: lib.specTps, warmRounds: lib.warmRounds, threads: lib.threads, seconds: libMs / 1000 },
       pageOverLibrary: pageSpeedup / libSpeedup,
       // each load against the library's pairs run right after it
       pageOverLibraryPerLoad: measured.map((p) => p.speedup / p.library),
@@ -346,7 +346,7 @@ try {
     result.settings.push(s);
     say(`γ = ${g}, T = ${T}, ${s.threads} threads, ${maxTokens} tokens, ${opt.pair} pair (${files.target}, ${files.draft}):`);
     say(`  page     ${f(pageSpeedup, 3)}× median of ${measured.length} loads (${join(s.page.perLoad, (x) => f(x, 3))}; verdicts ${join(s.page.verdicts, String)})${cut ? `; ${cut} loads not measured` : ''}`);
-    say(`  library  ${f(libSpeedup, 3)}× (repeats ${lib.ratios.map((x) => f(x)).join(', ')}; plain ${lib.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, speculative ${lib.specTps.map((x) => f(x, 0)).join(', ')}; ${f(s.library.seconds, 0)} s)`);
+    say(`  library  ${f(libSpeedup, 3)}× (repeats ${libRatios.map((x) => f(x)).join(', ')}; plain ${lib.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, speculative ${lib.specTps.map((x) => f(x, 0)).join(', ')}; ${f(s.library.seconds, 0)} s)`);
     say(`  page / library ${f(s.pageOverLibrary, 3)} (per load, against the library's pairs right after it: ${join(s.pageOverLibraryPerLoad, (x) => f(x, 3))}); prediction ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured `
       + `(per load ${join(s.page.predictedOverMeasured, (x) => f(x, 3))}); plain spread per load ${join(s.page.plainSpread, pct)} `
       + `(the library's pairs right after each: ${join(lib.plainSpreads, pct)})`);
