@@ -194,10 +194,17 @@ void GammaPolicy::record_overhead(Drafter d, double ms) {
   push_recent(mine, kMaxOverheadSamples, ms);
   // The mean, not the median: what a drafter's iterations cost outside the passes is largely
   // in their tail (a garbage collection after a rejected draft's cache copy), and the tail is
-  // what the throughput pays.
-  double sum = 0.0;
-  for (double x : mine) sum += x;
-  drafter_overhead_ms_[static_cast<int>(d)] = sum / static_cast<double>(mine.size());
+  // what the throughput pays. But not its largest sample: one preempted iteration on a busy
+  // machine (10 ms against a 1 ms pass) would otherwise price a drafter out until enough new
+  // samples dilute it, and a drafter priced out is rarely sampled again.
+  double sum = 0.0, largest = 0.0;
+  for (double x : mine) {
+    sum += x;
+    largest = std::max(largest, x);
+  }
+  const bool trim = mine.size() >= kMinOverheadSamples;
+  drafter_overhead_ms_[static_cast<int>(d)] =
+      (trim ? sum - largest : sum) / static_cast<double>(trim ? mine.size() - 1 : mine.size());
 }
 
 double GammaPolicy::overhead_ms(Drafter d) const {
@@ -225,7 +232,13 @@ bool GammaPolicy::worth_revisiting(const Plan& p) const {
   const double o = overhead_ms(Drafter::kNone);
   const double extra = std::max(overhead_ms(Drafter::kLookup) - o, 0.0);
   const double t1 = target_ms(1);
-  const double tk = target_ms(static_cast<size_t>(p.gamma) + 1);
+  // A k measured fewer than kExploreSamples times may owe its cost to one slow pass (a
+  // preempted one, or the first after a cut): then the revisit is what measures it again.
+  // (Given costs are not measured.)
+  const size_t k = static_cast<size_t>(p.gamma) + 1;
+  const bool few =
+      !options_.has_cost_model && k <= kMaxK && target_samples_[k].size() < kExploreSamples;
+  const double tk = few ? t1 : target_ms(k);
   const double e = expected_tokens(p.drafter, p.match, p.gamma);
   return e * (t1 + o) > t1 + o + 0.5 * (tk - t1 + extra);
 }

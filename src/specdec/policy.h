@@ -87,7 +87,8 @@ class GammaPolicy {
   // steps. Kept per drafter (who drafted the iteration; kNone for a plain step), so that a
   // drafter whose iterations cost more outside the passes is charged for it: prompt lookup is
   // chosen only where its measured gain covers its own overhead. A drafter is charged the mean
-  // of its recent samples (its tail included), or, with fewer than kMinOverheadSamples of
+  // of its recent samples but the largest (its tail included, one preempted iteration not), or,
+  // with fewer than kMinOverheadSamples of
   // them, the median over all drafters (plain steps: 0 while a drafter has its own figure, so
   // that plain steps get measured too).
   void record_overhead(Drafter d, double ms);
@@ -117,7 +118,8 @@ class GammaPolicy {
   double score(Drafter d, int match, int gamma) const;
   // A revisit (below) of prompt lookup only when it would pay at half the estimated extra cost
   // of the longer pass and of lookup's own overhead: lookup's rates are measured on every
-  // iteration anyway, and only the costs can be stale.
+  // iteration anyway, and only the costs can be stale (a pass over k tokens measured fewer than
+  // kExploreSamples times counts as a one-token pass here, so that it gets measured again).
   bool worth_revisiting(const Plan& p) const;
   double target_ms(size_t k) const;  // estimated (from est_)
   double draft_ms(Drafter d) const;  // one draft pass, estimated

@@ -151,6 +151,29 @@ TEST(LookupRates, RevisitsTheDraftModelNotAHopelessLookup) {
   EXPECT_EQ(policy.choose(offers).drafter, Drafter::kDraftModel);
 }
 
+// Measured passes: one slow 2-token pass (a preempted one) makes lookup look as if it cannot
+// pay; with fewer than 3 samples at that k the revisit still goes to lookup, to measure it
+// again. Three slow ones are believed.
+TEST(LookupRates, OneSlowPassDoesNotPriceLookupOutForGood) {
+  for (int slow : {1, 3}) {
+    SCOPED_TRACE(slow);
+    PolicyOptions po;
+    po.mode = GammaMode::kAuto;
+    GammaPolicy policy(po);
+    const Plan lookup{Drafter::kLookup, 1, 1, 0, 2};
+    for (int i = 0; i < 20; ++i) policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 1.0, true);
+    for (int i = 0; i < slow; ++i) policy.record(lookup, 1, 0, true, 0, 0.0, 2, 5.0, true);
+    for (int i = 0; i < 40; ++i) policy.record_lookup(2, outcome(1, 0.4));
+    const std::vector<DraftOption> offers{DraftOption{Drafter::kLookup, 1, 2, 2}};
+    for (int i = 0; i < 16; ++i) {
+      const Plan p = policy.choose(offers);
+      ASSERT_EQ(p.drafter, Drafter::kNone) << "step " << i;
+      policy.record(p, 0, 0, true, 0, 0.0, 1, 1.0, true);
+    }
+    EXPECT_EQ(policy.choose(offers).drafter, slow == 1 ? Drafter::kLookup : Drafter::kNone);
+  }
+}
+
 // Measured passes: noise that makes a 2-token pass look cheaper than a 1-token one must not
 // make lookup look free.
 TEST(LookupRates, MeasuredCostNeverFallsWithMoreTokens) {
@@ -210,12 +233,16 @@ TEST(LookupRates, OverheadOutsideThePassIsChargedToItsDrafter) {
     double lookup_ms;  // overhead per lookup iteration
     int lookup_samples;
     Drafter expect;
+    int slow = 0;  // of those, how many took slow_ms instead (the last ones)
+    double slow_ms = 0.0;
   };
   const Case cases[] = {
       {"ordinary, the same overhead: lookup pays", 2, 0.3, 0.6, 0.6, 8, Drafter::kLookup},
       {"ordinary, lookup's overhead costs more than it gains", 2, 0.3, 0.6, 2.5, 8, Drafter::kNone},
       {"copying: the gain covers the overhead", 20, 0.95, 0.6, 2.5, 8, Drafter::kLookup},
       {"too few lookup samples: the median over all", 2, 0.3, 0.6, 2.5, 2, Drafter::kLookup},
+      {"one preempted lookup iteration: not charged", 2, 0.3, 0.6, 0.6, 8, Drafter::kLookup, 1, 20},
+      {"a tail in 3 of 8 lookup iterations: charged", 2, 0.3, 0.6, 0.6, 8, Drafter::kNone, 3, 8},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -233,7 +260,8 @@ TEST(LookupRates, OverheadOutsideThePassIsChargedToItsDrafter) {
     for (int i = 0; i < 40; ++i) policy.record_lookup(c.match, outcome(8, c.rate));
     for (int i = 0; i < 8; ++i) policy.record_overhead(Drafter::kNone, c.plain_ms);
     for (int i = 0; i < c.lookup_samples; ++i) {
-      policy.record_overhead(Drafter::kLookup, c.lookup_ms);
+      policy.record_overhead(Drafter::kLookup,
+                             i < c.lookup_samples - c.slow ? c.lookup_ms : c.slow_ms);
     }
     EXPECT_EQ(policy.choose({DraftOption{Drafter::kLookup, 8, 2, c.match}}).drafter, c.expect);
     EXPECT_DOUBLE_EQ(policy.overhead_ms(Drafter::kNone), c.plain_ms);
