@@ -490,10 +490,11 @@ IterationRecord SpeculativeDecoder::finish(Rng& rng) {
   ++stats_.by_drafter[static_cast<int>(rec.drafter)];
   stats_.draft_ms += rec.draft_ms;
   stats_.target_ms += rec.target_ms;
-  // This pass against the estimate for its k, before it joins the estimate (given costs: none).
+  // This pass against the latest clean ones over as many tokens, before it joins them (given
+  // costs: none).
   const bool measured = stats_.iterations > 1;
   const double excess = measured && !options_.has_cost_model
-                            ? rec.target_ms - policy_.pass_ms(static_cast<size_t>(n) + 1)
+                            ? rec.target_ms - policy_.recent_pass_ms(static_cast<size_t>(n) + 1)
                             : 0.0;
   Plan done_plan = plan;
   done_plan.drafter = rec.drafter;

@@ -153,6 +153,12 @@ double GammaPolicy::fit_ms(size_t k) const {
   return intercept_ + slope_ * double(k);
 }
 
+double GammaPolicy::recent_pass_ms(size_t k) const {
+  if (k < 1 || k > kMaxK || clean_samples_[k].size() < kMinClean) return pass_ms(k);
+  const std::vector<double>& clean = clean_samples_[k];
+  return median(std::vector<double>(clean.end() - kMinClean, clean.end()));
+}
+
 double GammaPolicy::v(size_t k) const { return target_ms(k) / target_ms(1); }
 
 double GammaPolicy::draft_ms(Drafter d) const {

@@ -111,7 +111,14 @@ class GammaPolicy {
   const LookupRates& lookup_rates() const { return lookup_; }
   double v(size_t k) const;  // target pass over k tokens / one-token pass
   double pass_ms(size_t k) const { return target_ms(k); }  // the estimate of a k-token pass
-  double c(Drafter d) const;                               // one draft pass / one-token pass
+  // What the latest passes over k tokens that came after no cut took (the median of the last
+  // kMinClean of them; pass_ms(k) until there are that many): the reference a pass's excess is
+  // taken against. Not the fitted estimate: a pass's cost drifts as the cache grows (a 4-token
+  // pass through onnxruntime-web went from 5.8 to 9.1 ms over 200 tokens), and the fit lags it,
+  // which charged the drift to the drafters as overhead (0.2 -> 2.4 ms an iteration) and pushed
+  // gamma 'auto' deeper.
+  double recent_pass_ms(size_t k) const;
+  double c(Drafter d) const;  // one draft pass / one-token pass
   int heuristic_gamma() const { return heuristic_gamma_; }
 
  private:

@@ -151,6 +151,22 @@ TEST(LookupRates, RevisitsTheDraftModelNotAHopelessLookup) {
   EXPECT_EQ(policy.choose(offers).drafter, Drafter::kDraftModel);
 }
 
+// A pass's excess is taken against the latest clean passes over as many tokens, not against
+// the fit, which lags as passes grow slower with the cache: else the drift is charged to the
+// drafters as overhead.
+TEST(LookupRates, ExcessIsTakenAgainstTheLatestCleanPasses) {
+  PolicyOptions po;
+  po.mode = GammaMode::kAuto;
+  GammaPolicy policy(po);
+  const Plan d{Drafter::kDraftModel, 3, 0, 0};
+  for (int i = 0; i < 40; ++i) {  // 4-token passes drifting from 5 to 8.9 ms; every 4th after a cut
+    policy.record(d, 3, 3, true, 3, 0.3, 4, 5.0 + 0.1 * i, true, /*after_cut=*/i % 4 == 3);
+  }
+  EXPECT_DOUBLE_EQ(policy.recent_pass_ms(4), 8.7);  // 8.6, 8.7, 8.8 (8.9 came after a cut)
+  EXPECT_LT(policy.pass_ms(4), 7.5);                // the median of many lags the drift
+  EXPECT_DOUBLE_EQ(policy.recent_pass_ms(3), policy.pass_ms(3));  // not measured: the fit
+}
+
 // Measured passes: one slow 2-token pass (a preempted one) makes lookup look as if it cannot
 // pay; with fewer than 3 samples at that k the revisit still goes to lookup, to measure it
 // again. Three slow ones are believed.
