@@ -88,9 +88,8 @@ class GammaPolicy {
   // drafter whose iterations cost more outside the passes is charged for it: prompt lookup is
   // chosen only where its measured gain covers its own overhead. A drafter is charged the mean
   // of its recent samples but the largest (its tail included, one preempted iteration not), or,
-  // with fewer than kMinOverheadSamples of
-  // them, the median over all drafters (plain steps: 0 while a drafter has its own figure, so
-  // that plain steps get measured too).
+  // with fewer than kMinOverheadSamples of them, the median over all drafters (plain steps: 0
+  // while a drafter has its own figure, so that plain steps get measured too).
   void record_overhead(Drafter d, double ms);
   // A sample that belongs to no drafter in particular (counts towards the median over all).
   void record_overhead(double ms);
