@@ -512,7 +512,7 @@ IterationRecord SpeculativeDecoder::finish(Rng& rng) {
   last_drafter_ = rec.drafter;
   // The previous iteration's sample, now complete (see carry_).
   if (carry_.set) {
-    policy_.record_overhead(carry_.drafter, std::max(carry_.ms + (carry_.cut ? excess : 0.0), 0.0));
+    policy_.record_overhead(carry_.drafter, carry_.ms + (carry_.cut ? excess : 0.0));
     carry_.set = false;
   }
   last_own_excess_ = last_cut_ ? 0.0 : excess;

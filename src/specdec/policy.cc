@@ -17,6 +17,9 @@ constexpr double kPriorDraftCost = 0.1;   // c of a draft model pass
 constexpr double kPriorHeadsCost = 0.02;  // c of the heads (a few small matmuls)
 constexpr size_t kExploreSamples = 3;     // auto: passes to measure at a second k
 constexpr int kRevisitAfter = 16;         // auto: plain steps in a row before drafting once again
+constexpr size_t kShrinkSamples = 8;      // a k's median counts as much as the line after 8
+constexpr double kLevelRate = 0.2;        // the level's step towards a pass's difference
+constexpr double kLevelClamp = 0.2;       // ... of at most this fraction of the pass
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -97,8 +100,9 @@ void GammaPolicy::refit() {
 }
 
 double GammaPolicy::target_ms(size_t k) const {
-  if (k >= 1 && k <= kMaxK) return est_[k];
-  return fit_ms(k);
+  const double base = k >= 1 && k <= kMaxK ? est_[k] : fit_ms(k);
+  // the level moves every k alike; never below a twentieth of the pass it shifts
+  return std::max(base + level_, 0.05 * base);
 }
 
 void GammaPolicy::fit_line() {
@@ -147,16 +151,23 @@ double GammaPolicy::fit_ms(size_t k) const {
     if (v.size() == 1) return v[0];
     return v.back() + (v.back() - v[v.size() - 2]) * double(k - v.size());
   }
-  // Per k: the median of its samples; between and beyond them the line (fit_line).
-  if (k <= kMaxK && target_samples_[k].size() >= 3) return median_[k];
+  // Per k: the median of its samples shrunk towards the line through all k (fit_line), which
+  // also fills the k not measured. A pass's time varies by a third from one pass to the next:
+  // with a handful of samples a k's own median is often far off, and picking the best plan
+  // over such estimates picks the k that drew the luckiest ones (a trace of gamma 'auto' on
+  // the transformers.js route read v(6) as 1.57 where a probe measured 1.87).
   if (!has_line_) return 1.0 + kPriorSlope * (double(k) - 1.0);  // units of T(1)
-  return intercept_ + slope_ * double(k);
+  const double line = intercept_ + slope_ * double(k);
+  const size_t n = k <= kMaxK ? target_samples_[k].size() : 0;
+  if (n == 0) return line;
+  const double w = double(n) / double(n + kShrinkSamples);
+  return w * median_[k] + (1.0 - w) * line;
 }
 
 double GammaPolicy::recent_pass_ms(size_t k) const {
   if (k < 1 || k > kMaxK || clean_samples_[k].size() < kMinClean) return pass_ms(k);
   const std::vector<double>& clean = clean_samples_[k];
-  return median(std::vector<double>(clean.end() - kMinClean, clean.end()));
+  return median(std::vector<double>(clean.end() - kMinClean, clean.end())) + level_;
 }
 
 double GammaPolicy::v(size_t k) const { return target_ms(k) / target_ms(1); }
@@ -188,13 +199,13 @@ static void push_recent(std::vector<double>& samples, size_t most, double ms) {
 }
 
 void GammaPolicy::record_overhead(double ms) {
-  if (!(ms >= 0.0) || !std::isfinite(ms)) return;
+  if (!std::isfinite(ms)) return;
   push_recent(overhead_samples_, kMaxOverheadSamples, ms);
-  overhead_ms_ = median(overhead_samples_);
+  overhead_ms_ = std::max(median(overhead_samples_), 0.0);
 }
 
 void GammaPolicy::record_overhead(Drafter d, double ms) {
-  if (!(ms >= 0.0) || !std::isfinite(ms)) return;
+  if (!std::isfinite(ms)) return;
   record_overhead(ms);
   std::vector<double>& mine = drafter_overhead_samples_[static_cast<int>(d)];
   push_recent(mine, kMaxOverheadSamples, ms);
@@ -202,15 +213,22 @@ void GammaPolicy::record_overhead(Drafter d, double ms) {
   // in their tail (a garbage collection after a rejected draft's cache copy), and the tail is
   // what the throughput pays. But not its largest sample: one preempted iteration on a busy
   // machine (10 ms against a 1 ms pass) would otherwise price a drafter out until enough new
-  // samples dilute it, and a drafter priced out is rarely sampled again.
-  double sum = 0.0, largest = 0.0;
+  // samples dilute it, and a drafter priced out is rarely sampled again; nor its smallest, so
+  // that the trim takes as much from each side. A sample may be negative (it carries a pass's
+  // excess over the latest passes, and a pass can be the faster one): samples clamped at 0 one
+  // by one made the mean of pure noise positive (a pass's noise of +-1.5 ms read as 1-3 ms of
+  // overhead on the transformers.js route, against 0.4-0.8 ms spent), which priced every
+  // iteration high and drafts deep; only the mean is clamped.
+  double sum = 0.0, largest = -INFINITY, smallest = INFINITY;
   for (double x : mine) {
     sum += x;
     largest = std::max(largest, x);
+    smallest = std::min(smallest, x);
   }
   const bool trim = mine.size() >= kMinOverheadSamples;
-  drafter_overhead_ms_[static_cast<int>(d)] =
-      (trim ? sum - largest : sum) / static_cast<double>(trim ? mine.size() - 1 : mine.size());
+  const double mean = trim ? (sum - largest - smallest) / static_cast<double>(mine.size() - 2)
+                           : sum / static_cast<double>(mine.size());
+  drafter_overhead_ms_[static_cast<int>(d)] = std::max(mean, 0.0);
 }
 
 double GammaPolicy::overhead_ms(Drafter d) const {
@@ -344,10 +362,21 @@ void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chai
     draft_passes_[i] += static_cast<double>(draft_passes);
   }
   if (target_tokens >= 1 && target_tokens <= kMaxK) {
+    // Kept net of the level: what this pass would have cost when the run began.
+    const double base_ms = target_ms - level_;
     auto keep = [&](std::vector<double>& samples) {  // the most recent ones
       if (samples.size() == kMaxSamples) samples.erase(samples.begin());
-      samples.push_back(target_ms);
+      samples.push_back(base_ms);
     };
+    // The level follows a pass after no cut against its k's own median (plus the level), once
+    // that k has one: a step of kLevelRate of the difference, at most kLevelClamp of the pass, so
+    // that one preempted pass or garbage collection moves it little. (Given costs: no level.)
+    std::vector<double>& own = target_samples_[target_tokens];
+    if (!options_.has_cost_model && !after_cut && own.size() >= kMinClean) {
+      const double predicted = median_[target_tokens] + level_;
+      const double bound = kLevelClamp * predicted;
+      level_ += kLevelRate * std::clamp(target_ms - predicted, -bound, bound);
+    }
     keep(target_samples_[target_tokens]);
     if (!after_cut) keep(clean_samples_[target_tokens]);
     const std::vector<double>& clean = clean_samples_[target_tokens];

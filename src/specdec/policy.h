@@ -87,9 +87,11 @@ class GammaPolicy {
   // steps. Kept per drafter (who drafted the iteration; kNone for a plain step), so that a
   // drafter whose iterations cost more outside the passes is charged for it: prompt lookup is
   // chosen only where its measured gain covers its own overhead. A drafter is charged the mean
-  // of its recent samples but the largest (its tail included, one preempted iteration not), or,
-  // with fewer than kMinOverheadSamples of them, the median over all drafters (plain steps: 0
-  // while a drafter has its own figure, so that plain steps get measured too).
+  // of its recent samples but the largest and the smallest (its tail included, one preempted
+  // iteration not), never below 0, or, with fewer than kMinOverheadSamples of them, the median
+  // over all drafters (plain steps: 0 while a drafter has its own figure, so that plain steps
+  // get measured too). A sample may be negative: the decoder adds a pass's excess over the
+  // latest passes over as many tokens, which is negative when the pass was the faster one.
   void record_overhead(Drafter d, double ms);
   // A sample that belongs to no drafter in particular (counts towards the median over all).
   void record_overhead(double ms);
@@ -150,7 +152,14 @@ class GammaPolicy {
   // target_samples_[k]; kept current
   std::vector<double> median_;
   std::vector<double> est_;  // (kMaxK + 1,) target_ms(k), refitted after each sample
-  bool has_line_ = false;    // a line through the medians (some k measured)
+  // The passes' common level (ms), added to every k's estimate: a pass's cost drifts as the
+  // run goes on (onnxruntime-web copies the whole cache in and out of each pass: a 4-token pass
+  // went from 5.8 to 9.1 ms over 200 tokens, a one-token pass by about as much), and per-k
+  // medians over the run lag it: a k measured early (the one-token pass, while drafting) kept
+  // its early cost, and the drift was charged to the drafters as overhead. The samples are
+  // kept net of the level at their time.
+  double level_ = 0.0;
+  bool has_line_ = false;  // a line through the medians (some k measured)
   double slope_ = 0.0, intercept_ = 0.0;
   std::array<double, kDrafterCount> draft_ms_{}, draft_passes_{};
   static constexpr size_t kMaxOverheadSamples = 32;  // the most recent, per drafter and overall
