@@ -17,7 +17,8 @@
 // (onnxruntime-node, one intra-op thread).
 //
 //   node bench/transformers.mjs [--backend wasm|cpu] [--dtype fp32|fp16] [--repeats 3]
-//                               [--max-tokens 200] [--gamma-max 6] [--json FILE]
+//                               [--max-tokens 200] [--gamma-max 6] [--temperatures 0,0.8]
+//                               [--json FILE]
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -39,6 +40,7 @@ const { values: opt } = parseArgs({
     repeats: { type: 'string', default: '3' },
     'max-tokens': { type: 'string', default: '200' },
     'gamma-max': { type: 'string', default: '6' },
+    temperatures: { type: 'string', default: '0,0.8' },
     json: { type: 'string' },
   },
 });
@@ -132,7 +134,12 @@ console.log(`# specdec with transformers.js as the target (specdec/transformers)
 report.loadAverage = os.loadavg();
 console.log(`${report.cpu} (${report.cores} vCPU), load average ${report.loadAverage.map((x) => x.toFixed(1)).join(' / ')}, Node ${process.version}, transformers.js ${report.transformers} on ${ortVersion}, ${opt.dtype}; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`);
 
-for (const temperature of [0, 0.8]) {
+const TEMPERATURES = opt.temperatures.split(',').map(Number);
+if (TEMPERATURES.some((t) => !(t >= 0 && t <= 2))) {
+  console.error(`bench/transformers: --temperatures: numbers in 0..2, got ${opt.temperatures}`);
+  process.exit(2);
+}
+for (const temperature of TEMPERATURES) {
   const configs = [
     { name: 'transformers.js generate()', generate: true, temperature },
     { name: 'specdec plain through the adapter', plain: true, temperature },
@@ -156,7 +163,7 @@ for (const temperature of [0, 0.8]) {
     tpp: median(runs[i].map((x) => x.tpp)),
     adapterMs: runs[i][0].adapter === undefined || runs[i][0].adapter === null ? null : median(runs[i].map((x) => x.adapter)),
   }));
-  report.results[`T${temperature}`] = rows;
+  const result = (report.results[`T${temperature}`] = { rows });
   console.log(`## T = ${temperature}: tokens/s, and the ratio to generate() in the same repeat\n`);
   console.log('| configuration | tokens/s | × generate() | α | tokens per target pass | adapter ms per call |\n|---|---|---|---|---|---|');
   for (const x of rows) {
@@ -164,9 +171,16 @@ for (const temperature of [0, 0.8]) {
   }
   for (const kind of ['specdec', 'tf']) {
     const best = rows.filter((x) => x.kind === kind).reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
-    report.results[`T${temperature}`][`best_${kind}`] = { gamma: best.gamma, speedup: best.speedup };
+    result[`best_${kind}`] = { gamma: best.gamma, speedup: best.speedup };
     console.log(`\nBest with the ${kind === 'specdec' ? 'specdec (built-in)' : 'transformers.js'} draft: γ ${best.gamma}, **${best.speedup.median.toFixed(2)}×** generate() (${cell(best.speedup, 2)}).`);
   }
+  // Prompt lookup beside the draft against the draft alone (both γ auto; one ran right after the
+  // other in every repeat): what adding lookup costs or gains on this prompt.
+  const iAuto = configs.findIndex((c) => c.gamma === 'auto' && !c.lookup);
+  const iBoth = configs.findIndex((c) => c.lookup);
+  const both = stats(runs[iBoth].map((x, r) => x.tps / runs[iAuto][r].tps));
+  result.lookupPlusDraftVsDraft = both;
+  console.log(`Draft + prompt lookup ÷ the draft alone (γ auto, same repeat): **${cell(both, 3)}**.`);
   console.log('');
 }
 function i0(x) {
