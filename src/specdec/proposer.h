@@ -126,6 +126,7 @@ class DraftModelProposer : public Proposer {
 
  private:
   DistributionSource& draft_;
+  mutable bool drafted_ = false;  // levels() has been asked for once (the prompt's pass)
 };
 
 // Prompt lookup (as Hugging Face's prompt_lookup_num_tokens, vLLM's ngram): finds the most
