@@ -151,7 +151,7 @@ class GammaPolicy {
   // (kMaxK + 1,) per k the median of clean_samples_[k] when it has kMinClean, else of
   // target_samples_[k]; kept current
   std::vector<double> median_;
-  std::vector<double> est_;  // (kMaxK + 1,) target_ms(k), refitted after each sample
+  std::vector<double> est_;  // (kMaxK + 1,) target_ms(k) less the level, refitted per sample
   // The passes' common level (ms), added to every k's estimate: a pass's cost drifts as the
   // run goes on (onnxruntime-web copies the whole cache in and out of each pass: a 4-token pass
   // went from 5.8 to 9.1 ms over 200 tokens, a one-token pass by about as much), and per-k

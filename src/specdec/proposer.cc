@@ -67,8 +67,8 @@ DraftLevels DraftModelProposer::levels(const ProposalRequest& req) const {
   // more means plain steps came between (only a caching source says how many it has). The
   // proposer's first pass reads the whole prompt: a catch-up too. (The decoder does not time
   // its first iteration, but when prompt lookup drafted first, the draft model's first pass
-  // came later, and taken as one draft pass it made the small draft look 28 times dearer than
-  // it is: c 2.4 instead of 0.09, and gamma 'auto' stopped drafting with it.)
+  // came later, and taken as one draft pass it made the large pair's draft look 28 times
+  // dearer than it is: c 2.4 instead of 0.09, and gamma 'auto' stopped drafting with it.)
   const size_t cached = draft_.cached_tokens();
   const bool first = !drafted_;
   drafted_ = true;
