@@ -116,8 +116,7 @@ for (const T of [0, 0.8, 1]) {
       let gt = 0, gms = 0, lt = 0, lms = 0;
       for (const [i, p] of prompts.entries()) {
         // Alternate which runs first: the second may pay for the first's garbage collection.
-        const first = (r + i) % 2 ? 'lookup' : 'generate';
-        const g0 = first === 'generate' ? await generate(p, T, N) : null;
+        const g0 = (r + i) % 2 ? null : await generate(p, T, N);
         const l = await lookup(p, T, 100 * r + i, N);
         const g = g0 ?? (await generate(p, T, N));
         gt += g.generated, gms += g.ms, lt += l.generated, lms += l.ms;

@@ -113,11 +113,11 @@ class GammaPolicy {
   double v(size_t k) const;  // target pass over k tokens / one-token pass
   double pass_ms(size_t k) const { return target_ms(k); }  // the estimate of a k-token pass
   // What the latest passes over k tokens that came after no cut took (the median of the last
-  // kMinClean of them; pass_ms(k) until there are that many): the reference a pass's excess is
-  // taken against. Not the fitted estimate: a pass's cost drifts as the cache grows (a 4-token
-  // pass through onnxruntime-web went from 5.8 to 9.1 ms over 200 tokens), and the fit lags it,
-  // which charged the drift to the drafters as overhead (0.2 -> 2.4 ms an iteration) and pushed
-  // gamma 'auto' deeper.
+  // kMinClean of them, plus the level since; pass_ms(k) until there are that many): the
+  // reference a pass's excess is taken against. Not the fitted estimate: a pass's cost drifts as
+  // the cache grows (a 4-token pass through onnxruntime-web went from 5.8 to 9.1 ms over 200
+  // tokens), and the fit lags it, which charged the drift to the drafters as overhead (0.2 -> 2.4
+  // ms an iteration) and pushed gamma 'auto' deeper.
   double recent_pass_ms(size_t k) const;
   double c(Drafter d) const;  // one draft pass / one-token pass
   int heuristic_gamma() const { return heuristic_gamma_; }
@@ -149,7 +149,7 @@ class GammaPolicy {
   std::vector<std::vector<double>> clean_samples_;  // of those, the passes after no cut
   static constexpr size_t kMinClean = 3;
   // (kMaxK + 1,) per k the median of clean_samples_[k] when it has kMinClean, else of
-  // target_samples_[k]; kept current
+  // target_samples_[k] (both net of the level); kept current
   std::vector<double> median_;
   std::vector<double> est_;  // (kMaxK + 1,) target_ms(k) less the level, refitted per sample
   // The passes' common level (ms), added to every k's estimate: a pass's cost drifts as the

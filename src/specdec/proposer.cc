@@ -62,7 +62,7 @@ DraftOption DraftModelProposer::offer(const std::vector<int>&, int depth_limit, 
   return DraftOption{Drafter::kDraftModel, depth_limit, 0};
 }
 
-DraftLevels DraftModelProposer::levels(const ProposalRequest& req) const {
+DraftLevels DraftModelProposer::levels(const ProposalRequest& req) {
   // After an iteration the draft lacks at most 2 tokens (the last draft token and the bonus);
   // more means plain steps came between (only a caching source says how many it has). The
   // proposer's first pass reads the whole prompt: a catch-up too. (The decoder does not time

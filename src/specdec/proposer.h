@@ -118,15 +118,16 @@ class DraftModelProposer : public Proposer {
   Drafter kind() const override { return Drafter::kDraftModel; }
   DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) override;
   ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) override;
-  // The drafting of propose(), to be run by the caller (DraftLevels).
-  DraftLevels levels(const ProposalRequest& req) const;
+  // The drafting of propose(), to be run by the caller (DraftLevels). The first call's first
+  // pass reads the prompt: it is reported as a catch-up.
+  DraftLevels levels(const ProposalRequest& req);
   DistributionSource& source() const { return draft_; }
   size_t max_context() const override { return draft_.max_context(); }
   size_t cached_tokens() const override { return draft_.cached_tokens(); }
 
  private:
   DistributionSource& draft_;
-  mutable bool drafted_ = false;  // levels() has been asked for once (the prompt's pass)
+  bool drafted_ = false;  // levels() has been asked for once (the prompt's pass)
 };
 
 // Prompt lookup (as Hugging Face's prompt_lookup_num_tokens, vLLM's ngram): finds the most
