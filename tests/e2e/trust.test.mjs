@@ -1,0 +1,84 @@
+// The page's consistency checks (web/page/src/trust.js), in Node: when the timings of sections 4
+// and 5 can be trusted, and the words the page says when they cannot. No browser.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  BUSY, LIMITS, agree, both, busyText, judgeChunks, judgeRun, judgeThreads, judgeVk, pickThreads, spreadOf, threadsChoiceText,
+} from '../../web/page/src/trust.js';
+
+test('trust: the spread of repeated timings is the quartiles\' ratio (largest ÷ smallest for few)', () => {
+  assert.equal(spreadOf([2, 2, 2, 2]), 1);
+  assert.equal(spreadOf([1, 3]), 3);
+  assert.ok(Number.isNaN(spreadOf([1])));
+  // One slow pass among 16 does not move the quartiles.
+  assert.ok(spreadOf([...Array(15).fill(0.7), 30]) < 1.01);
+  assert.ok(agree([0.7, 0.72, 0.69, 0.75, 0.71]));
+  assert.ok(!agree([0.7, 0.7, 30, 31, 0.8, 29]));
+  assert.ok(agree([]), 'too few to tell: no claim of disagreement');
+});
+
+test('trust: v(k) passes when its passes agree, it is at least ~1 and rises', () => {
+  const passMs = [NaN, 0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.1];
+  const sampleMs = passMs.slice(1).map((m) => [m, m * 1.05, m * 0.97, m * 1.02]);
+  assert.deepEqual(judgeVk({ passMs, sampleMs }), { ok: true, reasons: [] });
+  // Flat within noise (a memory-bound target) is rising enough.
+  assert.ok(judgeVk({ passMs: [NaN, 10, 10.1, 9.9, 10.2, 10, 10.3, 10.4, 10.6] }).ok);
+});
+
+test('trust: the issue\'s busy v(k) fails: five tokens cheaper than one, passes that disagree', () => {
+  // Section 4 under 3 CPU hogs (issue 38): one-token step 37.94 ms, v(5) = 0.90.
+  const passMs = [NaN, 37.94, 40, 45, 41, 34.1, 60, 62, 70];
+  const j = judgeVk({ passMs, sampleMs: [[0.7, 37.9, 38, 80, 0.8, 41]] });
+  assert.equal(j.ok, false);
+  assert.ok(j.reasons.some((r) => /passes over 1 token took/.test(r)));
+  assert.ok(j.reasons.some((r) => /v\(5\) = 0\.90/.test(r)));
+  // Falling by more than LIMITS.vDrop from a shorter pass's v.
+  const fall = judgeVk({ passMs: [NaN, 1, 1.5, 2, 2.5, 1.6, 3, 3.5, 4] });
+  assert.equal(fall.ok, false);
+  assert.match(fall.reasons[0], /v\(5\) = 1\.60 is below v\(4\) = 2\.50/);
+});
+
+test('trust: T threads slower than one fail the check; missing numbers do not', () => {
+  // The issue's: B(2) 7.0 GB/s against B(1) 79.0, P(2) 1.2 GFLOP/s against P(1) 30.1.
+  const j = judgeThreads({ T: 2, B1: 79, BT: 7, P1: 30.1, PT: 1.2 });
+  assert.equal(j.ok, false);
+  assert.equal(j.reasons.length, 2);
+  assert.ok(judgeThreads({ T: 2, B1: 20, BT: 19, P1: 30, PT: 55 }).ok, `within ${LIMITS.threads} of one thread's`);
+  assert.ok(judgeThreads({ T: 1, B1: 20, BT: 5 }).ok);
+  assert.ok(judgeThreads({ T: 2, B1: null, BT: 5, P1: 30, PT: null }).ok);
+});
+
+test('trust: a run fails when its repeats disagree, its v is below one step, or it disagrees with v(k)', () => {
+  assert.ok(judgeRun({ plainTps: [300, 310, 295], specTps: [400, 390, 410], v: 3.2, gamma: 4, vk: 2.9 }).ok);
+  assert.ok(judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: NaN }).ok, 'no v(k) yet: nothing to compare');
+  const repeats = judgeRun({ plainTps: [300, 40, 310], specTps: [400, 410, 390], v: 3, gamma: 4 });
+  assert.equal(repeats.ok, false);
+  assert.match(repeats.reasons[0], /plain repeats ran at 40\.00–310\.00 tokens\/s/);
+  // The issue's: the run's v 3.40 against the v(k) section's v(5) 0.90.
+  const vs = judgeRun({ plainTps: [100, 101], specTps: [80, 81], v: 3.4, gamma: 4, vk: 0.9 });
+  assert.equal(vs.ok, false);
+  assert.match(vs.reasons[0], /v = 3\.40 and the measured v\(5\) = 0\.90 disagree/);
+  assert.equal(judgeRun({ v: 0.5, gamma: 4 }).ok, false);
+});
+
+test('trust: a lab card\'s plain chunks judged; several judgements as one; the busy words', () => {
+  assert.ok(judgeChunks([0.8, 0.82, 0.79, 0.81]).ok);
+  const j = both(judgeChunks([0.8, 3, 0.8, 3.2, 0.9, 3.1]), judgeThreads({ T: 2, B1: 10, BT: 1 }), null);
+  assert.equal(j.ok, false);
+  assert.equal(j.reasons.length, 2);
+  const text = busyText(j);
+  assert.ok(text.startsWith(BUSY));
+  assert.match(BUSY, /busy while measuring: these timings can’t be trusted; close other work and measure again/);
+  assert.equal(busyText({ ok: true, reasons: [] }), '');
+});
+
+test('trust: the thread count used is the faster now, and the page says which', () => {
+  const slow = pickThreads({ 2: [30, 31, 4.9], 1: [4.3, 2.0, 1.2] });
+  assert.equal(slow.threads, 1);
+  assert.match(threadsChoiceText(slow, 2), /2 threads were slower than 1 at this moment, so the runs use 1 thread/);
+  const fast = pickThreads({ 2: [0.5, 0.52], 1: [0.8, 0.82] });
+  assert.equal(fast.threads, 2);
+  assert.ok(fast.faster);
+  assert.match(threadsChoiceText(fast, 2), /using 2, the faster now/);
+  assert.equal(pickThreads({}).threads, 1);
+});
