@@ -189,6 +189,8 @@ export class ModelClient {
    */
   warmup(options, onEvent, { force = false } = {}) { return this.request({ type: 'warmup', options, force }, onEvent).then((m) => m.warm); }
   calibrate(options) { return this.request({ type: 'calibrate', options }).then((m) => m.stepMs); }
+  /** One plain step's mean ms and each of its 12 steps' ms ({ ms, samples }), with these options. */
+  calibrateSteps(options) { return this.request({ type: 'calibrate', options }).then((m) => ({ ms: m.stepMs, samples: m.samples ?? [] })); }
   /**
    * Target pass times over k = 1..8 new tokens (roofline.js, worker.js measureVk); `iterations`:
    * the passes per k (default the worker's: 16, 8 on a GPU).

@@ -10,6 +10,7 @@ import {
   aggregate, compareRuns, emptyResults, needsCalibration, runFactsOf, typicalGamma,
 } from './results.js';
 import { showMeasured, showVerdict } from './verdict-view.js';
+import { judgeRun, pickThreads, threadsChoiceText } from './trust.js';
 
 /**
  * @param {object} o
@@ -28,6 +29,11 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
   const results = emptyResults();
   let runFacts = null; // the last comparison's α, γ, c, E (vk.js quotes them)
   let stopAsked = false; // Stop was pressed during this go(): no further repeat starts
+  let threadsInUse = null; // the thread count the last go() chose (pickThreads), or null before one
+  const say = (text, state) => {
+    ui.status.textContent = text;
+    ui.status.dataset.state = state;
+  };
 
   function showComparison() {
     const plainSt = results.plain?.summary;
@@ -39,8 +45,19 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     const info = threads.info();
     const used = f.o.threads ?? info?.threads ?? 1;
     runFacts = runFactsOf(f, { threads: used, target: client.info?.target?.digest ?? null });
+    // Before anything is derived from the run: do its repeats agree, and its v with the v(k)
+    // measured at this thread count (trust.js)?
+    const tps = (res) => (res?.runs?.length > 1 ? res.runs.map((r) => r.tokensPerSecond) : []);
+    const trust = judgeRun({
+      plainTps: tps(results.plain), specTps: tps(results.spec),
+      v: f.formula ? f.v : NaN, gamma: f.gamma,
+      vk: f.formula && f.specSt.backend?.backend !== 'gpu' ? vk.measuredV(used, f.gamma + 1) : NaN,
+    });
+    if (!trust.ok) runFacts = null; // section 4's v(k) text predicts nothing from it
     vk.refresh();
     showVerdict(cell, ui.verdict, f, {
+      trust,
+      raw: { plain: results.plain?.runs ?? [], spec: results.spec?.runs ?? [] },
       threads: used,
       coarseTimer: info ? !info.isolated : !window.crossOriginIsolated,
       verifyCurve: (t) => vk.verifyCurve(t),
@@ -130,13 +147,9 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
    * it is already warm for this target, thread count, backend and drafter), said in the status
    * line: no timed repeat, and nothing the learner sees, comes from a cold engine.
    */
-  async function warm(options) {
-    const say = (text, state) => {
-      ui.status.textContent = text;
-      ui.status.dataset.state = state;
-    };
+  async function warm(options, modes) {
     say('Warming up: untimed passes until two rounds agree within 5%…', 'warming');
-    runs.showWarming();
+    runs.showWarming(undefined, undefined, modes);
     const w = await client.warmup(options, (ev) => {
       say(`Warming up: round ${ev.round}, plain ${ev.plainMs.toFixed(2)} ms per step, speculative ${ev.specMs.toFixed(2)} ms per iteration…`, 'warming');
     });
@@ -145,13 +158,41 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     if (w.skipped) say('Warm (warmed up earlier for these models, threads and backend).', 'warm');
     else if (w.stopped) {
       say('Stopped while warming up.', 'stopped');
-      runs.showWarming('stopped while warming up', 'stopped');
+      runs.showWarming('stopped while warming up', 'stopped', modes);
     }
     else {
       say(`Warmed up in ${(w.ms / 1000).toFixed(1)} s (${w.rounds.length} rounds, ${w.passes} untimed passes; `
         + `${w.warm ? 'the last two agreed within 5%' : 'still settling after the time allowed'}), then timed.`, 'warm');
     }
     return !w.stopped;
+  }
+
+  /**
+   * With T > 1 threads asked for (on the CPU): one plain step's time at T and at 1 thread, in
+   * turns (T, 1, T, 1: 12 steps each time), and the runs use whichever is faster now
+   * (trust.js pickThreads), said in the status line — on a busy machine T threads can be far
+   * slower than one. Returns the options with that thread count.
+   */
+  async function chooseThreads(options) {
+    const T = options.threads ?? threads.info()?.threads ?? 1;
+    if (T <= 1 || options.backend === 'gpu') {
+      threadsInUse = T;
+      return options;
+    }
+    const steps = { [T]: [], 1: [] };
+    const prefix = ui.status.textContent;
+    say(`${prefix} Comparing ${T} threads with 1 on this machine now…`, 'threads');
+    for (let round = 0; round < 2 && !stopAsked; round++) {
+      for (const t of [T, 1]) {
+        const r = await client.calibrateSteps({ ...options, threads: t });
+        steps[t].push(...r.samples);
+      }
+    }
+    const choice = pickThreads(steps);
+    threadsInUse = choice.threads;
+    ui.status.dataset.threadsUsed = String(choice.threads);
+    say(`${prefix} ${threadsChoiceText(choice, T)}`, 'warm');
+    return { ...options, threads: choice.threads };
   }
 
   async function go(which) {
@@ -161,8 +202,13 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     ui.verdict.textContent = '';
     try {
       await client.ensureLoaded();
-      const options = readOptions();
-      if (!(await warm(options)) || stopAsked) return;
+      const modes = which === 'both' ? ['plain', 'spec'] : [which];
+      const asked = readOptions();
+      if (!(await warm(asked, modes)) || stopAsked) return;
+      const options = await chooseThreads(asked);
+      if (stopAsked) return;
+      // 1 thread chosen: warm the engine at that count too (skipped when it is already).
+      if (options.threads !== asked.threads && !(await warm(options, modes))) return;
       const complete = which === 'both' ? await runBoth(options) : await runAlone(which, options);
       if (!complete) return;
       if (which !== 'plain' && needsCalibration(results, options)) {
@@ -172,7 +218,12 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       // What a verify pass costs on this target at this thread count, once per target and
       // count (a button measures again); the comparison then uses the measured v(k).
       if (vk.needsMeasurement(options.threads)) {
+        // Said beside the Run buttons: why they stay disabled for these seconds.
+        const before = { text: ui.status.textContent, state: ui.status.dataset.state };
+        say(`Measuring what a verify pass costs (v(k), once per target and thread count, in “What a verify pass costs” below): `
+          + 'the Run buttons come back when it is done; Stop ends it.', 'measuring-vk');
         await vk.measure(options, typicalGamma(options, results.spec?.summary.gammaHistogram));
+        say(before.text, before.state);
         showComparison();
       }
     } catch (err) {
@@ -193,6 +244,10 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
   $('gen-form').addEventListener('submit', (e) => e.preventDefault());
 
   return {
+    /** The thread count the last run used (T or 1, whichever was faster then), or null before a run. */
+    threadsInUse: () => threadsInUse,
+    /** The learner chose another thread count: the next run measures afresh. */
+    forgetThreads() { threadsInUse = null; },
     /** The last comparison's { alpha, gamma, c, E, threads, target }, or null (vk.js). */
     runFacts: () => runFacts,
     /** Other models: earlier measurements no longer compare. */

@@ -77,7 +77,8 @@ export function initModels(sd, client, { isolation = null } = {}) {
 
   const vk = initVk({
     client, pairs: PAIRS, setBusy, isBusy, readOptions,
-    threadsNow: () => threads?.info()?.threads ?? 1,
+    // The count the last run used (T or 1, whichever was faster then: compare.js), else the select's.
+    threadsNow: () => compare?.threadsInUse() ?? threads?.info()?.threads ?? 1,
     runFacts: () => compare?.runFacts() ?? null,
     speedup: (...a) => sd.speculativeSpeedup(...a),
     backendNow: () => backend?.current() ?? { backend: 'cpu' },
@@ -89,7 +90,13 @@ export function initModels(sd, client, { isolation = null } = {}) {
       vk.onBackend();
     },
   });
-  threads = initThreads({ client, isolation, isBusy, onChange: () => vk.onThreads() });
+  threads = initThreads({
+    client, isolation, isBusy,
+    onChange: () => {
+      compare?.forgetThreads();
+      vk.onThreads();
+    },
+  });
   controls = initGenControls({ client });
   files = initOwnFiles({ client, isBusy, setBusy });
   pairs = initPairPicker({ client, isBusy, setBusy, onPicked: () => files.clear() });

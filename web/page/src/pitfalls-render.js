@@ -6,6 +6,23 @@ import { h } from './svg.js';
 import { LAB } from './pitfalls-runs.js';
 import { drawHistogram, drawSpeedupBars, drawSweep, tokenLabel } from './pitfalls-charts.js';
 import { CONTEXT_SHOWN, P_THRESHOLD, formatP, int } from './pitfalls-cards.js';
+import { BUSY, judgeChunks } from './trust.js';
+
+/**
+ * Whether a result's speed figures can be trusted (trust.js judgeChunks over the plain decoder's
+ * chunks): { ok, reasons }; ok when the result timed no plain decoding.
+ */
+export function speedTrust(r) {
+  const plain = r?.decode?.plain ?? r?.plain;
+  return plain?.chunkMs ? judgeChunks(plain.chunkMs) : { ok: true, reasons: [] };
+}
+
+/** The card's verdict when its timings failed the checks: the busy sentence and what disagreed. */
+function busyVerdict(card, trust, rawText) {
+  card.verdict.className = 'pf-verdict bad';
+  card.verdict.dataset.busy = 'true';
+  card.verdict.textContent = `${BUSY} (What disagreed: ${trust.reasons.join('; ')}.) ${rawText}`;
+}
 
 function setReadout(card, name, text, value, note = '') {
   const el = card.readouts[name];
@@ -22,7 +39,7 @@ function histogramSummary(r) {
   const spec = r.decode?.spec;
   if (spec) parts.push(`α ${spec.alpha.toFixed(2)}`, `${spec.tokensPerPass.toFixed(2)} tokens per pass`);
   else parts.push(`α ${hst.alpha.toFixed(2)}`);
-  if (spec && r.card === 'changes-quality') parts.push(`${spec.speedup.toFixed(2)}× plain`);
+  if (spec && r.card === 'changes-quality' && speedTrust(r).ok) parts.push(`${spec.speedup.toFixed(2)}× plain`);
   return parts.join(', ');
 }
 
@@ -50,6 +67,8 @@ export function renderCard(card, r, other) {
     otherName: card.broken ? def.offName : def.onName,
   };
   card.timing.textContent = `Computed in ${(r.ms / 1000).toFixed(2)} s (seed ${r.seed}).`;
+  card.verdict.dataset.busy = 'false';
+  card.el.dataset.trusted = String(speedTrust(r).ok);
   card.sample.replaceChildren();
   card.el.dataset.pvalue = '';
   if (r.histogram) renderHistogram(card, r, otherState, names);
@@ -69,7 +88,9 @@ function renderHistogram(card, r, otherState, { thisName, otherName }) {
   if (spec) {
     setReadout(card, 'alpha', spec.alpha.toFixed(3), spec.alpha, `${(hst.alpha).toFixed(3)} on the histogram's first position`);
     setReadout(card, 'tokens-per-pass', spec.tokensPerPass.toFixed(2), spec.tokensPerPass, `of γ + 1 = ${LAB.gamma + 1} at most`);
-    if (r.decode.plain) setReadout(card, 'speedup', `${spec.speedup.toFixed(2)}×`, spec.speedup, `plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`);
+    if (r.decode.plain) {
+      setReadout(card, 'speedup', `${spec.speedup.toFixed(2)}×`, spec.speedup, `${speedTrust(r).ok ? '' : 'untrusted (a busy machine): '}plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`);
+    }
   } else {
     setReadout(card, 'alpha', hst.alpha.toFixed(3), hst.alpha);
     setReadout(card, 'tokens-per-pass', hst.tokensPerPass.toFixed(2), hst.tokensPerPass, `of γ + 1 = ${LAB.gamma + 1} at most`);
@@ -96,14 +117,25 @@ function renderHistogram(card, r, otherState, { thisName, otherName }) {
 
 function renderWeakDraft(card, r, otherState, { otherName }) {
   const spec = r.decode.spec;
+  const trust = speedTrust(r);
   setReadout(card, 'alpha', spec.alpha.toFixed(3), spec.alpha);
   setReadout(card, 'tokens-per-pass', spec.tokensPerPass.toFixed(2), spec.tokensPerPass, `of γ + 1 = ${LAB.gamma + 1} at most`);
-  setReadout(card, 'speedup', `${spec.speedup.toFixed(2)}×`, spec.speedup, `plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`);
+  setReadout(card, 'speedup', `${spec.speedup.toFixed(2)}×`, spec.speedup, `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`);
+  if (!trust.ok) {
+    // No bars, no "slower" or "faster": the raw times and the busy sentence.
+    card.svg.replaceChildren();
+    card.caption.textContent = `Raw times: plain ${r.decode.plain.msPerToken.toFixed(2)} ms per token, this draft ${spec.msPerToken.toFixed(2)} (γ = ${LAB.gamma}).`;
+    busyVerdict(card, trust, `α = ${spec.alpha.toFixed(2)}, ${spec.tokensPerPass.toFixed(2)} tokens per target pass (these do not depend on the timings).`);
+    card.compare.textContent = '';
+    return;
+  }
+  const otherOk = !otherState || speedTrust(otherState).ok;
   const rows = [{ label: 'plain decoding', value: 1 }];
   const offR = card.broken ? otherState : r;
   const onR = card.broken ? r : otherState;
-  if (offR) rows.push({ label: 'distilled draft', value: offR.decode.spec.speedup, current: !card.broken });
-  if (onR) rows.push({ label: 'uniform draft', value: onR.decode.spec.speedup, current: card.broken });
+  // The other state's bar only when its own timings passed the checks.
+  if (offR && (offR === r || otherOk)) rows.push({ label: 'distilled draft', value: offR.decode.spec.speedup, current: !card.broken });
+  if (onR && (onR === r || otherOk)) rows.push({ label: 'uniform draft', value: onR.decode.spec.speedup, current: card.broken });
   drawSpeedupBars(card.svg, rows);
   card.caption.textContent = `Measured speedup over plain decoding: ${rows.slice(1).map((x) => `${x.label} ${x.value.toFixed(2)}×`).join(', ')} (γ = ${LAB.gamma}).`;
   const slow = spec.speedup < 1;
@@ -112,7 +144,8 @@ function renderWeakDraft(card, r, otherState, { otherName }) {
     ? `Slower than plain decoding: α = ${spec.alpha.toFixed(2)}, so each target pass yields ${spec.tokensPerPass.toFixed(2)} tokens while it scores ${LAB.gamma + 1} positions.`
     : `Faster than plain decoding: α = ${spec.alpha.toFixed(2)}, ${spec.tokensPerPass.toFixed(2)} tokens per target pass.`;
   card.compare.textContent = otherState
-    ? `${card.broken ? 'Switched off' : 'Switched on'} — ${otherName}, same seed: α ${otherState.decode.spec.alpha.toFixed(2)}, ${otherState.decode.spec.tokensPerPass.toFixed(2)} tokens per pass, ${otherState.decode.spec.speedup.toFixed(2)}×.`
+    ? `${card.broken ? 'Switched off' : 'Switched on'} — ${otherName}, same seed: α ${otherState.decode.spec.alpha.toFixed(2)}, ${otherState.decode.spec.tokensPerPass.toFixed(2)} tokens per pass, `
+      + `${otherOk ? `${otherState.decode.spec.speedup.toFixed(2)}×` : 'its timings failed the checks (a busy machine)'}.`
     : '';
 }
 
@@ -122,8 +155,17 @@ function renderSweep(card, r) {
   setReadout(card, 'gamma', String(cur.gamma), cur.gamma, card.broken ? `best measured: ${best.gamma}` : 'the best measured');
   setReadout(card, 'alpha', cur.alpha.toFixed(3), cur.alpha);
   setReadout(card, 'tokens-per-pass', cur.tokensPerPass.toFixed(2), cur.tokensPerPass, `of γ + 1 = ${cur.gamma + 1} at most`);
-  setReadout(card, 'speedup', `${cur.speedup.toFixed(2)}×`, cur.speedup, `plain ${r.plain.msPerToken.toFixed(2)} ms/token, this ${cur.msPerToken.toFixed(2)}`);
+  const trust = speedTrust(r);
+  setReadout(card, 'speedup', `${cur.speedup.toFixed(2)}×`, cur.speedup, `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.plain.msPerToken.toFixed(2)} ms/token, this ${cur.msPerToken.toFixed(2)}`);
   card.el.dataset.bestGamma = String(best.gamma);
+  if (!trust.ok) {
+    // No curve and no "best γ" claimed from timings that failed the checks: the raw times.
+    card.svg.replaceChildren();
+    card.caption.textContent = `Raw times, ms per token: plain ${r.plain.msPerToken.toFixed(2)}, ${r.sweep.map((x) => `γ ${x.gamma} ${x.msPerToken.toFixed(2)}`).join(', ')}.`;
+    busyVerdict(card, trust, '');
+    card.compare.textContent = '';
+    return;
+  }
   drawSweep(card.svg, { points: r.sweep.map((x) => ({ gamma: x.gamma, speedup: x.speedup })), best: best.gamma, current: cur.gamma });
   card.caption.textContent = `Measured speedup against γ: ${r.sweep.map((x) => `γ ${x.gamma} ${x.speedup.toFixed(2)}×`).join(', ')}. Best measured γ = ${best.gamma}.`;
   const worse = cur.speedup < best.speedup;

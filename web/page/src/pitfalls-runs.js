@@ -127,11 +127,18 @@ async function decodeRuns(sd, models, configs, o, hooks) {
     }
     const CHUNK = 8;
     const generated = decoders.map(() => 0);
+    // Each decoder's ms per token of each chunk after its first (which reads the prompt): the
+    // plain decoder's should agree with each other (trust.js judgeChunks).
+    const chunkMs = decoders.map(() => []);
     for (let goal = CHUNK; ; goal += CHUNK) {
       let pending = false;
       for (let i = 0; i < decoders.length; i++) {
         const dec = decoders[i];
+        const before = generated[i];
+        const t0 = performance.now();
         while (!dec.done && generated[i] < goal) generated[i] += dec.step().emitted.length;
+        const n = generated[i] - before;
+        if (goal > CHUNK && n > 0) chunkMs[i].push((performance.now() - t0) / n);
         if (!dec.done) pending = true;
         await hooks.tick(Math.min(goal, o.tokens), o.tokens); // between decoders: cancel gets through
       }
@@ -149,6 +156,7 @@ async function decodeRuns(sd, models, configs, o, hooks) {
         draftPasses: s.draftPasses,
         draftMs: s.draftMs,
         targetMs: s.targetMs,
+        chunkMs: chunkMs[i],
         text: decoders[i].generatedText,
       };
     });

@@ -192,6 +192,27 @@ export function explainPairs({ large, small, k, bandwidthError = null, threads =
   return `${first} ${second}`;
 }
 
+/**
+ * The heading of explainPairs's paragraph, from the same numbers: what an extra verified token
+ * costs each target at k (perExtraToken of v(k), measured or by the roofline), and the one-token
+ * steps when measured. "more" / "less" only when the two differ by more than 15%.
+ */
+export function pairsHeading({ large, small, k }) {
+  const vl = costAt(large, k);
+  const vs = costAt(small, k);
+  const xl = vl ? perExtraToken(vl.v, k) : NaN;
+  const xs = vs ? perExtraToken(vs.v, k) : NaN;
+  if (Number.isFinite(xl) && Number.isFinite(xs)) {
+    if (xl > 1.15 * xs && xl - xs > 0.02) return 'Why extra tokens cost the large pair more here.';
+    if (xl < xs / 1.15 && xs - xl > 0.02) return 'Why extra tokens cost the large pair less here.';
+    return 'Why extra tokens cost both pairs about the same here.';
+  }
+  if (large?.stepMs > 0 && small?.stepMs > 0) {
+    return large.stepMs > 1.15 * small.stepMs ? 'Why a step of the large pair costs more here.' : 'What a step of each pair costs here.';
+  }
+  return 'What a verify pass costs each pair here.';
+}
+
 /** Within this fraction of a one-token step, a pass counts as "about the price of one". */
 export const ABOUT_ONE = 1.1;
 

@@ -203,9 +203,13 @@ export function initRunView({ client }) {
     return summary;
   }
 
-  /** Before the first timed repeat: the engine warming up (worker-measure.js warmup); or stopped then. */
-  function showWarming(text = 'warming up…', state = 'warming') {
-    for (const el of [ui.plain.state, ui.spec.state]) {
+  /**
+   * Before the first timed repeat: the engine warming up (worker-measure.js warmup); or stopped
+   * then. Only the columns of the modes about to run say so ("Plain only" leaves the speculative
+   * column's state as it was, and the other way round).
+   */
+  function showWarming(text = 'warming up…', state = 'warming', modes = ['plain', 'spec']) {
+    for (const el of modes.map((m) => ui[m].state)) {
       el.textContent = text;
       el.dataset.state = state;
     }

@@ -9,6 +9,7 @@ import { bestGamma } from './costmodel.js';
 import { DRAFTER_NAMES, meanGamma } from './runcharts.js';
 import { RULE, ratioText, verdictHeadline } from './verdict.js';
 import { passMs } from './results.js';
+import { BUSY } from './trust.js';
 
 /**
  * The comparison table's measured cells and the verdict's data attributes.
@@ -40,14 +41,27 @@ export function showMeasured(cell, el, f) {
  * @param {boolean} o.coarseTimer  performance.now() is coarsened (no cross-origin isolation)
  * @param {(threads: number) => ((k: number) => number) | null} o.verifyCurve  measured v(k) (vk.js)
  * @param {(alpha: number, gamma: number, c: number, v?: number) => number} o.speedup  E / (γc + v)
+ * @param {{ ok: boolean, reasons: string[] }} [o.trust]  trust.js judgeRun of these runs: when not
+ *   ok, the busy sentence and the raw times, and no headline, prediction or suggestion
+ * @param {{ plain: object[], spec: object[] }} [o.raw]  the runs' summaries, for the raw times
  */
-export function showVerdict(cell, el, f, { threads, coarseTimer, verifyCurve, speedup }) {
+export function showVerdict(cell, el, f, { threads, coarseTimer, verifyCurve, speedup, trust = null, raw = null }) {
   const { o, specSt, formula, hist, gamma, c, v, alpha, E, predicted, predictedV, verdict, step, costs } = f;
   // Which backend ran the target: the verdict is that backend's.
   const ran = specSt.backend ?? { backend: 'cpu' };
   const where = h('span', { class: 'verdict-backend', 'data-testid': 'verdict-backend', 'data-backend': ran.backend }, [
     ran.backend === 'gpu' ? `Target on the GPU (${ran.name}${ran.software ? ', a software adapter' : ''}). ` : `Target on the CPU (WebAssembly, ${threadCount(threads)}). `]);
   el.dataset.backend = ran.backend;
+  el.dataset.trusted = String(!trust || trust.ok);
+  if (trust && !trust.ok) {
+    const why = '– (the timings failed the checks)';
+    cell('speedup-predicted').textContent = why;
+    cell('speedup-predicted-v').textContent = why;
+    el.dataset.verdict = 'untrusted';
+    el.dataset.pays = 'false';
+    el.replaceChildren(where, ...busyParts(trust, raw, f.ratios));
+    return;
+  }
   if (!formula) {
     const why = o.tree ? '– (a tree: the chain formula does not apply)'
       : o.drafter === 'both' ? '– (two drafters: see the counts below)' : '– (γ varies: see the histogram below)';
@@ -138,6 +152,21 @@ function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, costs, sp
   }
   if (coarse) out.push(coarse);
   return out;
+}
+
+/**
+ * The verdict when the runs failed the checks (trust.js): the busy sentence, what disagreed, and
+ * the raw times — each run's tokens/s and each repeat's ratio — with nothing derived from them.
+ */
+function busyParts(trust, raw, ratios) {
+  const tps = (runs) => (runs ?? []).map((r) => r.tokensPerSecond?.toFixed(1) ?? '–').join(', ') || '–';
+  const rawText = `Raw times: plain ${tps(raw?.plain)} tokens/s; speculative ${tps(raw?.spec)} tokens/s`
+    + `${ratios?.length ? `; ratio${ratios.length > 1 ? 's' : ''} ${ratios.map((r) => r.toFixed(2)).join(', ')}` : ''}.`;
+  return [
+    h('strong', { class: 'bad', 'data-testid': 'verdict-busy' }, [BUSY]), ' ',
+    h('span', { 'data-testid': 'verdict-busy-why' }, [`What disagreed: ${trust.reasons.join('; ')}.`]), ' ',
+    h('span', { 'data-testid': 'verdict-raw' }, [rawText]),
+  ];
 }
 
 /** The verdict's rule, under it (only when a speedup was measured). */

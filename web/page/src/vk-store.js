@@ -5,6 +5,7 @@
 // roofline.js: no DOM, no worker.
 import { linearParamsOf, targetCosts, weightBytesOf } from './roofline.js';
 import { curveVerifyCost } from './costmodel.js';
+import { both, judgeThreads, judgeVk } from './trust.js';
 
 // Buffers larger than this are read at DRAM speed anyway; no need to allocate more in wasm.
 const MAX_BANDWIDTH_BYTES = 256 * 2 ** 20;
@@ -66,10 +67,31 @@ export function createVkStore() {
     record(key, where, vk, model = null) {
       if (model) modelBy.set(key, modelOf(model));
       const slot = at(key, where);
-      const m = where === 'gpu' ? { passMs: vk.passMs, gpu: vk.backend } : { passMs: vk.passMs };
+      // sampleMs: every timed pass per k, when the worker sent them (judge reads their spread).
+      const samples = vk.sampleMs ? { sampleMs: vk.sampleMs } : {};
+      const m = where === 'gpu' ? { passMs: vk.passMs, ...samples, gpu: vk.backend } : { passMs: vk.passMs, ...samples };
       if (!vk.stopped) byKey.set(slot, m);
       else if (!byKey.get(slot) || byKey.get(slot).partial) byKey.set(slot, { ...m, partial: true });
       return byKey.get(slot);
+    },
+    /**
+     * Whether what was measured of a target on `where` can be trusted (trust.js): its passes per k
+     * agree, v(k) is at least ~1 and rises, and on the CPU at T > 1 threads, B(T) over its weight
+     * bytes and P(T) are not below B(1) and P(1). { ok, reasons }; ok when nothing is measured.
+     */
+    judge(key, where) {
+      const m = byKey.get(at(key, where));
+      if (!m) return { ok: true, reasons: [] };
+      const vk = judgeVk(m);
+      if (where === 'gpu' || where === 1) return vk;
+      const t = modelOf(modelBy.get(key) ?? 0);
+      return both(vk, judgeThreads({
+        T: where,
+        B1: store.bandwidth(t, 1)?.gbPerSecond ?? null,
+        BT: store.bandwidth(t, where)?.gbPerSecond ?? null,
+        P1: peakBy.get(1)?.gflops ?? null,
+        PT: peakBy.get(where)?.gflops ?? null,
+      }));
     },
     /** The target measured under this key (modelOf), if one was recorded with its model. */
     model: (key) => modelBy.get(key) ?? null,
@@ -115,11 +137,12 @@ export function createVkStore() {
     },
     /**
      * v(k) of a target on `where` as a function of k (measured for k = 1..8, extended along its
-     * line beyond), or null when not measured (completely) there.
+     * line beyond), or null when not measured (completely) there, or when what was measured
+     * fails the checks (judge): nothing is predicted from it then.
      */
     verifyCurve(key, params, where) {
       const m = byKey.get(at(key, where));
-      if (!m || m.partial) return null;
+      if (!m || m.partial || !store.judge(key, where).ok) return null;
       if (where === 'gpu') return curveVerifyCost(store.gpuCosts(key, params).measured);
       return curveVerifyCost(store.costs(key, params, where).measured);
     },

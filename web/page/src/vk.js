@@ -16,7 +16,8 @@
 // weights' default (weights.js).
 // The measurements are kept in vk-store.js, drawn by vk-chart.js, tabled by vk-facts.js.
 import { h, onWidthChange } from './svg.js';
-import { K_MAX, costAt, explainGpu, explainPairs, explainThreads, explainWeights, targetCosts } from './roofline.js';
+import { K_MAX, costAt, explainGpu, explainPairs, explainThreads, explainWeights, pairsHeading, targetCosts } from './roofline.js';
+import { BUSY } from './trust.js';
 import { sizeText } from './limits.js';
 import { bwBytes, createVkStore, labelOf, modelOf, otherWeightsKey, targetKey } from './vk-store.js';
 import { decideDefault, keepDefault } from './weights.js';
@@ -89,6 +90,8 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     const f = store.get(fk, where);
     const i = store.get(ik, where);
     if (!f || !i || f.partial || i.partial) return;
+    // No default from timings that failed the checks (trust.js).
+    if (!store.judge(fk, where).ok || !store.judge(ik, where).ok) return;
     const rec = decideDefault({ pair: fk, where: where === 'gpu' ? 'the GPU' : `CPU, ${threadsText(where)}`, f32Ms: f.passMs[1], int8Ms: i.passMs[1] });
     if (!rec) return;
     keepDefault(rec);
@@ -115,7 +118,8 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     decideWeights(key, T);
     const bw = store.bandwidth(info.target, T);
     const P = store.peakResult(T);
-    status(`Measured in ${(vk.ms / 1000).toFixed(1)} s on ${threadsText(T)}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
+    const judged = store.judge(key, T);
+    status(`${judged.ok ? '' : 'Measured on a busy machine (the timings failed the checks, below). '}Measured in ${(vk.ms / 1000).toFixed(1)} s on ${threadsText(T)}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
       + (bw?.gbPerSecond ? `, read bandwidth ${bw.gbPerSecond.toFixed(1)} GB/s` : `; read bandwidth not measured (${bw?.error ?? 'unknown'})`)
       + (P?.gflops ? `, compute peak ${P.gflops.toFixed(1)} GFLOP/s.` : `; compute peak not measured (${P?.error ?? 'unknown'}).`), 'done');
   }
@@ -200,6 +204,19 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
       if (!client.info) return null;
       return store.verifyCurve(targetKey(client.info), client.info.target, whereOf(threads ?? currentThreads()));
     },
+    /**
+     * v(k) of the loaded target at this thread count when measured and trusted (trust.js), else
+     * NaN: what compare.js checks a run's v against.
+     */
+    measuredV(threads, kk) {
+      const curve = this.verifyCurve(threads);
+      return curve && kk <= K_MAX ? curve(kk) : NaN;
+    },
+    /** Whether the loaded target's measurement at this thread count failed the checks. */
+    untrusted(threads) {
+      if (!client.info) return false;
+      return !store.judge(targetKey(client.info), whereOf(threads ?? currentThreads())).ok;
+    },
     /** New models: redraw for their target (its measurements, if any, are kept). */
     onLoaded: showCurrent,
     /** Another thread count: the chart and the facts are those of that count. */
@@ -257,6 +274,14 @@ function renderGpu({ ui, store, info, key, T, k }, b) {
   ui.root.dataset.curves = cpu?.measured.length ? 'gpu,cpu' : 'gpu';
   ui.facts.replaceChildren(...factRows(gpuFactRows(gpu, b)));
   ui.measure.textContent = gpu.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
+  const trust = store.judge(key, 'gpu');
+  ui.root.dataset.trusted = String(trust.ok);
+  if (!trust.ok) {
+    ui.explain.replaceChildren(h('strong', { class: 'bad', 'data-testid': 'vk-busy' }, [BUSY]), ' ',
+      h('span', { 'data-testid': 'vk-busy-why' }, [`What disagreed: ${trust.reasons.join('; ')}.`]), ' ',
+      h('span', { 'data-testid': 'vk-raw' }, [`Raw pass times (medians, GPU): ${gpu.measured.map((m) => `k = ${m.k}: ${m.ms.toFixed(2)} ms`).join(', ')}.`]));
+    return;
+  }
   const text = explainGpu({ costs: gpu, gpu: b, cpu, threads: T, k });
   const wText = weights ? explainWeights({ ...byWeights(gpu, wGpu), k, cpu: false }) : '';
   ui.explain.replaceChildren(...(text ? [h('strong', {}, ['Why a verify pass costs what it does on the GPU. ']), h('span', { 'data-testid': 'vk-gpu-explanation' }, [text])] : []),
@@ -270,6 +295,12 @@ function renderGpu({ ui, store, info, key, T, k }, b) {
  */
 function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
   ui.root.dataset.backend = 'cpu';
+  const trust = store.judge(key, T);
+  ui.root.dataset.trusted = String(trust.ok);
+  if (!trust.ok) {
+    renderBusy({ ui, store, info, key, T }, trust);
+    return;
+  }
   ui.roofCaption.hidden = false;
   const current = store.costs(key, info.target, T);
   // Another target's roofline borrows this one's peak when P(T) is not measured.
@@ -280,11 +311,12 @@ function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
   const base = int8 ? key.slice(0, -5) : key;
   const otherBase = base === 'large' ? 'small' : base === 'small' ? 'large' : null;
   const otherKey = otherBase ? `${otherBase}${int8 ? ':int8' : ''}` : null;
-  const other = otherKey && store.has(otherKey, T) && pairParams(pairs, otherBase)
+  const otherOk = !otherKey || store.judge(otherKey, T).ok;
+  const other = otherKey && otherOk && store.has(otherKey, T) && pairParams(pairs, otherBase)
     ? { costs: store.costs(otherKey, store.model(otherKey) ?? pairParams(pairs, otherBase), T, peak), label: labelOf(otherKey) } : null;
   // The same pair with the other weights (float32 beside int8), when measured at T: its curve and roofline.
   const wk = otherWeightsKey(key);
-  const wCosts = wk && store.has(wk, T) && store.model(wk) ? store.costs(wk, null, T) : null;
+  const wCosts = wk && store.has(wk, T) && store.model(wk) && store.judge(wk, T).ok ? store.costs(wk, null, T) : null;
   const weights = wCosts?.measured.length ? { costs: wCosts, label: labelOf(wk) } : null;
   const one = T > 1 ? store.costs(key, info.target, 1) : null;
   // The same target's GPU curve, once measured there.
@@ -314,15 +346,58 @@ function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
   });
   const wText = weights ? explainWeights({ ...byWeights(current, wCosts), k }) : '';
   const extra = [...(threadsPart ? [' ', h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [threadsPart])] : []), ...weightsPart(wText)];
-  if (pairParams(pairs, 'large') && pairParams(pairs, 'small') && current.measured.length >= 2 && !int8) {
+  if (pairParams(pairs, 'large') && pairParams(pairs, 'small') && current.measured.length >= 2 && !int8 && otherOk) {
     const costs = (name) => store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
-    const text = explainPairs({ large: costs('large'), small: costs('small'), k, bandwidthError: bwErr, threads: T });
-    ui.explain.replaceChildren(h('strong', {}, ['Why the large pair pays more here. ']), h('span', { 'data-testid': 'vk-pairs-explanation' }, [text]), ...extra);
+    const [large, small] = [costs('large'), costs('small')];
+    const text = explainPairs({ large, small, k, bandwidthError: bwErr, threads: T });
+    // The heading says what the numbers under it show (roofline.js pairsHeading).
+    ui.explain.replaceChildren(h('strong', { 'data-testid': 'vk-pairs-heading' }, [`${pairsHeading({ large, small, k })} `]), h('span', { 'data-testid': 'vk-pairs-explanation' }, [text]), ...extra);
   } else if (current.measured.length >= 2) {
-    ui.explain.replaceChildren(h('span', { 'data-testid': 'vk-pairs-explanation' }, [`v(${k}) = ${costAt(current, k)?.v.toFixed(2) ?? '–'} for this target.`]), ...extra);
+    const otherNote = otherOk ? '' : ` The ${labelOf(otherKey)}'s measurement at ${threadsText(T)} failed the checks (busy machine), so the two pairs are not compared.`;
+    ui.explain.replaceChildren(h('span', { 'data-testid': 'vk-pairs-explanation' }, [`v(${k}) = ${costAt(current, k)?.v.toFixed(2) ?? '–'} for this target.${otherNote}`]), ...extra);
   } else {
     ui.explain.replaceChildren(...weightsPart(wText));
   }
+}
+
+// Facts that are measured as they are (no model drawn from them): shown under a busy measurement.
+const RAW_FACTS = new Set(['weights', 'bandwidth', 'bandwidth-1', 'step', 'peak', 'peak-1', 'int-peak']);
+
+/**
+ * A CPU measurement that failed the checks (trust.js, vk-store.js judge): the busy sentence,
+ * what disagreed, the raw pass times per k and the raw facts; no roofline, no explanation, no
+ * prediction from them.
+ * @param {object} view  { ui, store, info, key, T }
+ * @param {{ ok: boolean, reasons: string[] }} trust
+ */
+function renderBusy({ ui, store, info, key, T }, trust) {
+  const current = store.costs(key, info.target, T);
+  const raw = { ...current, roof: [] };
+  const one = T > 1 ? store.costs(key, info.target, 1) : null;
+  ui.roofCaption.hidden = true;
+  ui.caption.textContent = `${labelOf(key)}, ${sizeText(current.weightBytes)} of ${current.weights === 'int8' ? '8-bit' : 'f32'} weights, ${threadsText(T)}: raw timings`;
+  drawVk(ui.chart, { current: raw, label: `${labelOf(key)} (raw, untrusted)`, threads: T });
+  ui.root.dataset.curves = 'cpu';
+  ui.root.dataset.weights = current.weights;
+  ui.root.dataset.weightsCurves = current.weights;
+  ui.root.dataset.vOther = '';
+  ui.root.dataset.stepMsOther = '';
+  ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : (store.bandwidthError() ? 'unavailable' : 'pending');
+  ui.root.dataset.points = String(current.measured.length);
+  ui.root.dataset.threads = String(T);
+  ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
+  ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
+  const rows = cpuFactRows(current, one, T, store.bandwidthError()).filter(([id]) => RAW_FACTS.has(id));
+  ui.facts.replaceChildren(...factRows(rows));
+  ui.measure.textContent = 'Measure v(k) again';
+  const passes = current.measured.map((m) => `k = ${m.k}: ${m.ms.toFixed(2)} ms`).join(', ');
+  ui.explain.replaceChildren(
+    h('strong', { class: 'bad', 'data-testid': 'vk-busy' }, [BUSY]),
+    ' ',
+    h('span', { 'data-testid': 'vk-busy-why' }, [`What disagreed: ${trust.reasons.join('; ')}.`]),
+    ' ',
+    h('span', { 'data-testid': 'vk-raw' }, [`Raw pass times (medians, ${threadsText(T)}): ${passes || '–'}.`]),
+  );
 }
 
 /** { f32, int8 }: the two costs by their weights. */

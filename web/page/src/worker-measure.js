@@ -11,7 +11,9 @@ import { decoderOptions } from './worker-decoding.js';
 // fixed-length chains, whatever the page's drafter, tree or γ policy.
 const CHAIN = { drafter: 'draft', tree: null, gammaMode: 'fixed' };
 
-// The 'calibrate' request: a quick measurement of one plain target step (ms).
+// The 'calibrate' request: a quick measurement of one plain target step: { ms, samples } (the
+// mean of up to 12 steps after the first, and each step's ms: trust.js judges their spread and
+// compare.js compares thread counts with them).
 export async function calibrate(options) {
   requireIdleModels();
   useThreads(options.threads);
@@ -22,14 +24,17 @@ export async function calibrate(options) {
     if (isPromise(first)) await first;
     let ms = 0;
     let n = 0;
+    const samples = [];
     while (n < 12 && !decoderDone(dec)) {
       const t0 = performance.now();
       const r = dec.step();
       if (isPromise(r)) await r;
-      ms += performance.now() - t0;
+      const dt = performance.now() - t0;
+      samples.push(dt);
+      ms += dt;
       n++;
     }
-    return n ? ms / n : NaN;
+    return { ms: n ? ms / n : NaN, samples };
   } catch (e) {
     throw gpuFault(e, options);
   } finally {
@@ -223,6 +228,7 @@ export async function measureVk(msg) {
   return {
     passMs,
     samples: samples.map((xs) => xs.length),
+    sampleMs: samples, // every timed pass per k (trust.js judges their spread)
     stopped,
     ms: performance.now() - t0,
     threads: state.sd.threads,

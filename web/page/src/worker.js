@@ -31,7 +31,7 @@
 //                                                        pool's counters over the run)
 //   → { type: 'stop' }                                    (the running decode or measurement
 //                                                        stops at its next yield)
-//   → { type: 'calibrate', id, options }                  ← { type: 'calibrated', stepMs } (one plain
+//   → { type: 'calibrate', id, options }                  ← { type: 'calibrated', stepMs, samples } (one plain
 //                                                        target step, ms: c and v without a plain run)
 //   → { type: 'warmup', id, options, force? }            ← warm-progress*, { type: 'warm', warm }
 //                                                        (untimed passes with these settings until
@@ -103,8 +103,10 @@ async function handle(msg) {
       return { type: 'loaded', info: await loadFiles(msg) };
     case 'run':
       return { type: 'done', summary: await run(msg) };
-    case 'calibrate':
-      return { type: 'calibrated', stepMs: await calibrate(msg.options) };
+    case 'calibrate': {
+      const { ms, samples } = await calibrate(msg.options);
+      return { type: 'calibrated', stepMs: ms, samples };
+    }
     case 'stop':
       state.stopRequested = true;
       return null;
