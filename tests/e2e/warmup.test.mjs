@@ -44,7 +44,8 @@ test('warm-up: shown in the status line and applied before the first timed repea
   console.log(`#   ${first.text}`);
   assert.ok(first.seen.some((t) => /^Warming up/.test(t)), `"warming up" shown: ${first.seen.join(' | ')}`);
   assert.ok(first.rounds >= 2 && first.passes >= 12, `warm-up applied: ${first.rounds} rounds, ${first.passes} passes`);
-  assert.match(first.text, /^Warmed up in [\d.]+ s \(\d+ rounds, \d+ untimed passes; .*\), then timed\.$/);
+  // Then, at T > 1 threads, which count the runs use (compare.js chooseThreads).
+  assert.match(first.text, /^Warmed up in [\d.]+ s \(\d+ rounds, \d+ untimed passes; .*\), then timed\.( Threads measured just now \(.*\): .*)?$/);
   await watchStatus(page);
   const again = await runBoth(page);
   assert.equal(again.passes, 0, 'already warm for these models, threads and backend');
@@ -96,7 +97,15 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
     gamma: Number(document.getElementById('gen-gamma').value),
     verdict: document.getElementById('verdict').textContent,
     predicted: Number.parseFloat(document.querySelector('[data-testid="speedup-predicted-v"]').textContent),
+    trusted: document.getElementById('verdict').dataset.trusted,
   }));
+  if (run.trusted === 'false') {
+    // The runs failed the page's checks (trust.js: a busy machine): no prediction, the busy sentence.
+    assert.match(run.verdict, /This machine was busy while measuring/);
+    assert.ok(Number.isNaN(run.predicted), 'no prediction from untrusted runs');
+    console.log(`#   the runs failed the checks: ${run.verdict}`);
+    return;
+  }
   // The verdict's E/(γc + v) takes the run's own means (total time ÷ count), says so, and the
   // prediction cell is the formula of the numbers it quotes.
   const m = run.verdict.match(/γc \+ v = (\d+)·([\d.]+) \+ ([\d.]+) = [\d.]+ target steps \(one step = [\d.]+ ms, the plain runs' time ÷ their \d+ steps; one iteration = [\d.]+ ms, the speculative runs' time ÷ their \d+ iterations: .*; means, as tokens\/s counts time\) and yields E = ([\d.]+) tokens at α = [\d.]+: E\/\(γc \+ v\) = ([\d.]+)×/);

@@ -55,10 +55,13 @@ export function createVkStore() {
     /** The pass times of a target on `where` (a thread count, or 'gpu'), if measured. */
     get: (key, where) => byKey.get(at(key, where)),
     has: (key, where) => byKey.has(at(key, where)),
-    /** Whether a target still needs a (complete) measurement on `where`. */
+    /**
+     * Whether a target still needs a (complete) measurement on `where`: none yet, a stopped one,
+     * or one that failed the checks (judge: measured on a busy machine).
+     */
     needs(key, where) {
       const m = byKey.get(at(key, where));
-      return !m || !!m.partial;
+      return !m || !!m.partial || !store.judge(key, where).ok;
     },
     /**
      * Keeps a measurement (worker.js measureVk's answer) of a target on `where`. A stopped one is
