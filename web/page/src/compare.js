@@ -177,6 +177,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     const T = options.threads ?? threads.info()?.threads ?? 1;
     if (T <= 1 || options.backend === 'gpu') {
       threadsInUse = T;
+      ui.status.dataset.threadsUsed = String(T);
       return options;
     }
     const steps = { [T]: [], 1: [] };
@@ -207,8 +208,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       if (!(await warm(asked, modes)) || stopAsked) return;
       const options = await chooseThreads(asked);
       if (stopAsked) return;
-      // 1 thread chosen: warm the engine at that count too (skipped when it is already).
-      if (options.threads !== asked.threads && !(await warm(options, modes))) return;
+      // (1 thread chosen: the warm-up at T warmed the same compiled code and decoders' memory.)
       const complete = which === 'both' ? await runBoth(options) : await runAlone(which, options);
       if (!complete) return;
       if (which !== 'plain' && needsCalibration(results, options)) {
