@@ -267,3 +267,14 @@ test('the weights default: int8 only when its first measured one-token pass is t
   assert.deepEqual(storedDefault(storage), first);
   assert.match(defaultText(first), /^Default: int8, because .* int8 1\.00 ms against float32 1\.50 ms \(1\.50×\)\.$/);
 });
+
+test('the pairs heading says what the numbers under it show (issue 38: never a fixed "pays more")', async () => {
+  const { pairsHeading, targetCosts: tc } = await import('../../web/page/src/roofline.js');
+  const costs = (passMs) => tc({ params: 1e6, passMs });
+  const flat = costs([NaN, 10, 10.2, 10.4, 10.6, 10.8]); // an extra token: 0.02 of a step
+  const steep = costs([NaN, 1, 1.5, 2, 2.5, 3]); // 0.5 of a step
+  assert.equal(pairsHeading({ large: steep, small: flat, k: 5 }), 'Why extra tokens cost the large pair more here.');
+  assert.equal(pairsHeading({ large: flat, small: steep, k: 5 }), 'Why extra tokens cost the large pair less here.');
+  assert.equal(pairsHeading({ large: steep, small: steep, k: 5 }), 'Why extra tokens cost both pairs about the same here.');
+  assert.equal(pairsHeading({ large: costs([]), small: costs([]), k: 5 }), 'What a verify pass costs each pair here.');
+});
