@@ -169,7 +169,8 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (isBusy() || !client.info) return;
     setBusy(true);
     try {
-      await measure(readOptions());
+      // At the thread count the runs use now (the faster of 1 and T at the last run: compare.js).
+      await measure(onGpu() ? readOptions() : { ...readOptions(), threads: currentThreads() });
     } finally {
       setBusy(false);
     }
