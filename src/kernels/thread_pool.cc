@@ -39,6 +39,12 @@ bool spin_until(Ready ready, int spin_us) {
   }
 }
 
+// The ticket's fields: gen << 32 | parts << 16 | next.
+constexpr uint64_t kField = 0xFFFF;
+uint32_t gen_of(uint64_t t) { return static_cast<uint32_t>(t >> 32); }
+int parts_of(uint64_t t) { return static_cast<int>((t >> 16) & kField); }
+int next_of(uint64_t t) { return static_cast<int>(t & kField); }
+
 }  // namespace
 
 bool ThreadPool::has_threads() {
@@ -63,6 +69,7 @@ ThreadPool::ThreadPool(int threads) {
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_seq_cst);
+  hold_workers(false);
   for (int id = 1; id < max_threads_; ++id) {
     Slot& s = slots_[id];
     std::lock_guard<std::mutex> lock(s.mu);
@@ -81,13 +88,24 @@ void ThreadPool::set_threads(int n) {
   active_.store(n, std::memory_order_relaxed);
 }
 
+void ThreadPool::hold_workers(bool hold) {
+  std::lock_guard<std::mutex> lock(hold_mu_);
+  hold_.store(hold, std::memory_order_seq_cst);
+  if (!hold) hold_cv_.notify_all();
+}
+
 ThreadPool::Stats ThreadPool::stats() const {
-  return {runs_.load(std::memory_order_relaxed), serial_.load(std::memory_order_relaxed),
-          wakeups_.load(std::memory_order_relaxed)};
+  constexpr auto r = std::memory_order_relaxed;
+  return {runs_.load(r),         serial_.load(r),       wakeups_.load(r),
+          worker_parts_.load(r), caller_parts_.load(r), caller_sleeps_.load(r)};
 }
 
 void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   if (parts <= 0) return;
+  if (parts > kMaxParts) {
+    throw std::invalid_argument("thread pool: at most " + std::to_string(kMaxParts) +
+                                " parts a run, got " + std::to_string(parts));
+  }
   const int usable = threads();
   std::unique_lock<std::mutex> lock(run_mu_, std::defer_lock);
   if (parts == 1 || usable == 1 || in_part || !lock.try_lock()) {
@@ -96,31 +114,66 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
     for (int p = 0; p < parts; ++p) call(ctx, p);
     return;
   }
-  const int used = parts < usable ? parts : usable;  // more parts than threads: taken in turns
   runs_.fetch_add(1, std::memory_order_relaxed);
   call_ = call;
   ctx_ = ctx;
-  parts_ = parts;
-  used_ = used;
-  remaining_.store(used - 1, std::memory_order_relaxed);
-  for (int id = 1; id < used; ++id) {
+  done_.store(0, std::memory_order_relaxed);
+  const uint32_t gen = ++gen_;
+  // Release: a worker whose claim reads this ticket sees call_, ctx_ and done_ above.
+  ticket_.store(uint64_t{gen} << 32 | uint64_t(parts) << 16, std::memory_order_release);
+  const int helpers = (parts < usable ? parts : usable) - 1;
+  for (int id = 1; id <= helpers; ++id) {
     Slot& s = slots_[id];
     // seq_cst pairs with the worker's store of `sleeping` before it re-reads `go`: either it
     // sees the new value, or we see it asleep and wake it.
-    s.go.fetch_add(1, std::memory_order_seq_cst);
+    s.go.store(gen, std::memory_order_seq_cst);
     if (s.sleeping.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> guard(s.mu);
       s.cv.notify_one();
     }
   }
-  {
-    PartScope scope;
-    for (int p = 0; p < parts; p += used) call(ctx, p);
+  caller_parts_.fetch_add(take_parts(gen), std::memory_order_relaxed);
+  wait_for_parts(parts);
+}
+
+int ThreadPool::take_parts(uint32_t gen) {
+  int ran = 0;
+  uint64_t t = ticket_.load(std::memory_order_acquire);
+  while (gen_of(t) == gen && next_of(t) < parts_of(t)) {
+    if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+      continue;  // t now holds the current ticket
+    }
+    const int parts = parts_of(t);
+    {
+      PartScope scope;
+      call_(ctx_, next_of(t));
+    }
+    ++ran;
+    // seq_cst pairs with the caller's store of caller_sleeping_ before it re-reads done_.
+    if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == parts &&
+        caller_sleeping_.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> guard(caller_mu_);
+      caller_cv_.notify_one();
+    }
+    t = ticket_.load(std::memory_order_acquire);
   }
-  // The workers' parts: spin (they are short), yielding now and then in case this machine has
-  // fewer free cores than threads.
-  const auto done = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
-  while (!spin_until(done, 50)) std::this_thread::yield();
+  return ran;
+}
+
+void ThreadPool::wait_for_parts(int parts) {
+  // Acquire: every part's writes are visible once its count is.
+  const auto all_done = [&] { return done_.load(std::memory_order_acquire) == parts; };
+  if (spin_until(all_done, kCallerSpinMicros)) return;
+  // A part still runs on a worker that may share this core with other programs: sleep until
+  // the last part wakes us rather than take the core it needs.
+  std::unique_lock<std::mutex> lock(caller_mu_);
+  caller_sleeping_.store(true, std::memory_order_seq_cst);
+  if (done_.load(std::memory_order_seq_cst) != parts) {
+    caller_sleeps_.fetch_add(1, std::memory_order_relaxed);
+    caller_cv_.wait(lock, [&] { return done_.load(std::memory_order_seq_cst) == parts; });
+  }
+  caller_sleeping_.store(false, std::memory_order_relaxed);
 }
 
 void ThreadPool::worker_loop(int id) {
@@ -139,11 +192,14 @@ void ThreadPool::worker_loop(int id) {
     }
     seen = s.go.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire)) return;
-    {
-      PartScope scope;
-      for (int p = id; p < parts_; p += used_) call_(ctx_, p);
+    if (hold_.load(std::memory_order_seq_cst)) {
+      std::unique_lock<std::mutex> lock(hold_mu_);
+      hold_cv_.wait(lock, [&] { return !hold_.load(std::memory_order_seq_cst); });
+      if (stop_.load(std::memory_order_acquire)) return;
     }
-    remaining_.fetch_sub(1, std::memory_order_acq_rel);
+    // `seen` is the generation of the latest run that asked for this worker; an older run's
+    // parts are never claimed, and a finished run's ticket has none left.
+    worker_parts_.fetch_add(take_parts(seen), std::memory_order_relaxed);
   }
 }
 

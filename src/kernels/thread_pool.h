@@ -1,16 +1,23 @@
 // A pool of persistent worker threads for the forward pass: the caller hands it one task split
-// into parts, runs part 0 itself, and returns when every part is done (fork-join).
+// into parts and returns when every part is done (fork-join).
 //
-// Why persistent workers and a spinning barrier: a decoding step of the shipped targets is
-// 0.5-5 ms and holds ~31 parallel regions (4 matmuls and attention per layer, the LM head), so a
-// region must start and end in microseconds. Workers that finish a part spin on an atomic
-// generation counter for a short while (kDefaultSpinMicros) before they block on a condition
-// variable: back-to-back regions of one pass never sleep, and an idle pool costs no CPU.
+// Parts are taken, not given: the caller publishes the task and a counter, then it and every
+// woken worker claim parts from the counter until none is left. A worker the OS has not
+// scheduled (a busy machine: other programs, other tabs) claims nothing, and the caller runs
+// its parts itself, so a pass never waits for a thread that is not running: it waits only for
+// parts a running worker has already begun. On an idle machine the parts spread over all
+// threads as before.
+//
+// Waiting: a worker between parts spins for a short while (spin_micros, back-to-back regions of
+// one pass never sleep), then sleeps on a condition variable (a futex natively,
+// Atomics.wait in WebAssembly), so an idle pool costs no CPU. The caller, once no part is left
+// to claim, spins briefly for the parts still running and then sleeps too, woken by the last
+// one: a core is never burnt waiting for a thread that needs that very core.
 //
 // Determinism: the pool only says which thread runs which part. The callers (kernels/parallel.h)
 // split work by outputs — panels of a matmul's output rows, (token, head) pairs of attention —
-// and every output is computed by one thread with the operations it has on one thread, so the
-// results are bit-identical for any thread count.
+// and a part computes the same outputs with the same operations whichever thread takes it, so
+// the results are bit-identical for any thread count and any schedule.
 //
 // Reentrancy: run() from inside a part (nested), or from a second thread while a run is in
 // flight, runs that task's parts one after another on the calling thread — correct, only not
@@ -35,7 +42,10 @@ namespace specdec::kernels {
 class ThreadPool {
  public:
   static constexpr int kMaxThreads = 64;
+  static constexpr int kMaxParts = 0xFFFF;
   static constexpr int kDefaultSpinMicros = 1000;
+  // How long the caller spins for parts other threads are running before it sleeps.
+  static constexpr int kCallerSpinMicros = 100;
 
   // Whether this build can run threads at all (native; WebAssembly built with -pthread).
   static bool has_threads();
@@ -57,9 +67,9 @@ class ThreadPool {
   // How long a worker spins for the next part before it sleeps (0: sleep at once).
   void set_spin_micros(int us) { spin_micros_.store(us < 0 ? 0 : us, std::memory_order_relaxed); }
 
-  // Calls f(part) for every part in 0 .. parts - 1 and returns when all have returned: part 0
-  // on the calling thread and part i on worker i (with more parts than threads(), thread t
-  // takes parts t, t + threads(), ...). f must not throw.
+  // Calls f(part) once for every part in 0 .. parts - 1 (at most kMaxParts; more throws
+  // std::invalid_argument) and returns when all have returned. Parts are claimed in order by
+  // the caller and up to threads() - 1 workers, whichever comes first. f must not throw.
   template <typename F>
   void run(int parts, F&& f) {
     using Fn = std::remove_reference_t<F>;
@@ -70,20 +80,29 @@ class ThreadPool {
 
   // Counters for benchmarks and tests (relaxed; exact once runs have returned).
   struct Stats {
-    uint64_t runs = 0;     // runs that went to the workers
-    uint64_t serial = 0;   // runs done on the caller alone (nested, concurrent or 1 part)
-    uint64_t wakeups = 0;  // times a worker had to be woken from its condition variable
+    uint64_t runs = 0;           // runs that went to the workers
+    uint64_t serial = 0;         // runs done on the caller alone (nested, concurrent or 1 part)
+    uint64_t wakeups = 0;        // times a worker had to be woken from its condition variable
+    uint64_t worker_parts = 0;   // parts of runs that workers took
+    uint64_t caller_parts = 0;   // parts of runs that the caller took
+    uint64_t caller_sleeps = 0;  // runs whose caller slept waiting for a worker's part
   };
   Stats stats() const;
+
+  // For tests: while held, workers that are woken do not claim parts (as if the OS never ran
+  // them); runs still complete, on the caller. Releasing lets them go on.
+  void hold_workers(bool hold);
 
  private:
   using Call = void (*)(void*, int);
   void run_erased(int parts, Call call, void* ctx);
   void worker_loop(int id);
+  // Claims and runs parts of run `gen` until none is left; returns how many it ran.
+  int take_parts(uint32_t gen);
+  void wait_for_parts(int parts);
 
   // One per worker, on its own cache line: the caller bumps `go` of exactly the workers a run
-  // uses, so a worker reads the task only for a run it takes part in, and the caller waits
-  // only for those.
+  // may use, so a worker wakes only for runs it may take part in.
   struct alignas(64) Slot {
     std::atomic<uint32_t> go{0};
     std::atomic<bool> sleeping{false};
@@ -97,15 +116,26 @@ class ThreadPool {
   std::unique_ptr<Slot[]> slots_;  // index 1 .. max_threads_ - 1
   std::vector<std::thread> workers_;
 
-  // The task of the current run, published by each participant's `go`.
+  // The current run: its generation, part count and next unclaimed part in one word
+  // (gen << 32 | parts << 16 | next), so that a worker woken late can tell a finished run from
+  // the current one before it reads the task. call_ and ctx_ are read only after a claim
+  // succeeds: the run cannot end before that part is done, so they are still this run's.
+  alignas(64) std::atomic<uint64_t> ticket_{0};
+  alignas(64) std::atomic<int> done_{0};  // parts of the current run finished
+  std::atomic<bool> caller_sleeping_{false};
+  std::mutex caller_mu_;
+  std::condition_variable caller_cv_;
   Call call_ = nullptr;
   void* ctx_ = nullptr;
-  int parts_ = 0, used_ = 0;       // thread t runs parts t, t + used_, ... < parts_
-  std::atomic<int> remaining_{0};  // parts not yet finished by workers
+  uint32_t gen_ = 0;  // written by the caller under run_mu_
   std::atomic<bool> stop_{false};
+  std::atomic<bool> hold_{false};
+  std::mutex hold_mu_;
+  std::condition_variable hold_cv_;
   std::mutex run_mu_;  // one run at a time; others run serially
 
-  std::atomic<uint64_t> runs_{0}, serial_{0}, wakeups_{0};
+  std::atomic<uint64_t> runs_{0}, serial_{0}, wakeups_{0}, worker_parts_{0}, caller_parts_{0},
+      caller_sleeps_{0};
 };
 
 }  // namespace specdec::kernels
