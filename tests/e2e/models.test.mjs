@@ -89,8 +89,11 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
   const suggested = Number(m[1]);
   assert.ok(suggested >= 1 && suggested <= 16);
   if (suggested !== 4) {
-    // From v(k) measured at this thread count after the run (section 4's v(k) measurement).
-    assert.match(best, /^With c = \d\.\d{3} and v\(k\) measured at \d+ threads? \(k = 1…8, below\)/, best);
+    // From v(k) measured at this thread count after the run (section 4's v(k) measurement), or,
+    // when that measurement failed the page's checks (a busy machine), from the run's own v.
+    const vkTrusted = await page.evaluate(() => document.getElementById('vk').dataset.trusted !== 'false');
+    assert.match(best, vkTrusted ? /^With c = \d\.\d{3} and v\(k\) measured at \d+ threads? \(k = 1…8, below\)/
+      : /^With v\(k\) extrapolated linearly from this run's v\(5\) = \d+\.\d\d/, best);
     await page.click(byTestId('use-best-gamma'));
     assert.equal(await page.inputValue('#gen-gamma'), String(suggested));
   }

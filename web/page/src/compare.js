@@ -207,7 +207,11 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       const asked = readOptions();
       if (!(await warm(asked, modes)) || stopAsked) return;
       const options = await chooseThreads(asked);
-      if (stopAsked) return;
+      if (stopAsked) {
+        say('Stopped while comparing thread counts.', 'stopped');
+        runs.showWarming('stopped while warming up', 'stopped', modes);
+        return;
+      }
       // (1 thread chosen: the warm-up at T warmed the same compiled code and decoders' memory.)
       const complete = which === 'both' ? await runBoth(options) : await runAlone(which, options);
       if (!complete) return;
