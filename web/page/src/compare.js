@@ -30,6 +30,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
   let runFacts = null; // the last comparison's α, γ, c, E (vk.js quotes them)
   let stopAsked = false; // Stop was pressed during this go(): no further repeat starts
   let threadsInUse = null; // the thread count the last go() chose (pickThreads), or null before one
+  let askedThreads = null; // the count the learner had chosen then
   const say = (text, state) => {
     ui.status.textContent = text;
     ui.status.dataset.state = state;
@@ -175,6 +176,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
    */
   async function chooseThreads(options) {
     const T = options.threads ?? threads.info()?.threads ?? 1;
+    askedThreads = options.threads;
     if (T <= 1 || options.backend === 'gpu') {
       threadsInUse = T;
       ui.status.dataset.threadsUsed = String(T);
@@ -205,7 +207,10 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       await client.ensureLoaded();
       const modes = which === 'both' ? ['plain', 'spec'] : [which];
       const asked = readOptions();
-      if (!(await warm(asked, modes)) || stopAsked) return;
+      // Warm at the count the last run with this choice used (the engine may be warm there
+      // already: the worker skips it then), else at the one asked for.
+      const warmAt = threadsInUse && asked.threads === askedThreads ? { ...asked, threads: threadsInUse } : asked;
+      if (!(await warm(warmAt, modes)) || stopAsked) return;
       const options = await chooseThreads(asked);
       if (stopAsked) {
         say('Stopped while comparing thread counts.', 'stopped');
