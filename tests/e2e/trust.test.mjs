@@ -82,3 +82,23 @@ test('trust: the thread count used is the faster now, and the page says which', 
   assert.match(threadsChoiceText(fast, 2), /using 2, the faster now/);
   assert.equal(pickThreads({}).threads, 1);
 });
+
+test('trust: a v(k) measurement that fails the checks predicts nothing and is measured again', async () => {
+  const { createVkStore } = await import('../../web/page/src/vk-store.js');
+  const store = createVkStore();
+  const model = { params: 4.87e6, pair: 'small' };
+  const good = [NaN, 0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.1];
+  store.record('small', 2, { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) }, model);
+  assert.ok(store.judge('small', 2).ok);
+  assert.equal(typeof store.verifyCurve('small', model, 2), 'function');
+  assert.ok(!store.needs('small', 2));
+  // B(2) far below B(1): the threads did not get cores.
+  store.setBandwidth([{ bytes: 4 * 4.87e6, gbPerSecond: 79 }], 1);
+  store.setBandwidth([{ bytes: 4 * 4.87e6, gbPerSecond: 7 }], 2);
+  assert.equal(store.judge('small', 2).ok, false);
+  assert.equal(store.verifyCurve('small', model, 2), null, 'no γ suggestion from it');
+  assert.ok(store.needs('small', 2), 'measured again after the next run');
+  // At 1 thread: five tokens cheaper than one.
+  store.record('small', 1, { passMs: [NaN, 37.94, 40, 41, 42, 34.1, 44, 45, 46] }, model);
+  assert.match(store.judge('small', 1).reasons[0], /v\(5\) = 0\.90/);
+});
