@@ -87,6 +87,22 @@ test('the presets set the lesson\'s three regimes', async () => {
   assert.ok(bestCheap > expectedOptimalGamma(0.9, 0.1), 'optimal γ grows for the cheaper draft');
 });
 
+test('each preset\'s note says what the cards beside it say', async () => {
+  const { page } = env;
+  for (const name of [/Good draft/, /Weak draft/, /Cheaper draft/]) {
+    await page.getByRole('button', { name }).click();
+    const note = await text(page, '#preset-note');
+    const gamma = Number(await page.inputValue('#gamma'));
+    const speedup = await text(page, byTestId('speedup'));
+    const best = await text(page, byTestId('optimal-gamma'));
+    // The optimal-γ card's line: "3.43× at γ = 10".
+    const [, bestSpeedup] = /^(\d+\.\d\d)× at γ = \d+$/.exec(await text(page, '#optimal-note')) ?? [];
+    assert.ok(note.includes(`γ = ${gamma} gives ${speedup}×`), `${name}: “${note}” has the speedup card (${speedup}× at γ = ${gamma})`);
+    assert.ok(note.includes(` ${best}`) && note.includes(`${bestSpeedup}×`), `${name}: “${note}” has the optimal γ card (${best}, ${bestSpeedup}×)`);
+    assert.doesNotMatch(note, /handful|barely/, `${name}: no claim the cards contradict`);
+  }
+});
+
 test('the WASM demonstrateSpeculative dots lie on the live curve at c = 0.1', async () => {
   const { page } = env;
   await set(page, 0.8, 4, 0.1);

@@ -2,24 +2,10 @@
 // speedup against γ with the current and the optimal γ marked; the faint dots come from the
 // WASM demonstrateSpeculative at c = 0.1. Every number shown is computed by the WASM build.
 import { frame, onWidthChange, pathOf, s } from './svg.js';
+import { EXPLORER_PRESETS, explorerPresetNote } from './presets.js';
 
 const GAMMA_MAX = 16;
 const DEMO_C = 0.1;
-
-const PRESETS = {
-  good: {
-    alpha: 0.9, gamma: 5, cost: 0.1,
-    note: 'A good draft (α ≈ 0.9): the curve climbs well above 1× and the optimal γ is a handful of tokens — the realistic regime.',
-  },
-  weak: {
-    alpha: 0.4, gamma: 5, cost: 0.1,
-    note: 'A weak draft (α ≈ 0.4): even the best γ barely beats 1×, and large γ makes it worse — you pay draft cost for tokens that get rejected.',
-  },
-  cheap: {
-    alpha: 0.9, gamma: 5, cost: 0.02,
-    note: 'A cheaper draft (c dropped from 0.1 to 0.02): the speedup rises and the optimal γ moves larger, since each wasted guess costs less.',
-  },
-};
 
 export function initExplorer(sd) {
   const $ = (id) => document.getElementById(id);
@@ -82,12 +68,17 @@ export function initExplorer(sd) {
   }
   for (const btn of document.querySelectorAll('[data-preset]')) {
     btn.addEventListener('click', () => {
-      const p = PRESETS[btn.dataset.preset];
+      const key = btn.dataset.preset;
+      const p = EXPLORER_PRESETS[key];
       inputs.alpha.value = String(p.alpha);
       inputs.gamma.value = String(p.gamma);
       inputs.cost.value = String(p.cost);
       update();
-      presetNote.textContent = p.note;
+      // Computed by the same WASM functions as the read-outs beside it.
+      presetNote.textContent = explorerPresetNote(key, {
+        speedup: (a, g, c) => sd.speculativeSpeedup(a, g, c),
+        optimalGamma: (a, c, max) => sd.optimalGamma(a, c, max),
+      }, GAMMA_MAX);
     });
   }
   $('explorer-form').addEventListener('submit', (e) => e.preventDefault());

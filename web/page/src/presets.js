@@ -27,3 +27,53 @@ export const PROMPT_PRESETS = {
       + 'small pair, 1.4× on the large) and specdec takes plain steps where it stops paying.',
   },
 };
+
+// Section 1's presets: the lesson's three regimes. Their notes are computed from the same
+// formulas as the explorer's read-outs (the WASM build's speculativeSpeedup and optimalGamma), so
+// that a note never says something the card beside it contradicts.
+export const EXPLORER_PRESETS = {
+  good: { alpha: 0.9, gamma: 5, cost: 0.1 },
+  weak: { alpha: 0.4, gamma: 5, cost: 0.1 },
+  // The good draft made cheaper: compared with `good` (same α, c from 0.1 to 0.02).
+  cheap: { alpha: 0.9, gamma: 5, cost: 0.02, from: 'good' },
+};
+
+/**
+ * The sentence a preset writes beside the explorer, from the explorer's own numbers.
+ * @param {keyof EXPLORER_PRESETS} key
+ * @param {{ speedup: (alpha: number, gamma: number, c: number) => number,
+ *   optimalGamma: (alpha: number, c: number, gammaMax: number) => number }} f
+ *   the lesson's formulas (the page passes the WASM build's)
+ * @param {number} gammaMax the largest γ the explorer shows
+ */
+export function explorerPresetNote(key, f, gammaMax) {
+  const p = EXPLORER_PRESETS[key];
+  const x = (v) => `${v.toFixed(2)}×`;
+  const at = (g, c = p.cost) => f.speedup(p.alpha, g, c);
+  const best = f.optimalGamma(p.alpha, p.cost, gammaMax);
+  const bestText = best === gammaMax
+    ? `the best γ is ${best}, the end of the slider (a longer draft would gain a little more), at ${x(at(best))}`
+    : `the best γ is ${best}, at ${x(at(best))}`;
+  const gammas = Array.from({ length: gammaMax }, (_, i) => i + 1);
+  const head = `(α = ${p.alpha.toFixed(2)}, c = ${p.cost.toFixed(2)}): γ = ${p.gamma} gives ${x(at(p.gamma))}; ${bestText}.`;
+  if (p.from) {
+    const o = EXPLORER_PRESETS[p.from];
+    const oldBest = f.optimalGamma(o.alpha, o.cost, gammaMax);
+    return `A cheaper draft (c from ${o.cost.toFixed(2)} to ${p.cost.toFixed(2)}, α = ${p.alpha.toFixed(2)}): γ = ${p.gamma} gives `
+      + `${x(at(p.gamma))} instead of ${x(f.speedup(o.alpha, o.gamma, o.cost))}, and the best γ moves from ${oldBest} `
+      + `(${x(f.speedup(o.alpha, oldBest, o.cost))}) to ${best}${best === gammaMax ? ', the end of the slider' : ''} `
+      + `(${x(at(best))}): each wasted guess costs less.`;
+  }
+  const name = key === 'good' ? 'A good draft' : 'A weak draft';
+  // The γ within 5% of the best (the curve has one peak: a run of neighbours), and the first γ
+  // past the best that loses to plain decoding.
+  const near = gammas.filter((g) => at(g) >= 0.95 * at(best));
+  const losing = gammas.find((g) => g > best && at(g) < 1);
+  const parts = [`${name} ${head}`];
+  if (near.length > 1) parts.push(`Every γ from ${near[0]} to ${near.at(-1)} is within 5% of the best: the curve is flat near its top.`);
+  if (best < gammaMax) {
+    parts.push(`Past γ = ${best} the draft costs more than its extra accepted tokens bring`
+      + (losing ? `, and from γ = ${losing} on it is slower than plain decoding (below 1×).` : '.'));
+  }
+  return parts.join(' ');
+}
