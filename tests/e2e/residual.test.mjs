@@ -53,9 +53,33 @@ test('edited distributions (normalised) still recover p; bars are drawn against 
   assert.ok(Math.max(...gaps) < 1e-6, `stack tops match p (max gap ${Math.max(...gaps)})`);
   // Un-normalised input is normalised and said so.
   await setInput(page, 'res-p-0', 0.6);
-  assert.match(await text(page, '#residual-identity'), /p summed to 1\.500 and is normalised/);
+  // What is used, exactly: p divided by its sum, as the table computed it.
+  assert.match(await text(page, byTestId('residual-normalised')),
+    /p summed to 1\.500: it is divided by that, and p = \[0\.400, 0\.200, 0\.033, 0\.167, 0\.200\] is used/);
   assert.match(await text(page, byTestId('identity-verdict')), /^Equal/);
   await screenshot(page, '3-residual-edited', '#residual');
   await page.click('#res-reset');
+  assertClean(assert, env.watch);
+});
+
+test('a negative q or an all-zero q is refused, with the entry marked; nothing is computed from it', async () => {
+  const { page } = env;
+  await page.click('#res-reset');
+  await setInput(page, 'res-q-1', -1);
+  assert.equal(await page.inputValue('#res-q-1'), '-1', 'the box keeps what was typed');
+  assert.equal(await page.getAttribute('#res-q-1', 'aria-invalid'), 'true');
+  assert.match(await text(page, byTestId('residual-refusal')), /^Not computed: q has -1 at token 1: not a probability/);
+  assert.equal(await page.locator(byTestId('identity-verdict')).count(), 0, 'no identity claimed');
+  const c = await page.evaluate(() => [...document.querySelectorAll('#residual-table [data-col]')].map((td) => td.textContent));
+  assert.ok(c.every((x) => x === '–'), `no numbers computed: ${c.join(' ')}`);
+  assert.equal(await page.locator('#chart-residual .res-group').count(), 0, 'no bars drawn');
+  // All zeros: refused, not made uniform.
+  for (let i = 0; i < 4; i++) await setInput(page, `res-q-${i}`, 0);
+  assert.match(await text(page, byTestId('residual-refusal')), /q is all zeros: there is no distribution to normalise/);
+  assert.doesNotMatch(await text(page, '#residual-identity'), /normalised\b(?! …)|uniform/);
+  // Fixed: computed again, the marks gone.
+  for (const [i, v] of [0.2, 0.4, 0.3, 0.1].entries()) await setInput(page, `res-q-${i}`, v);
+  assert.equal(await page.getAttribute('#res-q-1', 'aria-invalid'), null);
+  assert.match(await text(page, byTestId('identity-verdict')), /^Equal/);
   assertClean(assert, env.watch);
 });

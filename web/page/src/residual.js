@@ -1,7 +1,7 @@
 // Section 3, Exercise 3 "The residual, visualised": editable p and q; bars of min(p, q),
 // (p − q)+ and their sum drawn against p. The residual p′ and α come from the WASM build, and
 // the identity min(p, q) + p′·(1 − α) = p is computed and shown token by token.
-import { frame, h, onWidthChange, s } from './svg.js';
+import { frame, h, onWidthChange, s, watchScroll } from './svg.js';
 
 const EXERCISE3 = { p: [0.5, 0.2, 0.2, 0.1], q: [0.2, 0.4, 0.3, 0.1] };
 const MAX_TOKENS = 8;
@@ -13,12 +13,6 @@ export function initResidual(sd) {
   const identity = $('residual-identity');
   let p = [...EXERCISE3.p];
   let q = [...EXERCISE3.q];
-
-  function normalise(v) {
-    const clean = v.map((x) => (Number.isFinite(x) && x > 0 ? x : 0));
-    const sum = clean.reduce((a, b) => a + b, 0);
-    return { sum, v: sum > 0 ? clean.map((x) => x / sum) : clean.map(() => 1 / clean.length) };
-  }
 
   function buildInputs() {
     const thead = table.tHead;
@@ -50,16 +44,35 @@ export function initResidual(sd) {
     for (const input of body.querySelectorAll('input')) {
       input.addEventListener('input', () => {
         const [, which, idx] = input.id.split('-');
-        const v = Number(input.value);
-        (which === 'p' ? p : q)[Number(idx)] = Number.isFinite(v) ? v : 0;
+        // Kept as typed: an entry that is not a probability is refused (check), not replaced.
+        (which === 'p' ? p : q)[Number(idx)] = input.value.trim() === '' ? NaN : Number(input.value);
         update();
       });
     }
   }
 
   function update() {
-    const P = normalise(p);
-    const Q = normalise(q);
+    const P = check(p);
+    const Q = check(q);
+    const rows = table.tBodies[0].rows;
+    for (let i = 0; i < p.length; i++) {
+      for (const [name, c] of [['p', P], ['q', Q]]) {
+        const input = rows[i].querySelector(`#res-${name}-${i}`);
+        if (c.bad.includes(i)) input.setAttribute('aria-invalid', 'true');
+        else input.removeAttribute('aria-invalid');
+      }
+    }
+    // Refused: nothing is computed from numbers that are not a distribution.
+    const refusals = [P.error && `p ${P.error}`, Q.error && `q ${Q.error}`].filter(Boolean);
+    if (refusals.length) {
+      for (const row of rows) for (const td of row.querySelectorAll('[data-col]')) td.textContent = '–';
+      identity.replaceChildren(h('p', {}, [
+        h('strong', { class: 'bad', 'data-testid': 'residual-refusal' }, [`Not computed: ${refusals.join('; ')}.`]),
+        ' Correct the marked entries (probabilities are 0 or more, and at least one is above 0).',
+      ]));
+      chart.replaceChildren();
+      return;
+    }
     const pn = Float32Array.from(P.v);
     const qn = Float32Array.from(Q.v);
     const alpha = sd.acceptanceRate(pn, qn);
@@ -71,7 +84,6 @@ export function initResidual(sd) {
     const recovered = Array.from({ length: n }, (_, i) => mins[i] + resid[i] * (1 - alpha));
     const maxErr = Math.max(...recovered.map((r, i) => Math.abs(r - pn[i])));
 
-    const rows = table.tBodies[0].rows;
     for (let i = 0; i < n; i++) {
       const cell = (c) => rows[i].querySelector(`[data-col="${c}"]`);
       cell('min').textContent = mins[i].toFixed(3);
@@ -81,8 +93,10 @@ export function initResidual(sd) {
     }
 
     const notes = [];
-    if (Math.abs(P.sum - 1) > 1e-6) notes.push(`p summed to ${P.sum.toFixed(3)} and is normalised`);
-    if (Math.abs(Q.sum - 1) > 1e-6) notes.push(`q summed to ${Q.sum.toFixed(3)} and is normalised`);
+    // What is used, exactly: a distribution that did not sum to 1 is divided by its sum.
+    const used = (v) => `[${Array.from(v).map((x) => x.toFixed(3)).join(', ')}]`;
+    if (Math.abs(P.sum - 1) > 1e-6) notes.push(`p summed to ${P.sum.toFixed(3)}: it is divided by that, and p = ${used(pn)} is used`);
+    if (Math.abs(Q.sum - 1) > 1e-6) notes.push(`q summed to ${Q.sum.toFixed(3)}: it is divided by that, and q = ${used(qn)} is used`);
     const exact = maxErr < 1e-6;
     identity.replaceChildren(
       h('p', {}, [
@@ -95,7 +109,7 @@ export function initResidual(sd) {
             : `Differ by ${maxErr.toExponential(2)}.`,
         ]),
       ]),
-      ...(notes.length ? [h('p', { class: 'small' }, [notes.join('; ') + '.'])] : []),
+      ...(notes.length ? [h('p', { class: 'small', 'data-testid': 'residual-normalised' }, [notes.join('; ') + '.'])] : []),
     );
     draw(chart, { p: Array.from(pn), q: Array.from(qn), mins, pos, recovered });
   }
@@ -124,6 +138,26 @@ export function initResidual(sd) {
   buildInputs();
   update();
   onWidthChange(update);
+  // On a phone the table is wider than the screen: it scrolls, and says so.
+  watchScroll($('residual-scroll'));
+}
+
+/**
+ * An edited p or q as the section uses it: { v: the normalised values, sum, bad: the indices
+ * refused, error: why it is refused, or null }. Refused: an entry that is empty, not a number or
+ * negative (it is not a probability: it is never taken as 0), and all zeros (no distribution to
+ * normalise: it is never taken as uniform).
+ * @param {number[]} values
+ */
+export function check(values) {
+  const bad = values.flatMap((x, i) => (Number.isFinite(x) && x >= 0 ? [] : [i]));
+  if (bad.length) {
+    const what = bad.map((i) => `${Number.isNaN(values[i]) ? 'an empty or unreadable entry' : values[i]} at token ${i}`);
+    return { v: null, sum: NaN, bad, error: `has ${what.join(', ')}: not a probability` };
+  }
+  const sum = values.reduce((a, b) => a + b, 0);
+  if (!(sum > 0)) return { v: null, sum, bad: values.map((_, i) => i), error: 'is all zeros: there is no distribution to normalise' };
+  return { v: values.map((x) => x / sum), sum, bad: [], error: null };
 }
 
 function draw(svg, { p, q, mins, pos, recovered }) {
