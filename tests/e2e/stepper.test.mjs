@@ -75,6 +75,43 @@ async function checkIteration(page, gamma) {
   return { nAccept, allAccepted };
 }
 
+test('the first iteration at the page\'s own settings shows a rejection and the residual; captions use the stage list\'s words', async () => {
+  const { page } = env;
+  // As the page opens: toy4, γ = 4 fixed, the default seed.
+  assert.equal(await page.inputValue('#step-source'), 'toy4');
+  await waitForIteration(page);
+  const stages = await page.$$eval('#step-stages li', (lis) => Object.fromEntries(lis.map((li) => [li.dataset.stage, li.textContent.trim()])));
+  const number = { draft: 1, verify: 2, accept: 3, correct: 4 };
+  const seen = [];
+  for (;;) {
+    const st = await panelState(page);
+    const caption = await text(page, '#step-caption');
+    assert.ok(caption.startsWith(`${number[st.stage]} · ${stages[st.stage]}`), `“${caption}” starts with the stage list's “${stages[st.stage]}”`);
+    seen.push(st.stage);
+    if (st.step === st.steps) break;
+    await page.click('#step-next');
+  }
+  assert.match(await text(page, '#step-counter'), /^Iteration 1/);
+  const verdicts = await page.locator(byTestId('position-verdict')).allTextContents();
+  assert.ok(verdicts.at(-1).includes('rejected'), `the first iteration rejects a guess: ${verdicts.join(' | ')}`);
+  assert.ok(verdicts.some((v) => v.includes('accepted')), 'and accepts one before it');
+  assert.equal(await page.locator(byTestId('correction-token')).count(), 1, 'the correction is drawn from the residual');
+  assert.match(await text(page, '#step-caption'), /residual/);
+  await screenshot(page, '2-step-first-iteration', '#step');
+  // A tree: the same words.
+  await page.selectOption('#step-tree', '2,2,1');
+  await waitForIteration(page);
+  for (;;) {
+    const st = await panelState(page);
+    const caption = await text(page, '#step-caption');
+    assert.ok(caption.startsWith(`${number[st.stage]} · ${stages[st.stage]}`), `tree: “${caption}”`);
+    if (st.step === st.steps) break;
+    await page.click('#step-next');
+  }
+  await page.selectOption('#step-tree', '');
+  await waitForIteration(page);
+});
+
 test('toy distributions (4 tokens): one iteration, then the next, and back', async () => {
   const { page } = env;
   await page.selectOption('#step-source', 'toy4');

@@ -3,6 +3,7 @@
 // which γ it used and who drafted. Plain strings from the iteration's view (records.js
 // recordToView), but metaLine, which returns the line's nodes.
 import { h } from './svg.js';
+import { stageHead } from './step-stages.js';
 
 export const WHO = {
   draft: 'the draft model',
@@ -48,12 +49,12 @@ export function captionOf(view, stage) {
   const g = view.positions.length;
   if (g === 0) {
     switch (stage.kind) {
-      case 'draft': return `1 · No draft this iteration (γ = 0): ${noDraftReason(view)}.`;
-      case 'verify': return '2 · One target pass over the context gives p for the next token, as in plain decoding.';
+      case 'draft': return `${stageHead('draft')} — nothing this iteration (γ = 0): ${noDraftReason(view)}.`;
+      case 'verify': return `${stageHead('verify')} — nothing to verify: one target pass over the context gives p for the next token, as in plain decoding.`;
       default:
         return view.finalToken >= 0
-          ? `4 · Sample: the next token is drawn from p — “${view.labelOf(view.finalToken)}”. One token for this target pass.`
-          : '4 · The token budget ended the iteration.';
+          ? `${stageHead('correct')} — no draft to correct: the next token is drawn from p — “${view.labelOf(view.finalToken)}”. One token for this target pass.`
+          : `${stageHead('correct')} — the token budget ended the iteration.`;
     }
   }
   switch (stage.kind) {
@@ -62,32 +63,32 @@ export function captionOf(view, stage) {
         const n = view.lookupNgram ?? 1;
         const ctx = view.context ?? [];
         const gram = ctx.slice(-n).map(view.labelOf).join('');
-        return `1 · Draft: prompt lookup finds the last ${n} token${n > 1 ? 's' : ''} “${gram}” earlier in the text and proposes the ${g} token${g > 1 ? 's' : ''} that followed there. Its q is one-hot (q(x) = 1), so each guess is accepted with probability min(1, p(x)). Free: no model runs.`;
+        return `${stageHead('draft')}: prompt lookup finds the last ${n} token${n > 1 ? 's' : ''} “${gram}” earlier in the text and proposes the ${g} token${g > 1 ? 's' : ''} that followed there. Its q is one-hot (q(x) = 1), so each guess is accepted with probability min(1, p(x)). Free: no model runs.`;
       }
       if (view.drafter === 'heads') {
-        return `1 · Draft: the target's heads propose ${g} token${g > 1 ? 's' : ''} at once from the hidden state of its last pass (head i guesses i + 1 tokens past the next one) — no second model.`;
+        return `${stageHead('draft')}: the target's heads propose ${g} token${g > 1 ? 's' : ''} at once from the hidden state of its last pass (head i guesses i + 1 tokens past the next one) — no second model.`;
       }
-      return `1 · Draft: the draft model proposes ${g} token${g > 1 ? 's' : ''}, one at a time, sampling each from its own q(x). This is cheap.`;
+      return `${stageHead('draft')}: the draft model proposes ${g} token${g > 1 ? 's' : ''}, one at a time, sampling each from its own q(x). This is cheap.`;
     case 'verify':
-      return `2 · Verify in parallel: ONE target pass over the context plus all ${g} guesses scores ${g + 1} positions at once — p(x) at every draft position and one extra (bonus) position.`;
+      return `${stageHead('verify')}: ONE target pass over the context plus all ${g} guesses scores ${g + 1} positions at once — p(x) at every draft position and one extra (bonus) position.`;
     case 'accept': {
       const pos = view.positions[stage.i];
       if (!Number.isFinite(pos.u)) {
-        return `3 · Accept a prefix — position ${stage.i + 1} (greedy, temperature 0): “${view.labelOf(pos.token)}” is ${pos.accepted ? 'accepted: it is the target\'s most likely token' : 'rejected: the target prefers another token'}.`;
+        return `${stageHead('accept')} — position ${stage.i + 1} (greedy, temperature 0): “${view.labelOf(pos.token)}” is ${pos.accepted ? 'accepted: it is the target\'s most likely token' : 'rejected: the target prefers another token'}.`;
       }
       const verdict = pos.accepted
         ? `u = ${fmt(pos.u)} < ${fmt(pos.acceptProb)}, so “${view.labelOf(pos.token)}” is accepted${stage.i + 1 < g ? '; move on.' : '. Every guess survived.'}`
         : `u = ${fmt(pos.u)} ≥ ${fmt(pos.acceptProb)}, so “${view.labelOf(pos.token)}” is rejected and everything after it is discarded.`;
-      return `3 · Accept a prefix — position ${stage.i + 1}: accept with probability min(1, p/q) = min(1, ${fmt(pos.pX)} / ${fmt(pos.qX)}) = ${fmt(pos.acceptProb)}. ${verdict}`;
+      return `${stageHead('accept')} — position ${stage.i + 1}: accept with probability min(1, p/q) = min(1, ${fmt(pos.pX)} / ${fmt(pos.qX)}) = ${fmt(pos.acceptProb)}. ${verdict}`;
     }
     case 'correct':
       if (view.finalKind === 'correction') {
-        return `4 · Correct once: the rejected position is replaced by a sample from the residual (p − q)₊ normalised — “${view.labelOf(view.finalToken)}”. This iteration emits ${view.emitted.length} token${view.emitted.length > 1 ? 's' : ''} for one target pass.`;
+        return `${stageHead('correct')}: the rejected position is replaced by a sample from the residual (p − q)₊ normalised — “${view.labelOf(view.finalToken)}”. This iteration emits ${view.emitted.length} token${view.emitted.length > 1 ? 's' : ''} for one target pass.`;
       }
       if (view.finalKind === 'bonus') {
-        return `4 · Bonus: all ${g} guesses were accepted, so the target's extra position gives one free token — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} tokens for one target pass.`;
+        return `${stageHead('correct')} — bonus: all ${g} guesses were accepted, so the target's extra position gives one free token — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} tokens for one target pass.`;
       }
-      return `4 · The token budget ended the iteration: ${view.emitted.length} token(s) emitted.`;
+      return `${stageHead('correct')} — the token budget ended the iteration: ${view.emitted.length} token(s) emitted.`;
     default:
       return '';
   }
@@ -114,30 +115,30 @@ export function treeCaption(view, stage) {
   const who = WHO[view.drafter] ?? 'the draft model';
   switch (stage.kind) {
     case 'draft':
-      return `1 · Draft a tree: ${who} propose${view.drafter === 'heads' ? '' : 's'} ${tree.branches[0]} distinct candidates for the next token`
+      return `${stageHead('draft')} a tree: ${who} propose${view.drafter === 'heads' ? '' : 's'} ${tree.branches[0]} distinct candidates for the next token`
         + (tree.depth > 1 ? `, then ${tree.branches.slice(1).join(', then ')} for each of those at the next depth${tree.depth > 2 ? 's' : ''}` : '')
         + ` — ${tree.nodes.length} candidates in ${tree.depth} batched pass${tree.depth > 1 ? 'es' : ''} (one per depth), instead of one chain.`;
     case 'verify':
-      return `2 · Verify in parallel: ONE target pass scores all ${tree.nodes.length} candidates plus the context (${tree.nodes.length + 1} positions). A tree attention mask lets each candidate see the context and its own ancestors only, so every branch is scored as if it were alone.`;
+      return `${stageHead('verify')}: ONE target pass scores all ${tree.nodes.length} candidates plus the context (${tree.nodes.length + 1} positions). A tree attention mask lets each candidate see the context and its own ancestors only, so every branch is scored as if it were alone.`;
     case 'accept': {
       const n = tree.nodes[stage.i];
       const x = `“${view.labelOf(n.token)}”`;
       const where = `depth ${n.depth}, candidate ${n.child} of ${n.siblings}`;
       const ok = n.status === 'accepted';
       const next = ok
-        ? (n.depth < tree.depth ? 'accepted: go one level deeper and test its children.' : 'accepted: the path reached the deepest level.')
+        ? (n.depth < tree.depth ? 'accepted: go one level deeper and test its children.' : 'accepted: the accepted prefix reached the deepest level.')
         : (n.child < n.siblings ? 'rejected: try the next sibling, with p replaced by the residual and q without the rejected token (this keeps the output exact).' : 'rejected, and it was the last candidate here.');
-      if (!Number.isFinite(n.u)) return `3 · Accept a path — ${where} ${x} (greedy): ${ok ? 'it is' : 'it is not'} the target's most likely token, so it is ${next}`;
-      return `3 · Accept a path — ${where} ${x}: accept with probability min(1, p/q) = min(1, ${fmt(n.p)} / ${fmt(n.q)}) = ${fmt(n.acceptProb)}; u = ${fmt(n.u)} ${ok ? '<' : '≥'} ${fmt(n.acceptProb)}, so ${x} is ${next}`;
+      if (!Number.isFinite(n.u)) return `${stageHead('accept')} — ${where} ${x} (greedy): ${ok ? 'it is' : 'it is not'} the target's most likely token, so it is ${next}`;
+      return `${stageHead('accept')} — ${where} ${x}: accept with probability min(1, p/q) = min(1, ${fmt(n.p)} / ${fmt(n.q)}) = ${fmt(n.acceptProb)}; u = ${fmt(n.u)} ${ok ? '<' : '≥'} ${fmt(n.acceptProb)}, so ${x} is ${next}`;
     }
     case 'correct':
       if (view.finalKind === 'correction') {
-        return `4 · Correct once: every candidate under the last accepted node was rejected, so one token is drawn from the residual — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} token${view.emitted.length > 1 ? 's' : ''} for one target pass over ${tree.nodes.length + 1} positions.`;
+        return `${stageHead('correct')}: every candidate under the last accepted node was rejected, so one token is drawn from the residual — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} token${view.emitted.length > 1 ? 's' : ''} for one target pass over ${tree.nodes.length + 1} positions.`;
       }
       if (view.finalKind === 'bonus') {
-        return `4 · Bonus: the accepted path reached the deepest level; the target's row after its last node gives one more token — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} tokens for one target pass.`;
+        return `${stageHead('correct')} — bonus: the accepted prefix reached the deepest level; the target's row after its last node gives one more token — “${view.labelOf(view.finalToken)}”. ${view.emitted.length} tokens for one target pass.`;
       }
-      return `4 · The token budget ended the iteration: ${view.emitted.length} token(s) emitted.`;
+      return `${stageHead('correct')} — the token budget ended the iteration: ${view.emitted.length} token(s) emitted.`;
     default:
       return '';
   }

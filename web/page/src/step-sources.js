@@ -8,6 +8,15 @@ import { readOptions } from './options.js';
 import { fmt } from './step-captions.js';
 
 const TOP_ROWS_MODEL = 6;
+/**
+ * The step-through's first seed (index.html's value of #step-seed): the first iteration on either
+ * toy pair at the default γ = 4 accepts two guesses, rejects the third and draws the correction
+ * from the residual — all four stages at once. (α = 0.9 on both toys, so most seeds accept all
+ * four guesses first, as seeds 0–9 do: the learner would meet no rejection until later.)
+ * tests/e2e/stepper.test.mjs checks it.
+ */
+export const FIRST_SEED = 10;
+
 /** The largest γ of the step-through (and the γ max its policies start from). */
 export const GAMMA_MAX_STEP = 8;
 // 'auto' on the toy distributions: the lesson's costs (a draft step c = 0.1 of a target step,

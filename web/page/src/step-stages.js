@@ -2,6 +2,20 @@
 // tree candidate) that verification tested → Correct (or Bonus). Pure functions over the
 // iterations so far, history[i] = { view, stages }, and a cursor { it, st } into them.
 
+/**
+ * The stages' names, the lesson's words (its steps 1–4): the stage list above the panel shows
+ * them, and every caption starts with its stage's number and name (step-captions.js), for a chain
+ * and a tree alike (a tree's accepted path is a prefix of one of its branches), and for a bonus
+ * (the lesson's step 4 covers both endings).
+ */
+export const STAGE_NAMES = { draft: 'Draft', verify: 'Verify in parallel', accept: 'Accept a prefix', correct: 'Correct once' };
+const STAGE_NUMBERS = { draft: 1, verify: 2, accept: 3, correct: 4 };
+
+/** The start of a stage's caption: "3 · Accept a prefix". */
+export function stageHead(kind) {
+  return `${STAGE_NUMBERS[kind]} · ${STAGE_NAMES[kind]}`;
+}
+
 /** The stages of one iteration's view (records.js recordToView). */
 export function stagesOf(view) {
   const st = [{ kind: 'draft' }, { kind: 'verify' }];

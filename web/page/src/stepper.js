@@ -7,8 +7,8 @@
 // γ can be fixed or chosen per iteration ('auto', 'heuristic'); the γ each iteration used is
 // shown with it.
 import { showTreeDepth, treeFigure, treeOf, treeSize } from './tree.js';
-import { GAMMA_MAX_STEP, makeModelSource, makeToySource } from './step-sources.js';
-import { buttonsState, revealState, stagesOf, stepBack, stepForward } from './step-stages.js';
+import { FIRST_SEED, GAMMA_MAX_STEP, makeModelSource, makeToySource } from './step-sources.js';
+import { STAGE_NAMES, buttonsState, revealState, stagesOf, stepBack, stepForward } from './step-stages.js';
 import { captionOf, metaLine, treeCaption } from './step-captions.js';
 import { barRows, bonusCard, contextLine, positionCard, summaryOf } from './step-cards.js';
 
@@ -27,6 +27,9 @@ export function initStepper(sd, models) {
     positions: $('step-positions'), summary: $('step-summary'), panel: $('step-panel'),
     stages: $('step-stages'),
   };
+
+  // The stage list says what the captions say (step-stages.js STAGE_NAMES).
+  for (const li of ui.stages.children) li.textContent = STAGE_NAMES[li.dataset.stage] ?? li.textContent;
 
   // history[i] = { view, stages }, cursor = { it, st }
   let history = [];
@@ -51,7 +54,7 @@ export function initStepper(sd, models) {
     for (const el of [ui.positions, ui.summary, ui.context, ui.meta, ui.treeView]) el.replaceChildren();
     syncControls(ui);
     const setting = readSetting();
-    const seed = clampInt(ui.seed.value, 0, 2 ** 31 - 1, 1);
+    const seed = clampInt(ui.seed.value, 0, 2 ** 31 - 1, FIRST_SEED);
     try {
       if (ui.source.value === 'models') {
         ui.caption.textContent = 'Loading the models…';
