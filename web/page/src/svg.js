@@ -118,3 +118,37 @@ export function onWidthChange(fn) {
     timer = setTimeout(fn, 120);
   });
 }
+
+/**
+ * Makes a box that scrolls sideways say so. Sets data-scroll on it: 'none' when everything fits,
+ * else where more lies beyond its edges: 'right', 'left' or 'both' (style.css fades those edges
+ * and shows the hint that follows the box, .scroll-hint). Follows the box's size, its content
+ * and its scrolling; works on a box not yet in the document (checked once it is laid out).
+ * @param {HTMLElement} box an element with overflow-x: auto (class scroll-x)
+ */
+export function watchScroll(box) {
+  const update = () => {
+    const more = box.scrollWidth - box.clientWidth;
+    const left = box.scrollLeft > 1;
+    const right = box.scrollLeft < more - 1;
+    const state = more <= 1 ? 'none' : left && right ? 'both' : left ? 'left' : 'right';
+    if (box.dataset.scroll !== state) box.dataset.scroll = state;
+  };
+  box.addEventListener('scroll', update, { passive: true });
+  if ('ResizeObserver' in window) {
+    const sizes = new ResizeObserver(update);
+    sizes.observe(box);
+    for (const child of box.children) sizes.observe(child);
+    new MutationObserver(() => {
+      for (const child of box.children) sizes.observe(child);
+      update();
+    }).observe(box, { childList: true, subtree: true });
+  }
+  update();
+  return update;
+}
+
+/** A hint placed right after a watchScroll box: shown only while the box has more to scroll to. */
+export function scrollHint(text = 'Scroll sideways for the rest ⇆') {
+  return h('p', { class: 'scroll-hint', 'aria-hidden': 'true' }, [text]);
+}

@@ -5,7 +5,7 @@
 // the accepted path highlighted, then the correction or the bonus token. Beside it, the test
 // in progress as a card, and below it every test so far as an ordered list: the picture's text
 // alternative (the svg itself is an img whose label summarises the iteration).
-import { h, s } from './svg.js';
+import { h, s, scrollHint, watchScroll } from './svg.js';
 
 const COL = 150; // px between depth columns
 const ROW = 46; // px between leaf rows (a box and its one-line test below it)
@@ -220,12 +220,16 @@ export function treeFigure(view, shown, helpers = {}) {
   const order = tree.nodes.map((n, i) => i).filter((i) => shown.tested.has(i));
   const items = order.map((i) => h('li', { 'data-status': tree.nodes[i].status, class: tree.nodes[i].status === 'accepted' ? 'ok' : 'bad' }, [testSentence(view, tree.nodes[i])]));
   if (correction) items.push(h('li', { class: 'fix' }, [`Correction “${label(view.finalToken)}”: every candidate under the last accepted node was rejected, so one token is drawn from the residual.`]));
-  if (bonus) items.push(h('li', { class: 'bonus' }, [`Bonus “${label(view.finalToken)}”: the path reached the deepest level, so the target’s row after it gives one more token.`]));
+  if (bonus) items.push(h('li', { class: 'bonus' }, [`Bonus “${label(view.finalToken)}”: the accepted prefix reached the deepest level, so the target’s row after it gives one more token.`]));
   const list = h('ol', { class: 'tree-tests', 'data-testid': 'tree-tests', 'aria-label': 'Tests in order' },
     items.length ? items : [h('li', { class: 'muted' }, [shown.showP ? 'No test yet: press Next.' : 'Scored by the target in the next stage.'])]);
 
+  // A deep tree is wider than a phone: the box scrolls, and says so (svg.js watchScroll).
+  const scroller = h('div', { class: 'tree-scroll scroll-x', tabindex: '0', role: 'region', 'aria-label': 'The tree picture (scrolls sideways when it is wider than the screen)' }, [svg]);
+  watchScroll(scroller);
   return h('div', { class: 'tree-wrap' }, [
-    h('div', { class: 'tree-scroll' }, [svg]),
+    scroller,
+    scrollHint('Scroll sideways for the deeper levels ⇆'),
     h('div', { class: 'tree-side' }, [currentCard(view, shown, helpers, { correction, bonus }), list]),
   ]);
 }
