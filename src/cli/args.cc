@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -54,11 +55,29 @@ long long Args::integer(const std::string& name, long long fallback) const {
   auto it = values_.find(name);
   if (it == values_.end()) return fallback;
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(it->second.c_str(), &end, 10);
   if (end == it->second.c_str() || *end != '\0') {
     fail("--", name, ": not an integer: '", it->second, "'");
   }
+  // strtoll clamps what does not fit to LLONG_MIN / LLONG_MAX: refuse it instead.
+  if (errno == ERANGE) fail("--", name, ": out of range: '", it->second, "'");
   return v;
+}
+
+uint64_t Args::seed(const std::string& name, uint64_t fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& s = it->second;
+  // Digits only: strtoull would take a sign (and negate), spaces, and clamp overflow to 2^64 - 1.
+  const bool digits =
+      !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  errno = 0;
+  const unsigned long long v = digits ? std::strtoull(s.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE) {
+    fail("--", name, ": must be an integer in [0, 2^64), got '", s, "'");
+  }
+  return static_cast<uint64_t>(v);
 }
 
 namespace {

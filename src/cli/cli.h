@@ -1,6 +1,7 @@
 // The `specdec` command line: one function per subcommand, registered in main.cc.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@ class Args {
   std::string str(const std::string& name, const std::string& fallback) const;
   double num(const std::string& name, double fallback) const;
   long long integer(const std::string& name, long long fallback) const;
+  // A seed: an integer in [0, 2^64), the range of the JS API's seeds (a bigint there).
+  uint64_t seed(const std::string& name, uint64_t fallback) const;
 
  private:
   std::map<std::string, std::string> values_;

@@ -46,7 +46,7 @@ static const float kToyDraft[6] = {0.3f, 0.3f, 0.2f, 0.1f, 0.06f, 0.04f};
 
 int cmd_toy_demo(const std::vector<std::string>& argv) {
   Args args(argv, {"seed", "gamma", "max-tokens"}, {"json"});
-  const long long seed = args.integer("seed", 1);
+  const uint64_t seed = args.seed("seed", 1);
   const long long gamma = args.integer("gamma", 4);
   const long long max_tokens = args.integer("max-tokens", 12);
   if (max_tokens < 1 || max_tokens > 100000)
@@ -57,13 +57,13 @@ int cmd_toy_demo(const std::vector<std::string>& argv) {
     std::copy(p, p + 6, d.begin());
     return [d](const std::vector<int>&) { return d; };  // context-free
   };
-  Rng rng(static_cast<uint64_t>(seed));
+  Rng rng(seed);
   DecodeResult r =
       speculative_decode({0}, constant(kToyTarget), constant(kToyDraft), static_cast<int>(gamma),
                          static_cast<size_t>(max_tokens), rng);
   if (args.has("json")) {
-    std::printf("{\"seed\":%lld,\"gamma\":%lld,\"tokens\":%s,\"trace\":[", seed, gamma,
-                json_array(r.tokens).c_str());
+    std::printf("{\"seed\":%llu,\"gamma\":%lld,\"tokens\":%s,\"trace\":[",
+                static_cast<unsigned long long>(seed), gamma, json_array(r.tokens).c_str());
     for (size_t i = 0; i < r.trace.size(); ++i) {
       const IterationTrace& t = r.trace[i];
       std::printf("%s{\"proposed\":%s,\"n_accepted\":%d,\"emitted\":%s}", i ? "," : "",

@@ -36,7 +36,7 @@ std::string gamma_json(const DecoderOptions& o) {
   return std::to_string(o.tree_branches.empty() ? o.gamma : int(o.tree_branches.size()));
 }
 
-std::string settings_json(const Args& args, const DecoderOptions& options, long long seed) {
+std::string settings_json(const Args& args, const DecoderOptions& options, uint64_t seed) {
   const bool plain = options.plain;
   return "{\"target\":" + json_escape(args.str("target", "")) + ",\"draft\":" +
          (args.has("draft") && !plain ? json_escape(args.str("draft", "")) : "null") +
@@ -174,8 +174,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const long long max_tokens = args.integer("max-tokens", 200);
   if (max_tokens < 1) fail("--max-tokens: must be >= 1, got ", max_tokens);
   options.max_new_tokens = static_cast<size_t>(max_tokens);
-  const long long seed = args.integer("seed", 0);
-  if (seed < 0) fail("--seed: must be >= 0, got ", seed);
+  const uint64_t seed = args.seed("seed", 0);
   const std::string prompt = args.str("prompt", "");
   const bool json = args.has("json");
 
@@ -207,7 +206,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     heads_proposer = std::make_unique<HeadsProposer>(*heads, target);
   }
   SpeculativeDecoder decoder(target, draft.get(), encode(prompt), options, heads_proposer.get());
-  Rng rng(static_cast<uint64_t>(seed));
+  Rng rng(seed);
 
   std::vector<IterationRecord> records;
   const auto t0 = std::chrono::steady_clock::now();

@@ -3,7 +3,7 @@
 // skipped when it is missing, a failure when SPECDEC_REQUIRE_NATIVE=1 (scripts/test).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadSpecdec } from 'specdec';
 import { MODEL_FILES, NATIVE_CLI, REQUIRE_NATIVE, ROOT, modelBytes } from './support.mjs';
@@ -39,6 +39,37 @@ for (const { seed, gamma, maxTokens } of [
     assert.deepEqual(dec.generatedTokens, ref.tokens);
     assert.deepEqual(trace, ref.trace);
     dec.dispose();
+  });
+}
+
+// Issue 41. Seeds over the whole 64-bit range, as in JS (a bigint there): the native CLI takes
+// --seed 0..2^64 - 1 and gives the WASM package's tokens for the same seed; it used to clamp
+// 2^63 and above to 2^63 - 1. Out of range or malformed, it refuses, naming --seed.
+const BIG_SEEDS = [2n ** 53n + 1n, 2n ** 63n - 1n, 2n ** 63n, 2n ** 63n + 12345n, 2n ** 64n - 1n];
+for (const seed of BIG_SEEDS) {
+  test(`toy-demo parity at 64-bit seed ${seed}`, { skip }, () => {
+    const ref = native(['toy-demo', '--seed', String(seed), '--gamma', '3', '--max-tokens', '40', '--json']);
+    const dec = sd.createDecoder({ targetStep: () => TOY_TARGET, draftStep: () => TOY_DRAFT, gamma: 3, seed, prompt: [0], maxTokens: 40 });
+    while (!dec.done) dec.step();
+    assert.deepEqual(dec.generatedTokens, ref.tokens);
+    dec.dispose();
+  });
+}
+test('64-bit seeds near 2^63 decode differently (no clamping)', { skip }, () => {
+  const tokens = (seed) => native(['toy-demo', '--seed', String(seed), '--gamma', '3', '--max-tokens', '40', '--json']).tokens;
+  assert.notDeepEqual(tokens(2n ** 64n - 1n), tokens(2n ** 63n - 1n));
+  assert.notDeepEqual(tokens(2n ** 63n), tokens(2n ** 63n - 1n));
+});
+
+const BAD_SEEDS = ['18446744073709551616', '99999999999999999999999', '-1', '-0', '+5', ' 5', '5 ', '1e3', '0x10', ''];
+for (const subcommand of ['toy-demo', 'generate']) {
+  test(`${subcommand} refuses --seed outside [0, 2^64) or not an integer`, { skip }, () => {
+    for (const seed of BAD_SEEDS) {
+      const args = subcommand === 'toy-demo' ? ['toy-demo', '--json'] : ['generate', '--target', MODEL_FILES.target, '--plain', '--prompt', 'a', '--max-tokens', '2', '--json'];
+      const r = spawnSync(NATIVE_CLI, [...args, '--seed', seed], { cwd: ROOT, encoding: 'utf8' });
+      assert.notEqual(r.status, 0, `--seed '${seed}' was accepted: ${r.stdout.slice(0, 80)}`);
+      assert.ok(r.stderr.includes(`--seed: must be an integer in [0, 2^64), got '${seed}'`), `--seed '${seed}': ${r.stderr}`);
+    }
   });
 }
 
