@@ -13,6 +13,8 @@
 //   - only after a service worker took over during this load (controllerchange), or when one is
 //     active but this load went past it (a hard reload): a worker that already controlled the
 //     page when it loaded evidently did not isolate it, and reloading through it would not either;
+//   - never where nothing would use the threads: an embedding without sections 4 and 5
+//     (#only=explorer, …: main.js), which starts no decoding worker by itself;
 //   - not while section 4 decodes or measures: the reload waits until it is done;
 //   - what the learner set before it is kept across it (beforeReload: keep.js), and the status
 //     line says why the page reloaded.
@@ -25,15 +27,17 @@ export const RELOAD_KEY = 'specdec:isolation-reload';
  * What to do now.
  * @param {{ isolated: boolean, embedded: boolean, serviceWorker: boolean, attempted: boolean,
  *   storage: boolean, controlledAtLoad: boolean, controllerChanged: boolean,
- *   activeWorker: boolean }} s
+ *   activeWorker: boolean, unneeded?: boolean }} s
  *   serviceWorker: service workers usable here (secure context, the built page); attempted: the
  *   one reload was made earlier in this tab's session; storage: sessionStorage works (no reload
  *   without it: there would be no guard against a loop); activeWorker: a registration of this
- *   page has an active worker.
+ *   page has an active worker; unneeded: no section shown uses threads (an embedding without
+ *   sections 4 and 5).
  * @returns {{ action: 'none' | 'wait' | 'reload', state: string }}
  */
 export function isolationDecision(s) {
   if (s.isolated) return { action: 'none', state: 'isolated' };
+  if (s.unneeded) return { action: 'none', state: 'not-needed' };
   if (s.embedded) return { action: 'none', state: 'embedded' };
   if (!s.serviceWorker) return { action: 'none', state: 'no-service-worker' };
   if (!s.storage) return { action: 'none', state: 'no-storage' };
@@ -48,6 +52,7 @@ export function isolationDecision(s) {
 export function isolationReason(state) {
   switch (state) {
     case 'isolated': return null;
+    case 'not-needed': return 'not needed by the sections shown: none of them starts the decoding worker by itself (the page does not reload for threads)';
     case 'embedded': return 'embedded in a page that is not cross-origin isolated, or in an iframe without allow="cross-origin-isolated"';
     case 'no-service-worker': return 'served without the Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy headers, and no service worker can add them here';
     case 'no-storage': return 'served without the isolation headers; the page does not reload to get them from its service worker because it cannot remember having tried (no sessionStorage)';
@@ -70,12 +75,13 @@ function storageGet() {
 /**
  * Watches the page's isolation and reloads it once when that helps (see the top of this file).
  * `isBusy()`: whether a reload now would interrupt the learner (section 4 decoding);
- * `beforeReload()`: called just before the reload (the page keeps the learner's settings).
+ * `beforeReload()`: called just before the reload (the page keeps the learner's settings);
+ * `needed`: false where no section shown uses threads (no reload then).
  * Returns { state, reason, settled } — settled: a promise that resolves (to the state) when no
  * reload is coming (or may still come only much later), so background work can start; `on(fn)`
  * tells about changes. The state is also on <html data-isolation="…">.
  */
-export function watchIsolation({ isBusy = () => false, beforeReload = () => {}, settleMs = 15000 } = {}) {
+export function watchIsolation({ isBusy = () => false, beforeReload = () => {}, settleMs = 15000, needed = true } = {}) {
   const sw = 'serviceWorker' in navigator && window.isSecureContext && !import.meta.env.DEV;
   const stored = storageGet();
   const controlledAtLoad = sw && !!navigator.serviceWorker.controller;
@@ -88,6 +94,7 @@ export function watchIsolation({ isBusy = () => false, beforeReload = () => {}, 
     controlledAtLoad,
     controllerChanged: false,
     activeWorker: false,
+    unneeded: !needed,
   };
   const listeners = new Set();
   let settle;
@@ -137,7 +144,7 @@ export function watchIsolation({ isBusy = () => false, beforeReload = () => {}, 
   }
 
   decide();
-  if (sw && !facts.isolated && !facts.embedded) {
+  if (sw && !facts.isolated && !facts.embedded && needed) {
     navigator.serviceWorker.addEventListener('controllerchange', () => {
       facts.controllerChanged = true;
       decide();

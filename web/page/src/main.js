@@ -18,15 +18,20 @@ const status = document.getElementById('app-status');
 const embed = setUpEmbedding();
 const kept = keepSettings();
 // Before the service worker is registered, so that its taking over is seen.
-const isolation = watchIsolation({ isBusy: () => document.body.dataset.modelsBusy === 'true', beforeReload: () => kept.save() });
+const isolation = watchIsolation({
+  isBusy: () => document.body.dataset.modelsBusy === 'true', beforeReload: () => kept.save(), needed: embed.decoding,
+});
 
 async function main() {
   const t0 = performance.now();
   const sd = await loadSpecdec();
   initExplorer(sd);
   initResidual(sd);
-  const client = new ModelClient();
-  initModels(sd, client, { isolation });
+  // Section 4's decoding worker: started now when section 4 or 5 is shown; in an embedding
+  // without them (#only=explorer, …) only when the step-through is switched to the real models
+  // (clientOnDemand), so that such a page loads no model and starts no worker by itself.
+  const client = embed.decoding ? startDecoding() : clientOnDemand(startDecoding);
+  if (embed.shows('models')) initModels(sd, client, { isolation });
   initStepper(sd, client);
   const pitfalls = initPitfalls(embed);
   // The sections are wired: from now on what the learner changes is noted (and, after the
@@ -50,7 +55,7 @@ async function main() {
   // first visit that will reload once for isolation, after that reload (or once it is clear
   // that none is coming): the worker's download would be cut short by it. After that reload,
   // once the kept settings are back: a pair the learner picked is the one to load.
-  if (embed.shows('models')) {
+  if (embed.decoding) {
     const later = window.requestIdleCallback ?? ((fn) => setTimeout(fn, 200));
     Promise.all([isolation.settled, restored?.done]).then(() => later(() => client.ensureLoaded().catch(() => {})));
   }
@@ -76,17 +81,68 @@ function setUpEmbedding() {
       }
     }).observe(document.body);
   }
-  return { shows: (id) => !only || only.includes(id) };
+  const shows = (id) => !only || only.includes(id);
+  // decoding: a section that needs the models from the start is shown (4: models, 5: pitfalls).
+  return { only, shows, decoding: shows('models') || shows('pitfalls') };
+}
+
+/** Starts section 4's decoding worker, and asks the service worker to keep what it needs offline. */
+function startDecoding() {
+  precacheDecoding();
+  return new ModelClient();
+}
+
+/**
+ * A stand-in for section 4's client that starts the worker (make()) on first real use: listeners
+ * added before are handed to it; any other property starts it.
+ * @param {() => ModelClient} make
+ */
+function clientOnDemand(make) {
+  let real = null;
+  const early = [];
+  return new Proxy({}, {
+    get(_, key) {
+      if (!real && key === 'on') return (fn) => { early.push(fn); };
+      if (!real) {
+        real = make();
+        for (const fn of early) real.on(fn);
+      }
+      const v = real[key];
+      return typeof v === 'function' ? v.bind(real) : v;
+    },
+  });
+}
+
+const serviceWorkers = 'serviceWorker' in navigator && window.isSecureContext && !import.meta.env.DEV;
+let decodingCached = null;
+
+/**
+ * Asks the service worker to keep the decoding files offline too (the worker's code, the threaded
+ * WASM build, the default pair: sw.js 'decoding'); once, when the decoding worker starts.
+ * Resolves when they are cached (or at once where there is no service worker).
+ */
+function precacheDecoding() {
+  if (!serviceWorkers) return Promise.resolve();
+  decodingCached ??= navigator.serviceWorker.ready.then((reg) => new Promise((resolve, reject) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = (e) => (e.data?.ok ? resolve() : reject(new Error(e.data?.error ?? 'not cached')));
+    reg.active.postMessage({ type: 'specdec:precache', group: 'decoding' }, [channel.port2]);
+  }));
+  return decodingCached;
 }
 
 function registerServiceWorker() {
   const offline = document.getElementById('offline-status');
-  if (!('serviceWorker' in navigator) || !window.isSecureContext || import.meta.env.DEV) return;
-  // Relative to the page, so the built folder works in any subfolder of a course site.
+  if (!serviceWorkers) return;
+  // Relative to the page, so the built folder works in any subfolder of a course site. The
+  // worker precaches what every section needs (the page, its script and style, the WASM build);
+  // the decoding files come on top once the decoding worker starts (precacheDecoding).
   navigator.serviceWorker.register('./sw.js', { scope: './' }).then((reg) => {
-    navigator.serviceWorker.ready.then(() => {
+    navigator.serviceWorker.ready.then(() => (embed.decoding ? precacheDecoding() : null)).then(() => {
       offline.textContent = 'Available offline.';
       document.documentElement.dataset.offlineReady = 'true';
+    }).catch((err) => {
+      offline.textContent = `Offline cache incomplete (${err.message}).`;
     });
     return reg;
   }).catch((err) => {

@@ -1,10 +1,19 @@
 // The page's service worker (built by vite-plugin-pwa, strategies: 'injectManifest', into
 // dist/page/sw.js; main.js registers it relative to the page, scope: the page's folder).
 //
-// 1. Offline after one visit: everything the build emits (html, js, css, wasm — both WASM builds,
-//    the threaded one's pthread worker script included — and the default model pair) is
-//    precached; outdated precaches are removed; the new worker takes over at once (skipWaiting,
-//    clientsClaim). No navigation fallback: a URL that is not precached goes to the network.
+// 1. Offline after one visit, in two groups, so that a page that shows only some sections
+//    downloads only what they need:
+//    - 'page' (every visit): the html, the page's script and style, the single-threaded WASM
+//      build; precached on install by workbox; outdated precaches are removed;
+//    - 'decoding': the decoding worker's scripts, the threaded WASM build (its glue and pthread
+//      worker script included), the default model pair. Cached (cache 'specdec-decoding') when a
+//      page asks for it (message { type: 'specdec:precache', group: 'decoding' }, answered on the
+//      message's port with { ok }): main.js asks when it starts the decoding worker — at once on
+//      the full page, never in an embedding without sections 4 and 5 unless the step-through is
+//      switched to the real models. Served from that cache once there (cache first), kept
+//      across visits of either kind; entries of an older build are removed on activation.
+//    The new worker takes over at once (skipWaiting, clientsClaim). No navigation fallback: a
+//    URL that is not precached goes to the network.
 // 2. The pairs fetched on demand (models/<pair>-target|draft|heads.safetensors?v=<hash>) are
 //    kept by a cache-first runtime cache once fetched (never precached: a first visit does not
 //    download them), at most three entries per pair; so are the 8-bit files of every pair
@@ -62,7 +71,53 @@ clientsClaim();
 cleanupOutdatedCaches();
 
 addPlugins([isolation]);
-precacheAndRoute(self.__WB_MANIFEST);
+const manifest = self.__WB_MANIFEST;
+/** Whether a manifest URL (relative to the scope) belongs to the 'decoding' group. */
+const decodingFile = (url) => /^models\/|(^|\/)(worker|webgpu|specdec-core-mt)[-.]/.test(url);
+precacheAndRoute(manifest.filter((e) => !decodingFile(e.url)));
+
+// The 'decoding' group: absolute URL -> its revision ('' for a file whose name has a hash). A
+// cached response carries its revision in a header, so a new build's file replaces it.
+const DECODING_CACHE = 'specdec-decoding';
+const REVISION = 'X-Specdec-Revision';
+const decoding = new Map(manifest.filter((e) => decodingFile(e.url)).map((e) => [new URL(e.url, scope).href, e.revision ?? '']));
+let filling = null;
+
+async function fillDecoding() {
+  const cache = await caches.open(DECODING_CACHE);
+  for (const [url, revision] of decoding) {
+    const have = await cache.match(url);
+    if (have && have.headers.get(REVISION) === revision) continue;
+    const response = await fetch(url, { cache: revision ? 'reload' : 'default', credentials: 'same-origin' });
+    if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
+    const headers = new Headers(response.headers);
+    headers.set(REVISION, revision);
+    await cache.put(url, new Response(response.body, { status: response.status, statusText: response.statusText, headers }));
+  }
+}
+
+self.addEventListener('message', (event) => {
+  if (event.data?.type !== 'specdec:precache' || event.data.group !== 'decoding') return;
+  filling ??= fillDecoding().finally(() => { filling = null; });
+  const done = filling.then(() => ({ ok: true }), (err) => ({ ok: false, error: String(err?.message ?? err) }));
+  event.waitUntil(done.then((answer) => event.ports[0]?.postMessage(answer)));
+});
+
+// A new build: drop the decoding files it no longer has (those it has are kept, or replaced
+// when their revision changed, on the next fill).
+self.addEventListener('activate', (event) => {
+  event.waitUntil(caches.open(DECODING_CACHE).then(async (cache) => {
+    for (const request of await cache.keys()) if (!decoding.has(request.url)) await cache.delete(request);
+  }));
+});
+
+registerRoute(
+  ({ url }) => decoding.has(url.origin + url.pathname),
+  async ({ request, url }) => {
+    const hit = await caches.match(url.origin + url.pathname, { cacheName: DECODING_CACHE });
+    return withIsolation(hit ?? await fetch(request));
+  },
+);
 
 const onDemand = Object.keys(MODEL_PAIRS).slice(1);
 const withInt8 = Object.values(MODEL_PAIRS).filter((p) => p.int8).length;
