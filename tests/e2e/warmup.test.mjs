@@ -44,6 +44,10 @@ test('warm-up: shown in the status line and applied before the first timed repea
   console.log(`#   ${first.text}`);
   assert.ok(first.seen.some((t) => /^Warming up/.test(t)), `"warming up" shown: ${first.seen.join(' | ')}`);
   assert.ok(first.rounds >= 2 && first.passes >= 12, `warm-up applied: ${first.rounds} rounds, ${first.passes} passes`);
+  // The v(k) measurement after a first run at a thread count keeps the Run buttons disabled: the
+  // status line beside them says why (issue 38).
+  assert.ok(first.seen.some((t) => /^Measuring what a verify pass costs \(v\(k\), once per target and thread count.*the Run buttons come back when it is done; Stop ends it\.$/.test(t)),
+    `the wait explained: ${first.seen.join(' | ')}`);
   // Then, at T > 1 threads, which count the runs use (compare.js chooseThreads).
   assert.match(first.text, /^Warmed up in [\d.]+ s \(\d+ rounds, \d+ untimed passes; .*\), then timed\.( Threads measured just now \(.*\): .*)?$/);
   await watchStatus(page);
@@ -121,4 +125,23 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
   // few for a steady median on a shared machine; bench/browser.mjs compares them on 200.
   console.log(`#   v(${run.gamma + 1}): run ${run.v.toFixed(2)}, v(k) ${section.toFixed(2)}`);
   assert.ok(run.v > 0 && section > 0);
+});
+
+// Issue 38: "Plain only" left the speculative column saying "warming up…" (and the other way round).
+test('"Plain only" and "Speculative only" leave the other column\'s state as it was', async () => {
+  const { page } = env;
+  for (const [button, other] of [['#run-plain', 'spec-state'], ['#run-spec', 'plain-state']]) {
+    const before = await page.evaluate((id) => {
+      const el = document.getElementById(id);
+      window.__otherStates = [];
+      new MutationObserver(() => window.__otherStates.push(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
+      return el.textContent;
+    }, other);
+    await page.click(button);
+    await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false'
+      && ['done', 'stopped'].includes(document.getElementById('vk').dataset.state), null, { timeout: 120_000 });
+    const seen = await page.evaluate(() => window.__otherStates);
+    assert.deepEqual(seen.filter((t) => /warming/.test(t)), [], `${other} never says warming up: ${seen.join(' | ')}`);
+    assert.equal(await page.evaluate((id) => document.getElementById(id).textContent, other), before, `${other} as it was`);
+  }
 });
