@@ -275,10 +275,56 @@ test('generate: exact token counts, continuing, the decoder budget, abort, and y
   const already = new AbortController();
   already.abort(new Error('stop now'));
   await assert.rejects(c.generate({ signal: already.signal }).next(), /stop now/);
-  await assert.rejects(c.generate({ maxTokens: 0 }).next(), /maxTokens: must be in 1\.\./);
+  await assert.rejects(c.generate({ maxTokens: -1 }).next(), /maxTokens: expected an integer in 0\.\./);
   await assert.rejects(c.generate({ max: 3 }).next(), /max: unknown option of generate/);
   c.dispose();
 });
+
+// Issue 41. Two generate() loops on one decoder at once: the second is refused (the budget is
+// the decoder's; one loop ending used to lift the other's, which then ran until the context was
+// full); the first gets exactly its maxTokens, and once it has ended, by any way, a new loop runs.
+const U16 = () => Float32Array.from({ length: 16 }, () => 1 / 16);
+const L16 = (tokens, nLast) => new Float32Array(nLast * 16);
+const CONCURRENT_GENERATE = [
+  ['step functions', { targetStep: U16, draftStep: U16 }],
+  ['plain step function', { targetStep: U16, plain: true }],
+  ['sync score callbacks', { targetScore: L16, draftScore: L16 }],
+  ['async score callbacks', { targetScore: async (t, n) => L16(t, n), draftScore: async (t, n) => L16(t, n) }],
+  ['prompt lookup, sync target', { targetScore: L16, promptLookup: true }],
+];
+for (const [what, options] of CONCURRENT_GENERATE) {
+  test(`generate: a second loop while one runs is refused, the first keeps its budget (${what})`, async () => {
+    // (maxTokens 400: a second loop that runs on ends there rather than never.)
+    const dec = sd.createDecoder({ prompt: [1, 2, 3], seed: 8, gamma: 3, maxTokens: 400, ...options });
+    const collect = async (n) => {
+      let got = 0;
+      for await (const it of dec.generate({ maxTokens: n })) got += it.emitted.length;
+      return got;
+    };
+    const [first, second] = await Promise.allSettled([collect(20), collect(20)]);
+    assert.equal(first.status, 'fulfilled', String(first.reason));
+    assert.equal(first.value, 20);
+    assert.equal(second.status, 'rejected', `the second loop ran (${second.value} tokens)`);
+    assert.ok(second.reason instanceof SpecdecError, String(second.reason));
+    assert.match(second.reason.message, /^Decoder\.generate: another generate\(\) loop is running on this decoder/);
+    assert.equal(dec.generatedTokens.length, 20);
+    // Ended by running out, by break, by return() and by a throw: each frees the decoder for the next.
+    assert.equal(await collect(5), 5);
+    for await (const it of dec.generate({ maxTokens: 50 })) if (it) break;
+    const g = dec.generate({ maxTokens: 50 });
+    await g.next();
+    await assert.rejects(dec.generate().next(), /another generate\(\) loop/);
+    await g.return();
+    const stop = new AbortController();
+    await assert.rejects(async () => {
+      for await (const it of dec.generate({ signal: stop.signal })) if (it) stop.abort(new Error('stopped'));
+    }, /stopped/);
+    const before = dec.generatedTokens.length;
+    assert.equal(await collect(7), 7);
+    assert.equal(dec.generatedTokens.length, before + 7);
+    dec.dispose();
+  });
+}
 
 test('handles: dispose(), [Symbol.dispose] and the exported classes', () => {
   const rng = sd.createRng(1);

@@ -196,3 +196,115 @@ test('a model from another instance is refused', async () => {
   model.dispose();
   assertStillWorks();
 });
+
+// Issue 41. dispose() from inside a callback of the running step(): the step throws a
+// SpecdecError saying so (not Embind's BindingError), the decoder is disposed, its wasm memory
+// is freed once the step has returned (not under the running C++ call), and the instance works.
+const V16 = (tokens, nLast) => new Float32Array(nLast * 16); // uniform logits over 16 tokens
+const DISPOSED_BY_CALLBACK = [
+  ['sync targetScore', (dec) => ({ draftScore: V16, targetScore: (t, n) => (dec().dispose(), V16(t, n)) })],
+  ['sync draftScore', (dec) => ({ draftScore: (t, n) => (dec().dispose(), V16(t, n)), targetScore: V16 })],
+  ['sync targetScore, plain', (dec) => ({ plain: true, targetScore: (t, n) => (dec().dispose(), V16(t, n)) })],
+  ['sync targetScore.scoreTree', (dec) => {
+    const targetScore = (t, n) => V16(t, n);
+    targetScore.scoreTree = (t, tree) => (dec().dispose(), V16(t, tree.tokens.length + 1));
+    return { draftStep: () => new Float32Array(16).fill(1 / 16), targetScore, tree: { branches: [2, 1] } };
+  }],
+  ['async targetScore', (dec) => ({ draftScore: V16, targetScore: async (t, n) => (dec().dispose(), V16(t, n)) })],
+  ['async draftScore', (dec) => ({ draftScore: async (t, n) => (dec().dispose(), V16(t, n)), targetScore: V16 })],
+  ['targetStep', (dec) => ({ targetStep: () => (dec().dispose(), P), draftStep: toyStep(Q) })],
+  ['draftStep', (dec) => ({ targetStep: toyStep(P), draftStep: () => (dec().dispose(), Q) })],
+  ['targetStep, plain', (dec) => ({ plain: true, targetStep: () => (dec().dispose(), P) })],
+];
+
+for (const [what, callbacks] of DISPOSED_BY_CALLBACK) {
+  test(`dispose() inside ${what}: step() throws a SpecdecError, the memory is freed`, async () => {
+    const before = sd.memoryStats();
+    let dec = null;
+    dec = sd.createDecoder({ prompt: [1], seed: 3, gamma: 2, ...callbacks(() => dec) });
+    await assert.rejects(async () => dec.step(), (e) => {
+      assert.ok(e instanceof SpecdecError, `${e?.name}: ${e?.message}`);
+      assert.match(e.message, /^Decoder\.step: this Decoder has been disposed/);
+      return true;
+    });
+    assert.equal(dec.disposed, true);
+    assert.throws(() => dec.step(), /^SpecdecError: Decoder\.step: this Decoder has been disposed/);
+    const after = sd.memoryStats();
+    assert.ok(after.inUseBytes - before.inUseBytes < 4096, `in use grew by ${after.inUseBytes - before.inUseBytes} bytes`);
+    assertStillWorks();
+  });
+}
+
+// Issue 41. Score callbacks: the vocabulary is known at their first answer (its row width);
+// a prompt token id outside it is refused then, naming the prompt's entry.
+const OUTSIDE_VOCABULARY = [
+  ['plain targetScore', { plain: true, targetScore: V16, prompt: [3, 16] }, 'prompt[1]', 16],
+  ['speculative, sync', { draftScore: V16, targetScore: V16, prompt: [200] }, 'prompt[0]', 200],
+  ['speculative, async', { draftScore: async (t, n) => V16(t, n), targetScore: async (t, n) => V16(t, n), prompt: [0, 1, 2, 99] }, 'prompt[3]', 99],
+  ['prompt lookup alone', { promptLookup: true, targetScore: V16, prompt: [1, 17, 1] }, 'prompt[1]', 17],
+  ['step model + draftScore', { targetStep: () => Float32Array.from({ length: 16 }, () => 1 / 16), draftScore: V16, prompt: [1, 16] }, 'prompt[1]', 16],
+];
+for (const [what, options, argument, id] of OUTSIDE_VOCABULARY) {
+  test(`score callbacks (${what}): a prompt token id >= the rows' vocabulary is refused`, async () => {
+    const dec = sd.createDecoder({ seed: 1, gamma: 2, ...options });
+    await assert.rejects(async () => dec.step(), (e) => {
+      assert.ok(e instanceof SpecdecError, `${e?.name}: ${e?.message}`);
+      assert.equal(e.argument, argument, e.message);
+      assert.ok(e.message.includes(`token id ${id} is outside the vocabulary`), e.message);
+      return true;
+    });
+    dec.dispose();
+    // Inside the vocabulary, the same decoder runs.
+    const ok = sd.createDecoder({ seed: 1, gamma: 2, ...options, prompt: options.prompt.map((t) => t % 16), maxTokens: 4 });
+    while (!ok.done) await ok.step();
+    assert.equal(ok.generatedTokens.length, 4);
+    ok.dispose();
+    assertStillWorks();
+  });
+}
+
+// Issue 41. A detokenize that throws while a committed iteration's record is made: the step
+// throws a SpecdecError naming detokenize whose record is that iteration's (the tokens are in
+// the decoder already), with the caller's exception as its cause; the decoder carries on.
+const DETOKENIZE_THROWS = [
+  ['step functions', { targetStep: () => Float32Array.from({ length: 16 }, () => 1 / 16), draftStep: () => Float32Array.from({ length: 16 }, () => 1 / 16) }, false],
+  ['sync score callbacks', { targetScore: V16, draftScore: V16 }, false],
+  ['async score callbacks', { targetScore: async (t, n) => V16(t, n), draftScore: V16 }, false],
+  ['step functions, generate()', { targetStep: () => Float32Array.from({ length: 16 }, () => 1 / 16), plain: true }, true],
+];
+for (const [what, options, viaGenerate] of DETOKENIZE_THROWS) {
+  test(`a throwing detokenize (${what}): the record comes with the error`, async () => {
+    const boom = new TypeError('tokenizer broke');
+    let broken = true;
+    const detokenize = (ids) => {
+      if (broken) throw boom;
+      return ids.map((t) => String.fromCharCode(97 + t)).join('');
+    };
+    const dec = sd.createDecoder({ prompt: [1, 2], seed: 4, gamma: 3, detokenize, ...options });
+    const next = async () => {
+      if (!viaGenerate) return dec.step();
+      for await (const it of dec.generate({ maxTokens: 3 })) return it;
+      return null;
+    };
+    let lost = null;
+    await assert.rejects(next, (e) => {
+      assert.ok(e instanceof SpecdecError, `${e?.name}: ${e?.message}`);
+      assert.equal(e.argument, 'detokenize');
+      assert.equal(e.cause, boom);
+      lost = e.record;
+      return true;
+    });
+    assert.ok(lost, 'the error carries the record');
+    assert.equal(lost.iteration, 0);
+    assert.ok(lost.emitted.length >= 1);
+    assert.deepEqual(dec.generatedTokens, lost.emitted, 'the record is the committed iteration\'s');
+    assert.equal(typeof lost.ms, 'number');
+    broken = false;
+    const it = await next();
+    assert.equal(it.iteration, 1);
+    assert.deepEqual(dec.generatedTokens, [...lost.emitted, ...it.emitted]);
+    assert.equal(it.emittedText, it.emitted.map((t) => String.fromCharCode(97 + t)).join(''));
+    dec.dispose();
+    assertStillWorks();
+  });
+}

@@ -100,3 +100,54 @@ test('a prompt that fills the context exactly gets one token, then the decoder i
     model.dispose();
   }
 });
+
+// Issue 41. maxTokens means the same in createDecoder and in generate(): an integer
+// 0..2^53 - 1 or Infinity, where 0, Infinity and leaving it out set no limit; anything else is
+// refused with the same message in both.
+const uniform = () => Float32Array.from([0.25, 0.25, 0.25, 0.25]);
+const stepDecoder = (maxTokens) => sd.createDecoder({ targetStep: uniform, draftStep: uniform, gamma: 3, seed: 2, prompt: [0], maxTokens });
+const MAX_TOKENS_MESSAGE = /^maxTokens: expected an integer in 0\.\.9007199254740991 \(0 = no limit\) or Infinity, got /;
+const MAX_TOKENS_CASES = [
+  // [value, the limit it sets (null: none) or a refusal]
+  [undefined, null],
+  [0, null],
+  [Infinity, null],
+  [1, 1],
+  [7, 7],
+  [Number.MAX_SAFE_INTEGER, null], // a limit too far to reach here
+  [-1, 'refused'],
+  [1.5, 'refused'],
+  [NaN, 'refused'],
+  [-Infinity, 'refused'],
+  [2 ** 53, 'refused'],
+  ['5', 'refused'],
+  [5n, 'refused'],
+];
+for (const [value, limit] of MAX_TOKENS_CASES) {
+  const shown = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value);
+  test(`maxTokens ${String(value)} (${shown}): ${limit === 'refused' ? 'refused' : limit === null ? 'no limit' : `${limit} tokens`}, in createDecoder and generate() alike`, async () => {
+    if (limit === 'refused') {
+      const check = (e) => e instanceof sd.SpecdecError && e.argument === 'maxTokens' && MAX_TOKENS_MESSAGE.test(e.message);
+      assert.throws(() => stepDecoder(value), check);
+      const dec = stepDecoder(undefined);
+      await assert.rejects(dec.generate({ maxTokens: value }).next(), check);
+      dec.dispose();
+      return;
+    }
+    const made = stepDecoder(value);
+    for (let i = 0; i < 40 && !made.done; i++) made.step();
+    const dec = stepDecoder(undefined);
+    let n = 0;
+    for await (const it of dec.generate({ maxTokens: value })) if ((n += it.emitted.length) >= 60) break;
+    if (limit === null) {
+      assert.equal(made.done, false);
+      assert.ok(made.generatedTokens.length >= 40);
+      assert.ok(dec.generatedTokens.length >= 60);
+    } else {
+      assert.equal(made.generatedTokens.length, limit);
+      assert.equal(dec.generatedTokens.length, limit);
+    }
+    made.dispose();
+    dec.dispose();
+  });
+}

@@ -3,7 +3,7 @@
 // with its target and draft (models, step functions or score callbacks) and started, and the
 // JS Decoder around it (decoder.js). core.js binds it to an instantiated module.
 
-import { checkOptions, describe, fail, gammaArg, integer, number, probVector, randomSeed, seedHalves, tokenArray } from './errors.js';
+import { checkOptions, describe, fail, gammaArg, integer, maxTokensArg, number, probVector, randomSeed, seedHalves, tokenArray } from './errors.js';
 import { utf8Encoder } from './text.js';
 import { Heads, Model } from './handles.js';
 import { Decoder } from './decoder.js';
@@ -74,8 +74,7 @@ export function createDecoder({ M, owner, own }, options) {
   const temperature = number(o.temperature ?? 1, 'temperature');
   const topK = integer(o.topK ?? 0, 'topK', 0, 0x7fffffff);
   const topP = number(o.topP ?? 1, 'topP');
-  const maxTokens = o.maxTokens ?? 0;
-  if (maxTokens !== Infinity) integer(maxTokens, 'maxTokens', 0, Number.MAX_SAFE_INTEGER);
+  const maxTokens = maxTokensArg(o.maxTokens ?? 0);
   const distributions = o.distributions ?? true;
   if (typeof distributions !== 'boolean') fail(`distributions: expected a boolean, got ${describe(distributions)}`);
   const detokenize = o.detokenize ?? null;
@@ -160,7 +159,7 @@ export function createDecoder({ M, owner, own }, options) {
       topK,
       topP,
       plain,
-      maxNewTokens: maxTokens === Infinity ? 0 : maxTokens,
+      maxNewTokens: maxTokens,
       seedHigh,
       seedLow,
       keepDistributions: distributions,

@@ -1,9 +1,9 @@
 // The Decoder: one object over the C++ SpeculativeDecoder — step() (sync, or a Promise with
 // async score callbacks), generate(), and the query/answer loop for score callbacks.
 
-import { SpecdecError, checkOptions, describe, fail, integer, isNumericArray } from './errors.js';
+import { SpecdecError, checkOptions, describe, fail, isNumericArray, maxTokensArg } from './errors.js';
 import { bytesOf, decode, detokenizeStream, tokenText } from './text.js';
-import { Handle, NATIVE } from './handles.js';
+import { HOLD, Handle, NATIVE } from './handles.js';
 import { queryOf, recordOf } from './records.js';
 
 const yieldToEventLoop = (() => {
@@ -48,6 +48,7 @@ export class Decoder extends Handle {
   #tokenText = tokenText;
   #text = (emitted) => this.#stream.decode(bytesOf(emitted), { stream: true }); // a record's text
   #inbox = new Float32Array(0); // the C++ decoder's inbox for score rows (native.inbox)
+  #generating = false; // a generate() loop is running (one at a time: it owns the budget)
 
   constructor(native, owner, { seed, plain, stepRoles, scores, detokenize = null }) {
     super(native, 'Decoder', owner);
@@ -161,31 +162,36 @@ export class Decoder extends Handle {
     }
     if (this.#busy) fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
     if (native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
-    this.#busy = true;
-    let raw;
-    const t0 = performance.now();
-    try {
-      raw = native.step();
-    } catch (e) {
-      // The C++ decoder checks every row it gets; name the step function that returned it.
-      const m = e instanceof SpecdecError && /^(target|draft) distribution: (.*)$/s.exec(e.message);
-      if (m && this.#stepRoles.includes(m[1])) {
-        throw new SpecdecError(`${m[1]}Step: returned an invalid distribution: ${m[2]}`);
+    // Held: a step function (or detokenize) that disposes the decoder frees it after this step.
+    return this[HOLD](() => {
+      this.#busy = true;
+      let raw;
+      const t0 = performance.now();
+      try {
+        raw = native.step();
+      } catch (e) {
+        // The C++ decoder checks every row it gets; name the step function that returned it.
+        const m = e instanceof SpecdecError && /^(target|draft) distribution: (.*)$/s.exec(e.message);
+        if (m && this.#stepRoles.includes(m[1])) {
+          throw new SpecdecError(`${m[1]}Step: returned an invalid distribution: ${m[2]}`);
+        }
+        throw e;
+      } finally {
+        this.#busy = false;
       }
-      throw e;
-    } finally {
-      this.#busy = false;
-    }
-    const t1 = performance.now();
-    const record = this.#record(native, raw, t1 - t0);
-    // What turning the raw result into the record cost: per iteration, like the C++ side's own
-    // work, which the gamma policy weighs against per-token costs.
-    const t2 = performance.now();
-    native.noteOverhead(t2 - t1);
-    const ms = t2 - t0;
-    record.ms = ms;
-    this.#ms += ms;
-    return record;
+      this[NATIVE]('Decoder.step'); // disposed by a step function: say so
+      const t1 = performance.now();
+      const { record, error } = this.#record(native, raw, t1 - t0);
+      // What turning the raw result into the record cost: per iteration, like the C++ side's own
+      // work, which the gamma policy weighs against per-token costs.
+      const t2 = performance.now();
+      native.noteOverhead(t2 - t1);
+      const ms = t2 - t0;
+      record.ms = ms;
+      this.#ms += ms;
+      if (error) throw detokenizeFailed(error, record);
+      return record;
+    });
   }
 
   // One iteration with score callbacks: runs synchronously until a callback returns a Promise,
@@ -196,7 +202,7 @@ export class Decoder extends Handle {
     const t0 = performance.now();
     let run;
     try {
-      run = this.#drive(native, t0);
+      run = this[HOLD](() => this.#drive(native, t0));
     } finally {
       if (!run?.pending) this.#busy = false;
     }
@@ -210,7 +216,7 @@ export class Decoder extends Handle {
         if (epoch !== this.#epoch) fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
         this[NATIVE]('Decoder.step'); // disposed while the callback ran: say so
         this.#supplyScored(native, run.query, rows);
-        run = this.#drive(native, t0);
+        run = this[HOLD](() => this.#drive(native, t0));
       }
       return run.record;
     } finally {
@@ -226,6 +232,7 @@ export class Decoder extends Handle {
       if (query === null) return { record: this.#finishScored(native, t0) };
       const rows = this.#callScore(query);
       if (isThenable(rows)) return { query, pending: rows };
+      this[NATIVE]('Decoder.step'); // disposed by the callback: say so
       this.#supplyScored(native, query, rows);
     }
   }
@@ -281,11 +288,12 @@ export class Decoder extends Handle {
   #finishScored(native, t0) {
     const raw = native.finish();
     const t1 = performance.now();
-    const record = this.#record(native, raw, t1 - t0);
+    const { record, error } = this.#record(native, raw, t1 - t0);
     const t2 = performance.now();
     native.noteOverhead(t2 - t1);
     record.ms = t2 - t0;
     this.#ms += record.ms;
+    if (error) throw detokenizeFailed(error, record);
     return record;
   }
 
@@ -309,26 +317,49 @@ export class Decoder extends Handle {
     });
   }
 
+  // The record of a committed iteration, and the first error a caller's detokenize threw while
+  // its text was made (the text fields from there on are ''): the step throws it with the record.
   #record(native, wire, ms) {
-    return recordOf(wire, { iteration: this.#iteration++, ms, tokenText: this.#tokenText, text: this.#text, native });
+    let error = null;
+    let tokenText = this.#tokenText;
+    let text = this.#text;
+    if (this.#detokenize) {
+      const guarded = (f) => (x) => {
+        if (error) return '';
+        try {
+          return f(x);
+        } catch (e) {
+          error = { thrown: e };
+          return '';
+        }
+      };
+      tokenText = guarded(tokenText);
+      text = guarded(text);
+    }
+    const record = recordOf(wire, { iteration: this.#iteration++, ms, tokenText, text, native });
+    return { record, error };
   }
 
   /**
-   * Streams iterations until maxTokens more tokens came out (the last burst cut to fit), the
-   * decoder is done, or signal aborts (the iterator then throws signal.reason). Yields to the
-   * event loop before every iteration (after one that awaited a score callback: when 8 ms have
-   * passed since the last yield).
+   * Streams iterations until maxTokens more tokens came out (the last burst cut to fit; 0, like
+   * Infinity or leaving it out, sets no limit, as in createDecoder), the decoder is done, or
+   * signal aborts (the iterator then throws signal.reason). Yields to the event loop before every
+   * iteration (after one that awaited a score callback: when 8 ms have passed since the last
+   * yield). One loop at a time: a second generate() started while one runs throws.
    */
   async *generate(options) {
     const { maxTokens, signal } = checkOptions(options, ['maxTokens', 'signal'], 'generate');
     const native = this[NATIVE]('Decoder.generate');
-    if (maxTokens !== undefined && maxTokens !== Infinity) integer(maxTokens, 'maxTokens', 1, Number.MAX_SAFE_INTEGER);
+    const budget = maxTokensArg(maxTokens);
     checkSignal(signal);
+    // The loop's budget is the native decoder's, which one loop ending would lift for another.
+    if (this.#generating) fail('Decoder.generate: another generate() loop is running on this decoder; finish it first (run it to the end, break out of it, call its return() or abort its signal)');
+    this.#generating = true;
     const abortIfAsked = () => {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     };
     const generated = () => native.tokens().length - this.#promptLength;
-    if (maxTokens !== undefined && maxTokens !== Infinity) native.setBudget(generated() + maxTokens);
+    if (budget) native.setBudget(generated() + budget);
     // The time between handing a record out and starting the next step (the caller's loop body,
     // the event loop, a garbage collection) is per-iteration cost too: it goes to the policy
     // with the iteration's own overhead (charged to its drafter), unless it is a pause
@@ -356,11 +387,22 @@ export class Decoder extends Handle {
         yield record;
       }
     } finally {
+      this.#generating = false;
       if (!this.disposed) native.setBudget(0);
     }
   }
 }
 
+
+// A SpecdecError for a detokenize that threw while a committed iteration's record was made: the
+// record is not lost (error.record), the caller's exception is error.cause.
+function detokenizeFailed({ thrown }, record) {
+  const what = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : describe(thrown);
+  const e = new SpecdecError(`detokenize: threw (${what}) while the text of iteration ${record.iteration} was made; the iteration is committed and its record is this error's record`);
+  e.record = record;
+  e.cause = thrown;
+  return e;
+}
 
 function isThenable(x) {
   return x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';

@@ -100,6 +100,18 @@ export function integer(x, name, lo, hi) {
 
 export const gammaArg = (x, name = 'gamma') => integer(x, name, 1, MAX_GAMMA);
 
+/**
+ * maxTokens of createDecoder and of generate(): an integer 0..2^53 - 1, or Infinity; 0, Infinity
+ * and undefined all mean no limit. Returns the limit, 0 for none.
+ */
+export function maxTokensArg(x, name = 'maxTokens') {
+  if (x === undefined || x === Infinity) return 0;
+  if (typeof x !== 'number' || !Number.isInteger(x) || x < 0 || x > Number.MAX_SAFE_INTEGER) {
+    fail(`${name}: expected an integer in 0..${Number.MAX_SAFE_INTEGER} (0 = no limit) or Infinity, got ${describe(x)}`);
+  }
+  return x;
+}
+
 export function tokenArray(x, name) {
   if (!isNumericArray(x)) fail(`${name}: expected an array of token ids, got ${describe(x)}`);
   const out = new Int32Array(x.length);

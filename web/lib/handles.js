@@ -8,6 +8,10 @@ import { readSafetensorsHeader } from './safetensors.js';
 
 export const NATIVE = Symbol('specdec.native');
 export const OWNER = Symbol('specdec.owner');
+// handle[HOLD](fn): runs fn (a call into wasm that may call back into JS) with the native object
+// kept alive: a dispose() from a callback meanwhile marks the handle disposed at once and frees
+// the object when fn returns (it would otherwise be freed under the running C++ call).
+export const HOLD = Symbol('specdec.hold');
 
 // Warns (once per kind) when a handle is garbage-collected without dispose(), then frees it.
 // Only a safety net: nothing relies on it.
@@ -30,6 +34,8 @@ const leakRegistry =
 export class Handle {
   #native;
   #kind;
+  #holds = 0;
+  #doomed = null; // disposed while held: deleted when the last hold ends
 
   constructor(native, kind, owner) {
     this.#native = native;
@@ -49,7 +55,21 @@ export class Handle {
     leakRegistry?.unregister(this);
     const native = this.#native;
     this.#native = null;
-    native.delete();
+    if (this.#holds > 0) this.#doomed = native;
+    else native.delete();
+  }
+
+  [HOLD](fn) {
+    this.#holds++;
+    try {
+      return fn();
+    } finally {
+      if (--this.#holds === 0 && this.#doomed !== null) {
+        const native = this.#doomed;
+        this.#doomed = null;
+        native.delete();
+      }
+    }
   }
 
   // The native object, or a SpecdecError naming `what` if disposed.

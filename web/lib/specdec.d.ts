@@ -29,6 +29,12 @@ export class SpecdecError extends Error {
   readonly name: 'SpecdecError';
   /** The argument the message is about, e.g. "draftProbs[0]" or "gamma" ('' if none). */
   readonly argument: string;
+  /**
+   * Only on the error of a step whose iteration was committed before the failure (argument
+   * 'detokenize': the caller's detokenize threw while the record's text was made): that
+   * iteration's record, its text fields '' from the failure on. `cause` is the caller's error.
+   */
+  readonly record?: IterationRecord;
 }
 
 /**
@@ -430,6 +436,8 @@ export interface DecoderOptions {
    * the records' text fields (text streamed, a split character held back; emittedText,
    * proposedText, positions' and residualTop's text token by token) and decoder.text /
    * generatedText use it instead of assuming byte tokens. The prompt must then be token ids.
+   * If it throws, the step throws a SpecdecError (argument 'detokenize', the record of the
+   * committed iteration as its `record`, your error as its `cause`).
    */
   detokenize?: (tokens: number[]) => string;
   /** What score callbacks return: 'logits' (default) or 'probs'. */
@@ -479,14 +487,21 @@ export interface DecoderOptions {
   topP?: number;
   /** Seed of the decoder's own RNG. Default: a random 53-bit seed (see Decoder.seed). */
   seed?: Seed;
-  /** Stop after this many generated tokens, the last burst cut (0 = no limit). Default 0. */
+  /**
+   * Stop after this many generated tokens, the last burst cut: an integer 0..2^53 - 1, or
+   * Infinity; 0 and Infinity set no limit (as in generate()). Default 0.
+   */
   maxTokens?: number;
   /** Include targetProbs / draftProbs rows in every record. Default true. */
   distributions?: boolean;
 }
 
 export interface GenerateOptions {
-  /** Generate at most this many more tokens (the last burst cut to fit). Default: no limit. */
+  /**
+   * Generate at most this many more tokens (the last burst cut to fit): an integer
+   * 0..2^53 - 1, or Infinity; 0 and Infinity set no limit, as in createDecoder (0 is not "no
+   * tokens"). Default: no limit.
+   */
   maxTokens?: number;
   /** Stops the iteration; the iterator then throws signal.reason. */
   signal?: AbortSignal;
@@ -497,12 +512,16 @@ export class Decoder implements SpecdecHandle {
   private constructor();
   /**
    * One iteration: draft gamma tokens, score them with ONE target call, verify, append.
-   * Throws when done.
+   * Throws when done. A step function or score callback that disposes this decoder makes the
+   * step throw a SpecdecError ("Decoder.step: this Decoder has been disposed"); its wasm memory
+   * is freed once the step has returned.
    */
   step(): IterationRecord;
   /**
    * Streams iterations until maxTokens more tokens came out, the decoder is done, or signal
-   * aborts. Yields to the event loop before every iteration.
+   * aborts. Yields to the event loop before every iteration. One loop at a time per decoder:
+   * a generate() started while another is running throws a SpecdecError (the budget is the
+   * decoder's); a loop ends when it runs out, on break / return(), a throw or its signal.
    */
   generate(options?: GenerateOptions): AsyncGenerator<IterationRecord, void, undefined>;
   /** True when the token budget is spent or the context window is full. */
