@@ -28,29 +28,27 @@ struct ModelHandle {
 };
 
 // bytes: Uint8Array holding a safetensors file. Copied into wasm memory, parsed, widened to
-// float (or quantized: weights "int8"; "" keeps the file's layout, "f32" refuses a quantized
-// file); the copy is freed before returning.
-ModelHandle* load_model(val bytes, std::string weights) {
+// float (or quantized: weights 2, 'int8'; 0 keeps the file's layout, 1, 'f32', refuses a
+// quantized file); the copy is freed before returning. weights is a number, not a string:
+// Embind's JS side mallocs a string argument and frees it after the call returns, so a call
+// that throws (a refused file) would leak it.
+ModelHandle* load_model(val bytes, int weights) {
   return guard([&] {
-    Weights want = Weights::kF32;
-    if (weights == "int8") {
-      want = Weights::kInt8;
-    } else if (!weights.empty() && weights != "f32") {
-      fail("weights: expected 'f32' or 'int8', got '", weights, "'");
-    }
+    if (weights < 0 || weights > 2) fail("weights: expected 0 (as stored), 1 (f32) or 2 (int8)");
+    Weights want = weights == 2 ? Weights::kInt8 : Weights::kF32;
     std::vector<uint8_t> buffer(js_length(bytes));
     if (!buffer.empty()) {
       val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
     }
-    auto loaded = std::make_shared<GPTModel>(GPTModel::from_safetensors(
-        buffer.data(), buffer.size(), weights.empty() ? nullptr : &want));
+    auto loaded = std::make_shared<GPTModel>(
+        GPTModel::from_safetensors(buffer.data(), buffer.size(), weights == 0 ? nullptr : &want));
     loaded->set_thread_pool(module_pool());  // the module's threads (null: one)
     std::shared_ptr<const GPTModel> model = std::move(loaded);
     return new ModelHandle{std::move(model)};
   });
 }
 
-ModelHandle* load_model_as_stored(val bytes) { return load_model(bytes, ""); }
+ModelHandle* load_model_as_stored(val bytes) { return load_model(bytes, 0); }
 
 // sd.quantizeModelFile(bytes): a float model file -> its 8-bit file (model/quantize.h), as a
 // new Uint8Array.

@@ -124,7 +124,7 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       // { device: 'webgpu' }: a Promise of a GpuModel (webgpu.js); 'wasm' (the default): as before.
       // { weights: 'int8' }: the Linear weights quantized at load (a quantized file loads as it
       // is; 'f32' refuses one).
-      let weights = '';
+      let weights = 0; // M.Model.loadWeights: 0 as stored, 1 f32, 2 int8
       if (options !== undefined) {
         const { device = 'wasm', weights: w, ...gpuOptions } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
         if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
@@ -136,7 +136,7 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
         }
         if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
         if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
-        weights = w ?? '';
+        weights = w === undefined ? 0 : w === 'f32' ? 1 : 2;
       }
       const u8 = bytesArg(bytes, 'a safetensors file');
       let native;
