@@ -109,7 +109,7 @@ test('#only=explorer: no model, no worker, no decoding file precached, <= 300 KB
 });
 
 test('what the other embeddings cost (and the full page, which precaches the decoding files)', async () => {
-  for (const hash of ['#only=residual', '#only=explorer,residual', '#only=step', '#only=pitfalls', '']) {
+  for (const hash of ['#only=residual', '#only=explorer,residual', '#only=step', '#only=models', '#only=pitfalls', '']) {
     const v = await firstVisit(hash);
     costs[hash ? hash : 'the full page'] = { kb: v.kb, rawKb: v.rawKb, requests: v.files.length };
     const decodingFetched = v.files.some((f) => DECODING.test(f.pathname));

@@ -49,15 +49,16 @@ test('a static host: what the learner set before the one reload for isolation is
     loads.push(window.crossOriginIsolated === true);
     sessionStorage.setItem('e2e-loads', JSON.stringify(loads));
   });
-  // Hold back the draft model of the precache: the service worker cannot finish installing,
-  // so cannot take over, so the page cannot reload, until the settings are made.
+  // Hold back the precache's copy of index.html (the page itself is loaded as /, never as
+  // /index.html): the service worker cannot finish installing, so cannot take over, so
+  // the page cannot reload, until the settings are made.
   const http = env.server.server;
   const [serve] = http.listeners('request');
   const held = [];
   let holding = true;
   http.removeAllListeners('request');
   http.on('request', (req, res) => {
-    if (holding && /\/models\/draft\.safetensors/.test(req.url)) held.push(() => serve(req, res));
+    if (holding && /^\/index\.html/.test(req.url)) held.push(() => serve(req, res));
     else serve(req, res);
   });
 

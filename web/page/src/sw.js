@@ -82,18 +82,32 @@ const DECODING_CACHE = 'specdec-decoding';
 const REVISION = 'X-Specdec-Revision';
 const decoding = new Map(manifest.filter((e) => decodingFile(e.url)).map((e) => [new URL(e.url, scope).href, e.revision ?? '']));
 let filling = null;
+/** absolute URL -> the promise of its caching, while a fill fetches it (the route waits for it). */
+const inFlight = new Map();
 
+async function cacheOne(cache, url, revision) {
+  const have = await cache.match(url);
+  if (have && have.headers.get(REVISION) === revision) return;
+  const response = await fetch(url, { cache: revision ? 'reload' : 'default', credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
+  const headers = new Headers(response.headers);
+  headers.set(REVISION, revision);
+  await cache.put(url, new Response(response.body, { status: response.status, statusText: response.statusText, headers }));
+}
+
+// The scripts and the threaded build first (small, and wanted as soon as the worker starts),
+// then the models; each file once, and a request for a file being fetched waits for it.
 async function fillDecoding() {
   const cache = await caches.open(DECODING_CACHE);
-  for (const [url, revision] of decoding) {
-    const have = await cache.match(url);
-    if (have && have.headers.get(REVISION) === revision) continue;
-    const response = await fetch(url, { cache: revision ? 'reload' : 'default', credentials: 'same-origin' });
-    if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
-    const headers = new Headers(response.headers);
-    headers.set(REVISION, revision);
-    await cache.put(url, new Response(response.body, { status: response.status, statusText: response.statusText, headers }));
+  const order = [...decoding].sort(([a], [b]) => Number(a.includes('/models/')) - Number(b.includes('/models/')));
+  let chain = Promise.resolve();
+  for (const [url, revision] of order) {
+    const p = chain.then(() => cacheOne(cache, url, revision));
+    inFlight.set(url, p);
+    p.catch(() => {}).finally(() => inFlight.delete(url));
+    chain = p;
   }
+  await chain;
 }
 
 self.addEventListener('message', (event) => {
@@ -114,7 +128,9 @@ self.addEventListener('activate', (event) => {
 registerRoute(
   ({ url }) => decoding.has(url.origin + url.pathname),
   async ({ request, url }) => {
-    const hit = await caches.match(url.origin + url.pathname, { cacheName: DECODING_CACHE });
+    const key = url.origin + url.pathname;
+    await inFlight.get(key)?.catch(() => {});
+    const hit = await caches.match(key, { cacheName: DECODING_CACHE });
     return withIsolation(hit ?? await fetch(request));
   },
 );
