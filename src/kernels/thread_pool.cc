@@ -96,8 +96,8 @@ void ThreadPool::hold_workers(bool hold) {
 
 ThreadPool::Stats ThreadPool::stats() const {
   constexpr auto r = std::memory_order_relaxed;
-  return {runs_.load(r),         serial_.load(r),       wakeups_.load(r),
-          worker_parts_.load(r), caller_parts_.load(r), caller_sleeps_.load(r)};
+  return {runs_.load(r),         serial_.load(r),        wakeups_.load(r), worker_parts_.load(r),
+          caller_parts_.load(r), caller_sleeps_.load(r), shed_.load(r),    losing_windows_.load(r)};
 }
 
 void ThreadPool::run_erased(int parts, Call call, void* ctx) {
@@ -114,7 +114,16 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
     for (int p = 0; p < parts; ++p) call(ctx, p);
     return;
   }
+  if (shed_left_ > 0 && adaptive_.load(std::memory_order_relaxed)) {
+    --shed_left_;
+    shed_.fetch_add(1, std::memory_order_relaxed);
+    PartScope scope;
+    for (int p = 0; p < parts; ++p) call(ctx, p);
+    return;
+  }
   runs_.fetch_add(1, std::memory_order_relaxed);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   call_ = call;
   ctx_ = ctx;
   done_.store(0, std::memory_order_relaxed);
@@ -132,8 +141,30 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
       s.cv.notify_one();
     }
   }
-  caller_parts_.fetch_add(take_parts(gen), std::memory_order_relaxed);
+  const int mine = take_parts(gen);
+  caller_parts_.fetch_add(mine, std::memory_order_relaxed);
+  const auto t1 = Clock::now();
   wait_for_parts(parts);
+  if (mine > 0) {
+    const auto us = [](Clock::duration d) {
+      return std::chrono::duration<double, std::micro>(d).count();
+    };
+    account(us(t1 - t0) / mine * parts, us(Clock::now() - t0));
+  }
+}
+
+void ThreadPool::account(double alone_us, double took_us) {
+  window_gain_us_ += alone_us - took_us;
+  if (++window_runs_ < kWindowRuns) return;
+  if (window_gain_us_ < 0.0 && adaptive_.load(std::memory_order_relaxed)) {
+    losing_windows_.fetch_add(1, std::memory_order_relaxed);
+    shed_left_ = shed_next_;
+    shed_next_ = shed_next_ * 2 < kMaxShedRuns ? shed_next_ * 2 : kMaxShedRuns;
+  } else {
+    shed_next_ = kMinShedRuns;
+  }
+  window_gain_us_ = 0.0;
+  window_runs_ = 0;
 }
 
 int ThreadPool::take_parts(uint32_t gen) {

@@ -14,6 +14,13 @@
 // to claim, spins briefly for the parts still running and then sleeps too, woken by the last
 // one: a core is never burnt waiting for a thread that needs that very core.
 //
+// Never slower than one thread: a worker preempted inside a part still holds the run up until the
+// OS runs it again (a time slice, milliseconds). So the caller keeps a ledger: for each run, the
+// time it would have taken alone (its own parts' time per part x parts) against the time it
+// took; over a window of kWindowRuns runs, if threads cost more than they saved, the next runs
+// go serial (kMinShedRuns, doubling while threads keep losing, up to kMaxShedRuns), then the
+// workers are tried again. On an idle machine threads always win and nothing is shed.
+//
 // Determinism: the pool only says which thread runs which part. The callers (kernels/parallel.h)
 // split work by outputs — panels of a matmul's output rows, (token, head) pairs of attention —
 // and a part computes the same outputs with the same operations whichever thread takes it, so
@@ -46,6 +53,10 @@ class ThreadPool {
   static constexpr int kDefaultSpinMicros = 1000;
   // How long the caller spins for parts other threads are running before it sleeps.
   static constexpr int kCallerSpinMicros = 100;
+  // The ledger's window and the serial stretch after a losing window (runs).
+  static constexpr int kWindowRuns = 64;
+  static constexpr int kMinShedRuns = 64;
+  static constexpr int kMaxShedRuns = 4096;
 
   // Whether this build can run threads at all (native; WebAssembly built with -pthread).
   static bool has_threads();
@@ -80,18 +91,22 @@ class ThreadPool {
 
   // Counters for benchmarks and tests (relaxed; exact once runs have returned).
   struct Stats {
-    uint64_t runs = 0;           // runs that went to the workers
-    uint64_t serial = 0;         // runs done on the caller alone (nested, concurrent or 1 part)
-    uint64_t wakeups = 0;        // times a worker had to be woken from its condition variable
-    uint64_t worker_parts = 0;   // parts of runs that workers took
-    uint64_t caller_parts = 0;   // parts of runs that the caller took
-    uint64_t caller_sleeps = 0;  // runs whose caller slept waiting for a worker's part
+    uint64_t runs = 0;            // runs that went to the workers
+    uint64_t serial = 0;          // runs done on the caller alone (nested, concurrent or 1 part)
+    uint64_t wakeups = 0;         // times a worker had to be woken from its condition variable
+    uint64_t worker_parts = 0;    // parts of runs that workers took
+    uint64_t caller_parts = 0;    // parts of runs that the caller took
+    uint64_t caller_sleeps = 0;   // runs whose caller slept waiting for a worker's part
+    uint64_t shed = 0;            // runs done serially because threads were losing (the ledger)
+    uint64_t losing_windows = 0;  // windows of the ledger in which threads cost more than one
   };
   Stats stats() const;
 
   // For tests: while held, workers that are woken do not claim parts (as if the OS never ran
   // them); runs still complete, on the caller. Releasing lets them go on.
   void hold_workers(bool hold);
+  // Whether the ledger may send runs serial (default on; benchmarks of raw threads turn it off).
+  void set_adaptive(bool on) { adaptive_.store(on, std::memory_order_relaxed); }
 
  private:
   using Call = void (*)(void*, int);
@@ -100,6 +115,8 @@ class ThreadPool {
   // Claims and runs parts of run `gen` until none is left; returns how many it ran.
   int take_parts(uint32_t gen);
   void wait_for_parts(int parts);
+  // The ledger: one run's time alone (estimated) against its time taken, both in microseconds.
+  void account(double alone_us, double took_us);
 
   // One per worker, on its own cache line: the caller bumps `go` of exactly the workers a run
   // may use, so a worker wakes only for runs it may take part in.
@@ -134,8 +151,15 @@ class ThreadPool {
   std::condition_variable hold_cv_;
   std::mutex run_mu_;  // one run at a time; others run serially
 
+  // The ledger (read and written under run_mu_ only).
+  std::atomic<bool> adaptive_{true};
+  double window_gain_us_ = 0.0;  // time threads saved (negative: cost) in this window
+  int window_runs_ = 0;
+  int shed_left_ = 0;  // runs still to do serially
+  int shed_next_ = kMinShedRuns;
+
   std::atomic<uint64_t> runs_{0}, serial_{0}, wakeups_{0}, worker_parts_{0}, caller_parts_{0},
-      caller_sleeps_{0};
+      caller_sleeps_{0}, shed_{0}, losing_windows_{0};
 };
 
 }  // namespace specdec::kernels

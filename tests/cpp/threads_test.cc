@@ -98,6 +98,7 @@ TEST(ThreadPool, FewerThreadsInUseAfterSetThreads) {
 // find nothing stale to run.
 TEST(ThreadPool, AWorkerThatNeverRunsDoesNotStopARun) {
   ThreadPool pool(2);
+  pool.set_adaptive(false);  // every run offered to the workers (the ledger: below)
   pool.hold_workers(true);
   for (int rep = 0; rep < 100; ++rep) {
     std::vector<std::atomic<int>> hits(5);
@@ -126,6 +127,30 @@ TEST(ThreadPool, TheCallerTakesThePartsAStalledWorkerHasNotClaimed) {
   });
   EXPECT_LE(pool.stats().worker_parts, 2u);  // its stalled part, and at most one it began
   EXPECT_GE(pool.stats().caller_parts, 6u);
+}
+
+// The ledger: when a worker's parts keep the caller waiting longer than doing them itself would
+// take (here a worker that stalls 3 ms in every part it takes), the next runs go serial; with
+// the ledger off they do not.
+TEST(ThreadPool, RunsGoSerialWhileThreadsLose) {
+  const auto stalling = [](ThreadPool& pool, int runs) {
+    const std::thread::id caller = std::this_thread::get_id();
+    for (int r = 0; r < runs; ++r) {
+      pool.run(2, [&](int) {
+        if (std::this_thread::get_id() != caller) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        }
+      });
+    }
+  };
+  ThreadPool pool(2);
+  stalling(pool, ThreadPool::kWindowRuns + 8);
+  EXPECT_GE(pool.stats().losing_windows, 1u);
+  EXPECT_GE(pool.stats().shed, 1u);  // runs after the window ran on the caller alone
+  ThreadPool fixed(2);
+  fixed.set_adaptive(false);
+  stalling(fixed, ThreadPool::kWindowRuns + 8);
+  EXPECT_EQ(fixed.stats().shed, 0u);
 }
 
 TEST(ThreadPool, RejectsBadSizes) {
