@@ -133,8 +133,11 @@ test('"Plain only" and "Speculative only" leave the other column\'s state as it 
   for (const [button, other] of [['#run-plain', 'spec-state'], ['#run-spec', 'plain-state']]) {
     const before = await page.evaluate((id) => {
       const el = document.getElementById(id);
-      window.__otherStates = [];
-      new MutationObserver(() => window.__otherStates.push(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
+      const seen = [];
+      window.__otherStates = seen;
+      window.__otherObserver?.disconnect();
+      window.__otherObserver = new MutationObserver(() => seen.push(el.textContent));
+      window.__otherObserver.observe(el, { childList: true, characterData: true, subtree: true });
       return el.textContent;
     }, other);
     await page.click(button);
