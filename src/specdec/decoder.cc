@@ -358,6 +358,7 @@ void SpeculativeDecoder::supply(ProbMatrix rows, bool logits, std::vector<float>
     fail(who, ": returned rows of ", vocab, " values, ", seen, " before (nLast = ", P.query.n_last,
          ")");
   }
+  const bool first_answer = !seen;
   seen = vocab;
   for (size_t i = 0; i < P.query.n_last; ++i) {
     float* row = rows.data() + i * vocab;
@@ -372,6 +373,15 @@ void SpeculativeDecoder::supply(ProbMatrix rows, bool logits, std::vector<float>
     } else {
       const std::string name = who + " row " + std::to_string(i);
       check_distribution(row, vocab, name.c_str());
+    }
+  }
+  if (first_answer) {  // the first answer tells the vocabulary: the prompt must lie inside it
+    for (size_t i = 0; i < prompt_length_; ++i) {
+      if (tokens_[i] < 0 || static_cast<size_t>(tokens_[i]) >= vocab) {
+        seen = 0;  // asked again, refused again
+        fail("prompt[", i, "]: token id ", tokens_[i], " is outside the vocabulary of ", who,
+             "'s rows [0, ", vocab, ")");
+      }
     }
   }
   if (width) static_cast<ExternalSource&>(target_).set_hidden(std::move(hidden), width);
