@@ -130,7 +130,9 @@ test('Stop ends a speculative run early; the page stays responsive', async () =>
   await setInput(page, 'gen-max', 2000);
   await page.selectOption('#gen-pace', '150');
   await page.click('#run-spec');
-  await page.waitForFunction(() => document.querySelectorAll('#spec-text .tok:not(.prompt)').length >= 2, null, { timeout: 30000 });
+  // Running (after the warm-up and the threads' comparison), with tokens of this run shown.
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'running'
+    && document.querySelectorAll('#spec-text .tok:not(.prompt)').length >= 2, null, { timeout: 30000 });
   // The explorer still reacts while the worker decodes.
   await setInput(page, 'alpha', 0.5);
   assert.equal(await text(page, byTestId('tokens-per-pass')), ((1 - 0.5 ** 5) / 0.5).toFixed(2));
