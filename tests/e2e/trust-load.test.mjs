@@ -58,6 +58,7 @@ const shown = (page) => page.evaluate(() => {
     predicted: q('speedup-predicted').textContent,
     predictedV: q('speedup-predicted-v').textContent,
     v: Number.parseFloat(q('v-measured').textContent),
+    ratios: (q('speedup-measured').dataset.ratios || '').split(',').filter(Boolean).map(Number),
     plainTps: tps('plain-line'),
     specTps: tps('spec-line'),
     vkTrusted: vk.dataset.trusted,
@@ -84,6 +85,7 @@ function assertHonest(s, when) {
     // What the verdict speaks from passes the checks as the test reads the numbers.
     assert.ok(!(spreadOf(s.plainTps) > LIMITS.spread), `${when}: plain repeats ${s.plainTps} agree`);
     assert.ok(!(spreadOf(s.specTps) > LIMITS.spread), `${when}: speculative repeats ${s.specTps} agree`);
+    assert.ok(!(spreadOf(s.ratios) > LIMITS.spread), `${when}: the repeats' speedups ${s.ratios} agree`);
     assert.ok(s.v >= LIMITS.vMin, `${when}: v = ${s.v}`);
     assert.doesNotMatch(s.verdict, busy);
   }

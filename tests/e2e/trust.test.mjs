@@ -59,6 +59,10 @@ test('trust: a run fails when its repeats disagree, its v is below one step, or 
   assert.equal(vs.ok, false);
   assert.match(vs.reasons[0], /v = 3\.40 and the measured v\(5\) = 0\.90 disagree/);
   assert.equal(judgeRun({ v: 0.5, gamma: 4 }).ok, false);
+  // Each run's repeats within the limit, their speedups not (large pair under 3 hogs: 1.42–2.87×).
+  const ratios = judgeRun({ plainTps: [100, 130, 120], specTps: [280, 200, 260], ratios: [2.87, 1.42, 2.1], v: 1.75, gamma: 4 });
+  assert.equal(ratios.ok, false);
+  assert.match(ratios.reasons[0], /speedups ranged over 1\.42–2\.87×/);
 });
 
 test('trust: a lab card\'s plain chunks judged; several judgements as one; the busy words', () => {

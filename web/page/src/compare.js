@@ -50,7 +50,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     // measured at this thread count (trust.js)?
     const tps = (res) => (res?.runs?.length > 1 ? res.runs.map((r) => r.tokensPerSecond) : []);
     const trust = judgeRun({
-      plainTps: tps(results.plain), specTps: tps(results.spec),
+      plainTps: tps(results.plain), specTps: tps(results.spec), ratios: results.pairedRatios ?? [],
       v: f.formula ? f.v : NaN, gamma: f.gamma,
       vk: f.formula && f.specSt.backend?.backend !== 'gpu' ? vk.measuredV(used, f.gamma + 1) : NaN,
     });

@@ -5,7 +5,7 @@
 // passes the page times are slowed by whatever was running at the moment, not by what they
 // compute, and any sentence drawn from them explains noise. The checks (LIMITS):
 //   repeats agree      timings of the same work (the passes over k tokens of the v(k)
-//                      measurement, a run's timed repeats, the plain chunks of a lab card) lie
+//                      measurement, a run's timed repeats and their speedups, the plain chunks of a lab card) lie
 //                      within LIMITS.spread of each other: upper quartile ÷ lower quartile
 //                      (for two or three values, largest ÷ smallest);
 //   v(k) ≥ ~1, rising  a pass over k tokens costs at least LIMITS.vMin one-token passes, and no
@@ -112,14 +112,15 @@ export function judgeThreads({ T, B1 = null, BT = null, P1 = null, PT = null }) 
 
 /**
  * A run's costs judged: its timed repeats agree (tokens/s of the plain runs, of the speculative
- * runs), its v is at least LIMITS.vMin, and it agrees with the v(γ + 1) of the v(k) measurement
+ * runs, and the repeats' ratios of the two), its v is at least LIMITS.vMin, and it agrees with the v(γ + 1) of the v(k) measurement
  * within LIMITS.runVsVk when that one is known (and trusted).
- * @param {{ plainTps?: number[], specTps?: number[], v?: number, gamma?: number, vk?: number }} m
+ * @param {{ plainTps?: number[], specTps?: number[], ratios?: number[], v?: number, gamma?: number, vk?: number }} m
  */
-export function judgeRun({ plainTps = [], specTps = [], v = NaN, gamma = 0, vk = NaN }) {
+export function judgeRun({ plainTps = [], specTps = [], ratios = [], v = NaN, gamma = 0, vk = NaN }) {
   const reasons = [];
   if (!agree(plainTps)) reasons.push(`the plain repeats ran at ${range(plainTps)} tokens/s`);
   if (!agree(specTps)) reasons.push(`the speculative repeats ran at ${range(specTps)} tokens/s`);
+  if (agree(plainTps) && agree(specTps) && !agree(ratios)) reasons.push(`the repeats' speedups ranged over ${range(ratios)}×`);
   if (Number.isFinite(v) && v < LIMITS.vMin) {
     reasons.push(`verifying γ + 1 = ${gamma + 1} tokens cost v = ${f2(v)} plain steps, less than one step`);
   } else if (Number.isFinite(v) && vk > 0 && v > 0 && Math.max(v / vk, vk / v) > LIMITS.runVsVk) {
