@@ -1,5 +1,6 @@
 #include "kernels/thread_pool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -114,16 +115,24 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
     for (int p = 0; p < parts; ++p) call(ctx, p);
     return;
   }
-  if (shed_left_ > 0 && adaptive_.load(std::memory_order_relaxed)) {
-    --shed_left_;
-    shed_.fetch_add(1, std::memory_order_relaxed);
-    PartScope scope;
-    for (int p = 0; p < parts; ++p) call(ctx, p);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const auto us = [](Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+  };
+  double gap_us = last_end_ == Clock::time_point{} ? 0.0 : us(t0 - last_end_);
+  if (gap_us > kGapCapMicros) gap_us = kGapCapMicros;
+  if (adaptive_.load(std::memory_order_relaxed) && serial_next()) {
+    shed_.fetch_add(phase_ == Phase::kShed, std::memory_order_relaxed);
+    {
+      PartScope scope;
+      for (int p = 0; p < parts; ++p) call(ctx, p);
+    }
+    last_end_ = Clock::now();
+    account(gap_us + us(last_end_ - t0), 0.0);
     return;
   }
   runs_.fetch_add(1, std::memory_order_relaxed);
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
   call_ = call;
   ctx_ = ctx;
   done_.store(0, std::memory_order_relaxed);
@@ -145,26 +154,66 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   caller_parts_.fetch_add(mine, std::memory_order_relaxed);
   const auto t1 = Clock::now();
   wait_for_parts(parts);
-  if (mine > 0) {
-    const auto us = [](Clock::duration d) {
-      return std::chrono::duration<double, std::micro>(d).count();
-    };
-    account(us(t1 - t0) / mine * parts, us(Clock::now() - t0));
-  }
+  last_end_ = Clock::now();
+  const double took_us = us(last_end_ - t0);
+  // What threads saved on this run: the caller's own parts' time scaled to every part, against
+  // the time taken (negative: a worker's part kept the caller waiting).
+  const double saved_us = mine > 0 ? us(t1 - t0) / mine * parts - took_us : 0.0;
+  account(gap_us + took_us, saved_us);
 }
 
-void ThreadPool::account(double alone_us, double took_us) {
-  window_gain_us_ += alone_us - took_us;
-  if (++window_runs_ < kWindowRuns) return;
-  if (window_gain_us_ < 0.0 && adaptive_.load(std::memory_order_relaxed)) {
-    losing_windows_.fetch_add(1, std::memory_order_relaxed);
-    shed_left_ = shed_next_;
-    shed_next_ = shed_next_ * 2 < kMaxShedRuns ? shed_next_ * 2 : kMaxShedRuns;
-  } else {
-    shed_next_ = kMinShedRuns;
+bool ThreadPool::serial_next() {
+  if (phase_ != Phase::kShed) return phase_ == Phase::kProbe;
+  if (shed_left_ > 0) {
+    --shed_left_;
+    return true;
   }
-  window_gain_us_ = 0.0;
+  phase_ = Phase::kParallel;  // try threads again
+  window_us_ = 0.0;
   window_runs_ = 0;
+  window_saved_us_ = 0.0;
+  return false;
+}
+
+void ThreadPool::account(double run_us, double saved_us) {
+  if (!adaptive_.load(std::memory_order_relaxed) || phase_ == Phase::kShed) return;
+  window_us_ += run_us;
+  window_saved_us_ += saved_us;
+  if (++window_runs_ < kWindowRuns) return;
+  const double mean_us = window_us_ / window_runs_;
+  const bool losing = window_saved_us_ < 0.0;
+  window_us_ = window_saved_us_ = 0.0;
+  window_runs_ = 0;
+  switch (phase_) {
+    case Phase::kParallel:
+      parallel_mean_us_ = mean_us;
+      if (losing || ++windows_since_probe_ >= probe_every_) {
+        windows_since_probe_ = 0;
+        phase_ = Phase::kProbe;
+      }
+      return;
+    case Phase::kProbe:
+      serial_mean_us_ = mean_us;
+      phase_ = Phase::kConfirm;
+      return;
+    case Phase::kConfirm:
+    case Phase::kShed:
+      break;
+  }
+  // One thread against the parallel windows on either side of it, the quicker of the two (the
+  // window before may hold a prompt's pass or the first wake-ups).
+  if (serial_mean_us_ < kShedMargin * std::min(parallel_mean_us_, mean_us)) {
+    losing_windows_.fetch_add(1, std::memory_order_relaxed);
+    phase_ = Phase::kShed;
+    shed_left_ = shed_next_;
+    shed_next_ = std::min(shed_next_ * 2, kMaxShedRuns);
+    probe_every_ = kMinProbeEvery;
+  } else {
+    phase_ = Phase::kParallel;
+    parallel_mean_us_ = mean_us;
+    shed_next_ = kMinShedRuns;
+    probe_every_ = std::min(probe_every_ * 2, kMaxProbeEvery);
+  }
 }
 
 int ThreadPool::take_parts(uint32_t gen) {
@@ -192,19 +241,21 @@ int ThreadPool::take_parts(uint32_t gen) {
   return ran;
 }
 
-void ThreadPool::wait_for_parts(int parts) {
+bool ThreadPool::wait_for_parts(int parts) {
   // Acquire: every part's writes are visible once its count is.
   const auto all_done = [&] { return done_.load(std::memory_order_acquire) == parts; };
-  if (spin_until(all_done, kCallerSpinMicros)) return;
+  if (spin_until(all_done, kCallerSpinMicros)) return false;
   // A part still runs on a worker that may share this core with other programs: sleep until
   // the last part wakes us rather than take the core it needs.
   std::unique_lock<std::mutex> lock(caller_mu_);
   caller_sleeping_.store(true, std::memory_order_seq_cst);
-  if (done_.load(std::memory_order_seq_cst) != parts) {
+  const bool sleep = done_.load(std::memory_order_seq_cst) != parts;
+  if (sleep) {
     caller_sleeps_.fetch_add(1, std::memory_order_relaxed);
     caller_cv_.wait(lock, [&] { return done_.load(std::memory_order_seq_cst) == parts; });
   }
   caller_sleeping_.store(false, std::memory_order_relaxed);
+  return sleep;
 }
 
 void ThreadPool::worker_loop(int id) {

@@ -15,11 +15,16 @@
 // one: a core is never burnt waiting for a thread that needs that very core.
 //
 // Never slower than one thread: a worker preempted inside a part still holds the run up until the
-// OS runs it again (a time slice, milliseconds). So the caller keeps a ledger: for each run, the
-// time it would have taken alone (its own parts' time per part x parts) against the time it
-// took; over a window of kWindowRuns runs, if threads cost more than they saved, the next runs
-// go serial (kMinShedRuns, doubling while threads keep losing, up to kMaxShedRuns), then the
-// workers are tried again. On an idle machine threads always win and nothing is shed.
+// OS runs it again (a time slice, milliseconds), and a worker that shares a core with other
+// programs takes CPU time the caller's serial work needs. So the caller compares, now and
+// then, what it gets: after a window of kWindowRuns parallel runs — when threads lost time in
+// it (the caller's own parts, scaled to all parts, say the runs would have been quicker alone),
+// and otherwise every probe_every windows (1, doubling up to 32 while threads keep winning) —
+// it runs a window serially, then one more in parallel. A window's time counts each run and
+// the gap before it (capped at kGapCapMicros: the caller's serial work, which a busy worker
+// slows too). Serial quicker than both parallel windows by kShedMargin: the next runs stay
+// serial (kMinShedRuns, doubling while serial keeps winning, up to kMaxShedRuns), then threads
+// are tried again. Idle, threads win and little is probed.
 //
 // Determinism: the pool only says which thread runs which part. The callers (kernels/parallel.h)
 // split work by outputs — panels of a matmul's output rows, (token, head) pairs of attention —
@@ -35,6 +40,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -53,10 +59,13 @@ class ThreadPool {
   static constexpr int kDefaultSpinMicros = 1000;
   // How long the caller spins for parts other threads are running before it sleeps.
   static constexpr int kCallerSpinMicros = 100;
-  // The ledger's window and the serial stretch after a losing window (runs).
+  // The comparison of threads against one thread (runs), see above.
   static constexpr int kWindowRuns = 64;
-  static constexpr int kMinShedRuns = 64;
-  static constexpr int kMaxShedRuns = 4096;
+  static constexpr int kMinProbeEvery = 1, kMaxProbeEvery = 32;
+  static constexpr int kMinShedRuns = 512;
+  static constexpr int kMaxShedRuns = 8192;
+  static constexpr int kGapCapMicros = 2000;
+  static constexpr double kShedMargin = 0.95;  // serial must take under this x parallel
 
   // Whether this build can run threads at all (native; WebAssembly built with -pthread).
   static bool has_threads();
@@ -97,15 +106,16 @@ class ThreadPool {
     uint64_t worker_parts = 0;    // parts of runs that workers took
     uint64_t caller_parts = 0;    // parts of runs that the caller took
     uint64_t caller_sleeps = 0;   // runs whose caller slept waiting for a worker's part
-    uint64_t shed = 0;            // runs done serially because threads were losing (the ledger)
-    uint64_t losing_windows = 0;  // windows of the ledger in which threads cost more than one
+    uint64_t shed = 0;            // runs done serially because one thread was faster
+    uint64_t losing_windows = 0;  // comparisons one thread won
   };
   Stats stats() const;
 
   // For tests: while held, workers that are woken do not claim parts (as if the OS never ran
   // them); runs still complete, on the caller. Releasing lets them go on.
   void hold_workers(bool hold);
-  // Whether the ledger may send runs serial (default on; benchmarks of raw threads turn it off).
+  // Whether the pool may compare and go serial (default on; benchmarks of raw threads turn it
+  // off).
   void set_adaptive(bool on) { adaptive_.store(on, std::memory_order_relaxed); }
 
  private:
@@ -114,9 +124,12 @@ class ThreadPool {
   void worker_loop(int id);
   // Claims and runs parts of run `gen` until none is left; returns how many it ran.
   int take_parts(uint32_t gen);
-  void wait_for_parts(int parts);
-  // The ledger: one run's time alone (estimated) against its time taken, both in microseconds.
-  void account(double alone_us, double took_us);
+  // Returns whether the caller slept.
+  bool wait_for_parts(int parts);
+  // Whether the next run goes serial (a probe or a shed stretch), and the bookkeeping of the
+  // comparison after a run: its time with the gap before it, and the time threads saved on it.
+  bool serial_next();
+  void account(double run_us, double saved_us);
 
   // One per worker, on its own cache line: the caller bumps `go` of exactly the workers a run
   // may use, so a worker wakes only for runs it may take part in.
@@ -151,12 +164,20 @@ class ThreadPool {
   std::condition_variable hold_cv_;
   std::mutex run_mu_;  // one run at a time; others run serially
 
-  // The ledger (read and written under run_mu_ only).
+  // The comparison (read and written under run_mu_ only).
+  enum class Phase { kParallel, kProbe, kConfirm, kShed };
   std::atomic<bool> adaptive_{true};
-  double window_gain_us_ = 0.0;  // time threads saved (negative: cost) in this window
+  Phase phase_ = Phase::kParallel;
+  double window_us_ = 0.0;  // time of this window's runs, gaps included
   int window_runs_ = 0;
+  double window_saved_us_ = 0.0;  // time threads saved in this window (negative: lost)
+  int probe_every_ = kMinProbeEvery;
+  double parallel_mean_us_ = 0.0;  // the last parallel window's time per run
+  double serial_mean_us_ = 0.0;    // the last probe's
+  int windows_since_probe_ = 0;
   int shed_left_ = 0;  // runs still to do serially
   int shed_next_ = kMinShedRuns;
+  std::chrono::steady_clock::time_point last_end_{};  // when the last run returned
 
   std::atomic<uint64_t> runs_{0}, serial_{0}, wakeups_{0}, worker_parts_{0}, caller_parts_{0},
       caller_sleeps_{0}, shed_{0}, losing_windows_{0};

@@ -129,9 +129,10 @@ TEST(ThreadPool, TheCallerTakesThePartsAStalledWorkerHasNotClaimed) {
   EXPECT_GE(pool.stats().caller_parts, 6u);
 }
 
-// The ledger: when a worker's parts keep the caller waiting longer than doing them itself would
-// take (here a worker that stalls 3 ms in every part it takes), the next runs go serial; with
-// the ledger off they do not.
+// One thread against threads: when a worker's parts keep the caller waiting (here a worker that
+// stalls 3 ms in every part it takes), a window of parallel runs is followed by a serial probe
+// and one more parallel window; the probe wins, and the next runs go serial; with the comparison
+// off they do not.
 TEST(ThreadPool, RunsGoSerialWhileThreadsLose) {
   const auto stalling = [](ThreadPool& pool, int runs) {
     const std::thread::id caller = std::this_thread::get_id();
@@ -144,12 +145,12 @@ TEST(ThreadPool, RunsGoSerialWhileThreadsLose) {
     }
   };
   ThreadPool pool(2);
-  stalling(pool, ThreadPool::kWindowRuns + 8);
+  stalling(pool, 3 * ThreadPool::kWindowRuns + 8);
   EXPECT_GE(pool.stats().losing_windows, 1u);
-  EXPECT_GE(pool.stats().shed, 1u);  // runs after the window ran on the caller alone
+  EXPECT_GE(pool.stats().shed, 1u);  // runs after the probe ran on the caller alone
   ThreadPool fixed(2);
   fixed.set_adaptive(false);
-  stalling(fixed, ThreadPool::kWindowRuns + 8);
+  stalling(fixed, 3 * ThreadPool::kWindowRuns + 8);
   EXPECT_EQ(fixed.stats().shed, 0u);
 }
 
