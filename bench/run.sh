@@ -12,7 +12,8 @@
 # transformers.js as specdec's target against its own generate() (`--skip transformers`), and
 # bench/gpu.mjs the GPT on WebGPU in Chromium with whatever adapter is there (here SwiftShader,
 # a software adapter: labelled so; `--skip gpu`); bench/browser.mjs the page's verdict against the
-# library in the same Chromium (`--skip page`). The machine should be otherwise
+# library in the same Chromium (`--skip page`); bench/load.mjs 1 and 2 threads under CPU hogs
+# (`--skip load`). The machine should be otherwise
 # idle: figures are wall-clock medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,4 +78,10 @@ case "$args" in
   *" --skip "*gpu*|*"--skip="*gpu*) ;;
   *" --quick "*) node bench/gpu.mjs --repeats 1 ;;
   *) node bench/gpu.mjs ;;
+esac
+# A busy machine: 1 and 2 threads while 0, 1, 2 and 4 CPU hogs run (native, Node, Chromium).
+case "$args" in
+  *" --skip "*load*|*"--skip="*load*) ;;
+  *" --quick "*) node bench/load.mjs --hogs 0,2 --repeats 1 ;;
+  *) node bench/load.mjs ;;
 esac

@@ -1,0 +1,203 @@
+#!/usr/bin/env node
+// Decoding on a busy machine (issue 38): plain and speculative decoding at 1 and 2 threads while
+// a number of CPU hogs run — processes that spin, started and stopped here, bounded in time — in
+// WASM under Node (the npm package), in WASM in headless Chromium (a module Worker, as the page
+// decodes) and natively (build/specdec generate). Each hog count is measured in its own block;
+// within a block every repeat runs every side, mode and thread count in turn (the order of 1
+// and 2 threads alternates), so a slow minute weighs on both alike. Prints ms per token and the
+// ratio 2 threads ÷ 1 thread in speed (> 1: two threads faster), each from the same block.
+//
+//   node bench/load.mjs [--hogs 0,1,2,4] [--repeats 3] [--max-tokens 100] [--pair small|large]
+//                       [--gamma 3] [--skip native,node,chromium] [--json FILE]
+//                       [--cli PATH]   (another build of the native CLI, for an A/B)
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { stats, cell } from './stats.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values: opt } = parseArgs({
+  options: {
+    hogs: { type: 'string', default: '0,1,2,4' },
+    repeats: { type: 'string', default: '3' },
+    'max-tokens': { type: 'string', default: '100' },
+    pair: { type: 'string', default: 'small' },
+    gamma: { type: 'string', default: '3' },
+    skip: { type: 'string', default: '' },
+    json: { type: 'string' },
+    cli: { type: 'string' },
+  },
+});
+const fail = (m) => {
+  console.error(`bench/load: ${m}`);
+  process.exit(2);
+};
+const HOGS = opt.hogs.split(',').map(Number);
+if (HOGS.some((h) => !Number.isInteger(h) || h < 0 || h > 16)) fail('--hogs: a list of counts in 0..16, such as 0,1,2,4');
+const REPEATS = Number(opt.repeats);
+const MAX_TOKENS = Number(opt['max-tokens']);
+const GAMMA = Number(opt.gamma);
+if (!(REPEATS >= 1) || !(MAX_TOKENS >= 1) || !(GAMMA >= 1)) fail('--repeats, --max-tokens, --gamma: positive integers');
+const SKIP = new Set(opt.skip.split(',').filter(Boolean));
+const PAIRS = {
+  small: { target: 'models/target.safetensors', draft: 'models/draft.safetensors' },
+  large: { target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors' },
+};
+const PAIR = PAIRS[opt.pair] ?? fail('--pair: small or large');
+const PROMPT = 'ROMEO:\nWhat light through yonder window breaks?\n';
+const THREADS = [1, 2];
+const MODES = ['plain', 'speculative'];
+
+const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+const field = (k) => cpuinfo.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm'))?.[1]?.trim();
+const CPU = `${field('model name') ?? 'unknown CPU'} (family ${field('cpu family')}, model ${field('model')}), ${os.availableParallelism()} logical CPUs`;
+const log = (m) => process.stderr.write(`bench/load: ${m}\n`);
+
+// ---- the hogs: processes that spin until killed or for at most 15 minutes
+const hogs = new Set();
+function startHogs(n) {
+  for (let i = 0; i < n; i++) {
+    const p = spawn(process.execPath, ['-e', 'const end = Date.now() + 900000; while (Date.now() < end);'], { stdio: 'ignore' });
+    hogs.add(p);
+    p.on('exit', () => hogs.delete(p));
+  }
+}
+function stopHogs() {
+  for (const p of hogs) p.kill('SIGKILL');
+  hogs.clear();
+}
+process.on('exit', stopHogs);
+for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => process.exit(130));
+
+// ---- the three sides: each decode(mode, threads) -> ms per token (the prompt's pass not timed)
+const sides = [];
+
+if (!SKIP.has('native')) {
+  const cli = path.resolve(ROOT, opt.cli ?? 'build/specdec');
+  if (!existsSync(cli)) fail(`${cli} missing: build it (cmake --build build) or --skip native`);
+  sides.push({
+    name: 'native',
+    decode(mode, threads) {
+      const args = ['generate', '--target', path.join(ROOT, PAIR.target), '--prompt', PROMPT, '--max-tokens', String(MAX_TOKENS),
+        '--temperature', '0', '--threads', String(threads), '--json',
+        ...(mode === 'plain' ? ['--plain'] : ['--draft', path.join(ROOT, PAIR.draft), '--gamma', String(GAMMA)])];
+      const out = JSON.parse(execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
+      return out.stats.ms_per_token; // wall time over tokens, the prompt's pass included
+    },
+  });
+}
+
+let sd = null;
+if (!SKIP.has('node')) {
+  const { loadSpecdec } = await import(path.join(ROOT, 'web/lib/node.js'));
+  sd = await loadSpecdec({ threads: 2 });
+  if (sd.maxThreads < 2) fail(`the package started ${sd.maxThreads} thread(s): ${sd.threadsUnavailableReason ?? ''}`);
+  const target = sd.loadModel(readFileSync(path.join(ROOT, PAIR.target)));
+  const draft = sd.loadModel(readFileSync(path.join(ROOT, PAIR.draft)));
+  sides.push({
+    name: 'WASM, Node',
+    decode(mode, threads) {
+      sd.setThreads(threads);
+      const dec = sd.createDecoder(mode === 'plain'
+        ? { target, plain: true, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 }
+        : { target, draft, gamma: GAMMA, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 });
+      try {
+        dec.step();
+        const first = dec.generatedTokens.length;
+        const t0 = performance.now();
+        while (!dec.done) dec.step();
+        return (performance.now() - t0) / Math.max(1, dec.generatedTokens.length - first);
+      } finally {
+        dec.dispose();
+      }
+    },
+  });
+}
+
+let browser = null;
+if (!SKIP.has('chromium')) {
+  if (!existsSync('/usr/bin/chromium')) fail('Chromium missing (/usr/bin/chromium): install it or --skip chromium');
+  const { launchChromium } = await import('../scripts/lib/chromium.mjs');
+  const { startServer } = await import('../web/page/serve.mjs');
+  const server = await startServer({ root: ROOT });
+  const { context, userDataDir } = await launchChromium('specdec-load-');
+  browser = { server, context, userDataDir };
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(600000);
+  await page.goto(`${server.url.replace(/\/$/, '')}/bench/load/index.html`);
+  await page.waitForFunction(() => window.benchReady === true);
+  sides.push({
+    name: 'WASM, Chromium',
+    async decode(mode, threads) {
+      const r = await page.evaluate((a) => window.decode(a), {
+        threads, model: `/${PAIR.target}`, ...(mode === 'plain' ? {} : { draft: `/${PAIR.draft}`, gamma: GAMMA }),
+        prompt: PROMPT, maxTokens: MAX_TOKENS, warmups: 0,
+      });
+      if (threads > 1 && r.threadsInUse < threads) throw new Error(`Chromium ran ${r.threadsInUse} thread(s): ${r.reason}`);
+      return r.msPerToken;
+    },
+  });
+}
+if (!sides.length) fail('every side skipped');
+
+// ---- warm-up (compilation, page faults), then one block per hog count
+for (const side of sides) for (const mode of MODES) for (const t of THREADS) await side.decode(mode, t);
+
+const result = { cpu: CPU, pair: opt.pair, gamma: GAMMA, maxTokens: MAX_TOKENS, repeats: REPEATS, blocks: [] };
+try {
+  for (const h of HOGS) {
+    startHogs(h);
+    await new Promise((r) => setTimeout(r, 500));
+    const load0 = os.loadavg()[0];
+    const ms = {}; // side -> mode -> threads -> [ms per token]
+    for (let r = 0; r < REPEATS; r++) {
+      const order = r % 2 ? [...THREADS].reverse() : THREADS;
+      for (const side of sides) {
+        for (const mode of MODES) {
+          for (const t of order) {
+            log(`${h} hog(s), repeat ${r + 1}/${REPEATS}: ${side.name} ${mode} ${t} thread(s)`);
+            ((ms[side.name] ??= {})[mode] ??= {})[t] ??= [];
+            ms[side.name][mode][t].push(await side.decode(mode, t));
+          }
+        }
+      }
+    }
+    stopHogs();
+    const block = { hogs: h, loadAvg: load0, rows: [] };
+    for (const side of sides) {
+      for (const mode of MODES) {
+        const m = ms[side.name][mode];
+        // Per repeat: one thread's ms ÷ two threads' (the two ran back to back).
+        const ratios = m[1].map((x, i) => x / m[2][i]);
+        block.rows.push({ side: side.name, mode, ms1: stats(m[1]), ms2: stats(m[2]), speed2over1: stats(ratios) });
+      }
+    }
+    result.blocks.push(block);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+} finally {
+  stopHogs();
+  if (browser) {
+    await browser.context.close();
+    await browser.server.close();
+  }
+}
+
+console.log(`# specdec under load: ${opt.pair} pair, ${MAX_TOKENS} tokens, greedy, γ ${GAMMA}; ${CPU}`);
+console.log('ms per token: median [min–max] of the repeats; 2T ÷ 1T: speed of two threads over one, per repeat\n');
+console.log('| hogs | side | mode | 1 thread | 2 threads | 2T ÷ 1T speed |');
+console.log('|---|---|---|---|---|---|');
+for (const b of result.blocks) {
+  for (const row of b.rows) {
+    console.log(`| ${b.hogs} | ${row.side} | ${row.mode} | ${cell(row.ms1, 3)} | ${cell(row.ms2, 3)} | ${cell(row.speed2over1, 2)} |`);
+  }
+}
+const worst = Math.min(...result.blocks.filter((b) => b.hogs > 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median)));
+const idle = result.blocks.filter((b) => b.hogs === 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median));
+console.log(`\nunder load, the worst 2T ÷ 1T median: ${Number.isFinite(worst) ? worst.toFixed(2) : '–'} (goal ≥ 0.9)`);
+if (idle.length) console.log(`idle, 2T ÷ 1T medians: ${idle.map((x) => x.toFixed(2)).join(' / ')} (goal ≥ 1.5)`);
+if (opt.json) writeFileSync(opt.json, JSON.stringify(result, null, 2));
+process.exit(0);
