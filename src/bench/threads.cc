@@ -23,12 +23,20 @@ void check_threads(const kernels::ThreadPool& pool, const std::vector<int>& thre
   }
 }
 
-// Restores the pool's thread count when a measurement ends (or throws).
+// Restores the pool's thread count when a measurement ends (or throws). raw: the pool's serial
+// probes off meanwhile (the physics of T threads); decoding keeps them, as users get it.
 struct ThreadsScope {
   kernels::ThreadPool& pool;
   int saved;
-  explicit ThreadsScope(kernels::ThreadPool& p) : pool(p), saved(p.threads()) {}
-  ~ThreadsScope() { pool.set_threads(saved); }
+  bool adaptive;
+  ThreadsScope(kernels::ThreadPool& p, bool raw)
+      : pool(p), saved(p.threads()), adaptive(p.adaptive()) {
+    if (raw) pool.set_adaptive(false);
+  }
+  ~ThreadsScope() {
+    pool.set_threads(saved);
+    pool.set_adaptive(adaptive);
+  }
 };
 
 }  // namespace
@@ -54,7 +62,7 @@ std::vector<ThreadPhysics> thread_physics(const GPTModel& target, const GPTModel
   if (target.thread_pool() != &pool || draft.thread_pool() != &pool) {
     fail("threads: the models must run on the measured pool");
   }
-  ThreadsScope scope(pool);
+  ThreadsScope scope(pool, /*raw=*/true);
   const size_t bytes = matmul_weight_bytes(target);
   const std::vector<size_t> pasts = decode_contexts(target.config().block_size);
   PassTimer timer(target, pasts, max_k);
@@ -92,9 +100,10 @@ std::vector<ThreadPhysics> thread_physics(const GPTModel& target, const GPTModel
     const bool int8 = target.weight_type() == Weights::kInt8;
     if (int8) t.peak_int_gops = int_dot_gops(repeats, min_ms, &pool);
     t.fork_join_us = fork_join_us(pool, repeats);
-    const uint64_t runs0 = pool.stats().runs;
+    const uint64_t runs0 = pool.stats().runs + pool.stats().shed;
     timer.once(1);
-    t.regions_per_pass = double(pool.stats().runs - runs0) / (pasts.size() * 5);  // 5 calls each
+    t.regions_per_pass =  // 5 calls each
+        double(pool.stats().runs + pool.stats().shed - runs0) / (pasts.size() * 5);
     t.draft_step_ms = summarize(draft_ms[i]);
     for (size_t k = 1; k <= max_k; ++k) {
       t.pass_ms.push_back(summarize(pass[i][k]));
@@ -114,7 +123,7 @@ std::vector<ThreadDecoding> decode_by_threads(const GPTModel& target, const GPTM
   check_threads(pool, threads);
   if (gamma_max < 1 || gamma_max > 16) fail("threads: gamma_max must be in 1..16");
   if (repeats < 1) fail("threads: repeats must be >= 1, got ", repeats);
-  ThreadsScope scope(pool);
+  ThreadsScope scope(pool, /*raw=*/false);
   std::vector<std::vector<int>> prompt_ids;
   for (const std::string& p : prompts()) {
     std::vector<int> ids;

@@ -3,7 +3,8 @@
 //   setupThreads(n) -> threads started: n in 1..64, once per instance (n in the threaded build,
 //     1 otherwise); later calls must ask for the same n
 //   setThreads(n) / threadsInUse() / maxThreads(): how many of them a pass uses
-//   threadStats() -> { runs, serial, wakeups } of the pool
+//   threadStats() -> { runs, serial, wakeups, workerParts, callerParts, shed, serialWins } of the
+//                    pool
 //   measurePeakGflops(repeats, threads) -> { median, min, max, runs }: mul+add GFLOP/s of
 //     `threads` threads at once (the page's arithmetic ceiling P(T))
 #include <emscripten/bind.h>
@@ -79,21 +80,30 @@ val thread_stats() {
   o.set("runs", static_cast<double>(s.runs));
   o.set("serial", static_cast<double>(s.serial));
   o.set("wakeups", static_cast<double>(s.wakeups));
+  o.set("workerParts", static_cast<double>(s.worker_parts));
+  o.set("callerParts", static_cast<double>(s.caller_parts));
+  o.set("shed", static_cast<double>(s.shed));
+  o.set("serialWins", static_cast<double>(s.losing_windows));
   return o;
 }
 
-// Runs f with the pool set to `threads` threads, then restores the count in use.
+// Runs f with the pool set to `threads` threads, then restores the count in use. The physics
+// (B(T), P(T)) is of raw threads: the pool's serial probes are off meanwhile.
 template <typename F>
 auto with_threads(int threads, F f) {
   kernels::ThreadPool* pool = pool_slot().get();
   if (!pool || threads == 1) return f(static_cast<kernels::ThreadPool*>(nullptr));
-  const int saved = pool->threads();
-  pool->set_threads(threads);
   struct Restore {
     kernels::ThreadPool* p;
     int n;
-    ~Restore() { p->set_threads(n); }
-  } restore{pool, saved};
+    bool adaptive;
+    ~Restore() {
+      p->set_threads(n);
+      p->set_adaptive(adaptive);
+    }
+  } restore{pool, pool->threads(), pool->adaptive()};
+  pool->set_threads(threads);
+  pool->set_adaptive(false);
   return f(pool);
 }
 

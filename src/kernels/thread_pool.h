@@ -117,6 +117,7 @@ class ThreadPool {
   // Whether the pool may compare and go serial (default on; benchmarks of raw threads turn it
   // off).
   void set_adaptive(bool on) { adaptive_.store(on, std::memory_order_relaxed); }
+  bool adaptive() const { return adaptive_.load(std::memory_order_relaxed); }
 
  private:
   using Call = void (*)(void*, int);

@@ -730,8 +730,22 @@ export interface Specdec {
   readonly threaded: boolean;
   /** Uses n of the started threads from now on (1 .. maxThreads; SpecdecError otherwise). */
   setThreads(n: number): void;
-  /** The thread pool's counters: parallel regions run, run serially, worker wake-ups. */
-  threadStats(): { runs: number; serial: number; wakeups: number };
+  /** The thread pool's counters (cumulative since the instance started). */
+  threadStats(): {
+    /** Runs offered to the workers. */
+    runs: number;
+    /** Runs done on the calling thread alone (nested, concurrent or one part). */
+    serial: number;
+    /** Times a worker was woken from sleep. */
+    wakeups: number;
+    /** Parts the workers took, and parts the calling thread took, in runs offered to workers. */
+    workerParts: number;
+    callerParts: number;
+    /** Runs done serially because a serial probe beat the threads (a busy machine). */
+    shed: number;
+    /** Serial probes that beat the threads. */
+    serialWins: number;
+  };
 
   /** 32: the largest gamma. */
   readonly maxGamma: number;
