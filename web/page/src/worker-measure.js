@@ -60,14 +60,15 @@ export const WARM_MAX_MS = 6000;
  * against 174-264 for the second repeat, 20 loads of 20), as the library's own warm-up of
  * whole decodes does not: the positions past the rounds' few dozen (attention over a longer
  * cache, the cache's memory growing) are first reached there. Progress as 'warm-progress' events. Does nothing when the worker is already warm
- * for this target, thread count, backend and drafter (state.warmFor).
+ * for this target, thread count, backend and drafter (state.warmFor; a warm-up at T threads
+ * holds for 1 thread too).
  */
 export async function warmup(msg) {
   requireIdleModels();
   const o = msg.options ?? {};
   useThreads(o.threads);
   const key = warmKey(o);
-  if (!msg.force && state.warmFor === key) return { skipped: true, rounds: [], passes: 0, ms: 0, key };
+  if (!msg.force && state.warmFor.includes(key)) return { skipped: true, rounds: [], passes: 0, ms: 0, key };
   state.running = true;
   state.stopRequested = false;
   const t0 = performance.now();
@@ -100,12 +101,14 @@ export async function warmup(msg) {
   }
   const stopped = state.stopRequested;
   state.stopRequested = false;
-  if (!stopped) state.warmFor = key;
+  // Warm at T threads is warm at 1 too: the same compiled code and decoders' memory, the caller
+  // taking every chunk (compare.js may run at 1 after this, and measureVk warm-up at 1 then).
+  if (!stopped) state.warmFor = [key, warmKey(o, 1)];
   return { skipped: false, warm, stopped, rounds, passes, ms: performance.now() - t0, key };
 }
 
 /** What a warm-up holds for: the target, the thread count, the backend and the drafter. */
-const warmKey = (o) => [state.models?.info?.target?.digest ?? '', state.sd.threads, o.backend === 'gpu' ? 'gpu' : 'cpu', o.drafter ?? 'draft'].join('|');
+const warmKey = (o, threads = state.sd.threads) => [state.models?.info?.target?.digest ?? '', threads, o.backend === 'gpu' ? 'gpu' : 'cpu', o.drafter ?? 'draft'].join('|');
 
 const agree = (a, b) => Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= WARM_AGREE * Math.min(a, b);
 

@@ -12,7 +12,7 @@ export const state = {
   stopRequested: false,
   running: false, // a run or a measurement holds the models
   stepper: null, // the step-through's decoder: { dec, topRows }
-  warmFor: null, // what the engine was last warmed up for (worker-measure.js warmup)
+  warmFor: [], // the keys the engine was last warmed up for (worker-measure.js warmup)
 };
 
 export const post = (msg) => self.postMessage(msg);
