@@ -47,8 +47,9 @@ const shown = (page) => page.evaluate(() => {
   const q = (id) => document.querySelector(`[data-testid="${id}"]`);
   const verdict = document.getElementById('verdict');
   const vk = document.getElementById('vk');
-  const tps = (id) => (document.getElementById(id).textContent.match(/median of \d+ repeats, ([\d., ]+)\)$/)?.[1] ?? '')
-    .split(', ').filter(Boolean).map(Number);
+  // Each repeat's tokens/s unrounded (the line shows them to 0.1: the spread recomputed from
+  // those could cross the limit the page judged by).
+  const tps = (id) => (document.getElementById(id).dataset.tps ?? '').split(',').filter(Boolean).map(Number);
   return {
     verdict: verdict.textContent,
     verdictTrusted: verdict.dataset.trusted,

@@ -58,6 +58,10 @@ test('trust: a run fails when its repeats disagree, its v is below one step, or 
   const vs = judgeRun({ plainTps: [100, 101], specTps: [80, 81], v: 3.4, gamma: 4, vk: 0.9 });
   assert.equal(vs.ok, false);
   assert.match(vs.reasons[0], /v = 3\.40 and the measured v\(5\) = 0\.90 disagree/);
+  // That disagreement, and only it, sends v(k) to be measured again (compare.js).
+  assert.equal(vs.vkDisagrees, true);
+  assert.equal(repeats.vkDisagrees, false);
+  assert.equal(judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: 2.9 }).vkDisagrees, false);
   assert.equal(judgeRun({ v: 0.5, gamma: 4 }).ok, false);
   // Each run's repeats within the limit, their speedups not (large pair under 3 hogs: 1.42–2.87×).
   const ratios = judgeRun({ plainTps: [100, 130, 120], specTps: [280, 200, 260], ratios: [2.87, 1.42, 2.1], v: 1.75, gamma: 4 });
@@ -96,6 +100,12 @@ test('trust: a v(k) measurement that fails the checks predicts nothing and is me
   assert.ok(store.judge('small', 2).ok);
   assert.equal(typeof store.verifyCurve('small', model, 2), 'function');
   assert.ok(!store.needs('small', 2));
+  // A run disagreed with it (compare.js, judgeRun's vkDisagrees): measured again, shown until then.
+  store.invalidate('small', 2);
+  assert.ok(store.needs('small', 2), 'a run disagreed: measured again');
+  assert.equal(store.get('small', 2).passMs, good);
+  store.record('small', 2, { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) }, model);
+  assert.ok(!store.needs('small', 2), 'measured again: trusted');
   // B(2) far below B(1): the threads did not get cores.
   store.setBandwidth([{ bytes: 4 * 4.87e6, gbPerSecond: 79 }], 1);
   store.setBandwidth([{ bytes: 4 * 4.87e6, gbPerSecond: 7 }], 2);

@@ -55,6 +55,8 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       vk: f.formula && f.specSt.backend?.backend !== 'gpu' ? vk.measuredV(used, f.gamma + 1) : NaN,
     });
     if (!trust.ok) runFacts = null; // section 4's v(k) text predicts nothing from it
+    // The run and v(k) disagree: v(k) is measured again (at the end of this go(), or the next).
+    if (trust.vkDisagrees) vk.invalidate(used);
     vk.refresh();
     showVerdict(cell, ui.verdict, f, {
       trust,

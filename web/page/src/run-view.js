@@ -145,6 +145,7 @@ export function initRunView({ client }) {
     }
     textEl.replaceChildren();
     lineEl.textContent = '';
+    delete lineEl.dataset.tps;
     stateEl.textContent = 'running…';
     stateEl.dataset.state = 'running';
     const sink = textSink(textEl);
@@ -219,7 +220,9 @@ export function initRunView({ client }) {
   function showRepeatLines({ plain, spec }) {
     for (const [res, el, isPlain] of [[plain, ui.plain.line, true], [spec, ui.spec.line, false]]) {
       const line = repeatLine(res, isPlain);
-      if (line !== null) el.textContent = line;
+      if (line === null) continue;
+      el.textContent = line;
+      el.dataset.tps = res.runs.map((r) => r.tokensPerSecond).join(','); // unrounded (tests)
     }
   }
 

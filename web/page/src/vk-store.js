@@ -57,11 +57,20 @@ export function createVkStore() {
     has: (key, where) => byKey.has(at(key, where)),
     /**
      * Whether a target still needs a (complete) measurement on `where`: none yet, a stopped one,
-     * or one that failed the checks (judge: measured on a busy machine).
+     * one that failed the checks (judge: measured on a busy machine), or one a run disagreed
+     * with (invalidate).
      */
     needs(key, where) {
       const m = byKey.get(at(key, where));
-      return !m || !!m.partial || !store.judge(key, where).ok;
+      return !m || !!m.partial || !!m.stale || !store.judge(key, where).ok;
+    },
+    /**
+     * A run's v disagreed with this measurement (trust.js judgeRun): one of them was timed on a
+     * busy machine, so it is measured again (needs) — shown until then.
+     */
+    invalidate(key, where) {
+      const m = byKey.get(at(key, where));
+      if (m) byKey.set(at(key, where), { ...m, stale: true });
     },
     /**
      * Keeps a measurement (worker.js measureVk's answer) of a target on `where`. A stopped one is

@@ -213,6 +213,10 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
       const curve = this.verifyCurve(threads);
       return curve && kk <= K_MAX ? curve(kk) : NaN;
     },
+    /** A run disagreed with the loaded target's measurement at this thread count: measure it again (vk-store.js invalidate). */
+    invalidate(threads) {
+      if (client.info) store.invalidate(targetKey(client.info), whereOf(threads ?? currentThreads()));
+    },
     /** Whether the loaded target's measurement at this thread count failed the checks. */
     untrusted(threads) {
       if (!client.info) return false;
