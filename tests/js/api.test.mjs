@@ -319,6 +319,14 @@ for (const [what, options] of CONCURRENT_GENERATE) {
     await assert.rejects(async () => {
       for await (const it of dec.generate({ signal: stop.signal })) if (it) stop.abort(new Error('stopped'));
     }, /stopped/);
+    // A loop whose signal aborted while it waited at a yield holds the decoder until it is next
+    // iterated (as the refusal says), then ends with the signal's reason.
+    const held = new AbortController();
+    const h = dec.generate({ maxTokens: 50, signal: held.signal });
+    await h.next();
+    held.abort(new Error('held'));
+    await assert.rejects(dec.generate().next(), /one whose signal aborted ends when it is next iterated/);
+    await assert.rejects(h.next(), /held/);
     const before = dec.generatedTokens.length;
     assert.equal(await collect(7), 7);
     assert.equal(dec.generatedTokens.length, before + 7);

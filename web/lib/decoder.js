@@ -353,13 +353,11 @@ export class Decoder extends Handle {
     const budget = maxTokensArg(maxTokens);
     checkSignal(signal);
     // The loop's budget is the native decoder's, which one loop ending would lift for another.
-    if (this.#generating) fail('Decoder.generate: another generate() loop is running on this decoder; finish it first (run it to the end, break out of it, call its return() or abort its signal)');
-    this.#generating = true;
+    if (this.#generating) fail('Decoder.generate: another generate() loop is running on this decoder; finish it first (run it to the end, break out of it or call its return(); one whose signal aborted ends when it is next iterated)');
     const abortIfAsked = () => {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     };
     const generated = () => native.tokens().length - this.#promptLength;
-    if (budget) native.setBudget(generated() + budget);
     // The time between handing a record out and starting the next step (the caller's loop body,
     // the event loop, a garbage collection) is per-iteration cost too: it goes to the policy
     // with the iteration's own overhead (charged to its drafter), unless it is a pause
@@ -367,7 +365,10 @@ export class Decoder extends Handle {
     let handed = -1;
     let awaited = false; // the last step awaited a score callback
     let yielded = 0;
+    // Set inside the try: whatever throws from here on (setBudget included) clears it.
+    this.#generating = true;
     try {
+      if (budget) native.setBudget(generated() + budget);
       for (;;) {
         abortIfAsked();
         if (!awaited || performance.now() - yielded >= YIELD_MS) {
