@@ -41,7 +41,9 @@ async function cardState(page, id) {
     const el = document.querySelector(sel);
     const readouts = {};
     for (const v of el.querySelectorAll('.pf-readout [data-testid]')) {
-      readouts[v.dataset.testid] = { text: v.textContent, value: v.dataset.value === undefined ? NaN : Number(v.dataset.value) };
+      readouts[v.dataset.testid] = {
+        text: v.textContent, value: v.dataset.value === undefined ? NaN : Number(v.dataset.value), note: v.nextElementSibling?.textContent ?? '',
+      };
     }
     const sw = el.querySelector('input[type="checkbox"][data-role="break"]');
     return {
@@ -59,7 +61,7 @@ async function cardState(page, id) {
       sweepDots: el.querySelectorAll('svg .pf-dot').length,
       optimum: el.querySelectorAll('svg [data-role="optimum"]').length,
       current: el.querySelectorAll('svg [data-role="current"]').length,
-      bestGamma: Number(el.dataset.bestGamma),
+      bestGamma: el.dataset.bestGamma === undefined ? null : Number(el.dataset.bestGamma),
       caption: el.querySelector('figcaption').textContent,
       // The card's timings passed the page's checks (trust.js: plain decoding's chunks agree).
       trusted: el.dataset.trusted !== 'false',
@@ -107,14 +109,19 @@ function checkOffState(states) {
     assert.match(states[id].readouts.speedup.text, /^\d+\.\d\d×$/);
   }
   const g = states['gamma-too-large'];
-  if (!g.trusted) assertBusy(g);
-  else {
+  if (!g.trusted) {
+    assertBusy(g);
+    // No best γ claimed from timings that failed the checks.
+    assert.equal(g.bestGamma, null, 'no data-best-gamma');
+    assert.doesNotMatch(g.readouts.gamma.note, /best/);
+  } else {
     assert.equal(g.sweepDots, 10, 'γ sweep: 10 measured points');
     assert.equal(g.optimum, 1, 'the best measured γ is marked');
+    assert.equal(v(g, 'gamma'), g.bestGamma, 'switched off, the card reads out the best γ');
+    assert.equal(g.readouts.gamma.note, 'the best measured');
+    assert.ok(g.bestGamma >= 1 && g.bestGamma <= 10, `best γ ${g.bestGamma}`);
+    assert.ok(v(g, 'speedup') > 0.5, `speedup at the best γ ${v(g, 'speedup')}`);
   }
-  assert.equal(v(g, 'gamma'), g.bestGamma, 'switched off, the card reads out the best γ');
-  assert.ok(g.bestGamma >= 1 && g.bestGamma <= 10, `best γ ${g.bestGamma}`);
-  assert.ok(v(g, 'speedup') > 0.5, `speedup at the best γ ${v(g, 'speedup')}`);
 }
 
 test('#only=pitfalls: only the lab shows; every card computes its correct state', async () => {
@@ -199,8 +206,11 @@ test('every switch on: the broken state, within a generous time; printed', async
   const big = on['gamma-too-large'];
   assert.equal(v(big, 'gamma'), 16);
   assert.equal(big.bestGamma, off['gamma-too-large'].bestGamma, 'the same sweep');
-  if (!big.trusted) assertBusy(big);
-  else {
+  if (!big.trusted) {
+    assertBusy(big);
+    assert.doesNotMatch(big.readouts.gamma.note, /best/);
+  } else {
+    assert.match(big.readouts.gamma.note, /^best measured: \d+$/);
     assert.equal(big.current, 1, 'γ = 16 marked');
     assert.ok(v(big, 'speedup') < v(off['gamma-too-large'], 'speedup'), `γ 16 ${v(big, 'speedup')}× vs best ${v(off['gamma-too-large'], 'speedup')}×`);
   }

@@ -152,12 +152,15 @@ function renderWeakDraft(card, r, otherState, { otherName }) {
 function renderSweep(card, r) {
   const best = r.sweep.reduce((a, b) => (b.speedup > a.speedup ? b : a));
   const cur = card.broken ? r.sweep.find((x) => x.gamma === LAB.largeGamma) : best;
-  setReadout(card, 'gamma', String(cur.gamma), cur.gamma, card.broken ? `best measured: ${best.gamma}` : 'the best measured');
+  const trust = speedTrust(r);
+  // "Best" only from timings that passed the checks.
+  const bestNote = card.broken ? `best measured: ${best.gamma}` : 'the best measured';
+  setReadout(card, 'gamma', String(cur.gamma), cur.gamma, trust.ok ? bestNote : '');
   setReadout(card, 'alpha', cur.alpha.toFixed(3), cur.alpha);
   setReadout(card, 'tokens-per-pass', cur.tokensPerPass.toFixed(2), cur.tokensPerPass, `of γ + 1 = ${cur.gamma + 1} at most`);
-  const trust = speedTrust(r);
   setReadout(card, 'speedup', `${cur.speedup.toFixed(2)}×`, cur.speedup, `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.plain.msPerToken.toFixed(2)} ms/token, this ${cur.msPerToken.toFixed(2)}`);
-  card.el.dataset.bestGamma = String(best.gamma);
+  if (trust.ok) card.el.dataset.bestGamma = String(best.gamma);
+  else delete card.el.dataset.bestGamma;
   if (!trust.ok) {
     // No curve and no "best γ" claimed from timings that failed the checks: the raw times.
     card.svg.replaceChildren();
