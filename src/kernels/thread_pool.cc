@@ -115,23 +115,15 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
     for (int p = 0; p < parts; ++p) call(ctx, p);
     return;
   }
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  const auto us = [](Clock::duration d) {
-    return std::chrono::duration<double, std::micro>(d).count();
-  };
-  double gap_us = last_end_ == Clock::time_point{} ? 0.0 : us(t0 - last_end_);
-  if (gap_us > kGapCapMicros) gap_us = kGapCapMicros;
-  if (adaptive_.load(std::memory_order_relaxed) && serial_next()) {
-    shed_.fetch_add(phase_ == Phase::kShed, std::memory_order_relaxed);
-    {
-      PartScope scope;
-      for (int p = 0; p < parts; ++p) call(ctx, p);
-    }
-    last_end_ = Clock::now();
-    account(gap_us + us(last_end_ - t0), 0.0);
+  if (adaptive_.load(std::memory_order_relaxed) && shed_left_ > 0) {
+    --shed_left_;
+    shed_.fetch_add(1, std::memory_order_relaxed);
+    PartScope scope;
+    for (int p = 0; p < parts; ++p) call(ctx, p);
     return;
   }
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   runs_.fetch_add(1, std::memory_order_relaxed);
   call_ = call;
   ctx_ = ctx;
@@ -154,65 +146,32 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   caller_parts_.fetch_add(mine, std::memory_order_relaxed);
   const auto t1 = Clock::now();
   wait_for_parts(parts);
-  last_end_ = Clock::now();
-  const double took_us = us(last_end_ - t0);
+  if (!adaptive_.load(std::memory_order_relaxed)) return;
+  const auto us = [](Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+  };
   // What threads saved on this run: the caller's own parts' time scaled to every part, against
   // the time taken (negative: a worker's part kept the caller waiting).
-  const double saved_us = mine > 0 ? us(t1 - t0) / mine * parts - took_us : 0.0;
-  account(gap_us + took_us, saved_us);
+  const double saved_us = mine > 0 ? us(t1 - t0) / mine * parts - us(Clock::now() - t0) : 0.0;
+  account(parts - mine, parts * helpers / (helpers + 1.0), saved_us);
 }
 
-bool ThreadPool::serial_next() {
-  if (phase_ != Phase::kShed) return phase_ == Phase::kProbe;
-  if (shed_left_ > 0) {
-    --shed_left_;
-    return true;
-  }
-  phase_ = Phase::kParallel;  // try threads again
-  window_us_ = 0.0;
-  window_runs_ = 0;
-  window_saved_us_ = 0.0;
-  return false;
-}
-
-void ThreadPool::account(double run_us, double saved_us) {
-  if (!adaptive_.load(std::memory_order_relaxed) || phase_ == Phase::kShed) return;
-  window_us_ += run_us;
+void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {
+  window_worker_parts_ += worker_parts;
+  window_fair_parts_ += fair_parts;
   window_saved_us_ += saved_us;
   if (++window_runs_ < kWindowRuns) return;
-  const double mean_us = window_us_ / window_runs_;
+  const bool absent = window_worker_parts_ < kMinWorkerShare * window_fair_parts_;
   const bool losing = window_saved_us_ < 0.0;
-  window_us_ = window_saved_us_ = 0.0;
+  window_worker_parts_ = 0;
+  window_fair_parts_ = window_saved_us_ = 0.0;
   window_runs_ = 0;
-  switch (phase_) {
-    case Phase::kParallel:
-      parallel_mean_us_ = mean_us;
-      if (losing || ++windows_since_probe_ >= probe_every_) {
-        windows_since_probe_ = 0;
-        phase_ = Phase::kProbe;
-      }
-      return;
-    case Phase::kProbe:
-      serial_mean_us_ = mean_us;
-      phase_ = Phase::kConfirm;
-      return;
-    case Phase::kConfirm:
-    case Phase::kShed:
-      break;
-  }
-  // One thread against the parallel windows on either side of it, the quicker of the two (the
-  // window before may hold a prompt's pass or the first wake-ups).
-  if (serial_mean_us_ < kShedMargin * std::min(parallel_mean_us_, mean_us)) {
+  if (absent || losing) {
     losing_windows_.fetch_add(1, std::memory_order_relaxed);
-    phase_ = Phase::kShed;
     shed_left_ = shed_next_;
     shed_next_ = std::min(shed_next_ * 2, kMaxShedRuns);
-    probe_every_ = kMinProbeEvery;
   } else {
-    phase_ = Phase::kParallel;
-    parallel_mean_us_ = mean_us;
     shed_next_ = kMinShedRuns;
-    probe_every_ = std::min(probe_every_ * 2, kMaxProbeEvery);
   }
 }
 
@@ -241,21 +200,19 @@ int ThreadPool::take_parts(uint32_t gen) {
   return ran;
 }
 
-bool ThreadPool::wait_for_parts(int parts) {
+void ThreadPool::wait_for_parts(int parts) {
   // Acquire: every part's writes are visible once its count is.
   const auto all_done = [&] { return done_.load(std::memory_order_acquire) == parts; };
-  if (spin_until(all_done, kCallerSpinMicros)) return false;
+  if (spin_until(all_done, kCallerSpinMicros)) return;
   // A part still runs on a worker that may share this core with other programs: sleep until
   // the last part wakes us rather than take the core it needs.
   std::unique_lock<std::mutex> lock(caller_mu_);
   caller_sleeping_.store(true, std::memory_order_seq_cst);
-  const bool sleep = done_.load(std::memory_order_seq_cst) != parts;
-  if (sleep) {
+  if (done_.load(std::memory_order_seq_cst) != parts) {
     caller_sleeps_.fetch_add(1, std::memory_order_relaxed);
     caller_cv_.wait(lock, [&] { return done_.load(std::memory_order_seq_cst) == parts; });
   }
   caller_sleeping_.store(false, std::memory_order_relaxed);
-  return sleep;
 }
 
 void ThreadPool::worker_loop(int id) {

@@ -14,17 +14,17 @@
 // to claim, spins briefly for the parts still running and then sleeps too, woken by the last
 // one: a core is never burnt waiting for a thread that needs that very core.
 //
-// Never slower than one thread: a worker preempted inside a part still holds the run up until the
-// OS runs it again (a time slice, milliseconds), and a worker that shares a core with other
-// programs takes CPU time the caller's serial work needs. So the caller compares, now and
-// then, what it gets: after a window of kWindowRuns parallel runs — when threads lost time in
-// it (the caller's own parts, scaled to all parts, say the runs would have been quicker alone),
-// and otherwise every probe_every windows (1, doubling up to 32 while threads keep winning) —
-// it runs a window serially, then one more in parallel. A window's time counts each run and
-// the gap before it (capped at kGapCapMicros: the caller's serial work, which a busy worker
-// slows too). Serial quicker than both parallel windows by kShedMargin: the next runs stay
-// serial (kMinShedRuns, doubling while serial keeps winning, up to kMaxShedRuns), then threads
-// are tried again. Idle, threads win and little is probed.
+// Never slower than one thread: on a busy machine a worker is often not running when a run
+// begins (the caller then takes its parts, as fast as alone, but pays for waking it), it
+// takes CPU time the caller's own work needs, and preempted inside a part it holds the run
+// up for a time slice (milliseconds). So the caller keeps a ledger over windows of kWindowRuns
+// runs: the parts the workers took against their fair share, and the time threads saved (per
+// run, the caller's own parts' time scaled to every part, minus the time taken). When the
+// workers took under kMinWorkerShare of their share, or threads lost time, the next runs go
+// serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns; the workers
+// sleep meanwhile), then threads are tried again. Idle, the workers take their share and
+// threads save time: nothing is shed. Counts, not timings, carry most of the decision, so it
+// holds on a machine whose timings are noise.
 //
 // Determinism: the pool only says which thread runs which part. The callers (kernels/parallel.h)
 // split work by outputs — panels of a matmul's output rows, (token, head) pairs of attention —
@@ -40,7 +40,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -59,13 +58,11 @@ class ThreadPool {
   static constexpr int kDefaultSpinMicros = 1000;
   // How long the caller spins for parts other threads are running before it sleeps.
   static constexpr int kCallerSpinMicros = 100;
-  // The comparison of threads against one thread (runs), see above.
+  // The ledger (see above).
   static constexpr int kWindowRuns = 64;
-  static constexpr int kMinProbeEvery = 1, kMaxProbeEvery = 32;
+  static constexpr double kMinWorkerShare = 0.8;
   static constexpr int kMinShedRuns = 512;
   static constexpr int kMaxShedRuns = 8192;
-  static constexpr int kGapCapMicros = 2000;
-  static constexpr double kShedMargin = 0.95;  // serial must take under this x parallel
 
   // Whether this build can run threads at all (native; WebAssembly built with -pthread).
   static bool has_threads();
@@ -106,16 +103,15 @@ class ThreadPool {
     uint64_t worker_parts = 0;    // parts of runs that workers took
     uint64_t caller_parts = 0;    // parts of runs that the caller took
     uint64_t caller_sleeps = 0;   // runs whose caller slept waiting for a worker's part
-    uint64_t shed = 0;            // runs done serially because one thread was faster
-    uint64_t losing_windows = 0;  // comparisons one thread won
+    uint64_t shed = 0;            // runs done serially because the ledger said threads lost
+    uint64_t losing_windows = 0;  // windows in which threads lost (each sheds runs)
   };
   Stats stats() const;
 
   // For tests: while held, workers that are woken do not claim parts (as if the OS never ran
   // them); runs still complete, on the caller. Releasing lets them go on.
   void hold_workers(bool hold);
-  // Whether the pool may compare and go serial (default on; benchmarks of raw threads turn it
-  // off).
+  // Whether the ledger may send runs serial (default on; benchmarks of raw threads turn it off).
   void set_adaptive(bool on) { adaptive_.store(on, std::memory_order_relaxed); }
   bool adaptive() const { return adaptive_.load(std::memory_order_relaxed); }
 
@@ -125,12 +121,9 @@ class ThreadPool {
   void worker_loop(int id);
   // Claims and runs parts of run `gen` until none is left; returns how many it ran.
   int take_parts(uint32_t gen);
-  // Returns whether the caller slept.
-  bool wait_for_parts(int parts);
-  // Whether the next run goes serial (a probe or a shed stretch), and the bookkeeping of the
-  // comparison after a run: its time with the gap before it, and the time threads saved on it.
-  bool serial_next();
-  void account(double run_us, double saved_us);
+  void wait_for_parts(int parts);
+  // The ledger after a parallel run: the parts workers took, their fair share, time saved.
+  void account(int worker_parts, double fair_parts, double saved_us);
 
   // One per worker, on its own cache line: the caller bumps `go` of exactly the workers a run
   // may use, so a worker wakes only for runs it may take part in.
@@ -165,20 +158,14 @@ class ThreadPool {
   std::condition_variable hold_cv_;
   std::mutex run_mu_;  // one run at a time; others run serially
 
-  // The comparison (read and written under run_mu_ only).
-  enum class Phase { kParallel, kProbe, kConfirm, kShed };
+  // The ledger (read and written under run_mu_ only).
   std::atomic<bool> adaptive_{true};
-  Phase phase_ = Phase::kParallel;
-  double window_us_ = 0.0;  // time of this window's runs, gaps included
   int window_runs_ = 0;
-  double window_saved_us_ = 0.0;  // time threads saved in this window (negative: lost)
-  int probe_every_ = kMinProbeEvery;
-  double parallel_mean_us_ = 0.0;  // the last parallel window's time per run
-  double serial_mean_us_ = 0.0;    // the last probe's
-  int windows_since_probe_ = 0;
+  int window_worker_parts_ = 0;
+  double window_fair_parts_ = 0.0;
+  double window_saved_us_ = 0.0;
   int shed_left_ = 0;  // runs still to do serially
   int shed_next_ = kMinShedRuns;
-  std::chrono::steady_clock::time_point last_end_{};  // when the last run returned
 
   std::atomic<uint64_t> runs_{0}, serial_{0}, wakeups_{0}, worker_parts_{0}, caller_parts_{0},
       caller_sleeps_{0}, shed_{0}, losing_windows_{0};

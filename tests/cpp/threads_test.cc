@@ -107,11 +107,24 @@ TEST(ThreadPool, AWorkerThatNeverRunsDoesNotStopARun) {
   }
   EXPECT_EQ(pool.stats().runs, 100u);
   EXPECT_EQ(pool.stats().caller_parts, 500u);
+  EXPECT_EQ(pool.stats().shed, 0u);
   pool.hold_workers(false);
   std::atomic<int> sum{0};
   pool.run(4, [&](int p) { sum.fetch_add(p + 1); });
   EXPECT_EQ(sum.load(), 10);
   EXPECT_EQ(pool.stats().caller_parts + pool.stats().worker_parts, 504u);
+}
+
+// With the ledger on, a worker that never runs gets its runs shed after one window: the worker
+// sleeps instead of being woken for runs it never takes.
+TEST(ThreadPool, RunsGoSerialWhileAWorkerIsAbsent) {
+  ThreadPool pool(2);
+  pool.hold_workers(true);
+  for (int rep = 0; rep < ThreadPool::kWindowRuns + 10; ++rep) pool.run(2, [](int) {});
+  EXPECT_EQ(pool.stats().runs, static_cast<uint64_t>(ThreadPool::kWindowRuns));
+  EXPECT_EQ(pool.stats().shed, 10u);
+  EXPECT_EQ(pool.stats().losing_windows, 1u);
+  pool.hold_workers(false);
 }
 
 // A worker that stalls inside a part (preempted) holds up only that part: the caller takes
@@ -129,10 +142,9 @@ TEST(ThreadPool, TheCallerTakesThePartsAStalledWorkerHasNotClaimed) {
   EXPECT_GE(pool.stats().caller_parts, 6u);
 }
 
-// One thread against threads: when a worker's parts keep the caller waiting (here a worker that
-// stalls 3 ms in every part it takes), a window of parallel runs is followed by a serial probe
-// and one more parallel window; the probe wins, and the next runs go serial; with the comparison
-// off they do not.
+// The ledger: a worker that takes its share of parts but keeps the caller waiting (it stalls
+// 3 ms in every part it takes) loses time; after a window the next runs go serial, and with the
+// ledger off they do not. (A worker that takes no parts at all: AWorkerThatNeverRuns... above.)
 TEST(ThreadPool, RunsGoSerialWhileThreadsLose) {
   const auto stalling = [](ThreadPool& pool, int runs) {
     const std::thread::id caller = std::this_thread::get_id();
@@ -145,12 +157,12 @@ TEST(ThreadPool, RunsGoSerialWhileThreadsLose) {
     }
   };
   ThreadPool pool(2);
-  stalling(pool, 3 * ThreadPool::kWindowRuns + 8);
+  stalling(pool, ThreadPool::kWindowRuns + 8);
   EXPECT_GE(pool.stats().losing_windows, 1u);
-  EXPECT_GE(pool.stats().shed, 1u);  // runs after the probe ran on the caller alone
+  EXPECT_GE(pool.stats().shed, 1u);  // runs after the window ran on the caller alone
   ThreadPool fixed(2);
   fixed.set_adaptive(false);
-  stalling(fixed, 3 * ThreadPool::kWindowRuns + 8);
+  stalling(fixed, ThreadPool::kWindowRuns + 8);
   EXPECT_EQ(fixed.stats().shed, 0u);
 }
 
