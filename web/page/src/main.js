@@ -50,12 +50,13 @@ async function main() {
   window.specdecPage = { readyMs: performance.now(), wasmMs: ms, modelClient: client, pitfalls, isolation };
   window.dispatchEvent(new CustomEvent('specdec-ready', { detail: { ms } }));
 
-  // The models load in the background once the page is interactive (unless an embedding
-  // shows only sections that do not need them; the step-through loads them on demand) — on a
-  // first visit that will reload once for isolation, after that reload (or once it is clear
-  // that none is coming): the worker's download would be cut short by it. After that reload,
-  // once the kept settings are back: a pair the learner picked is the one to load.
-  if (embed.decoding) {
+  // Section 4's models load in the background once the page is interactive, when section 4 is
+  // shown (the lab of section 5 loads its own in its worker, and a second load would take the
+  // cores its timed chunks need; the step-through loads them on demand) — on a first visit that
+  // will reload once for isolation, after that reload (or once it is clear that none is coming):
+  // the worker's download would be cut short by it. After that reload, once the kept settings
+  // are back: a pair the learner picked is the one to load.
+  if (embed.shows('models')) {
     const later = window.requestIdleCallback ?? ((fn) => setTimeout(fn, 200));
     Promise.all([isolation.settled, restored?.done]).then(() => later(() => client.ensureLoaded().catch(() => {})));
   }
