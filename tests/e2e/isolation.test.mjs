@@ -82,7 +82,7 @@ test('(a, d) isolated from the first load by scripts/start\'s server: threads > 
 
   const many = await runSpec(page, 40);
   assert.equal(many.threads, many.oneFaster ? 1 : n, 'the run used every thread (or 1, faster just then)');
-  if (!many.oneFaster) assert.ok(many.parallelRuns > 0, `parallel regions went to the pool: ${many.parallelRuns}`);
+  if (!many.oneFaster) assert.ok(many.parallelRuns > 0, `parallel regions went to the pool (split or shed by its ledger): ${many.parallelRuns}`);
 
   // (d) One thread: the status says so, the decodings use one, and the tokens do not change.
   await page.selectOption('#gen-threads', '1');

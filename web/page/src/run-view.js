@@ -128,7 +128,9 @@ export function initRunView({ client }) {
       // For tests: the threads the run's passes used, and how many parallel regions went to the
       // pool's workers (0 on one thread).
       stateEl.dataset.threads = String(summary.threads ?? '');
-      stateEl.dataset.parallelRuns = String(summary.pool?.runs ?? '');
+      // Regions handed to the pool: split over threads, or shed to one by its ledger.
+      stateEl.dataset.parallelRuns = String(summary.pool ? summary.pool.runs + summary.pool.shed : '');
+      stateEl.dataset.shedRuns = String(summary.pool?.shed ?? '');
     };
     if (quiet) {
       stateEl.textContent = `timing repeat ${repeat + 1} of ${repeats}…`;

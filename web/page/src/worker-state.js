@@ -53,8 +53,9 @@ export function useThreads(n) {
 export const clampThreads = (t) => Math.max(1, Math.min(state.sd.maxThreads, Math.round(Number(t ?? state.sd.threads)) || 1));
 
 /** The thread pool's counters (zeros for a build without them), and their change over a run. */
-export const poolStats = () => (typeof state.sd.threadStats === 'function' ? state.sd.threadStats() : { runs: 0, serial: 0, wakeups: 0 });
-export const poolDelta = (a, b) => ({ runs: b.runs - a.runs, serial: b.serial - a.serial, wakeups: b.wakeups - a.wakeups });
+export const poolStats = () => (typeof state.sd.threadStats === 'function' ? state.sd.threadStats() : { runs: 0, serial: 0, wakeups: 0, shed: 0 });
+// shed: regions the pool ran on one thread because its ledger found threads losing (a busy machine).
+export const poolDelta = (a, b) => ({ runs: b.runs - a.runs, serial: b.serial - a.serial, wakeups: b.wakeups - a.wakeups, shed: (b.shed ?? 0) - (a.shed ?? 0) });
 
 /** Throws unless the models are loaded and no run or measurement is going on. */
 export function requireIdleModels() {
