@@ -20,7 +20,8 @@
 // up for a time slice (milliseconds). So the caller keeps a ledger over windows of kWindowRuns
 // runs: the parts the workers took against their fair share, and the time threads saved (per
 // run, the caller's own parts' time scaled to every part, minus the time taken). When the
-// workers took under kMinWorkerShare of their share, or threads lost time, the next runs go
+// workers took under kMinWorkerShare of their fair share (V8's workers take ~25% in their
+// first, baseline-compiled windows; an absent one ~1-10%), or threads lost time, the next runs go
 // serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns; the workers
 // sleep meanwhile), then threads are tried again. Idle, the workers take their share and
 // threads save time: nothing is shed. Counts, not timings, carry most of the decision, so it
@@ -60,7 +61,7 @@ class ThreadPool {
   static constexpr int kCallerSpinMicros = 100;
   // The ledger (see above).
   static constexpr int kWindowRuns = 64;
-  static constexpr double kMinWorkerShare = 0.8;
+  static constexpr double kMinWorkerShare = 0.3;
   static constexpr int kMinShedRuns = 512;
   static constexpr int kMaxShedRuns = 8192;
 
