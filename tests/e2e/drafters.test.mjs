@@ -186,7 +186,8 @@ test('section 4: γ auto, then the histogram of the γ used and who drafted each
   assert.match(await text(page, byTestId('gamma-summary')), new RegExp(`Mean γ \\d\\.\\d\\d over ${segments.length} iterations`));
   assert.match(await text(page, byTestId('drafter-counts')), /^draft model: \d+ iterations/);
   for (const id of ['plain-tps', 'spec-tps', 'speedup-measured']) assert.match(await text(page, byTestId(id)), /^\d+\.\d+/, id);
-  assert.match(await text(page, byTestId('speedup-predicted')), /γ varies/);
+  // Either the prediction's words, or (timings that failed the page's checks: trust.js) none.
+  assert.match(await text(page, byTestId('speedup-predicted')), /γ varies|the timings failed the checks/);
   await screenshot(page, '4-gamma-histogram', '#run-detail');
   await page.selectOption('#gen-gamma-mode', 'fixed');
   await setInput(page, 'gen-gamma', 4);
@@ -258,7 +259,7 @@ test('section 4: a tree with the draft model', async () => {
   // A [2, 2, 1] tree: 10 nodes + the context scored in each pass.
   const ppp = Number(await text(page, byTestId('positions-per-pass')));
   assert.ok(ppp > 8 && ppp <= 11, `positions per pass ${ppp}`);
-  assert.match(await text(page, byTestId('speedup-predicted')), /a tree/);
+  assert.match(await text(page, byTestId('speedup-predicted')), /a tree|the timings failed the checks/);
   await page.selectOption('#gen-tree', '');
 });
 
@@ -291,7 +292,7 @@ test(`the heads drafter: ${HAS_HEADS ? 'enabled (the build has models/target-hea
   await page.selectOption('#step-tree', '2,2,1');
   await waitForIteration(page, 'chain'); // first: a plain step
   assert.equal(await gammaShown(page), 0);
-  assert.match(await text(page, '#step-caption'), /No draft this iteration \(γ = 0\): the heads read the target’s last hidden state/);
+  assert.match(await text(page, '#step-caption'), /[Nn]othing this iteration \(γ = 0\): the heads read the target’s last hidden state/);
   await toLastStage(page);
   assert.equal(await page.locator(byTestId('sampled-token')).count(), 1);
   await page.click('#step-next');

@@ -89,6 +89,10 @@ test('trust: the thread count used is the faster now, and the page says which', 
   assert.ok(fast.faster);
   assert.match(threadsChoiceText(fast, 2), /using 2, the faster now/);
   assert.equal(pickThreads({}).threads, 1);
+  // A near tie keeps the threads asked for (no flipping between runs on noise); 1 thread only
+  // when it is faster by more than LIMITS.threadsMargin.
+  assert.equal(pickThreads({ 2: [1.05, 1.06], 1: [1.0, 1.0] }).threads, 2);
+  assert.equal(pickThreads({ 2: [1.2, 1.2], 1: [1.0, 1.0] }).threads, 1);
 });
 
 test('trust: a v(k) measurement that fails the checks predicts nothing and is measured again', async () => {

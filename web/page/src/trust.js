@@ -27,6 +27,7 @@ export const LIMITS = Object.freeze({
   vDrop: 0.9,
   threads: 0.9,
   runVsVk: 1.5,
+  threadsMargin: 0.1,
 });
 
 /** The one sentence the page shows when a check fails. */
@@ -155,8 +156,11 @@ export function busyText(j) {
 
 /**
  * Which thread count to use now, from one-token step times measured at each (ms, several per
- * count, taken in turns): the one whose median is lower; T only when it is faster. Returns
- * { threads, medians: { [t]: ms }, faster: boolean } (faster: T beat 1).
+ * count, taken in turns): the most threads unless fewer are faster by more than
+ * LIMITS.threadsMargin (10%) — the thread pool already runs serially while its threads lose, so
+ * a near tie is noise, and flipping the count between runs would leave every per-count
+ * measurement (v(k), warm-up) behind. Returns { threads, medians: { [t]: ms }, faster: boolean }
+ * (faster: the count used is more than 1).
  * @param {Record<number, number[]>} stepsByThreads
  */
 export function pickThreads(stepsByThreads) {
@@ -169,8 +173,10 @@ export function pickThreads(stepsByThreads) {
   for (const [t, xs] of Object.entries(stepsByThreads)) medians[t] = med(xs);
   const counts = Object.keys(medians).map(Number).filter((t) => Number.isFinite(medians[t]));
   if (!counts.length) return { threads: 1, medians, faster: false };
+  const most = Math.max(...counts);
   const best = counts.reduce((a, b) => (medians[b] < medians[a] ? b : a));
-  return { threads: best, medians, faster: best > 1 };
+  const threads = medians[most] > (1 + LIMITS.threadsMargin) * medians[best] ? best : most;
+  return { threads, medians, faster: threads > 1 };
 }
 
 /** "2 threads: 0.71 ms per step, 1 thread: 0.98 ms — using 2 threads (faster now)." */

@@ -258,7 +258,9 @@ function pairParams(pairs, name) {
  */
 function renderGpu({ ui, store, info, key, T, k }, b) {
   const gpu = store.gpuCosts(key, info.target) ?? { ...targetCosts(modelOf(info.target)), roof: [] };
-  const cpu = store.has(key, T) ? store.costs(key, info.target, T) : null;
+  // The CPU beside it: at T threads, or at 1 when the runs timed one thread faster just then.
+  const cpuT = store.has(key, T) ? T : store.has(key, 1) ? 1 : null;
+  const cpu = cpuT ? store.costs(key, info.target, cpuT) : null;
   // The same pair with the other weights, measured on the GPU too.
   const wk = otherWeightsKey(key);
   const wGpu = wk ? store.gpuCosts(wk) : null;
@@ -267,7 +269,7 @@ function renderGpu({ ui, store, info, key, T, k }, b) {
   ui.roofCaption.hidden = true; // no roofline for a GPU
   drawVk(ui.chart, {
     current: gpu, label: `${labelOf(key)}, GPU`, threads: T, gpu: true,
-    backend: cpu ? { costs: cpu, label: `CPU (WebAssembly), ${threadsText(T)}` } : null,
+    backend: cpu ? { costs: cpu, label: `CPU (WebAssembly), ${threadsText(cpuT)}` } : null,
     weights,
   });
   ui.root.dataset.weights = gpu.weights ?? 'f32';
