@@ -138,21 +138,22 @@ test('switching to the CPU: its verdict, and both backends\' v(k) curves on the 
   assert.match(r.verdict, /^Target on the CPU \(WebAssembly, \d+ threads?\)\. /);
   assert.equal(r.vk.backend, 'cpu');
   assert.equal(r.gpuExplain, null, 'the CPU\'s explanation, not the GPU\'s');
-  if (r.vk.trusted === 'false') {
-    // The CPU's v(k) failed the page's checks (trust.js): the busy sentence, no curves drawn.
-    console.log('#   the CPU v(k) failed the checks: no curves to compare');
-    return;
-  }
-  assert.equal(r.vk.curves, 'cpu,gpu', 'the GPU curve beside the CPU one');
-  assert.ok(r.backendCurve, 'the other backend\'s curve is drawn');
+  // The CPU's v(k) may fail the page's checks (trust.js): the busy sentence, no curves drawn.
+  const cpuTrusted = r.vk.trusted !== 'false';
+  if (cpuTrusted) {
+    assert.equal(r.vk.curves, 'cpu,gpu', 'the GPU curve beside the CPU one');
+    assert.ok(r.backendCurve, 'the other backend\'s curve is drawn');
+  } else console.log('#   the CPU v(k) failed the checks: no curves to compare');
   // back to the GPU: its chart again, with the CPU curve beside it
   await page.check('#backend-gpu');
   await settled(page);
   assert.equal((await backendState(page)).backend, 'gpu');
   const vk = await page.evaluate(() => ({ ...document.getElementById('vk').dataset, curve: !!document.querySelector('[data-testid="vk-backend-curve"]') }));
   assert.equal(vk.backend, 'gpu');
-  assert.equal(vk.curves, 'gpu,cpu');
-  assert.ok(vk.curve);
+  if (cpuTrusted && vk.trusted !== 'false') {
+    assert.equal(vk.curves, 'gpu,cpu');
+    assert.ok(vk.curve);
+  }
 });
 
 test('a GPU lost mid-session: the next run falls back to the CPU with the reason shown, and works there', async () => {
