@@ -52,11 +52,13 @@ export function expectedOptimalGamma(alpha, c, gammaMax = 16) {
 }
 
 /** Fails with the collected console errors, page errors and foreign requests, if any. */
-export function assertClean(assert, watch, { allowFailed = false } = {}) {
+export function assertClean(assert, watch, { allowFailed = false, allowAborted = false } = {}) {
   assert.deepEqual(watch.pageErrors, [], 'page errors');
   assert.deepEqual(watch.consoleErrors, [], 'console errors');
   assert.deepEqual(watch.foreignRequests, [], 'requests to another origin');
-  if (!allowFailed) assert.deepEqual(watch.failedRequests, [], 'failed requests');
+  // allowAborted: a request cancelled by the page's own reload (net::ERR_ABORTED) is no failure.
+  const failed = allowAborted ? watch.failedRequests.filter((r) => !/net::ERR_ABORTED$/.test(r)) : watch.failedRequests;
+  if (!allowFailed) assert.deepEqual(failed, [], 'failed requests');
 }
 
 /** The CSP violations the page has seen since it was opened (see setup). */

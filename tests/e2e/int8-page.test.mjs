@@ -175,6 +175,12 @@ test('float32 and int8 weights: the choice, the int8 files, both v(k) curves, th
     lap('int8 v(k) untrusted: curves not compared');
     return;
   }
+  if (vk.weightsCurves === 'int8') {
+    // The float32 v(k) beside it failed the checks (or was measured at another thread count):
+    // the page draws only what passed (trust.js), so there is nothing to compare.
+    console.log('#   the float32 v(k) is not drawn beside the int8 one (it failed the checks)');
+    return;
+  }
   assert.equal(vk.weightsCurves, 'f32,int8');
   assert.equal(vk.vOther.split(',').length, 8, 'the float32 curve: k = 1..8');
   assert.equal(await page.locator('#chart-vk [data-testid="vk-weights-curve"]').count(), 1);
