@@ -1,7 +1,7 @@
 // The Decoder: one object over the C++ SpeculativeDecoder — step() (sync, or a Promise with
 // async score callbacks), generate(), and the query/answer loop for score callbacks.
 
-import { SpecdecError, checkOptions, describe, fail, isNumericArray, maxTokensArg } from './errors.js';
+import { SpecdecError, checkOptions, checkSignal, describe, detokenizeFailed, fail, isNumericArray, maxTokensArg } from './errors.js';
 import { bytesOf, decode, detokenizeStream, tokenText } from './text.js';
 import { HOLD, Handle, NATIVE } from './handles.js';
 import { queryOf, recordOf } from './records.js';
@@ -395,22 +395,6 @@ export class Decoder extends Handle {
 }
 
 
-// A SpecdecError for a detokenize that threw while a committed iteration's record was made: the
-// record is not lost (error.record), the caller's exception is error.cause.
-function detokenizeFailed({ thrown }, record) {
-  const what = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : describe(thrown);
-  const e = new SpecdecError(`detokenize: threw (${what}) while the text of iteration ${record.iteration} was made; the iteration is committed and its record is this error's record`);
-  e.record = record;
-  e.cause = thrown;
-  return e;
-}
-
 function isThenable(x) {
   return x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';
-}
-
-function checkSignal(signal) {
-  if (signal !== undefined && (typeof signal !== 'object' || signal === null || !('aborted' in signal))) {
-    fail(`signal: expected an AbortSignal, got ${describe(signal)}`);
-  }
 }

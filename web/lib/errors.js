@@ -158,3 +158,20 @@ export function bytesArg(bytes, what) {
   }
   return u8;
 }
+
+// A SpecdecError for a detokenize that threw while a committed iteration's record was made: the
+// record is not lost (error.record), the caller's exception is error.cause.
+export function detokenizeFailed({ thrown }, record) {
+  const what = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : describe(thrown);
+  const e = new SpecdecError(`detokenize: threw (${what}) while the text of iteration ${record.iteration} was made; the iteration is committed and its record is this error's record`);
+  e.record = record;
+  e.cause = thrown;
+  return e;
+}
+
+/** Refuses a signal option that is not an AbortSignal (undefined: none). */
+export function checkSignal(signal) {
+  if (signal !== undefined && (typeof signal !== 'object' || signal === null || !('aborted' in signal))) {
+    fail(`signal: expected an AbortSignal, got ${describe(signal)}`);
+  }
+}
