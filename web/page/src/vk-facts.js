@@ -8,7 +8,8 @@ import { ridgeTokens } from './roofline.js';
 import { sizeText } from './limits.js';
 import { bwBytes } from './vk-store.js';
 
-const threadsText = (t) => `${t} thread${t === 1 ? '' : 's'}`;
+/** "1 thread", "2 threads". */
+export const threadsText = (t) => `${t} thread${t === 1 ? '' : 's'}`;
 
 /**
  * The rows at T threads: [id, name, value, tip?].

@@ -17,14 +17,13 @@
 // The measurements are kept in vk-store.js, drawn by vk-chart.js, tabled by vk-facts.js.
 import { h, onWidthChange } from './svg.js';
 import { K_MAX, costAt, explainGpu, explainPairs, explainThreads, explainWeights, pairsHeading, targetCosts } from './roofline.js';
-import { BUSY } from './trust.js';
+import { busyExplain, renderBusy } from './vk-busy.js';
 import { sizeText } from './limits.js';
 import { bwBytes, createVkStore, labelOf, modelOf, otherWeightsKey, targetKey } from './vk-store.js';
 import { decideDefault, keepDefault } from './weights.js';
-import { cpuFactRows, factRows, gpuFactRows } from './vk-facts.js';
+import { cpuFactRows, factRows, gpuFactRows, threadsText } from './vk-facts.js';
 import { drawVk } from './vk-chart.js';
 
-const threadsText = (t) => `${t} thread${t === 1 ? '' : 's'}`;
 
 /**
  * @param {object} o
@@ -284,9 +283,7 @@ function renderGpu({ ui, store, info, key, T, k }, b) {
   const trust = store.judge(key, 'gpu');
   ui.root.dataset.trusted = String(trust.ok);
   if (!trust.ok) {
-    ui.explain.replaceChildren(h('strong', { class: 'bad', 'data-testid': 'vk-busy' }, [BUSY]), ' ',
-      h('span', { 'data-testid': 'vk-busy-why' }, [`What disagreed: ${trust.reasons.join('; ')}.`]), ' ',
-      h('span', { 'data-testid': 'vk-raw' }, [`Raw pass times (medians, GPU): ${gpu.measured.map((m) => `k = ${m.k}: ${m.ms.toFixed(2)} ms`).join(', ')}.`]));
+    ui.explain.replaceChildren(...busyExplain(trust, 'GPU', gpu.measured));
     return;
   }
   const text = explainGpu({ costs: gpu, gpu: b, cpu, threads: T, k });
@@ -365,46 +362,6 @@ function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
   } else {
     ui.explain.replaceChildren(...weightsPart(wText));
   }
-}
-
-// Facts that are measured as they are (no model drawn from them): shown under a busy measurement.
-const RAW_FACTS = new Set(['weights', 'bandwidth', 'bandwidth-1', 'step', 'peak', 'peak-1', 'int-peak']);
-
-/**
- * A CPU measurement that failed the checks (trust.js, vk-store.js judge): the busy sentence,
- * what disagreed, the raw pass times per k and the raw facts; no roofline, no explanation, no
- * prediction from them.
- * @param {object} view  { ui, store, info, key, T }
- * @param {{ ok: boolean, reasons: string[] }} trust
- */
-function renderBusy({ ui, store, info, key, T }, trust) {
-  const current = store.costs(key, info.target, T);
-  const raw = { ...current, roof: [] };
-  const one = T > 1 ? store.costs(key, info.target, 1) : null;
-  ui.roofCaption.hidden = true;
-  ui.caption.textContent = `${labelOf(key)}, ${sizeText(current.weightBytes)} of ${current.weights === 'int8' ? '8-bit' : 'f32'} weights, ${threadsText(T)}: raw timings`;
-  drawVk(ui.chart, { current: raw, label: `${labelOf(key)} (raw, untrusted)`, threads: T });
-  ui.root.dataset.curves = 'cpu';
-  ui.root.dataset.weights = current.weights;
-  ui.root.dataset.weightsCurves = current.weights;
-  ui.root.dataset.vOther = '';
-  ui.root.dataset.stepMsOther = '';
-  ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : (store.bandwidthError() ? 'unavailable' : 'pending');
-  ui.root.dataset.points = String(current.measured.length);
-  ui.root.dataset.threads = String(T);
-  ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
-  ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
-  const rows = cpuFactRows(current, one, T, store.bandwidthError()).filter(([id]) => RAW_FACTS.has(id));
-  ui.facts.replaceChildren(...factRows(rows));
-  ui.measure.textContent = 'Measure v(k) again';
-  const passes = current.measured.map((m) => `k = ${m.k}: ${m.ms.toFixed(2)} ms`).join(', ');
-  ui.explain.replaceChildren(
-    h('strong', { class: 'bad', 'data-testid': 'vk-busy' }, [BUSY]),
-    ' ',
-    h('span', { 'data-testid': 'vk-busy-why' }, [`What disagreed: ${trust.reasons.join('; ')}.`]),
-    ' ',
-    h('span', { 'data-testid': 'vk-raw' }, [`Raw pass times (medians, ${threadsText(T)}): ${passes || '–'}.`]),
-  );
 }
 
 /** { f32, int8 }: the two costs by their weights. */
