@@ -62,8 +62,7 @@ Stats read_gbs(size_t bytes, int repeats, double min_ms, int streams, kernels::T
   const size_t per_stream = std::max<size_t>(1, bytes / sizeof(float) / kPiece / streams / threads);
   // Streams (and threads' parts) one line apart beyond their length, as the stripes of a packed
   // matrix are (kernels/matmul.h, kStripePadFloats): without it, sizes with large power-of-two
-  // factors put every stream in the same cache sets (measured on a Zen 5 EPYC: 25 GB/s for
-  // 32 MiB vs 40 for 76 MB with one thread; 35 vs 55+ with two).
+  // factors put every stream in the same cache sets, and the reads slow down.
   const size_t stride = per_stream * kPiece + kPiece, part = stride * streams + kPiece;
   const size_t n = part * threads;
   std::vector<float> buf(n);

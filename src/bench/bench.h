@@ -14,6 +14,7 @@
 #include "kernels/thread_pool.h"
 #include "model/gpt_config.h"
 #include "model/gpt_model.h"
+#include "sampling/rng.h"
 
 namespace specdec::bench {
 
@@ -23,6 +24,9 @@ const std::vector<std::string>& prompts();
 
 // Milliseconds from a monotonic clock (performance.now() under Emscripten).
 double now_ms();
+
+// n floats uniform in [-0.05, 0.05) from rng: the benchmarks' random weights and inputs.
+std::vector<float> random_floats(Rng& rng, size_t n);
 
 struct Stats {
   double median = 0.0;

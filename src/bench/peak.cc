@@ -53,81 +53,79 @@ template <int N>
   return first(s);
 }
 
-// With a pool: every thread runs the chains at once (flops of all threads).
-template <int N>
-Stats chains_gflops(int repeats, double min_ms, const float* init, float one, float* sink,
-                    kernels::ThreadPool* pool) {
-  const long iters = 20000;
-  const int threads = pool ? pool->threads() : 1;
-  auto once = [&] {
-    if (threads == 1) {
-      sink[0] += chains<N>(iters, init, one);
-      return;
-    }
-    pool->run(threads, [&](int t) { sink[16 * t] += chains<N>(iters, init, one); });
-  };
-  return rate_of(once, 2.0 * kLanes * N * static_cast<double>(iters) * threads, repeats, min_ms);
-}
-
 // The integer ceiling of the 8-bit kernels (kernels/matmul_q8.h): N chains of a = a + dot(x, w)
 // on 16-bit lanes (i32x4.dot_i16x8_s in WASM, vpmaddwd natively): 8 (16) multiply-adds and as
 // many adds per step and chain. The operands come from run-time values, so nothing folds.
 #if defined(__wasm_simd128__)
 constexpr int kIntMacs = 8;
-template <int N>
-[[gnu::noinline]] int32_t dot_chains(long iters, const int16_t* init) {
-  const v128_t w = wasm_v128_load(init + 8);
-  v128_t a[N];
-  for (int i = 0; i < N; ++i) a[i] = wasm_i16x8_splat(init[i]);
-  for (long it = 0; it < iters; ++it) {
-    for (int i = 0; i < N; ++i) a[i] = wasm_i32x4_add(a[i], wasm_i32x4_dot_i16x8(w, a[i]));
-  }
-  v128_t s = a[0];
-  for (int i = 1; i < N; ++i) s = wasm_i32x4_add(s, a[i]);
-  return wasm_i32x4_extract_lane(s, 0);
-}
+using IV = v128_t;
+inline IV iload(const int16_t* p) { return wasm_v128_load(p); }
+inline IV isplat(int16_t x) { return wasm_i16x8_splat(x); }
+inline IV iadd(IV a, IV b) { return wasm_i32x4_add(a, b); }
+inline IV idot(IV w, IV a) { return wasm_i32x4_dot_i16x8(w, a); }
+inline int32_t ifirst(IV v) { return wasm_i32x4_extract_lane(v, 0); }
 #elif defined(__AVX2__)
 constexpr int kIntMacs = 16;
-template <int N>
-[[gnu::noinline]] int32_t dot_chains(long iters, const int16_t* init) {
-  const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(init + 8));
-  __m256i a[N];
-  for (int i = 0; i < N; ++i) a[i] = _mm256_set1_epi16(init[i]);
-  for (long it = 0; it < iters; ++it) {
-    for (int i = 0; i < N; ++i) a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(w, a[i]));
-  }
-  __m256i s = a[0];
-  for (int i = 1; i < N; ++i) s = _mm256_add_epi32(s, a[i]);
-  return _mm256_extract_epi32(s, 0);
-}
+using IV = __m256i;
+inline IV iload(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const IV*>(p)); }
+inline IV isplat(int16_t x) { return _mm256_set1_epi16(x); }
+inline IV iadd(IV a, IV b) { return _mm256_add_epi32(a, b); }
+inline IV idot(IV w, IV a) { return _mm256_madd_epi16(w, a); }
+inline int32_t ifirst(IV v) { return _mm256_extract_epi32(v, 0); }
 #else
 constexpr int kIntMacs = 1;
+using IV = int32_t;
+inline IV iload(const int16_t* p) { return *p; }
+inline IV isplat(int16_t x) { return x; }
+inline IV iadd(IV a, IV b) { return a + b; }
+inline IV idot(IV w, IV a) { return static_cast<int16_t>(a) * w; }
+inline int32_t ifirst(IV v) { return v; }
+#endif
+
+// N chains, `iters` steps: kIntMacs multiply-adds and as many adds per step and chain.
 template <int N>
 [[gnu::noinline]] int32_t dot_chains(long iters, const int16_t* init) {
-  int32_t a[N];
-  for (int i = 0; i < N; ++i) a[i] = init[i];
+  const IV w = iload(init + 8);
+  IV a[N];
+  for (int i = 0; i < N; ++i) a[i] = isplat(init[i]);
   for (long it = 0; it < iters; ++it) {
-    for (int i = 0; i < N; ++i) a[i] += static_cast<int16_t>(a[i]) * init[8];
+    for (int i = 0; i < N; ++i) a[i] = iadd(a[i], idot(w, a[i]));
   }
-  int32_t s = 0;
-  for (int i = 0; i < N; ++i) s += a[i];
-  return s;
+  IV s = a[0];
+  for (int i = 1; i < N; ++i) s = iadd(s, a[i]);
+  return ifirst(s);
 }
-#endif
+
+// The rate of chain() (`ops` operations per call on one thread); with a pool: every thread
+// runs it at once, each into its own sink slot (operations of all threads).
+template <typename Sink, typename Chain>
+Stats all_threads_rate(int repeats, double min_ms, double ops, Sink* sink,
+                       kernels::ThreadPool* pool, Chain chain) {
+  const int threads = pool ? pool->threads() : 1;
+  auto once = [&] {
+    if (threads == 1) {
+      sink[0] += chain();
+      return;
+    }
+    pool->run(threads, [&](int t) { sink[16 * t] += chain(); });
+  };
+  return rate_of(once, ops * threads, repeats, min_ms);
+}
+
+constexpr long kIters = 20000;
+
+template <int N>
+Stats chains_gflops(int repeats, double min_ms, const float* init, float one, float* sink,
+                    kernels::ThreadPool* pool) {
+  return all_threads_rate(repeats, min_ms, 2.0 * kLanes * N * static_cast<double>(kIters), sink,
+                          pool, [&] { return chains<N>(kIters, init, one); });
+}
 
 template <int N>
 Stats dot_gops(int repeats, double min_ms, const int16_t* init, int32_t* sink,
                kernels::ThreadPool* pool) {
-  const long iters = 20000;
-  const int threads = pool ? pool->threads() : 1;
-  auto once = [&] {
-    if (threads == 1) {
-      sink[0] += dot_chains<N>(iters, init);
-      return;
-    }
-    pool->run(threads, [&](int t) { sink[16 * t] += dot_chains<N>(iters, init); });
-  };
-  return rate_of(once, 2.0 * kIntMacs * N * static_cast<double>(iters) * threads, repeats, min_ms);
+  return all_threads_rate(repeats, min_ms, 2.0 * kIntMacs * N * static_cast<double>(kIters), sink,
+                          pool, [&] { return dot_chains<N>(kIters, init); });
 }
 
 }  // namespace

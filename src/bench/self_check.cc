@@ -14,12 +14,6 @@
 namespace specdec::bench {
 namespace {
 
-std::vector<float> random_floats(Rng& rng, size_t n) {
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(rng.uniform() * 2.0 - 1.0) * 0.05f;
-  return v;
-}
-
 bool same(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }

@@ -1,4 +1,4 @@
-// The clock and the summary statistics of every benchmark figure.
+// The clock, the summary statistics and the random inputs of every benchmark figure.
 #include <algorithm>
 #include <chrono>
 
@@ -22,6 +22,12 @@ Stats summarize(std::vector<double> samples) {
   s.max = samples.back();
   s.runs = static_cast<int>(n);
   return s;
+}
+
+std::vector<float> random_floats(Rng& rng, size_t n) {
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(rng.uniform() * 2.0 - 1.0) * 0.05f;
+  return v;
 }
 
 }  // namespace specdec::bench

@@ -93,8 +93,8 @@ std::vector<ThreadPhysics> thread_physics(const GPTModel& target, const GPTModel
   for (size_t i = 0; i < threads.size(); ++i) {
     ThreadPhysics& t = out[i];
     pool.set_threads(threads[i]);
-    // The best of 1..16 streams per thread: on these machines the best count moves with the
-    // buffer's size and the thread count (a single pattern read 27-51 GB/s, one thread, 60-100 MB).
+    // The best of 1..16 streams per thread: the best count moves with the buffer's size and the
+    // thread count.
     t.read_gbs = best_read_gbs(bytes, repeats, min_ms, &pool).gbs;
     t.peak_gflops = muladd_gflops(repeats, min_ms, &pool);
     const bool int8 = target.weight_type() == Weights::kInt8;

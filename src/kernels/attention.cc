@@ -51,26 +51,13 @@ void scores4(const float* q, const float* keys, size_t hs, float scale, float* s
   for (int i = 0; i < 4; ++i) scores[i] = s[i] * scale;
 }
 
-// out[d0 .. d0 + 4 NV) = sum_j p_j values[j][d], each lane summed in increasing j from +0 (the
-// scalar loop's order); NV accumulators stay in registers while j runs.
+// out[d0 .. d0 + 4 NV) = sum_j p_j values[j][d] over the rows [0, n_prefix) then the rows
+// extra[0 .. n_extra), each lane summed in increasing j from +0 (the scalar loop's order); NV
+// accumulators stay in registers while j runs, from one segment to the next, so the order is that
+// of a contiguous copy.
 template <int NV>
-void weighted_sum(const float* p, const float* values, size_t n_keys, size_t hs, size_t d0,
-                  float* out) {
-  F4 acc[NV];
-  for (int v = 0; v < NV; ++v) acc[v] = zero();
-  const float* row = values + d0;
-  for (size_t j = 0; j < n_keys; ++j, row += hs) {
-    const F4 pj = splat(p[j]);
-    for (int v = 0; v < NV; ++v) acc[v] = add(acc[v], mul(pj, load(row + 4 * v)));
-  }
-  for (int v = 0; v < NV; ++v) store(out + d0 + 4 * v, acc[v]);
-}
-
-// weighted_sum over the rows [0, n_prefix) then the rows extra[0 .. n_extra): the same
-// accumulators continue from one segment to the next, so the order is that of a contiguous copy.
-template <int NV>
-void weighted_sum_gather(const float* p, const float* values, size_t n_prefix, const size_t* extra,
-                         size_t n_extra, size_t hs, size_t d0, float* out) {
+void weighted_sum(const float* p, const float* values, size_t n_prefix, const size_t* extra,
+                  size_t n_extra, size_t hs, size_t d0, float* out) {
   F4 acc[NV];
   for (int v = 0; v < NV; ++v) acc[v] = zero();
   const float* row = values + d0;
@@ -101,13 +88,14 @@ void attend_gather(const float* q, const float* keys, const float* values, size_
   }
   const size_t n = n_prefix + n_extra;
   softmax(scores, n);
+  // Output dimensions 32 (8 vectors) at a time, then 4 at a time, then the scalar tail.
   const size_t d4 = head_size - head_size % 4;
   size_t d = 0;
   for (; d + 32 <= d4; d += 32) {
-    weighted_sum_gather<8>(scores, values, n_prefix, extra, n_extra, head_size, d, out);
+    weighted_sum<8>(scores, values, n_prefix, extra, n_extra, head_size, d, out);
   }
   for (; d < d4; d += 4) {
-    weighted_sum_gather<1>(scores, values, n_prefix, extra, n_extra, head_size, d, out);
+    weighted_sum<1>(scores, values, n_prefix, extra, n_extra, head_size, d, out);
   }
   for (; d < head_size; ++d) {
     float acc = 0.0f;
@@ -121,21 +109,7 @@ void attend_gather(const float* q, const float* keys, const float* values, size_
 
 void attend(const float* q, const float* keys, const float* values, size_t n_keys, size_t head_size,
             float* scores, float* out) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
-  size_t j = 0;
-  for (; j + 4 <= n_keys; j += 4) scores4(q, keys + j * head_size, head_size, scale, scores + j);
-  for (; j < n_keys; ++j) scores[j] = dot(q, keys + j * head_size, head_size) * scale;
-  softmax(scores, n_keys);
-  // Output dimensions 32 (8 vectors) at a time, then 4 at a time, then the scalar tail.
-  const size_t d4 = head_size - head_size % 4;
-  size_t d = 0;
-  for (; d + 32 <= d4; d += 32) weighted_sum<8>(scores, values, n_keys, head_size, d, out);
-  for (; d < d4; d += 4) weighted_sum<1>(scores, values, n_keys, head_size, d, out);
-  for (; d < head_size; ++d) {
-    float acc = 0.0f;
-    for (size_t jj = 0; jj < n_keys; ++jj) acc += scores[jj] * values[jj * head_size + d];
-    out[d] = acc;
-  }
+  attend_gather(q, keys, values, n_keys, nullptr, 0, head_size, scores, out);
 }
 
 }  // namespace specdec::kernels

@@ -17,8 +17,7 @@ size_t logical_size(size_t n, size_t k) {
 
 // Floats per stripe of a striped W (n, k): K / 4 is a multiple of kStripes, so the lines fill
 // whole rounds; plus kStripePadFloats, so that the 8 lines of a round do not all map to the same
-// cache set (stripe sizes are multiples of 4 KiB for the models' shapes; measured 5-13% faster
-// with the pad, native and WASM).
+// cache set (stripe sizes are multiples of 4 KiB for the models' shapes).
 size_t stripe_floats(size_t n, size_t k) {
   return logical_size(n, k) / kStripes + kStripePadFloats;
 }
@@ -211,9 +210,8 @@ inline void finish_row(const F4 (&a)[4], const float* xi, size_t k,
 }
 
 // Input-row groups up to which each group sweeps a striped panel on its own (the panel is then
-// re-read from L1/L2 by the next group); more take turns on chunks. Measured (WASM, 2-vCPU AMD
-// EPYC): own sweeps equal to turns for model stacks from memory (M = 2..8, 19 and 76 MB) and
-// 5-15% faster for the draft's in-cache matrices (M = 3..8).
+// re-read from L1/L2 by the next group); more take turns on chunks. Own sweeps are no slower
+// than turns for matrices streaming from memory and faster for in-cache ones.
 constexpr size_t kMaxSweepGroups = 4;
 
 // All m input rows against panel p, in groups of 2 (and 1 when m is odd).

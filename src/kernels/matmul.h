@@ -17,20 +17,18 @@
 // applied to a panel while it is in L1).
 //
 // Alignment. The packed data starts on a 64-byte boundary, so that a k-block of a panel is one
-// cache line and no vector load straddles two (measured on AMD Zen 2: 71 vs 48 GFLOP/s for 4
-// rows in cache when the weights sat 16 bytes off). The first kHeaderFloats floats of a packed
+// cache line and no vector load straddles two (loads that straddle lines are much slower). The
+// first kHeaderFloats floats of a packed
 // buffer are a header: w_packed[0] holds the offset (1..16) of the data from w_packed, chosen by
 // pack_weights for the buffer's address. A packed buffer copied elsewhere stays correct (the
 // offset travels with it), only possibly misaligned.
 //
 // Striping. One core reads memory faster from several sequential streams than from one (the
 // hardware prefetchers run one stream each), and fastest when the streams take turns one cache
-// line at a time: a read loop over 19 MB on a 2-vCPU AMD EPYC (Zen 2) reaches 11 GB/s front to
-// back, 20 in 1 KiB pieces from 8 regions in turn, 22.7 one 64-byte line from each of 8 in turn
-// (bench/results/2026-11-30-epyc-2vcpu-kernels.md). Fine-grained turns also let the
-// prefetchers run 8 times further ahead of the kernel in time, so memory overlaps arithmetic
-// when several rows are applied (WASM, 19 and 76 MB: 1.5-1.7x faster for M = 1..8 than 1 KiB
-// pieces; bench/results/2026-12-01-epyc-2vcpu-line-stripes.md). So a large matrix (K % 32 == 0 and
+// line at a time (bench/results/2026-11-30-epyc-2vcpu-kernels.md). Fine-grained turns also let
+// the prefetchers run 8 times further ahead of the kernel in time, so memory overlaps arithmetic
+// when several rows are applied (bench/results/2026-12-01-epyc-2vcpu-line-stripes.md). So a
+// large matrix (K % 32 == 0 and
 // at least kMinStripedFloats) is stored striped: its logical sequence is cut into lines of
 // kLineFloats (one k-block of a panel, 64 bytes) and line i is stored in stripe i % kStripes at
 // slot i / kStripes. As K / 4 is a multiple of kStripes, panel p's k-block b = 8 j + s lies in

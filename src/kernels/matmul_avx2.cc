@@ -17,14 +17,13 @@
 namespace specdec::kernels {
 namespace {
 
-// Rounds (8 lines, one per stripe) prefetched ahead of the one being read.
-// (Measured: 2, 4 and 8 rounds within noise of each other on the 2-vCPU AMD EPYC.)
+// Rounds (8 lines, one per stripe) prefetched ahead of the one being read (2 to 8 do as well).
 constexpr size_t kPrefetchRounds = 4;
 
 // The rows of x with each k-block doubled for the 256-bit accumulators: xb[(b m + i) 8 ..] =
 // x[i][4b .. 4b + 3] twice. Built once per call, so that the inner loops load a ready operand
 // instead of broadcasting one (a broadcast from memory costs an extra shuffle uop per row and
-// k-block on AMD Zen 2: measured 42 vs 57 GFLOP/s for 6 rows in L1).
+// k-block).
 const float* doubled_rows(const float* x, size_t m, size_t k) {
   thread_local std::vector<float> buffer;
   const size_t blocks = k / 4;

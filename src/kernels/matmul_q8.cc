@@ -31,13 +31,21 @@ int8_t round_clamp(float v) {
   return static_cast<int8_t>(std::nearbyint(v));
 }
 
-}  // namespace
+// max |v| over a block of 32 floats (a NaN is never greater: ignored).
+float block_amax(const float* v) {
+  float amax = 0.0f;
+  for (size_t j = 0; j < kQ8Block; ++j) {
+    const float a = std::fabs(v[j]);
+    if (a > amax) amax = a;
+  }
+  return amax;
+}
 
-namespace {
 size_t q8_pieces(size_t n, size_t k) { return panels_of(n) * (k / kQ8Block); }
 size_t q8_stripe_bytes(size_t n, size_t k) {
   return q8_pieces(n, k) / kQ8Stripes * kQ8PieceBytes + kQ8StripePad;
 }
+
 }  // namespace
 
 bool q8_striped(size_t n, size_t k) {
@@ -62,8 +70,7 @@ void quantize_weights_q8(const float* w, size_t n, size_t k, int8_t* w8, float* 
     for (size_t b = 0; b < blocks; ++b) {
       const float* src = w + r * k + b * kQ8Block;
       int8_t* dst = w8 + r * k + b * kQ8Block;
-      float amax = 0.0f;
-      for (size_t j = 0; j < kQ8Block; ++j) amax = std::max(amax, std::fabs(src[j]));
+      const float amax = block_amax(src);
       // The binary16 scale, widened back (exact): what the file stores.
       const uint16_t h = f32_to_f16(amax / 127.0f);
       const float d = f16_to_f32(h);
@@ -113,11 +120,7 @@ void quantize_rows_q8(const float* x, size_t m, size_t k, int16_t* x8, float* sx
     for (size_t b = 0; b < blocks; ++b) {
       const float* src = x + i * k + b * kQ8Block;
       int16_t* dst = x8 + i * k + b * kQ8Block;
-      float amax = 0.0f;
-      for (size_t j = 0; j < kQ8Block; ++j) {
-        const float a = std::fabs(src[j]);
-        if (a > amax) amax = a;  // NaN is never greater: ignored
-      }
+      const float amax = block_amax(src);
       if (amax == 0.0f) {
         sx[i * blocks + b] = 0.0f;
         std::fill(dst, dst + kQ8Block, int16_t{0});
@@ -133,28 +136,21 @@ void quantize_rows_q8(const float* x, size_t m, size_t k, int16_t* x8, float* sx
 void matmul_q8_scalar_panels(const int16_t* x8, const float* sx, size_t m, size_t k,
                              const int8_t* q, const float* s, size_t n, const float* bias,
                              float* out, size_t p_begin, size_t p_end) {
-  const detail::Q8Reader rd(q, n, k);
-  const size_t blocks = k / kQ8Block;
-  for (size_t p = p_begin; p < p_end; ++p) {
-    const float* ps = s + p * blocks * kPanelRows;
-    for (size_t i = 0; i < m; ++i) {
-      float acc[kPanelRows] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (size_t b = 0; b < blocks; ++b) {
-        const int16_t* xb = x8 + i * k + b * kQ8Block;
-        const float d = sx[i * blocks + b];
-        for (size_t r = 0; r < kPanelRows; ++r) {
-          const int8_t* wb = rd.at(p, b) + r * kQ8Block;
-          int32_t isum = 0;
-          for (size_t j = 0; j < kQ8Block; ++j) isum += int32_t{xb[j]} * int32_t{wb[j]};
-          acc[r] = acc[r] + (ps[b * kPanelRows + r] * d) * static_cast<float>(isum);
-        }
-      }
+  // One input row against panel p: its four sums, in the canonical order.
+  const auto row = [](const detail::Q8Reader& rd, size_t p, const int16_t* xi, const float* si,
+                      const float* ps, float* acc) {
+    for (size_t r = 0; r < kPanelRows; ++r) acc[r] = 0.0f;
+    for (size_t b = 0; b < rd.blocks; ++b) {
+      const int16_t* xb = xi + b * kQ8Block;
       for (size_t r = 0; r < kPanelRows; ++r) {
-        const size_t col = p * kPanelRows + r;
-        if (col < n) out[i * n + col] = bias ? acc[r] + bias[col] : acc[r];
+        const int8_t* wb = rd.at(p, b) + r * kQ8Block;
+        int32_t isum = 0;
+        for (size_t j = 0; j < kQ8Block; ++j) isum += int32_t{xb[j]} * int32_t{wb[j]};
+        acc[r] = acc[r] + (ps[b * kPanelRows + r] * si[b]) * static_cast<float>(isum);
       }
     }
-  }
+  };
+  detail::for_panel_rows(x8, sx, m, k, q, s, n, bias, out, p_begin, p_end, row);
 }
 
 void matmul_q8_reference(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* w8,

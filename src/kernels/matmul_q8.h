@@ -41,6 +41,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/matmul.h"  // kPanelRows
+
 namespace specdec::kernels {
 
 constexpr size_t kQ8Block = 32;
@@ -66,6 +68,28 @@ struct Q8Reader {
                   : data + i * kQ8PieceBytes;
   }
 };
+
+// The loops every kernel shares (same contract as matmul_q8_panels): for each panel p and input
+// row i, row(rd, p, xi, si, ps, acc) puts in acc[0..3] the panel's four sums of row i in the
+// canonical order (xi: the row's k quants, si: its k / 32 scales, ps: the panel's scales, 4 per
+// block); then out[i][4p + r] = acc[r] + bias[4p + r] for the panel's rows that exist.
+template <typename Row>
+inline void for_panel_rows(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
+                           const float* s, size_t n, const float* bias, float* out, size_t p_begin,
+                           size_t p_end, Row row) {
+  const Q8Reader rd(q, n, k);
+  for (size_t p = p_begin; p < p_end; ++p) {
+    const float* ps = s + p * rd.blocks * kPanelRows;
+    for (size_t i = 0; i < m; ++i) {
+      float acc[kPanelRows];
+      row(rd, p, x8 + i * k, sx + i * rd.blocks, ps, acc);
+      for (size_t r = 0; r < kPanelRows; ++r) {
+        const size_t col = p * kPanelRows + r;
+        if (col < n) out[i * n + col] = bias ? acc[r] + bias[col] : acc[r];
+      }
+    }
+  }
+}
 }  // namespace detail
 
 // Bytes of W (n, k) packed quants (header included) and floats of its packed scales.

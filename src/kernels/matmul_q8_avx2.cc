@@ -36,35 +36,26 @@ inline __m128i fold4(__m256i a0, __m256i a1, __m256i a2, __m256i a3) {
 void matmul_q8_avx2_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                            const float* s, size_t n, const float* bias, float* out, size_t p_begin,
                            size_t p_end) {
-  const detail::Q8Reader rd(q, n, k);
-  const size_t blocks = k / kQ8Block;
-  for (size_t p = p_begin; p < p_end; ++p) {
-    const float* ps = s + p * blocks * kPanelRows;
-    for (size_t i = 0; i < m; ++i) {
-      const int16_t* xi = x8 + i * k;
-      const float* si = sx + i * blocks;
-      __m128 acc = _mm_setzero_ps();
-      for (size_t b = 0; b < blocks; ++b) {
-        const int16_t* xb = xi + b * kQ8Block;
-        const __m256i x_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb));
-        const __m256i x_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 16));
-        const int8_t* w = rd.at(p, b);
-        // Both lines of the piece 8 slots ahead in this stripe (8 x 8 = 64 pieces ahead).
-        _mm_prefetch(reinterpret_cast<const char*>(w + 1024), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(w + 1024 + 64), _MM_HINT_T0);
-        const __m128i isum = fold4(row_dot(w, x_lo, x_hi), row_dot(w + 32, x_lo, x_hi),
-                                   row_dot(w + 64, x_lo, x_hi), row_dot(w + 96, x_lo, x_hi));
-        const __m128 d = _mm_mul_ps(_mm_loadu_ps(ps + b * kPanelRows), _mm_set1_ps(si[b]));
-        acc = _mm_add_ps(acc, _mm_mul_ps(d, _mm_cvtepi32_ps(isum)));
-      }
-      float lanes[kPanelRows];
-      _mm_storeu_ps(lanes, acc);
-      for (size_t r = 0; r < kPanelRows; ++r) {
-        const size_t col = p * kPanelRows + r;
-        if (col < n) out[i * n + col] = bias ? lanes[r] + bias[col] : lanes[r];
-      }
+  // One input row against panel p: its four sums, in the canonical order.
+  const auto row = [](const detail::Q8Reader& rd, size_t p, const int16_t* xi, const float* si,
+                      const float* ps, float* sums) {
+    __m128 acc = _mm_setzero_ps();
+    for (size_t b = 0; b < rd.blocks; ++b) {
+      const int16_t* xb = xi + b * kQ8Block;
+      const __m256i x_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb));
+      const __m256i x_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 16));
+      const int8_t* w = rd.at(p, b);
+      // Both lines of the piece 8 slots ahead in this stripe (8 x 8 = 64 pieces ahead).
+      _mm_prefetch(reinterpret_cast<const char*>(w + 1024), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + 1024 + 64), _MM_HINT_T0);
+      const __m128i isum = fold4(row_dot(w, x_lo, x_hi), row_dot(w + 32, x_lo, x_hi),
+                                 row_dot(w + 64, x_lo, x_hi), row_dot(w + 96, x_lo, x_hi));
+      const __m128 d = _mm_mul_ps(_mm_loadu_ps(ps + b * kPanelRows), _mm_set1_ps(si[b]));
+      acc = _mm_add_ps(acc, _mm_mul_ps(d, _mm_cvtepi32_ps(isum)));
     }
-  }
+    _mm_storeu_ps(sums, acc);
+  };
+  detail::for_panel_rows(x8, sx, m, k, q, s, n, bias, out, p_begin, p_end, row);
 }
 
 }  // namespace specdec::kernels

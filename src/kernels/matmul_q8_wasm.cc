@@ -42,36 +42,26 @@ inline v128_t row_dot(const int8_t* w, v128_t x0, v128_t x1, v128_t x2, v128_t x
 void matmul_q8_wasm_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                            const float* s, size_t n, const float* bias, float* out, size_t p_begin,
                            size_t p_end) {
-  const detail::Q8Reader rd(q, n, k);
-  const size_t blocks = k / kQ8Block;
-  for (size_t p = p_begin; p < p_end; ++p) {
-    const float* ps = s + p * blocks * kPanelRows;
-    for (size_t i = 0; i < m; ++i) {
-      const int16_t* xi = x8 + i * k;
-      const float* si = sx + i * blocks;
-      v128_t acc = wasm_f32x4_splat(0.0f);
-      for (size_t b = 0; b < blocks; ++b) {
-        const int16_t* xb = xi + b * kQ8Block;
-        const v128_t x0 = wasm_v128_load(xb), x1 = wasm_v128_load(xb + 8),
-                     x2 = wasm_v128_load(xb + 16), x3 = wasm_v128_load(xb + 24);
-        const int8_t* w = rd.at(p, b);
-        const v128_t a0 = row_dot(w, x0, x1, x2, x3);
-        const v128_t a1 = row_dot(w + 32, x0, x1, x2, x3);
-        const v128_t a2 = row_dot(w + 64, x0, x1, x2, x3);
-        const v128_t a3 = row_dot(w + 96, x0, x1, x2, x3);
-        const v128_t isum = wasm_f32x4_convert_i32x4(fold4(a0, a1, a2, a3));
-        const v128_t d =
-            wasm_f32x4_mul(wasm_v128_load(ps + b * kPanelRows), wasm_f32x4_splat(si[b]));
-        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(d, isum));
-      }
-      float lanes[kPanelRows];
-      wasm_v128_store(lanes, acc);
-      for (size_t r = 0; r < kPanelRows; ++r) {
-        const size_t col = p * kPanelRows + r;
-        if (col < n) out[i * n + col] = bias ? lanes[r] + bias[col] : lanes[r];
-      }
+  // One input row against panel p: its four sums, in the canonical order.
+  const auto row = [](const detail::Q8Reader& rd, size_t p, const int16_t* xi, const float* si,
+                      const float* ps, float* sums) {
+    v128_t acc = wasm_f32x4_splat(0.0f);
+    for (size_t b = 0; b < rd.blocks; ++b) {
+      const int16_t* xb = xi + b * kQ8Block;
+      const v128_t x0 = wasm_v128_load(xb), x1 = wasm_v128_load(xb + 8),
+                   x2 = wasm_v128_load(xb + 16), x3 = wasm_v128_load(xb + 24);
+      const int8_t* w = rd.at(p, b);
+      const v128_t a0 = row_dot(w, x0, x1, x2, x3);
+      const v128_t a1 = row_dot(w + 32, x0, x1, x2, x3);
+      const v128_t a2 = row_dot(w + 64, x0, x1, x2, x3);
+      const v128_t a3 = row_dot(w + 96, x0, x1, x2, x3);
+      const v128_t isum = wasm_f32x4_convert_i32x4(fold4(a0, a1, a2, a3));
+      const v128_t d = wasm_f32x4_mul(wasm_v128_load(ps + b * kPanelRows), wasm_f32x4_splat(si[b]));
+      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(d, isum));
     }
-  }
+    wasm_v128_store(sums, acc);
+  };
+  detail::for_panel_rows(x8, sx, m, k, q, s, n, bias, out, p_begin, p_end, row);
 }
 
 }  // namespace specdec::kernels

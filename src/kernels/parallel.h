@@ -6,8 +6,8 @@
 //   gelu:   by element ranges (it is element-wise);
 //   for_ranges: any loop of independent items (attention: (token, head) pairs).
 // Work too small to gain stays on the calling thread: a part must hold at least
-// kMinMacsPerPart multiply-adds (a fork-join costs ~1-3 us; measured with `specdec bench
-// --threads`), so a small draft never waits on a barrier.
+// kMinMacsPerPart multiply-adds (a fork-join costs microseconds: `specdec bench --threads`),
+// so a small draft never waits on a barrier.
 #pragma once
 
 #include <algorithm>

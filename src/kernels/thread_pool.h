@@ -20,13 +20,13 @@
 // up for a time slice (milliseconds). So the caller keeps a ledger over windows of kWindowRuns
 // runs: the parts the workers took against their fair share, and the time threads saved (per
 // run, the caller's own parts' time scaled to every part, minus the time taken). When the
-// workers took under kMinWorkerShare of their fair share (V8's workers take ~25% in their
-// first, baseline-compiled windows; an absent one ~1-10%), or threads lost time, the next runs go
-// serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns, and at least
-// kLossRatio times the time the window lost; the workers sleep meanwhile), then threads are
-// tried again. A window that has already lost kAbortLossMicros closes at once (one time slice
-// lost costs more than a window of runs saves), and one in which no worker took a part closes
-// after a quarter of its runs. Idle, the workers take their share and
+// workers took under kMinWorkerShare of their fair share (V8's workers take too little in their
+// first, baseline-compiled windows, an absent one almost none), or threads lost time, the next
+// runs go serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns, and at
+// least kLossRatio times the time the window lost; the workers sleep meanwhile), then threads
+// are tried again. A window that has already lost kAbortLossMicros closes at once (one time
+// slice lost costs more than a window of runs saves), and one in which no worker took a part
+// closes after a quarter of its runs. Idle, the workers take their share and
 // threads save time: nothing is shed. Counts, not timings, carry most of the decision, so it
 // holds on a machine whose timings are noise.
 //

@@ -20,7 +20,7 @@
 
 // Keeps the next loop rolled. For the kernels' loop over the lines of a striped round: fully
 // unrolled, clang hoists the x loads of all 8 lines (V8 then spills them) and GCC interchanges
-// the loops into one serial chain of adds per accumulator (measured 0.7-0.8x for 7-8 rows).
+// the loops into one serial chain of adds per accumulator; both are slower.
 #if defined(__clang__)
 #define SPECDEC_NO_UNROLL _Pragma("clang loop unroll(disable)")
 #elif defined(__GNUC__)
@@ -55,11 +55,6 @@ inline F4 select(F4 mask, F4 a, F4 b) { return wasm_v128_bitselect(a, b, mask); 
 inline F4 exp2i(F4 n) {
   v128_t e = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127));
   return wasm_i32x4_shl(e, 23);
-}
-inline float lane(F4 v, int i) {
-  float out[4];
-  wasm_v128_store(out, v);
-  return out[i];
 }
 // Lane 0 without a round trip through memory.
 inline float first(F4 v) { return wasm_f32x4_extract_lane(v, 0); }
@@ -97,11 +92,6 @@ inline F4 select(F4 mask, F4 a, F4 b) { return _mm_blendv_ps(b, a, mask); }
 inline F4 exp2i(F4 n) {
   __m128i e = _mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127));
   return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
-}
-inline float lane(F4 v, int i) {
-  float out[4];
-  _mm_storeu_ps(out, v);
-  return out[i];
 }
 inline float first(F4 v) { return _mm_cvtss_f32(v); }
 inline float hsum(F4 a) {
@@ -191,7 +181,6 @@ inline F4 exp2i(F4 n) {
     return f;
   });
 }
-inline float lane(F4 v, int i) { return v.v[i]; }
 inline float first(F4 v) { return v.v[0]; }
 inline float hsum(F4 a) { return (a.v[0] + a.v[2]) + (a.v[1] + a.v[3]); }
 inline F4 hsum4(F4 a0, F4 a1, F4 a2, F4 a3) {

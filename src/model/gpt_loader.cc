@@ -77,32 +77,48 @@ struct Expected {
   bool scale = false;  // 8-bit block scales: F16
 };
 
+// The tensors of block l ("transformer.h.<l>." + name), in file order: a vector (rows x C,) or
+// a Linear weight (rows x C, cols x C), and the field of LayerWeights it loads into.
+struct BlockTensor {
+  const char* name;
+  uint64_t rows, cols;                       // in units of C; cols = 0: a vector
+  std::vector<float> LayerWeights::*vector;  // vectors
+  LinearWeights LayerWeights::*linear;       // Linear weights
+};
+const BlockTensor kBlockTensors[] = {
+    {"ln_1.weight", 1, 0, &LayerWeights::ln_1_weight, nullptr},
+    {"ln_1.bias", 1, 0, &LayerWeights::ln_1_bias, nullptr},
+    {"attn.c_attn.weight", 3, 1, nullptr, &LayerWeights::c_attn},
+    {"attn.c_attn.bias", 3, 0, &LayerWeights::c_attn_bias, nullptr},
+    {"attn.c_proj.weight", 1, 1, nullptr, &LayerWeights::attn_proj},
+    {"attn.c_proj.bias", 1, 0, &LayerWeights::attn_proj_bias, nullptr},
+    {"ln_2.weight", 1, 0, &LayerWeights::ln_2_weight, nullptr},
+    {"ln_2.bias", 1, 0, &LayerWeights::ln_2_bias, nullptr},
+    {"mlp.c_fc.weight", 4, 1, nullptr, &LayerWeights::c_fc},
+    {"mlp.c_fc.bias", 4, 0, &LayerWeights::c_fc_bias, nullptr},
+    {"mlp.c_proj.weight", 1, 4, nullptr, &LayerWeights::mlp_proj},
+    {"mlp.c_proj.bias", 1, 0, &LayerWeights::mlp_proj_bias, nullptr},
+};
+
+std::string block_prefix(int l) { return "transformer.h." + std::to_string(l) + "."; }
+
 std::vector<Expected> expected_tensors(const GPTConfig& c, bool has_lm_head, bool int8) {
   const uint64_t C = c.n_embd, V = c.vocab_size;
   std::vector<Expected> e = {{"transformer.wte.weight", {V, C}},
                              {"transformer.wpe.weight", {uint64_t(c.block_size), C}}};
-  auto linear = [&](const std::string& name, uint64_t n, uint64_t k) {
-    if (!int8) {
-      e.push_back({name, {n, k}});
-      return;
-    }
-    e.push_back({name + ".q8", {n, k}, true, false});
-    e.push_back({name + ".scale", {n, k / kernels::kQ8Block}, false, true});
-  };
   for (int l = 0; l < c.n_layer; ++l) {
-    const std::string p = "transformer.h." + std::to_string(l) + ".";
-    e.push_back({p + "ln_1.weight", {C}});
-    e.push_back({p + "ln_1.bias", {C}});
-    linear(p + "attn.c_attn.weight", 3 * C, C);
-    e.push_back({p + "attn.c_attn.bias", {3 * C}});
-    linear(p + "attn.c_proj.weight", C, C);
-    e.push_back({p + "attn.c_proj.bias", {C}});
-    e.push_back({p + "ln_2.weight", {C}});
-    e.push_back({p + "ln_2.bias", {C}});
-    linear(p + "mlp.c_fc.weight", 4 * C, C);
-    e.push_back({p + "mlp.c_fc.bias", {4 * C}});
-    linear(p + "mlp.c_proj.weight", C, 4 * C);
-    e.push_back({p + "mlp.c_proj.bias", {C}});
+    for (const BlockTensor& b : kBlockTensors) {
+      const std::string name = block_prefix(l) + b.name;
+      const uint64_t n = b.rows * C, k = b.cols * C;
+      if (!b.linear) {
+        e.push_back({name, {n}});
+      } else if (!int8) {
+        e.push_back({name, {n, k}});
+      } else {
+        e.push_back({name + ".q8", {n, k}, true, false});
+        e.push_back({name + ".scale", {n, k / kernels::kQ8Block}, false, true});
+      }
+    }
   }
   e.push_back({"transformer.ln_f.weight", {C}});
   e.push_back({"transformer.ln_f.bias", {C}});
@@ -153,15 +169,26 @@ void check_q8(const std::string& name, const int8_t* w8, size_t n_quants, const 
   }
 }
 
+// 8-bit blocks w8 (n, k) and scales (n, k / 32), checked, packed for kernels::matmul_q8.
+LinearWeights pack_q8(const std::string& name, const std::vector<int8_t>& w8,
+                      const std::vector<float>& scales, size_t n, size_t k) {
+  check_q8(name, w8.data(), w8.size(), scales.data(), scales.size());
+  LinearWeights out;
+  out.q8.resize(kernels::q8_packed_bytes(n, k));
+  out.scale.resize(kernels::q8_packed_scales(n, k));
+  kernels::pack_weights_q8(w8.data(), scales.data(), n, k, out.q8.data(), out.scale.data());
+  return out;
+}
+
 // An (n, k) Linear weight packed for the kernels: float32, or 8-bit (stored, or quantized).
 LinearWeights load_linear(const SafetensorsView& view, const std::string& name, bool stored_int8,
                           bool want_int8) {
-  LinearWeights out;
   if (!stored_int8) {
     const TensorView& t = *view.find(name);
     const std::vector<float> w = load_floats(t);
     const size_t n = t.shape[0], k = t.shape[1];
     if (!want_int8) {
+      LinearWeights out;
       out.f32.resize(kernels::packed_size(n, k));
       kernels::pack_weights(w.data(), n, k, out.f32.data());
       return out;
@@ -170,11 +197,7 @@ LinearWeights load_linear(const SafetensorsView& view, const std::string& name, 
     std::vector<float> scales(n * (k / kernels::kQ8Block));
     kernels::quantize_weights_q8(w.data(), n, k, w8.data(), scales.data());
     // A weight too large for a binary16 scale (|w| > 65504 * 127) is refused like a bad file.
-    check_q8(name, w8.data(), w8.size(), scales.data(), scales.size());
-    out.q8.resize(kernels::q8_packed_bytes(n, k));
-    out.scale.resize(kernels::q8_packed_scales(n, k));
-    kernels::pack_weights_q8(w8.data(), scales.data(), n, k, out.q8.data(), out.scale.data());
-    return out;
+    return pack_q8(name, w8, scales, n, k);
   }
   const TensorView& tq = *view.find(name + ".q8");
   const TensorView& ts = *view.find(name + ".scale");
@@ -183,11 +206,7 @@ LinearWeights load_linear(const SafetensorsView& view, const std::string& name, 
   std::memcpy(w8.data(), tq.data, w8.size());
   std::vector<float> scales(ts.numel);
   read_tensor_f32(ts, scales.data());
-  check_q8(name, w8.data(), w8.size(), scales.data(), scales.size());
-  out.q8.resize(kernels::q8_packed_bytes(n, k));
-  out.scale.resize(kernels::q8_packed_scales(n, k));
-  kernels::pack_weights_q8(w8.data(), scales.data(), n, k, out.q8.data(), out.scale.data());
-  return out;
+  return pack_q8(name, w8, scales, n, k);
 }
 
 // A matrix that stays float32 (the LM head), packed for kernels::matmul.
@@ -199,26 +218,9 @@ std::vector<float> load_packed(const TensorView& t) {
   return packed;
 }
 
-}  // namespace
-
-GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Weights* weights) {
-  const SafetensorsView view = parse_safetensors(bytes, size);
-  const GPTConfig cfg = read_config(view);
-  const bool stored_int8 = file_is_int8(view);
-  if (stored_int8 && weights && *weights == Weights::kF32) {
-    fail(
-        "model file: stores 8-bit weights (__metadata__ 'weights' = 'int8'); it cannot be "
-        "loaded as float32 (load the float file instead)");
-  }
-  const bool want_int8 = stored_int8 || (weights && *weights == Weights::kInt8);
-  if (want_int8 && cfg.n_embd % kernels::kQ8Block != 0) {
-    fail("model file: 8-bit weights need n_embd to be a multiple of ", kernels::kQ8Block,
-         " (blocks of 32 weights along each row); n_embd = ", cfg.n_embd);
-  }
-
-  // Memory caps, from the config alone (shapes are checked against it next).
+// Memory caps, from the config alone (shapes are checked against it next).
+void check_memory_caps(const GPTConfig& cfg, bool has_lm_head) {
   const uint64_t C = cfg.n_embd, V = cfg.vocab_size, L = cfg.n_layer, T = cfg.block_size;
-  const bool has_lm_head = view.find("lm_head.weight") != nullptr;
   const uint64_t n_params =
       V * C * (has_lm_head ? 2 : 1) + T * C + L * (12 * C * C + 13 * C) + 2 * C;
   if (n_params * 4 > kMaxParamBytes) {
@@ -230,8 +232,10 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Wei
     fail("model file: a KV cache of n_layer x block_size x n_embd = ", L, " x ", T, " x ", C,
          " needs ", kv_bytes, " bytes, over the limit of ", kMaxKVCacheBytes);
   }
+}
 
-  // One layout: a float file holds no 8-bit tensor, a quantized one no float Linear weight.
+// One layout: a float file holds no 8-bit tensor, a quantized one no float Linear weight.
+void check_one_layout(const SafetensorsView& view, bool stored_int8) {
   for (const auto& [name, t] : view.tensors) {
     const bool q8_name = ends_with(name, ".q8") || ends_with(name, ".scale");
     if (q8_name && !stored_int8) {
@@ -245,9 +249,10 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Wei
            "only)");
     }
   }
+}
 
-  // Exactly the expected tensors, with the expected shapes and dtypes.
-  const std::vector<Expected> expected = expected_tensors(cfg, has_lm_head, stored_int8);
+// Exactly the expected tensors, with the expected shapes and dtypes.
+void check_tensor_set(const SafetensorsView& view, const std::vector<Expected>& expected) {
   std::set<std::string> names;
   for (const Expected& e : expected) {
     names.insert(e.name);
@@ -269,32 +274,46 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Wei
   for (const auto& [name, t] : view.tensors) {
     if (!names.count(name)) fail("model file: unexpected tensor '", name, "'");
   }
+}
+
+}  // namespace
+
+GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Weights* weights) {
+  const SafetensorsView view = parse_safetensors(bytes, size);
+  const GPTConfig cfg = read_config(view);
+  const bool stored_int8 = file_is_int8(view);
+  if (stored_int8 && weights && *weights == Weights::kF32) {
+    fail(
+        "model file: stores 8-bit weights (__metadata__ 'weights' = 'int8'); it cannot be "
+        "loaded as float32 (load the float file instead)");
+  }
+  const bool want_int8 = stored_int8 || (weights && *weights == Weights::kInt8);
+  if (want_int8 && cfg.n_embd % kernels::kQ8Block != 0) {
+    fail("model file: 8-bit weights need n_embd to be a multiple of ", kernels::kQ8Block,
+         " (blocks of 32 weights along each row); n_embd = ", cfg.n_embd);
+  }
+  const bool has_lm_head = view.find("lm_head.weight") != nullptr;
+  check_memory_caps(cfg, has_lm_head);
+  check_one_layout(view, stored_int8);
+  check_tensor_set(view, expected_tensors(cfg, has_lm_head, stored_int8));
 
   auto tensor = [&](const std::string& name) -> const TensorView& { return *view.find(name); };
   GPTModel model;
   model.config_ = cfg;
   model.weight_type_ = want_int8 ? Weights::kInt8 : Weights::kF32;
   GPTWeights& w = model.weights_;
-  auto linear = [&](const std::string& name) {
-    return load_linear(view, name, stored_int8, want_int8);
-  };
   w.wte = load_floats(tensor("transformer.wte.weight"));
   w.wpe = load_floats(tensor("transformer.wpe.weight"));
   for (int l = 0; l < cfg.n_layer; ++l) {
-    const std::string p = "transformer.h." + std::to_string(l) + ".";
     LayerWeights lw;
-    lw.ln_1_weight = load_floats(tensor(p + "ln_1.weight"));
-    lw.ln_1_bias = load_floats(tensor(p + "ln_1.bias"));
-    lw.c_attn = linear(p + "attn.c_attn.weight");
-    lw.c_attn_bias = load_floats(tensor(p + "attn.c_attn.bias"));
-    lw.attn_proj = linear(p + "attn.c_proj.weight");
-    lw.attn_proj_bias = load_floats(tensor(p + "attn.c_proj.bias"));
-    lw.ln_2_weight = load_floats(tensor(p + "ln_2.weight"));
-    lw.ln_2_bias = load_floats(tensor(p + "ln_2.bias"));
-    lw.c_fc = linear(p + "mlp.c_fc.weight");
-    lw.c_fc_bias = load_floats(tensor(p + "mlp.c_fc.bias"));
-    lw.mlp_proj = linear(p + "mlp.c_proj.weight");
-    lw.mlp_proj_bias = load_floats(tensor(p + "mlp.c_proj.bias"));
+    for (const BlockTensor& b : kBlockTensors) {
+      const std::string name = block_prefix(l) + b.name;
+      if (b.linear) {
+        lw.*b.linear = load_linear(view, name, stored_int8, want_int8);
+      } else {
+        lw.*b.vector = load_floats(tensor(name));
+      }
+    }
     w.layers.push_back(std::move(lw));
   }
   w.ln_f_weight = load_floats(tensor("transformer.ln_f.weight"));

@@ -88,16 +88,9 @@ PassLayout layout_pass(const std::vector<int>* tree_parents, const KVCache& cach
   return lay;
 }
 
-}  // namespace
-
-std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& cache,
-                                     const std::vector<int>* tree_parents,
-                                     std::vector<float>* hidden) const {
-  const GPTConfig& cfg = config_;
-  const size_t T = tokens.size();  // new tokens in this pass
-  const size_t C = cfg.n_embd, V = cfg.vocab_size, H = cfg.n_head, hs = cfg.head_size();
-  const size_t pos0 = cache.size();  // slot of tokens[0]
-  // Validate before touching the cache, so that a failed call leaves it as it was.
+// Checks a pass before it touches the cache, so that a failed call leaves it as it was.
+void check_pass(const std::vector<int>& tokens, const KVCache& cache, const GPTConfig& cfg) {
+  const size_t T = tokens.size(), pos0 = cache.size();
   if (!(cache.config() == cfg)) fail("forward: the KV cache was made for another model config");
   if (T == 0) fail("forward: tokens is empty");
   if (pos0 + T > static_cast<size_t>(cfg.block_size)) {
@@ -106,9 +99,68 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
   }
   for (size_t t = 0; t < T; ++t) {
     if (tokens[t] < 0 || tokens[t] >= cfg.vocab_size) {
-      fail("forward: token ", tokens[t], " at index ", t, " is outside [0, ", V, ")");
+      fail("forward: token ", tokens[t], " at index ", t, " is outside [0, ", cfg.vocab_size, ")");
     }
   }
+}
+
+// out (T, C) = layernorm of each row of x (T, C).
+void layernorm_rows(const std::vector<float>& x, const std::vector<float>& weight,
+                    const std::vector<float>& bias, size_t T, size_t C, std::vector<float>& out) {
+  for (size_t t = 0; t < T; ++t) layernorm(&x[t * C], weight.data(), bias.data(), C, &out[t * C]);
+}
+
+// Copies the keys and values of qkv (T, 3C) into layer l's slots pos0 .. pos0 + T - 1.
+void store_kv(const std::vector<float>& qkv, size_t T, const GPTConfig& cfg, int l,
+              KVCache& cache) {
+  const size_t C = cfg.n_embd, H = cfg.n_head, hs = cfg.head_size(), pos0 = cache.size();
+  for (size_t t = 0; t < T; ++t) {
+    for (size_t h = 0; h < H; ++h) {
+      const float* k = &qkv[t * 3 * C + C + h * hs];
+      const float* v = &qkv[t * 3 * C + 2 * C + h * hs];
+      std::copy(k, k + hs, cache.keys(l, h) + (pos0 + t) * hs);
+      std::copy(v, v + hs, cache.values(l, h) + (pos0 + t) * hs);
+    }
+  }
+}
+
+// att (T, C) = each token's heads attending over layer l's cached slots: a sequence token to
+// slots 0 .. pos0 + t, a tree node to the sequence, its ancestors and itself. One (token, head)
+// pair per item, split over the pool: each output row of att is one item's, computed as on one
+// thread. scores: (pos0 + T,) one query row's weights, per thread.
+void attend_pass(kernels::ThreadPool* pool, const std::vector<float>& qkv, const PassLayout& lay,
+                 size_t T, const GPTConfig& cfg, int l, KVCache& cache, std::vector<float>& att) {
+  const size_t C = cfg.n_embd, H = cfg.n_head, hs = cfg.head_size(), pos0 = cache.size();
+  const size_t attend_macs = 2 * T * H * (pos0 + T) * hs;
+  const size_t parts = kernels::parts_for(pool, attend_macs, kernels::kMinMacsPerPart);
+  kernels::for_ranges(pool, parts, T * H, 1, [&](size_t i0, size_t i1) {
+    thread_local std::vector<float> scores;
+    if (scores.size() < pos0 + T) scores.resize(pos0 + T);
+    for (size_t i = i0; i < i1; ++i) {
+      const size_t t = i / H, h = i % H;
+      const float* q = &qkv[t * 3 * C + h * hs];
+      float* out = &att[t * C + h * hs];
+      if (t < lay.n_seq) {
+        attend(q, cache.keys(l, h), cache.values(l, h), pos0 + t + 1, hs, scores.data(), out);
+      } else {
+        const std::vector<size_t>& vis = lay.tree_visible[t];
+        attend_gather(q, cache.keys(l, h), cache.values(l, h), lay.seq_len, vis.data(), vis.size(),
+                      hs, scores.data(), out);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& cache,
+                                     const std::vector<int>* tree_parents,
+                                     std::vector<float>* hidden) const {
+  const GPTConfig& cfg = config_;
+  const size_t T = tokens.size();  // new tokens in this pass
+  const size_t C = cfg.n_embd, V = cfg.vocab_size;
+  const size_t pos0 = cache.size();  // slot of tokens[0]
+  check_pass(tokens, cache, cfg);
   const PassLayout lay = layout_pass(tree_parents, cache, T, cfg.block_size);
   kernels::ThreadPool* const pool = pool_;  // null: one thread
 
@@ -142,48 +194,17 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
   for (int l = 0; l < cfg.n_layer; ++l) {
     const LayerWeights& w = weights_.layers[l];
 
-    // x = x + attn(ln_1(x))
-    for (size_t t = 0; t < T; ++t) {
-      layernorm(&x[t * C], w.ln_1_weight.data(), w.ln_1_bias.data(), C, &xn[t * C]);
-    }
+    // x = x + attn(ln_1(x)); this pass's keys and values are stored first, since token t
+    // attends to slots that include the earlier tokens of the same pass.
+    layernorm_rows(x, w.ln_1_weight, w.ln_1_bias, T, C, xn);
     linear(xn.data(), C, w.c_attn, 3 * C, w.c_attn_bias.data(), qkv.data());
-    // Store this pass's keys and values first: token t attends to slots that include the
-    // earlier tokens of the same pass.
-    for (size_t t = 0; t < T; ++t) {
-      for (size_t h = 0; h < H; ++h) {
-        const float* k = &qkv[t * 3 * C + C + h * hs];
-        const float* v = &qkv[t * 3 * C + 2 * C + h * hs];
-        std::copy(k, k + hs, cache.keys(l, h) + (pos0 + t) * hs);
-        std::copy(v, v + hs, cache.values(l, h) + (pos0 + t) * hs);
-      }
-    }
-    // One (token, head) pair per item, split over the pool: each output row of att is one
-    // item's, computed as on one thread. scores: (pos0 + T,) one query row's weights, per thread.
-    const size_t attend_macs = 2 * T * H * (pos0 + T) * hs;
-    kernels::for_ranges(pool, kernels::parts_for(pool, attend_macs, kernels::kMinMacsPerPart),
-                        T * H, 1, [&](size_t i0, size_t i1) {
-                          thread_local std::vector<float> scores;
-                          if (scores.size() < pos0 + T) scores.resize(pos0 + T);
-                          for (size_t i = i0; i < i1; ++i) {
-                            const size_t t = i / H, h = i % H;
-                            if (t < lay.n_seq) {  // sequence: slots 0 .. pos0 + t
-                              attend(&qkv[t * 3 * C + h * hs], cache.keys(l, h), cache.values(l, h),
-                                     pos0 + t + 1, hs, scores.data(), &att[t * C + h * hs]);
-                            } else {  // tree node: the sequence, then its ancestors and itself
-                              const std::vector<size_t>& vis = lay.tree_visible[t];
-                              attend_gather(&qkv[t * 3 * C + h * hs], cache.keys(l, h),
-                                            cache.values(l, h), lay.seq_len, vis.data(), vis.size(),
-                                            hs, scores.data(), &att[t * C + h * hs]);
-                            }
-                          }
-                        });
+    store_kv(qkv, T, cfg, l, cache);
+    attend_pass(pool, qkv, lay, T, cfg, l, cache, att);
     linear(att.data(), C, w.attn_proj, C, w.attn_proj_bias.data(), proj.data());
     add_inplace(x.data(), proj.data(), T * C);
 
     // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(.)))
-    for (size_t t = 0; t < T; ++t) {
-      layernorm(&x[t * C], w.ln_2_weight.data(), w.ln_2_bias.data(), C, &xn[t * C]);
-    }
+    layernorm_rows(x, w.ln_2_weight, w.ln_2_bias, T, C, xn);
     linear(xn.data(), C, w.c_fc, 4 * C, w.c_fc_bias.data(), hidden_mlp.data());
     kernels::gelu(pool, hidden_mlp.data(), T * 4 * C);
     linear(hidden_mlp.data(), 4 * C, w.mlp_proj, C, w.mlp_proj_bias.data(), proj.data());
@@ -191,11 +212,10 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
   }
 
   // logits = ln_f(x) @ lm_head^T
-  for (size_t t = 0; t < T; ++t) {
-    layernorm(&x[t * C], weights_.ln_f_weight.data(), weights_.ln_f_bias.data(), C, &xn[t * C]);
-  }
+  layernorm_rows(x, weights_.ln_f_weight, weights_.ln_f_bias, T, C, xn);
   kernels::matmul(pool, xn.data(), T, C, weights_.lm_head.data(), V, nullptr, logits.data());
   if (hidden) hidden->assign(xn.begin(), xn.end());
+  // Commit the pass: its slots, and the tree nodes' parents and depths.
   cache.size_ = pos0 + T;
   cache.tree_parent_.insert(cache.tree_parent_.end(), lay.tree_parent.begin(),
                             lay.tree_parent.end());

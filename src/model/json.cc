@@ -77,15 +77,8 @@ class Parser {
   Value parse_object(int depth) {
     Value v;
     v.type = Value::Type::kObject;
-    ++pos_;  // '{'
-    skip_ws();
-    if (peek() == '}' && !at_end()) {
-      ++pos_;
-      return v;
-    }
     std::set<std::string> keys;
-    while (true) {
-      skip_ws();
+    parse_items('}', "expected ',' or '}'", [&] {
       if (peek() != '"' || at_end()) error("expected a string key");
       const size_t key_pos = pos_;
       std::string key = parse_string();
@@ -98,35 +91,37 @@ class Parser {
       skip_ws();
       Value item = parse_value(depth + 1);
       v.members.emplace_back(std::move(key), std::move(item));
-      skip_ws();
-      if (peek() == ',' && !at_end()) {
-        ++pos_;
-        continue;
-      }
-      expect('}', "expected ',' or '}'");
-      return v;
-    }
+    });
+    return v;
   }
 
   Value parse_array(int depth) {
     Value v;
     v.type = Value::Type::kArray;
-    ++pos_;  // '['
+    parse_items(']', "expected ',' or ']'", [&] { v.items.push_back(parse_value(depth + 1)); });
+    return v;
+  }
+
+  // The items of an object or an array, from its opening bracket through `close`: item() parses
+  // one (starting after white space), items are separated by ','.
+  template <typename Item>
+  void parse_items(char close, const char* expected, Item item) {
+    ++pos_;  // '{' or '['
     skip_ws();
-    if (peek() == ']' && !at_end()) {
+    if (peek() == close && !at_end()) {
       ++pos_;
-      return v;
+      return;
     }
     while (true) {
       skip_ws();
-      v.items.push_back(parse_value(depth + 1));
+      item();
       skip_ws();
       if (peek() == ',' && !at_end()) {
         ++pos_;
         continue;
       }
-      expect(']', "expected ',' or ']'");
-      return v;
+      expect(close, expected);
+      return;
     }
   }
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -36,6 +37,31 @@ long first_difference(const std::vector<float>& a, const std::vector<float>& b) 
     if (!same_bits(a[i], b[i])) return static_cast<long>(i);
   }
   return -1;
+}
+
+// Appends each edge and its four nearest floats on either side (thresholds of exp and friends).
+void add_edges(std::vector<float>& x, std::initializer_list<float> edges) {
+  for (float edge : edges) {
+    float below = edge, above = edge;
+    for (int i = 0; i < 4; ++i) {
+      below = std::nextafter(below, -INFINITY);
+      above = std::nextafter(above, INFINITY);
+      x.push_back(below);
+      x.push_back(above);
+    }
+    x.push_back(edge);
+  }
+}
+
+// Appends n floats of random bit patterns (every class: normal, subnormal, infinite, NaN).
+void add_random_bits(std::vector<float>& x, uint64_t seed, int n) {
+  Rng rng(seed);
+  for (int i = 0; i < n; ++i) {
+    const uint32_t bits = rng.next_u32();
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    x.push_back(f);
+  }
 }
 
 // ------------------------------------------------------------------ matmul
@@ -279,27 +305,12 @@ TEST(Dot, MatchesReference) {
 TEST(Exp, VectorEqualsPortableExp) {
   std::vector<float> x;
   for (float v = -110.0f; v < 92.0f; v += 0.01f) x.push_back(v);
-  for (float edge : {88.3762626647949f, -103.972084045410f, -87.33654f, -126.0f, 0.0f, -0.0f}) {
-    float below = edge, above = edge;
-    for (int i = 0; i < 4; ++i) {
-      below = std::nextafter(below, -INFINITY);
-      above = std::nextafter(above, INFINITY);
-      x.push_back(below);
-      x.push_back(above);
-    }
-    x.push_back(edge);
-  }
+  add_edges(x, {88.3762626647949f, -103.972084045410f, -87.33654f, -126.0f, 0.0f, -0.0f});
   x.push_back(std::numeric_limits<float>::infinity());
   x.push_back(-std::numeric_limits<float>::infinity());
   x.push_back(std::numeric_limits<float>::quiet_NaN());
   x.push_back(std::numeric_limits<float>::denorm_min());
-  Rng rng(4);
-  for (int i = 0; i < 100000; ++i) {
-    const uint32_t bits = rng.next_u32();
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    x.push_back(f);
-  }
+  add_random_bits(x, 4, 100000);
   std::vector<float> got = x;
   exp_inplace(got.data(), got.size());
   for (size_t i = 0; i < x.size(); ++i) {
@@ -412,29 +423,14 @@ TEST(Gelu, MatchesReference) {
 TEST(Silu, MatchesReference) {
   std::vector<float> x;
   for (float v = -100.0f; v <= 100.0f; v += 0.003f) x.push_back(v);
-  for (float edge : {-88.3762626647949f, 103.972084045410f, 0.0f, -0.0f}) {
-    float below = edge, above = edge;
-    for (int i = 0; i < 4; ++i) {
-      below = std::nextafter(below, -INFINITY);
-      above = std::nextafter(above, INFINITY);
-      x.push_back(below);
-      x.push_back(above);
-    }
-    x.push_back(edge);
-  }
+  add_edges(x, {-88.3762626647949f, 103.972084045410f, 0.0f, -0.0f});
   for (float v :
        {1e-30f, -1e-30f, std::numeric_limits<float>::denorm_min(), 1e30f, -1e30f,
         std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
     x.push_back(v);
     x.push_back(-v);
   }
-  Rng rng(9);
-  for (int i = 0; i < 100000; ++i) {
-    const uint32_t bits = rng.next_u32();
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    x.push_back(f);
-  }
+  add_random_bits(x, 9, 100000);
   auto same_or_both_nan = [](float a, float b) {
     return (std::isnan(a) && std::isnan(b)) || same_bits(a, b);
   };

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/errors.h"
@@ -82,8 +83,17 @@ std::vector<uint8_t> edited(const std::string& from, const std::string& to) {
   return file(p.header, p.data);
 }
 
-std::string meta(const std::string& key, const std::string& value) {
-  return "\"" + key + "\":\"" + value + "\"";
+// The tiny fixture with the __metadata__ values of `changes` ({key, new value}) replaced.
+std::vector<uint8_t> with_meta(const std::vector<std::pair<std::string, std::string>>& changes) {
+  Parts p = tiny();
+  for (const auto& [key, value] : changes) {
+    const std::string from = "\"" + key + "\":\"";
+    const size_t at = p.header.find(from);
+    if (at == std::string::npos) throw std::runtime_error("test: '" + key + "' not in the header");
+    const size_t begin = at + from.size();
+    p.header.replace(begin, p.header.find('"', begin) - begin, value);
+  }
+  return file(p.header, p.data);
 }
 
 struct Refusal {
@@ -94,41 +104,28 @@ struct Refusal {
 
 std::vector<Refusal> refusals() {
   return {
-      {"n_layer 100000", edited(meta("n_layer", "2"), meta("n_layer", "100000")),
-       "n_layer = 100000 is outside 1..64"},
-      {"block_size 10^9", edited(meta("block_size", "640"), meta("block_size", "1000000000")),
+      {"n_layer 100000", with_meta({{"n_layer", "100000"}}), "n_layer = 100000 is outside 1..64"},
+      {"block_size 10^9", with_meta({{"block_size", "1000000000"}}),
        "block_size = 1000000000 is outside 1..8192"},
-      {"block_size 10^30",
-       edited(meta("block_size", "640"), meta("block_size", "1000000000000000000000000000000")),
+      {"block_size 10^30", with_meta({{"block_size", "1000000000000000000000000000000"}}),
        "block_size = 1000000000000000000000000000000 is outside 1..8192"},
-      {"n_embd 10^6", edited(meta("n_embd", "32"), meta("n_embd", "1000000")),
-       "n_embd = 1000000 is outside 1..4096"},
-      {"n_head not dividing n_embd", edited(meta("n_head", "4"), meta("n_head", "3")),
+      {"n_embd 10^6", with_meta({{"n_embd", "1000000"}}), "n_embd = 1000000 is outside 1..4096"},
+      {"n_head not dividing n_embd", with_meta({{"n_head", "3"}}),
        "n_head = 3 does not divide n_embd = 32"},
-      {"n_head above n_embd", edited(meta("n_head", "4"), meta("n_head", "64")),
-       "n_head = 64 is outside 1..32"},
-      {"vocab 10^9", edited(meta("vocab_size", "256"), meta("vocab_size", "1000000000")),
+      {"n_head above n_embd", with_meta({{"n_head", "64"}}), "n_head = 64 is outside 1..32"},
+      {"vocab 10^9", with_meta({{"vocab_size", "1000000000"}}),
        "vocab_size = 1000000000, expected 256"},
-      {"leading zero", edited(meta("n_layer", "2"), meta("n_layer", "02")),
-       "'n_layer' = '02' is not a decimal integer"},
+      {"leading zero", with_meta({{"n_layer", "02"}}), "'n_layer' = '02' is not a decimal integer"},
       // Each dimension within range, the product over the parameter cap (~2.4e9 bytes).
-      {"parameters over the cap",
-       edited(meta("n_layer", "2") + "," + meta("n_head", "4") + "," + meta("n_embd", "32"),
-              meta("n_layer", "64") + "," + meta("n_head", "4") + "," + meta("n_embd", "4096")),
+      {"parameters over the cap", with_meta({{"n_layer", "64"}, {"n_embd", "4096"}}),
        "exceed the limit of 536870912 bytes"},
       {"KV cache over the cap",
-       edited(meta("n_layer", "2") + "," + meta("n_head", "4") + "," + meta("n_embd", "32") + "," +
-                  meta("block_size", "640"),
-              meta("n_layer", "16") + "," + meta("n_head", "4") + "," + meta("n_embd", "512") +
-                  "," + meta("block_size", "8192")),
+       with_meta({{"n_layer", "16"}, {"n_embd", "512"}, {"block_size", "8192"}}),
        "over the limit of 268435456"},
       // Within both caps (100 M parameters, a 256 MiB KV cache), but the file does not hold
       // such tensors: refused on the shapes, before the weights are allocated.
       {"large config, small tensors",
-       edited(meta("n_layer", "2") + "," + meta("n_head", "4") + "," + meta("n_embd", "32") + "," +
-                  meta("block_size", "640"),
-              meta("n_layer", "32") + "," + meta("n_head", "8") + "," + meta("n_embd", "512") +
-                  "," + meta("block_size", "2048")),
+       with_meta({{"n_layer", "32"}, {"n_head", "8"}, {"n_embd", "512"}, {"block_size", "2048"}}),
        "has shape [256, 32], expected [256, 512]"},
       {"tensor claiming 2^80 elements",
        edited("\"shape\":[256,32],\"data_offsets\":[0,32768]",
