@@ -34,31 +34,14 @@
 // the 15-minute budget stops a loaded machine's run short instead of letting it run for hours.
 import { cp, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { ROOT, benchOptions, failWith } from './common.mjs';
+import { median as statsMedian } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    pair: { type: 'string', default: 'small' },
-    target: { type: 'string' },
-    draft: { type: 'string' },
-    threads: { type: 'string', default: '' },
-    gamma: { type: 'string', default: '3' },
-    temperature: { type: 'string', default: '0' },
-    'max-tokens': { type: 'string', default: '200' },
-    runs: { type: 'string', default: '3' },
-    loads: { type: 'string', default: '1' },
-    'lib-repeats': { type: 'string', default: '3' },
-    vk: { type: 'string', default: 'first' },
-    'budget-min': { type: 'string', default: '15' },
-    json: { type: 'boolean', default: false },
-  },
+const opt = benchOptions({
+  pair: 'small', target: undefined, draft: undefined, threads: '', gamma: '3', temperature: '0',
+  'max-tokens': '200', runs: '3', loads: '1', 'lib-repeats': '3', vk: 'first', 'budget-min': '15', json: false,
 });
-const fail = (m) => {
-  console.error(`bench/browser: ${m}`);
-  process.exit(2);
-};
+const fail = failWith('browser');
 const list = (s) => s.split(',').filter(Boolean).map(Number);
 const join = (xs, fmt) => (xs.length ? xs.map(fmt).join(', ') : '–');
 const gammas = list(opt.gamma);
@@ -93,18 +76,14 @@ if (opt.draft) await cp(opt.draft, path.join(root, 'models/draft.safetensors'));
 // The library beside the page, and a blank page of the same origin whose module Worker runs it.
 await cp(lib, path.join(root, 'bench-lib'), { recursive: true, filter: (f) => !f.endsWith('.d.ts') && !f.endsWith('.md') });
 await writeFile(path.join(root, 'bench-lib.html'), '<!doctype html><meta charset="utf-8"><title>specdec library bench</title>\n');
-await writeFile(path.join(root, 'bench-lib-worker.mjs'), LIB_WORKER());
+await cp(path.join(ROOT, 'bench/browser/lib-worker.mjs'), path.join(root, 'bench-lib-worker.mjs'));
 
 // The model files the page fetches (the pair and weights it chose): the library loads the same.
 const fetched = [];
 const server = await startServer({ root, throttle: { match: (p) => (p.endsWith('.safetensors') && fetched.push(p), false), bytesPerSecond: 0 } });
 const { context, userDataDir } = await launchChromium('specdec-bench-'); // always fetch this run's models, never a cached pair
-const median = (xs) => {
-  const a = xs.filter(Number.isFinite).sort((x, y) => x - y);
-  if (!a.length) return NaN;
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
-};
+// The median of the finite values (a load the page did not measure gives NaN): NaN if none.
+const median = (xs) => statsMedian(xs.filter(Number.isFinite));
 const spread = (xs) => (Math.max(...xs) - Math.min(...xs)) / median(xs);
 
 const result = {
@@ -384,63 +363,3 @@ try {
   await rm(userDataDir, { recursive: true, force: true }).catch(() => {});
 }
 if (opt.json) console.log(JSON.stringify(result));
-
-// The library's side, in a module Worker: loadSpecdec({ threads }) of the built library, the
-// pair fetched, then decodes timed as the page times its runs (every step() call, the first
-// included; tokens/s = tokens × 1000 / that time; distributions: false). Untimed plain and
-// speculative decodes until two in a row agree within 5% (at least 2 rounds, at most 8, none
-// started after job.warmMs) on 'open'; on 'pairs', n timed pairs, plain and speculative
-// alternated.
-function LIB_WORKER() {
-  return `import { loadSpecdec } from './bench-lib/index.js';
-const load = async (sd, url) => sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer()));
-function decode(sd, o, plain) {
-  const dec = sd.createDecoder(plain
-    ? { target: o.target, prompt: o.prompt, temperature: o.temperature, seed: o.seed, distributions: false, plain: true }
-    : { target: o.target, draft: o.draft, gamma: o.gamma, prompt: o.prompt, temperature: o.temperature, seed: o.seed, distributions: false });
-  let ms = 0;
-  let n = 0;
-  try {
-    while (n < o.maxTokens && !dec.done) {
-      const t0 = performance.now();
-      const it = dec.step();
-      ms += performance.now() - t0;
-      n += it.emitted.length;
-    }
-  } finally {
-    dec.dispose();
-  }
-  return Math.min(n, o.maxTokens) * 1000 / ms;
-}
-const agree = (a, b) => Math.abs(a - b) <= 0.05 * Math.min(a, b);
-let sd = null;
-let o = null;
-self.onmessage = async ({ data: job }) => {
-  try {
-    if (job.type === 'open') {
-      sd = await loadSpecdec({ threads: job.threads });
-      o = { ...job, target: await load(sd, job.target), draft: await load(sd, job.draft) };
-      let prev = null;
-      let warmRounds = 0;
-      const t0 = performance.now();
-      for (; warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < job.warmMs); warmRounds++) {
-        const cur = [decode(sd, o, true), decode(sd, o, false)];
-        if (prev && agree(prev[0], cur[0]) && agree(prev[1], cur[1])) break;
-        prev = cur;
-      }
-      self.postMessage({ warmRounds: warmRounds + 1, threads: sd.threads });
-      return;
-    }
-    const plainTps = [];
-    const specTps = [];
-    for (let r = 0; r < job.n; r++) {
-      plainTps.push(decode(sd, o, true));
-      specTps.push(decode(sd, o, false));
-    }
-    self.postMessage({ plainTps, specTps });
-  } catch (e) {
-    self.postMessage({ error: String(e?.stack ?? e) });
-  }
-};
-`;
-}

@@ -12,31 +12,19 @@
 //
 //   node bench/chromium-weights.mjs [--repeats 3] [--max-tokens 128] [--threads 1,2]
 //                                   [--gammas 2,3,4,5] [--only small|large] [--json]
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { ROOT, benchOptions, cpuName, failWith } from './common.mjs';
 import { median, stats } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    repeats: { type: 'string', default: '3' },
-    'max-tokens': { type: 'string', default: '128' },
-    threads: { type: 'string', default: '1,2' },
-    gammas: { type: 'string', default: '2,3,4,5' },
-    only: { type: 'string' },
-    prompt: { type: 'string', default: 'ROMEO:\nBut soft! What light through yonder window' },
-    json: { type: 'boolean', default: false },
-  },
+const opt = benchOptions({
+  repeats: '3', 'max-tokens': '128', threads: '1,2', gammas: '2,3,4,5', only: undefined,
+  prompt: 'ROMEO:\nBut soft! What light through yonder window', json: false,
 });
-const fail = (m) => {
-  console.error(`bench/chromium-weights: ${m}`);
-  process.exit(2);
-};
+const fail = failWith('chromium-weights');
 const REPEATS = Number(opt.repeats);
 const MAX_TOKENS = Number(opt['max-tokens']);
 const THREADS = opt.threads.split(',').map(Number);
@@ -62,25 +50,10 @@ for (const p of PAIRS) for (const w of WEIGHTS) for (const n of [p.target, p.dra
 // ---- the page: one module Worker per thread count (its models loaded once, kept across repeats)
 const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>specdec: f32 vs int8</title>
 <link rel="icon" href="data:,"></head><body><p>bench/chromium-weights.mjs</p><script type="module">
+import { workerClient } from '/worker/worker-client.mjs';
 const workers = new Map();
 function worker(threads) {
-  if (!workers.has(threads)) {
-    const w = new Worker('/worker/specdec-worker.mjs', { type: 'module' });
-    const pending = new Map();
-    let next = 0;
-    w.onmessage = ({ data }) => {
-      const p = pending.get(data.id);
-      pending.delete(data.id);
-      if (data.error) p.reject(new Error(data.error)); else p.resolve(data.result);
-    };
-    w.onerror = (e) => { for (const p of pending.values()) p.reject(new Error('worker: ' + e.message)); pending.clear(); };
-    const call = (msg) => new Promise((resolve, reject) => {
-      const id = next++;
-      pending.set(id, { resolve, reject });
-      w.postMessage({ ...msg, id, threads });
-    });
-    workers.set(threads, call);
-  }
+  if (!workers.has(threads)) workers.set(threads, workerClient('/worker/specdec-worker.mjs', { threads }));
   return workers.get(threads);
 }
 window.bench = { specdec: (a) => worker(a.threads)(a), isolated: self.crossOriginIsolated, cores: navigator.hardwareConcurrency };
@@ -88,7 +61,7 @@ window.benchReady = true;
 </script></body></html>`;
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
 function resolve(urlPath) {
-  if (urlPath === '/worker/specdec-worker.mjs') return path.join(ROOT, 'bench/wllama/specdec-worker.mjs');
+  if (urlPath === '/worker/specdec-worker.mjs' || urlPath === '/worker/worker-client.mjs') return path.join(ROOT, 'bench/wllama', path.basename(urlPath));
   for (const [prefix, dir] of [['/lib/', LIB], ['/models/', path.join(ROOT, 'models')]]) {
     if (!urlPath.startsWith(prefix)) continue;
     const f = path.resolve(dir, decodeURIComponent(urlPath.slice(prefix.length)));
@@ -116,9 +89,7 @@ const server = http.createServer(async (req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
-const field = (k) => cpuinfo.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm'))?.[1]?.trim();
-const CPU = `${field('model name') ?? 'unknown CPU'} (family ${field('cpu family')}, model ${field('model')}), ${os.availableParallelism()} logical CPUs`;
+const CPU = cpuName();
 const progress = (s) => { if (!opt.json) process.stderr.write(`  ${s}\n`); };
 
 const { launchChromium } = await import('../scripts/lib/chromium.mjs');

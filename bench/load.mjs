@@ -11,30 +11,14 @@
 //                       [--gamma 3] [--skip native,node,chromium] [--json FILE]
 //                       [--cli PATH]   (another build of the native CLI, for an A/B)
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
 import { stats, cell } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    hogs: { type: 'string', default: '0,1,2,4' },
-    repeats: { type: 'string', default: '3' },
-    'max-tokens': { type: 'string', default: '100' },
-    pair: { type: 'string', default: 'small' },
-    gamma: { type: 'string', default: '3' },
-    skip: { type: 'string', default: '' },
-    json: { type: 'string' },
-    cli: { type: 'string' },
-  },
-});
-const fail = (m) => {
-  console.error(`bench/load: ${m}`);
-  process.exit(2);
-};
+const opt = benchOptions({ hogs: '0,1,2,4', repeats: '3', 'max-tokens': '100', pair: 'small', gamma: '3', skip: '', json: undefined, cli: undefined });
+const fail = failWith('load');
 const HOGS = opt.hogs.split(',').map(Number);
 if (HOGS.some((h) => !Number.isInteger(h) || h < 0 || h > 16)) fail('--hogs: a list of counts in 0..16, such as 0,1,2,4');
 const REPEATS = Number(opt.repeats);
@@ -51,9 +35,7 @@ const PROMPT = 'ROMEO:\nWhat light through yonder window breaks?\n';
 const THREADS = [1, 2];
 const MODES = ['plain', 'speculative'];
 
-const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
-const field = (k) => cpuinfo.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm'))?.[1]?.trim();
-const CPU = `${field('model name') ?? 'unknown CPU'} (family ${field('cpu family')}, model ${field('model')}), ${os.availableParallelism()} logical CPUs`;
+const CPU = cpuName();
 const log = (m) => process.stderr.write(`bench/load: ${m}\n`);
 
 // ---- the hogs: processes that spin until killed or for at most 15 minutes
@@ -199,5 +181,5 @@ const worst = Math.min(...result.blocks.filter((b) => b.hogs > 0).flatMap((b) =>
 const idle = result.blocks.filter((b) => b.hogs === 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median));
 console.log(`\nunder load, the worst 2T ÷ 1T median: ${Number.isFinite(worst) ? worst.toFixed(2) : '–'} (goal ≥ 0.9)`);
 if (idle.length) console.log(`idle, 2T ÷ 1T medians: ${idle.map((x) => x.toFixed(2)).join(' / ')} (goal ≥ 1.5)`);
-if (opt.json) writeFileSync(opt.json, JSON.stringify(result, null, 2));
+writeJson(opt.json, result);
 process.exit(0);

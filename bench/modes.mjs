@@ -17,32 +17,23 @@
 //                        [--temperatures 0,0.8] [--no-heads]   (the drafters table)
 // The drafters table also gives lookup + draft / draft alone per repeat (the two measured
 // alternately in the same repeat): median [min-max] over the repeats.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { loadSpecdec } from '../web/lib/node.js';
+import { ROOT, benchOptions, writeJson } from './common.mjs';
 import { median } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    pairs: { type: 'string', default: 'small,large' },
-    tokens: { type: 'string', default: '128' },
-    prompts: { type: 'string', default: '4' },
-    repeats: { type: 'string', default: '3' },
-    only: { type: 'string', default: 'gamma,drafters,trees' },
-    'gamma-max': { type: 'string', default: '8' },
-    temperatures: { type: 'string', default: '0,0.8' },  // of the drafters table
-    'no-heads': { type: 'boolean', default: false },     // drafters table without heads
-    // drafters table under given costs: c and v(k) measured once per pair, then every auto
-    // decoder gets them (each run replays from its seed) and the figure is tokens per unit of
-    // modelled time (v(k) per target pass, c per draft pass): the policy's choices without the
-    // machine's noise
-    'cost-model': { type: 'boolean', default: false },
-    json: { type: 'string' },
-  },
+const opt = benchOptions({
+  pairs: 'small,large', tokens: '128', prompts: '4', repeats: '3', only: 'gamma,drafters,trees', 'gamma-max': '8',
+  temperatures: '0,0.8', // of the drafters table
+  'no-heads': false, // drafters table without heads
+  // drafters table under given costs: c and v(k) measured once per pair, then every auto
+  // decoder gets them (each run replays from its seed) and the figure is tokens per unit of
+  // modelled time (v(k) per target pass, c per draft pass): the policy's choices without the
+  // machine's noise
+  'cost-model': false,
+  json: undefined,
 });
 const TOKENS = Number(opt.tokens);
 const N_PROMPTS = Number(opt.prompts);
@@ -275,4 +266,4 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
   models.draft.dispose();
 }
 
-if (opt.json) writeFileSync(opt.json, JSON.stringify(report, null, 1));
+writeJson(opt.json, report, 1);

@@ -13,28 +13,21 @@
 //   node bench/ort-spec.mjs [--target models/target.safetensors] [--draft models/draft.safetensors]
 //                           [--repeats 3] [--max-tokens 200] [--gamma-max 6] [--json FILE]
 //                           [--only verify,decode,overhead]
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { loadSpecdec } from '../web/lib/node.js';
 import { ortScorer } from '../web/lib/ort.js';
+import { callbackRouteCost, printCallbackRouteCost } from './callback-route.mjs';
+import { ROOT, benchOptions, writeJson } from './common.mjs';
 import { loadOrt } from './ort.mjs';
 import { cell, median, stats } from './stats.mjs';
 import { onnxOf } from '../scripts/lib/onnx-export.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    target: { type: 'string', default: path.join(ROOT, 'models/target.safetensors') },
-    draft: { type: 'string', default: path.join(ROOT, 'models/draft.safetensors') },
-    repeats: { type: 'string', default: '3' },
-    'max-tokens': { type: 'string', default: '200' },
-    'gamma-max': { type: 'string', default: '6' },
-    json: { type: 'string' },
-    only: { type: 'string', default: 'verify,decode,overhead' },
-  },
+
+const opt = benchOptions({
+  target: path.join(ROOT, 'models/target.safetensors'), draft: path.join(ROOT, 'models/draft.safetensors'),
+  repeats: '3', 'max-tokens': '200', 'gamma-max': '6', json: undefined, only: 'verify,decode,overhead',
 });
 const ONLY = new Set(opt.only.split(','));
 const REPEATS = Number(opt.repeats);
@@ -155,42 +148,12 @@ for (const temperature of ONLY.has('decode') ? [0, 0.8] : []) {
 // ---------------------------------------------------------------- callback overhead
 if (ONLY.has('overhead')) {
   // The same iterations two ways: the built-in pair directly, and the same models behind score
-  // callbacks (sd.modelStep: identical rows, so identical iterations from the same seed). The
-  // callbacks' own time (the models) is excluded on both sides: what differs is the callback
-  // route — the JS loop, advance / supply into wasm, copying and checking rows.
-  const run = async (mode) => {
-    const ts = sd.modelStep(target);
-    const ds = sd.modelStep(draft);
-    const common = { prompt: 'A', gamma: 4, temperature: 0.8, seed: 7, maxTokens: 250, distributions: false };
-    const dec = mode === 'builtin'
-      ? sd.createDecoder({ ...common, target, draft })
-      : sd.createDecoder({ ...common, scoreOutput: 'probs', contextLength: target.config.blockSize,
-        targetScore: mode === 'async' ? async (t, n) => ts(t, n) : ts,
-        draftScore: mode === 'async' ? async (t, n) => ds(t, n) : ds });
-    if (mode === 'builtin') while (!dec.done) dec.step();
-    else for await (const r of dec.generate()) void r;
-    const s = dec.stats;
-    const outside = mode === 'builtin' ? s.ms - s.targetMs - s.draftMs : s.ms - s.callbackMs;
-    dec.dispose();
-    ts.dispose();
-    ds.dispose();
-    return { perIteration: outside / s.iterations, iterations: s.iterations };
-  };
-  const out = { builtin: [], sync: [], async: [] };
-  await run('sync');
-  for (let r = 0; r < Math.max(11, REPEATS); r++) {
-    for (const mode of Object.keys(out)) out[mode].push((await run(mode)).perIteration);
-  }
-  const extra = (mode) => stats(out[mode].map((x, r) => x - out.builtin[r]));
-  report.overhead = { ...Object.fromEntries(Object.entries(out).map(([k, v]) => [k, stats(v)])), syncExtra: extra('sync'), asyncExtra: extra('async') };
-  console.log(`## The callback route's cost per iteration (γ 4, T 0.8, the same iterations; models' time excluded), ms\n`);
-  console.log('| path | ms per iteration outside the models | extra over built-in (same repeat) |\n|---|---|---|');
-  console.log(`| built-in models | ${cell(report.overhead.builtin, 4)} | – |`);
-  console.log(`| the same models as sync score callbacks | ${cell(report.overhead.sync, 4)} | ${cell(report.overhead.syncExtra, 4)} |`);
-  console.log(`| the same models as async score callbacks | ${cell(report.overhead.async, 4)} | ${cell(report.overhead.asyncExtra, 4)} |`);
+  // callbacks (sd.modelStep: identical rows, so identical iterations from the same seed).
+  report.overhead = await callbackRouteCost(sd, { target, draft, contextLength: target.config.blockSize, repeats: REPEATS, warmUp: 'sync' });
+  printCallbackRouteCost(`The callback route's cost per iteration (γ 4, T 0.8, the same iterations; models' time excluded), ms`, report.overhead);
   console.log('');
 }
 
-if (opt.json) writeFileSync(opt.json, JSON.stringify(report, null, 2));
+writeJson(opt.json, report);
 await targetSession.release();
 await draftSession.release();

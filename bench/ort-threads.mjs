@@ -10,22 +10,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { ROOT, benchOptions, timeDecode } from './common.mjs';
+import { median } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    threads: { type: 'string', default: '1,2' },
-    tokens: { type: 'string', default: '128' },
-    repeats: { type: 'string', default: '3' },
-    child: { type: 'string' },
-    json: { type: 'boolean', default: false },
-  },
-});
+const opt = benchOptions({ threads: '1,2', tokens: '128', repeats: '3', child: undefined, json: false });
 const TOKENS = Number(opt.tokens), REPEATS = Number(opt.repeats);
 const TARGET = path.join(ROOT, 'models/target.safetensors');
 const PROMPTS = ['ROMEO:', 'First Citizen:\n', 'KING RICHARD III:\nNow is the', 'JULIET:\nO Romeo, Romeo'].map((p) => [...Buffer.from(p, 'utf8')]);
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 if (opt.child) {
   // One ORT thread count, in this process: { msPerToken, tokens }.
@@ -61,15 +52,7 @@ for (const t of threads) {
   out.ort[t] = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', String(t), '--tokens', String(TOKENS), '--repeats', String(REPEATS)], { encoding: 'utf8' }).trim().split('\n').pop());
   const sd = await loadSpecdec({ threads: t });
   const model = sd.loadModel(readFileSync(TARGET));
-  const decode = (p, n) => {
-    const dec = sd.createDecoder({ target: model, plain: true, prompt: p, temperature: 0, maxTokens: n });
-    const t0 = performance.now();
-    while (!dec.done) dec.step();
-    const ms = performance.now() - t0;
-    const tokens = dec.generatedTokens;
-    dec.dispose();
-    return { ms, tokens };
-  };
+  const decode = (p, n) => timeDecode(sd, { target: model, plain: true, prompt: p, temperature: 0, maxTokens: n });
   decode(PROMPTS[0], 16);
   const runs = [];
   let tokens = null;

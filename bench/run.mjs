@@ -20,28 +20,19 @@
 // (onnxruntime-web, a devDependency; the ONNX export needs python3-torch), torch (/usr/bin/python3 with torch), browser
 // (dist/page + Chromium, see bench/browser.mjs).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { ROOT, benchOptions, timeDecode, writeJson } from './common.mjs';
+import { measurePeers } from './peers.mjs';
 import { cell, median, stats } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH = path.join(ROOT, 'bench');
 
-const { values: opt } = parseArgs({
-  options: {
-    target: { type: 'string', default: path.join(ROOT, 'models/target.safetensors') },
-    draft: { type: 'string', default: path.join(ROOT, 'models/draft.safetensors') },
-    repeats: { type: 'string' },
-    quick: { type: 'boolean', default: false },
-    'max-tokens': { type: 'string', default: '200' },
-    'gamma-max': { type: 'string', default: '8' },
-    skip: { type: 'string', default: '' },
-    json: { type: 'string' },
-    'wasm-dir': { type: 'string', default: path.join(ROOT, 'build-wasm') },
-  },
+const opt = benchOptions({
+  target: path.join(ROOT, 'models/target.safetensors'), draft: path.join(ROOT, 'models/draft.safetensors'),
+  repeats: undefined, quick: false, 'max-tokens': '200', 'gamma-max': '8', skip: '', json: undefined,
+  'wasm-dir': path.join(ROOT, 'build-wasm'),
 });
 const TARGETS = opt.target.split(',').filter(Boolean);
 opt.target = TARGETS[0];
@@ -125,15 +116,7 @@ if (!SKIP.has('kernels')) {
 // ---------------------------------------------------------------------------- 2. ms/token
 
 // Plain greedy decode of n tokens after a 1-token prompt through the public JS API.
-function jsDecode(role, n, prompt = '\n') {
-  const dec = sd.createDecoder({ target: model[role], plain: true, temperature: 0, prompt, maxTokens: n, distributions: false });
-  const t0 = performance.now();
-  while (!dec.done) dec.step();
-  const ms = performance.now() - t0;
-  const tokens = dec.generatedTokens;
-  dec.dispose();
-  return { ms, tokens };
-}
+const jsDecode = (role, n, prompt = '\n') => timeDecode(sd, { target: model[role], plain: true, temperature: 0, prompt, maxTokens: n, distributions: false });
 
 const msPerToken = {};
 {
@@ -271,70 +254,9 @@ report.spec = spec;
 
 // ---------------------------------------------------------------------------- 5. peers
 
-function ensureOnnx(role) {
-  const dir = path.join(ROOT, 'build-onnx');
-  const out = path.join(dir, `${path.basename(opt[role], '.safetensors')}.onnx`);
-  if (existsSync(out) && statSync(out).mtimeMs >= statSync(opt[role]).mtimeMs) return out;
-  mkdirSync(dir, { recursive: true });
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/export_onnx.py'), opt[role], out], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return out;
-}
-
-const peers = {};
-if (!SKIP.has('ort')) {
-  const { loadOrt, OrtModel, ortGreedyDecode } = await import('./ort.mjs');
-  const ort = await loadOrt().catch(() => null);
-  if (!ort) {
-    peers.ortError = 'onnxruntime-web not installed';
-  } else {
-    try {
-      peers.ort = {};
-      for (const role of ['target', 'draft']) {
-        const onnx = readFileSync(ensureOnnx(role));
-        const om = await OrtModel.create(ort, onnx, model[role].config);
-        await ortGreedyDecode(om, [10], 40);
-        const ortMs = [], ours = [], ratio = [];
-        let same = null;
-        for (let r = 0; r < REPEATS; r++) {
-          const o = await ortGreedyDecode(om, [10], 255);
-          const s = jsDecode(role, 255);
-          ortMs.push(o.ms / 255);
-          ours.push(s.ms / 255);
-          ratio.push(o.ms / s.ms);
-          // The same weights: the greedy tokens agree (an exact tie could flip one; report it).
-          same ??= o.tokens.findIndex((t, i) => t !== s.tokens[i]);
-        }
-        const entry = { msPerToken: stats(ortMs), oursMsPerToken: stats(ours), ratio: stats(ratio), firstDifferentToken: same };
-        if (role === 'target') {
-          const vms = [], sms = [];
-          for (let r = 0; r < REPEATS; r++) {
-            await om.reset();
-            await om.forward(Array.from({ length: 128 }, (_, i) => (i * 7) % 256));
-            const base = om.length;
-            let t0 = performance.now();
-            for (let c = 0; c < 5; c++) { om.truncate(base); await om.forward([1, 2, 3, 4, 5]); }
-            vms.push((performance.now() - t0) / 5);
-            t0 = performance.now();
-            for (let c = 0; c < 5; c++) { om.truncate(base); await om.forward([1]); }
-            sms.push((performance.now() - t0) / 5);
-          }
-          entry.verify5At128 = stats(vms);
-          entry.stepAt128 = stats(sms);
-        }
-        peers.ort[role] = entry;
-        await om.release();
-      }
-    } catch (e) {
-      peers.ortError = String(e.message ?? e);
-    }
-  }
-}
-
-if (!SKIP.has('torch')) {
-  const r = spawnSync('/usr/bin/python3', [path.join(BENCH, 'torch_bench.py'), opt.target, opt.draft, String(Math.min(REPEATS, 5))], { encoding: 'utf8' });
-  if (r.status === 0) peers.torch = JSON.parse(r.stdout.trim().split('\n').pop());
-  else peers.torchError = (r.stderr || String(r.error)).trim().split('\n').pop();
-}
+const peers = await measurePeers({
+  skip: SKIP, files: { target: opt.target, draft: opt.draft }, configs: { target: model.target.config, draft: model.draft.config }, repeats: REPEATS, jsDecode,
+});
 
 let native = null;
 if (!SKIP.has('native')) {
@@ -462,6 +384,6 @@ if (browser) {
 }
 
 note(`Load average at the end: ${load()}.`);
-if (opt.json) writeFileSync(opt.json, JSON.stringify(report, null, 1));
+writeJson(opt.json, report, 1);
 for (const m of [...Object.values(model)]) m.dispose();
 for (const b of Object.values(benchModel)) b.delete();

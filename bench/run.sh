@@ -27,61 +27,37 @@ args=" $* "
 run_args=()
 for a in "$@"; do run_args+=("${a//,modes/}"); done
 node bench/run.mjs "${run_args[@]}"
-case "$args" in
-  *" --skip "*modes*|*"--skip="*modes*) ;;
-  *" --quick "*) node bench/modes.mjs --repeats 1 ;;
-  *) node bench/modes.mjs ;;
-esac
-case "$args" in
-  *" --skip "*ortspec*|*"--skip="*ortspec*) ;;
-  *" --quick "*) node bench/ort-spec.mjs --repeats 1 ;;
-  *) node bench/ort-spec.mjs ;;
-esac
+# part NAME QUICK FULL: runs the commands QUICK under --quick, FULL otherwise, and nothing when
+# --skip names NAME.
+part() {
+  case "$args" in
+    *" --skip "*"$1"*|*"--skip="*"$1"*) ;;
+    *" --quick "*) eval "$2" ;;
+    *) eval "$3" ;;
+  esac
+}
+part modes 'node bench/modes.mjs --repeats 1' 'node bench/modes.mjs'
+part ortspec 'node bench/ort-spec.mjs --repeats 1' 'node bench/ort-spec.mjs'
 # Threads: the physics of a pass with 1..T threads, WASM (Node) and native, both pairs, float32
 # and 8-bit weights (v(k), matmul ÷ roofline, plain and best-γ speculative; int8 ÷ f32 from the
 # same run, WASM at T 0 / 0.8 with the two alternated in every repeat, native greedy); then
 # onnxruntime-web at numThreads 1 and 2 against specdec at 1 and 2 threads.
-case "$args" in
-  *" --skip "*threads*|*"--skip="*threads*) ;;
-  *" --quick "*) node bench/threads.mjs --quick --weights f32,int8; node bench/ort-threads.mjs --repeats 1 ;;
-  *) node bench/threads.mjs --weights f32,int8; node bench/ort-threads.mjs ;;
-esac
+part threads 'node bench/threads.mjs --quick --weights f32,int8; node bench/ort-threads.mjs --repeats 1' \
+  'node bench/threads.mjs --weights f32,int8; node bench/ort-threads.mjs'
 # The peer in one Chromium session: llama.cpp's WASM build (wllama) against specdec, 1 and 2 threads;
 # then both on the same 8-bit weights (specdec int8 against llama.cpp's Q8_0 of the same blocks).
-case "$args" in
-  *" --skip "*wllama*|*"--skip="*wllama*) ;;
-  *" --quick "*) node bench/wllama.mjs --repeats 1; node bench/wllama.mjs --repeats 1 --weights int8 ;;
-  *) node bench/wllama.mjs; node bench/wllama.mjs --weights int8 ;;
-esac
+part wllama 'node bench/wllama.mjs --repeats 1; node bench/wllama.mjs --repeats 1 --weights int8' \
+  'node bench/wllama.mjs; node bench/wllama.mjs --weights int8'
 # float32 against 8-bit weights in one Chromium (a module Worker): both pairs, 1 and 2 threads,
 # plain and best-γ speculative, f32 and int8 alternated in every repeat; int8 ÷ f32 per cell.
-case "$args" in
-  *" --skip "*weights*|*"--skip="*weights*) ;;
-  *" --quick "*) node bench/chromium-weights.mjs --repeats 1 --gammas 3,4 ;;
-  *) node bench/chromium-weights.mjs ;;
-esac
+part weights 'node bench/chromium-weights.mjs --repeats 1 --gammas 3,4' 'node bench/chromium-weights.mjs'
 # transformers.js as the target (specdec/transformers), fp32 and fp16, against its generate().
-case "$args" in
-  *" --skip "*transformers*|*"--skip="*transformers*) ;;
-  *" --quick "*) node bench/transformers.mjs --repeats 1 ;;
-  *) node bench/transformers.mjs; node bench/transformers.mjs --dtype fp16 ;;
-esac
+part transformers 'node bench/transformers.mjs --repeats 1' 'node bench/transformers.mjs; node bench/transformers.mjs --dtype fp16'
 # The page held to the library (issue 29): the page's "Run both" and the library in a module
 # Worker of the same Chromium, large pair, 2 threads, γ 3 and 4, T 0 and 0.8, five page loads.
-case "$args" in
-  *" --skip "*page*|*"--skip="*page*) ;;
-  *" --quick "*) node bench/browser.mjs --pair large --threads 2 --gamma 4 --temperature 0.8 --loads 1 ;;
-  *) node bench/browser.mjs --pair large --threads 2 --gamma 3,4 --temperature 0,0.8 --loads 5 ;;
-esac
+part page 'node bench/browser.mjs --pair large --threads 2 --gamma 4 --temperature 0.8 --loads 1' \
+  'node bench/browser.mjs --pair large --threads 2 --gamma 3,4 --temperature 0,0.8 --loads 5'
 # The GPT on WebGPU (Chromium; SwiftShader where no GPU: its numbers say nothing about GPUs).
-case "$args" in
-  *" --skip "*gpu*|*"--skip="*gpu*) ;;
-  *" --quick "*) node bench/gpu.mjs --repeats 1 ;;
-  *) node bench/gpu.mjs ;;
-esac
+part gpu 'node bench/gpu.mjs --repeats 1' 'node bench/gpu.mjs'
 # A busy machine: 1 and 2 threads while 0, 1, 2 and 4 CPU hogs run (native, Node, Chromium).
-case "$args" in
-  *" --skip "*load*|*"--skip="*load*) ;;
-  *" --quick "*) node bench/load.mjs --hogs 0,2 --repeats 1 ;;
-  *) node bench/load.mjs ;;
-esac
+part load 'node bench/load.mjs --hogs 0,2 --repeats 1' 'node bench/load.mjs'

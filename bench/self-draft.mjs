@@ -7,26 +7,14 @@
 //
 //   node bench/self-draft.mjs [--threads 1,2] [--repeats 3] [--max-tokens 96] [--only small|large]
 import { existsSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { ROOT, benchOptions, cpuName } from './common.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    threads: { type: 'string', default: '1,2' },
-    repeats: { type: 'string', default: '3' },
-    'max-tokens': { type: 'string', default: '96' },
-    only: { type: 'string' },
-  },
-});
+const opt = benchOptions({ threads: '1,2', repeats: '3', 'max-tokens': '96', only: undefined });
 const THREADS = opt.threads.split(',').map(Number);
 const REPEATS = Number(opt.repeats);
 const MAX_TOKENS = Number(opt['max-tokens']);
-const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
-const field = (k) => cpuinfo.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm'))?.[1]?.trim();
-const CPU = `${field('model name') ?? 'unknown CPU'} (family ${field('cpu family')}, model ${field('model')}), ${os.availableParallelism()} logical CPUs`;
+const CPU = cpuName();
 
 const dir = path.join(ROOT, 'build-wasm');
 const glue = path.join(dir, 'specdec-bench-mt.mjs');

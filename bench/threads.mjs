@@ -22,30 +22,17 @@
 //   node bench/threads.mjs [--threads 1,2] [--repeats 3] [--max-tokens 128] [--only small|large]
 //                          [--weights f32|int8|f32,int8] [--skip native] [--json FILE]
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
 import { stats } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    threads: { type: 'string' },
-    repeats: { type: 'string', default: '3' },
-    'max-tokens': { type: 'string', default: '128' },
-    only: { type: 'string' },
-    skip: { type: 'string', default: '' },
-    json: { type: 'string' },
-    quick: { type: 'boolean', default: false },
-    weights: { type: 'string', default: 'f32' },
-  },
+const opt = benchOptions({
+  threads: undefined, repeats: '3', 'max-tokens': '128', only: undefined, skip: '', json: undefined,
+  quick: false, weights: 'f32',
 });
-const fail = (m) => {
-  console.error(`bench/threads: ${m}`);
-  process.exit(2);
-};
+const fail = failWith('threads');
 const cores = os.availableParallelism();
 const THREADS = (opt.threads ?? Array.from({ length: Math.min(cores, 16) }, (_, i) => i + 1).join(','))
   .split(',').map(Number);
@@ -65,9 +52,7 @@ const PAIRS = [
   .flatMap((p) => WEIGHTS.map((w) => (w === 'f32' ? { ...p, pair: p.key, weights: w }
     : { key: `${p.key} int8`, pair: p.key, weights: w, target: int8File(p.target), draft: int8File(p.draft) })));
 
-const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
-const field = (k) => cpuinfo.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm'))?.[1]?.trim();
-const CPU = `${field('model name') ?? 'unknown CPU'} (family ${field('cpu family')}, model ${field('model')}), ${cores} logical CPUs`;
+const CPU = cpuName();
 
 const dir = path.join(ROOT, 'build-wasm');
 const glue = path.join(dir, 'specdec-bench-mt.mjs');
@@ -279,7 +264,7 @@ for (const pair of new Set(PAIRS.map((p) => p.pair))) {
 console.log('\n#### Goals, from this run\n');
 for (const l of lines) console.log(`- ${l}`);
 report.goals = lines;
-if (opt.json) writeFileSync(opt.json, JSON.stringify(report, null, 1));
+writeJson(opt.json, report, 1);
 // Idle pthread workers would keep Node alive.
 M.PThread?.terminateAllThreads?.();
 process.exit(0);

@@ -20,29 +20,21 @@
 //                               [--max-tokens 200] [--gamma-max 6] [--temperatures 0,0.8]
 //                               [--json FILE]
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { loadSpecdec } from '../web/lib/node.js';
 import { transformersScorer } from '../web/lib/transformers.js';
+import { callbackRouteCost, printCallbackRouteCost } from './callback-route.mjs';
+import { ROOT, benchOptions, writeJson } from './common.mjs';
 import { cell, median, stats } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    backend: { type: 'string', default: 'wasm' },
-    dtype: { type: 'string', default: 'fp32' },
-    target: { type: 'string', default: path.join(ROOT, 'models/target.safetensors') },
-    draft: { type: 'string', default: path.join(ROOT, 'models/draft.safetensors') },
-    repeats: { type: 'string', default: '3' },
-    'max-tokens': { type: 'string', default: '200' },
-    'gamma-max': { type: 'string', default: '6' },
-    temperatures: { type: 'string', default: '0,0.8' },
-    json: { type: 'string' },
-  },
+const opt = benchOptions({
+  backend: 'wasm', dtype: 'fp32', target: path.join(ROOT, 'models/target.safetensors'),
+  draft: path.join(ROOT, 'models/draft.safetensors'), repeats: '3', 'max-tokens': '200', 'gamma-max': '6',
+  temperatures: '0,0.8', json: undefined,
 });
 const REPEATS = Number(opt.repeats);
 const N = Number(opt['max-tokens']);
@@ -187,44 +179,14 @@ function i0(x) {
   return x.kind === 'generate';
 }
 
-// The callback route on specdec's side (as bench/ort-spec.mjs): the same iterations with the
-// built-in pair and with the same models behind sync / async score callbacks (sd.modelStep),
-// the models' time excluded on both sides.
+// The callback route on specdec's side (bench/callback-route.mjs, as bench/ort-spec.mjs).
 {
-  const run = async (mode) => {
-    const ts = sd.modelStep(target);
-    const ds = sd.modelStep(draft);
-    const common = { prompt: 'A', gamma: 4, temperature: 0.8, seed: 7, maxTokens: 250, distributions: false };
-    const dec = mode === 'builtin'
-      ? sd.createDecoder({ ...common, target, draft })
-      : sd.createDecoder({ ...common, scoreOutput: 'probs', contextLength: CONTEXT,
-        targetScore: mode === 'async' ? async (t, n) => ts(t, n) : ts,
-        draftScore: mode === 'async' ? async (t, n) => ds(t, n) : ds });
-    if (mode === 'builtin') while (!dec.done) dec.step();
-    else for await (const r of dec.generate()) void r;
-    const s = dec.stats;
-    const outside = mode === 'builtin' ? s.ms - s.targetMs - s.draftMs : s.ms - s.callbackMs;
-    dec.dispose();
-    ts.dispose();
-    ds.dispose();
-    return outside / s.iterations;
-  };
-  const out = { builtin: [], sync: [], async: [] };
-  await run('async');
-  for (let r = 0; r < Math.max(11, REPEATS); r++) {
-    for (const mode of Object.keys(out)) out[mode].push(await run(mode));
-  }
-  const extra = (mode) => stats(out[mode].map((x, r) => x - out.builtin[r]));
-  report.overhead = { ...Object.fromEntries(Object.entries(out).map(([k, v]) => [k, stats(v)])), syncExtra: extra('sync'), asyncExtra: extra('async') };
-  console.log(`## The callback route's cost per iteration on specdec's side (γ 4, T 0.8, the same iterations; models' time excluded), ms\n`);
-  console.log('| path | ms per iteration outside the models | extra over built-in (same repeat) |\n|---|---|---|');
-  console.log(`| built-in models | ${cell(report.overhead.builtin, 4)} | – |`);
-  console.log(`| the same models as sync score callbacks | ${cell(report.overhead.sync, 4)} | ${cell(report.overhead.syncExtra, 4)} |`);
-  console.log(`| the same models as async score callbacks | ${cell(report.overhead.async, 4)} | ${cell(report.overhead.asyncExtra, 4)} |`);
+  report.overhead = await callbackRouteCost(sd, { target, draft, contextLength: CONTEXT, repeats: REPEATS, warmUp: 'async' });
+  printCallbackRouteCost(`The callback route's cost per iteration on specdec's side (γ 4, T 0.8, the same iterations; models' time excluded), ms`, report.overhead);
   console.log(`\nThe adapter's own time per target call (building the inputs, cutting the cache back, reading the logits; its callback time less forward()) is the last column of the tables above.\n`);
 }
 
-if (opt.json) writeFileSync(opt.json, JSON.stringify(report, null, 2));
+writeJson(opt.json, report);
 await tfTarget.dispose();
 await tfDraft.dispose();
 target.dispose();

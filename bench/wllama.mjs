@@ -34,30 +34,16 @@ import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { readSafetensorsHeader } from '../web/lib/safetensors.js';
+import { ROOT, benchOptions, failWith } from './common.mjs';
+import { median } from './stats.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values: opt } = parseArgs({
-  options: {
-    'max-tokens': { type: 'string', default: '200' },
-    repeats: { type: 'string', default: '3' },
-    only: { type: 'string' },
-    threads: { type: 'string', default: '1,2' },
-    type: { type: 'string', default: 'f32' },
-    weights: { type: 'string', default: 'f32' },
-    prompt: { type: 'string', default: 'ROMEO:\nBut soft! What light through yonder window' },
-    lib: { type: 'string', default: path.join(ROOT, 'web/lib') },
-    'draft-probe': { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    'spec-gammas': { type: 'string', default: '2,3,4' },
-  },
+const opt = benchOptions({
+  'max-tokens': '200', repeats: '3', only: undefined, threads: '1,2', type: 'f32', weights: 'f32',
+  prompt: 'ROMEO:\nBut soft! What light through yonder window', lib: path.join(ROOT, 'web/lib'),
+  'draft-probe': false, json: false, 'spec-gammas': '2,3,4',
 });
-const fail = (m) => {
-  console.error(`bench/wllama: ${m}`);
-  process.exit(2);
-};
+const fail = failWith('wllama');
 const maxTokens = Number(opt['max-tokens']);
 const repeats = Number(opt.repeats);
 const threadList = opt.threads.split(',').map(Number);
@@ -168,11 +154,6 @@ async function cpuName() {
   return `${name}${fam ? ` (family ${fam}, model ${model})` : ''}, ${cores} logical CPUs`;
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-};
 const agreement = (a, b) => {
   const n = Math.min(a.length, b.length);
   let same = 0;

@@ -36,7 +36,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../web/lib/safetensors.js';
+import { f32ToF16, halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../web/lib/safetensors.js';
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 const GGUF_VERSION = 3;
@@ -58,33 +58,7 @@ function usage(message) {
 // Exact F16 -> F32 (every F16 value is a float): the package's table (web/lib/safetensors.js).
 const F16_TABLE = halfToFloatTable();
 
-// F32 -> F16, round to nearest even (for Q8_0's scales).
-const f32buf = new Float32Array(1);
-const u32buf = new Uint32Array(f32buf.buffer);
-function f32ToF16(x) {
-  f32buf[0] = x;
-  const u = u32buf[0];
-  const sign = (u >>> 16) & 0x8000;
-  const exp = (u >>> 23) & 0xff;
-  let mant = u & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  let e = exp - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let half = mant >>> shift;
-    const rest = mant & ((1 << shift) - 1);
-    const mid = 1 << (shift - 1);
-    if (rest > mid || (rest === mid && (half & 1))) half++;
-    return sign | half;
-  }
-  let half = (e << 10) | (mant >>> 13);
-  const rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && (half & 1))) half++;
-  return sign | half; // a carry into the exponent is the correct rounding (up to infinity)
-}
+// F32 -> F16 (Q8_0's scales): the package's rounding, f32ToF16 (web/lib/safetensors.js).
 
 // ---- safetensors --------------------------------------------------------------------------
 // The container checked by the package's reader (web/lib/safetensors.js); every tensor F16, but

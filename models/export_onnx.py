@@ -23,6 +23,7 @@ adapters must refuse).
 import math
 import os
 import sys
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -138,13 +139,13 @@ def export_no_past(gpt, dst):
     print(f'wrote {dst} ({os.path.getsize(dst) / 1e6:.1f} MB, no KV cache)')
 
 
-def export_with_cache(model, dst, L, nh, hs, dtype=torch.float32):
+def export_decoder(model, dst, L, n_kv, hd, dtype=torch.float32, custom=False, note=''):
     """torch.onnx.export with Optimum's names: input_ids, attention_mask, position_ids and
-    past_key_values.{i}.key/value in; logits and present.{i}.key/value out (dtype: the cache's)."""
-    ids = torch.tensor([[1, 2, 3]], dtype=torch.long)
-    past = [torch.zeros(1, nh, 4, hs, dtype=dtype) for _ in range(2 * L)]
-    mask = torch.ones(1, 7, dtype=torch.long)
-    pos = torch.tensor([[4, 5, 6]], dtype=torch.long)
+    past_key_values.{i}.key / .value (1, n_kv, P, hd) in; logits and present.{i}.key / .value out
+    (dtype: the cache's). custom: the com.microsoft opset (quant_onnx.py's MatMulNBits). The one
+    export of a decoder with a KV cache: this file's GPT, quant_onnx.py's and llama.py's."""
+    past = [torch.zeros(1, n_kv, 4, hd, dtype=dtype) for _ in range(2 * L)]
+    ids, mask, pos = torch.tensor([[1, 2, 3]]), torch.ones(1, 7, dtype=torch.long), torch.tensor([[4, 5, 6]])
     past_names = [f'past_key_values.{i}.{kv}' for i in range(L) for kv in ('key', 'value')]
     present_names = [f'present.{i}.{kv}' for i in range(L) for kv in ('key', 'value')]
     axes = {'input_ids': {1: 'sequence_length'}, 'position_ids': {1: 'sequence_length'},
@@ -152,12 +153,16 @@ def export_with_cache(model, dst, L, nh, hs, dtype=torch.float32):
     axes.update({n: {2: 'past_sequence_length'} for n in past_names})
     axes.update({n: {2: 'total_sequence_length'} for n in present_names})
     os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
-    torch.onnx.export(
-        model, (ids, mask, pos, *past), dst, opset_version=14,
-        input_names=['input_ids', 'attention_mask', 'position_ids', *past_names],
-        output_names=['logits', *present_names], dynamic_axes=axes,
-        # float16: folding would store the widened (float32) weights
-        do_constant_folding=dtype != torch.float16)
+    tmp = dst + '.tmp'
+    with warnings.catch_warnings():  # torch 1.13 warns about tracing, g.op and the custom op's shapes
+        warnings.simplefilter('ignore')
+        torch.onnx.export(model.eval(), (ids, mask, pos, *past), tmp, opset_version=14,
+                          input_names=['input_ids', 'attention_mask', 'position_ids', *past_names],
+                          output_names=['logits', *present_names], dynamic_axes=axes,
+                          custom_opsets={'com.microsoft': 1} if custom else None,
+                          do_constant_folding=dtype != torch.float16)  # float16: folding would widen
+    os.replace(tmp, dst)
+    print(f'wrote {dst} ({os.path.getsize(dst) / 1e6:.1f} MB{note})')
 
 
 def export_fp16(gpt, dst):
@@ -170,8 +175,7 @@ def export_fp16(gpt, dst):
         out = run(model, torch.tensor([[5, 6, 7, 8]]), empty)
         cached = run(model, torch.tensor([[1, 2, 3]]), list(out[1:]))[0][0].float()
         assert torch.allclose(whole, cached, atol=2e-2), 'cached forward differs from the plain one'
-    export_with_cache(model, dst, L, nh, hs, torch.float16)
-    print(f'wrote {dst} ({os.path.getsize(dst) / 1e6:.1f} MB, float16)')
+    export_decoder(model, dst, L, nh, hs, torch.float16, note=', float16')
 
 
 def main():
@@ -196,8 +200,7 @@ def main():
         out = run(model, torch.tensor([[5, 6, 7, 8]]), empty)
         cached = run(model, torch.tensor([[1, 2, 3]]), list(out[1:]))[0][0]
         assert torch.allclose(full, cached, atol=1e-4), 'cached forward differs from the plain one'
-    export_with_cache(model, dst, L, nh, hs)
-    print(f'wrote {dst} ({os.path.getsize(dst) / 1e6:.1f} MB)')
+    export_decoder(model, dst, L, nh, hs)
 
 
 if __name__ == '__main__':

@@ -10,7 +10,9 @@ head starts as the LM head itself.
 
     /usr/bin/python3 models/heads.py train --target models/target.safetensors --out models/target-heads.safetensors
     /usr/bin/python3 models/heads.py alpha --target models/target.safetensors --heads models/target-heads.safetensors
-    /usr/bin/python3 models/heads.py fixture   # random heads for tests/fixtures/tiny_f32.safetensors (fixtures.py heads)
+
+The training history goes to histories/NAME_history.json beside --out. The tests' random heads:
+models/fixtures/write.py heads.
 """
 import argparse
 import json
@@ -124,7 +126,7 @@ def cmd_train(args):
     meta.update(iters=args.iters, minutes=f'{(time.time() - t0) / 60:.1f}')
     model.save_safetensors(args.out, tensors, meta)
     alphas = measure(target, heads, val_data)
-    with open(os.path.splitext(args.out)[0] + '_history.json', 'w') as f:
+    with open(model.history_path(args.out), 'w') as f:
         # File names only (not this machine's paths); --heads is not used by training.
         settings = {k: os.path.basename(v) if k in ('target', 'out') else v
                     for k, v in vars(args).items() if k != 'heads'}
@@ -161,15 +163,9 @@ def cmd_alpha(args):
     print(json.dumps(measure(target, heads.eval(), val)))
 
 
-def cmd_fixture(args):
-    """The tests' random heads and their golden logits (fixtures.py heads)."""
-    import fixtures  # which imports this file
-    fixtures.write_heads(args.seed)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('what', choices=['train', 'alpha', 'fixture'])
+    ap.add_argument('what', choices=['train', 'alpha'])
     ap.add_argument('--target', default=os.path.join(HERE, 'target.safetensors'))
     ap.add_argument('--heads', default=os.path.join(HERE, 'target-heads.safetensors'))
     ap.add_argument('--out', default=os.path.join(HERE, 'target-heads.safetensors'))
@@ -184,7 +180,7 @@ def main():
                     help='Medusa-1 heads exactly (by default heads also read the embedding of '
                          'the token the target just emitted: measured better, see models/README.md)')
     args = ap.parse_args()
-    {'train': cmd_train, 'alpha': cmd_alpha, 'fixture': cmd_fixture}[args.what](args)
+    {'train': cmd_train, 'alpha': cmd_alpha}[args.what](args)
 
 
 if __name__ == '__main__':

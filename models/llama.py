@@ -7,7 +7,7 @@ shapes (past_key_values (1, n_kv_head, P, head_dim), not GPT-2's). Not shipped.
     /usr/bin/python3 models/llama.py train                        # ~20 min on 2 cores
     /usr/bin/python3 models/llama.py export MODES models/llama.safetensors OUT/onnx
 
-train: models/llama.safetensors (float16 weights) and models/llama_history.json, trained on
+train: models/llama.safetensors (float16 weights) and models/histories/llama_history.json, trained on
 tinyshakespeare (data.py: bytes, last 10% held out). Trained rather than random-initialised: a
 random model's rows are nearly flat, so greedy comparisons would hinge on near-ties and a draft's
 acceptance would mean nothing. export: the transformers.js files of MODES (comma-separated:
@@ -31,7 +31,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import quant_onnx  # noqa: E402
-from model import read_stored, save_safetensors  # noqa: E402
+from model import history_path, read_stored, save_safetensors  # noqa: E402
 
 CONFIG = dict(vocab_size=256, n_layer=4, hidden_size=192, n_head=6, n_kv_head=2, head_dim=32,
               intermediate_size=512, block_size=256, rope_theta=10000, rms_norm_eps=1e-5)
@@ -234,7 +234,7 @@ def train():
         opt.step()
     model.eval()
     save(model, WEIGHTS, {'name': 'llama', 'val_loss': history[-1]['val_loss'], 'iters': s['iters']})
-    with open(os.path.join(HERE, 'llama_history.json'), 'w') as f:
+    with open(history_path(WEIGHTS), 'w') as f:
         json.dump({'config': model.config, 'train': s, 'params': n_params, 'history': history}, f, indent=1)
         f.write('\n')
     print(f'wrote {WEIGHTS} ({n_params} parameters)')

@@ -149,7 +149,7 @@ def export_gpt(src, onnx_dir, dtypes):
                     out = export_onnx.run(model, torch.tensor([[5, 6, 7, 8]]), empty)
                     cached = export_onnx.run(model, torch.tensor([[1, 2, 3]]), list(out[1:]))[0][0]
                 assert torch.allclose(whole, cached, atol=1e-4), 'cached forward differs from the plain one'
-                export_onnx.export_with_cache(model, tmp, L, nh, hs)
+                export_onnx.export_decoder(model, tmp, L, nh, hs)
             elif d == 'fp16':
                 export_onnx.export_fp16(gpt, tmp)
             elif d == 'no-past':

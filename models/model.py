@@ -159,6 +159,14 @@ def decode(stored):
     return out
 
 
+def history_path(weights):
+    """Where the training history of a weights file goes: histories/NAME_history.json beside it
+    (models/histories/ for the shipped models), the folder made if missing."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(weights)), 'histories')
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, os.path.splitext(os.path.basename(weights))[0] + '_history.json')
+
+
 def save_safetensors(path, tensors, metadata, dtype=torch.float16):
     """Writes tensors (name -> tensor) in dtype, and metadata (values written as strings)."""
     write_stored(path, [s for name, t in tensors.items() for s in encode(name, t, dtype)], metadata)

@@ -32,13 +32,14 @@ arithmetic inside MatMulNBits).
 import math
 import os
 import sys
-import warnings
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from export_onnx import export_decoder  # noqa: E402  (the one export with Optimum's names)
 FILES = {'q8': 'model_quantized.onnx', 'q8-tensor': 'model_q8tensor.onnx',
          'q4': 'model_q4.onnx', 'q4f16': 'model_q4f16.onnx'}
 INT8, UINT8, FLOAT, FLOAT16 = 3, 2, 1, 10  # ONNX TensorProto data types
@@ -255,30 +256,6 @@ def check_cached(model, L, n_kv, hd, dtype, atol):
         cached = run(model, torch.tensor([[1, 2, 3]]), list(out[1:]))[0][0].float()
     worst = (whole - cached).abs().max().item()
     assert worst <= atol, f'cached forward differs from the plain one by {worst}'
-
-
-def export_decoder(model, dst, L, n_kv, hd, dtype=torch.float32, custom=False):
-    """torch.onnx.export with Optimum's names: input_ids, attention_mask, position_ids and
-    past_key_values.{i}.key / .value (1, n_kv, P, hd) in; logits and present.{i}.key / .value out."""
-    past = [torch.zeros(1, n_kv, 4, hd, dtype=dtype) for _ in range(2 * L)]
-    ids, mask, pos = torch.tensor([[1, 2, 3]]), torch.ones(1, 7, dtype=torch.long), torch.tensor([[4, 5, 6]])
-    past_names = [f'past_key_values.{i}.{kv}' for i in range(L) for kv in ('key', 'value')]
-    present_names = [f'present.{i}.{kv}' for i in range(L) for kv in ('key', 'value')]
-    axes = {'input_ids': {1: 'sequence_length'}, 'position_ids': {1: 'sequence_length'},
-            'attention_mask': {1: 'total_sequence_length'}, 'logits': {1: 'sequence_length'}}
-    axes.update({n: {2: 'past_sequence_length'} for n in past_names})
-    axes.update({n: {2: 'total_sequence_length'} for n in present_names})
-    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
-    tmp = dst + '.tmp'
-    with warnings.catch_warnings():  # torch 1.13 warns about g.op and the custom op's shapes
-        warnings.simplefilter('ignore')
-        torch.onnx.export(model.eval(), (ids, mask, pos, *past), tmp, opset_version=14,
-                          input_names=['input_ids', 'attention_mask', 'position_ids', *past_names],
-                          output_names=['logits', *present_names], dynamic_axes=axes,
-                          custom_opsets={'com.microsoft': 1} if custom else None,
-                          do_constant_folding=dtype != torch.float16)  # folding would widen
-    os.replace(tmp, dst)
-    print(f'wrote {dst} ({os.path.getsize(dst) / 1e6:.1f} MB)')
 
 
 def export_gpt(gpt, mode, dst):

@@ -6,10 +6,11 @@ picked up again when the same command is re-run.
     /usr/bin/python3 models/train.py target            # ~2 h on 2 cores
     /usr/bin/python3 models/train.py draft             # distils from models/target.safetensors
 
-Kept for their old command lines (the code lives beside this file):
-    /usr/bin/python3 models/train.py fixture           # = fixtures.py tiny
-    /usr/bin/python3 models/train.py golden            # = fixtures.py golden
+Kept for its old command line (the code lives beside this file):
     /usr/bin/python3 models/train.py alpha             # = alpha.py: draft-vs-target acceptance
+
+The training history (loss by iteration, settings) goes to histories/NAME_history.json beside the
+weights. The test files: models/fixtures/write.py.
 """
 import argparse
 import json
@@ -22,7 +23,7 @@ import torch.nn.functional as F
 
 from alpha import alpha_tf, measure_pair
 from data import get_batch, load_data
-from model import GPT, export_model, load_model, load_safetensors, n_params
+from model import GPT, export_model, history_path, load_model, load_safetensors, n_params
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -198,7 +199,7 @@ def train(name, args):
     export_model(model, out, dict(name=name, val_loss=f'{vl:.4f}', iters=it,
                                   tokens=it * tokens_per_iter, minutes=f'{elapsed / 60:.1f}',
                                   seed=args.seed))
-    with open(out.replace('.safetensors', '') + '_history.json', 'w') as f:
+    with open(history_path(out), 'w') as f:
         json.dump(dict(settings=s, params=n_params(model), history=history), f, indent=1)
     print(f'wrote {out}: val loss {vl:.4f} after {elapsed / 60:.1f} min; copies '
           f'{copy_accuracy(model.eval(), val_data):.3f} of a repeated passage (greedy)', flush=True)
@@ -206,7 +207,7 @@ def train(name, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('what', choices=list(PRESETS) + ['fixture', 'golden', 'alpha'])
+    ap.add_argument('what', choices=list(PRESETS) + ['alpha'])
     ap.add_argument('--seed', type=int, default=1337)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--max-iters', type=int, default=0, help='override the preset')
@@ -230,13 +231,7 @@ def main():
     ap.add_argument('--out', default='', help='write the weights here (default: models/NAME.safetensors)')
     ap.add_argument('--teacher', default='', help='drafts: distil from this safetensors file')
     args = ap.parse_args()
-    if args.what == 'fixture':  # the old command lines of fixtures.py tiny / golden
-        import fixtures
-        fixtures.write_tiny(args.seed)
-    elif args.what == 'golden':
-        import fixtures
-        fixtures.write_golden()
-    elif args.what == 'alpha':
+    if args.what == 'alpha':
         measure_pair(args.pair, args.threads)
     else:
         train(args.what, args)

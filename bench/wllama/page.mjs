@@ -2,6 +2,7 @@
 // build (wllama runs it in its own Worker), window.bench.specdec(...) with specdec in a module
 // Worker (specdec-worker.mjs). Both return the generated tokens and decode-only ms/token.
 import { Wllama } from '/wllama/index.js';
+import { workerClient } from './worker-client.mjs';
 
 const status = document.getElementById('status');
 const say = (t) => { status.textContent = t; };
@@ -94,29 +95,12 @@ async function wllamaRun({ gguf, draft, threads, prompt, maxTokens, warmups = 1,
 // specdec: one Worker per thread count, kept across repeats (model loaded once per worker).
 const workers = new Map();
 function specdecWorker(threads) {
-  if (!workers.has(threads)) {
-    const worker = new Worker(new URL('./specdec-worker.mjs', import.meta.url), { type: 'module' });
-    const pending = new Map();
-    let next = 0;
-    worker.onmessage = ({ data }) => {
-      const p = pending.get(data.id);
-      pending.delete(data.id);
-      if (data.error) p.reject(new Error(data.error));
-      else p.resolve(data.result);
-    };
-    worker.onerror = (e) => { for (const p of pending.values()) p.reject(new Error(`specdec worker: ${e.message}`)); pending.clear(); };
-    const call = (msg) => new Promise((resolve, reject) => {
-      const id = next++;
-      pending.set(id, { resolve, reject });
-      worker.postMessage({ ...msg, id, threads });
-    });
-    workers.set(threads, { worker, call });
-  }
+  if (!workers.has(threads)) workers.set(threads, workerClient(new URL('./specdec-worker.mjs', import.meta.url), { threads }, 'specdec worker'));
   return workers.get(threads);
 }
 
 async function specdec({ model, draft = null, gamma = 1, threads, prompt, maxTokens, warmups = 1, lib }) {
-  return specdecWorker(threads).call({ model, draft, gamma, prompt, maxTokens, warmups, lib });
+  return specdecWorker(threads)({ model, draft, gamma, prompt, maxTokens, warmups, lib });
 }
 
 window.bench = { wllama, specdec, crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency };

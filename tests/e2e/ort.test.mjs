@@ -6,7 +6,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { setup, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
+import { copyWorkerPage, workerResult } from './adapter-worker/result.mjs';
+import { setup, assertClean, repoRoot, outDir } from './harness.mjs';
 import { onnxOf } from '../../scripts/lib/onnx-export.mjs';
 
 const root = path.join(outDir, 'ort-worker-root');
@@ -15,7 +16,7 @@ let env;
 before(async () => {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(path.join(root, 'models'), { recursive: true });
-  cpSync(path.join(repoRoot, 'tests/e2e/ort-worker'), root, { recursive: true });
+  copyWorkerPage(root, 'ort-worker');
   cpSync(path.join(repoRoot, 'web/lib'), path.join(root, 'lib'), { recursive: true });
   const dist = path.join(repoRoot, 'node_modules/onnxruntime-web/dist');
   mkdirSync(path.join(root, 'ort'));
@@ -32,11 +33,7 @@ after(async () => {
 });
 
 test('ORT target in a Worker + specdec draft: greedy tokens equal the built-in pair\'s', async () => {
-  const page = await env.context.newPage();
-  await page.goto(`${env.url}index.html`);
-  await page.waitForFunction(() => window.__result, null, { timeout: 120_000 });
-  const result = await page.evaluate(() => window.__result);
-  await screenshot(page, 'ort-worker');
+  const { page, result } = await workerResult(env, 'ort-worker', 120_000);
   assert.equal(result.type, 'done', result.message);
   assert.equal(result.tokens.length, 120);
   assert.deepEqual(result.tokens, result.reference);

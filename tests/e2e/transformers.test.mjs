@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describeFlips } from '../js/greedy-ties.mjs';
+import { copyWorkerPage, workerResult } from './adapter-worker/result.mjs';
 import { setup, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
 
 const root = path.join(outDir, 'transformers-worker-root');
@@ -23,7 +24,7 @@ let env;
 
 before(async () => {
   rmSync(root, { recursive: true, force: true });
-  cpSync(path.join(repoRoot, 'tests/e2e/transformers-worker'), root, { recursive: true });
+  copyWorkerPage(root, 'transformers-worker');
   cpSync(path.join(repoRoot, 'web/lib'), path.join(root, 'lib'), { recursive: true });
   cpSync(path.join(repoRoot, 'tests/js/greedy-ties.mjs'), path.join(root, 'greedy-ties.mjs'));
   const tfDir = path.dirname(createRequire(import.meta.url).resolve('@huggingface/transformers')); // its dist/
@@ -45,11 +46,7 @@ after(async () => {
 });
 
 test('transformers.js target + draft in a Worker (WASM): greedy tokens equal generate()\'s, fp32 (and fp16 but for near-ties)', async () => {
-  const page = await env.context.newPage();
-  await page.goto(`${env.url}index.html`);
-  await page.waitForFunction(() => window.__result, null, { timeout: 240_000 });
-  const result = await page.evaluate(() => window.__result);
-  await screenshot(page, 'transformers-worker');
+  const { page, result } = await workerResult(env, 'transformers-worker', 240_000);
   assert.equal(result.type, 'done', result.message);
   for (const [dtype, r] of Object.entries(result.runs)) {
     assert.equal(r.tokens.length, 120, dtype);

@@ -10,6 +10,7 @@ import * as ort from 'onnxruntime-web';
 import { loadSpecdec } from 'specdec';
 import { ortScorer } from 'specdec/ort';
 import { cutPool } from '../../web/lib/ort.js'; // internal: both adapters' cut caches
+import { assertCacheCutBack, assertSampledLikeBuiltin, drain } from './adapters-support.mjs';
 import { modelBytes, USING_SHIPPED_MODELS, MODEL_FILES } from './support.mjs';
 import { onnxOf } from '../../scripts/lib/onnx-export.mjs';
 
@@ -33,13 +34,7 @@ async function run(options, { ortTarget, ortDraft }) {
     ...(ts ? { targetScore: ts, contextLength: target.config.blockSize } : { target }),
     ...(options.plain ? {} : ds ? { draftScore: ds, ...(ts ? {} : { contextLength: draft.config.blockSize }) } : { draft }),
   });
-  const tokens = [];
-  for await (const r of dec.generate()) tokens.push(...r.emitted);
-  const out = { tokens, stats: dec.stats, forwarded: ts?.forwardedTokens, runs: ts?.runs };
-  dec.dispose();
-  await ts?.dispose();
-  await ds?.dispose();
-  return out;
+  return drain(dec, ts, ds);
 }
 
 const greedy = { prompt: 'ROMEO:\nWhat light', temperature: 0, gamma: 4, maxTokens: 200, seed: 1 };
@@ -63,23 +58,7 @@ for (const [label, sides] of [
 }
 
 test('seeded T = 0.8: alpha and tokens per pass with the ORT target match the built-in pair', { skip: !USING_SHIPPED_MODELS && 'needs the shipped pair' }, async () => {
-  const agg = { ref: { examined: 0, accepted: 0, gen: 0, passes: 0 }, ort: { examined: 0, accepted: 0, gen: 0, passes: 0 } };
-  for (const seed of [1, 2, 3, 4]) {
-    const options = { prompt: 'KING HENRY:', temperature: 0.8, gamma: 4, maxTokens: 150, seed };
-    for (const [key, sides] of [['ref', {}], ['ort', { ortTarget: true }]]) {
-      const r = await run(options, sides);
-      agg[key].examined += r.stats.examined;
-      agg[key].accepted += r.stats.accepted;
-      agg[key].gen += r.stats.generated;
-      agg[key].passes += r.stats.targetPasses;
-    }
-  }
-  const alpha = (a) => a.accepted / a.examined;
-  const tpp = (a) => a.gen / a.passes;
-  const line = `alpha ${alpha(agg.ort).toFixed(3)} vs ${alpha(agg.ref).toFixed(3)}, tokens/pass ${tpp(agg.ort).toFixed(2)} vs ${tpp(agg.ref).toFixed(2)}`;
-  console.log(`# ORT target vs built-in, T 0.8: ${line}`);
-  assert.ok(Math.abs(alpha(agg.ort) - alpha(agg.ref)) < 0.06, line);
-  assert.ok(Math.abs(tpp(agg.ort) - tpp(agg.ref)) < 0.3, line);
+  await assertSampledLikeBuiltin(run, { ortTarget: true }, 'ORT target vs built-in');
 });
 
 test('ortScorer logits give the built-in model\'s probabilities (softmax), rows for the last nLast positions', async () => {
@@ -102,14 +81,7 @@ test('ortScorer logits give the built-in model\'s probabilities (softmax), rows 
     }
   }
   // The cache: cut back to the common prefix, then only the new tokens are forwarded.
-  assert.equal(ts.cachedTokens, tokens.length - 2);
-  const before = ts.forwardedTokens;
-  await ts(tokens, 1);
-  assert.equal(ts.forwardedTokens - before, 2);
-  await ts.reset();
-  assert.equal(ts.cachedTokens, 0);
-  await ts.dispose();
-  await assert.rejects(ts(tokens, 1), /ortScorer: disposed/);
+  await assertCacheCutBack(ts, tokens, 'ortScorer');
   step.dispose();
 });
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  DTYPES, MAX_HEADER_BYTES, fnv1a64, gptTensorShapes, halfToFloatTable, readGptSafetensors, readSafetensorsHeader,
+  DTYPES, MAX_HEADER_BYTES, f32ToF16, fnv1a64, gptTensorShapes, halfToFloatTable, readGptSafetensors, readSafetensorsHeader,
   safetensorsHeaderLength, tensorBytes, tensorFloat32, wteFingerprint,
 } from '../../web/lib/safetensors.js';
 import { SpecdecError } from '../../web/lib/errors.js';
@@ -213,4 +213,20 @@ test('the GPT reader refuses a file that is not specdec GPT: config, tensor set,
   const wpe = h.tensors.get('transformer.wpe.weight');
   new DataView(nan.buffer).setUint16(h.dataStart + wpe.begin + 2 * 7, 0x7e00, true);
   assert.throws(() => readGptSafetensors(nan), /tensor 'transformer.wpe.weight' holds a non-finite value \(NaN\) at index 7/);
+});
+
+test('f32ToF16: every finite half round-trips, and halfway values round to even', () => {
+  const half = halfToFloatTable();
+  for (let h = 0; h < 65536; h++) {
+    if (((h >> 10) & 0x1f) === 0x1f) continue; // inf / NaN below
+    assert.equal(f32ToF16(half[h]), h, `half 0x${h.toString(16)}`);
+  }
+  assert.equal(f32ToF16(Infinity), 0x7c00);
+  assert.equal(f32ToF16(-Infinity), 0xfc00);
+  assert.equal(f32ToF16(NaN) & 0x7e00, 0x7e00);
+  assert.equal(f32ToF16(65520), 0x7c00); // halfway above the largest half: to infinity
+  assert.equal(f32ToF16(1 + 2 ** -11), 0x3c00); // halfway between 1 and the next half: to even (1)
+  assert.equal(f32ToF16(1 + 3 * 2 ** -11), 0x3c02); // halfway, odd below: up
+  assert.equal(f32ToF16(2 ** -25), 0); // half the smallest subnormal: to even (0)
+  assert.equal(f32ToF16(3 * 2 ** -25), 2); // 1.5 subnormal steps: to even (2)
 });

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@huggingface/transformers';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
+import { greedyFrom as greedyFromWith, oneTokenRow, pooledGroup, softmax } from './adapters-support.mjs';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
 import { FALSE_ALARM, MODEL_FILES, applySampling, chiSquare, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
@@ -30,20 +31,8 @@ const models = {};
 for (const dtype of ['q8', 'q4', 'q4f16']) models[dtype] = await load(dtype);
 models['q8-tensor'] = await load('fp32', { model_file_name: 'model_q8tensor' });
 
-const ids = (tokens) => new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
 const enc = (text) => Array.from(new TextEncoder().encode(text));
-async function greedyFrom(model, tokens, n) {
-  const out = await model.generate({ input_ids: ids(tokens), attention_mask: tf.ones([1, tokens.length]), max_new_tokens: n, do_sample: false });
-  return Array.from(out[0].data, Number).slice(tokens.length);
-}
-/** Next-token logits after `tokens` through generate()'s function (the adapter, one-token passes). */
-async function oneTokenRow(model, tokens) {
-  const ts = transformersScorer(model);
-  for (let i = 1; i < tokens.length; i++) await ts(Int32Array.from(tokens.slice(0, i)), 1);
-  const row = await ts(Int32Array.from(tokens), 1);
-  await ts.dispose();
-  return row;
-}
+const greedyFrom = (model, tokens, n) => greedyFromWith(tf, model, tokens, n);
 async function decode(options) {
   const dec = sd.createDecoder({ contextLength: CONTEXT, draft, ...options });
   const tokens = [];
@@ -91,24 +80,11 @@ test('chi-square at T = 0.8 (q4f16): tokens follow the quantized model\'s temper
     row.set(tokens[1], (row.get(tokens[1]) ?? 0) + 1);
     counts.set(tokens[0], row);
   }
-  const group = (observed, probs, n) => {
-    const cells = [];
-    const pooled = { count: 0, p: 0 };
-    probs.forEach((p, i) => {
-      if (p * n >= 5) cells.push({ count: observed.get(i) ?? 0, p });
-      else {
-        pooled.count += observed.get(i) ?? 0;
-        pooled.p += p;
-      }
-    });
-    if (pooled.p > 0) cells.push(pooled);
-    return { counts: cells.map((c) => c.count), probs: cells.map((c) => c.p) };
-  };
   const tempered = async (tokens) => applySampling(softmax(await ts(Int32Array.from(tokens), 1)), { temperature: 0.8 });
   const firsts = new Map([...counts].map(([t, row]) => [t, [...row.values()].reduce((a, b) => a + b, 0)]));
-  const groups = [group(firsts, await tempered(prompt), N)];
+  const groups = [pooledGroup(firsts, await tempered(prompt), N)];
   for (const [first, row] of counts) {
-    if (firsts.get(first) >= 20) groups.push(group(row, await tempered([...prompt, first]), firsts.get(first)));
+    if (firsts.get(first) >= 20) groups.push(pooledGroup(row, await tempered([...prompt, first]), firsts.get(first)));
   }
   const chi = chiSquare(groups);
   console.log(`# q4f16 chi-square at T 0.8: ${chi.stat.toFixed(1)} on ${chi.dof} dof, p = ${chi.pValue.toFixed(3)} (${groups.length} groups)`);
@@ -135,12 +111,6 @@ async function rowsBoth(model, k) {
   await many.dispose();
   return { one: a, many: b };
 }
-const softmax = (logits) => {
-  const max = Math.max(...logits);
-  const e = Array.from(logits, (x) => Math.exp(x - max));
-  const z = e.reduce((a, b) => a + b, 0);
-  return e.map((x) => x / z);
-};
 const argmax = (row) => row.reduce((best, x, i) => (x > row[best] ? i : best), 0);
 function compare({ one, many }) {
   let worst = 0;

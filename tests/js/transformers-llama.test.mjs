@@ -12,6 +12,7 @@ import path from 'node:path';
 import * as tf from '@huggingface/transformers';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
+import { greedyFrom as greedyFromWith } from './adapters-support.mjs';
 import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
 
@@ -30,10 +31,7 @@ const tokenizer = await tf.AutoTokenizer.from_pretrained(LLAMA);
 const CONTEXT = 256;
 const ids = (tokens) => new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
 /** transformers.js's own greedy generate() after `tokens`. */
-async function greedyFrom(model, tokens, n) {
-  const out = await model.generate({ input_ids: ids(tokens), attention_mask: tf.ones([1, tokens.length]), max_new_tokens: n, do_sample: false });
-  return Array.from(out[0].data, Number).slice(tokens.length);
-}
+const greedyFrom = (model, tokens, n) => greedyFromWith(tf, model, tokens, n);
 async function decode(options) {
   const dec = sd.createDecoder({ contextLength: CONTEXT, ...options });
   const tokens = [];

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import * as ort from 'onnxruntime-web';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
+import { greedyFrom as greedyFromWith, oneTokenRow } from './adapters-support.mjs';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
 import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
@@ -30,18 +31,7 @@ const load = (name, dtype) => tf.AutoModelForCausalLM.from_pretrained(name, { dt
 const sd = await loadSpecdec();
 const draft = sd.loadModel((await modelBytes()).draft);
 const enc = (text) => Array.from(new TextEncoder().encode(text));
-const ids = (tokens) => new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
-async function greedyFrom(model, tokens, n) {
-  const out = await model.generate({ input_ids: ids(tokens), attention_mask: tf.ones([1, tokens.length]), max_new_tokens: n, do_sample: false });
-  return Array.from(out[0].data, Number).slice(tokens.length);
-}
-async function oneTokenRow(model, tokens) {
-  const ts = transformersScorer(model);
-  for (let i = 1; i < tokens.length; i++) await ts(Int32Array.from(tokens.slice(0, i)), 1);
-  const row = await ts(Int32Array.from(tokens), 1);
-  await ts.dispose();
-  return row;
-}
+const greedyFrom = (model, tokens, n) => greedyFromWith(tf, model, tokens, n);
 
 const PROMPT = enc('ROMEO:\nWhat light');
 const TIE = { q8: 0.02, q4: 0.02, q4f16: 0.1, fp32: 0.02 };

@@ -13,6 +13,7 @@ import * as tf from '@huggingface/transformers';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { transformersScorer, textStream } from 'specdec/transformers';
 import { rowsAsFloat32 } from 'specdec/ort';
+import { assertCacheCutBack, assertSampledLikeBuiltin, drain, greedyFrom as greedyFromWith, pooledGroup, softmax } from './adapters-support.mjs';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
 import { FALSE_ALARM, MODEL_FILES, ROOT, USING_SHIPPED_MODELS, chiSquare, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
@@ -45,13 +46,7 @@ async function decode(options, { target, draft } = {}) {
     ...(options.plain ? {} : ds ? { draftScore: ds } : { draft: builtin.draft }),
     ...(ts || ds ? { contextLength: CONTEXT } : {}),
   });
-  const tokens = [];
-  for await (const r of dec.generate()) tokens.push(...r.emitted);
-  const out = { tokens, stats: dec.stats, runs: ts?.runs, forwarded: ts?.forwardedTokens };
-  dec.dispose();
-  await ts?.dispose();
-  await ds?.dispose();
-  return out;
+  return drain(dec, ts, ds);
 }
 
 const PROMPT = 'ROMEO:\nWhat light';
@@ -66,10 +61,7 @@ async function lastLogits(model, tokens) {
   return rowsAsFloat32(logits.data, logits.type, (tokens.length - 1) * V, tokens.length * V);
 }
 /** transformers.js's own greedy generate() after `tokens`. */
-async function greedyFrom(model, tokens, n) {
-  const out = await model.generate({ input_ids: ids(tokens), attention_mask: tf.ones([1, tokens.length]), max_new_tokens: n, do_sample: false });
-  return Array.from(out[0].data, Number).slice(tokens.length);
-}
+const greedyFrom = (model, tokens, n) => greedyFromWith(tf, model, tokens, n);
 
 for (const dtype of ['fp32', 'fp16']) {
   test(`greedy (${dtype}): transformers.js target + draft through specdec emit generate()'s 200 tokens`, async () => {
@@ -103,23 +95,7 @@ for (const dtype of ['fp32', 'fp16']) {
 }
 
 test('seeded T = 0.8 (fp32): alpha and tokens per pass through transformers.js match the built-in pair', { skip: !USING_SHIPPED_MODELS && 'needs the shipped pair' }, async () => {
-  const agg = { ref: { examined: 0, accepted: 0, gen: 0, passes: 0 }, tf: { examined: 0, accepted: 0, gen: 0, passes: 0 } };
-  for (const seed of [1, 2, 3, 4]) {
-    const options = { prompt: 'KING HENRY:', temperature: 0.8, gamma: 4, maxTokens: 150, seed };
-    for (const [key, sides] of [['ref', {}], ['tf', models.fp32]]) {
-      const r = await decode(options, sides);
-      agg[key].examined += r.stats.examined;
-      agg[key].accepted += r.stats.accepted;
-      agg[key].gen += r.stats.generated;
-      agg[key].passes += r.stats.targetPasses;
-    }
-  }
-  const alpha = (a) => a.accepted / a.examined;
-  const tpp = (a) => a.gen / a.passes;
-  const line = `alpha ${alpha(agg.tf).toFixed(3)} vs ${alpha(agg.ref).toFixed(3)}, tokens/pass ${tpp(agg.tf).toFixed(2)} vs ${tpp(agg.ref).toFixed(2)}`;
-  console.log(`# transformers.js pair vs built-in, T 0.8: ${line}`);
-  assert.ok(Math.abs(alpha(agg.tf) - alpha(agg.ref)) < 0.06, line);
-  assert.ok(Math.abs(tpp(agg.tf) - tpp(agg.ref)) < 0.3, line);
+  await assertSampledLikeBuiltin(decode, models.fp32, 'transformers.js pair vs built-in');
 });
 
 test('the rows are the model\'s own logits for the last nLast positions; the cache is cut back to the common prefix', async () => {
@@ -161,14 +137,7 @@ test('the rows are the model\'s own logits for the last nLast positions; the cac
       await ts(tokens.slice(0, tokens.length - 2), 2);
     }
     // cut back to tokens.length - 2, then only the two new tokens are forwarded
-    assert.equal(ts.cachedTokens, tokens.length - 2);
-    const before = ts.forwardedTokens;
-    await ts(tokens, 1);
-    assert.equal(ts.forwardedTokens - before, 2);
-    await ts.reset();
-    assert.equal(ts.cachedTokens, 0);
-    await ts.dispose();
-    await assert.rejects(ts(tokens, 1), /transformersScorer: disposed/);
+    await assertCacheCutBack(ts, tokens, 'transformersScorer');
   }
 });
 
@@ -192,32 +161,12 @@ test('chi-square: tokens decoded through the adapter follow the target model\'s 
     row.set(out[1], (row.get(out[1]) ?? 0) + 1);
     counts.set(out[0], row);
   }
-  const softmax = (logits) => {
-    const max = Math.max(...logits);
-    const e = Array.from(logits, (x) => Math.exp(x - max));
-    const z = e.reduce((a, b) => a + b, 0);
-    return e.map((x) => x / z);
-  };
-  // Cells whose expected count is under 5 are pooled into one (per group).
-  const group = (observed, probs, n) => {
-    const cells = [];
-    const pooled = { count: 0, p: 0 };
-    probs.forEach((p, i) => {
-      if (p * n >= 5) cells.push({ count: observed.get(i) ?? 0, p });
-      else {
-        pooled.count += observed.get(i) ?? 0;
-        pooled.p += p;
-      }
-    });
-    if (pooled.p > 0) cells.push(pooled);
-    return { counts: cells.map((c) => c.count), probs: cells.map((c) => c.p) };
-  };
   const firsts = new Map([...counts].map(([t, row]) => [t, [...row.values()].reduce((a, b) => a + b, 0)]));
-  const groups = [group(firsts, softmax(await ts(prompt, 1)), N)];
+  const groups = [pooledGroup(firsts, softmax(await ts(prompt, 1)), N)];
   for (const [first, row] of counts) {
     const n = firsts.get(first);
     if (n < 20) continue;
-    groups.push(group(row, softmax(await ts(Int32Array.from([...prompt, first]), 1)), n));
+    groups.push(pooledGroup(row, softmax(await ts(Int32Array.from([...prompt, first]), 1)), n));
   }
   const chi = chiSquare(groups);
   console.log(`# chi-square through the adapter: ${chi.stat.toFixed(1)} on ${chi.dof} dof, p = ${chi.pValue.toFixed(3)} (${groups.length} groups)`);

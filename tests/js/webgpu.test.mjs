@@ -227,3 +227,25 @@ test('createDecoder takes a WebGPU model as target through its score callback (a
   target.dispose();
   draft.dispose();
 });
+
+test('readGpuModel: an 8-bit file reads through the one safetensors reader, equal to the float file quantized at load', async () => {
+  const { readGpuModel } = await import('../../web/lib/webgpu-q8.js');
+  const float = readFileSync(new URL('../../models/target.safetensors', import.meta.url));
+  const stored = readGpuModel(new Uint8Array(readFileSync(new URL('../../models/target-int8.safetensors', import.meta.url))));
+  const atLoad = readGpuModel(new Uint8Array(float), 'int8');
+  assert.equal(stored.weights, 'int8');
+  assert.deepEqual(stored.config, atLoad.config);
+  assert.deepEqual([...stored.q8.keys()], [...atLoad.q8.keys()]);
+  for (const [key, w] of atLoad.q8) {
+    const v = stored.q8.get(key);
+    assert.deepEqual([v.n, v.k], [w.n, w.k], key);
+    assert.ok(v.q.every((x, i) => x === w.q[i]), `${key} quants`);
+    assert.ok(v.scales.every((x, i) => x === w.scales[i]), `${key} scales`);
+  }
+  // the float tensors: the same set (no 8-bit Linear weight among them) and the same values
+  assert.deepEqual([...stored.tensors.keys()].sort(), [...atLoad.tensors.keys()].sort());
+  assert.ok(![...stored.tensors.keys()].some((n) => /\.(q8|scale)$/.test(n) || stored.q8.has(n.replace(/\.weight$/, ''))));
+  for (const [name, t] of atLoad.tensors) assert.ok(stored.tensors.get(name).every((x, i) => Object.is(x, t[i])), name);
+  assert.equal(stored.metadata.weights, 'int8');
+  assert.throws(() => readGpuModel(new Uint8Array(readFileSync(new URL('../../models/target-int8.safetensors', import.meta.url))), 'f32'), /holds 8-bit weights/);
+});

@@ -7,8 +7,9 @@
 //   the JSON: { "__metadata__": { key: string }, name: { dtype, shape, data_offsets: [b, e] } }
 //             b, e: byte offsets into the data section; e - b = numel × the dtype's width
 //
-// Also here: the float16 -> float32 table (one copy: ort.js widens float16 logits with it) and
-// the FNV-1a 64 fingerprint of a model's token embedding (model/heads.cc model_fingerprint).
+// Also here: the float16 -> float32 table (one copy: ort.js widens float16 logits with it), the
+// float32 -> float16 rounding (one copy: 8-bit block scales, GGUF's Q8_0), and the FNV-1a 64
+// fingerprint of a model's token embedding (model/heads.cc model_fingerprint).
 import { SpecdecError } from './errors.js';
 
 /** The longest header read (as the C++ loader: about 10k tensor entries). */
@@ -50,6 +51,40 @@ export function halfToFloatTable() {
   }
   halfTable = new Float32Array(bits.buffer);
   return halfTable;
+}
+
+const f32Scratch = new Float32Array(1);
+const u32Scratch = new Uint32Array(f32Scratch.buffer);
+
+/**
+ * float32 -> float16 bits, round to nearest even (src/kernels/half.cc f32_to_f16): the scales
+ * of 8-bit blocks (webgpu-q8.js) and of GGUF's Q8_0 (models/export_gguf.mjs).
+ * @param {number} x
+ * @returns {number}
+ */
+export function f32ToF16(x) {
+  f32Scratch[0] = x;
+  const u = u32Scratch[0];
+  const sign = (u >>> 16) & 0x8000;
+  const exp = (u >>> 23) & 0xff;
+  let mant = u & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let half = mant >>> shift;
+    const rest = mant & ((1 << shift) - 1);
+    const mid = 1 << (shift - 1);
+    if (rest > mid || (rest === mid && half & 1)) half++;
+    return sign | half;
+  }
+  let half = (e << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && half & 1)) half++;
+  return sign | half; // a carry into the exponent is the correct rounding (up to infinity)
 }
 
 // ---------------------------------------------------------------------------- dtypes
@@ -267,15 +302,20 @@ export function gptTensorShapes({ vocabSize: V, nLayer: L, nEmbd: C, blockSize: 
  * Float32Array (F16 widened), with the checks of the C++ loader that matter here (the
  * container's, the config, the exact tensor set and shapes, finite values). Messages start with
  * "bytes: model file:".
+ *
+ * A reader of another weight layout (webgpu-q8.js: 8-bit Linear weights) passes the header it
+ * already read as `file`, and `skip`: the names it reads itself, which are then neither
+ * unexpected when present nor missing when absent, and left out of `tensors`.
  * @param {Uint8Array} u8
+ * @param {{ file?: ReturnType<typeof readSafetensorsHeader>, skip?: (name: string) => boolean }} [options]
  * @returns {{ config: { vocabSize: number, nLayer: number, nHead: number, nEmbd: number, blockSize: number }, tensors: Map<string, Float32Array>, metadata: Record<string, string> }}
  */
-export function readGptSafetensors(u8) {
+export function readGptSafetensors(u8, { file, skip = () => false } = {}) {
   const label = 'bytes: model file';
   const bad = (msg) => {
     throw new SpecdecError(`${label}: ${msg}`);
   };
-  const file = readSafetensorsHeader(u8, { label });
+  file ??= readSafetensorsHeader(u8, { label });
   const meta = file.metadata;
   const config = {};
   for (const [js, key] of CONFIG_KEYS) {
@@ -292,10 +332,11 @@ export function readGptSafetensors(u8) {
   const expected = gptTensorShapes(config);
   if (file.tensors.has('lm_head.weight')) expected.set('lm_head.weight', [V, C]);
   for (const name of file.tensors.keys()) {
-    if (!expected.has(name)) bad(`unexpected tensor '${name}'`);
+    if (!expected.has(name) && !skip(name)) bad(`unexpected tensor '${name}'`);
   }
   const tensors = new Map();
   for (const [name, shape] of expected) {
+    if (skip(name)) continue;
     const t = file.tensors.get(name);
     if (!t) bad(`missing tensor '${name}'`);
     if (t.dtype !== 'F32' && t.dtype !== 'F16') bad(`tensor '${name}' has dtype ${t.dtype}; a GPT's tensors are F32 or F16 here`);

@@ -35,6 +35,50 @@ export const f = (x) => {
   return /[.e]/.test(s) ? s : `${s}.0`;
 };
 
+// ---------------------------------------------------------------- pieces the 8-bit kernels share
+// (webgpu-q8-kernels.js): the same bindings and steps, so that one text serves both.
+
+/** A LayerNorm's bindings: x, weight, bias, out (a row of width C each). */
+export const layernormBindings = (C) => /* wgsl */ `@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> weight: array<f32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+const C = ${C}u;`;
+
+/** LayerNorm's last step: out[row] = (x − mean) · rstd · weight + bias, each invocation its columns. */
+export const LAYERNORM_OUT = /* wgsl */ `  for (var c = li; c < C; c += 64u) {
+    out[base + c] = ((x[base + c] - mean) * rstd) * weight[c] + bias[c];
+  }
+`;
+
+/** The attention kernels' bindings and workgroup memory: q, the layer's cache, att, tree ancestors. */
+export const attentionBindings = (C, hs, blockSize) => /* wgsl */ `@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> kc: array<f32>;
+@group(0) @binding(3) var<storage, read> vc: array<f32>;
+@group(0) @binding(4) var<storage, read_write> att: array<f32>;
+@group(0) @binding(5) var<storage, read> ancestors: array<u32>;
+const C = ${C}u;
+const HS = ${hs}u;
+var<workgroup> scores: array<f32, ${blockSize}>;
+var<workgroup> qs: array<f32, ${hs}>;
+var<workgroup> red: array<f32, 64>;`;
+
+/** A workgroup of 64 over the pass's rows: t is the workgroup's row. */
+export const ROW_MAIN = /* wgsl */ `@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
+  let t = wg.x;
+`;
+
+/** mx = the largest of the invocations' m (a tree reduction in red). */
+export const REDUCE_MAX = /* wgsl */ `  red[li] = m;
+  workgroupBarrier();
+  for (var st = 32u; st > 0u; st >>= 1u) {
+    if (li < st) { red[li] = max(red[li], red[li + st]); }
+    workgroupBarrier();
+  }
+  let mx = red[0];
+`;
+
 /** x[t] = wte[token t] + wpe[position t]; one workgroup per token. */
 export function embedKernel({ nEmbd: C }) {
   return /* wgsl */ `${PARAMS}
@@ -44,10 +88,7 @@ export function embedKernel({ nEmbd: C }) {
 @group(0) @binding(4) var<storage, read_write> x: array<f32>;
 @group(0) @binding(5) var<storage, read> positions: array<u32>;
 const C = ${C}u;
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let t = wg.x;
-  if (t >= p.rows) { return; }
+${ROW_MAIN}  if (t >= p.rows) { return; }
   let tok = tokens[t];
   let pos = positions[t];
   for (var c = li; c < C; c += 64u) {
@@ -60,11 +101,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
 /** out[t] = LayerNorm(x[t]) · weight + bias, two-pass mean and variance; a workgroup per row. */
 export function layernormKernel({ nEmbd: C }) {
   return /* wgsl */ `${PARAMS}
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> weight: array<f32>;
-@group(0) @binding(3) var<storage, read> bias: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-const C = ${C}u;
+${layernormBindings(C)}
 var<workgroup> red: array<f32, 64>;
 
 fn reduceSum(li: u32, v: f32) -> f32 {
@@ -79,10 +116,7 @@ fn reduceSum(li: u32, v: f32) -> f32 {
   return total;
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let t = wg.x;
-  if (t >= p.rows) { return; }
+${ROW_MAIN}  if (t >= p.rows) { return; }
   let base = t * C;
   var s = 0.0;
   for (var c = li; c < C; c += 64u) { s += x[base + c]; }
@@ -90,10 +124,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   var q = 0.0;
   for (var c = li; c < C; c += 64u) { let d = x[base + c] - mean; q += d * d; }
   let rstd = 1.0 / sqrt(reduceSum(li, q) / f32(C) + ${f(1e-5)});
-  for (var c = li; c < C; c += 64u) {
-    out[base + c] = ((x[base + c] - mean) * rstd) * weight[c] + bias[c];
-  }
-}
+${LAYERNORM_OUT}}
 `;
 }
 
@@ -204,21 +235,9 @@ fn gelu(x: f32) -> f32 { return 0.5 * x * (1.0 + erf_(x * ${f(Math.SQRT1_2)})); 
 export function attentionKernel({ nEmbd: C, nHead: H, blockSize }) {
   const hs = C / H;
   return /* wgsl */ `${PARAMS}
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> kc: array<f32>;
-@group(0) @binding(3) var<storage, read> vc: array<f32>;
-@group(0) @binding(4) var<storage, read_write> att: array<f32>;
-@group(0) @binding(5) var<storage, read> ancestors: array<u32>;
-const C = ${C}u;
-const HS = ${hs}u;
-var<workgroup> scores: array<f32, ${blockSize}>;
-var<workgroup> qs: array<f32, ${hs}>;
-var<workgroup> red: array<f32, 64>;
+${attentionBindings(C, hs, blockSize)}
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let t = wg.x;
-  let h = wg.y;
+${ROW_MAIN}  let h = wg.y;
   if (t >= p.rows) { return; }
   let slot = p.pos0 + t;
   let len = slot + 1u;
@@ -243,14 +262,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
       scores[s] = -3.0e38;
     }
   }
-  red[li] = m;
-  workgroupBarrier();
-  for (var st = 32u; st > 0u; st >>= 1u) {
-    if (li < st) { red[li] = max(red[li], red[li + st]); }
-    workgroupBarrier();
-  }
-  let mx = red[0];
-  workgroupBarrier();
+${REDUCE_MAX}  workgroupBarrier();
   var sum = 0.0;
   for (var s = li; s < len; s += 64u) {
     let e = select(0.0, exp(scores[s] - mx), scores[s] > -1.0e38);

@@ -11,7 +11,7 @@
 // (sx = amax / 127, x8 = clamp(round_half_even(x · (127 / amax)))), four x8 to a u32, then each
 // output is acc = acc + (sw_b · sx_b) · f32(isum_b) over the blocks b in order, isum_b the
 // exact i32 dot product of 32 int8 pairs (dot4I8Packed where the adapter has it).
-import { PARAMS, f } from './webgpu-kernels.js';
+import { LAYERNORM_OUT, PARAMS, REDUCE_MAX, ROW_MAIN, attentionBindings, f, layernormBindings } from './webgpu-kernels.js';
 
 /** Rows of the 8-bit matmul's workgroup for input width K (its quantized rows fit 16 KiB). */
 export const q8Rows = (K) => Math.max(1, Math.min(16, Math.floor(15360 / (K + K / 8))));
@@ -87,16 +87,9 @@ fn gelu(x: f32) -> f32 { return (0.5 * x) * (1.0 + erf_(x * ${f(Math.SQRT1_2)}))
 /** LayerNorm as ops.cc layernorm: canonical sums of x and of (x − mean)², a workgroup per row. */
 export function q8LayernormKernel({ nEmbd: C }) {
   return /* wgsl */ `${PARAMS}
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> weight: array<f32>;
-@group(0) @binding(3) var<storage, read> bias: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-const C = ${C}u;
+${layernormBindings(C)}
 var<workgroup> lanes: array<f32, 4>;
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let t = wg.x;
-  if (t >= p.rows) { return; }
+${ROW_MAIN}  if (t >= p.rows) { return; }
   let base = t * C;
   ${ZERO}
   let n = f32(C + zero);
@@ -115,10 +108,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   }
   workgroupBarrier();
   let rstd = 1.0 / sqrt(((lanes[0] + lanes[2]) + (lanes[1] + lanes[3])) / n + ${f(1e-5)});
-  for (var c = li; c < C; c += 64u) {
-    out[base + c] = ((x[base + c] - mean) * rstd) * weight[c] + bias[c];
-  }
-}
+${LAYERNORM_OUT}}
 `;
 }
 
@@ -229,24 +219,12 @@ export function q8AttentionKernel({ nEmbd: C, nHead: H, blockSize }) {
   const hs4 = hs - (hs % 4);
   const scale = Math.fround(1 / Math.fround(Math.sqrt(hs)));
   return /* wgsl */ `${PARAMS}
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> kc: array<f32>;
-@group(0) @binding(3) var<storage, read> vc: array<f32>;
-@group(0) @binding(4) var<storage, read_write> att: array<f32>;
-@group(0) @binding(5) var<storage, read> ancestors: array<u32>;
-const C = ${C}u;
-const HS = ${hs}u;
-var<workgroup> scores: array<f32, ${blockSize}>;
-var<workgroup> qs: array<f32, ${hs}>;
-var<workgroup> red: array<f32, 64>;
+${attentionBindings(C, hs, blockSize)}
 var<workgroup> extra: array<u32, 64>;
 var<workgroup> nExtra: u32;
 var<workgroup> lanes: array<f32, 4>;
 ${EXP}
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let t = wg.x;
-  let h = wg.y;
+${ROW_MAIN}  let h = wg.y;
   if (t >= p.rows) { return; }
   let slot = p.pos0 + t;
   let col = h * HS;
@@ -278,14 +256,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
     scores[i] = sc;
     m = max(m, sc);
   }
-  red[li] = m;
-  workgroupBarrier();
-  for (var st = 32u; st > 0u; st >>= 1u) {
-    if (li < st) { red[li] = max(red[li], red[li + st]); }
-    workgroupBarrier();
-  }
-  let mx = red[0];
-  for (var i = li; i < n; i += 64u) { scores[i] = exp_(scores[i] - mx); }
+${REDUCE_MAX}  for (var i = li; i < n; i += 64u) { scores[i] = exp_(scores[i] - mx); }
   workgroupBarrier();
   let n4 = n - n % 4u;
   if (li < 4u) {

@@ -8,31 +8,11 @@
 // neighbouring invocations (rows n, n + 1) read neighbouring 32-byte pieces; scales as binary16
 // bits, two per u32, scale (b, n) at half b N + n. Bytes per weight: 1 + 2 / 32.
 import { fail } from './errors.js';
-import { halfToFloatTable, readGptSafetensors, readSafetensorsHeader, tensorBytes, tensorFloat32 } from './safetensors.js';
+import { f32ToF16, halfToFloatTable, readGptSafetensors, readSafetensorsHeader, tensorBytes, tensorFloat32 } from './safetensors.js';
 
 export const Q8_BLOCK = 32;
 /** The Linear layers of a block held as 8-bit weights (the rest stays float32). */
 export const Q8_LINEARS = ['attn.c_attn', 'attn.c_proj', 'mlp.c_fc', 'mlp.c_proj'];
-
-/** float32 -> binary16 bits, round to nearest even (src/kernels/half.cc f32_to_f16). */
-export function f32ToF16(x) {
-  const b = new Uint32Array(new Float32Array([x]).buffer)[0];
-  const sign = (b >>> 16) & 0x8000;
-  const exp = (b >>> 23) & 0xff;
-  const mant = b & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
-  const roundShift = (full, shift) => {
-    let half = Math.floor(full / 2 ** shift);
-    const rem = full - half * 2 ** shift;
-    const mid = 2 ** (shift - 1);
-    if (rem > mid || (rem === mid && half % 2 === 1)) half++;
-    return half;
-  };
-  if (e <= 0) return e < -10 ? sign : sign | roundShift(mant + 0x800000, 14 - e);
-  return sign | roundShift(e * 2 ** 23 + mant, 13);
-}
 
 // round half to even of a float, clamped to [-127, 127] first (matmul_q8.cc round_clamp).
 function roundClamp(v) {
@@ -90,7 +70,7 @@ export function readGpuModel(u8, want) {
     for (const name of file.tensors.keys()) {
       if (name.endsWith('.q8') || name.endsWith('.scale')) fail(`${label}: tensor '${name}' is 8-bit, but the file's __metadata__ does not say weights: int8 (mixed layouts)`);
     }
-    const parsed = readGptSafetensors(u8);
+    const parsed = readGptSafetensors(u8, { file });
     if (want !== 'int8') return { ...parsed, q8: null, weights: 'f32' };
     return { ...parsed, ...quantizeLinears(parsed), weights: 'int8' };
   }
@@ -124,42 +104,10 @@ export function readGpuModel(u8, want) {
       q8.set(`transformer.h.${l}.${lin}`, { n, k, q, scales });
     }
   }
-  const header = JSON.parse(new TextDecoder().decode(u8.subarray(8, file.dataStart)));
-  // A float file of the other tensors: readGptSafetensors checks them as it checks any file.
-  const entries = Object.entries(header).filter(([name]) => !name.endsWith('.q8') && !name.endsWith('.scale'));
-  const parts = [];
-  let offset = 0;
-  const json = {};
-  for (const [name, t] of entries) {
-    if (name === '__metadata__') {
-      json[name] = t;
-      continue;
-    }
-    const bytes = tensorBytes(u8, file, file.tensors.get(name));
-    json[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
-    parts.push(bytes);
-    offset += bytes.length;
-  }
-  for (const [key] of q8) {
-    const name = `${key}.weight`;
-    const { n, k } = q8.get(key);
-    // a stand-in of the right shape: F16 zeros, never uploaded
-    json[name] = { dtype: 'F16', shape: [n, k], data_offsets: [offset, offset + 2 * n * k] };
-    parts.push(new Uint8Array(2 * n * k));
-    offset += 2 * n * k;
-  }
-  const head = new TextEncoder().encode(JSON.stringify(json));
-  const out = new Uint8Array(8 + head.length + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
-  out.set(head, 8);
-  let at = 8 + head.length;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  const parsed = readGptSafetensors(out);
-  for (const key of q8.keys()) parsed.tensors.delete(`${key}.weight`);
-  return { ...parsed, q8, weights: 'int8' };
+  // The other tensors: readGptSafetensors checks them as it checks any file, and leaves the
+  // 8-bit ones (read above) to this reader.
+  const skip = (name) => name.endsWith('.q8') || name.endsWith('.scale') || q8.has(name.replace(/\.weight$/, ''));
+  return { ...readGptSafetensors(u8, { file, skip }), q8, weights: 'int8' };
 }
 
 // Quantizes the Linear weights of a float model (readGptSafetensors' tensors) at load.

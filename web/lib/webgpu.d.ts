@@ -1,5 +1,5 @@
 // Types of specdec/webgpu (web/lib/webgpu.js): the GPT on a WebGPU device, as a score callback.
-import type { ModelConfig, ScoreFunction } from './specdec.js';
+import type { Model, ModelConfig, ScoreFunction } from './specdec.js';
 
 export interface GpuLoadOptions {
   /** The GPU object to request an adapter from. Default: navigator.gpu. */
@@ -83,14 +83,6 @@ export interface GpuTree {
 export class GpuModel {
   readonly device: 'webgpu';
   readonly adapterInfo: GpuAdapterInfo;
-  readonly config: ModelConfig;
-  readonly metadata: Record<string, string>;
-  readonly nParams: number;
-  readonly fileBytes: number;
-  /** 'f32', or 'int8' (the blocks' Linear weights 8-bit; embeddings, norms, biases and the LM head float32). */
-  readonly weights: 'f32' | 'int8';
-  /** Bytes of the weights in GPU memory. */
-  readonly weightBytes: number;
   /** FNV-1a 64 of the token embedding's bytes (16 hex digits): heads made for these weights record it as target_fingerprint. */
   readonly fingerprint: string;
   /** The GPUDevice it runs on. */
@@ -121,6 +113,13 @@ export class GpuModel {
   dispose(): void;
   [Symbol.dispose](): void;
 }
+
+/**
+ * What a GpuModel tells of its file as a WASM Model does (specdec.d.ts): config, metadata,
+ * nParams, fileBytes, weights ('int8': the blocks' Linear weights 8-bit) and weightBytes (here
+ * the bytes of the weights in GPU memory).
+ */
+export interface GpuModel extends Pick<Model, 'config' | 'metadata' | 'nParams' | 'fileBytes' | 'weights' | 'weightBytes'> {}
 
 /**
  * Loads a specdec GPT safetensors file (float, or 8-bit: options.weights) onto a WebGPU device. Rejects with a SpecdecError when
