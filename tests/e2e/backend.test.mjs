@@ -1,4 +1,4 @@
-// Section 4's "Target runs on" switch (web/page/src/backend.js): in headless Chromium on its
+// Section 4's "Target runs on" switch (web/page/src/models/backend.js): in headless Chromium on its
 // SwiftShader adapter the GPU is found and named as a software adapter, but the CPU stays the
 // default and a CPU run loads nothing onto the GPU; chosen, a run on it gives a verdict and a v(k) labelled as the GPU's with the GPU's sentences; the CPU
 // beside it draws both curves; a device lost mid-session falls back to the CPU with the reason

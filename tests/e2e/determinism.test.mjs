@@ -36,7 +36,7 @@ async function usePair(page, c) {
   loadedPair = key;
 }
 
-/** The worker's run options for a fixture case (see readOptions in web/page/src/models.js). */
+/** The worker's run options for a fixture case (see readOptions in web/page/src/models/models.js). */
 const runOptions = (c) => ({
   prompt: Array.from(Buffer.from(c.prompt, 'utf8')),
   temperature: c.temperature, topK: c.topK, topP: c.topP, seed: c.seed,

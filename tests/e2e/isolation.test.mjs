@@ -1,4 +1,4 @@
-// Cross-origin isolation and threads (web/page/src/isolation.js, sw.js, worker.js):
+// Cross-origin isolation and threads (web/page/src/shared/isolation.js, sw.js, worker.js):
 // (a) from scripts/start's server (serve.mjs sends COOP/COEP/CORP) the page is isolated on its
 //     first load and the decoding worker runs on more than one thread where the machine has more
 //     than one core, and says so;
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
 import { startServer } from '../../web/page/serve.mjs';
-import { RELOAD_KEY } from '../../web/page/src/isolation.js';
+import { RELOAD_KEY } from '../../web/page/src/shared/isolation.js';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

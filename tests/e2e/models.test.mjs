@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
-import { ratioVerdict } from '../../web/page/src/verdict.js';
+import { ratioVerdict } from '../../web/page/src/models/verdict.js';
 
 let env;
 before(async () => {
