@@ -13,6 +13,10 @@ import { initModels } from './models/models.js';
 import { initPitfalls } from './pitfalls/pitfalls.js';
 import { watchIsolation } from './shared/isolation.js';
 import { keepSettings, reloadNote } from './shared/keep.js';
+import { writeShapeControls } from './shared/controls.js';
+
+// The γ / shape controls of sections 2 and 4 first: every section and keep.js find them in place.
+writeShapeControls();
 
 const status = document.getElementById('app-status');
 const embed = setUpEmbedding();

@@ -6,7 +6,7 @@
 import { PAIRS } from '../shared/client.js';
 import { drafterChoice } from '../shared/options.js';
 import { PROMPT_PRESETS } from '../shared/presets.js';
-import { showTreeDepth, treeOf } from '../step/tree.js';
+import { raiseToGammaMax, shapeControls, syncShape } from '../shared/controls.js';
 import { headsStatus, shapeNote } from './drafters.js';
 
 /**
@@ -16,7 +16,7 @@ export function initGenControls({ client }) {
   const $ = (id) => document.getElementById(id);
   const ui = {
     prompt: $('prompt'), promptNote: $('prompt-note'),
-    gammaMode: $('gen-gamma-mode'), gamma: $('gen-gamma'), gammaLabel: $('gen-gamma-label'), tree: $('gen-tree'),
+    ...shapeControls('gen'),
     genNote: $('gen-note'), headsWhy: $('drafter-heads-why'),
     drafters: Object.fromEntries(['draft', 'lookup', 'both', 'heads'].map((d) => [d, $(`drafter-${d}`)])),
   };
@@ -40,11 +40,7 @@ export function initGenControls({ client }) {
     const lookup = drafter === 'lookup' || drafter === 'both';
     ui.tree.disabled = lookup;
     if (lookup && ui.tree.value) ui.tree.value = '';
-    const tree = treeOf(ui.tree.value);
-    ui.gammaMode.disabled = !!tree;
-    showTreeDepth(ui.gamma, tree);
-    const mode = ui.gammaMode.value;
-    ui.gammaLabel.textContent = tree ? 'γ (tree depth)' : (mode === 'fixed' ? 'γ' : 'γ max');
+    const { tree, mode } = syncShape(ui);
     const count = drafter === 'heads' ? headsCount ?? PAIRS[client.info?.pair ?? client.pair]?.heads?.count : null;
     ui.genNote.textContent = shapeNote({ note, tree, mode, drafter, headsCount: count });
   }
@@ -70,10 +66,7 @@ export function initGenControls({ client }) {
     });
   }
   for (const el of [ui.gammaMode, ui.tree]) el.addEventListener('change', () => { note = ''; sync(); });
-  // γ becomes the upper bound of the policy: start it at the library's default, 8.
-  ui.gammaMode.addEventListener('change', () => {
-    if (ui.gammaMode.value !== 'fixed' && Number(ui.gamma.value) < 8) ui.gamma.value = '8';
-  });
+  ui.gammaMode.addEventListener('change', () => raiseToGammaMax(ui));
 
   for (const button of document.querySelectorAll('.prompt-presets button')) {
     button.addEventListener('click', () => {

@@ -6,6 +6,7 @@ import { TOY, toyLabel, byteLabel, visibleText } from '../shared/tokens.js';
 import { recordToView } from '../shared/records.js';
 import { readOptions } from '../shared/options.js';
 import { fmt } from './captions.js';
+import { GAMMA_CAP } from '../shared/controls.js';
 
 const TOP_ROWS_MODEL = 6;
 /**
@@ -17,11 +18,9 @@ const TOP_ROWS_MODEL = 6;
  */
 export const FIRST_SEED = 10;
 
-/** The largest γ of the step-through (and the γ max its policies start from). */
-export const GAMMA_MAX_STEP = 8;
 // 'auto' on the toy distributions: the lesson's costs (a draft step c = 0.1 of a target step,
 // a verify pass as cheap as one step), so that a seed replays the same γ choices.
-const TOY_COSTS = { c: 0.1, verifyCost: Array.from({ length: GAMMA_MAX_STEP + 1 }, () => 1) };
+const TOY_COSTS = { c: 0.1, verifyCost: Array.from({ length: GAMMA_CAP.step + 1 }, () => 1) };
 
 // createDecoder's γ / tree options for a setting of the step-through's controls.
 function shapeOptions({ gamma, mode, tree }) {

@@ -6,8 +6,9 @@
 // (tree.js) for a tree, with a caption per stage (step/captions.js; the stages: step/stages.js).
 // γ can be fixed or chosen per iteration ('auto', 'heuristic'); the γ each iteration used is
 // shown with it.
-import { showTreeDepth, treeFigure, treeOf, treeSize } from './tree.js';
-import { FIRST_SEED, GAMMA_MAX_STEP, makeModelSource, makeToySource } from './sources.js';
+import { treeFigure } from './tree.js';
+import { GAMMA_CAP, GAMMA_DEFAULT, raiseToGammaMax, shapeControls, syncShape, treeOf, treeSize } from '../shared/controls.js';
+import { FIRST_SEED, makeModelSource, makeToySource } from './sources.js';
 import { STAGE_NAMES, buttonsState, revealState, stagesOf, stepBack, stepForward } from './stages.js';
 import { captionOf, metaLine, treeCaption } from './captions.js';
 import { barRows, bonusCard, contextLine, positionCard, summaryOf } from './cards.js';
@@ -19,8 +20,7 @@ import { barRows, bonusCard, contextLine, positionCard, summaryOf } from './card
 export function initStepper(sd, models) {
   const $ = (id) => document.getElementById(id);
   const ui = {
-    source: $('step-source'), gamma: $('step-gamma'), seed: $('step-seed'),
-    gammaMode: $('step-gamma-mode'), gammaLabel: $('step-gamma-label'), tree: $('step-tree'), note: $('step-note'),
+    source: $('step-source'), seed: $('step-seed'), ...shapeControls('step'), note: $('step-note'),
     meta: $('step-meta'), treeView: $('step-tree-view'),
     restart: $('step-restart'), back: $('step-back'), next: $('step-next'),
     counter: $('step-counter'), caption: $('step-caption'), context: $('step-context'),
@@ -40,7 +40,7 @@ export function initStepper(sd, models) {
 
   function readSetting() {
     const tree = treeOf(ui.tree.value);
-    return { gamma: clampInt(ui.gamma.value, 1, GAMMA_MAX_STEP, 4), mode: ui.gammaMode.value, tree };
+    return { gamma: clampInt(ui.gamma.value, 1, GAMMA_CAP.step, GAMMA_DEFAULT), mode: ui.gammaMode.value, tree };
   }
 
   async function restart() {
@@ -138,8 +138,7 @@ export function initStepper(sd, models) {
   ui.source.addEventListener('change', restart);
   ui.gamma.addEventListener('change', restart);
   ui.gammaMode.addEventListener('change', () => {
-    // γ becomes the upper bound of the policy: start it at the library's default, 8.
-    if (ui.gammaMode.value !== 'fixed' && Number(ui.gamma.value) < GAMMA_MAX_STEP) ui.gamma.value = String(GAMMA_MAX_STEP);
+    raiseToGammaMax(ui);
     restart();
   });
   ui.tree.addEventListener('change', restart);
@@ -175,11 +174,7 @@ function clampInt(v, lo, hi, dflt) {
 
 // The controls that do not apply are disabled, and a line says why.
 function syncControls(ui) {
-  const tree = treeOf(ui.tree.value);
-  const mode = ui.gammaMode.value;
-  ui.gammaMode.disabled = !!tree;
-  showTreeDepth(ui.gamma, tree);
-  ui.gammaLabel.textContent = tree ? 'γ (tree depth)' : (mode === 'fixed' ? 'γ' : 'γ max');
+  const { tree, mode } = syncShape(ui);
   const notes = [];
   if (tree) notes.push(`A tree's depth is its γ (${tree.length}); ${treeSize(tree)} candidates, all scored in one target pass.`);
   else if (mode === 'auto') {

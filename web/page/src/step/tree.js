@@ -31,38 +31,6 @@ export function gauge(a, u, accepted) {
   ]);
 }
 
-/** Branches per depth from a shape select's value ("2,2,1"), or null for a chain (""). */
-export function treeOf(value) {
-  const branches = String(value || '').split(',').map(Number).filter((b) => Number.isInteger(b) && b > 0);
-  return branches.length ? branches : null;
-}
-
-/**
- * A γ input while a tree is chosen: disabled and showing the tree's depth (its γ); the chain's
- * value comes back when the chain is chosen again.
- */
-export function showTreeDepth(input, tree) {
-  if (tree) {
-    if (input.dataset.chainValue === undefined) input.dataset.chainValue = input.value;
-    input.value = String(tree.length);
-  } else if (input.dataset.chainValue !== undefined) {
-    input.value = input.dataset.chainValue;
-    delete input.dataset.chainValue;
-  }
-  input.disabled = !!tree;
-}
-
-/** Number of nodes of a tree shape: b1 + b1·b2 + ... */
-export function treeSize(branches) {
-  let level = 1;
-  let total = 0;
-  for (const b of branches) {
-    level *= b;
-    total += level;
-  }
-  return total;
-}
-
 /**
  * Rows and columns of the picture: leaves one row each in drawing order, a parent centred on
  * its children; the correction (if any) gets a row of its own below, the bonus a column of its
