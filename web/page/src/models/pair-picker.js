@@ -8,6 +8,7 @@ import { h } from '../shared/svg.js';
 import { sizeText } from '../shared/limits.js';
 import { PAIRS, pairFiles, pairIsCached } from '../shared/client.js';
 import { weightsText } from '../shared/weights.js';
+import { loadOnChange } from './radio-load.js';
 
 /** "small, 10.7 MB": the pair's download with these weights (or why it has none). */
 function pairLabel(name, p, weights) {
@@ -90,29 +91,22 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
   /** Checks the radio button of `name` (the pair in use). */
   const check = (name) => { for (const [n, input] of Object.entries(inputs)) input.checked = n === name; };
 
-  for (const [name, input] of Object.entries(inputs)) {
-    input.addEventListener('change', async () => {
-      if (!input.checked || name === client.pair && client.info?.pair === name) return;
-      if (isBusy()) {
-        check(client.pair);
-        pairNote.textContent = 'Stop the running decode before switching pairs.';
-        return;
-      }
-      pairNote.textContent = '';
-      setBusy(true);
-      try {
-        await client.loadPair(name);
-        onPicked();
-      } catch (err) {
-        check(client.pair);
-        pairNote.textContent = `Could not load the ${name} pair: ${err.message}. `
-          + (client.info ? `Still using the ${client.info.pair ?? 'same'} models.` : '');
-      } finally {
-        setBusy(false);
-        refresh();
-      }
-    });
-  }
+  loadOnChange(inputs, {
+    inUse: (name) => name === client.pair && client.info?.pair === name,
+    current: () => client.pair,
+    check,
+    note: pairNote,
+    busyText: 'Stop the running decode before switching pairs.',
+    load: async (name) => {
+      await client.loadPair(name);
+      onPicked();
+    },
+    failText: (name, err) => `Could not load the ${name} pair: ${err.message}. `
+      + (client.info ? `Still using the ${client.info.pair ?? 'same'} models.` : ''),
+    isBusy,
+    setBusy,
+    refresh,
+  });
 
   return {
     check,

@@ -6,6 +6,7 @@
 import { h } from '../shared/svg.js';
 import { PAIRS, pairFiles, pairIsCached } from '../shared/client.js';
 import { WEIGHTS, defaultText, setChosenWeights, storedDefault, weightsText } from '../shared/weights.js';
+import { loadOnChange } from './radio-load.js';
 
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 
@@ -78,30 +79,23 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
   check(client.weights);
   refresh();
 
-  for (const [w, input] of Object.entries(inputs)) {
-    input.addEventListener('change', async () => {
-      if (!input.checked || (w === client.weights && client.info?.weights === w && client.info?.pair === client.pair)) return;
-      if (isBusy()) {
-        check(client.weights);
-        note.textContent = 'Stop the running decode before switching weights.';
-        return;
-      }
-      note.textContent = '';
-      setBusy(true);
-      try {
-        await client.loadPair(client.pair, w);
-        setChosenWeights(w);
-        onPicked();
-      } catch (err) {
-        check(client.weights);
-        note.textContent = `Could not load the ${client.pair} pair's ${weightsText(w)} weights: ${err.message}. `
-          + (client.info ? `Still using the ${weightsText(client.info.weights)} ${client.info.pair ?? 'same'} models.` : '');
-      } finally {
-        setBusy(false);
-        refresh();
-      }
-    });
-  }
+  loadOnChange(inputs, {
+    inUse: (w) => w === client.weights && client.info?.weights === w && client.info?.pair === client.pair,
+    current: () => client.weights,
+    check,
+    note,
+    busyText: 'Stop the running decode before switching weights.',
+    load: async (w) => {
+      await client.loadPair(client.pair, w);
+      setChosenWeights(w);
+      onPicked();
+    },
+    failText: (w, err) => `Could not load the ${client.pair} pair's ${weightsText(w)} weights: ${err.message}. `
+      + (client.info ? `Still using the ${weightsText(client.info.weights)} ${client.info.pair ?? 'same'} models.` : ''),
+    isBusy,
+    setBusy,
+    refresh,
+  });
   window.addEventListener('specdec-weights-default', () => refresh());
 
   return {
