@@ -2,12 +2,50 @@
 // accepted / corrected / bonus tokens, the state and summary line of each run, the speculative
 // run's statistics (α, tokens per target pass, positions scored per pass, tokens/s) and its
 // charts (acceptance per draft position, the γ histogram, who drafted each iteration).
-import { h, onWidthChange } from '../shared/svg.js';
+import { h, onWidthChange, s } from '../shared/svg.js';
 import { byteTextStream, visibleText } from '../shared/tokens.js';
 import {
   DRAFTER_NAMES, commonGamma, drafterCounts, drafterCountsText, drafterLegend, drawDrafterStrip, drawGammaHistogram, drawPositions, meanGamma,
 } from './runcharts.js';
 import { finishedText, repeatLine, runLine } from './results.js';
+
+// The statistics table: [row heading, data-testid of its cell]. Filled by this module (the
+// speculative run), compare.js (plain tokens/s) and verdict-view.js (c, v, speedups).
+const STATS_ROWS = [
+  ['Measured α (accepted / examined)', 'alpha-measured'],
+  ['Tokens per target pass', 'tokens-per-target-pass'],
+  ['Positions the target scores per pass (drafted + 1)', 'positions-per-pass'],
+  ['Draft cost c (draft step / target step)', 'c-measured'],
+  ['Verify cost v (verify pass / target step)', 'v-measured'],
+  ['Plain: tokens/s', 'plain-tps'],
+  ['Speculative: tokens/s', 'spec-tps'],
+  ['Measured speedup', 'speedup-measured'],
+  ['Lesson formula E/(γc + 1) at measured α, c', 'speedup-predicted'],
+  ['With measured verify cost E/(γc + v)', 'speedup-predicted-v'],
+];
+
+/** The rows of the statistics table (<tbody id="stats-rows">), each cell '–' until a run. */
+function statsRows() {
+  return STATS_ROWS.map(([head, id]) => h('tr', {}, [h('th', { scope: 'row', text: head }), h('td', { 'data-testid': id, text: '–' })]));
+}
+
+/** The charts after a run (<div id="run-detail">): the γ histogram and the drafter strip. */
+function runDetail() {
+  const chart = (id, children) => h('figure', { class: 'chart' }, [s('svg', { id, role: 'img', 'aria-labelledby': `${id}-cap` }), ...children]);
+  return [
+    chart('chart-gamma', [h('figcaption', { id: 'chart-gamma-cap' }, [
+      'γ drafted per iteration in the last speculative run (', h('span', { id: 'gamma-policy', text: 'fixed' }), '). ',
+      h('span', { id: 'gamma-summary', 'data-testid': 'gamma-summary' }),
+    ])]),
+    chart('chart-drafters', [
+      h('p', { class: 'legend', id: 'drafter-legend' }),
+      h('figcaption', { id: 'chart-drafters-cap' }, [
+        'Who drafted each iteration, in order (a segment is as wide as the tokens it emitted). ',
+        h('span', { id: 'drafter-counts', 'data-testid': 'drafter-counts' }),
+      ]),
+    ]),
+  ];
+}
 
 /** How γ was chosen, for the histogram's caption. */
 function policyOf(o) {
@@ -65,6 +103,8 @@ function textSink(textEl) {
 export function initRunView({ client }) {
   const $ = (id) => document.getElementById(id);
   const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
+  $('stats-rows').replaceChildren(...statsRows());
+  $('run-detail').replaceChildren(...runDetail());
   const ui = {
     plain: { text: $('plain-text'), line: $('plain-line'), state: $('plain-state') },
     spec: { text: $('spec-text'), line: $('spec-line'), state: $('spec-state') },

@@ -23,6 +23,7 @@ import { bwBytes, createVkStore, labelOf, modelOf, otherWeightsKey, targetKey } 
 import { decideDefault, keepDefault } from '../../shared/weights.js';
 import { cpuFactRows, factRows, gpuFactRows, threadsText } from './facts.js';
 import { drawVk } from './chart.js';
+import { vkPanel } from './panel.js';
 
 
 /**
@@ -40,6 +41,7 @@ import { drawVk } from './chart.js';
  */
 export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow = () => 1, runFacts = () => null, speedup = null, backendNow = () => ({ backend: 'cpu' }) }) {
   const $ = (id) => document.getElementById(id);
+  $('vk').replaceChildren(...vkPanel());
   const ui = {
     root: $('vk'), chart: $('chart-vk'), status: $('vk-status'), progress: $('vk-progress'),
     measure: $('vk-measure'), stop: $('vk-stop'), explain: $('vk-explain'), facts: $('vk-facts'),
