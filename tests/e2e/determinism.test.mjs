@@ -9,14 +9,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setup, openReady, setInput, assertClean, repoRoot } from './harness.mjs';
+import { openWithModels, setInput, assertClean, repoRoot } from './harness.mjs';
 
 const fixture = JSON.parse(await readFile(path.join(repoRoot, 'tests/fixtures/determinism.json'), 'utf8'));
 let env;
 before(async () => {
-  env = await setup();
-  await openReady(env.page, env.url);
-  await env.page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  env = await openWithModels();
 });
 after(async () => { await env?.close(); });
 
