@@ -1,4 +1,4 @@
-// Section 4's "Target runs on" switch (web/page/src/backend.js): in headless Chromium on its
+// Section 4's "Target runs on" switch (web/page/src/models/backend.js): in headless Chromium on its
 // SwiftShader adapter the GPU is found and named as a software adapter, but the CPU stays the
 // default and a CPU run loads nothing onto the GPU; chosen, a run on it gives a verdict and a v(k) labelled as the GPU's with the GPU's sentences; the CPU
 // beside it draws both curves; a device lost mid-session falls back to the CPU with the reason
@@ -29,6 +29,15 @@ const backendState = (page) => page.evaluate(() => {
   };
 });
 const settled = (page) => page.waitForFunction(() => ['gpu', 'cpu', 'fallback'].includes(document.getElementById('backends').dataset.state), null, { timeout: 120_000 });
+
+/** Checks a backend's radio and waits until the switch has settled; returns backendState, its backend asserted. */
+async function switchBackend(page, want) {
+  await page.check(`#backend-${want}`);
+  await settled(page);
+  const b = await backendState(page);
+  assert.equal(b.backend, want);
+  return b;
+}
 
 // "Run both & compare" once (plain, speculative, then v(k) when not measured yet), `tokens` each.
 async function runBoth(page, tokens) {
@@ -73,10 +82,7 @@ test('a software adapter is named and offered, never the default: the CPU is, an
 
 test('chosen, the software adapter runs the target: the verdict and v(k) say so', async () => {
   const { page } = env;
-  await page.check('#backend-gpu');
-  await settled(page);
-  const b = await backendState(page);
-  assert.equal(b.backend, 'gpu');
+  const b = await switchBackend(page, 'gpu');
   assert.equal(b.state, 'gpu');
   assert.match(b.status, /The target runs on the GPU \(.*swiftshader.*a software adapter.*say nothing about a GPU\)/i);
   const r = await runBoth(page, 16);
@@ -128,10 +134,7 @@ test('heads draft for the GPU target (its pass hands over the hidden state)', as
 
 test('switching to the CPU: its verdict, and both backends\' v(k) curves on the chart', async () => {
   const { page } = env;
-  await page.check('#backend-cpu');
-  await settled(page);
-  const b = await backendState(page);
-  assert.equal(b.backend, 'cpu');
+  const b = await switchBackend(page, 'cpu');
   assert.equal(b.state, 'cpu');
   const r = await runBoth(page, 24);
   assert.equal(r.verdictBackend, 'cpu');
@@ -145,9 +148,7 @@ test('switching to the CPU: its verdict, and both backends\' v(k) curves on the 
     assert.ok(r.backendCurve, 'the other backend\'s curve is drawn');
   } else console.log('#   the CPU v(k) failed the checks: no curves to compare');
   // back to the GPU: its chart again, with the CPU curve beside it
-  await page.check('#backend-gpu');
-  await settled(page);
-  assert.equal((await backendState(page)).backend, 'gpu');
+  await switchBackend(page, 'gpu');
   const vk = await page.evaluate(() => ({ ...document.getElementById('vk').dataset, curve: !!document.querySelector('[data-testid="vk-backend-curve"]') }));
   assert.equal(vk.backend, 'gpu');
   if (cpuTrusted && vk.trusted !== 'false') {
@@ -175,9 +176,7 @@ test('a GPU lost mid-session: the next run falls back to the CPU with the reason
   await page.click('#run-plain');
   await page.waitForFunction(() => document.getElementById('plain-state').dataset.state === 'done', null, { timeout: 120_000 });
   // the GPU can be chosen again: a new device
-  await page.check('#backend-gpu');
-  await settled(page);
-  assert.equal((await backendState(page)).backend, 'gpu');
+  await switchBackend(page, 'gpu');
 });
 
 test('offline: with the network off and the server stopped, the target still runs on the GPU', async () => {
@@ -190,9 +189,7 @@ test('offline: with the network off and the server stopped, the target still run
   await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60_000 });
   await settled(page);
   assert.equal((await backendState(page)).backend, 'cpu', 'a new load: the CPU by default again');
-  await page.check('#backend-gpu');
-  await settled(page);
-  assert.equal((await backendState(page)).backend, 'gpu');
+  await switchBackend(page, 'gpu');
   await page.fill('#gen-max', '8');
   await page.click('#run-spec');
   await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state), null, { timeout: 300_000 });

@@ -9,14 +9,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setup, openReady, setInput, assertClean, repoRoot } from './harness.mjs';
+import { openWithModels, setInput, assertClean, repoRoot } from './harness.mjs';
 
 const fixture = JSON.parse(await readFile(path.join(repoRoot, 'tests/fixtures/determinism.json'), 'utf8'));
 let env;
 before(async () => {
-  env = await setup();
-  await openReady(env.page, env.url);
-  await env.page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  env = await openWithModels();
 });
 after(async () => { await env?.close(); });
 
@@ -36,7 +34,7 @@ async function usePair(page, c) {
   loadedPair = key;
 }
 
-/** The worker's run options for a fixture case (see readOptions in web/page/src/models.js). */
+/** The worker's run options for a fixture case (see readOptions in web/page/src/models/models.js). */
 const runOptions = (c) => ({
   prompt: Array.from(Buffer.from(c.prompt, 'utf8')),
   temperature: c.temperature, topK: c.topK, topP: c.topP, seed: c.seed,

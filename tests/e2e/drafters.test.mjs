@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { setup, openReady, setInput, text, byTestId, screenshot, assertClean, repoRoot } from './harness.mjs';
+import { setup, openReady, setInput, text, byTestId, screenshot, assertClean, repoRoot, modelsReady } from './harness.mjs';
 
 // The heads drafter is enabled exactly when the build had the small target's heads file.
 const HAS_HEADS = !!(await stat(path.join(repoRoot, 'models/target-heads.safetensors')).catch(() => null))?.isFile();
@@ -22,7 +22,7 @@ before(async () => {
   env = await setup({ reducedMotion: 'reduce' });
   env.page.on('request', (r) => requests.push(r.url()));
   await openReady(env.page, env.url);
-  await env.page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  await modelsReady(env.page);
 });
 after(async () => { await env?.close(); });
 

@@ -2,7 +2,7 @@
 // scripts/lib/chromium.mjs, which bench/gpu.mjs uses too; here the page helpers built on them.
 // Screenshots go to test-output/e2e/.
 import path from 'node:path';
-import { outDir } from '../../scripts/lib/chromium.mjs';
+import { outDir, setup } from '../../scripts/lib/chromium.mjs';
 
 export { setup, repoRoot, distDir, outDir } from '../../scripts/lib/chromium.mjs';
 
@@ -10,6 +10,19 @@ export { setup, repoRoot, distDir, outDir } from '../../scripts/lib/chromium.mjs
 export async function openReady(page, url) {
   await page.goto(url, { waitUntil: 'load' });
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
+}
+
+/** Waits until section 4's models are loaded (<body data-models-ready="true">) in a page or frame. */
+export function modelsReady(page, timeout = 60000) {
+  return page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout });
+}
+
+/** A fresh browser (setup's options) on the built page, opened, ready, with section 4's models loaded. */
+export async function openWithModels(options) {
+  const env = await setup(options);
+  await openReady(env.page, env.url);
+  await modelsReady(env.page);
+  return env;
 }
 
 /** Sets a range/number input by id and fires input + change, as a user's drag would. */

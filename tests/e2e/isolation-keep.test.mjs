@@ -1,4 +1,4 @@
-// The one reload for cross-origin isolation keeps what the learner set (web/page/src/keep.js,
+// The one reload for cross-origin isolation keeps what the learner set (web/page/src/shared/keep.js,
 // isolation.js): from a plain static server (no headers) the first visit reloads once when its
 // service worker has taken over. The test holds back one file of the service worker's precache,
 // so that the reload cannot come before the learner has changed sections 1–4 (a preset, a

@@ -1,12 +1,12 @@
-// When the page reloads itself to become cross-origin isolated (web/page/src/isolation.js), in
+// When the page reloads itself to become cross-origin isolated (web/page/src/shared/isolation.js), in
 // Node: once, at the top level, after its service worker took over (or when one is active but
 // this load went past it), never in an iframe, never twice in a tab's session, never without
 // sessionStorage to remember the try. And what of the learner's settings that reload keeps
-// (web/page/src/keep.js), with the status line's words for it.
+// (web/page/src/shared/keep.js), with the status line's words for it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isolationDecision, isolationReason } from '../../web/page/src/isolation.js';
-import { changedSettings, reloadNote } from '../../web/page/src/keep.js';
+import { isolationDecision, isolationReason } from '../../web/page/src/shared/isolation.js';
+import { changedSettings, reloadNote } from '../../web/page/src/shared/keep.js';
 
 const base = {
   isolated: false, embedded: false, serviceWorker: true, storage: true, attempted: false,

@@ -1,4 +1,4 @@
-// Cross-origin isolation and threads (web/page/src/isolation.js, sw.js, worker.js):
+// Cross-origin isolation and threads (web/page/src/shared/isolation.js, sw.js, worker.js):
 // (a) from scripts/start's server (serve.mjs sends COOP/COEP/CORP) the page is isolated on its
 //     first load and the decoding worker runs on more than one thread where the machine has more
 //     than one core, and says so;
@@ -13,9 +13,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
+import { setup, openReady, setInput, text, byTestId, screenshot, assertClean, modelsReady as waitForModels } from './harness.mjs';
 import { startServer } from '../../web/page/serve.mjs';
-import { RELOAD_KEY } from '../../web/page/src/isolation.js';
+import { RELOAD_KEY } from '../../web/page/src/shared/isolation.js';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -43,7 +43,21 @@ async function recordLoads(context) {
 }
 const loadsOf = (page) => page.evaluate(() => JSON.parse(sessionStorage.getItem('e2e-loads') || '[]'));
 
-const modelsReady = (frame) => frame.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 90000 });
+const modelsReady = (frame) => waitForModels(frame, 90000);
+
+/**
+ * A fresh browser on a server that sends no isolation headers (headers: what it sends instead),
+ * every load recorded (recordLoads) and the main frame's navigations counted, at the page.
+ */
+async function openWithoutHeaders(t, headers = {}) {
+  const env = await setup({ isolation: false, headers });
+  t.after(() => env.close());
+  await recordLoads(env.context);
+  const navigations = [];
+  env.page.on('framenavigated', (f) => { if (f === env.page.mainFrame()) navigations.push(f.url()); });
+  await env.page.goto(env.url, { waitUntil: 'load' });
+  return { env, navigations };
+}
 
 /** Runs speculative decoding from the page's button; returns what #spec-state says about it. */
 async function runSpec(frame, maxTokens) {
@@ -111,13 +125,8 @@ test('(a, d) isolated from the first load by scripts/start\'s server: threads > 
 });
 
 test('(b) a static server with no headers: not isolated at first, one reload through the service worker isolates it (offline too)', async (t) => {
-  const env = await setup({ isolation: false });
-  t.after(() => env.close());
+  const { env, navigations } = await openWithoutHeaders(t);
   const { page, context } = env;
-  await recordLoads(context);
-  const navigations = [];
-  page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations.push(f.url()); });
-  await page.goto(env.url, { waitUntil: 'load' });
   await until(page, () => window.crossOriginIsolated && document.documentElement.dataset.ready === 'true');
   assert.deepEqual(await loadsOf(page), [false, true], 'a first load without isolation, then one reload with it');
   await sleep(2500);
@@ -147,13 +156,8 @@ test('(b) a static server with no headers: not isolated at first, one reload thr
 test('(b) a host whose headers keep the page from being isolated: one reload, then no other', async (t) => {
   // COEP: unsafe-none from the server: the service worker keeps the host's header, so the page
   // cannot be isolated; the one reload is made and not repeated.
-  const env = await setup({ isolation: false, headers: { 'Cross-Origin-Embedder-Policy': 'unsafe-none' } });
-  t.after(() => env.close());
-  const { page, context } = env;
-  await recordLoads(context);
-  const navigations = [];
-  page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations.push(f.url()); });
-  await page.goto(env.url, { waitUntil: 'load' });
+  const { env, navigations } = await openWithoutHeaders(t, { 'Cross-Origin-Embedder-Policy': 'unsafe-none' });
+  const { page } = env;
   await until(page, () => document.documentElement.dataset.isolation === 'reload-did-not-help' && document.documentElement.dataset.ready === 'true');
   await sleep(3000);
   assert.deepEqual(await loadsOf(page), [false, false]);

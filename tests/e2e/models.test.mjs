@@ -3,14 +3,12 @@
 // verdict that follows their spread); Stop ends a run early; the page stays responsive meanwhile.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
-import { ratioVerdict } from '../../web/page/src/verdict.js';
+import { openWithModels, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
+import { ratioVerdict } from '../../web/page/src/models/verdict.js';
 
 let env;
 before(async () => {
-  env = await setup();
-  await openReady(env.page, env.url);
-  await env.page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  env = await openWithModels();
 });
 after(async () => { await env?.close(); });
 

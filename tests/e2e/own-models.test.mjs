@@ -8,16 +8,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setup, openReady, setInput, text, byTestId, assertClean, dropFile, repoRoot } from './harness.mjs';
+import { openWithModels, setInput, text, byTestId, assertClean, dropFile, repoRoot } from './harness.mjs';
 
 const fixture = (name) => path.join(repoRoot, 'tests/fixtures', name);
 let env;
 let tinyF32;
 before(async () => {
   tinyF32 = await readFile(fixture('tiny_f32.safetensors'));
-  env = await setup();
-  await openReady(env.page, env.url);
-  await env.page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  env = await openWithModels();
 });
 after(async () => { await env?.close(); });
 

@@ -1,21 +1,21 @@
 // The page's state logic, in Node: the plain functions the section modules wire to the DOM —
 // section 4's results and what they compare to (results.js), its drafter / shape rules
-// (drafters.js) and threads line (threads.js), the v(k) measurements kept (vk-store.js), the
-// step-through's stages and cursor (step-stages.js) and the pitfalls lab's scheduling
-// (pitfalls-queue.js).
+// (drafters.js) and threads line (threads.js), the v(k) measurements kept (models/vk/store.js), the
+// step-through's stages and cursor (step/stages.js) and the pitfalls lab's scheduling
+// (pitfalls/queue.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   aggregate, compareRuns, comparisonRatios, emptyResults, finishedText, needsCalibration, passMs, plainStepMs, repeatLine,
   runFactsOf, sameSettings, typicalGamma,
-} from '../../web/page/src/results.js';
-import { headsStatus, shapeNote } from '../../web/page/src/drafters.js';
-import { threadsText } from '../../web/page/src/threads.js';
-import { createVkStore, targetKey } from '../../web/page/src/vk-store.js';
-import { buttonsState, revealState, stagesOf, stepBack, stepForward } from '../../web/page/src/step-stages.js';
-import { createLabQueue, keyOf } from '../../web/page/src/pitfalls-queue.js';
-import { costsText } from '../../web/page/src/verdict-view.js';
-import { meanCosts } from '../../web/page/src/costmodel.js';
+} from '../../web/page/src/models/results.js';
+import { headsStatus, shapeNote } from '../../web/page/src/models/drafters.js';
+import { threadsText } from '../../web/page/src/models/threads.js';
+import { createVkStore, targetKey } from '../../web/page/src/models/vk/store.js';
+import { buttonsState, revealState, stagesOf, stepBack, stepForward } from '../../web/page/src/step/stages.js';
+import { createLabQueue, keyOf } from '../../web/page/src/pitfalls/queue.js';
+import { costsText } from '../../web/page/src/models/verdict-view.js';
+import { meanCosts } from '../../web/page/src/models/costmodel.js';
 
 const OPTS = { prompt: [65], drafter: 'draft', tree: null, gammaMode: 'fixed', gamma: 4, temperature: 0.8, topK: 0, topP: 1, seed: 42, maxTokens: 50, paceMs: 0, threads: 2, backend: 'cpu' };
 const run = (o) => ({ generated: 50, targetPasses: 20, draftPasses: 60, tokensPerSecond: 100, draftMsPerPass: 0.5, targetMsPerPass: 4, computeMs: 500, ...o });

@@ -1,4 +1,4 @@
-// The page's v(k) arithmetic and its explanation (web/page/src/roofline.js), in Node: medians,
+// The page's v(k) arithmetic and its explanation (web/page/src/shared/roofline.js), in Node: medians,
 // v(k) from pass times, the compute peak from the longest pass, the roofline ratio
 // max(W/B, k F/P) / (W/B), and the two sentences, whose claims must follow the numbers; with T
 // threads, the sentences after them (tokens a pass verifies for about the price of one, and the
@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import {
   median, verifyCosts, estimatePeak, rooflineRatio, targetCosts, costAt, perExtraToken, explainPairs, K_MAX,
   explainThreads, tokensForOne, ridgeTokens, explainGpu, explainWeights, linearParamsOf,
-} from '../../web/page/src/roofline.js';
-import { decideDefault, defaultText, keepDefault, storedDefault } from '../../web/page/src/weights.js';
-import { bestGamma, curveVerifyCost } from '../../web/page/src/costmodel.js';
+} from '../../web/page/src/shared/roofline.js';
+import { decideDefault, defaultText, keepDefault, storedDefault } from '../../web/page/src/shared/weights.js';
+import { bestGamma, curveVerifyCost } from '../../web/page/src/models/costmodel.js';
 
 const LARGE = 19_177_472; // parameters of the 6 x 512 target
 const SMALL = 4_870_144; // 6 x 256
@@ -269,7 +269,7 @@ test('the weights default: int8 only when its first measured one-token pass is t
 });
 
 test('the pairs heading says what the numbers under it show (issue 38: never a fixed "pays more")', async () => {
-  const { pairsHeading, targetCosts: tc } = await import('../../web/page/src/roofline.js');
+  const { pairsHeading, targetCosts: tc } = await import('../../web/page/src/shared/roofline.js');
   const costs = (passMs) => tc({ params: 1e6, passMs });
   const flat = costs([NaN, 10, 10.2, 10.4, 10.6, 10.8]); // an extra token: 0.02 of a step
   const steep = costs([NaN, 1, 1.5, 2, 2.5, 3]); // 0.5 of a step

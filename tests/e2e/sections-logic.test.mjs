@@ -4,11 +4,11 @@
 // shows it (chain and tree); an embedding without sections 4 and 5 never reloads for threads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EXPLORER_PRESETS, explorerPresetNote } from '../../web/page/src/presets.js';
-import { check } from '../../web/page/src/residual.js';
-import { STAGE_NAMES, stageHead, stagesOf } from '../../web/page/src/step-stages.js';
-import { captionOf, treeCaption } from '../../web/page/src/step-captions.js';
-import { isolationDecision } from '../../web/page/src/isolation.js';
+import { EXPLORER_PRESETS, explorerPresetNote } from '../../web/page/src/shared/presets.js';
+import { check } from '../../web/page/src/residual/residual.js';
+import { STAGE_NAMES, stageHead, stagesOf } from '../../web/page/src/step/stages.js';
+import { captionOf, treeCaption } from '../../web/page/src/step/captions.js';
+import { isolationDecision } from '../../web/page/src/shared/isolation.js';
 import { expectedSpeedup, expectedOptimalGamma } from './harness.mjs';
 
 const f = { speedup: expectedSpeedup, optimalGamma: expectedOptimalGamma };

@@ -2,7 +2,7 @@
 // (HOGS child processes spinning, each ending itself after HOG_S seconds, killed in `finally`),
 // loads the page while they run, and runs "Run both & compare" and the v(k) measurement that
 // follows on the small pair. Whatever the timings: no γ is suggested and no prediction or
-// explanation drawn from measurements that fail the page's checks (web/page/src/trust.js), the
+// explanation drawn from measurements that fail the page's checks (web/page/src/shared/trust.js), the
 // busy sentence is shown whenever they fail, and what is shown passes the checks as the test
 // reads the numbers itself. Then, with the hogs gone, a run shows its verdict again (a shared
 // machine gets up to three tries). Small pair, 40 tokens: about a minute.
@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
-import { LIMITS, spreadOf } from '../../web/page/src/trust.js';
+import { LIMITS, spreadOf } from '../../web/page/src/shared/trust.js';
 
 const HOGS = 3;
 const HOG_S = 150;

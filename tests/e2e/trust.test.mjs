@@ -1,10 +1,10 @@
-// The page's consistency checks (web/page/src/trust.js), in Node: when the timings of sections 4
+// The page's consistency checks (web/page/src/shared/trust.js), in Node: when the timings of sections 4
 // and 5 can be trusted, and the words the page says when they cannot. No browser.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   BUSY, LIMITS, agree, both, busyText, judgeChunks, judgeRun, judgeThreads, judgeVk, pickThreads, spreadOf, threadsChoiceText,
-} from '../../web/page/src/trust.js';
+} from '../../web/page/src/shared/trust.js';
 
 test('trust: the spread of repeated timings is the quartiles\' ratio (largest ÷ smallest for few)', () => {
   assert.equal(spreadOf([2, 2, 2, 2]), 1);
@@ -96,7 +96,7 @@ test('trust: the thread count used is the faster now, and the page says which', 
 });
 
 test('trust: a v(k) measurement that fails the checks predicts nothing and is measured again', async () => {
-  const { createVkStore } = await import('../../web/page/src/vk-store.js');
+  const { createVkStore } = await import('../../web/page/src/models/vk/store.js');
   const store = createVkStore();
   const model = { params: 4.87e6, pair: 'small' };
   const good = [NaN, 0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.1];

@@ -1,4 +1,4 @@
-// Section 4's verdict on "Run both & compare" (web/page/src/verdict.js), in Node: it reads the
+// Section 4's verdict on "Run both & compare" (web/page/src/models/verdict.js), in Node: it reads the
 // spread of the per-repeat ratios (speculative tokens/s ÷ plain tokens/s, one per repeat).
 // "Pays" only when every repeat's ratio is above 1, "does not pay" only when every one is below
 // 1, "no measurable gain" when they fall on both sides; one ratio gets no verdict; with 3 or more
@@ -6,7 +6,7 @@
 // aside first, so that one repeat hit by other load does not decide.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OUTLIER, RULE, outlierOf, ratioVerdict, ratioText, spreadText, verdictHeadline } from '../../web/page/src/verdict.js';
+import { OUTLIER, RULE, outlierOf, ratioVerdict, ratioText, spreadText, verdictHeadline } from '../../web/page/src/models/verdict.js';
 
 test('every repeat faster: pays; the median is the headline number', () => {
   const v = ratioVerdict([1.31, 1.18, 1.27]);

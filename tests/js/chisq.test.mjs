@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   chiSquareSurvival, chiSquareTest, gammaP, gammaQ, histogramTV, logGamma, noiseTV, poolBins, sampleToken,
-} from '../../web/page/src/stats.js';
+} from '../../web/page/src/pitfalls/stats.js';
 
 /** [df, x, Q(df/2, x/2)] */
 const REFERENCE = [

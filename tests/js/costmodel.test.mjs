@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec } from 'specdec';
-import { bestGamma, verifyCostAt } from '../../web/page/src/costmodel.js';
+import { bestGamma, verifyCostAt } from '../../web/page/src/models/costmodel.js';
 
 const sd = await loadSpecdec();
 const speedup = (a, g, c, v) => sd.speculativeSpeedup(a, g, c, v);

@@ -26,7 +26,7 @@ const repoRoot = path.resolve(pageDir, '../..');
 // after a new one is shipped under the same name. A pair's 8-bit files (spec.int8: the page's
 // "Weights: int8" choice) are shipped beside it, always fetched on demand (hashed URLs too),
 // with their own sizes: the pair's entry gets `int8: { available, bytes, label, files }` (the
-// pair picker labels the pair with `int8.bytes` while int8 is in use: src/pair-picker.js).
+// pair picker labels the pair with `int8.bytes` while int8 is in use: src/models/pair-picker.js).
 const PAIRS_ID = 'virtual:specdec-pairs';
 
 // The header of a model or heads file, checked by the package's reader (web/lib/safetensors.js);

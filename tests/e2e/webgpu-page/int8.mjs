@@ -5,10 +5,10 @@
 
 /**
  * @param {object} h page.mjs's helpers: sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows,
- *   compareGreedy, describeFlips, wasmHeads, CONTINUATION
+ *   compareGreedy, describeFlips, checkCachedChains (the prompt, chains after it and a cut, each checked)
  */
 export function int8Checks(h) {
-  const { sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, CONTINUATION } = h;
+  const { sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, checkCachedChains } = h;
   const wasm = new Map();
   const wasm8 = async (name) => {
     if (!wasm.has(name)) wasm.set(name, sd.loadModel(await bytesOf(`${name}-int8`), { weights: 'int8' }));
@@ -52,17 +52,7 @@ export function int8Checks(h) {
         const ref = treeArgs ? pathRows(step, seq, treeArgs, 0, true) : step(seq, nLast);
         results.push({ what, nLast, ms, ...compareToProbs(rows, ref, nLast), dispatches: g.stats.dispatches - before.dispatches, passes: g.stats.passes - before.passes });
       };
-      let seq = seqOf('ROMEO:\nWhat light');
-      await check(`prompt, ${seq.length} tokens in one pass`, seq, seq.length);
-      const cont = seqOf(CONTINUATION);
-      let off = 0;
-      for (const k of chains) {
-        seq = seqOf(seq, cont.subarray(off, off + k));
-        off += k;
-        await check(`chain of ${k} after ${seq.length - k} cached`, seq, k);
-      }
-      seq = seqOf(seq.subarray(0, seq.length - 3), 'XYZW');
-      await check('after dropping 3 cached tokens, 4 new', seq, 4);
+      const seq = await checkCachedChains(check, chains);
       if (tree) {
         const t = makeTree([3, 2, 1], Array.from(sd.encode(' through yonder')));
         await g.score(seq, 1);

@@ -149,6 +149,27 @@ function pathRows(step, prefix, tree, first, withRoot) {
 
 const CONTINUATION = ' through yonder window breaks? It is the east, and Juliet is the sun. Arise, fair sun, and kill the envious moon';
 
+/**
+ * The passes both logits checks (this file's and int8.mjs's) walk over one cached sequence: the
+ * prompt in one pass (every row), then chains of `chains[i]` tokens appended after the cached
+ * prefix, then a cut back (a rejection: the last 3 dropped, 4 others appended); each through
+ * check(what, seq, nLast). Returns the last sequence.
+ */
+async function checkCachedChains(check, chains) {
+  let seq = seqOf('ROMEO:\nWhat light');
+  await check(`prompt, ${seq.length} tokens in one pass`, seq, seq.length);
+  const cont = seqOf(CONTINUATION);
+  let off = 0;
+  for (const k of chains) {
+    seq = seqOf(seq, cont.subarray(off, off + k));
+    off += k;
+    await check(`chain of ${k} after ${seq.length - k} cached`, seq, k);
+  }
+  seq = seqOf(seq.subarray(0, seq.length - 3), 'XYZW');
+  await check('after dropping 3 cached tokens, 4 new', seq, 4);
+  return seq;
+}
+
 window.gpu = {
   async info(name = 'target') {
     const m = await gpuModel(name);
@@ -178,18 +199,7 @@ window.gpu = {
         dispatches: after.dispatches - before.dispatches,
       });
     };
-    let seq = seqOf('ROMEO:\nWhat light');
-    await check(`prompt, ${seq.length} tokens in one pass`, seq, seq.length);
-    const cont = seqOf(CONTINUATION);
-    let off = 0;
-    for (const k of chains) {
-      seq = seqOf(seq, cont.subarray(off, off + k));
-      off += k;
-      await check(`chain of ${k} after ${seq.length - k} cached`, seq, k);
-    }
-    // a rejection: the last 3 tokens dropped, 4 others appended
-    seq = seqOf(seq.subarray(0, seq.length - 3), 'XYZW');
-    await check('after dropping 3 cached tokens, 4 new', seq, 4);
+    await checkCachedChains(check, chains);
     step.dispose();
     let golden = null;
     if (name === 'target') {
@@ -404,6 +414,15 @@ window.gpu = {
   async faults() {
     const bytes = await bytesOf('target');
     const A = seqOf('ROMEO:\nWhat light');
+    // One step of a decoder over the draft and `target` (a model, or targetScore: a scorer), what it threw.
+    const stepOnce = (target) => capture(async () => {
+      const dec = sd.createDecoder({ ...target, draft: await wasmModel('draft'), prompt: Array.from(A), maxTokens: 5, seed: 1 });
+      try {
+        await dec.step();
+      } finally {
+        dec.dispose();
+      }
+    });
     const out = {};
     out.badDevice = await capture(() => sd.loadModel(bytes, { device: 'cuda' }));
     out.badOption = await capture(() => sd.loadModel(bytes, { device: 'webgpu', precision: 'f16' }));
@@ -428,14 +447,7 @@ window.gpu = {
     out.liveAfterDispose = m.liveBuffers;
     out.scoreAfterDispose = await capture(() => m.score(A, 1));
     out.scorerAfterDispose = await capture(() => scorer(A, 1));
-    out.decoderAfterDispose = await capture(async () => {
-      const dec = sd.createDecoder({ target: m, draft: await wasmModel('draft'), prompt: Array.from(A), maxTokens: 5, seed: 1 });
-      try {
-        await dec.step();
-      } finally {
-        dec.dispose();
-      }
-    });
+    out.decoderAfterDispose = await stepOnce({ target: m });
 
     const m2 = await sd.loadModel(bytes, { device: 'webgpu' });
     await m2.score(A, 1);
@@ -456,14 +468,7 @@ window.gpu = {
     m3.gpuDevice.destroy();
     await m3.gpuDevice.lost;
     out.afterLost = await capture(() => m3.score(seqOf(A, '!'), 1));
-    out.decoderAfterLost = await capture(async () => {
-      const dec = sd.createDecoder({ targetScore: s3, draft: await wasmModel('draft'), prompt: Array.from(A), maxTokens: 5, seed: 1 });
-      try {
-        await dec.step();
-      } finally {
-        dec.dispose();
-      }
-    });
+    out.decoderAfterLost = await stepOnce({ targetScore: s3 });
     m3.dispose();
     out.liveAfterLost = m3.liveBuffers;
 
@@ -599,7 +604,7 @@ window.gpu = {
 };
 
 // 8-bit weights on the GPU (int8.mjs)
-Object.assign(window.gpu, int8Checks({ sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, CONTINUATION }));
+Object.assign(window.gpu, int8Checks({ sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, checkCachedChains }));
 
 status.textContent = 'ready';
 window.__ready = true;

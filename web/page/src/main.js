@@ -5,14 +5,18 @@
 // the page ready for tests and course authors (<html data-ready="true">, plus a 'specdec-ready'
 // event on window).
 import { loadSpecdec } from 'specdec';
-import { initExplorer } from './explorer.js';
-import { initStepper } from './stepper.js';
-import { initResidual } from './residual.js';
-import { ModelClient } from './client.js';
-import { initModels } from './models.js';
-import { initPitfalls } from './pitfalls.js';
-import { watchIsolation } from './isolation.js';
-import { keepSettings, reloadNote } from './keep.js';
+import { initExplorer } from './explorer/explorer.js';
+import { initStepper } from './step/stepper.js';
+import { initResidual } from './residual/residual.js';
+import { ModelClient } from './shared/client.js';
+import { initModels } from './models/models.js';
+import { initPitfalls } from './pitfalls/pitfalls.js';
+import { watchIsolation } from './shared/isolation.js';
+import { keepSettings, reloadNote } from './shared/keep.js';
+import { writeShapeControls } from './shared/controls.js';
+
+// The γ / shape controls of sections 2 and 4 first: every section and keep.js find them in place.
+writeShapeControls();
 
 const status = document.getElementById('app-status');
 const embed = setUpEmbedding();

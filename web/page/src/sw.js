@@ -72,7 +72,12 @@ cleanupOutdatedCaches();
 
 addPlugins([isolation]);
 const manifest = self.__WB_MANIFEST;
-/** Whether a manifest URL (relative to the scope) belongs to the 'decoding' group. */
+/**
+ * Whether a manifest URL (relative to the scope) belongs to the 'decoding' group: by the built
+ * files' names — the decoding worker's bundle is named after its entry, worker/worker.js
+ * (assets/worker-<hash>.js, every worker/ module inside it), the GPU code after web/lib's
+ * webgpu.js, the threaded WASM build after specdec-core-mt.
+ */
 const decodingFile = (url) => /^models\/|(^|\/)(worker|webgpu|specdec-core-mt)[-.]/.test(url);
 precacheAndRoute(manifest.filter((e) => !decodingFile(e.url)));
 

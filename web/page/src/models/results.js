@@ -1,0 +1,155 @@
+// Section 4's runs and what they compare to: which results may be set side by side, the medians
+// of repeated runs (what the page shows per run), the step a draft's cost is measured in, and the
+// measured c, v, α and E the lesson's formulas take (E / (γc + v), from the runs' means). Pure functions over a results record:
+//   { plain, spec }   the last plain / speculative run: { options, summary, runs } (or null)
+//   step              the last calibration: { options, ms } (or null)
+//   pairedRatios      one ratio per repeat of the last "Run both & compare" (or null)
+// The page (compare.js) and the Node tests import them.
+import { median } from '../shared/roofline.js';
+import { ratioVerdict } from './verdict.js';
+import { commonGamma } from './runcharts.js';
+import { meanCosts } from './costmodel.js';
+
+/** A results record with nothing measured yet (also: after other models were loaded). */
+export function emptyResults() {
+  return { plain: null, spec: null, step: null, pairedRatios: null };
+}
+
+/**
+ * Runs are comparable when they decode the same prompt with the same sampling settings on the
+ * same number of threads (γ, the drafter, the draft's shape and pace do not change what a plain
+ * step costs; the thread count does).
+ */
+export function sameSettings(a, b) {
+  const key = (o) => JSON.stringify({ ...o, gamma: 0, gammaMode: '', drafter: '', tree: null, paceMs: 0, quiet: false });
+  return !!(a && b) && key(a) === key(b);
+}
+
+/** Several runs of the same decoding as one: the first run's counts, the timings' medians. */
+export function aggregate(runs) {
+  const med = (f) => median(runs.map(f));
+  return {
+    ...runs[0],
+    tokensPerSecond: med((r) => r.tokensPerSecond),
+    draftMsPerPass: med((r) => r.draftMsPerPass),
+    targetMsPerPass: med((r) => r.targetMsPerPass),
+    ...(runs[0].targetMsMedian !== undefined ? { targetMsMedian: med((r) => r.targetMsMedian) } : {}),
+    ...(runs[0].draftMsMedian !== undefined ? { draftMsMedian: med((r) => r.draftMsMedian) } : {}),
+    repeats: runs.length,
+  };
+}
+
+/** One ratio per repeat of the last "Run both & compare", or the one ratio of separate runs. */
+export function comparisonRatios({ plain, spec, pairedRatios }) {
+  const plainSt = plain?.summary;
+  const specSt = spec?.summary;
+  if (!plainSt || !specSt || !sameSettings(plain.options, spec.options) || !plainSt.tokensPerSecond) return [];
+  if (pairedRatios?.length) return pairedRatios;
+  return [specSt.tokensPerSecond / plainSt.tokensPerSecond];
+}
+
+/**
+ * A run's target pass, ms: the median of its passes when the worker reported them, else their
+ * mean (which settings have a plain step; compareRuns then takes the runs' mean step).
+ */
+export const passMs = (st) => (Number.isFinite(st?.targetMsMedian) ? st.targetMsMedian : st?.targetMsPerPass);
+
+/** One target step of the speculative run's settings, { ms, from }, or null when none is known. */
+export function plainStepMs({ plain, spec, step }) {
+  if (plain && spec && sameSettings(plain.options, spec.options)) {
+    return { ms: passMs(plain.summary), from: 'the plain run' };
+  }
+  if (step && spec && sameSettings(step.options, spec.options)) {
+    return { ms: step.ms, from: 'a 12-step calibration' };
+  }
+  return null;
+}
+
+/** Whether a speculative run with these options needs a calibration of the plain step. */
+export function needsCalibration({ plain, step }, options) {
+  if (plain && sameSettings(plain.options, options)) return false;
+  return !step || !sameSettings(step.options, options);
+}
+
+/**
+ * What the last speculative run measured against the lesson's formulas, or null before one.
+ * `sd`: the WASM instance's formulas (expectedAcceptedTokens, speculativeSpeedup).
+ * formula: whether the lesson's formulas describe these settings (a chain of a fixed length from
+ * one drafter); c, v, α, E and the predictions: the means of the runs the comparison explains
+ * (costmodel.js meanCosts: total time ÷ count, over every timed repeat, as tokens/s counts time,
+ * so that E / (γc + v) predicts the measured speed-up; c, v NaN when no step is known);
+ * predicted: E / (γc + 1); predictedV: E / (γc + v); costs: meanCosts's means (ms, for the text)
+ * with `from`; step: { ms, from } of the mean step; verdict: verdict.js ratioVerdict.
+ */
+export function compareRuns(results, sd) {
+  const specSt = results.spec?.summary;
+  if (!specSt) return null;
+  const known = plainStepMs(results);
+  const fromPlain = known?.from === 'the plain run';
+  const o = results.spec.options;
+  // The lesson's formulas describe a chain of a fixed length from one drafter; for the other
+  // settings the page reports what was measured and says why the formulas do not apply.
+  const formula = !o.tree && o.gammaMode === 'fixed' && o.drafter !== 'both';
+  const hist = specSt.gammaHistogram ?? [];
+  const deepest = hist.reduce((m, count, g) => (count > 0 ? g : m), 0);
+  // Heads cut a deeper γ to their count; the context end cuts the last drafts.
+  const gamma = formula && deepest > 0 ? Math.min(o.gamma, deepest) : o.gamma;
+  const m = meanCosts({
+    plainRuns: fromPlain ? (results.plain.runs ?? [results.plain.summary]) : [],
+    specRuns: results.spec.runs ?? [specSt],
+    calibrationMs: known && !fromPlain ? known.ms : NaN,
+    gamma,
+    expectedAcceptedTokens: (a, g) => sd.expectedAcceptedTokens(a, g),
+  });
+  const from = fromPlain ? 'the plain runs' : known?.from;
+  const costs = m && { ...m, from };
+  const step = known && { ms: m ? m.stepMs : known.ms, from };
+  const alpha = m ? m.alpha : Math.min(1, Math.max(0, specSt.alpha));
+  const E = m ? m.E : sd.expectedAcceptedTokens(alpha, gamma);
+  const c = m ? m.c : NaN;
+  const v = m ? m.v : NaN;
+  const predicted = m ? m.predicted : NaN;
+  const predictedV = m ? m.predictedV : NaN;
+  const ratios = comparisonRatios(results);
+  return { o, specSt, step, costs, formula, hist, gamma, c, v, alpha, E, predicted, predictedV, ratios, verdict: ratioVerdict(ratios) };
+}
+
+/**
+ * The facts of a comparison that vk.js quotes ({ alpha, gamma, c, E, threads, target }), or null
+ * when they do not describe a fixed chain from the draft model with measured costs.
+ */
+export function runFactsOf(f, { threads, target }) {
+  if (!f || !f.formula || f.o.drafter !== 'draft' || !Number.isFinite(f.c) || !Number.isFinite(f.v)) return null;
+  return { alpha: f.alpha, gamma: f.gamma, c: Math.max(0, f.c), E: f.E, threads, target };
+}
+
+/** The pass length a v(k) measurement after a run quotes: the run's γ (a tree's depth). */
+export function typicalGamma(options, hist) {
+  const typical = options.tree ? options.tree.length : (options.gammaMode === 'fixed' ? options.gamma : commonGamma(hist ?? []));
+  return typical || options.gamma;
+}
+
+/** "120 tokens · 41 target passes · 96 draft steps · 310.2 tokens/s · 387 ms compute". */
+export function runLine(st, isPlain) {
+  if (!st) return '';
+  const parts = [`${st.generated} tokens`, `${st.targetPasses} target passes`];
+  if (!isPlain) parts.push(`${st.draftPasses} draft steps`);
+  if (st.tokensPerSecond) parts.push(`${st.tokensPerSecond.toFixed(1)} tokens/s`);
+  parts.push(`${st.computeMs.toFixed(0)} ms compute`);
+  return parts.join(' · ');
+}
+
+/** A run's line after repeats, or null for a single run: the median and every repeat's tokens/s. */
+export function repeatLine(res, isPlain) {
+  if (!res || !(res.runs?.length > 1)) return null;
+  return `${runLine(res.summary, isPlain)} (tokens/s: median of ${res.runs.length} repeats, `
+    + `${res.runs.map((r) => r.tokensPerSecond.toFixed(1)).join(', ')})`;
+}
+
+/** A finished run's state line: "done, 120 tokens · timing repeat 2 of 3 next". */
+export function finishedText(summary, repeat, repeats) {
+  const last = repeat === repeats - 1;
+  const done = summary.stopped ? `stopped after ${summary.generated} tokens` : `done, ${summary.generated} tokens`;
+  const more = summary.stopped || repeats === 1 ? '' : (last ? ` · ${repeats} timing repeats` : ` · timing repeat ${repeat + 2} of ${repeats} next`);
+  return { text: done + more, state: summary.stopped ? 'stopped' : (last ? 'done' : 'repeating') };
+}
