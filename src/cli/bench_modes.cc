@@ -78,11 +78,15 @@ int bench_modes(const GPTModel& target, const GPTModel& draft, const MedusaHeads
       for (size_t i = 0; i < prompts.size(); ++i) {
         ModelSource t(target);
         std::unique_ptr<ModelSource> d;
-        if (use_draft) d = std::make_unique<ModelSource>(draft);
+        std::unique_ptr<DraftModelProposer> by_draft;
+        if (use_draft) {
+          d = std::make_unique<ModelSource>(draft);
+          by_draft = std::make_unique<DraftModelProposer>(*d);
+        }
         std::unique_ptr<HeadsProposer> h;
         if (use_heads) h = std::make_unique<HeadsProposer>(*heads, t);
         o.max_new_tokens = static_cast<size_t>(tokens);
-        SpeculativeDecoder dec(t, d.get(), encode(prompts[i]), o, h.get());
+        SpeculativeDecoder dec(t, drafters({by_draft.get(), h.get()}), encode(prompts[i]), o);
         Rng rng(1000 + i);
         const auto t0 = std::chrono::steady_clock::now();
         while (!dec.done()) dec.step(rng);

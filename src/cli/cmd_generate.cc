@@ -205,7 +205,10 @@ int cmd_generate(const std::vector<std::string>& argv) {
         std::make_unique<MedusaHeads>(MedusaHeads::from_file(args.str("heads", ""), target_model));
     heads_proposer = std::make_unique<HeadsProposer>(*heads, target);
   }
-  SpeculativeDecoder decoder(target, draft.get(), encode(prompt), options, heads_proposer.get());
+  std::unique_ptr<DraftModelProposer> draft_proposer;
+  if (draft) draft_proposer = std::make_unique<DraftModelProposer>(*draft);
+  SpeculativeDecoder decoder(target, drafters({draft_proposer.get(), heads_proposer.get()}),
+                             encode(prompt), options);
   Rng rng(seed);
 
   std::vector<IterationRecord> records;
