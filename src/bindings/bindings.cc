@@ -17,6 +17,7 @@
 #include "specdec/analytics.h"
 #include "specdec/distribution.h"
 #include "specdec/limits.h"
+#include "specdec/tree.h"
 #include "specdec/verify.h"
 
 namespace specdec::bindings {
@@ -160,8 +161,9 @@ DecoderOptions decoder_options(const val& options) {
                                    : options["maxNgram"].as<int>();
   if (!options["tree"].isNull()) {
     o.tree_branches = int_vector_from_js(options["tree"]);
+    check_tree_branches(o.tree_branches);  // an empty list would mean no tree
     const int depth = static_cast<int>(o.tree_branches.size());
-    if (!gamma.isUndefined() && o.gamma != depth) {
+    if (gamma.isNumber() && o.gamma != depth) {
       fail("gamma: ", o.gamma, " differs from the tree's depth ", depth,
            " (tree.branches.length); leave gamma out");
     }

@@ -4,7 +4,8 @@
 // handles into objects with dispose(), and reshapes results. createDecoder's options and set-up:
 // create-decoder.js. Types: specdec.d.ts.
 
-import { MAX_GAMMA, SpecdecError, bytesArg, checkOptions, describe, fail, gammaArg, integer, isNumericArray, number, probVector, seedHalves, tokenArray } from './errors.js';
+import { limits } from './limits.js';
+import { SpecdecError, bytesArg, checkOptions, describe, fail, gammaArg, integer, isNumericArray, number, probVector, seedHalves, tokenArray } from './errors.js';
 import { decode, encode, tokenText } from './text.js';
 import { Handle, Heads, Model, NATIVE, OWNER, Rng, safetensorsInfo } from './handles.js';
 import { verifyRecord } from './records.js';
@@ -12,6 +13,7 @@ import { Decoder } from './decoder.js';
 import { createDecoder } from './create-decoder.js';
 
 export { SpecdecError } from './errors.js';
+export { limits } from './limits.js';
 export { encode, decode, tokenText } from './text.js';
 export { Rng, Model, Heads } from './handles.js';
 export { Decoder } from './decoder.js';
@@ -58,7 +60,8 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     Model,
     Heads,
     Decoder,
-    maxGamma: MAX_GAMMA,
+    maxGamma: limits.maxGamma,
+    limits,
     encode,
     decode,
     tokenText,
@@ -107,7 +110,7 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     demonstrateSpeculative(options) {
       const o = checkOptions(options, ['c', 'alphas', 'gammaMax'], 'demonstrateSpeculative');
       const c = number(o.c ?? 0.1, 'c');
-      const gammaMax = gammaArg(o.gammaMax ?? 8, 'gammaMax');
+      const gammaMax = gammaArg(o.gammaMax ?? limits.gammaMax, 'gammaMax');
       const alphas = o.alphas ?? [0.4, 0.6, 0.8, 0.9];
       if (!isNumericArray(alphas)) fail(`alphas: expected an array of numbers, got ${describe(alphas)}`);
       Array.from(alphas).forEach((a, i) => number(a, `alphas[${i}]`));
@@ -276,6 +279,10 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     /** Diagnostics of the thread pool: parallel regions run, run serially, worker wake-ups. */
     threadStats() {
       return M.threadStats();
+    },
+    /** @internal tests: the limits as the module reports them (limits.js must equal them). */
+    _coreLimits() {
+      return M.limits();
     },
     /** @internal benchmarks: microseconds a worker spins for more work before it sleeps. */
     _setSpinMicros(us) {

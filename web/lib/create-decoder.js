@@ -3,11 +3,11 @@
 // with its target and draft (models, step functions or score callbacks) and started, and the
 // JS Decoder around it (decoder.js). core.js binds it to an instantiated module.
 
-import { checkOptions, describe, fail, gammaArg, integer, maxTokensArg, number, probVector, randomSeed, seedHalves, tokenArray } from './errors.js';
+import { checkOptions, describe, fail, integer, maxTokensArg, number, probVector, randomSeed, seedHalves, tokenArray } from './errors.js';
 import { utf8Encoder } from './text.js';
 import { Heads, Model } from './handles.js';
 import { Decoder } from './decoder.js';
-import { DECODER_OPTIONS, costModelOption, gammaOption, lookupOption, treeOption } from './options.js';
+import { DECODER_OPTIONS, costModelOption, gammaOptions, lookupOption, treeOption } from './options.js';
 
 // Brands a WebGPU model (webgpu.js, imported only when one is loaded).
 const GPU_MODEL = Symbol.for('specdec.webgpuModel');
@@ -66,11 +66,10 @@ export function createDecoder({ M, owner, own }, options) {
   }
   const plain = o.plain ?? false;
   if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
-  const g = gammaOption(o.gamma, o.tree);
-  const gammaMax = gammaArg(o.gammaMax ?? 8, 'gammaMax');
+  const { gamma, gammaMax } = gammaOptions(o.gamma, o.gammaMax);
   const cost = costModelOption(o.costModel);
-  const lookup = lookupOption(o.promptLookup, plain);
-  const tree = treeOption(o.tree, plain);
+  const lookup = lookupOption(o.promptLookup);
+  const tree = treeOption(o.tree);
   const temperature = number(o.temperature ?? 1, 'temperature');
   const topK = integer(o.topK ?? 0, 'topK', 0, 0x7fffffff);
   const topP = number(o.topP ?? 1, 'topP');
@@ -114,7 +113,7 @@ export function createDecoder({ M, owner, own }, options) {
   if (scoreRoles.length === 0 && (o.scoreOutput !== undefined || o.contextLength !== undefined)) {
     fail(`${o.scoreOutput !== undefined ? 'scoreOutput' : 'contextLength'}: applies to score callbacks (targetScore / draftScore); none is given`);
   }
-  if (tree && roles.length < 2 && o.heads === undefined) fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
+  if (tree && !plain && roles.length < 2 && o.heads === undefined) fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
   // Token ids the models cannot embed are reported now rather than at the first step.
   for (const role of roles) {
     if (o[role] === undefined) continue;
@@ -145,8 +144,7 @@ export function createDecoder({ M, owner, own }, options) {
     }
     if (o.heads !== undefined) M.decoderSetHeads(native, own(o.heads, Heads, 'heads'));
     native.start(prompt, {
-      gamma: g.gamma,
-      gammaMode: g.mode,
+      gamma,
       gammaMax,
       costC: cost ? cost.c : 0,
       costV: cost ? cost.verifyCost : null,

@@ -9,7 +9,7 @@ import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiate, SpecdecError } from './core.js';
 import { browserThreadsBlocker, requestedThreads } from './threads.js';
 
-export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText } from './core.js';
+export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
 
 const MT_GLUE = new URL('./wasm/specdec-core-mt.js', import.meta.url).href;
 const MT_WORKER = new URL('./wasm/specdec-core-mt.worker.js', import.meta.url).href;
