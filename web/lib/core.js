@@ -20,25 +20,8 @@ export { Decoder } from './decoder.js';
 
 // ---------------------------------------------------------------------------- the API
 
-/**
- * Builds the API over an instantiated module (index.js / node.js call this).
- * @param {any} M the Emscripten module, instantiated with { SpecdecError }
- */
-export function createApi(M, threadInfo = { requested: 1, reason: null }) {
-  const owner = M;
-
-  const own = (handle, Class, name) => {
-    if (!(handle instanceof Class)) {
-      // A handle posted to another worker arrives as a plain object (its wasm object stays behind).
-      const copied = handle !== null && typeof handle === 'object' && Object.getPrototypeOf(handle) === Object.prototype
-        ? ` (a ${Class.name} cannot cross to another worker or another specdec instance: load it where it is used)`
-        : '';
-      fail(`${name}: expected a ${Class.name}, got ${describe(handle)}${copied}`);
-    }
-    if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
-    return handle[NATIVE](name);
-  };
-
+// The lesson's functions (acceptance, residual, verification, the analytics) over module M.
+function lessonApi(M, owner, own) {
   const flatRows = (rows, expected, name) => {
     if (!Array.isArray(rows)) fail(`${name}: expected an array of rows (Float32Array | number[]), got ${describe(rows)}`);
     if (rows.length !== expected.count) {
@@ -54,18 +37,7 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     return { flat, vocab };
   };
 
-  const api = {
-    SpecdecError,
-    Rng,
-    Model,
-    Heads,
-    Decoder,
-    maxGamma: limits.maxGamma,
-    limits,
-    encode,
-    decode,
-    tokenText,
-
+  return {
     acceptanceRate(p, q) {
       return M.acceptanceRate(probVector(p, 'p'), probVector(q, 'q'));
     },
@@ -122,25 +94,32 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
         speedup: r.speedup[i],
       }));
     },
+  };
+}
 
+// loadModel's options: { device: 'webgpu' } gives the GPU loader's options (webgpu.js);
+// 'wasm' (the default) the weights code of M.Model.loadWeights (0 as stored, 1 f32, 2 int8:
+// the Linear weights quantized at load; a quantized file loads as it is, 'f32' refuses one).
+function modelOptions(options) {
+  if (options === undefined) return { gpu: null, weights: 0 };
+  const { device = 'wasm', weights: w, ...gpuOptions } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
+  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
+  if (device === 'webgpu') {
+    // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
+    const { gpuDevice, ...rest } = gpuOptions;
+    return { gpu: { ...rest, ...(w === undefined ? {} : { weights: w }), ...(gpuDevice === undefined ? {} : { device: gpuDevice }) }, weights: 0 };
+  }
+  if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
+  if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
+  return { gpu: null, weights: w === undefined ? 0 : w === 'f32' ? 1 : 2 };
+}
+
+// Models over module M; own() checks that a handle is this instance's.
+function modelApi(M, owner, own) {
+  return {
     loadModel(bytes, options) {
-      // { device: 'webgpu' }: a Promise of a GpuModel (webgpu.js); 'wasm' (the default): as before.
-      // { weights: 'int8' }: the Linear weights quantized at load (a quantized file loads as it
-      // is; 'f32' refuses one).
-      let weights = 0; // M.Model.loadWeights: 0 as stored, 1 f32, 2 int8
-      if (options !== undefined) {
-        const { device = 'wasm', weights: w, ...gpuOptions } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
-        if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
-        if (device === 'webgpu') {
-          // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
-          const { gpuDevice, ...rest } = gpuOptions;
-          const gpu = { ...rest, ...(w === undefined ? {} : { weights: w }), ...(gpuDevice === undefined ? {} : { device: gpuDevice }) };
-          return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
-        }
-        if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
-        if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
-        weights = w === undefined ? 0 : w === 'f32' ? 1 : 2;
-      }
+      const { gpu, weights } = modelOptions(options);
+      if (gpu) return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
       const u8 = bytesArg(bytes, 'a safetensors file');
       let native;
       try {
@@ -200,7 +179,12 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       if (typeof Symbol.dispose === 'symbol') step[Symbol.dispose] = step.dispose;
       return step;
     },
+  };
+}
 
+// Heads and decoders over module M.
+function draftingApi(M, owner, own) {
+  return {
     loadHeads(bytes, target) {
       const u8 = bytesArg(bytes, 'a safetensors file of heads');
       const nativeTarget = own(target, Model, 'target');
@@ -224,7 +208,12 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     createDecoder(options) {
       return createDecoder({ M, owner, own }, options);
     },
+  };
+}
 
+// The machine: threads, bandwidth and peak measurements, memory diagnostics.
+function machineApi(M, threadInfo) {
+  return {
     /**
      * Diagnostics: how fast one core reads a stream of `bytes` bytes from inside wasm (a SIMD
      * sum, the access pattern of the decoding matmuls without their multiplies), GB/s, median
@@ -299,6 +288,48 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       return stats;
     },
   };
+}
+
+/**
+ * Builds the API over an instantiated module (index.js / node.js call this).
+ * @param {any} M the Emscripten module, instantiated with { SpecdecError }
+ */
+export function createApi(M, threadInfo = { requested: 1, reason: null }) {
+  const owner = M;
+
+  const own = (handle, Class, name) => {
+    if (!(handle instanceof Class)) {
+      // A handle posted to another worker arrives as a plain object (its wasm object stays behind).
+      const copied = handle !== null && typeof handle === 'object' && Object.getPrototypeOf(handle) === Object.prototype
+        ? ` (a ${Class.name} cannot cross to another worker or another specdec instance: load it where it is used)`
+        : '';
+      fail(`${name}: expected a ${Class.name}, got ${describe(handle)}${copied}`);
+    }
+    if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
+    return handle[NATIVE](name);
+  };
+
+  const api = {
+    SpecdecError,
+    Rng,
+    Model,
+    Heads,
+    Decoder,
+    maxGamma: limits.maxGamma,
+    limits,
+    encode,
+    decode,
+    tokenText,
+  };
+  // Getters (threads, maxThreads) are copied as getters.
+  for (const part of [
+    lessonApi(M, owner, own),
+    modelApi(M, owner, own),
+    draftingApi(M, owner, own),
+    machineApi(M, threadInfo),
+  ]) {
+    Object.defineProperties(api, Object.getOwnPropertyDescriptors(part));
+  }
   return Object.freeze(api);
 }
 
