@@ -341,3 +341,30 @@ export async function instantiate(factory, moduleArg, threads = { requested: 1, 
   const reason = started >= threads.requested ? null : threads.reason ?? 'this build of the module has no threads';
   return createApi(M, { requested: threads.requested, reason });
 }
+
+/**
+ * An entry's loadSpecdec (index.js, node.js): checks the options against `known`, then
+ * create(options); without options one instance is created and shared by every caller.
+ */
+export function loader(create, known) {
+  let shared = null;
+  const checked = async (options) => {
+    if (typeof options !== 'object' || options === null) {
+      throw new SpecdecError('options: loadSpecdec options must be an object');
+    }
+    for (const key of Object.keys(options)) {
+      if (!known.includes(key)) {
+        throw new SpecdecError(`${key}: unknown option of loadSpecdec (known: ${known.join(', ')})`);
+      }
+    }
+    return create(options);
+  };
+  return (options) => {
+    if (options !== undefined) return checked(options);
+    shared ??= checked({}).catch((e) => {
+      shared = null;
+      throw e;
+    });
+    return shared;
+  };
+}
