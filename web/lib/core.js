@@ -97,6 +97,24 @@ function lessonApi(M, owner, own) {
   };
 }
 
+// A native object made from a file's bytes, and what is said of it: the loader's "model file:
+// ..." errors name the argument (bytes), and the object is freed when describing it throws.
+function fromFile(load, describeIt) {
+  let native;
+  try {
+    native = load();
+  } catch (e) {
+    if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
+    throw e;
+  }
+  try {
+    return [native, describeIt(native)];
+  } catch (e) {
+    native.delete();
+    throw e;
+  }
+}
+
 // loadModel's options: { device: 'webgpu' } gives the GPU loader's options (webgpu.js);
 // 'wasm' (the default) the weights code of M.Model.loadWeights (0 as stored, 1 f32, 2 int8:
 // the Linear weights quantized at load; a quantized file loads as it is, 'f32' refuses one).
@@ -121,25 +139,10 @@ function modelApi(M, owner, own) {
       const { gpu, weights } = modelOptions(options);
       if (gpu) return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
       const u8 = bytesArg(bytes, 'a safetensors file');
-      let native;
-      try {
-        native = M.Model.loadWeights(u8, weights);
-      } catch (e) {
-        // "model file: ..." from the loader: name the argument.
-        if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
-        throw e;
-      }
-      let info;
-      try {
-        info = safetensorsInfo(u8);
-        const { weights: held, weightBytes, ...config } = native.config();
-        info.config = config;
-        info.weights = held;
-        info.weightBytes = weightBytes;
-      } catch (e) {
-        native.delete();
-        throw e;
-      }
+      const [native, info] = fromFile(() => M.Model.loadWeights(u8, weights), (m) => {
+        const { weights: held, weightBytes, ...config } = m.config();
+        return { ...safetensorsInfo(u8), config, weights: held, weightBytes };
+      });
       return new Model(native, owner, info);
     },
 
@@ -188,20 +191,7 @@ function draftingApi(M, owner, own) {
     loadHeads(bytes, target) {
       const u8 = bytesArg(bytes, 'a safetensors file of heads');
       const nativeTarget = own(target, Model, 'target');
-      let native;
-      try {
-        native = M.Heads.load(u8, nativeTarget);
-      } catch (e) {
-        if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
-        throw e;
-      }
-      let info;
-      try {
-        info = { ...safetensorsInfo(u8), count: native.count(), target };
-      } catch (e) {
-        native.delete();
-        throw e;
-      }
+      const [native, info] = fromFile(() => M.Heads.load(u8, nativeTarget), (h) => ({ ...safetensorsInfo(u8), count: h.count(), target }));
       return new Heads(native, owner, info);
     },
 
