@@ -103,7 +103,7 @@ class SpeculativeDecoder {
   void note_overhead(double ms) { policy_.note_overhead(ms); }
 
  private:
-  struct Pending;  // an iteration under way (decoder.cc)
+  struct Pending;  // an iteration under way (pending.h)
 
   SpeculativeDecoder(DistributionSource& target, std::vector<Proposer*> drafters,
                      std::unique_ptr<Proposer> owned, std::vector<int> prompt,
@@ -114,7 +114,7 @@ class SpeculativeDecoder {
   void start_draft(Pending& P, size_t room, Rng& rng);
   void verify(IterationRecord& rec, const Plan& plan, Rng& rng);  // target rows -> verdict
   void append(IterationRecord& rec);  // cut to the budget, into the sequence
-  // advance()'s parts for an external source's rows (decoder_external.cc): true when they are
+  // advance()'s parts for an external source's rows (decoder_passes.cc): true when they are
   // here (rows, ms), else the query is posted.
   bool answer(bool target, std::vector<int> tokens, size_t n_last, ProbMatrix* rows, double* ms);
   bool answer_tree(bool target, size_t first, bool with_root, ProbMatrix* rows, double* ms);
