@@ -23,15 +23,6 @@ struct BenchModel {
   GPTModel model;
 };
 
-val stats_to_js(const bench::Stats& s) {
-  val o = val::object();
-  o.set("median", s.median);
-  o.set("min", s.min);
-  o.set("max", s.max);
-  o.set("runs", s.runs);
-  return o;
-}
-
 BenchModel* bench_load_model(val bytes) {
   return guard([&] {
     std::vector<uint8_t> buffer(js_length(bytes));
@@ -44,14 +35,14 @@ BenchModel* bench_load_model(val bytes) {
 
 val bench_matmul(double m, double k, double n, double copies, int repeats, double min_ms) {
   return guard([&] {
-    return stats_to_js(
+    return stats_js(
         bench::matmul_gflops(size_t(m), size_t(k), size_t(n), size_t(copies), repeats, min_ms));
   });
 }
 
 val bench_model_matmuls(const BenchModel& b, double m, int repeats, double min_ms) {
   return guard([&] {
-    return stats_to_js(bench::model_matmul_gflops(b.model.config(), size_t(m), repeats, min_ms));
+    return stats_js(bench::model_matmul_gflops(b.model.config(), size_t(m), repeats, min_ms));
   });
 }
 
@@ -60,13 +51,13 @@ val bench_forward(const BenchModel& b, double k, val pasts_js, int repeats) {
   return guard([&] {
     std::vector<size_t> pasts;
     for (int p : int_vector_from_js(pasts_js)) pasts.push_back(size_t(p));
-    return stats_to_js(bench::forward_ms(b.model, size_t(k), pasts, repeats));
+    return stats_js(bench::forward_ms(b.model, size_t(k), pasts, repeats));
   });
 }
 
 val bench_read_gbs(double bytes, int repeats, double min_ms, int streams) {
   return guard([&] {
-    return stats_to_js(bench::read_gbs(size_t(bytes), repeats, min_ms, streams, module_pool()));
+    return stats_js(bench::read_gbs(size_t(bytes), repeats, min_ms, streams, module_pool()));
   });
 }
 
@@ -76,17 +67,17 @@ val bench_best_read_gbs(double bytes, int repeats, double min_ms) {
     const bench::ReadBandwidth r =
         bench::best_read_gbs(size_t(bytes), repeats, min_ms, module_pool());
     val o = val::object();
-    o.set("gbs", stats_to_js(r.gbs));
+    o.set("gbs", stats_js(r.gbs));
     o.set("streams", r.streams);
     val by = val::array();
-    for (const bench::Stats& s : r.by_streams) by.call<void>("push", stats_to_js(s));
+    for (const bench::Stats& s : r.by_streams) by.call<void>("push", stats_js(s));
     o.set("byStreams", by);
     return o;
   });
 }
 
 val bench_muladd_gflops(int repeats, double min_ms) {
-  return guard([&] { return stats_to_js(bench::muladd_gflops(repeats, min_ms, module_pool())); });
+  return guard([&] { return stats_js(bench::muladd_gflops(repeats, min_ms, module_pool())); });
 }
 
 double bench_weight_bytes(const BenchModel& b) {
@@ -105,11 +96,11 @@ val bench_pass_breakdown(const BenchModel& b, val ks_js, val pasts_js, int repea
     for (const bench::PassBreakdown& r : bench::pass_breakdown(b.model, ks, pasts, repeats)) {
       val o = val::object();
       o.set("k", double(r.k));
-      o.set("pass", stats_to_js(r.pass));
-      o.set("matmul", stats_to_js(r.matmul));
-      o.set("matmulInPass", stats_to_js(r.matmul_in_pass));
-      o.set("attention", stats_to_js(r.attention));
-      o.set("gelu", stats_to_js(r.gelu));
+      o.set("pass", stats_js(r.pass));
+      o.set("matmul", stats_js(r.matmul));
+      o.set("matmulInPass", stats_js(r.matmul_in_pass));
+      o.set("attention", stats_js(r.attention));
+      o.set("gelu", stats_js(r.gelu));
       rows.call<void>("push", o);
     }
     return rows;
@@ -137,7 +128,7 @@ val bench_forward_ks(const BenchModel& b, val ks_js, val pasts_js, int repeats) 
     for (size_t i = 0; i < ks.size(); ++i) {
       val o = val::object();
       o.set("k", double(ks[i]));
-      o.set("ms", stats_to_js(bench::summarize(samples[i])));
+      o.set("ms", stats_js(bench::summarize(samples[i])));
       rows.call<void>("push", o);
     }
     return rows;
@@ -195,16 +186,16 @@ val bench_thread_physics(const BenchModel& target, const BenchModel& draft, val 
                                size_t(max_k), repeats, min_ms)) {
       val o = val::object();
       o.set("threads", t.threads);
-      o.set("readGbs", stats_to_js(t.read_gbs));
-      o.set("peakGflops", stats_to_js(t.peak_gflops));
-      o.set("peakIntGops", stats_to_js(t.peak_int_gops));
-      o.set("forkJoinUs", stats_to_js(t.fork_join_us));
+      o.set("readGbs", stats_js(t.read_gbs));
+      o.set("peakGflops", stats_js(t.peak_gflops));
+      o.set("peakIntGops", stats_js(t.peak_int_gops));
+      o.set("forkJoinUs", stats_js(t.fork_join_us));
       o.set("regionsPerPass", t.regions_per_pass);
-      o.set("draftStepMs", stats_to_js(t.draft_step_ms));
+      o.set("draftStepMs", stats_js(t.draft_step_ms));
       val pass = val::array(), mm = val::array(), roof = val::array();
       for (size_t k = 0; k < t.pass_ms.size(); ++k) {
-        pass.call<void>("push", stats_to_js(t.pass_ms[k]));
-        mm.call<void>("push", stats_to_js(t.matmul_ms[k]));
+        pass.call<void>("push", stats_js(t.pass_ms[k]));
+        mm.call<void>("push", stats_js(t.matmul_ms[k]));
         roof.call<void>("push", t.roofline_ms[k]);
       }
       o.set("passMs", pass);
@@ -227,16 +218,16 @@ val bench_decode_by_threads(const BenchModel& target, const BenchModel& draft, v
              float(temperature), size_t(max_new_tokens), repeats)) {
       val o = val::object();
       o.set("threads", d.threads);
-      o.set("plainMsPerToken", stats_to_js(d.plain_ms_per_token));
+      o.set("plainMsPerToken", stats_js(d.plain_ms_per_token));
       val spec = val::array(), alpha = val::array();
       for (size_t g = 0; g < d.spec_ms_per_token.size(); ++g) {
-        spec.call<void>("push", stats_to_js(d.spec_ms_per_token[g]));
+        spec.call<void>("push", stats_js(d.spec_ms_per_token[g]));
         alpha.call<void>("push", d.alpha[g]);
       }
       o.set("specMsPerToken", spec);
       o.set("alpha", alpha);
       o.set("bestGamma", d.best_gamma);
-      o.set("draftStepMs", stats_to_js(d.draft_step_ms));
+      o.set("draftStepMs", stats_js(d.draft_step_ms));
       rows.call<void>("push", o);
     }
     return rows;
@@ -244,7 +235,7 @@ val bench_decode_by_threads(const BenchModel& target, const BenchModel& draft, v
 }
 
 val bench_fork_join_us(int repeats) {
-  return guard([&] { return stats_to_js(bench::fork_join_us(pool_or_fail(), repeats)); });
+  return guard([&] { return stats_js(bench::fork_join_us(pool_or_fail(), repeats)); });
 }
 
 val bench_prompts() {

@@ -5,8 +5,10 @@
 #include <emscripten/val.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
 
 #include "base/errors.h"
 #include "bindings/handles.h"
@@ -14,6 +16,8 @@
 #include "bindings/model_bindings.h"
 #include "specdec/analytics.h"
 #include "specdec/distribution.h"
+#include "specdec/limits.h"
+#include "specdec/tree.h"
 #include "specdec/verify.h"
 
 namespace specdec::bindings {
@@ -129,39 +133,71 @@ void decoder_set_draft_step(DecoderHandle& d, val fn) {
   guard([&] { d.set_draft(step_source(fn)); });
 }
 
-// options: { gamma, gammaMode (0 fixed, 1 auto, 2 heuristic), gammaMax, costC, costV (number[]
-//            or null), lookup, minNgram, maxNgram, tree (number[] or null), treeReplacement,
-//            temperature, topK, topP, plain, maxNewTokens, seedHigh, seedLow,
-//            keepDistributions } (numbers / booleans / arrays, checked by core.js for type).
+// options: { gamma (a number, 'auto', 'heuristic' or undefined), gammaMax, costC, costV (number[]
+//            or null), lookup, minNgram, maxNgram (undefined: the defaults), tree (number[] or
+//            null), treeReplacement, temperature, topK, topP, plain, maxNewTokens, seedHigh,
+//            seedLow, keepDistributions }, typed by create-decoder.js; values and which options
+//            combine are checked here and by check_decoder_options, naming the JS options.
+DecoderOptions decoder_options(const val& options) {
+  DecoderOptions o;
+  const val gamma = options["gamma"];
+  if (gamma.isString()) {
+    o.gamma_mode = gamma.as<std::string>() == "auto" ? GammaMode::kAuto : GammaMode::kHeuristic;
+  } else if (!gamma.isUndefined()) {
+    o.gamma = gamma.as<int>();
+  }
+  if (!options["gammaMax"].isUndefined()) o.gamma_max = options["gammaMax"].as<int>();
+  if (!options["costV"].isNull()) {
+    o.has_cost_model = true;
+    o.cost_model.c = options["costC"].as<double>();
+    const val v = options["costV"];
+    for (size_t i = 0; i < js_length(v); ++i) o.cost_model.v.push_back(v[i].as<double>());
+  }
+  o.lookup = options["lookup"].as<bool>();
+  if (!options["minNgram"].isUndefined())
+    o.lookup_options.min_ngram = options["minNgram"].as<int>();
+  o.lookup_options.max_ngram = options["maxNgram"].isUndefined()
+                                   ? std::max(kDefaultMaxNgram, o.lookup_options.min_ngram)
+                                   : options["maxNgram"].as<int>();
+  if (!options["tree"].isNull()) {
+    o.tree_branches = int_vector_from_js(options["tree"]);
+    check_tree_branches(o.tree_branches);  // an empty list would mean no tree
+    const int depth = static_cast<int>(o.tree_branches.size());
+    if (gamma.isNumber() && o.gamma != depth) {
+      fail("gamma: ", o.gamma, " differs from the tree's depth ", depth,
+           " (tree.branches.length); leave gamma out");
+    }
+  }
+  o.tree_without_replacement = !options["treeReplacement"].as<bool>();
+  o.sampling.temperature = options["temperature"].as<float>();
+  o.sampling.top_k = options["topK"].as<int>();
+  o.sampling.top_p = options["topP"].as<float>();
+  o.plain = options["plain"].as<bool>();
+  o.max_new_tokens = static_cast<size_t>(options["maxNewTokens"].as<double>());
+  return o;
+}
+
 void decoder_start(DecoderHandle& d, val prompt, val options) {
   guard([&] {
-    DecoderOptions o;
-    o.gamma = options["gamma"].as<int>();
-    const int mode = options["gammaMode"].as<int>();
-    o.gamma_mode = mode == 1   ? GammaMode::kAuto
-                   : mode == 2 ? GammaMode::kHeuristic
-                               : GammaMode::kFixed;
-    o.gamma_max = options["gammaMax"].as<int>();
-    if (!options["costV"].isNull()) {
-      o.has_cost_model = true;
-      o.cost_model.c = options["costC"].as<double>();
-      const val v = options["costV"];
-      for (size_t i = 0; i < js_length(v); ++i) o.cost_model.v.push_back(v[i].as<double>());
-    }
-    o.lookup = options["lookup"].as<bool>();
-    o.lookup_options.min_ngram = options["minNgram"].as<int>();
-    o.lookup_options.max_ngram = options["maxNgram"].as<int>();
-    if (!options["tree"].isNull()) o.tree_branches = int_vector_from_js(options["tree"]);
-    o.tree_without_replacement = !options["treeReplacement"].as<bool>();
-    o.sampling.temperature = options["temperature"].as<float>();
-    o.sampling.top_k = options["topK"].as<int>();
-    o.sampling.top_p = options["topP"].as<float>();
-    o.plain = options["plain"].as<bool>();
-    o.max_new_tokens = static_cast<size_t>(options["maxNewTokens"].as<double>());
+    const DecoderOptions o = decoder_options(options);
     const uint64_t seed =
         seed_from_halves(options["seedHigh"].as<double>(), options["seedLow"].as<double>());
     d.start(int_vector_from_js(prompt), o, seed, options["keepDistributions"].as<bool>());
   });
+}
+
+// The decoder's defaults and limits (specdec/limits.h), as web/lib/limits.js writes them.
+val limits_js() {
+  val o = val::object();
+  o.set("gamma", kDefaultGamma);
+  o.set("gammaMax", kDefaultGammaMax);
+  o.set("maxGamma", kMaxGamma);
+  o.set("maxTreeBranches", kMaxTreeBranches);
+  o.set("maxTreeNodes", kMaxTreeNodes);
+  o.set("minNgram", kDefaultMinNgram);
+  o.set("maxNgram", kDefaultMaxNgram);
+  o.set("maxNgramLength", kMaxNgram);
+  return o;
 }
 
 void decoder_set_budget(DecoderHandle& d, double total) {
@@ -221,6 +257,7 @@ EMSCRIPTEN_BINDINGS(specdec) {
   function("optimalGamma", &optimal_gamma_js);
   function("demonstrateSpeculative", &demonstrate_speculative_js);
   function("memoryStats", &memory_stats);
+  function("limits", &limits_js);
 
   class_<RngHandle>("Rng")
       .class_function("create", &create_rng, allow_raw_pointers())

@@ -106,9 +106,11 @@ void DecoderHandle::start(const std::vector<int>& prompt, const DecoderOptions& 
       fail("heads: need a target model (not a step function) to read hidden states from");
     }
   }
-  decoder_ = std::make_unique<SpeculativeDecoder>(*target_.source,
-                                                  options.plain ? nullptr : draft_.source.get(),
-                                                  prompt, options_, heads_proposer_.get());
+  if (draft_.source && !options.plain) {
+    draft_proposer_ = std::make_unique<DraftModelProposer>(*draft_.source);
+  }
+  decoder_ = std::make_unique<SpeculativeDecoder>(
+      *target_.source, drafters({draft_proposer_.get(), heads_proposer_.get()}), prompt, options_);
   rng_ = std::make_unique<Rng>(seed);
 }
 

@@ -115,6 +115,7 @@ class DecoderHandle {
 
   SourceSlot target_, draft_;
   std::shared_ptr<const MedusaHeads> heads_;
+  std::unique_ptr<DraftModelProposer> draft_proposer_;
   std::unique_ptr<HeadsProposer> heads_proposer_;
   DecoderOptions options_;
   std::unique_ptr<Rng> rng_;

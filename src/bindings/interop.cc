@@ -25,9 +25,25 @@ void copy_into(const val& array, T* out, size_t n) {
 }
 
 // new Xxx(view) copies the view's contents into a fresh buffer.
-template <typename T>
-val typed_copy(const val& js_class, const T* data, size_t n) {
-  return js_class.new_(emscripten::typed_memory_view(n, data));
+// The JS typed array classes, each looked up once.
+struct Float32Array {
+  static constexpr const char* kName = "Float32Array";
+};
+struct Float64Array {
+  static constexpr const char* kName = "Float64Array";
+};
+struct Int32Array {
+  static constexpr const char* kName = "Int32Array";
+};
+struct Uint8Array {
+  static constexpr const char* kName = "Uint8Array";
+};
+
+// A copy of data[0, n) as a new JS typed array of class Class.
+template <typename Class, typename T>
+val typed_copy(const T* data, size_t n) {
+  static const val cls = val::global(Class::kName);
+  return cls.new_(emscripten::typed_memory_view(n, data));
 }
 
 }  // namespace
@@ -67,22 +83,10 @@ ProbMatrix matrix_from_js(const val& flat, size_t rows, size_t cols) {
   return m;
 }
 
-val float32_array(const float* data, size_t n) {
-  static const val cls = val::global("Float32Array");  // looked up once
-  return typed_copy(cls, data, n);
-}
-val float64_array(const double* data, size_t n) {
-  static const val cls = val::global("Float64Array");  // looked up once
-  return typed_copy(cls, data, n);
-}
-val int32_array(const int* data, size_t n) {
-  static const val cls = val::global("Int32Array");  // looked up once
-  return typed_copy(cls, data, n);
-}
-val uint8_array(const uint8_t* data, size_t n) {
-  static const val cls = val::global("Uint8Array");  // looked up once
-  return typed_copy(cls, data, n);
-}
+val float32_array(const float* data, size_t n) { return typed_copy<Float32Array>(data, n); }
+val float64_array(const double* data, size_t n) { return typed_copy<Float64Array>(data, n); }
+val int32_array(const int* data, size_t n) { return typed_copy<Int32Array>(data, n); }
+val uint8_array(const uint8_t* data, size_t n) { return typed_copy<Uint8Array>(data, n); }
 
 uint64_t seed_from_halves(double high, double low) {
   auto valid = [](double h) { return h >= 0 && h < 4294967296.0 && std::floor(h) == h; };

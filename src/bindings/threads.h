@@ -4,6 +4,8 @@
 // (null) in the single-threaded build or with one thread.
 #pragma once
 
+#include <emscripten/val.h>
+
 #include <cstddef>
 
 #include "bench/bench.h"
@@ -18,5 +20,8 @@ kernels::ThreadPool* module_pool();
 // specdec::Error otherwise); the count in use is restored after.
 bench::Stats read_gbs_with_threads(size_t bytes, int repeats, double min_ms, int streams,
                                    int threads);
+
+// A measurement as JS: { median, min, max, runs }.
+emscripten::val stats_js(const bench::Stats& s);
 
 }  // namespace specdec::bindings

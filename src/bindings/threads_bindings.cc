@@ -107,6 +107,24 @@ auto with_threads(int threads, F f) {
   return f(pool);
 }
 
+// A peak measured with `threads` threads: bench::muladd_gflops or bench::int_dot_gops.
+val measure_peak(double repeats, double threads,
+                 bench::Stats (*measure)(int, double, kernels::ThreadPool*)) {
+  return guard([&] {
+    const int r = checked_count(repeats, "repeats", 1000);
+    const int t = checked_count(threads, "threads", max_threads());
+    return stats_js(with_threads(t, [&](kernels::ThreadPool* p) { return measure(r, 20.0, p); }));
+  });
+}
+val measure_peak_gflops(double repeats, double threads) {
+  return measure_peak(repeats, threads, &bench::muladd_gflops);
+}
+val measure_peak_int_gops(double repeats, double threads) {
+  return measure_peak(repeats, threads, &bench::int_dot_gops);
+}
+
+}  // namespace
+
 val stats_js(const bench::Stats& s) {
   val o = val::object();
   o.set("median", s.median);
@@ -115,26 +133,6 @@ val stats_js(const bench::Stats& s) {
   o.set("runs", s.runs);
   return o;
 }
-
-val measure_peak_gflops(double repeats, double threads) {
-  return guard([&] {
-    const int r = checked_count(repeats, "repeats", 1000);
-    const int t = checked_count(threads, "threads", max_threads());
-    return stats_js(
-        with_threads(t, [&](kernels::ThreadPool* p) { return bench::muladd_gflops(r, 20.0, p); }));
-  });
-}
-
-val measure_peak_int_gops(double repeats, double threads) {
-  return guard([&] {
-    const int r = checked_count(repeats, "repeats", 1000);
-    const int t = checked_count(threads, "threads", max_threads());
-    return stats_js(
-        with_threads(t, [&](kernels::ThreadPool* p) { return bench::int_dot_gops(r, 20.0, p); }));
-  });
-}
-
-}  // namespace
 
 // Used by diagnostics_bindings.cc: read bandwidth of `threads` threads at once.
 bench::Stats read_gbs_with_threads(size_t bytes, int repeats, double min_ms, int streams,

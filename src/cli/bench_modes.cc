@@ -57,123 +57,135 @@ std::vector<std::string> passages(const std::string& source_dir, size_t n, size_
   return out;
 }
 
-}  // namespace
+// Decodes prompts with the given drafters; the counters summed, tokens/s the median over
+// repeats.
+struct Bench {
+  const GPTModel& target;
+  const GPTModel& draft;
+  const MedusaHeads* heads;
+  int tokens;
+  int repeats;
 
-int bench_modes(const GPTModel& target, const GPTModel& draft, const MedusaHeads* heads, int tokens,
-                int repeats, int gamma_max) {
-  const std::string root = SPECDEC_SOURCE_ROOT;
-  const size_t n_prompts = 4;
-  std::vector<std::string> ordinary = passages(root, n_prompts, 64, 0);
-  std::vector<std::string> copy = passages(root, n_prompts, 150, 17);
-  for (std::string& p : copy) p += p.substr(0, 20);
-
-  // Decodes every prompt; counters summed, tokens/s the median over repeats.
-  auto measure = [&](const std::vector<std::string>& prompts, DecoderOptions o, bool use_draft,
-                     bool use_heads) {
-    std::vector<Run> runs;
-    for (int r = 0; r < repeats; ++r) {
-      Run run;
-      double ms = 0.0;
-      size_t generated = 0, passes = 0, accepted = 0, examined = 0;
-      for (size_t i = 0; i < prompts.size(); ++i) {
-        ModelSource t(target);
-        std::unique_ptr<ModelSource> d;
-        if (use_draft) d = std::make_unique<ModelSource>(draft);
-        std::unique_ptr<HeadsProposer> h;
-        if (use_heads) h = std::make_unique<HeadsProposer>(*heads, t);
-        o.max_new_tokens = static_cast<size_t>(tokens);
-        SpeculativeDecoder dec(t, d.get(), encode(prompts[i]), o, h.get());
-        Rng rng(1000 + i);
-        const auto t0 = std::chrono::steady_clock::now();
-        while (!dec.done()) dec.step(rng);
-        ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                  .count();
-        const DecoderStats& s = dec.stats();
-        generated += s.generated;
-        passes += s.target_passes;
-        accepted += s.accepted;
-        examined += s.examined;
-        for (int k = 0; k < kDrafterCount; ++k) run.by_drafter[k] += s.by_drafter[k];
+  Run once(const std::vector<std::string>& prompts, DecoderOptions o, bool use_draft,
+           bool use_heads) const {
+    Run run;
+    double ms = 0.0;
+    size_t generated = 0, passes = 0, accepted = 0, examined = 0;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      ModelSource t(target);
+      std::unique_ptr<ModelSource> d;
+      std::unique_ptr<DraftModelProposer> by_draft;
+      if (use_draft) {
+        d = std::make_unique<ModelSource>(draft);
+        by_draft = std::make_unique<DraftModelProposer>(*d);
       }
-      run.tokens_per_second = 1000.0 * generated / ms;
-      run.tokens_per_pass = double(generated) / passes;
-      run.alpha = examined ? double(accepted) / examined : 0.0;
-      runs.push_back(run);
+      std::unique_ptr<HeadsProposer> h;
+      if (use_heads) h = std::make_unique<HeadsProposer>(*heads, t);
+      o.max_new_tokens = static_cast<size_t>(tokens);
+      SpeculativeDecoder dec(t, drafters({by_draft.get(), h.get()}), encode(prompts[i]), o);
+      Rng rng(1000 + i);
+      const auto t0 = std::chrono::steady_clock::now();
+      while (!dec.done()) dec.step(rng);
+      ms +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const DecoderStats& s = dec.stats();
+      generated += s.generated;
+      passes += s.target_passes;
+      accepted += s.accepted;
+      examined += s.examined;
+      for (int k = 0; k < kDrafterCount; ++k) run.by_drafter[k] += s.by_drafter[k];
     }
+    run.tokens_per_second = 1000.0 * generated / ms;
+    run.tokens_per_pass = double(generated) / passes;
+    run.alpha = examined ? double(accepted) / examined : 0.0;
+    return run;
+  }
+
+  Run measure(const std::vector<std::string>& prompts, const DecoderOptions& o, bool use_draft,
+              bool use_heads) const {
+    std::vector<Run> runs;
+    for (int r = 0; r < repeats; ++r) runs.push_back(once(prompts, o, use_draft, use_heads));
     std::sort(runs.begin(), runs.end(),
               [](const Run& a, const Run& b) { return a.tokens_per_second < b.tokens_per_second; });
     return runs[runs.size() / 2];
-  };
-  auto row = [](const char* name, const Run& r, const Run& plain) {
-    std::printf(
-        "| %s | %.1f | %.2fx | %.2f | %.3f | draft %zu, lookup %zu, heads %zu, none %zu |\n", name,
-        r.tokens_per_second, r.tokens_per_second / plain.tokens_per_second, r.tokens_per_pass,
-        r.alpha, r.by_drafter[1], r.by_drafter[2], r.by_drafter[3], r.by_drafter[0]);
-  };
-  const char* head =
-      "| mode | tokens/s | vs plain | tokens/pass | alpha | iterations by drafter |\n"
-      "|---|---|---|---|---|---|\n";
+  }
+};
 
-  for (float temperature : {0.0f, 0.8f}) {
-    DecoderOptions base;
-    base.sampling.temperature = temperature;
-    DecoderOptions plain = base;
-    plain.plain = true;
-    const Run p = measure(ordinary, plain, false, false);
-    std::printf("\n#### Native, T = %.1f: tokens/s by gamma (ordinary prompts)\n\n%s", temperature,
-                head);
-    row("plain", p, p);
-    Run best;
-    int best_g = 0;
-    for (int g = 1; g <= gamma_max; ++g) {
-      DecoderOptions o = base;
-      o.gamma = g;
-      const Run r = measure(ordinary, o, true, false);
-      const std::string name = "gamma " + std::to_string(g);
-      row(name.c_str(), r, p);
-      if (r.tokens_per_second > best.tokens_per_second) best = r, best_g = g;
-    }
-    DecoderOptions a = base, h = base;
-    a.gamma_mode = GammaMode::kAuto;
-    h.gamma_mode = GammaMode::kHeuristic;
-    a.gamma_max = h.gamma_max = gamma_max;
-    const Run ra = measure(ordinary, a, true, false), rh = measure(ordinary, h, true, false);
-    row("auto", ra, p);
-    row("heuristic", rh, p);
-    std::printf("\nauto / best fixed (gamma %d): %.1f%%; auto / heuristic: %.3fx\n", best_g,
-                100.0 * ra.tokens_per_second / best.tokens_per_second,
-                ra.tokens_per_second / rh.tokens_per_second);
+constexpr const char* kHead =
+    "| mode | tokens/s | vs plain | tokens/pass | alpha | iterations by drafter |\n"
+    "|---|---|---|---|---|---|\n";
 
-    std::printf("\n#### Native, T = %.1f: drafters (gamma auto)\n\n%s", temperature, head);
-    for (const auto& [task, prompts] :
-         {std::pair<const char*, std::vector<std::string>*>{"copy-heavy", &copy},
-          {"ordinary", &ordinary}}) {
-      const Run pp = measure(*prompts, plain, false, false);
-      DecoderOptions lookup = a, both = a;
-      lookup.lookup = both.lookup = true;
-      const Run rd = measure(*prompts, a, true, false);
-      const Run rl = measure(*prompts, lookup, false, false);
-      const Run rb = measure(*prompts, both, true, false);
-      const std::string t = task;
-      row((t + ": plain").c_str(), pp, pp);
-      row((t + ": draft").c_str(), rd, pp);
-      row((t + ": lookup").c_str(), rl, pp);
-      row((t + ": lookup + draft").c_str(), rb, pp);
-      if (heads) {
-        DecoderOptions ho = a;
-        ho.gamma_max = heads->count();
-        row((t + ": heads").c_str(), measure(*prompts, ho, false, true), pp);
-      }
+void row(const std::string& name, const Run& r, const Run& plain) {
+  std::printf("| %s | %.1f | %.2fx | %.2f | %.3f | draft %zu, lookup %zu, heads %zu, none %zu |\n",
+              name.c_str(), r.tokens_per_second, r.tokens_per_second / plain.tokens_per_second,
+              r.tokens_per_pass, r.alpha, r.by_drafter[1], r.by_drafter[2], r.by_drafter[3],
+              r.by_drafter[0]);
+}
+
+// Tokens/s by fixed gamma, 'auto' and 'heuristic' on ordinary prompts; returns 'auto''s options.
+DecoderOptions gamma_table(const Bench& b, const std::vector<std::string>& ordinary,
+                           const DecoderOptions& base, int gamma_max) {
+  DecoderOptions plain = base;
+  plain.plain = true;
+  const Run p = b.measure(ordinary, plain, false, false);
+  std::printf("\n#### Native, T = %.1f: tokens/s by gamma (ordinary prompts)\n\n%s",
+              base.sampling.temperature, kHead);
+  row("plain", p, p);
+  Run best;
+  int best_g = 0;
+  for (int g = 1; g <= gamma_max; ++g) {
+    DecoderOptions o = base;
+    o.gamma = g;
+    const Run r = b.measure(ordinary, o, true, false);
+    row("gamma " + std::to_string(g), r, p);
+    if (r.tokens_per_second > best.tokens_per_second) best = r, best_g = g;
+  }
+  DecoderOptions a = base, h = base;
+  a.gamma_mode = GammaMode::kAuto;
+  h.gamma_mode = GammaMode::kHeuristic;
+  a.gamma_max = h.gamma_max = gamma_max;
+  const Run ra = b.measure(ordinary, a, true, false), rh = b.measure(ordinary, h, true, false);
+  row("auto", ra, p);
+  row("heuristic", rh, p);
+  std::printf("\nauto / best fixed (gamma %d): %.1f%%; auto / heuristic: %.3fx\n", best_g,
+              100.0 * ra.tokens_per_second / best.tokens_per_second,
+              ra.tokens_per_second / rh.tokens_per_second);
+  return a;
+}
+
+// Prompt lookup, the draft model, both, and heads, with gamma 'auto' (options a).
+void drafter_table(const Bench& b, const std::vector<std::string>& copy,
+                   const std::vector<std::string>& ordinary, const DecoderOptions& a) {
+  DecoderOptions plain = a;
+  plain.plain = true;
+  std::printf("\n#### Native, T = %.1f: drafters (gamma auto)\n\n%s", a.sampling.temperature,
+              kHead);
+  for (const auto& [task, prompts] :
+       {std::pair<std::string, const std::vector<std::string>*>{"copy-heavy", &copy},
+        {"ordinary", &ordinary}}) {
+    const Run pp = b.measure(*prompts, plain, false, false);
+    DecoderOptions lookup = a, both = a;
+    lookup.lookup = both.lookup = true;
+    row(task + ": plain", pp, pp);
+    row(task + ": draft", b.measure(*prompts, a, true, false), pp);
+    row(task + ": lookup", b.measure(*prompts, lookup, false, false), pp);
+    row(task + ": lookup + draft", b.measure(*prompts, both, true, false), pp);
+    if (b.heads) {
+      DecoderOptions ho = a;
+      ho.gamma_max = b.heads->count();
+      row(task + ": heads", b.measure(*prompts, ho, false, true), pp);
     }
   }
+}
 
-  // Trees at T = 0.8: the same depth and the same node budget.
+// Trees at T = 0.8: the same depth and the same node budget.
+void tree_table(const Bench& b, const std::vector<std::string>& ordinary) {
   DecoderOptions base;
   base.sampling.temperature = 0.8f;
   DecoderOptions plain = base;
   plain.plain = true;
-  const Run p = measure(ordinary, plain, false, false);
-  std::printf("\n#### Native, T = 0.8: chains and trees\n\n%s", head);
+  const Run p = b.measure(ordinary, plain, false, false);
+  std::printf("\n#### Native, T = 0.8: chains and trees\n\n%s", kHead);
   struct Shape {
     const char* name;
     std::vector<int> branches;
@@ -189,8 +201,8 @@ int bench_modes(const GPTModel& target, const GPTModel& draft, const MedusaHeads
                                {"draft: [4,1,1,1] (16 nodes)", {4, 1, 1, 1}, 0, false},
                                {"draft: chain of 32", {}, 32, false},
                                {"draft: [8,1,1,1] (32 nodes)", {8, 1, 1, 1}, 0, false}};
-  if (heads) {
-    shapes.push_back({"heads: chain", {}, heads->count(), true});
+  if (b.heads) {
+    shapes.push_back({"heads: chain", {}, b.heads->count(), true});
     shapes.push_back({"heads: [3,2,1]", {3, 2, 1}, 0, true});
     shapes.push_back({"heads: [4,2]", {4, 2}, 0, true});
   }
@@ -200,10 +212,28 @@ int bench_modes(const GPTModel& target, const GPTModel& draft, const MedusaHeads
       o.gamma = s.gamma;
     } else {
       o.tree_branches = s.branches;
-      if (s.heads) o.tree_branches.resize(std::min<size_t>(s.branches.size(), heads->count()));
+      if (s.heads) o.tree_branches.resize(std::min<size_t>(s.branches.size(), b.heads->count()));
     }
-    row(s.name, measure(ordinary, o, !s.heads, s.heads), p);
+    row(s.name, b.measure(ordinary, o, !s.heads, s.heads), p);
   }
+}
+
+}  // namespace
+
+int bench_modes(const GPTModel& target, const GPTModel& draft, const MedusaHeads* heads, int tokens,
+                int repeats, int gamma_max) {
+  const std::string root = SPECDEC_SOURCE_ROOT;
+  const size_t n_prompts = 4;
+  std::vector<std::string> ordinary = passages(root, n_prompts, 64, 0);
+  std::vector<std::string> copy = passages(root, n_prompts, 150, 17);
+  for (std::string& p : copy) p += p.substr(0, 20);
+  const Bench b{target, draft, heads, tokens, repeats};
+  for (float temperature : {0.0f, 0.8f}) {
+    DecoderOptions base;
+    base.sampling.temperature = temperature;
+    drafter_table(b, copy, ordinary, gamma_table(b, ordinary, base, gamma_max));
+  }
+  tree_table(b, ordinary);
   return 0;
 }
 

@@ -96,6 +96,43 @@ void bench_roofline(const BenchRun& run, const std::vector<std::string>& target_
 }
 
 // ---------------------------------------------------------------- threads
+// One thread count's physics: printed (unless --json), and its JSON row.
+std::string physics_row(const BenchRun& run, const bench::ThreadPhysics& t, size_t max_k) {
+  const double v1 = t.pass_ms[0].median, r1 = t.roofline_ms[0];
+  const bool int8 = t.peak_int_gops.runs > 0;  // measured for 8-bit targets only
+  if (!run.json) {
+    std::printf(
+        "  T=%d: B(T) %s GB/s, P(T) %s GFLOP/s%s, fork-join %s us x %.1f regions per pass, "
+        "draft step %s ms\n",
+        t.threads, cell(t.read_gbs, "%.1f").c_str(), cell(t.peak_gflops, "%.1f").c_str(),
+        int8 ? (", P_int(T) " + cell(t.peak_int_gops, "%.1f") + " GOP/s").c_str() : "",
+        cell(t.fork_join_us, "%.2f").c_str(), t.regions_per_pass,
+        cell(t.draft_step_ms, "%.3f").c_str());
+    std::printf("    %-2s | %-7s | %-7s | %-9s | %-6s | %-10s | %s\n", "k", "pass", "matmul",
+                "roofline", "v(k)", "roof v(k)", "matmul/roof");
+    for (size_t k = 1; k <= max_k; ++k) {
+      std::printf("    %-2zu | %-7.3f | %-7.3f | %-9.3f | %-6.2f | %-10.2f | %.2f\n", k,
+                  t.pass_ms[k - 1].median, t.matmul_ms[k - 1].median, t.roofline_ms[k - 1],
+                  t.pass_ms[k - 1].median / v1, t.roofline_ms[k - 1] / r1,
+                  t.matmul_ms[k - 1].median / t.roofline_ms[k - 1]);
+    }
+  }
+  std::vector<std::string> ks;
+  for (size_t k = 1; k <= max_k; ++k) {
+    ks.push_back("{\"k\":" + std::to_string(k) + ",\"pass_ms\":" + json_stats(t.pass_ms[k - 1]) +
+                 ",\"matmul_ms\":" + json_stats(t.matmul_ms[k - 1]) +
+                 ",\"roofline_ms\":" + fmt("%.5f", t.roofline_ms[k - 1]) +
+                 ",\"v\":" + fmt("%.4f", t.pass_ms[k - 1].median / v1) +
+                 ",\"v_roofline\":" + fmt("%.4f", t.roofline_ms[k - 1] / r1) + "}");
+  }
+  return ("{\"threads\":" + std::to_string(t.threads) + ",\"read_gbs\":" + json_stats(t.read_gbs) +
+          ",\"peak_gflops\":" + json_stats(t.peak_gflops) +
+          (int8 ? ",\"peak_int_gops\":" + json_stats(t.peak_int_gops) : std::string()) +
+          ",\"fork_join_us\":" + json_stats(t.fork_join_us) +
+          ",\"regions_per_pass\":" + fmt("%.2f", t.regions_per_pass) +
+          ",\"draft_step_ms\":" + json_stats(t.draft_step_ms) + ",\"passes\":" + join(ks) + "}");
+}
+
 // The physics of a pass with T threads: B(T), P(T), v(k) at T against the roofline v(k, T),
 // the barrier; then decoding at each T (plain and speculative, round robin, greedy).
 void bench_threads(const BenchRun& run, const std::vector<int>& thread_counts) {
@@ -108,42 +145,7 @@ void bench_threads(const BenchRun& run, const std::vector<int>& thread_counts) {
     std::printf("Threads: one pass of the target (%.1f MB of %s weights) on T threads\n",
                 bytes / 1e6, weights_name(run.target.weight_type()));
   }
-  for (const bench::ThreadPhysics& t : phys) {
-    const double v1 = t.pass_ms[0].median, r1 = t.roofline_ms[0];
-    const bool int8 = t.peak_int_gops.runs > 0;  // measured for 8-bit targets only
-    if (!run.json) {
-      std::printf(
-          "  T=%d: B(T) %s GB/s, P(T) %s GFLOP/s%s, fork-join %s us x %.1f regions per pass, "
-          "draft step %s ms\n",
-          t.threads, cell(t.read_gbs, "%.1f").c_str(), cell(t.peak_gflops, "%.1f").c_str(),
-          int8 ? (", P_int(T) " + cell(t.peak_int_gops, "%.1f") + " GOP/s").c_str() : "",
-          cell(t.fork_join_us, "%.2f").c_str(), t.regions_per_pass,
-          cell(t.draft_step_ms, "%.3f").c_str());
-      std::printf("    %-2s | %-7s | %-7s | %-9s | %-6s | %-10s | %s\n", "k", "pass", "matmul",
-                  "roofline", "v(k)", "roof v(k)", "matmul/roof");
-      for (size_t k = 1; k <= max_k; ++k) {
-        std::printf("    %-2zu | %-7.3f | %-7.3f | %-9.3f | %-6.2f | %-10.2f | %.2f\n", k,
-                    t.pass_ms[k - 1].median, t.matmul_ms[k - 1].median, t.roofline_ms[k - 1],
-                    t.pass_ms[k - 1].median / v1, t.roofline_ms[k - 1] / r1,
-                    t.matmul_ms[k - 1].median / t.roofline_ms[k - 1]);
-      }
-    }
-    std::vector<std::string> ks;
-    for (size_t k = 1; k <= max_k; ++k) {
-      ks.push_back("{\"k\":" + std::to_string(k) + ",\"pass_ms\":" + json_stats(t.pass_ms[k - 1]) +
-                   ",\"matmul_ms\":" + json_stats(t.matmul_ms[k - 1]) +
-                   ",\"roofline_ms\":" + fmt("%.5f", t.roofline_ms[k - 1]) +
-                   ",\"v\":" + fmt("%.4f", t.pass_ms[k - 1].median / v1) +
-                   ",\"v_roofline\":" + fmt("%.4f", t.roofline_ms[k - 1] / r1) + "}");
-    }
-    rows.push_back(
-        "{\"threads\":" + std::to_string(t.threads) + ",\"read_gbs\":" + json_stats(t.read_gbs) +
-        ",\"peak_gflops\":" + json_stats(t.peak_gflops) +
-        (int8 ? ",\"peak_int_gops\":" + json_stats(t.peak_int_gops) : std::string()) +
-        ",\"fork_join_us\":" + json_stats(t.fork_join_us) +
-        ",\"regions_per_pass\":" + fmt("%.2f", t.regions_per_pass) +
-        ",\"draft_step_ms\":" + json_stats(t.draft_step_ms) + ",\"passes\":" + join(ks) + "}");
-  }
+  for (const bench::ThreadPhysics& t : phys) rows.push_back(physics_row(run, t, max_k));
   const std::vector<bench::ThreadDecoding> dec =
       bench::decode_by_threads(run.target, run.draft, run.pool, thread_counts,
                                std::min(run.gamma_max, 6), 0.0f, run.max_tokens, run.repeats);

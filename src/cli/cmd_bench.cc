@@ -191,6 +191,43 @@ void bench_verify(const BenchRun& run, double decode_pass_ms) {
 //   of the speculative run; c = D / S; v = (V(g+1) + S - V(1)) / S — a speculative iteration
 //   also pays the per-iteration work outside the model passes that a plain step pays (S - V(1):
 //   sampling, verification).
+// Every repeat's totals: plain and each gamma, prompt by prompt; tokens/s and the ratio.
+struct SpecRuns {
+  std::vector<double> plain_tps;
+  std::vector<bench::DecodeTotals> plain_runs;
+  std::vector<std::vector<double>> spec_tps, ratio;  // [gamma]
+  std::vector<std::vector<bench::DecodeTotals>> spec_runs;
+};
+
+SpecRuns spec_runs_of(const BenchRun& run, const std::vector<std::vector<int>>& prompts,
+                      float temperature) {
+  SpecRuns out;
+  const size_t n = static_cast<size_t>(run.gamma_max) + 1;
+  out.spec_tps.resize(n);
+  out.ratio.resize(n);
+  out.spec_runs.resize(n);
+  for (int r = 0; r < run.repeats; ++r) {
+    bench::DecodeTotals p;
+    std::vector<bench::DecodeTotals> sp(n);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      p += bench::decode(run.target, nullptr, {prompts[i]}, 1, temperature, 1000 + i,
+                         run.max_tokens);
+      for (int g = 1; g <= run.gamma_max; ++g) {
+        sp[g] += bench::decode(run.target, &run.draft, {prompts[i]}, g, temperature, 1000 + i,
+                               run.max_tokens);
+      }
+    }
+    out.plain_tps.push_back(1000.0 / p.ms_per_token());
+    out.plain_runs.push_back(p);
+    for (int g = 1; g <= run.gamma_max; ++g) {
+      out.spec_tps[g].push_back(1000.0 / sp[g].ms_per_token());
+      out.ratio[g].push_back(out.spec_tps[g].back() / out.plain_tps.back());
+      out.spec_runs[g].push_back(sp[g]);
+    }
+  }
+  return out;
+}
+
 void bench_spec(const BenchRun& run) {
   const std::vector<std::vector<int>> prompts = prompt_tokens();
   auto add = [](bench::DecodeTotals& a, const bench::DecodeTotals& b) { a += b; };
@@ -204,29 +241,12 @@ void bench_spec(const BenchRun& run) {
     // Warm-up: one plain and one speculative decode.
     bench::decode(run.target, nullptr, {prompts[0]}, 1, temperature, 1000, run.max_tokens);
     bench::decode(run.target, &run.draft, {prompts[0]}, 2, temperature, 1000, run.max_tokens);
-    std::vector<double> plain_tps;
-    std::vector<bench::DecodeTotals> plain_runs;
-    std::vector<std::vector<double>> spec_tps(run.gamma_max + 1), ratio(run.gamma_max + 1);
-    std::vector<std::vector<bench::DecodeTotals>> spec_runs(run.gamma_max + 1);
-    for (int r = 0; r < run.repeats; ++r) {
-      bench::DecodeTotals p;
-      std::vector<bench::DecodeTotals> sp(run.gamma_max + 1);
-      for (size_t i = 0; i < prompts.size(); ++i) {
-        add(p, bench::decode(run.target, nullptr, {prompts[i]}, 1, temperature, 1000 + i,
-                             run.max_tokens));
-        for (int g = 1; g <= run.gamma_max; ++g) {
-          add(sp[g], bench::decode(run.target, &run.draft, {prompts[i]}, g, temperature, 1000 + i,
-                                   run.max_tokens));
-        }
-      }
-      plain_tps.push_back(1000.0 / p.ms_per_token());
-      plain_runs.push_back(p);
-      for (int g = 1; g <= run.gamma_max; ++g) {
-        spec_tps[g].push_back(1000.0 / sp[g].ms_per_token());
-        ratio[g].push_back(spec_tps[g].back() / plain_tps.back());
-        spec_runs[g].push_back(sp[g]);
-      }
-    }
+    const SpecRuns runs = spec_runs_of(run, prompts, temperature);
+    const std::vector<double>& plain_tps = runs.plain_tps;
+    const std::vector<bench::DecodeTotals>& plain_runs = runs.plain_runs;
+    const std::vector<std::vector<double>>& spec_tps = runs.spec_tps;
+    const std::vector<std::vector<double>>& ratio = runs.ratio;
+    const std::vector<std::vector<bench::DecodeTotals>>& spec_runs = runs.spec_runs;
     const Stats plain = bench::summarize(plain_tps);
     const double step_ms = median_of(plain_runs, [](auto& t) { return t.ms_per_token(); });
     const double v1_ms =

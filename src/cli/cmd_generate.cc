@@ -112,16 +112,24 @@ std::string stats_json(const DecoderStats& s, double wall_ms) {
          ",\"ms_per_token\":" + json_number(s.generated ? wall_ms / s.generated : 0.0) + "}";
 }
 
-}  // namespace
+// --tree "3,2,1,1": children per node at each depth (values checked by the decoder).
+std::vector<int> tree_branches(const std::string& t) {
+  std::vector<int> branches;
+  size_t at = 0;
+  while (at <= t.size()) {
+    const size_t comma = std::min(t.find(',', at), t.size());
+    const std::string part = t.substr(at, comma - at);
+    char* end = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0') fail("--tree: expected counts like 3,2,1,1, got '", t, "'");
+    branches.push_back(static_cast<int>(std::max(-1L, std::min(v, 1000L))));
+    at = comma + 1;
+  }
+  return branches;
+}
 
-int cmd_generate(const std::vector<std::string>& argv) {
-  const Args args(
-      argv,
-      {"target", "draft", "heads", "prompt", "gamma", "gamma-max", "tree", "min-ngram", "max-ngram",
-       "temperature", "top-k", "top-p", "seed", "max-tokens", "threads", "weights"},
-      {"plain", "json", "lookup", "with-replacement"});
-  if (!args.has("target")) fail("--target: required (a .safetensors model)");
-  if (!args.has("prompt")) fail("--prompt: required");
+// The decoder's options from the flags (each flag is the JS option of the same meaning).
+DecoderOptions decoder_options(const Args& args) {
   DecoderOptions options;
   options.plain = args.has("plain");
   options.lookup = args.has("lookup");
@@ -132,35 +140,25 @@ int cmd_generate(const std::vector<std::string>& argv) {
     fail("--draft: required unless --plain, --lookup or --heads");
   }
   if (args.has("draft") && args.has("heads")) fail("--heads: give either --draft or --heads");
-  const std::string gamma = args.str("gamma", "4");
+  const std::string gamma = args.str("gamma", std::to_string(kDefaultGamma));
   if (gamma == "auto" || gamma == "heuristic") {
     options.gamma_mode = gamma == "auto" ? GammaMode::kAuto : GammaMode::kHeuristic;
   } else {
-    const long long g = args.integer("gamma", 4);
+    const long long g = args.integer("gamma", kDefaultGamma);
     if (g < 1 || g > kMaxGamma) {
       fail("--gamma: must be auto, heuristic or in 1..", kMaxGamma, ", got ", g);
     }
     options.gamma = static_cast<int>(g);
   }
-  const long long gamma_max = args.integer("gamma-max", 8);
+  const long long gamma_max = args.integer("gamma-max", kDefaultGammaMax);
   if (gamma_max < 1 || gamma_max > kMaxGamma) {
     fail("--gamma-max: must be in 1..", kMaxGamma, ", got ", gamma_max);
   }
   options.gamma_max = static_cast<int>(gamma_max);
-  options.lookup_options.min_ngram = static_cast<int>(args.integer("min-ngram", 1));
-  options.lookup_options.max_ngram = static_cast<int>(args.integer("max-ngram", 3));
-  if (args.has("tree")) {  // "3,2,1,1"
-    const std::string t = args.str("tree", "");
-    size_t at = 0;
-    while (at <= t.size()) {
-      const size_t comma = std::min(t.find(',', at), t.size());
-      const std::string part = t.substr(at, comma - at);
-      char* end = nullptr;
-      const long v = std::strtol(part.c_str(), &end, 10);
-      if (part.empty() || *end != '\0') fail("--tree: expected counts like 3,2,1,1, got '", t, "'");
-      options.tree_branches.push_back(static_cast<int>(std::max(-1L, std::min(v, 1000L))));
-      at = comma + 1;
-    }
+  options.lookup_options.min_ngram = static_cast<int>(args.integer("min-ngram", kDefaultMinNgram));
+  options.lookup_options.max_ngram = static_cast<int>(args.integer("max-ngram", kDefaultMaxNgram));
+  if (args.has("tree")) {
+    options.tree_branches = tree_branches(args.str("tree", ""));
     if (args.has("gamma") && gamma != std::to_string(options.tree_branches.size())) {
       fail("--gamma: a tree's depth is the length of --tree (", options.tree_branches.size(), ")");
     }
@@ -174,6 +172,20 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const long long max_tokens = args.integer("max-tokens", 200);
   if (max_tokens < 1) fail("--max-tokens: must be >= 1, got ", max_tokens);
   options.max_new_tokens = static_cast<size_t>(max_tokens);
+  return options;
+}
+
+}  // namespace
+
+int cmd_generate(const std::vector<std::string>& argv) {
+  const Args args(
+      argv,
+      {"target", "draft", "heads", "prompt", "gamma", "gamma-max", "tree", "min-ngram", "max-ngram",
+       "temperature", "top-k", "top-p", "seed", "max-tokens", "threads", "weights"},
+      {"plain", "json", "lookup", "with-replacement"});
+  if (!args.has("target")) fail("--target: required (a .safetensors model)");
+  if (!args.has("prompt")) fail("--prompt: required");
+  const DecoderOptions options = decoder_options(args);
   const uint64_t seed = args.seed("seed", 0);
   const std::string prompt = args.str("prompt", "");
   const bool json = args.has("json");
@@ -205,7 +217,10 @@ int cmd_generate(const std::vector<std::string>& argv) {
         std::make_unique<MedusaHeads>(MedusaHeads::from_file(args.str("heads", ""), target_model));
     heads_proposer = std::make_unique<HeadsProposer>(*heads, target);
   }
-  SpeculativeDecoder decoder(target, draft.get(), encode(prompt), options, heads_proposer.get());
+  std::unique_ptr<DraftModelProposer> draft_proposer;
+  if (draft) draft_proposer = std::make_unique<DraftModelProposer>(*draft);
+  SpeculativeDecoder decoder(target, drafters({draft_proposer.get(), heads_proposer.get()}),
+                             encode(prompt), options);
   Rng rng(seed);
 
   std::vector<IterationRecord> records;

@@ -14,9 +14,9 @@ void check_sampling_params(const SamplingParams& params) {
   if (!std::isfinite(params.temperature) || params.temperature < 0.0f) {
     fail("temperature: must be a finite number >= 0, got ", params.temperature);
   }
-  if (params.top_k < 0) fail("top_k: must be >= 0 (0 = off), got ", params.top_k);
+  if (params.top_k < 0) fail("topK: must be >= 0 (0 = off), got ", params.top_k);
   if (!(params.top_p > 0.0f && params.top_p <= 1.0f)) {
-    fail("top_p: must be in (0, 1] (1 = off), got ", params.top_p);
+    fail("topP: must be in (0, 1] (1 = off), got ", params.top_p);
   }
 }
 

@@ -34,8 +34,8 @@ double speculative_speedup(double alpha, int gamma, double c) {
 
 double speculative_speedup_measured(double alpha, int gamma, double c, double verify_cost) {
   check_cost(c, "c");
-  check_cost(verify_cost, "verify_cost");
-  if (verify_cost <= 0.0) fail("verify_cost: must be > 0, got ", verify_cost);
+  check_cost(verify_cost, "verifyCost");
+  if (verify_cost <= 0.0) fail("verifyCost: must be > 0, got ", verify_cost);
   return expected_accepted_tokens(alpha, gamma) / (gamma * c + verify_cost);
 }
 

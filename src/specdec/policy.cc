@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "base/errors.h"
+#include "specdec/proposer.h"
+#include "specdec/record.h"
 
 namespace specdec {
 namespace {
@@ -29,26 +31,12 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-const char* drafter_name(Drafter d) {
-  switch (d) {
-    case Drafter::kNone:
-      return "none";
-    case Drafter::kDraftModel:
-      return "draft";
-    case Drafter::kLookup:
-      return "lookup";
-    case Drafter::kHeads:
-      return "heads";
-  }
-  return "?";
-}
-
 void check_cost_model(const CostModel& m) {
-  if (!std::isfinite(m.c) || m.c < 0.0) fail("cost_model.c: must be finite and >= 0, got ", m.c);
-  if (m.v.empty()) fail("cost_model.v: must list v(1), v(2), ... (at least one entry)");
+  if (!std::isfinite(m.c) || m.c < 0.0) fail("costModel.c: must be finite and >= 0, got ", m.c);
+  if (m.v.empty()) fail("costModel.verifyCost: must list v(1), v(2), ... (at least one entry)");
   for (size_t i = 0; i < m.v.size(); ++i) {
     if (!std::isfinite(m.v[i]) || m.v[i] <= 0.0) {
-      fail("cost_model.v[", i, "]: must be finite and > 0, got ", m.v[i]);
+      fail("costModel.verifyCost[", i, "]: must be finite and > 0, got ", m.v[i]);
     }
   }
 }
@@ -90,9 +78,7 @@ double GammaPolicy::expected_tokens(Drafter d, int match, int gamma) const {
 
 void GammaPolicy::refit() {
   fit_line();
-  // A pass over more tokens never costs less: per-k medians of a few noisy samples can say
-  // otherwise (a measured v(2) of 0.56 makes every lookup look free), so each k is at least the
-  // k before it.
+  // A pass over more tokens never costs less, whatever a few noisy samples say (src/README.md).
   for (size_t k = 1; k <= kMaxK; ++k) {
     est_[k] = fit_ms(k);
     if (k > 1) est_[k] = std::max(est_[k], est_[k - 1]);
@@ -152,10 +138,7 @@ double GammaPolicy::fit_ms(size_t k) const {
     return v.back() + (v.back() - v[v.size() - 2]) * double(k - v.size());
   }
   // Per k: the median of its samples shrunk towards the line through all k (fit_line), which
-  // also fills the k not measured. A pass's time varies by a third from one pass to the next:
-  // with a handful of samples a k's own median is often far off, and picking the best plan
-  // over such estimates picks the k that drew the luckiest ones (a trace of gamma 'auto' on
-  // the transformers.js route read v(6) as 1.57 where a probe measured 1.87).
+  // also fills the k not measured (a k's own few samples are noisy: src/README.md).
   if (!has_line_) return 1.0 + kPriorSlope * (double(k) - 1.0);  // units of T(1)
   const double line = intercept_ + slope_ * double(k);
   const size_t n = k <= kMaxK ? target_samples_[k].size() : 0;
@@ -209,16 +192,8 @@ void GammaPolicy::record_overhead(Drafter d, double ms) {
   record_overhead(ms);
   std::vector<double>& mine = drafter_overhead_samples_[static_cast<int>(d)];
   push_recent(mine, kMaxOverheadSamples, ms);
-  // The mean, not the median: what a drafter's iterations cost outside the passes is largely
-  // in their tail (a garbage collection after a rejected draft's cache copy), and the tail is
-  // what the throughput pays. But not its largest sample: one preempted iteration on a busy
-  // machine (10 ms against a 1 ms pass) would otherwise price a drafter out until enough new
-  // samples dilute it, and a drafter priced out is rarely sampled again; nor its smallest, so
-  // that the trim takes as much from each side. A sample may be negative (it carries a pass's
-  // excess over the latest passes, and a pass can be the faster one): samples clamped at 0 one
-  // by one made the mean of pure noise positive (a pass's noise of +-1.5 ms read as 1-3 ms of
-  // overhead on the transformers.js route, against 0.4-0.8 ms spent), which priced every
-  // iteration high and drafts deep; only the mean is clamped.
+  // The mean of the samples but the largest and the smallest, clamped at 0 only as a whole
+  // (src/README.md, "The gamma policy's ledger").
   double sum = 0.0, largest = -INFINITY, smallest = INFINITY;
   for (double x : mine) {
     sum += x;
@@ -385,6 +360,31 @@ void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chai
         median(clean.size() >= kMinClean ? clean : target_samples_[target_tokens]);
     refit();
   }
+}
+
+void GammaPolicy::observe(const IterationRecord& rec, const ProposalInfo& drafted,
+                          const Preview& preview) {
+  const size_t n = rec.tree.size();
+  const int accepted = static_cast<int>(rec.tree_verify.path.size());
+  const bool measured = iterations_ > 0;  // the first pass reads the prompt
+  // This pass against the latest clean ones over as many tokens, before it joins them (given
+  // costs: none).
+  const double excess =
+      measured && !options_.has_cost_model ? rec.target_ms - recent_pass_ms(n + 1) : 0.0;
+  Plan done;
+  done.drafter = rec.drafter;
+  done.gamma = rec.gamma;
+  record(done, rec.tree_verify.examined(), accepted, rec.tree.is_chain(),
+         drafted.passes - drafted.backlog_passes, rec.draft_ms - drafted.backlog_ms, n + 1,
+         rec.target_ms, measured, ledger_.after_cut());
+  if (!preview.tokens.empty()) {
+    record_lookup(preview.match, lookup_outcome(preview.tokens, rec.tree_verify.emitted,
+                                                rec.target_probs, rec.tree.is_chain()));
+  }
+  const CostLedger::Sample last =
+      ledger_.settle(rec.drafter, rec.draft_ms + rec.target_ms, excess, measured,
+                     n > 0 && static_cast<size_t>(accepted) < n);
+  if (last.set) record_overhead(last.drafter, last.ms);
 }
 
 }  // namespace specdec

@@ -10,16 +10,24 @@
 #include <cstddef>
 #include <vector>
 
+#include "specdec/drafter.h"
+#include "specdec/ledger.h"
+#include "specdec/limits.h"
 #include "specdec/lookup_rates.h"
 
 namespace specdec {
 
 enum class GammaMode { kFixed, kAuto, kHeuristic };
 
-// Who drafted an iteration. kNone: nobody (a plain step: one token from the target).
-enum class Drafter { kNone = 0, kDraftModel = 1, kLookup = 2, kHeads = 3 };
-constexpr int kDrafterCount = 4;
-const char* drafter_name(Drafter d);  // "none", "draft", "lookup", "heads"
+struct IterationRecord;  // record.h
+struct ProposalInfo;     // proposer.h
+
+// What a drafter that costs nothing to ask (prompt lookup) would have proposed this iteration,
+// whoever drafted it: the iteration's tokens measure it (lookup_rates.h).
+struct Preview {
+  std::vector<int> tokens;  // x_1..x_m (empty: none)
+  int match = 0;            // the match length it was offered at
+};
 
 // Costs given instead of measured, in units of one one-token target pass, so that a run with
 // gamma 'auto' (or two drafters) replays exactly from its seed (tests, reproducible demos).
@@ -33,8 +41,8 @@ void check_cost_model(const CostModel& m);
 
 struct PolicyOptions {
   GammaMode mode = GammaMode::kFixed;
-  int gamma = 4;      // kFixed: the depth of every draft
-  int gamma_max = 8;  // kAuto, kHeuristic: 1..gamma_max
+  int gamma = kDefaultGamma;         // kFixed: the depth of every draft
+  int gamma_max = kDefaultGammaMax;  // kAuto, kHeuristic: 1..gamma_max
   bool has_cost_model = false;
   CostModel cost_model;
 };
@@ -63,16 +71,22 @@ class GammaPolicy {
   // possible). With one drafter and a fixed gamma this is that drafter at min(gamma, room).
   Plan choose(const std::vector<DraftOption>& options) const;
 
+  // The decoder's calls, one of each per iteration: begin_iteration() before it plans,
+  // observe() once the iteration is verified and appended (drafted: the drafter's passes and
+  // their time; preview: prompt lookup's proposal, whoever drafted). observe() feeds record(),
+  // record_lookup() and, through the ledger, record_overhead().
+  void begin_iteration() { ledger_.begin(); }
+  void observe(const IterationRecord& rec, const ProposalInfo& drafted, const Preview& preview);
+  // Time the caller spent on the last iteration outside the decoder (SpeculativeDecoder::
+  // note_overhead).
+  void note_overhead(double ms) { ledger_.note_caller(ms); }
+
   // What happened: the plan followed, the nodes tested and accepted (chain: positions
   // 1..examined were tested and 1..accepted accepted; a tree counts only in the totals), and the
   // time spent. target_tokens: positions in the target pass. measured: false for the first
-  // iteration (its passes include the prompt). after_cut: the pass came after an iteration
-  // that left rejected tokens in the target's cache, so it paid for cutting them off first
-  // (over a callback, a copy of the kept cache, and often a slower pass after it). The decoder
-  // charges that excess to the drafter that caused it (record_overhead); so as not to count
-  // it twice, such a pass stays out of its k's median once that k has kMinClean passes that
-  // came after no cut. (Else a 1-token pass after each rejected lookup draft made one-token
-  // passes look as dear as long ones, and drafting look free.)
+  // iteration (its passes include the prompt). after_cut: the pass came after an iteration that
+  // left rejected tokens in the target's cache; such a pass stays out of its k's median once
+  // that k has kMinClean clean ones (its excess is charged as overhead: src/README.md).
   void record(const Plan& plan, int examined, int accepted, bool chain, size_t draft_passes,
               double draft_ms, size_t target_tokens, double target_ms, bool measured,
               bool after_cut = false);
@@ -81,17 +95,9 @@ class GammaPolicy {
   // iteration, its own and the others', at no cost.
   void record_lookup(int match, const LookupOutcome& outcome) { lookup_.observe(match, outcome); }
 
-  // Time an iteration spends outside the draft and target passes (planning, prompt lookup's
-  // search, sampling, verification, records; the JS wrapper reports its share, and generate()
-  // the time between two steps): paid once per iteration, so it favours drafting over plain
-  // steps. Kept per drafter (who drafted the iteration; kNone for a plain step), so that a
-  // drafter whose iterations cost more outside the passes is charged for it: prompt lookup is
-  // chosen only where its measured gain covers its own overhead. A drafter is charged the mean
-  // of its recent samples but the largest and the smallest (its tail included, one preempted
-  // iteration not), never below 0, or, with fewer than kMinOverheadSamples of them, the median
-  // over all drafters (plain steps: 0 while a drafter has its own figure, so that plain steps
-  // get measured too). A sample may be negative: the decoder adds a pass's excess over the
-  // latest passes over as many tokens, which is negative when the pass was the faster one.
+  // Time an iteration spends outside the draft and target passes, per drafter (kNone: plain
+  // steps): a drafter is charged the trimmed mean of its recent samples, never below 0, or the
+  // median over all drafters until it has kMinOverheadSamples (src/README.md says why).
   void record_overhead(Drafter d, double ms);
   // A sample that belongs to no drafter in particular (counts towards the median over all).
   void record_overhead(double ms);
@@ -112,12 +118,9 @@ class GammaPolicy {
   const LookupRates& lookup_rates() const { return lookup_; }
   double v(size_t k) const;  // target pass over k tokens / one-token pass
   double pass_ms(size_t k) const { return target_ms(k); }  // the estimate of a k-token pass
-  // What the latest passes over k tokens that came after no cut took (the median of the last
-  // kMinClean of them, plus the level since; pass_ms(k) until there are that many): the
-  // reference a pass's excess is taken against. Not the fitted estimate: a pass's cost drifts as
-  // the cache grows (a 4-token pass through onnxruntime-web went from 5.8 to 9.1 ms over 200
-  // tokens), and the fit lags it, which charged the drift to the drafters as overhead (0.2 -> 2.4
-  // ms an iteration) and pushed gamma 'auto' deeper.
+  // The median of the last kMinClean passes over k tokens that came after no cut, plus the
+  // level since (pass_ms(k) until there are that many): what a pass's excess is taken against.
+  // Not the fitted estimate, which lags the drift of a pass's cost (src/README.md).
   double recent_pass_ms(size_t k) const;
   double c(Drafter d) const;  // one draft pass / one-token pass
   int heuristic_gamma() const { return heuristic_gamma_; }
@@ -152,12 +155,8 @@ class GammaPolicy {
   // target_samples_[k] (both net of the level); kept current
   std::vector<double> median_;
   std::vector<double> est_;  // (kMaxK + 1,) target_ms(k) less the level, refitted per sample
-  // The passes' common level (ms), added to every k's estimate: a pass's cost drifts as the
-  // run goes on (onnxruntime-web copies the whole cache in and out of each pass: a 4-token pass
-  // went from 5.8 to 9.1 ms over 200 tokens, a one-token pass by about as much), and per-k
-  // medians over the run lag it: a k measured early (the one-token pass, while drafting) kept
-  // its early cost, and the drift was charged to the drafters as overhead. The samples are
-  // kept net of the level at their time.
+  // The passes' common level (ms), added to every k's estimate, so that the drift of a pass's
+  // cost over a run is not charged to the drafters (src/README.md); samples are kept net of it.
   double level_ = 0.0;
   bool has_line_ = false;  // a line through the medians (some k measured)
   double slope_ = 0.0, intercept_ = 0.0;
@@ -170,6 +169,7 @@ class GammaPolicy {
   std::array<double, kDrafterCount> drafter_overhead_ms_{};  // their means
   int heuristic_gamma_ = 5;
   size_t iterations_ = 0;
+  CostLedger ledger_;  // the overhead's attribution (ledger.h)
   int plain_run_ = 0;  // plain steps in a row, the last ones recorded
 };
 

@@ -56,13 +56,21 @@ std::vector<int> draw_children(const float* q, size_t vocab, int count, bool wit
   return out;
 }
 
+std::vector<Proposer*> drafters(std::initializer_list<Proposer*> given) {
+  std::vector<Proposer*> out;
+  for (Proposer* p : given) {
+    if (p) out.push_back(p);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------- draft model
 
 DraftOption DraftModelProposer::offer(const std::vector<int>&, int depth_limit, size_t) {
   return DraftOption{Drafter::kDraftModel, depth_limit, 0};
 }
 
-DraftLevels DraftModelProposer::levels(const ProposalRequest& req) {
+std::unique_ptr<DraftLevels> DraftModelProposer::levels(const ProposalRequest& req) {
   // After an iteration the draft lacks at most 2 tokens (the last draft token and the bonus);
   // more means plain steps came between (only a caching source says how many it has). The
   // proposer's first pass reads the whole prompt: a catch-up too. (The decoder does not time
@@ -72,11 +80,13 @@ DraftLevels DraftModelProposer::levels(const ProposalRequest& req) {
   const size_t cached = draft_.cached_tokens();
   const bool first = !drafted_;
   drafted_ = true;
-  return DraftLevels(req, first || (cached > 0 && req.tokens.size() > cached + 2));
+  return std::make_unique<DraftLevels>(req,
+                                       first || (cached > 0 && req.tokens.size() > cached + 2));
 }
 
 ProposalInfo DraftModelProposer::propose(const ProposalRequest& req, DraftTree& tree) {
-  DraftLevels levels = this->levels(req);
+  const std::unique_ptr<DraftLevels> owned = this->levels(req);
+  DraftLevels& levels = *owned;
   while (!levels.done()) {
     auto t0 = std::chrono::steady_clock::now();
     ProbMatrix rows = levels.ask(draft_, tree);
@@ -154,14 +164,14 @@ void DraftLevels::take(ProbMatrix& rows, double ms, DraftTree& tree, Rng& rng) {
 // ---------------------------------------------------------------------------- prompt lookup
 
 void check_lookup_options(const LookupOptions& o) {
-  if (o.min_ngram < 1 || o.min_ngram > 32) {
-    fail("lookup.min_ngram: must be in 1..32, got ", o.min_ngram);
+  if (o.min_ngram < 1 || o.min_ngram > kMaxNgram) {
+    fail("promptLookup.minNgram: must be in 1..", kMaxNgram, ", got ", o.min_ngram);
   }
-  if (o.max_ngram < 1 || o.max_ngram > 32) {
-    fail("lookup.max_ngram: must be in 1..32, got ", o.max_ngram);
+  if (o.max_ngram < 1 || o.max_ngram > kMaxNgram) {
+    fail("promptLookup.maxNgram: must be in 1..", kMaxNgram, ", got ", o.max_ngram);
   }
   if (o.min_ngram > o.max_ngram) {
-    fail("lookup.min_ngram: ", o.min_ngram, " exceeds max_ngram ", o.max_ngram);
+    fail("promptLookup.minNgram: ", o.min_ngram, " exceeds maxNgram ", o.max_ngram);
   }
 }
 

@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
+#include <memory>
 #include <vector>
 
 #include "sampling/rng.h"
 #include "sampling/sampling.h"
+#include "specdec/drafter.h"
 #include "specdec/policy.h"
 #include "specdec/source.h"
 #include "specdec/tree.h"
@@ -49,26 +52,9 @@ struct ProposalInfo {
   double backlog_ms = 0.0;
 };
 
-class Proposer {
- public:
-  virtual ~Proposer() = default;
-  virtual Drafter kind() const = 0;
-  // What it can propose after `tokens` right now: max_depth 0 when nothing (no n-gram match;
-  // heads before the target's first pass). Lookup fills ngram and match. Called before
-  // propose().
-  virtual DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) = 0;
-  // Fills the (empty) tree. Uniforms come from req.rng only.
-  virtual ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) = 0;
-  // After verification: the target's last call returned rows, and row final_row produced the
-  // last emitted token (heads read the hidden state there).
-  virtual void observe(size_t final_row) { (void)final_row; }
-  // Context window of the drafter's own model (0 = unlimited) and its cache, for the visualiser.
-  virtual size_t max_context() const { return 0; }
-  virtual size_t cached_tokens() const { return 0; }
-  // The width of the target's hidden state the drafter reads after each target pass (heads:
-  // n_embd; 0: none). An external target must hand it over with its rows.
-  virtual size_t hidden_width() const { return 0; }
-};
+class Proposer;
+// The drafters given, the null ones left out (a caller's optional draft model and heads).
+std::vector<Proposer*> drafters(std::initializer_list<Proposer*> given);
 
 // Drafting with a draft model one depth at a time: which rows the next depth needs, and drawing
 // its children from them. DraftModelProposer::propose runs it against its source; the decoder
@@ -110,6 +96,47 @@ class DraftLevels {
   ProposalInfo info_;
 };
 
+// One drafter. The decoder takes a list of them (SpeculativeDecoder) and knows them only through
+// this interface; the policy chooses among their offers. A new drafter is a new Proposer and a
+// line in drafter.h.
+class Proposer {
+ public:
+  virtual ~Proposer() = default;
+  virtual Drafter kind() const = 0;  // who drafted, in records and statistics
+  // Whether it can fill a tree (else it drafts chains: a tree's branches are ignored).
+  virtual bool drafts_trees() const { return true; }
+  // What it can propose after `tokens` right now: max_depth 0 when nothing (no n-gram match;
+  // heads before the target's first pass). Lookup fills ngram and match. Called before
+  // propose().
+  virtual DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) = 0;
+  // Fills the (empty) tree. Uniforms come from req.rng only.
+  virtual ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) = 0;
+  // After verification: the target's last call returned rows, and row final_row produced the
+  // last emitted token (heads read the hidden state there).
+  virtual void observe(size_t final_row) { (void)final_row; }
+  // Context window of the drafter's own model (0 = unlimited) and its cache, for the visualiser.
+  virtual size_t max_context() const { return 0; }
+  virtual size_t cached_tokens() const { return 0; }
+  // The width of the target's hidden state the drafter reads after each target pass (heads:
+  // n_embd; 0: none). An external target must hand it over with its rows.
+  virtual size_t hidden_width() const { return 0; }
+  // A drafter that reads a model's rows depth by depth: its source and the drafting of
+  // propose() in steps (DraftLevels), so that the decoder can ask an external source for each
+  // depth's rows. Null (the default): propose() drafts at once.
+  virtual DistributionSource* draft_source() const { return nullptr; }
+  virtual std::unique_ptr<DraftLevels> levels(const ProposalRequest& req) {
+    (void)req;
+    return nullptr;
+  }
+  // What it would propose at `depth` after the last offer(), when that costs nothing to ask
+  // (prompt lookup): every iteration's tokens then measure it (GammaPolicy::observe). Empty
+  // (the default): nothing.
+  virtual std::vector<int> preview(const std::vector<int>& tokens, int depth) const {
+    (void)tokens, (void)depth;
+    return {};
+  }
+};
+
 // A smaller model drafts: depth 1 from the distribution after the sequence, each further depth
 // in ONE call for all nodes of the previous depth (tree_probs).
 class DraftModelProposer : public Proposer {
@@ -118,10 +145,10 @@ class DraftModelProposer : public Proposer {
   Drafter kind() const override { return Drafter::kDraftModel; }
   DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) override;
   ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) override;
-  // The drafting of propose(), to be run by the caller (DraftLevels). The first call's first
-  // pass reads the prompt: it is reported as a catch-up.
-  DraftLevels levels(const ProposalRequest& req);
-  DistributionSource& source() const { return draft_; }
+  // The drafting of propose(), to be run by the caller. The first call's first pass reads the
+  // prompt: it is reported as a catch-up.
+  std::unique_ptr<DraftLevels> levels(const ProposalRequest& req) override;
+  DistributionSource* draft_source() const override { return &draft_; }
   size_t max_context() const override { return draft_.max_context(); }
   size_t cached_tokens() const override { return draft_.cached_tokens(); }
 
@@ -135,15 +162,16 @@ class DraftModelProposer : public Proposer {
 // min_ngram, and proposes the tokens that followed it. Its q is one-hot: a token is accepted
 // with probability p(x), and a rejection samples p without x, renormalised.
 struct LookupOptions {
-  int min_ngram = 1;
-  int max_ngram = 3;
+  int min_ngram = kDefaultMinNgram;
+  int max_ngram = kDefaultMaxNgram;
 };
-void check_lookup_options(const LookupOptions& o);  // 1 <= min <= max <= 32
+void check_lookup_options(const LookupOptions& o);  // 1 <= min <= max <= kMaxNgram
 
 class PromptLookupProposer : public Proposer {
  public:
   explicit PromptLookupProposer(const LookupOptions& options);
   Drafter kind() const override { return Drafter::kLookup; }
+  bool drafts_trees() const override { return false; }
   DraftOption offer(const std::vector<int>& tokens, int depth_limit, size_t vocab) override;
   ProposalInfo propose(const ProposalRequest& req, DraftTree& tree) override;
 
@@ -159,6 +187,9 @@ class PromptLookupProposer : public Proposer {
   // What the last offer() would propose at `depth`: x_1..x_m, m = min(depth, available) (empty
   // without a match). The decoder compares it with every iteration's tokens (lookup_rates.h).
   std::vector<int> proposal(const std::vector<int>& tokens, int depth) const;
+  std::vector<int> preview(const std::vector<int>& tokens, int depth) const override {
+    return proposal(tokens, depth);
+  }
 
  private:
   LookupOptions options_;

@@ -76,10 +76,10 @@ size_t check_tree(const DraftTree& tree, const ProbMatrix& target_probs) {
     fail("tree: parent, token and depth must have one entry per node");
   }
   if (target_probs.shape()[0] != n + 1) {
-    fail("target_probs: expected ", n + 1, " rows (1 + tree nodes), got ", target_probs.shape()[0]);
+    fail("targetProbs: expected ", n + 1, " rows (1 + tree nodes), got ", target_probs.shape()[0]);
   }
   const size_t vocab = target_probs.shape()[1];
-  if (vocab == 0) fail("target_probs: vocabulary size is 0");
+  if (vocab == 0) fail("targetProbs: vocabulary size is 0");
   for (size_t i = 0; i < n; ++i) {
     if (tree.parent[i] < -1 || tree.parent[i] >= static_cast<int>(i)) {
       fail("tree: node ", i, " has parent ", tree.parent[i], " (must be -1 or an earlier node)");
@@ -108,7 +108,7 @@ TreeVerifyResult verify_tree(const DraftTree& tree, const ProbMatrix& target_pro
   const size_t n = tree.size();
   for (size_t i = 0; i <= n; ++i) {
     check_distribution(row(target_probs, i), vocab,
-                       ("target_probs[" + std::to_string(i) + "]").c_str());
+                       ("targetProbs[" + std::to_string(i) + "]").c_str());
   }
   if (n > 0 && tree.q.size() != n + 1)
     fail("tree: expected ", n + 1, " draft rows (q), got ", tree.q.size());
@@ -185,7 +185,7 @@ TreeVerifyResult greedy_verify_tree(const DraftTree& tree, const ProbMatrix& tar
   for (size_t i = 0; i < (n + 1) * vocab; ++i) {
     const float v = target_probs.data()[i];
     if (!std::isfinite(v) || v < 0.0f) {
-      fail("target_probs[", i / vocab, "]: entry ", i % vocab, " is negative or not finite (", v,
+      fail("targetProbs[", i / vocab, "]: entry ", i % vocab, " is negative or not finite (", v,
            ")");
     }
   }

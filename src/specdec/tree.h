@@ -11,11 +11,9 @@
 
 #include "sampling/rng.h"
 #include "specdec/distribution.h"
+#include "specdec/limits.h"
 
 namespace specdec {
-
-constexpr int kMaxTreeBranches = 8;  // children per node at one depth
-constexpr int kMaxTreeNodes = 64;    // nodes of one draft tree
 
 // A tree of draft tokens below the committed sequence (the root). Nodes are numbered in the
 // order they were drawn, depth by depth: a node's parent has a smaller index, and the children

@@ -13,24 +13,24 @@ namespace {
 size_t check_shapes(const ProbMatrix& target_probs, const ProbMatrix* draft_probs,
                     const std::vector<int>& draft_tokens) {
   const size_t gamma = draft_tokens.size();
-  if (gamma < 1) fail("draft_tokens: gamma must be >= 1, got ", gamma);
+  if (gamma < 1) fail("draftTokens: gamma must be >= 1, got ", gamma);
   if (target_probs.shape()[0] != gamma + 1) {
-    fail("target_probs: expected ", gamma + 1, " rows (gamma + 1), got ", target_probs.shape()[0]);
+    fail("targetProbs: expected ", gamma + 1, " rows (gamma + 1), got ", target_probs.shape()[0]);
   }
   const size_t vocab = target_probs.shape()[1];
-  if (vocab == 0) fail("target_probs: vocabulary size is 0");
+  if (vocab == 0) fail("targetProbs: vocabulary size is 0");
   if (draft_probs) {
     if (draft_probs->shape()[0] != gamma) {
-      fail("draft_probs: expected ", gamma, " rows (gamma), got ", draft_probs->shape()[0]);
+      fail("draftProbs: expected ", gamma, " rows (gamma), got ", draft_probs->shape()[0]);
     }
     if (draft_probs->shape()[1] != vocab) {
-      fail("draft_probs: vocabulary size ", draft_probs->shape()[1], " differs from target_probs' ",
+      fail("draftProbs: vocabulary size ", draft_probs->shape()[1], " differs from targetProbs' ",
            vocab);
     }
   }
   for (size_t i = 0; i < gamma; ++i) {
     if (draft_tokens[i] < 0 || static_cast<size_t>(draft_tokens[i]) >= vocab) {
-      fail("draft_tokens[", i, "]: token id ", draft_tokens[i], " outside [0, ", vocab, ")");
+      fail("draftTokens[", i, "]: token id ", draft_tokens[i], " outside [0, ", vocab, ")");
     }
   }
   return vocab;
@@ -46,13 +46,13 @@ VerifyResult speculative_verify(const ProbMatrix& target_probs, const ProbMatrix
   const size_t gamma = draft_tokens.size();
   for (size_t i = 0; i <= gamma; ++i) {
     check_distribution(row(target_probs, i), vocab,
-                       ("target_probs[" + std::to_string(i) + "]").c_str());
+                       ("targetProbs[" + std::to_string(i) + "]").c_str());
   }
   for (size_t i = 0; i < gamma; ++i) {
     check_distribution(row(draft_probs, i), vocab,
-                       ("draft_probs[" + std::to_string(i) + "]").c_str());
+                       ("draftProbs[" + std::to_string(i) + "]").c_str());
     if (row(draft_probs, i)[draft_tokens[i]] <= 0.0f) {
-      fail("draft_tokens[", i, "]: token ", draft_tokens[i],
+      fail("draftTokens[", i, "]: token ", draft_tokens[i],
            " has draft probability 0 (the draft could not have proposed it)");
     }
   }
@@ -91,7 +91,7 @@ VerifyResult greedy_verify(const ProbMatrix& target_probs, const std::vector<int
   for (size_t i = 0; i < (gamma + 1) * vocab; ++i) {
     float v = target_probs.data()[i];
     if (!std::isfinite(v) || v < 0.0f) {
-      fail("target_probs[", i / vocab, "]: entry ", i % vocab, " is negative or not finite (", v,
+      fail("targetProbs[", i / vocab, "]: entry ", i % vocab, " is negative or not finite (", v,
            ")");
     }
   }

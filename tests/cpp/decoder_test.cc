@@ -232,7 +232,7 @@ TEST(Decoder, BadInputThrowsClearErrors) {
             "prompt: 5 tokens exceed the model context of 4 tokens");
   Rng rng(1);
   EXPECT_EQ(error_of([&] { speculative_decode({0}, toy_target, toy_draft, 4, 0, rng); }),
-            "max_new_tokens: must be >= 1, got 0");
+            "maxTokens: must be >= 1, got 0");
 
   auto unnormalised = [](const std::vector<int>&) { return dist({0.5f, 0.2f, 0.2f, 0.2f}); };
   EXPECT_EQ(error_of([&] { speculative_decode({0}, unnormalised, toy_draft, 4, 5, rng); }),

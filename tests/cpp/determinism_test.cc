@@ -115,7 +115,11 @@ TEST_P(DeterminismThreads, NativeBuildGivesTheRecordedTokens) {
     for (auto& [name, m] : models()) m->set_thread_pool(GetParam() > 1 ? &pool : nullptr);
     ModelSource target(model(c.target));
     std::unique_ptr<ModelSource> draft;
-    if (!c.plain && !c.draft.empty()) draft = std::make_unique<ModelSource>(model(c.draft));
+    std::unique_ptr<DraftModelProposer> by_draft;
+    if (!c.plain && !c.draft.empty()) {
+      draft = std::make_unique<ModelSource>(model(c.draft));
+      by_draft = std::make_unique<DraftModelProposer>(*draft);
+    }
     std::unique_ptr<MedusaHeads> heads;
     std::unique_ptr<HeadsProposer> proposer;
     if (!c.heads.empty()) {
@@ -123,7 +127,8 @@ TEST_P(DeterminismThreads, NativeBuildGivesTheRecordedTokens) {
           MedusaHeads::from_file(repo_path(c.heads), model(c.target)));
       proposer = std::make_unique<HeadsProposer>(*heads, target);
     }
-    SpeculativeDecoder decoder(target, draft.get(), encode(c.prompt), c.options, proposer.get());
+    SpeculativeDecoder decoder(target, drafters({by_draft.get(), proposer.get()}), encode(c.prompt),
+                               c.options);
     Rng rng(c.seed);
     while (!decoder.done()) decoder.step(rng);
     EXPECT_EQ(decoder.generated(), c.tokens);

@@ -126,7 +126,7 @@ TEST_F(HeadsTest, LoaderRefusesWhatDoesNotFit) {
 DecodeResult decode_with_heads(ModelSource& source, const MedusaHeads& heads,
                                const std::vector<int>& prompt, DecoderOptions opt, Rng& rng) {
   HeadsProposer proposer(heads, source);
-  SpeculativeDecoder dec(source, nullptr, prompt, opt, &proposer);
+  SpeculativeDecoder dec(source, {&proposer}, prompt, opt);
   return decode_to_end(dec, rng);
 }
 
@@ -220,7 +220,7 @@ TEST_F(HeadsTest, AnExternalTargetHandsOverItsHiddenStates) {
     opt.max_new_tokens = 40;
     ModelSource builtin(*target_);
     HeadsProposer ref_heads(*heads_, builtin);
-    SpeculativeDecoder ref(builtin, nullptr, prompt, opt, &ref_heads);
+    SpeculativeDecoder ref(builtin, {&ref_heads}, prompt, opt);
     Rng r0(5);
     std::vector<IterationRecord> want;
     while (!ref.done()) want.push_back(ref.step(r0));
@@ -228,7 +228,7 @@ TEST_F(HeadsTest, AnExternalTargetHandsOverItsHiddenStates) {
     ModelSource answer(*target_);
     ExternalSource ext("targetScore", target_->config().block_size, true);
     HeadsProposer ext_heads(*heads_, ext);
-    SpeculativeDecoder dec(ext, nullptr, prompt, opt, &ext_heads);
+    SpeculativeDecoder dec(ext, {&ext_heads}, prompt, opt);
     Rng r1(5);
     std::vector<IterationRecord> got;
     size_t asked = 0;

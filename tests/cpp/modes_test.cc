@@ -409,19 +409,20 @@ TEST(Modes, BadInputThrowsClearErrors) {
   };
   for (const Case& c : std::vector<Case>{
            {[](DecoderOptions& o) { o.plain = true, o.lookup = true; }, false,
-            "lookup: prompt lookup drafts; it does not combine with plain decoding"},
+            "promptLookup: prompt lookup drafts; it does not combine with plain decoding"},
            {[](DecoderOptions& o) {
               o.lookup = true, o.lookup_options = {3, 2};
             },
-            false, "lookup.min_ngram: 3 exceeds max_ngram 2"},
+            false, "promptLookup.minNgram: 3 exceeds maxNgram 2"},
            {[](DecoderOptions& o) {
               o.lookup = true, o.lookup_options = {0, 2};
             },
-            false, "lookup.min_ngram: must be in 1..32, got 0"},
+            false, "promptLookup.minNgram: must be in 1..32, got 0"},
            {[](DecoderOptions& o) { o.gamma_mode = GammaMode::kAuto, o.gamma_max = 0; }, true,
-            "gamma_max: must be in 1..32, got 0"},
+            "gammaMax: must be in 1..32, got 0"},
            {[](DecoderOptions& o) { o.gamma_mode = GammaMode::kAuto, o.tree_branches = {2}; }, true,
-            "tree: its depth is fixed by branches; gamma 'auto' and 'heuristic' apply to chains"},
+            "gamma: 'auto' and 'heuristic' choose a chain's length; a tree's depth is fixed by "
+            "tree.branches"},
            {[](DecoderOptions& o) {
               o.tree_branches = {2, 2}, o.lookup = true;
             },
@@ -433,9 +434,9 @@ TEST(Modes, BadInputThrowsClearErrors) {
            {[](DecoderOptions& o) {
               o.gamma_mode = GammaMode::kAuto, o.has_cost_model = true, o.cost_model.v = {1, -2};
             },
-            true, "cost_model.v[1]: must be finite and > 0, got -2"},
+            true, "costModel.verifyCost[1]: must be finite and > 0, got -2"},
            {[](DecoderOptions& o) { o.has_cost_model = true; }, true,
-            "cost_model.v: must list v(1), v(2), ... (at least one entry)"}}) {
+            "costModel.verifyCost: must list v(1), v(2), ... (at least one entry)"}}) {
     EXPECT_EQ(error_of([&] { make(c.set, c.draft); }), c.message);
   }
 }

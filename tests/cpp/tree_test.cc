@@ -230,7 +230,7 @@ TEST(Tree, BadInputThrowsClearErrors) {
             "tree: node 0 has token 1 with draft probability 0 (the draft could not have "
             "proposed it)");
   EXPECT_EQ(error_of([&] { verify_tree(zero, stack({p}), rng); }),
-            "target_probs: expected 2 rows (1 + tree nodes), got 1");
+            "targetProbs: expected 2 rows (1 + tree nodes), got 1");
 }
 
 }  // namespace

@@ -214,17 +214,12 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadVerify{"gamma_zero", 1, 0, 5, {}, "gamma must be >= 1, got 0"},
         BadVerify{
-            "target_rows", 2, 2, 5, {0, 1}, "target_probs: expected 3 rows (gamma + 1), got 2"},
-        BadVerify{"draft_rows", 3, 1, 5, {0, 1}, "draft_probs: expected 2 rows (gamma), got 1"},
-        BadVerify{"vocab",
-                  3,
-                  2,
-                  4,
-                  {0, 1},
-                  "draft_probs: vocabulary size 4 differs from target_probs' 5"},
+            "target_rows", 2, 2, 5, {0, 1}, "targetProbs: expected 3 rows (gamma + 1), got 2"},
+        BadVerify{"draft_rows", 3, 1, 5, {0, 1}, "draftProbs: expected 2 rows (gamma), got 1"},
         BadVerify{
-            "token_negative", 3, 2, 5, {0, -1}, "draft_tokens[1]: token id -1 outside [0, 5)"},
-        BadVerify{"token_too_big", 3, 2, 5, {5, 0}, "draft_tokens[0]: token id 5 outside [0, 5)"}),
+            "vocab", 3, 2, 4, {0, 1}, "draftProbs: vocabulary size 4 differs from targetProbs' 5"},
+        BadVerify{"token_negative", 3, 2, 5, {0, -1}, "draftTokens[1]: token id -1 outside [0, 5)"},
+        BadVerify{"token_too_big", 3, 2, 5, {5, 0}, "draftTokens[0]: token id 5 outside [0, 5)"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(Verify, RejectsInvalidRowsAndImpossibleDraftTokens) {
@@ -239,14 +234,14 @@ TEST(Verify, RejectsInvalidRowsAndImpossibleDraftTokens) {
     return "no error";
   };
   EXPECT_EQ(message(stack({ok, dist({0.5f, std::nanf("")})}), stack({ok}), {0}),
-            "target_probs[1]: entry 1 is not finite (nan)");
+            "targetProbs[1]: entry 1 is not finite (nan)");
   EXPECT_EQ(message(stack({ok, ok}), stack({dist({0.9f, 0.3f})}), {0}),
-            "draft_probs[0]: probabilities sum to 1.2, not 1 (tolerance 0.001)");
+            "draftProbs[0]: probabilities sum to 1.2, not 1 (tolerance 0.001)");
   EXPECT_EQ(message(stack({ok, ok}), stack({dist({-0.5f, 1.5f})}), {1}),
-            "draft_probs[0]: entry 0 is negative (-0.5)");
+            "draftProbs[0]: entry 0 is negative (-0.5)");
   EXPECT_EQ(
       message(stack({ok, ok}), stack({dist({0.0f, 1.0f})}), {0}),
-      "draft_tokens[0]: token 0 has draft probability 0 (the draft could not have proposed it)");
+      "draftTokens[0]: token 0 has draft probability 0 (the draft could not have proposed it)");
 }
 
 }  // namespace

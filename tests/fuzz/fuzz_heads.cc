@@ -38,7 +38,7 @@ std::vector<int> greedy(const specdec::GPTModel& m, const specdec::MedusaHeads* 
   ModelSource source(m);
   std::unique_ptr<HeadsProposer> proposer;
   if (heads) proposer = std::make_unique<HeadsProposer>(*heads, source);
-  SpeculativeDecoder dec(source, nullptr, {72, 105}, o, proposer.get());
+  SpeculativeDecoder dec(source, drafters({proposer.get()}), {72, 105}, o);
   Rng rng(1);
   while (!dec.done()) dec.step(rng);
   return dec.generated();

@@ -346,7 +346,8 @@ test('handles: dispose(), [Symbol.dispose] and the exported classes', () => {
     rng.dispose();
   }
   assert.equal(sd.SpecdecError, SpecdecError);
-  const e = new SpecdecError('draft_probs[2]: bad');
+  // The core's messages already name the JS arguments: the message is kept as it is.
+  const e = new SpecdecError('draftProbs[2]: bad');
   assert.equal(e.message, 'draftProbs[2]: bad');
   assert.equal(e.argument, 'draftProbs[2]');
 });

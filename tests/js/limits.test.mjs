@@ -151,3 +151,19 @@ for (const [value, limit] of MAX_TOKENS_CASES) {
     dec.dispose();
   });
 }
+
+test('limits: the frozen defaults and caps equal what the module reports, and load without it', async () => {
+  const { limits } = await import('specdec/limits');
+  assert.ok(Object.isFrozen(limits));
+  assert.deepEqual({ ...limits }, sd._coreLimits());
+  assert.equal(sd.limits, limits);
+  assert.equal(sd.maxGamma, limits.maxGamma);
+  const { limits: fromIndex } = await import('specdec');
+  assert.equal(fromIndex, limits);
+  // The defaults are the decoder's: gamma and gammaMax left out draft limits.gamma tokens.
+  const step = (tokens) => Float32Array.from({ length: 4 }, (_, i) => (i === tokens.length % 4 ? 0.7 : 0.1));
+  const dec = sd.createDecoder({ targetStep: step, draftStep: step, prompt: [0], maxTokens: 20, seed: 1 });
+  assert.equal(dec.step().proposed.length, limits.gamma);
+  dec.dispose();
+  assert.throws(() => sd.createDecoder({ targetStep: step, draftStep: step, prompt: [0], gamma: limits.maxGamma + 1 }), new RegExp(`gamma: must be in 1\\.\\.${limits.maxGamma}`));
+});

@@ -18,6 +18,7 @@ const EXPECTED_FILES = [
   'web/lib/errors.js',
   'web/lib/handles.js',
   'web/lib/index.js',
+  'web/lib/limits.js',
   'web/lib/node.js',
   'web/lib/options.js',
   'web/lib/ort.d.ts',
@@ -110,7 +111,9 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
     const { ortScorer } = await import('specdec/ort');
     let ortError = null;
     try { ortScorer({}); } catch (e) { ortError = e instanceof SpecdecError && e.message; }
-    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error, ortError }));
+    // The limits load on their own, without the WebAssembly module.
+    const { limits } = await import('specdec/limits');
+    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error, ortError, maxGamma: limits.maxGamma }));
     dec.dispose(); target.dispose(); draft.dispose();
   `;
   writeFileSync(path.join(consumer, 'smoke.mjs'), script);
@@ -120,6 +123,7 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
   assert.ok(out.text.startsWith('ROMEO:'));
   assert.equal(out.error, true);
   assert.match(out.ortError, /^session: expected an onnxruntime-web InferenceSession/);
+  assert.equal(out.maxGamma, 32);
   // The installed package resolves to its node entry and ships its types.
   const pkg = JSON.parse(readFileSync(path.join(consumer, 'node_modules/specdec/package.json'), 'utf8'));
   assert.equal(pkg.exports['.'].types, './web/lib/specdec.d.ts');

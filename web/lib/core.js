@@ -4,7 +4,8 @@
 // handles into objects with dispose(), and reshapes results. createDecoder's options and set-up:
 // create-decoder.js. Types: specdec.d.ts.
 
-import { MAX_GAMMA, SpecdecError, bytesArg, checkOptions, describe, fail, gammaArg, integer, isNumericArray, number, probVector, seedHalves, tokenArray } from './errors.js';
+import { limits } from './limits.js';
+import { SpecdecError, bytesArg, checkOptions, describe, fail, gammaArg, integer, isNumericArray, number, probVector, seedHalves, tokenArray } from './errors.js';
 import { decode, encode, tokenText } from './text.js';
 import { Handle, Heads, Model, NATIVE, OWNER, Rng, safetensorsInfo } from './handles.js';
 import { verifyRecord } from './records.js';
@@ -12,31 +13,15 @@ import { Decoder } from './decoder.js';
 import { createDecoder } from './create-decoder.js';
 
 export { SpecdecError } from './errors.js';
+export { limits } from './limits.js';
 export { encode, decode, tokenText } from './text.js';
 export { Rng, Model, Heads } from './handles.js';
 export { Decoder } from './decoder.js';
 
 // ---------------------------------------------------------------------------- the API
 
-/**
- * Builds the API over an instantiated module (index.js / node.js call this).
- * @param {any} M the Emscripten module, instantiated with { SpecdecError }
- */
-export function createApi(M, threadInfo = { requested: 1, reason: null }) {
-  const owner = M;
-
-  const own = (handle, Class, name) => {
-    if (!(handle instanceof Class)) {
-      // A handle posted to another worker arrives as a plain object (its wasm object stays behind).
-      const copied = handle !== null && typeof handle === 'object' && Object.getPrototypeOf(handle) === Object.prototype
-        ? ` (a ${Class.name} cannot cross to another worker or another specdec instance: load it where it is used)`
-        : '';
-      fail(`${name}: expected a ${Class.name}, got ${describe(handle)}${copied}`);
-    }
-    if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
-    return handle[NATIVE](name);
-  };
-
+// The lesson's functions (acceptance, residual, verification, the analytics) over module M.
+function lessonApi(M, owner, own) {
   const flatRows = (rows, expected, name) => {
     if (!Array.isArray(rows)) fail(`${name}: expected an array of rows (Float32Array | number[]), got ${describe(rows)}`);
     if (rows.length !== expected.count) {
@@ -52,17 +37,7 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     return { flat, vocab };
   };
 
-  const api = {
-    SpecdecError,
-    Rng,
-    Model,
-    Heads,
-    Decoder,
-    maxGamma: MAX_GAMMA,
-    encode,
-    decode,
-    tokenText,
-
+  return {
     acceptanceRate(p, q) {
       return M.acceptanceRate(probVector(p, 'p'), probVector(q, 'q'));
     },
@@ -107,7 +82,7 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     demonstrateSpeculative(options) {
       const o = checkOptions(options, ['c', 'alphas', 'gammaMax'], 'demonstrateSpeculative');
       const c = number(o.c ?? 0.1, 'c');
-      const gammaMax = gammaArg(o.gammaMax ?? 8, 'gammaMax');
+      const gammaMax = gammaArg(o.gammaMax ?? limits.gammaMax, 'gammaMax');
       const alphas = o.alphas ?? [0.4, 0.6, 0.8, 0.9];
       if (!isNumericArray(alphas)) fail(`alphas: expected an array of numbers, got ${describe(alphas)}`);
       Array.from(alphas).forEach((a, i) => number(a, `alphas[${i}]`));
@@ -119,45 +94,55 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
         speedup: r.speedup[i],
       }));
     },
+  };
+}
 
+// A native object made from a file's bytes, and what is said of it: the loader's "model file:
+// ..." errors name the argument (bytes), and the object is freed when describing it throws.
+function fromFile(load, describeIt) {
+  let native;
+  try {
+    native = load();
+  } catch (e) {
+    if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
+    throw e;
+  }
+  try {
+    return [native, describeIt(native)];
+  } catch (e) {
+    native.delete();
+    throw e;
+  }
+}
+
+// loadModel's options: { device: 'webgpu' } gives the GPU loader's options (webgpu.js);
+// 'wasm' (the default) the weights code of M.Model.loadWeights (0 as stored, 1 f32, 2 int8:
+// the Linear weights quantized at load; a quantized file loads as it is, 'f32' refuses one).
+function modelOptions(options) {
+  if (options === undefined) return { gpu: null, weights: 0 };
+  const { device = 'wasm', weights: w, ...gpuOptions } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
+  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
+  if (device === 'webgpu') {
+    // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
+    const { gpuDevice, ...rest } = gpuOptions;
+    return { gpu: { ...rest, ...(w === undefined ? {} : { weights: w }), ...(gpuDevice === undefined ? {} : { device: gpuDevice }) }, weights: 0 };
+  }
+  if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
+  if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
+  return { gpu: null, weights: w === undefined ? 0 : w === 'f32' ? 1 : 2 };
+}
+
+// Models over module M; own() checks that a handle is this instance's.
+function modelApi(M, owner, own) {
+  return {
     loadModel(bytes, options) {
-      // { device: 'webgpu' }: a Promise of a GpuModel (webgpu.js); 'wasm' (the default): as before.
-      // { weights: 'int8' }: the Linear weights quantized at load (a quantized file loads as it
-      // is; 'f32' refuses one).
-      let weights = 0; // M.Model.loadWeights: 0 as stored, 1 f32, 2 int8
-      if (options !== undefined) {
-        const { device = 'wasm', weights: w, ...gpuOptions } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
-        if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
-        if (device === 'webgpu') {
-          // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
-          const { gpuDevice, ...rest } = gpuOptions;
-          const gpu = { ...rest, ...(w === undefined ? {} : { weights: w }), ...(gpuDevice === undefined ? {} : { device: gpuDevice }) };
-          return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
-        }
-        if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
-        if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
-        weights = w === undefined ? 0 : w === 'f32' ? 1 : 2;
-      }
+      const { gpu, weights } = modelOptions(options);
+      if (gpu) return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
       const u8 = bytesArg(bytes, 'a safetensors file');
-      let native;
-      try {
-        native = M.Model.loadWeights(u8, weights);
-      } catch (e) {
-        // "model file: ..." from the loader: name the argument.
-        if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
-        throw e;
-      }
-      let info;
-      try {
-        info = safetensorsInfo(u8);
-        const { weights: held, weightBytes, ...config } = native.config();
-        info.config = config;
-        info.weights = held;
-        info.weightBytes = weightBytes;
-      } catch (e) {
-        native.delete();
-        throw e;
-      }
+      const [native, info] = fromFile(() => M.Model.loadWeights(u8, weights), (m) => {
+        const { weights: held, weightBytes, ...config } = m.config();
+        return { ...safetensorsInfo(u8), config, weights: held, weightBytes };
+      });
       return new Model(native, owner, info);
     },
 
@@ -197,31 +182,28 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       if (typeof Symbol.dispose === 'symbol') step[Symbol.dispose] = step.dispose;
       return step;
     },
+  };
+}
 
+// Heads and decoders over module M.
+function draftingApi(M, owner, own) {
+  return {
     loadHeads(bytes, target) {
       const u8 = bytesArg(bytes, 'a safetensors file of heads');
       const nativeTarget = own(target, Model, 'target');
-      let native;
-      try {
-        native = M.Heads.load(u8, nativeTarget);
-      } catch (e) {
-        if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
-        throw e;
-      }
-      let info;
-      try {
-        info = { ...safetensorsInfo(u8), count: native.count(), target };
-      } catch (e) {
-        native.delete();
-        throw e;
-      }
+      const [native, info] = fromFile(() => M.Heads.load(u8, nativeTarget), (h) => ({ ...safetensorsInfo(u8), count: h.count(), target }));
       return new Heads(native, owner, info);
     },
 
     createDecoder(options) {
       return createDecoder({ M, owner, own }, options);
     },
+  };
+}
 
+// The machine: threads, bandwidth and peak measurements, memory diagnostics.
+function machineApi(M, threadInfo) {
+  return {
     /**
      * Diagnostics: how fast one core reads a stream of `bytes` bytes from inside wasm (a SIMD
      * sum, the access pattern of the decoding matmuls without their multiplies), GB/s, median
@@ -277,6 +259,10 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     threadStats() {
       return M.threadStats();
     },
+    /** @internal tests: the limits as the module reports them (limits.js must equal them). */
+    _coreLimits() {
+      return M.limits();
+    },
     /** @internal benchmarks: microseconds a worker spins for more work before it sleeps. */
     _setSpinMicros(us) {
       M.setSpinMicros(integer(us, 'us', 0, 1e6));
@@ -292,6 +278,48 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
       return stats;
     },
   };
+}
+
+/**
+ * Builds the API over an instantiated module (index.js / node.js call this).
+ * @param {any} M the Emscripten module, instantiated with { SpecdecError }
+ */
+export function createApi(M, threadInfo = { requested: 1, reason: null }) {
+  const owner = M;
+
+  const own = (handle, Class, name) => {
+    if (!(handle instanceof Class)) {
+      // A handle posted to another worker arrives as a plain object (its wasm object stays behind).
+      const copied = handle !== null && typeof handle === 'object' && Object.getPrototypeOf(handle) === Object.prototype
+        ? ` (a ${Class.name} cannot cross to another worker or another specdec instance: load it where it is used)`
+        : '';
+      fail(`${name}: expected a ${Class.name}, got ${describe(handle)}${copied}`);
+    }
+    if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
+    return handle[NATIVE](name);
+  };
+
+  const api = {
+    SpecdecError,
+    Rng,
+    Model,
+    Heads,
+    Decoder,
+    maxGamma: limits.maxGamma,
+    limits,
+    encode,
+    decode,
+    tokenText,
+  };
+  // Getters (threads, maxThreads) are copied as getters.
+  for (const part of [
+    lessonApi(M, owner, own),
+    modelApi(M, owner, own),
+    draftingApi(M, owner, own),
+    machineApi(M, threadInfo),
+  ]) {
+    Object.defineProperties(api, Object.getOwnPropertyDescriptors(part));
+  }
   return Object.freeze(api);
 }
 
@@ -302,4 +330,31 @@ export async function instantiate(factory, moduleArg, threads = { requested: 1, 
   const started = M.setupThreads(threads.requested);
   const reason = started >= threads.requested ? null : threads.reason ?? 'this build of the module has no threads';
   return createApi(M, { requested: threads.requested, reason });
+}
+
+/**
+ * An entry's loadSpecdec (index.js, node.js): checks the options against `known`, then
+ * create(options); without options one instance is created and shared by every caller.
+ */
+export function loader(create, known) {
+  let shared = null;
+  const checked = async (options) => {
+    if (typeof options !== 'object' || options === null) {
+      throw new SpecdecError('options: loadSpecdec options must be an object');
+    }
+    for (const key of Object.keys(options)) {
+      if (!known.includes(key)) {
+        throw new SpecdecError(`${key}: unknown option of loadSpecdec (known: ${known.join(', ')})`);
+      }
+    }
+    return create(options);
+  };
+  return (options) => {
+    if (options !== undefined) return checked(options);
+    shared ??= checked({}).catch((e) => {
+      shared = null;
+      throw e;
+    });
+    return shared;
+  };
 }

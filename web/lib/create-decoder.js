@@ -3,11 +3,11 @@
 // with its target and draft (models, step functions or score callbacks) and started, and the
 // JS Decoder around it (decoder.js). core.js binds it to an instantiated module.
 
-import { checkOptions, describe, fail, gammaArg, integer, maxTokensArg, number, probVector, randomSeed, seedHalves, tokenArray } from './errors.js';
+import { checkOptions, describe, fail, integer, maxTokensArg, number, probVector, randomSeed, seedHalves, tokenArray } from './errors.js';
 import { utf8Encoder } from './text.js';
 import { Heads, Model } from './handles.js';
 import { Decoder } from './decoder.js';
-import { DECODER_OPTIONS, costModelOption, gammaOption, lookupOption, treeOption } from './options.js';
+import { DECODER_OPTIONS, costModelOption, gammaOptions, lookupOption, treeOption } from './options.js';
 
 // Brands a WebGPU model (webgpu.js, imported only when one is loaded).
 const GPU_MODEL = Symbol.for('specdec.webgpuModel');
@@ -30,19 +30,13 @@ function stepFunction(fn, name) {
   };
 }
 
-/**
- * sd.createDecoder(options) over module M (see specdec.d.ts for the options).
- * @param {{ M: any, owner: any, own: (handle: any, Class: Function, name: string) => any }} api
- *   the module, the owner of its handles, and the check that a handle is one of this instance's
- * @param {object} options
- */
-export function createDecoder({ M, owner, own }, options) {
-  if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
-  let o = checkOptions(options, DECODER_OPTIONS, 'createDecoder');
-  // A WebGPU model (sd.loadModel(bytes, { device: 'webgpu' })) takes part through its score
-  // callback (logits rows), its context capped at the model's block size.
+// A WebGPU model (sd.loadModel(bytes, { device: 'webgpu' })) takes part through its score
+// callback (logits rows), its context capped at the model's block size. Returns the options with
+// each GPU model replaced by its scorer, and whether heads draft for a GPU target.
+function withGpuModels(options, own) {
+  let o = options;
   let gpuContext = Infinity;
-  let gpuHeads = false; // heads drafting for a WebGPU target
+  let gpuHeads = false;
   for (const role of ['target', 'draft']) {
     const m = o[role];
     if (m?.[GPU_MODEL] !== true) continue;
@@ -64,13 +58,80 @@ export function createDecoder({ M, owner, own }, options) {
     const asked = o.contextLength === undefined ? Infinity : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
     o = { ...o, contextLength: Math.min(asked, gpuContext) };
   }
+  return { o, gpuHeads };
+}
+
+// Which sources the decoder needs (the target, and the draft unless prompt lookup or heads
+// draft instead), each given exactly one way; the heads checked against the target. Returns the
+// roles and those given as score callbacks.
+function sourceRoles(o, { plain, lookup, tree, gpuHeads, own }) {
+  const given = (role) => [role, `${role}Step`, `${role}Score`].filter((k) => o[k] !== undefined);
+  if (o.heads !== undefined) {
+    if (plain) fail('heads: heads draft; they do not combine with plain decoding');
+    if (given('draft').length) fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
+    if (o.targetScore !== undefined && !gpuHeads) fail('heads: they read the hidden states of a built-in target Model (or a WebGPU one), not of targetScore');
+    own(o.heads, Heads, 'heads');
+    if (!gpuHeads && o.target !== o.heads.target) fail('heads: loaded for another target model than this decoder\'s target (sd.loadHeads(bytes, target))');
+  }
+  const draftOptional = plain || lookup || o.heads !== undefined;
+  const roles = ['target'];
+  if (!plain && !(draftOptional && given('draft').length === 0)) roles.push('draft');
+  for (const role of roles) {
+    if (given(role).length !== 1) {
+      const what = `${role} (a Model), ${role}Step (a function of the tokens) or ${role}Score (a score callback)`;
+      fail(`${role}: give exactly one of ${what}${role === 'draft' ? ', or use promptLookup or heads' : ''}${given(role).length ? `; got ${given(role).join(' and ')}` : ''}`);
+    }
+    const score = o[`${role}Score`];
+    if (score !== undefined && typeof score !== 'function') {
+      fail(`${role}Score: expected a function (tokens: Int32Array, nLast: number) => Float32Array | Promise<Float32Array>, got ${describe(score)}`);
+    }
+  }
+  const scoreRoles = roles.filter((role) => o[`${role}Score`] !== undefined);
+  if (scoreRoles.length === 0 && (o.scoreOutput !== undefined || o.contextLength !== undefined)) {
+    fail(`${o.scoreOutput !== undefined ? 'scoreOutput' : 'contextLength'}: applies to score callbacks (targetScore / draftScore); none is given`);
+  }
+  if (tree && !plain && roles.length < 2 && o.heads === undefined) fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
+  return { roles, scoreRoles };
+}
+
+// Hands each role's source to the native decoder: a Model, a score callback (answered through
+// advance / supply) or a step function.
+function setSources(M, native, o, roles, contextLength, own) {
+  for (const role of roles) {
+    const setModel = role === 'target' ? M.decoderSetTargetModel : M.decoderSetDraftModel;
+    if (o[role] !== undefined) {
+      setModel(native, own(o[role], Model, role));
+    } else if (o[`${role}Score`] !== undefined) {
+      // A callback with a scoreTree method answers tree queries too (one pass per tree).
+      const score = o[`${role}Score`];
+      const trees = score.scoreTree !== undefined;
+      if (trees && typeof score.scoreTree !== 'function') fail(`${role}Score.scoreTree: expected a function (tokens, tree) => Float32Array | Promise<Float32Array>, got ${describe(score.scoreTree)}`);
+      if (role === 'target') native.setTargetExternal('targetScore', contextLength, trees);
+      else native.setDraftExternal('draftScore', contextLength, trees);
+    } else {
+      const fn = stepFunction(o[`${role}Step`], `${role}Step`);
+      if (role === 'target') native.setTargetStep(fn);
+      else native.setDraftStep(fn);
+    }
+  }
+  if (o.heads !== undefined) M.decoderSetHeads(native, own(o.heads, Heads, 'heads'));
+}
+
+/**
+ * sd.createDecoder(options) over module M (see specdec.d.ts for the options).
+ * @param {{ M: any, owner: any, own: (handle: any, Class: Function, name: string) => any }} api
+ *   the module, the owner of its handles, and the check that a handle is one of this instance's
+ * @param {object} options
+ */
+export function createDecoder({ M, owner, own }, options) {
+  if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
+  const { o, gpuHeads } = withGpuModels(checkOptions(options, DECODER_OPTIONS, 'createDecoder'), own);
   const plain = o.plain ?? false;
   if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
-  const g = gammaOption(o.gamma, o.tree);
-  const gammaMax = gammaArg(o.gammaMax ?? 8, 'gammaMax');
+  const { gamma, gammaMax } = gammaOptions(o.gamma, o.gammaMax);
   const cost = costModelOption(o.costModel);
-  const lookup = lookupOption(o.promptLookup, plain);
-  const tree = treeOption(o.tree, plain);
+  const lookup = lookupOption(o.promptLookup);
+  const tree = treeOption(o.tree);
   const temperature = number(o.temperature ?? 1, 'temperature');
   const topK = integer(o.topK ?? 0, 'topK', 0, 0x7fffffff);
   const topP = number(o.topP ?? 1, 'topP');
@@ -88,33 +149,7 @@ export function createDecoder({ M, owner, own }, options) {
   const scoreOutput = o.scoreOutput ?? 'logits';
   if (scoreOutput !== 'logits' && scoreOutput !== 'probs') fail(`scoreOutput: expected 'logits' or 'probs', got ${describe(scoreOutput)}`);
   const contextLength = o.contextLength === undefined ? 0 : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
-  const given = (role) => [role, `${role}Step`, `${role}Score`].filter((k) => o[k] !== undefined);
-  if (o.heads !== undefined) {
-    if (plain) fail('heads: heads draft; they do not combine with plain decoding');
-    if (given('draft').length) fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
-    if (o.targetScore !== undefined && !gpuHeads) fail('heads: they read the hidden states of a built-in target Model (or a WebGPU one), not of targetScore');
-    own(o.heads, Heads, 'heads');
-    if (!gpuHeads && o.target !== o.heads.target) fail('heads: loaded for another target model than this decoder\'s target (sd.loadHeads(bytes, target))');
-  }
-  // The draft is optional when prompt lookup or heads draft instead.
-  const draftOptional = plain || lookup.enabled || o.heads !== undefined;
-  const roles = ['target'];
-  if (!plain && !(draftOptional && given('draft').length === 0)) roles.push('draft');
-  for (const role of roles) {
-    if (given(role).length !== 1) {
-      const what = `${role} (a Model), ${role}Step (a function of the tokens) or ${role}Score (a score callback)`;
-      fail(`${role}: give exactly one of ${what}${role === 'draft' ? ', or use promptLookup or heads' : ''}${given(role).length ? `; got ${given(role).join(' and ')}` : ''}`);
-    }
-    const score = o[`${role}Score`];
-    if (score !== undefined && typeof score !== 'function') {
-      fail(`${role}Score: expected a function (tokens: Int32Array, nLast: number) => Float32Array | Promise<Float32Array>, got ${describe(score)}`);
-    }
-  }
-  const scoreRoles = roles.filter((role) => o[`${role}Score`] !== undefined);
-  if (scoreRoles.length === 0 && (o.scoreOutput !== undefined || o.contextLength !== undefined)) {
-    fail(`${o.scoreOutput !== undefined ? 'scoreOutput' : 'contextLength'}: applies to score callbacks (targetScore / draftScore); none is given`);
-  }
-  if (tree && roles.length < 2 && o.heads === undefined) fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
+  const { roles, scoreRoles } = sourceRoles(o, { plain, lookup: lookup.enabled, tree, gpuHeads, own });
   // Token ids the models cannot embed are reported now rather than at the first step.
   for (const role of roles) {
     if (o[role] === undefined) continue;
@@ -126,27 +161,9 @@ export function createDecoder({ M, owner, own }, options) {
 
   const native = new M.Decoder(); // holds the step functions until deleted
   try {
-    for (const role of roles) {
-      const setModel = role === 'target' ? M.decoderSetTargetModel : M.decoderSetDraftModel;
-      if (o[role] !== undefined) {
-        setModel(native, own(o[role], Model, role));
-      } else if (o[`${role}Score`] !== undefined) {
-        // A callback with a scoreTree method answers tree queries too (one pass per tree).
-        const score = o[`${role}Score`];
-        const trees = score.scoreTree !== undefined;
-        if (trees && typeof score.scoreTree !== 'function') fail(`${role}Score.scoreTree: expected a function (tokens, tree) => Float32Array | Promise<Float32Array>, got ${describe(score.scoreTree)}`);
-        if (role === 'target') native.setTargetExternal('targetScore', contextLength, trees);
-        else native.setDraftExternal('draftScore', contextLength, trees);
-      } else {
-        const fn = stepFunction(o[`${role}Step`], `${role}Step`);
-        if (role === 'target') native.setTargetStep(fn);
-        else native.setDraftStep(fn);
-      }
-    }
-    if (o.heads !== undefined) M.decoderSetHeads(native, own(o.heads, Heads, 'heads'));
+    setSources(M, native, o, roles, contextLength, own);
     native.start(prompt, {
-      gamma: g.gamma,
-      gammaMode: g.mode,
+      gamma,
       gammaMax,
       costC: cost ? cost.c : 0,
       costV: cost ? cost.verifyCost : null,

@@ -1,28 +1,12 @@
 // Errors and argument checks of the JS API: SpecdecError (messages name the argument, in the
-// API's camelCase), and the validators every entry point uses.
+// API's camelCase: the C++ core's messages already do), and the type checks every entry point
+// uses (ranges and which options combine are the core's: src/specdec/options.h).
 
-export const MAX_GAMMA = 32;
+import { limits } from './limits.js';
+
 const TWO_32 = 2 ** 32;
 
 // ---------------------------------------------------------------------------- errors
-
-// C++ messages name arguments in snake_case; the JS API names them in camelCase.
-const RENAMES = [
-  [/\btarget_probs\b/g, 'targetProbs'],
-  [/\bdraft_probs\b/g, 'draftProbs'],
-  [/\bdraft_tokens\b/g, 'draftTokens'],
-  [/\btop_k\b/g, 'topK'],
-  [/\btop_p\b/g, 'topP'],
-  [/\bmax_new_tokens\b/g, 'maxTokens'],
-  [/\bgamma_max\b/g, 'gammaMax'],
-  [/\bverify_cost\b/g, 'verifyCost'],
-  [/\blookup\.min_ngram\b/g, 'promptLookup.minNgram'],
-  [/\blookup\.max_ngram\b/g, 'promptLookup.maxNgram'],
-  [/\bmax_ngram\b/g, 'maxNgram'],
-  [/\bcost_model\.v\b/g, 'costModel.verifyCost'],
-  [/\bcost_model\.c\b/g, 'costModel.c'],
-  [/\bcost_model\b/g, 'costModel'],
-];
 
 /**
  * Bad input: the message starts with the argument it is about, e.g.
@@ -32,8 +16,7 @@ const RENAMES = [
 export class SpecdecError extends Error {
   /** @param {string} message */
   constructor(message) {
-    let text = String(message);
-    for (const [re, js] of RENAMES) text = text.replace(re, js);
+    const text = String(message);
     super(text);
     this.name = 'SpecdecError';
     const m = /^([A-Za-z_][\w.]*(?:\[\d+\])*)(?::|,|\s)/.exec(text);
@@ -98,7 +81,7 @@ export function integer(x, name, lo, hi) {
   return x;
 }
 
-export const gammaArg = (x, name = 'gamma') => integer(x, name, 1, MAX_GAMMA);
+export const gammaArg = (x, name = 'gamma') => integer(x, name, 1, limits.maxGamma);
 
 /**
  * maxTokens of createDecoder and of generate(): an integer 0..2^53 - 1, or Infinity; 0, Infinity

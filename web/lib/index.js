@@ -6,10 +6,10 @@
 // isolated page or worker). Its glue is imported at run time from its own URL, never bundled,
 // so that every pthread worker imports that same file.
 import createSpecdecModule from './wasm/specdec-core.js';
-import { instantiate, SpecdecError } from './core.js';
+import { instantiate, loader, SpecdecError } from './core.js';
 import { browserThreadsBlocker, requestedThreads } from './threads.js';
 
-export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText } from './core.js';
+export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
 
 const MT_GLUE = new URL('./wasm/specdec-core-mt.js', import.meta.url).href;
 const MT_WORKER = new URL('./wasm/specdec-core-mt.worker.js', import.meta.url).href;
@@ -28,33 +28,15 @@ function startableWorkerUrl(url) {
 }
 
 const KNOWN = ['wasmBinary', 'wasmUrl', 'threads', 'threadedWasmBinary', 'threadedWasmUrl'];
-let shared = null;
 
 /**
  * Instantiates the WebAssembly module and returns the API. Without options the instance is
  * created once and shared by every caller (one thread).
- * @param {import('./specdec').LoadOptions} [options]
+ * @type {(options?: import('./specdec').LoadOptions) => Promise<any>}
  */
-export function loadSpecdec(options) {
-  if (options === undefined) {
-    shared ??= create({}).catch((e) => {
-      shared = null;
-      throw e;
-    });
-    return shared;
-  }
-  return (async () => create(options))();
-}
+export const loadSpecdec = loader(create, KNOWN);
 
 async function create(options) {
-  if (typeof options !== 'object' || options === null) {
-    throw new SpecdecError('options: loadSpecdec options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) {
-      throw new SpecdecError(`${key}: unknown option of loadSpecdec (known: ${KNOWN.join(', ')})`);
-    }
-  }
   const cores = globalThis.navigator?.hardwareConcurrency ?? 1;
   const requested = requestedThreads(options.threads, cores);
   let reason = null;

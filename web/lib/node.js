@@ -7,33 +7,23 @@ import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import createSpecdecModule from './wasm/specdec-core.js';
-import { instantiate, SpecdecError } from './core.js';
+import { instantiate, loader, SpecdecError } from './core.js';
 import { requestedThreads } from './threads.js';
 
-export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText } from './core.js';
+export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
 
 const WASM_URL = new URL('./wasm/specdec-core.wasm', import.meta.url);
 const MT_GLUE = new URL('./wasm/specdec-core-mt-node.mjs', import.meta.url);
 const MT_WORKER = new URL('./wasm/specdec-core-mt-node.worker.cjs', import.meta.url);
 const MT_WASM = new URL('./wasm/specdec-core-mt.wasm', import.meta.url);
 const KNOWN = ['wasmBinary', 'threads', 'threadedWasmBinary'];
-let shared = null;
 
 /**
  * Instantiates the WebAssembly module and returns the API. Without options the instance is
  * created once and shared by every caller (one thread).
- * @param {import('./specdec').LoadOptions} [options]
+ * @type {(options?: import('./specdec').LoadOptions) => Promise<any>}
  */
-export function loadSpecdec(options) {
-  if (options === undefined) {
-    shared ??= create({}).catch((e) => {
-      shared = null;
-      throw e;
-    });
-    return shared;
-  }
-  return create(options);
-}
+export const loadSpecdec = loader(create, KNOWN);
 
 // Idle pthread workers must not keep Node running: unref each, including ones made later.
 function unrefWorkers(M) {
@@ -48,14 +38,6 @@ function unrefWorkers(M) {
 }
 
 async function create(options) {
-  if (typeof options !== 'object' || options === null) {
-    throw new SpecdecError('options: loadSpecdec options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) {
-      throw new SpecdecError(`${key}: unknown option of loadSpecdec (known: ${KNOWN.join(', ')})`);
-    }
-  }
   const requested = requestedThreads(options.threads, availableParallelism());
   let reason = null;
   if (requested > 1) {

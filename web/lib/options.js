@@ -1,25 +1,20 @@
-// Decoder options: the known names and the parsers of gamma, costModel, promptLookup and tree.
+// Decoder options: the known names and the type checks of gamma, costModel, promptLookup and
+// tree. Their ranges, defaults and which of them combine are the C++ core's
+// (src/specdec/options.h): its errors name these options, so values pass through as given.
 
-import { MAX_GAMMA, checkOptions, describe, fail, gammaArg, integer, isNumericArray, number } from './errors.js';
+import { limits } from './limits.js';
+import { checkOptions, describe, fail, integer, isNumericArray, number } from './errors.js';
 
-// ---------------------------------------------------------------------------- decoder options
+const INT32 = [-(2 ** 31), 2 ** 31 - 1];
+const int32 = (x, name) => (x === undefined ? undefined : integer(x, name, ...INT32));
 
-const GAMMA_MODES = { auto: 1, heuristic: 2 };
-
-// gamma: an integer 1..32 (fixed), 'auto' or 'heuristic'. With a tree its depth is the gamma.
-export function gammaOption(gamma, tree) {
-  if (typeof gamma === 'string') {
-    if (!(gamma in GAMMA_MODES)) fail(`gamma: expected an integer in 1..${MAX_GAMMA}, 'auto' or 'heuristic', got ${describe(gamma)}`);
-    if (tree !== undefined) fail(`gamma: '${gamma}' chooses a chain's length; a tree's depth is fixed by tree.branches`);
-    return { gamma: 4, mode: GAMMA_MODES[gamma] };
+// gamma: an integer (fixed), 'auto' or 'heuristic', or undefined (the default); gammaMax an
+// integer or undefined. One value each on the wire.
+export function gammaOptions(gamma, gammaMax) {
+  if (gamma !== undefined && gamma !== 'auto' && gamma !== 'heuristic' && !Number.isInteger(gamma)) {
+    fail(`gamma: expected an integer in 1..${limits.maxGamma}, 'auto' or 'heuristic', got ${describe(gamma)}`);
   }
-  if (gamma !== undefined && (typeof gamma !== 'number' || !Number.isInteger(gamma))) {
-    fail(`gamma: expected an integer in 1..${MAX_GAMMA}, 'auto' or 'heuristic', got ${describe(gamma)}`);
-  }
-  if (tree !== undefined && gamma !== undefined && Array.isArray(tree?.branches) && gamma !== tree.branches.length) {
-    fail(`gamma: ${gamma} differs from the tree's depth ${tree.branches.length} (tree.branches.length); leave gamma out`);
-  }
-  return { gamma: gammaArg(gamma ?? 4), mode: 0 };
+  return { gamma, gammaMax: int32(gammaMax, 'gammaMax') };
 }
 
 // costModel: { c, verifyCost: [v(1), v(2), ...] } — given costs make 'auto' replay from its seed.
@@ -32,31 +27,24 @@ export function costModelOption(cost) {
   return { c, verifyCost: v };
 }
 
-// promptLookup: true | { minNgram, maxNgram } (defaults 1 and 3).
-export function lookupOption(lookup, plain) {
-  if (lookup === undefined || lookup === false) return { enabled: false, minNgram: 1, maxNgram: 3 };
-  if (plain) fail('promptLookup: prompt lookup drafts; it does not combine with plain decoding');
-  if (lookup === true) return { enabled: true, minNgram: 1, maxNgram: 3 };
+// promptLookup: true | { minNgram, maxNgram } (undefined: the core's defaults).
+export function lookupOption(lookup) {
+  if (lookup === undefined || lookup === false) return { enabled: false };
+  if (lookup === true) return { enabled: true };
   const o = checkOptions(lookup, ['minNgram', 'maxNgram'], 'promptLookup');
-  const minNgram = integer(o.minNgram ?? 1, 'promptLookup.minNgram', 1, 32);
-  const maxNgram = integer(o.maxNgram ?? Math.max(3, minNgram), 'promptLookup.maxNgram', 1, 32);
-  if (minNgram > maxNgram) fail(`promptLookup.minNgram: ${minNgram} exceeds maxNgram ${maxNgram}`);
-  return { enabled: true, minNgram, maxNgram };
+  return { enabled: true, minNgram: int32(o.minNgram, 'promptLookup.minNgram'), maxNgram: int32(o.maxNgram, 'promptLookup.maxNgram') };
 }
 
 // tree: { branches: [b1, b2, ...], replacement?: boolean } — children per node at each depth.
-export function treeOption(tree, plain) {
+export function treeOption(tree) {
   if (tree === undefined) return null;
-  if (plain) fail('tree: a tree needs a drafter, not plain decoding');
   const o = checkOptions(tree, ['branches', 'replacement'], 'tree');
   if (!isNumericArray(o.branches)) fail(`tree.branches: expected an array of children per depth, e.g. [3, 2, 1, 1], got ${describe(o.branches)}`);
-  if (o.branches.length === 0) fail('tree.branches: must list at least one depth');
-  const branches = Array.from(o.branches, (b, i) => integer(b, `tree.branches[${i}]`, 0, 0x7fffffff));
+  const branches = Array.from(o.branches, (b, i) => int32(b, `tree.branches[${i}]`));
   const replacement = o.replacement ?? false;
   if (typeof replacement !== 'boolean') fail(`tree.replacement: expected a boolean, got ${describe(replacement)}`);
   return { branches, replacement };
 }
-
 
 export const DECODER_OPTIONS = [
   'prompt',

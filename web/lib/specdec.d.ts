@@ -747,8 +747,10 @@ export interface Specdec {
     serialWins: number;
   };
 
-  /** 32: the largest gamma. */
+  /** 32: the largest gamma (limits.maxGamma). */
   readonly maxGamma: number;
+  /** The decoder's defaults and limits (as `import { limits } from 'specdec'`). */
+  readonly limits: Limits;
   readonly SpecdecError: typeof SpecdecError;
   readonly Rng: typeof Rng;
   readonly Model: typeof Model;
@@ -783,6 +785,30 @@ export interface LoadOptions {
  * callers.
  */
 export function loadSpecdec(options?: LoadOptions): Promise<Specdec>;
+
+/**
+ * The decoder's defaults and limits, as the C++ core defines them (frozen; usable without
+ * loading the WebAssembly module: `import { limits } from 'specdec/limits'`).
+ */
+export interface Limits {
+  /** gamma when none is given: 4. */
+  readonly gamma: number;
+  /** gammaMax when none is given: 8. */
+  readonly gammaMax: number;
+  /** gamma and gammaMax are in 1..maxGamma: 32. */
+  readonly maxGamma: number;
+  /** tree.branches: children per node at one depth, 1..maxTreeBranches: 8. */
+  readonly maxTreeBranches: number;
+  /** nodes of one draft tree: 64. */
+  readonly maxTreeNodes: number;
+  /** promptLookup.minNgram when none is given: 1. */
+  readonly minNgram: number;
+  /** promptLookup.maxNgram when none is given: 3 (at least minNgram). */
+  readonly maxNgram: number;
+  /** minNgram and maxNgram are in 1..maxNgramLength: 32. */
+  readonly maxNgramLength: number;
+}
+export const limits: Limits;
 
 /** See Specdec.encode. */
 export function encode(text: string): number[];
