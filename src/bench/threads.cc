@@ -121,7 +121,7 @@ std::vector<ThreadDecoding> decode_by_threads(const GPTModel& target, const GPTM
                                               float temperature, size_t max_new_tokens,
                                               int repeats) {
   check_threads(pool, threads);
-  if (gamma_max < 1 || gamma_max > 16) fail("threads: gamma_max must be in 1..16");
+  if (gamma_max < 1 || gamma_max > 16) fail("threads: gammaMax must be in 1..16");
   if (repeats < 1) fail("threads: repeats must be >= 1, got ", repeats);
   ThreadsScope scope(pool, /*raw=*/false);
   std::vector<std::vector<int>> prompt_ids;

@@ -1,4 +1,4 @@
-// The C++ forward pass against PyTorch (golden logits written by `models/fixtures.py`),
+// The C++ forward pass against PyTorch (golden logits written by `models/fixtures/write.py`),
 // and the properties speculative decoding relies on: KV-cache rollback and batch invariance.
 #include "model/gpt_model.h"
 

@@ -274,7 +274,7 @@ TEST(MatmulQ8, PackingIsAlignedAndUnpacksExactly) {
 
 // ------------------------------------------------------------------ NumPy golden
 
-// tests/fixtures/q8_matmul_golden.json (models/fixtures.py q8, an independent NumPy
+// tests/fixtures/q8_matmul_golden.json (models/fixtures/write.py q8, an independent NumPy
 // implementation of the same arithmetic, models/q8.py): float32 values as their bit patterns.
 TEST(MatmulQ8, EqualsTheNumPyGoldenBitForBit) {
   const std::vector<uint8_t> bytes = read_file(fixture("q8_matmul_golden.json"), 16 << 20);

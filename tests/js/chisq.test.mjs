@@ -1,4 +1,4 @@
-// The pitfalls lab's statistics (web/page/src/stats.js): the chi-square survival function
+// The pitfalls lab's statistics (web/page/src/pitfalls/stats.js): the chi-square survival function
 // Q(df/2, x/2) against reference values, bin pooling, the test on simulated histograms, and the
 // inverse-CDF draw the lab samples tokens with.
 //

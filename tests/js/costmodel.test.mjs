@@ -1,4 +1,4 @@
-// The page's choice of γ from one measured run (web/page/src/costmodel.js): v(k) extrapolated
+// The page's choice of γ from one measured run (web/page/src/models/costmodel.js): v(k) extrapolated
 // linearly from the measured point, and the γ that maximises E / (γc + v(γ+1)) — checked
 // against the library's own speculativeSpeedup and a brute-force scan.
 import { test } from 'node:test';

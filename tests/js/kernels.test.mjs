@@ -1,6 +1,6 @@
 // The SIMD128 kernels as compiled to WebAssembly, bit for bit against their scalar references
 // (the same check tests/cpp/kernels_test.cc makes natively: AVX2 and the 128-bit path). Runs
-// src/bench/bench.cc's kernel_self_check() inside the built module.
+// src/bench/self_check.cc's kernel_self_check() inside the built module.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
