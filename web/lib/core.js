@@ -5,7 +5,20 @@
 // create-decoder.js. Types: specdec.d.ts.
 
 import { limits } from './limits.js';
-import { SpecdecError, bytesArg, checkOptions, describe, fail, gammaArg, integer, isNumericArray, number, probVector, seedHalves, tokenArray } from './errors.js';
+import {
+  SpecdecError,
+  bytesArg,
+  checkOptions,
+  describe,
+  fail,
+  gammaArg,
+  integer,
+  isNumericArray,
+  number,
+  probVector,
+  seedHalves,
+  tokenArray,
+} from './errors.js';
 import { decode, encode, tokenText } from './text.js';
 import { Handle, Heads, Model, NATIVE, OWNER, Rng, safetensorsInfo } from './handles.js';
 import { verifyRecord } from './records.js';
@@ -23,7 +36,8 @@ export { Decoder } from './decoder.js';
 // The lesson's functions (acceptance, residual, verification, the analytics) over module M.
 function lessonApi(M, owner, own) {
   const flatRows = (rows, expected, name) => {
-    if (!Array.isArray(rows)) fail(`${name}: expected an array of rows (Float32Array | number[]), got ${describe(rows)}`);
+    if (!Array.isArray(rows))
+      fail(`${name}: expected an array of rows (Float32Array | number[]), got ${describe(rows)}`);
     if (rows.length !== expected.count) {
       fail(`${name}: expected ${expected.count} rows (${expected.why}), got ${rows.length}`);
     }
@@ -58,23 +72,38 @@ function lessonApi(M, owner, own) {
       if (typeof greedy !== 'boolean') fail(`greedy: expected a boolean, got ${describe(greedy)}`);
       const tokens = tokenArray(draftTokens, 'draftTokens');
       gammaArg(tokens.length, 'draftTokens.length (gamma)');
-      const target = flatRows(targetProbs, { count: tokens.length + 1, why: 'gamma + 1 = draftTokens.length + 1' }, 'targetProbs');
+      const target = flatRows(
+        targetProbs,
+        { count: tokens.length + 1, why: 'gamma + 1 = draftTokens.length + 1' },
+        'targetProbs',
+      );
       let draft = new Float32Array(0);
       let nativeRng = null;
       if (!greedy) {
-        draft = flatRows(draftProbs, { count: tokens.length, why: 'gamma = draftTokens.length', vocab: target.vocab }, 'draftProbs').flat;
+        draft = flatRows(
+          draftProbs,
+          { count: tokens.length, why: 'gamma = draftTokens.length', vocab: target.vocab },
+          'draftProbs',
+        ).flat;
         nativeRng = own(rng, Rng, 'rng');
       } else if (rng !== undefined && rng !== null) {
         own(rng, Rng, 'rng');
       }
-      return verifyRecord(M.speculativeVerify(target.flat, draft, tokens, target.vocab, nativeRng, greedy));
+      return verifyRecord(
+        M.speculativeVerify(target.flat, draft, tokens, target.vocab, nativeRng, greedy),
+      );
     },
 
     expectedAcceptedTokens(alpha, gamma) {
       return M.expectedAcceptedTokens(number(alpha, 'alpha'), gammaArg(gamma));
     },
     speculativeSpeedup(alpha, gamma, c, verifyCost = 1) {
-      return M.speculativeSpeedup(number(alpha, 'alpha'), gammaArg(gamma), number(c, 'c'), number(verifyCost, 'verifyCost'));
+      return M.speculativeSpeedup(
+        number(alpha, 'alpha'),
+        gammaArg(gamma),
+        number(c, 'c'),
+        number(verifyCost, 'verifyCost'),
+      );
     },
     optimalGamma(alpha, c, gammaMax) {
       return M.optimalGamma(number(alpha, 'alpha'), number(c, 'c'), gammaArg(gammaMax, 'gammaMax'));
@@ -84,7 +113,8 @@ function lessonApi(M, owner, own) {
       const c = number(o.c ?? 0.1, 'c');
       const gammaMax = gammaArg(o.gammaMax ?? limits.gammaMax, 'gammaMax');
       const alphas = o.alphas ?? [0.4, 0.6, 0.8, 0.9];
-      if (!isNumericArray(alphas)) fail(`alphas: expected an array of numbers, got ${describe(alphas)}`);
+      if (!isNumericArray(alphas))
+        fail(`alphas: expected an array of numbers, got ${describe(alphas)}`);
       Array.from(alphas).forEach((a, i) => number(a, `alphas[${i}]`));
       const r = M.demonstrateSpeculative(Array.from(alphas), gammaMax, c);
       return Array.from(r.gamma, (gamma, i) => ({
@@ -120,15 +150,32 @@ function fromFile(load, describeIt) {
 // the Linear weights quantized at load; a quantized file loads as it is, 'f32' refuses one).
 function modelOptions(options) {
   if (options === undefined) return { gpu: null, weights: 0 };
-  const { device = 'wasm', weights: w, ...gpuOptions } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
-  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
+  const {
+    device = 'wasm',
+    weights: w,
+    ...gpuOptions
+  } = checkOptions(
+    options,
+    ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'],
+    'loadModel',
+  );
+  if (w !== undefined && w !== 'f32' && w !== 'int8')
+    fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
   if (device === 'webgpu') {
     // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
     const { gpuDevice, ...rest } = gpuOptions;
-    return { gpu: { ...rest, ...(w === undefined ? {} : { weights: w }), ...(gpuDevice === undefined ? {} : { device: gpuDevice }) }, weights: 0 };
+    return {
+      gpu: {
+        ...rest,
+        ...(w === undefined ? {} : { weights: w }),
+        ...(gpuDevice === undefined ? {} : { device: gpuDevice }),
+      },
+      weights: 0,
+    };
   }
   if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
-  if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
+  if (Object.keys(gpuOptions).length)
+    fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
   return { gpu: null, weights: w === undefined ? 0 : w === 'f32' ? 1 : 2 };
 }
 
@@ -139,10 +186,13 @@ function modelApi(M, owner, own) {
       const { gpu, weights } = modelOptions(options);
       if (gpu) return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
       const u8 = bytesArg(bytes, 'a safetensors file');
-      const [native, info] = fromFile(() => M.Model.loadWeights(u8, weights), (m) => {
-        const { weights: held, weightBytes, ...config } = m.config();
-        return { ...safetensorsInfo(u8), config, weights: held, weightBytes };
-      });
+      const [native, info] = fromFile(
+        () => M.Model.loadWeights(u8, weights),
+        (m) => {
+          const { weights: held, weightBytes, ...config } = m.config();
+          return { ...safetensorsInfo(u8), config, weights: held, weightBytes };
+        },
+      );
       return new Model(native, owner, info);
     },
 
@@ -175,7 +225,10 @@ function modelApi(M, owner, own) {
       Object.defineProperties(step, {
         vocabSize: { value: model.config.vocabSize, enumerable: true },
         blockSize: { value: model.config.blockSize, enumerable: true },
-        cachedTokens: { get: () => (handle.disposed ? 0 : handle[NATIVE]('modelStep').cached()), enumerable: true },
+        cachedTokens: {
+          get: () => (handle.disposed ? 0 : handle[NATIVE]('modelStep').cached()),
+          enumerable: true,
+        },
         disposed: { get: () => handle.disposed, enumerable: true },
         dispose: { value: () => handle.dispose() },
       });
@@ -191,7 +244,10 @@ function draftingApi(M, owner, own) {
     loadHeads(bytes, target) {
       const u8 = bytesArg(bytes, 'a safetensors file of heads');
       const nativeTarget = own(target, Model, 'target');
-      const [native, info] = fromFile(() => M.Heads.load(u8, nativeTarget), (h) => ({ ...safetensorsInfo(u8), count: h.count(), target }));
+      const [native, info] = fromFile(
+        () => M.Heads.load(u8, nativeTarget),
+        (h) => ({ ...safetensorsInfo(u8), count: h.count(), target }),
+      );
       return new Heads(native, owner, info);
     },
 
@@ -215,7 +271,8 @@ function machineApi(M, threadInfo) {
       const bytes = integer(o.bytes ?? 64 * 2 ** 20, 'bytes', 4096, 1024 * 2 ** 20);
       const repeats = integer(o.repeats ?? 5, 'repeats', 1, 1000);
       const threads = integer(o.threads ?? M.threadsInUse(), 'threads', 1, M.maxThreads());
-      if (typeof M.measureReadBandwidth !== 'function') fail('measureReadBandwidth: not in this build of the module');
+      if (typeof M.measureReadBandwidth !== 'function')
+        fail('measureReadBandwidth: not in this build of the module');
       const r = M.measureReadBandwidth(bytes, repeats, threads);
       return { gbPerSecond: r.median, min: r.min, max: r.max, runs: r.runs, bytes, threads };
     },
@@ -231,7 +288,16 @@ function machineApi(M, threadInfo) {
       const r = M.measurePeakGflops(repeats, threads);
       // The 8-bit kernels' integer multiply-adds (i32x4.dot_i16x8_s), 2 operations each.
       const i = M.measurePeakIntGops(repeats, threads);
-      return { gflops: r.median, min: r.min, max: r.max, runs: r.runs, threads, intGops: i.median, intMin: i.min, intMax: i.max };
+      return {
+        gflops: r.median,
+        min: r.min,
+        max: r.max,
+        runs: r.runs,
+        threads,
+        intGops: i.median,
+        intMin: i.min,
+        intMax: i.max,
+      };
     },
 
     /** Threads every pass uses now (1 .. maxThreads). */
@@ -290,12 +356,16 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
   const own = (handle, Class, name) => {
     if (!(handle instanceof Class)) {
       // A handle posted to another worker arrives as a plain object (its wasm object stays behind).
-      const copied = handle !== null && typeof handle === 'object' && Object.getPrototypeOf(handle) === Object.prototype
-        ? ` (a ${Class.name} cannot cross to another worker or another specdec instance: load it where it is used)`
-        : '';
+      const copied =
+        handle !== null &&
+        typeof handle === 'object' &&
+        Object.getPrototypeOf(handle) === Object.prototype
+          ? ` (a ${Class.name} cannot cross to another worker or another specdec instance: load it where it is used)`
+          : '';
       fail(`${name}: expected a ${Class.name}, got ${describe(handle)}${copied}`);
     }
-    if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
+    if (handle[OWNER] !== owner)
+      fail(`${name}: this ${Class.name} belongs to another specdec instance`);
     return handle[NATIVE](name);
   };
 
@@ -323,12 +393,14 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
   return Object.freeze(api);
 }
 
-
 export async function instantiate(factory, moduleArg, threads = { requested: 1, reason: null }) {
   const M = await factory({ ...moduleArg, SpecdecError });
   threads.onReady?.(M);
   const started = M.setupThreads(threads.requested);
-  const reason = started >= threads.requested ? null : threads.reason ?? 'this build of the module has no threads';
+  const reason =
+    started >= threads.requested
+      ? null
+      : (threads.reason ?? 'this build of the module has no threads');
   return createApi(M, { requested: threads.requested, reason });
 }
 
@@ -344,7 +416,9 @@ export function loader(create, known) {
     }
     for (const key of Object.keys(options)) {
       if (!known.includes(key)) {
-        throw new SpecdecError(`${key}: unknown option of loadSpecdec (known: ${known.join(', ')})`);
+        throw new SpecdecError(
+          `${key}: unknown option of loadSpecdec (known: ${known.join(', ')})`,
+        );
       }
     }
     return create(options);

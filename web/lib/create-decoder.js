@@ -3,18 +3,36 @@
 // with its target and draft (models, step functions or score callbacks) and started, and the
 // JS Decoder around it (decoder.js). core.js binds it to an instantiated module.
 
-import { checkOptions, describe, fail, integer, maxTokensArg, number, probVector, randomSeed, seedHalves, tokenArray } from './errors.js';
+import {
+  checkOptions,
+  describe,
+  fail,
+  integer,
+  maxTokensArg,
+  number,
+  probVector,
+  randomSeed,
+  seedHalves,
+  tokenArray,
+} from './errors.js';
 import { utf8Encoder } from './text.js';
 import { Heads, Model } from './handles.js';
 import { Decoder } from './decoder.js';
-import { DECODER_OPTIONS, costModelOption, gammaOptions, lookupOption, treeOption } from './options.js';
+import {
+  DECODER_OPTIONS,
+  costModelOption,
+  gammaOptions,
+  lookupOption,
+  treeOption,
+} from './options.js';
 
 // Brands a WebGPU model (webgpu.js, imported only when one is loaded).
 const GPU_MODEL = Symbol.for('specdec.webgpuModel');
 
 // A step function (tokens) => probabilities, its answers checked (synchronous, one vocabulary).
 function stepFunction(fn, name) {
-  if (typeof fn !== 'function') fail(`${name}: expected a function (tokens) => probabilities, got ${describe(fn)}`);
+  if (typeof fn !== 'function')
+    fail(`${name}: expected a function (tokens) => probabilities, got ${describe(fn)}`);
   let vocab = -1;
   return (tokens) => {
     const out = fn(tokens);
@@ -24,7 +42,9 @@ function stepFunction(fn, name) {
     const probs = probVector(out, `${name}(…) result`);
     if (vocab < 0) vocab = probs.length;
     else if (probs.length !== vocab) {
-      fail(`${name}: returned ${probs.length} probabilities, expected ${vocab} (as in its first call)`);
+      fail(
+        `${name}: returned ${probs.length} probabilities, expected ${vocab} (as in its first call)`,
+      );
     }
     return probs;
   };
@@ -41,21 +61,31 @@ function withGpuModels(options, own) {
     const m = o[role];
     if (m?.[GPU_MODEL] !== true) continue;
     if (m.disposed) fail(`${role}: this WebGPU model has been disposed`);
-    if (o[`${role}Score`] !== undefined) fail(`${role}: give a WebGPU model or ${role}Score, not both`);
-    if (o.scoreOutput === 'probs') fail(`scoreOutput: 'probs' does not apply with a WebGPU ${role}, whose rows are logits (give your own callbacks logits)`);
+    if (o[`${role}Score`] !== undefined)
+      fail(`${role}: give a WebGPU model or ${role}Score, not both`);
+    if (o.scoreOutput === 'probs')
+      fail(
+        `scoreOutput: 'probs' does not apply with a WebGPU ${role}, whose rows are logits (give your own callbacks logits)`,
+      );
     // Heads with a GPU target: the pass hands over its hidden states; the heads' own target
     // (a WASM model, whose LM head they use) must hold the same weights.
     if (role === 'target' && o.heads !== undefined) {
       own(o.heads, Heads, 'heads');
       const want = o.heads.metadata?.target_fingerprint;
-      if (want !== m.fingerprint) fail(`heads: made for another target than this WebGPU model (the heads' target_fingerprint ${want}, this model's weights ${m.fingerprint})`);
+      if (want !== m.fingerprint)
+        fail(
+          `heads: made for another target than this WebGPU model (the heads' target_fingerprint ${want}, this model's weights ${m.fingerprint})`,
+        );
       gpuHeads = true;
     }
     gpuContext = Math.min(gpuContext, m.config.blockSize);
     o = { ...o, [role]: undefined, [`${role}Score`]: m.scorer() };
   }
   if (gpuContext !== Infinity) {
-    const asked = o.contextLength === undefined ? Infinity : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
+    const asked =
+      o.contextLength === undefined
+        ? Infinity
+        : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
     o = { ...o, contextLength: Math.min(asked, gpuContext) };
   }
   return { o, gpuHeads };
@@ -68,10 +98,17 @@ function sourceRoles(o, { plain, lookup, tree, gpuHeads, own }) {
   const given = (role) => [role, `${role}Step`, `${role}Score`].filter((k) => o[k] !== undefined);
   if (o.heads !== undefined) {
     if (plain) fail('heads: heads draft; they do not combine with plain decoding');
-    if (given('draft').length) fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
-    if (o.targetScore !== undefined && !gpuHeads) fail('heads: they read the hidden states of a built-in target Model (or a WebGPU one), not of targetScore');
+    if (given('draft').length)
+      fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
+    if (o.targetScore !== undefined && !gpuHeads)
+      fail(
+        'heads: they read the hidden states of a built-in target Model (or a WebGPU one), not of targetScore',
+      );
     own(o.heads, Heads, 'heads');
-    if (!gpuHeads && o.target !== o.heads.target) fail('heads: loaded for another target model than this decoder\'s target (sd.loadHeads(bytes, target))');
+    if (!gpuHeads && o.target !== o.heads.target)
+      fail(
+        "heads: loaded for another target model than this decoder's target (sd.loadHeads(bytes, target))",
+      );
   }
   const draftOptional = plain || lookup || o.heads !== undefined;
   const roles = ['target'];
@@ -79,18 +116,25 @@ function sourceRoles(o, { plain, lookup, tree, gpuHeads, own }) {
   for (const role of roles) {
     if (given(role).length !== 1) {
       const what = `${role} (a Model), ${role}Step (a function of the tokens) or ${role}Score (a score callback)`;
-      fail(`${role}: give exactly one of ${what}${role === 'draft' ? ', or use promptLookup or heads' : ''}${given(role).length ? `; got ${given(role).join(' and ')}` : ''}`);
+      fail(
+        `${role}: give exactly one of ${what}${role === 'draft' ? ', or use promptLookup or heads' : ''}${given(role).length ? `; got ${given(role).join(' and ')}` : ''}`,
+      );
     }
     const score = o[`${role}Score`];
     if (score !== undefined && typeof score !== 'function') {
-      fail(`${role}Score: expected a function (tokens: Int32Array, nLast: number) => Float32Array | Promise<Float32Array>, got ${describe(score)}`);
+      fail(
+        `${role}Score: expected a function (tokens: Int32Array, nLast: number) => Float32Array | Promise<Float32Array>, got ${describe(score)}`,
+      );
     }
   }
   const scoreRoles = roles.filter((role) => o[`${role}Score`] !== undefined);
   if (scoreRoles.length === 0 && (o.scoreOutput !== undefined || o.contextLength !== undefined)) {
-    fail(`${o.scoreOutput !== undefined ? 'scoreOutput' : 'contextLength'}: applies to score callbacks (targetScore / draftScore); none is given`);
+    fail(
+      `${o.scoreOutput !== undefined ? 'scoreOutput' : 'contextLength'}: applies to score callbacks (targetScore / draftScore); none is given`,
+    );
   }
-  if (tree && !plain && roles.length < 2 && o.heads === undefined) fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
+  if (tree && !plain && roles.length < 2 && o.heads === undefined)
+    fail('tree: needs a draft model (or draftStep) or heads; prompt lookup drafts chains');
   return { roles, scoreRoles };
 }
 
@@ -105,7 +149,10 @@ function setSources(M, native, o, roles, contextLength, own) {
       // A callback with a scoreTree method answers tree queries too (one pass per tree).
       const score = o[`${role}Score`];
       const trees = score.scoreTree !== undefined;
-      if (trees && typeof score.scoreTree !== 'function') fail(`${role}Score.scoreTree: expected a function (tokens, tree) => Float32Array | Promise<Float32Array>, got ${describe(score.scoreTree)}`);
+      if (trees && typeof score.scoreTree !== 'function')
+        fail(
+          `${role}Score.scoreTree: expected a function (tokens, tree) => Float32Array | Promise<Float32Array>, got ${describe(score.scoreTree)}`,
+        );
       if (role === 'target') native.setTargetExternal('targetScore', contextLength, trees);
       else native.setDraftExternal('draftScore', contextLength, trees);
     } else {
@@ -124,8 +171,12 @@ function setSources(M, native, o, roles, contextLength, own) {
  * @param {object} options
  */
 export function createDecoder({ M, owner, own }, options) {
-  if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
-  const { o, gpuHeads } = withGpuModels(checkOptions(options, DECODER_OPTIONS, 'createDecoder'), own);
+  if (options === undefined)
+    fail('options: createDecoder needs { prompt, target | targetStep, ... }');
+  const { o, gpuHeads } = withGpuModels(
+    checkOptions(options, DECODER_OPTIONS, 'createDecoder'),
+    own,
+  );
   const plain = o.plain ?? false;
   if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
   const { gamma, gammaMax } = gammaOptions(o.gamma, o.gammaMax);
@@ -137,26 +188,45 @@ export function createDecoder({ M, owner, own }, options) {
   const topP = number(o.topP ?? 1, 'topP');
   const maxTokens = maxTokensArg(o.maxTokens ?? 0);
   const distributions = o.distributions ?? true;
-  if (typeof distributions !== 'boolean') fail(`distributions: expected a boolean, got ${describe(distributions)}`);
+  if (typeof distributions !== 'boolean')
+    fail(`distributions: expected a boolean, got ${describe(distributions)}`);
   const detokenize = o.detokenize ?? null;
-  if (detokenize !== null && typeof detokenize !== 'function') fail(`detokenize: expected a function (token ids) => string, got ${describe(detokenize)}`);
-  if (detokenize && typeof o.prompt === 'string') fail('prompt: with detokenize, give the prompt as token ids (your tokenizer\'s encode), not text: a string becomes UTF-8 bytes');
+  if (detokenize !== null && typeof detokenize !== 'function')
+    fail(`detokenize: expected a function (token ids) => string, got ${describe(detokenize)}`);
+  if (detokenize && typeof o.prompt === 'string')
+    fail(
+      "prompt: with detokenize, give the prompt as token ids (your tokenizer's encode), not text: a string becomes UTF-8 bytes",
+    );
   const seed = o.seed ?? randomSeed();
   const [seedHigh, seedLow] = seedHalves(seed);
   if (o.prompt === undefined) fail('prompt: required (a string or an array of token ids)');
-  const prompt = typeof o.prompt === 'string' ? Int32Array.from(utf8Encoder.encode(o.prompt)) : tokenArray(o.prompt, 'prompt');
+  const prompt =
+    typeof o.prompt === 'string'
+      ? Int32Array.from(utf8Encoder.encode(o.prompt))
+      : tokenArray(o.prompt, 'prompt');
 
   const scoreOutput = o.scoreOutput ?? 'logits';
-  if (scoreOutput !== 'logits' && scoreOutput !== 'probs') fail(`scoreOutput: expected 'logits' or 'probs', got ${describe(scoreOutput)}`);
-  const contextLength = o.contextLength === undefined ? 0 : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
-  const { roles, scoreRoles } = sourceRoles(o, { plain, lookup: lookup.enabled, tree, gpuHeads, own });
+  if (scoreOutput !== 'logits' && scoreOutput !== 'probs')
+    fail(`scoreOutput: expected 'logits' or 'probs', got ${describe(scoreOutput)}`);
+  const contextLength =
+    o.contextLength === undefined ? 0 : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
+  const { roles, scoreRoles } = sourceRoles(o, {
+    plain,
+    lookup: lookup.enabled,
+    tree,
+    gpuHeads,
+    own,
+  });
   // Token ids the models cannot embed are reported now rather than at the first step.
   for (const role of roles) {
     if (o[role] === undefined) continue;
     own(o[role], Model, role);
     const vocab = o[role].config.vocabSize;
     const bad = prompt.findIndex((t) => t >= vocab);
-    if (bad >= 0) fail(`prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`);
+    if (bad >= 0)
+      fail(
+        `prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`,
+      );
   }
 
   const native = new M.Decoder(); // holds the step functions until deleted

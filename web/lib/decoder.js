@@ -1,7 +1,16 @@
 // The Decoder: one object over the C++ SpeculativeDecoder — step() (sync, or a Promise with
 // async score callbacks), generate(), and the query/answer loop for score callbacks.
 
-import { SpecdecError, checkOptions, checkSignal, describe, detokenizeFailed, fail, isNumericArray, maxTokensArg } from './errors.js';
+import {
+  SpecdecError,
+  checkOptions,
+  checkSignal,
+  describe,
+  detokenizeFailed,
+  fail,
+  isNumericArray,
+  maxTokensArg,
+} from './errors.js';
 import { bytesOf, decode, detokenizeStream, tokenText } from './text.js';
 import { HOLD, Handle, NATIVE } from './handles.js';
 import { queryOf, recordOf } from './records.js';
@@ -23,7 +32,6 @@ const yieldToEventLoop = (() => {
   }
   return () => new Promise((resolve) => setTimeout(resolve, 0));
 })();
-
 
 // generate(): a gap between two steps this long is the caller pausing, not per-iteration cost.
 const PAUSE_MS = 100;
@@ -141,7 +149,13 @@ export class Decoder extends Handle {
    */
   get estimates() {
     const e = this[NATIVE]('Decoder.estimates').estimates();
-    return { alpha: e.alpha, verifyCost: Array.from(e.v), c: e.c, passMs: e.passMs, overheadMs: e.overhead };
+    return {
+      alpha: e.alpha,
+      verifyCost: Array.from(e.v),
+      c: e.c,
+      passMs: e.passMs,
+      overheadMs: e.overhead,
+    };
   }
 
   /**
@@ -155,13 +169,19 @@ export class Decoder extends Handle {
     if (this.#scores) {
       const { signal } = checkOptions(options, ['signal'], 'step');
       checkSignal(signal);
-      if (this.#busy) fail('Decoder.step: the previous step() is still waiting for a score callback; await it first');
-      if (!native.inIteration() && native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
+      if (this.#busy)
+        fail(
+          'Decoder.step: the previous step() is still waiting for a score callback; await it first',
+        );
+      if (!native.inIteration() && native.done())
+        fail('Decoder.step: the decoder is done (token budget spent or context full)');
       const out = this.#stepScored(native);
       return isThenable(out) ? this.#raced(out, signal) : out;
     }
-    if (this.#busy) fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
-    if (native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
+    if (this.#busy)
+      fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
+    if (native.done())
+      fail('Decoder.step: the decoder is done (token budget spent or context full)');
     // Held: a step function (or detokenize) that disposes the decoder frees it after this step.
     return this[HOLD](() => {
       this.#busy = true;
@@ -171,7 +191,8 @@ export class Decoder extends Handle {
         raw = native.step();
       } catch (e) {
         // The C++ decoder checks every row it gets; name the step function that returned it.
-        const m = e instanceof SpecdecError && /^(target|draft) distribution: (.*)$/s.exec(e.message);
+        const m =
+          e instanceof SpecdecError && /^(target|draft) distribution: (.*)$/s.exec(e.message);
         if (m && this.#stepRoles.includes(m[1])) {
           throw new SpecdecError(`${m[1]}Step: returned an invalid distribution: ${m[2]}`);
         }
@@ -213,7 +234,8 @@ export class Decoder extends Handle {
     try {
       while (run.pending) {
         const rows = await run.pending;
-        if (epoch !== this.#epoch) fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
+        if (epoch !== this.#epoch)
+          fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
         this[NATIVE]('Decoder.step'); // disposed while the callback ran: say so
         this.#supplyScored(native, run.query, rows);
         run = this[HOLD](() => this.#drive(native, t0));
@@ -244,7 +266,9 @@ export class Decoder extends Handle {
     const t = performance.now();
     // (hidden: heads draft for this target, which hands its hidden states over with the rows)
     const extra = query.hidden ? [{ hidden: true }] : [];
-    const out = query.tree ? fn.scoreTree(query.tokens, query.tree, ...extra) : fn(query.tokens, query.nLast, ...extra);
+    const out = query.tree
+      ? fn.scoreTree(query.tokens, query.tree, ...extra)
+      : fn(query.tokens, query.nLast, ...extra);
     if (!isThenable(out)) {
       this.#callbackMs += performance.now() - t;
       return out;
@@ -266,15 +290,35 @@ export class Decoder extends Handle {
     let rows = answer;
     let hidden = null;
     if (query.hidden) {
-      if (answer === null || typeof answer !== 'object' || !('logits' in answer) || !('hidden' in answer)) fail(`${query.source}: heads draft from this target: expected { logits, hidden }, got ${describe(answer)}`);
+      if (
+        answer === null ||
+        typeof answer !== 'object' ||
+        !('logits' in answer) ||
+        !('hidden' in answer)
+      )
+        fail(
+          `${query.source}: heads draft from this target: expected { logits, hidden }, got ${describe(answer)}`,
+        );
       rows = answer.logits;
-      hidden = answer.hidden instanceof Float32Array ? answer.hidden : isNumericArray(answer.hidden) ? Float32Array.from(answer.hidden) : fail(`${query.source}: hidden: expected a Float32Array of nLast × nEmbd values, got ${describe(answer.hidden)}`);
+      hidden =
+        answer.hidden instanceof Float32Array
+          ? answer.hidden
+          : isNumericArray(answer.hidden)
+            ? Float32Array.from(answer.hidden)
+            : fail(
+                `${query.source}: hidden: expected a Float32Array of nLast × nEmbd values, got ${describe(answer.hidden)}`,
+              );
     }
     let flat = rows;
     if (!(rows instanceof Float32Array)) {
       const what = query.tree ? `${query.source}.scoreTree` : query.source;
-      const shape = query.tree ? `${query.nLast} rows (the root row and the nodes' rows asked)` : 'nLast';
-      if (!isNumericArray(rows)) fail(`${what}: expected a Float32Array of ${shape} × vocabulary values, got ${describe(rows)}`);
+      const shape = query.tree
+        ? `${query.nLast} rows (the root row and the nodes' rows asked)`
+        : 'nLast';
+      if (!isNumericArray(rows))
+        fail(
+          `${what}: expected a Float32Array of ${shape} × vocabulary values, got ${describe(rows)}`,
+        );
       flat = Float32Array.from(rows);
     }
     // Into the C++ decoder's inbox (a view of wasm memory; re-asked for when too short, or empty
@@ -353,7 +397,10 @@ export class Decoder extends Handle {
     const budget = maxTokensArg(maxTokens);
     checkSignal(signal);
     // The loop's budget is the native decoder's, which one loop ending would lift for another.
-    if (this.#generating) fail('Decoder.generate: another generate() loop is running on this decoder; finish it first (run it to the end, break out of it or call its return(); one whose signal aborted ends when it is next iterated)');
+    if (this.#generating)
+      fail(
+        'Decoder.generate: another generate() loop is running on this decoder; finish it first (run it to the end, break out of it or call its return(); one whose signal aborted ends when it is next iterated)',
+      );
     const abortIfAsked = () => {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     };
@@ -394,7 +441,8 @@ export class Decoder extends Handle {
   }
 }
 
-
 function isThenable(x) {
-  return x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';
+  return (
+    x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function'
+  );
 }

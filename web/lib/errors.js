@@ -34,7 +34,8 @@ export function describe(x) {
   if (Array.isArray(x)) return `an array of length ${x.length}`;
   if (ArrayBuffer.isView(x)) return `a ${x.constructor.name} of length ${x.length}`;
   if (typeof x === 'object') return `an object (${x.constructor?.name ?? 'Object'})`;
-  if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? x.slice(0, 40) + '…' : x)}`;
+  if (typeof x === 'string')
+    return `the string ${JSON.stringify(x.length > 40 ? x.slice(0, 40) + '…' : x)}`;
   return `${typeof x} ${String(x)}`;
 }
 
@@ -90,7 +91,9 @@ export const gammaArg = (x, name = 'gamma') => integer(x, name, 1, limits.maxGam
 export function maxTokensArg(x, name = 'maxTokens') {
   if (x === undefined || x === Infinity) return 0;
   if (typeof x !== 'number' || !Number.isInteger(x) || x < 0 || x > Number.MAX_SAFE_INTEGER) {
-    fail(`${name}: expected an integer in 0..${Number.MAX_SAFE_INTEGER} (0 = no limit) or Infinity, got ${describe(x)}`);
+    fail(
+      `${name}: expected an integer in 0..${Number.MAX_SAFE_INTEGER} (0 = no limit) or Infinity, got ${describe(x)}`,
+    );
   }
   return x;
 }
@@ -133,11 +136,14 @@ export function bytesArg(bytes, what) {
   let u8;
   if (bytes instanceof Uint8Array) u8 = bytes;
   else if (bytes instanceof ArrayBuffer) u8 = new Uint8Array(bytes);
-  else if (ArrayBuffer.isView(bytes)) u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  else if (ArrayBuffer.isView(bytes))
+    u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   else fail(`bytes: expected a Uint8Array or ArrayBuffer holding ${what}, got ${describe(bytes)}`);
   const MAX_FILE_BYTES = 8 + 2 ** 20 + 512 * 2 ** 20;
   if (u8.byteLength > MAX_FILE_BYTES) {
-    fail(`bytes: model file: ${u8.byteLength} bytes exceed the limit of ${MAX_FILE_BYTES} (1 MiB header + 512 MiB of weights)`);
+    fail(
+      `bytes: model file: ${u8.byteLength} bytes exceed the limit of ${MAX_FILE_BYTES} (1 MiB header + 512 MiB of weights)`,
+    );
   }
   return u8;
 }
@@ -146,7 +152,9 @@ export function bytesArg(bytes, what) {
 // record is not lost (error.record), the caller's exception is error.cause.
 export function detokenizeFailed({ thrown }, record) {
   const what = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : describe(thrown);
-  const e = new SpecdecError(`detokenize: threw (${what}) while the text of iteration ${record.iteration} was made; the iteration is committed and its record is this error's record`);
+  const e = new SpecdecError(
+    `detokenize: threw (${what}) while the text of iteration ${record.iteration} was made; the iteration is committed and its record is this error's record`,
+  );
   e.record = record;
   e.cause = thrown;
   return e;
@@ -154,7 +162,10 @@ export function detokenizeFailed({ thrown }, record) {
 
 /** Refuses a signal option that is not an AbortSignal (undefined: none). */
 export function checkSignal(signal) {
-  if (signal !== undefined && (typeof signal !== 'object' || signal === null || !('aborted' in signal))) {
+  if (
+    signal !== undefined &&
+    (typeof signal !== 'object' || signal === null || !('aborted' in signal))
+  ) {
     fail(`signal: expected an AbortSignal, got ${describe(signal)}`);
   }
 }

@@ -21,7 +21,9 @@ const leakRegistry =
     ? new FinalizationRegistry(({ kind, native }) => {
         if (!leakWarned.has(kind)) {
           leakWarned.add(kind);
-          console.warn(`specdec: a ${kind} was garbage-collected without dispose(); call dispose() to free its wasm memory promptly`);
+          console.warn(
+            `specdec: a ${kind} was garbage-collected without dispose(); call dispose() to free its wasm memory promptly`,
+          );
         }
         try {
           native.delete();

@@ -9,7 +9,17 @@ import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiate, loader, SpecdecError } from './core.js';
 import { browserThreadsBlocker, requestedThreads } from './threads.js';
 
-export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
+export {
+  SpecdecError,
+  Rng,
+  Model,
+  Heads,
+  Decoder,
+  encode,
+  decode,
+  tokenText,
+  limits,
+} from './core.js';
 
 const MT_GLUE = new URL('./wasm/specdec-core-mt.js', import.meta.url).href;
 const MT_WORKER = new URL('./wasm/specdec-core-mt.worker.js', import.meta.url).href;
@@ -21,7 +31,8 @@ const MT_WASM = new URL('./wasm/specdec-core-mt.wasm', import.meta.url).href;
 function startableWorkerUrl(url) {
   if (!url.startsWith('data:')) return url;
   const comma = url.indexOf(',');
-  const meta = url.slice(5, comma), body = url.slice(comma + 1);
+  const meta = url.slice(5, comma),
+    body = url.slice(comma + 1);
   const text = meta.endsWith(';base64') ? atob(body) : decodeURIComponent(body);
   const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0));
   return URL.createObjectURL(new Blob([bytes], { type: 'text/javascript' }));
@@ -45,12 +56,14 @@ async function create(options) {
     if (reason === null) {
       try {
         const { default: factory } = await import(/* @vite-ignore */ MT_GLUE);
-        const wasmUrl = options.threadedWasmUrl !== undefined ? String(options.threadedWasmUrl) : MT_WASM;
+        const wasmUrl =
+          options.threadedWasmUrl !== undefined ? String(options.threadedWasmUrl) : MT_WASM;
         const worker = startableWorkerUrl(MT_WORKER);
         const arg = {
           specdecPoolSize: requested - 1,
           mainScriptUrlOrBlob: MT_GLUE,
-          locateFile: (path) => (path.endsWith('.worker.js') ? worker : path.endsWith('.wasm') ? wasmUrl : path),
+          locateFile: (path) =>
+            path.endsWith('.worker.js') ? worker : path.endsWith('.wasm') ? wasmUrl : path,
         };
         if (options.threadedWasmBinary !== undefined) arg.wasmBinary = options.threadedWasmBinary;
         return await instantiate(factory, arg, { requested, reason: null });

@@ -11,8 +11,15 @@ const int32 = (x, name) => (x === undefined ? undefined : integer(x, name, ...IN
 // gamma: an integer (fixed), 'auto' or 'heuristic', or undefined (the default); gammaMax an
 // integer or undefined. One value each on the wire.
 export function gammaOptions(gamma, gammaMax) {
-  if (gamma !== undefined && gamma !== 'auto' && gamma !== 'heuristic' && !Number.isInteger(gamma)) {
-    fail(`gamma: expected an integer in 1..${limits.maxGamma}, 'auto' or 'heuristic', got ${describe(gamma)}`);
+  if (
+    gamma !== undefined &&
+    gamma !== 'auto' &&
+    gamma !== 'heuristic' &&
+    !Number.isInteger(gamma)
+  ) {
+    fail(
+      `gamma: expected an integer in 1..${limits.maxGamma}, 'auto' or 'heuristic', got ${describe(gamma)}`,
+    );
   }
   return { gamma, gammaMax: int32(gammaMax, 'gammaMax') };
 }
@@ -22,7 +29,10 @@ export function costModelOption(cost) {
   if (cost === undefined) return null;
   const o = checkOptions(cost, ['c', 'verifyCost'], 'costModel');
   const c = number(o.c, 'costModel.c');
-  if (!isNumericArray(o.verifyCost)) fail(`costModel.verifyCost: expected an array of numbers v(1), v(2), ..., got ${describe(o.verifyCost)}`);
+  if (!isNumericArray(o.verifyCost))
+    fail(
+      `costModel.verifyCost: expected an array of numbers v(1), v(2), ..., got ${describe(o.verifyCost)}`,
+    );
   const v = Array.from(o.verifyCost, (x, i) => number(x, `costModel.verifyCost[${i}]`));
   return { c, verifyCost: v };
 }
@@ -32,17 +42,25 @@ export function lookupOption(lookup) {
   if (lookup === undefined || lookup === false) return { enabled: false };
   if (lookup === true) return { enabled: true };
   const o = checkOptions(lookup, ['minNgram', 'maxNgram'], 'promptLookup');
-  return { enabled: true, minNgram: int32(o.minNgram, 'promptLookup.minNgram'), maxNgram: int32(o.maxNgram, 'promptLookup.maxNgram') };
+  return {
+    enabled: true,
+    minNgram: int32(o.minNgram, 'promptLookup.minNgram'),
+    maxNgram: int32(o.maxNgram, 'promptLookup.maxNgram'),
+  };
 }
 
 // tree: { branches: [b1, b2, ...], replacement?: boolean } — children per node at each depth.
 export function treeOption(tree) {
   if (tree === undefined) return null;
   const o = checkOptions(tree, ['branches', 'replacement'], 'tree');
-  if (!isNumericArray(o.branches)) fail(`tree.branches: expected an array of children per depth, e.g. [3, 2, 1, 1], got ${describe(o.branches)}`);
+  if (!isNumericArray(o.branches))
+    fail(
+      `tree.branches: expected an array of children per depth, e.g. [3, 2, 1, 1], got ${describe(o.branches)}`,
+    );
   const branches = Array.from(o.branches, (b, i) => int32(b, `tree.branches[${i}]`));
   const replacement = o.replacement ?? false;
-  if (typeof replacement !== 'boolean') fail(`tree.replacement: expected a boolean, got ${describe(replacement)}`);
+  if (typeof replacement !== 'boolean')
+    fail(`tree.replacement: expected a boolean, got ${describe(replacement)}`);
   return { branches, replacement };
 }
 

@@ -29,7 +29,8 @@ export function treeRecord(raw, tokenText = byteTokenText) {
 
 export function rowsOf(flat, vocab) {
   const rows = [];
-  for (let i = 0; i + vocab <= flat.length && vocab > 0; i += vocab) rows.push(flat.slice(i, i + vocab));
+  for (let i = 0; i + vocab <= flat.length && vocab > 0; i += vocab)
+    rows.push(flat.slice(i, i + vocab));
   return rows;
 }
 
@@ -118,10 +119,20 @@ export function recordOf(wire, { iteration, ms, tokenText = byteTokenText, text,
   const positions = [];
   for (let i = 0; i < n; i++, at += 6) {
     const token = wire[at];
-    positions.push({ token, text: '', p: wire[at + 1], q: wire[at + 2], acceptProb: wire[at + 3], u: nanToNull(wire[at + 4]), accepted: wire[at + 5] === 1 });
+    positions.push({
+      token,
+      text: '',
+      p: wire[at + 1],
+      q: wire[at + 2],
+      acceptProb: wire[at + 3],
+      u: nanToNull(wire[at + 4]),
+      accepted: wire[at + 5] === 1,
+    });
   }
   // The residual: float32s two to an entry (a copy).
-  const residual = nResidual ? new Float32Array(wire.buffer, wire.byteOffset + 8 * at, nResidual).slice() : null;
+  const residual = nResidual
+    ? new Float32Array(wire.buffer, wire.byteOffset + 8 * at, nResidual).slice()
+    : null;
   // The wire is read: what follows may call into wasm (a tokenizer, extras()).
   for (const pos of positions) pos.text = tokenText(pos.token);
   const rec = {
@@ -170,7 +181,8 @@ export function queryOf(view) {
   const hidden = (packed[0] & 4) !== 0; // the answer carries the target's hidden states (heads)
   const target = kind === 1 || kind === 3;
   const source = target ? 'targetScore' : 'draftScore';
-  if (kind < 2) return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(2), tree: null };
+  if (kind < 2)
+    return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(2), tree: null };
   const nodes = packed[4];
   const end = packed.length;
   const tree = {
@@ -179,5 +191,12 @@ export function queryOf(view) {
     first: packed[2],
     withRoot: packed[3] === 1,
   };
-  return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(5, end - 2 * nodes), tree };
+  return {
+    target,
+    source,
+    hidden,
+    nLast: packed[1],
+    tokens: packed.subarray(5, end - 2 * nodes),
+    tree,
+  };
 }

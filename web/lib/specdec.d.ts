@@ -376,7 +376,10 @@ export type AsyncScoreFunction = ((
    * previous depth's nodes (withRoot false; depth 1 comes as a plain call). Flat rows × V, as
    * the plain call's; a chain is always asked as a plain call.
    */
-  scoreTree?: (tokens: Int32Array, tree: ScoreTreeQuery) => Float32Array | number[] | Promise<Float32Array | number[]>;
+  scoreTree?: (
+    tokens: Int32Array,
+    tree: ScoreTreeQuery,
+  ) => Float32Array | number[] | Promise<Float32Array | number[]>;
 };
 
 /** A draft tree asked of a score callback's scoreTree (nodes in drawing order: parents first). */
@@ -561,7 +564,10 @@ export interface AsyncDecoder extends Omit<Decoder, 'step'> {
 }
 
 /** Decoder options whose score callbacks answer synchronously. */
-export type SyncDecoderOptions = DecoderOptions & { targetScore?: ScoreFunction; draftScore?: ScoreFunction };
+export type SyncDecoderOptions = DecoderOptions & {
+  targetScore?: ScoreFunction;
+  draftScore?: ScoreFunction;
+};
 
 /** One point of the speedup explorer. */
 export interface DemoPoint {
@@ -612,7 +618,11 @@ export interface Specdec {
    * Tokens per pass and speedup for every alpha and gamma = 1..gammaMax (alpha-major).
    * Defaults: c 0.1, alphas [0.4, 0.6, 0.8, 0.9], gammaMax 8.
    */
-  demonstrateSpeculative(options?: { c?: number; alphas?: number[]; gammaMax?: number }): DemoPoint[];
+  demonstrateSpeculative(options?: {
+    c?: number;
+    alphas?: number[];
+    gammaMax?: number;
+  }): DemoPoint[];
 
   /**
    * Parses a safetensors file (F32 or F16, or 8-bit as made by quantizeModelFile / `specdec
@@ -620,7 +630,10 @@ export interface Specdec {
    * (bit-identical to loading its quantized file); 'f32' refuses a quantized file; absent, the
    * file's own layout. Throws SpecdecError on a bad file or option.
    */
-  loadModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { device?: 'wasm'; weights?: 'f32' | 'int8' }): Model;
+  loadModel(
+    bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
+    options?: { device?: 'wasm'; weights?: 'f32' | 'int8' },
+  ): Model;
   /**
    * A float model file turned into its 8-bit file (the format: src/README.md): every block
    * Linear weight X.weight becomes X.weight.q8 (I8) and X.weight.scale (F16, one per 32 weights),
@@ -636,7 +649,14 @@ export interface Specdec {
    */
   loadModel(
     bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
-    options: { device: 'webgpu'; weights?: 'f32' | 'int8'; gpu?: unknown; adapter?: unknown; gpuDevice?: unknown; powerPreference?: 'low-power' | 'high-performance' },
+    options: {
+      device: 'webgpu';
+      weights?: 'f32' | 'int8';
+      gpu?: unknown;
+      adapter?: unknown;
+      gpuDevice?: unknown;
+      powerPreference?: 'low-power' | 'high-performance';
+    },
   ): Promise<import('./webgpu.js').GpuModel>;
 
   /**
@@ -649,7 +669,10 @@ export interface Specdec {
   /** With a WebGPU model (sd.loadModel(bytes, { device: 'webgpu' })) as target or draft: async. */
   createDecoder(
     options: Omit<DecoderOptions, 'target' | 'draft'> &
-      ({ target: import('./webgpu.js').GpuModel; draft?: Model | import('./webgpu.js').GpuModel } | { target?: Model; draft: import('./webgpu.js').GpuModel }),
+      (
+        | { target: import('./webgpu.js').GpuModel; draft?: Model | import('./webgpu.js').GpuModel }
+        | { target?: Model; draft: import('./webgpu.js').GpuModel }
+      ),
   ): AsyncDecoder;
 
   /**
