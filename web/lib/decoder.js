@@ -1,37 +1,19 @@
 // The Decoder: one object over the C++ SpeculativeDecoder — step() (sync, or a Promise with
-// async score callbacks), generate(), and the query/answer loop for score callbacks.
+// async score callbacks), generate(), and the query/answer loop for score callbacks (the
+// callbacks' calls and answers: scored.js).
 
 import {
   SpecdecError,
   checkOptions,
   checkSignal,
-  describe,
   detokenizeFailed,
   fail,
-  isNumericArray,
   maxTokensArg,
 } from './errors.js';
 import { bytesOf, decode, detokenizeStream, tokenText } from './text.js';
 import { HOLD, Handle, NATIVE } from './handles.js';
 import { queryOf, recordOf } from './records.js';
-
-const yieldToEventLoop = (() => {
-  if (typeof globalThis.scheduler?.yield === 'function') return () => globalThis.scheduler.yield();
-  if (typeof globalThis.setImmediate === 'function') {
-    return () => new Promise((resolve) => globalThis.setImmediate(resolve));
-  }
-  if (typeof globalThis.MessageChannel === 'function') {
-    const channel = new MessageChannel();
-    const waiting = [];
-    channel.port1.onmessage = () => waiting.shift()?.();
-    return () =>
-      new Promise((resolve) => {
-        waiting.push(resolve);
-        channel.port2.postMessage(0);
-      });
-  }
-  return () => new Promise((resolve) => setTimeout(resolve, 0));
-})();
+import { callScore, isThenable, scoredRows, yieldToEventLoop } from './scored.js';
 
 // generate(): a gap between two steps this long is the caller pausing, not per-iteration cost.
 const PAUSE_MS = 100;
@@ -259,68 +241,14 @@ export class Decoder extends Handle {
     }
   }
 
-  // Calls the score callback the query is for (its scoreTree for a tree query); its time
-  // (awaiting included) goes to callbackMs.
+  // Calls the score callback the query is for; its time (awaiting included) goes to callbackMs.
   #callScore(query) {
-    const fn = query.target ? this.#scores.target : this.#scores.draft;
-    const t = performance.now();
-    // (hidden: heads draft for this target, which hands its hidden states over with the rows)
-    const extra = query.hidden ? [{ hidden: true }] : [];
-    const out = query.tree
-      ? fn.scoreTree(query.tokens, query.tree, ...extra)
-      : fn(query.tokens, query.nLast, ...extra);
-    if (!isThenable(out)) {
-      this.#callbackMs += performance.now() - t;
-      return out;
-    }
-    return Promise.resolve(out).then(
-      (rows) => {
-        this.#callbackMs += performance.now() - t;
-        return rows;
-      },
-      (e) => {
-        this.#callbackMs += performance.now() - t;
-        throw e;
-      },
-    );
+    return callScore(this.#scores, query, (ms) => (this.#callbackMs += ms));
   }
 
   // The rows' shape and values are checked in C++ (errors name the callback).
   #supplyScored(native, query, answer) {
-    let rows = answer;
-    let hidden = null;
-    if (query.hidden) {
-      if (
-        answer === null ||
-        typeof answer !== 'object' ||
-        !('logits' in answer) ||
-        !('hidden' in answer)
-      )
-        fail(
-          `${query.source}: heads draft from this target: expected { logits, hidden }, got ${describe(answer)}`,
-        );
-      rows = answer.logits;
-      hidden =
-        answer.hidden instanceof Float32Array
-          ? answer.hidden
-          : isNumericArray(answer.hidden)
-            ? Float32Array.from(answer.hidden)
-            : fail(
-                `${query.source}: hidden: expected a Float32Array of nLast × nEmbd values, got ${describe(answer.hidden)}`,
-              );
-    }
-    let flat = rows;
-    if (!(rows instanceof Float32Array)) {
-      const what = query.tree ? `${query.source}.scoreTree` : query.source;
-      const shape = query.tree
-        ? `${query.nLast} rows (the root row and the nodes' rows asked)`
-        : 'nLast';
-      if (!isNumericArray(rows))
-        fail(
-          `${what}: expected a Float32Array of ${shape} × vocabulary values, got ${describe(rows)}`,
-        );
-      flat = Float32Array.from(rows);
-    }
+    const { flat, hidden } = scoredRows(query, answer);
     // Into the C++ decoder's inbox (a view of wasm memory; re-asked for when too short, or empty
     // because wasm memory grew), then one call: no copy through emval.
     const n = flat.length;
@@ -439,10 +367,4 @@ export class Decoder extends Handle {
       if (!this.disposed) native.setBudget(0);
     }
   }
-}
-
-function isThenable(x) {
-  return (
-    x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function'
-  );
 }
