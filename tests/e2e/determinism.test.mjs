@@ -41,7 +41,7 @@ const runOptions = (c) => ({
   maxTokens: c.maxTokens, paceMs: 0,
   drafter: c.lookup ? (c.draft ? 'both' : 'lookup') : 'draft',
   tree: c.tree ?? null,
-  ...(c.gamma === 'heuristic' ? { gammaMode: 'heuristic', gamma: 8 } : { gammaMode: 'fixed', gamma: c.gamma }),
+  ...(c.gamma === 'heuristic' ? { gamma: 'heuristic', gammaMax: 8 } : { gamma: c.gamma }),
 });
 
 // The page's worker draws tree children without replacement and loads heads from the page's own

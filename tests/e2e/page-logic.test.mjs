@@ -15,9 +15,12 @@ import { createVkStore, targetKey } from '../../web/page/src/models/vk/store.js'
 import { buttonsState, revealState, stagesOf, stepBack, stepForward } from '../../web/page/src/step/stages.js';
 import { createLabQueue, keyOf } from '../../web/page/src/pitfalls/queue.js';
 import { costsText } from '../../web/page/src/models/verdict-view.js';
+import { GAMMA_CAP, GAMMA_DEFAULT, GAMMA_MAX_DEFAULT } from '../../web/page/src/shared/controls.js';
+import { gammaDepth, gammaOf, gammaPolicy } from '../../web/page/src/shared/gamma.js';
+import { limits } from 'specdec/limits';
 import { meanCosts } from '../../web/page/src/models/costmodel.js';
 
-const OPTS = { prompt: [65], drafter: 'draft', tree: null, gammaMode: 'fixed', gamma: 4, temperature: 0.8, topK: 0, topP: 1, seed: 42, maxTokens: 50, paceMs: 0, threads: 2, backend: 'cpu' };
+const OPTS = { prompt: [65], drafter: 'draft', tree: null, gamma: 4, temperature: 0.8, topK: 0, topP: 1, seed: 42, maxTokens: 50, paceMs: 0, threads: 2, backend: 'cpu' };
 const run = (o) => ({ generated: 50, targetPasses: 20, draftPasses: 60, tokensPerSecond: 100, draftMsPerPass: 0.5, targetMsPerPass: 4, computeMs: 500, ...o });
 // The lesson's formulas, as the WASM module computes them.
 const sd = {
@@ -25,8 +28,22 @@ const sd = {
   speculativeSpeedup(a, g, c, v = 1) { return this.expectedAcceptedTokens(a, g) / (g * c + v); },
 };
 
+test('γ: the forms take their default and cap from the library, and give γ as createDecoder takes it', () => {
+  assert.deepEqual([GAMMA_DEFAULT, GAMMA_MAX_DEFAULT, GAMMA_CAP], [limits.gamma, limits.gammaMax, limits.maxGamma]);
+  const cases = [
+    ['fixed', 5, { gamma: 5 }, 'fixed', 5],
+    ['auto', 8, { gamma: 'auto', gammaMax: 8 }, 'auto', 8],
+    ['heuristic', 12, { gamma: 'heuristic', gammaMax: 12 }, 'heuristic', 12],
+  ];
+  for (const [policy, n, options, back, depth] of cases) {
+    assert.deepEqual(gammaOf(policy, n), options, policy);
+    assert.equal(gammaPolicy(options), back, policy);
+    assert.equal(gammaDepth(options), depth, policy);
+  }
+});
+
 test('results: runs compare when only γ, the drafter, the shape or the pace differ', () => {
-  assert.ok(sameSettings(OPTS, { ...OPTS, gamma: 8, drafter: 'lookup', tree: [2, 2], gammaMode: 'auto', paceMs: 30, quiet: true }));
+  assert.ok(sameSettings(OPTS, { ...OPTS, gamma: 'auto', gammaMax: 8, drafter: 'lookup', tree: [2, 2], paceMs: 30, quiet: true }));
   assert.ok(!sameSettings(OPTS, { ...OPTS, temperature: 0 }));
   assert.ok(!sameSettings(OPTS, { ...OPTS, threads: 1 }), 'the thread count changes what a step costs');
   assert.ok(!sameSettings(OPTS, null));
@@ -89,8 +106,8 @@ test('results: compareRuns measures c and v in plain steps and predicts E / (γc
   r.spec = { options: { ...OPTS, tree: [2, 2, 1] }, summary: spec };
   assert.equal(compareRuns(r, sd).formula, false);
   assert.equal(typicalGamma({ ...OPTS, tree: [2, 2, 1] }, null), 3);
-  assert.equal(typicalGamma({ ...OPTS, gammaMode: 'auto', gamma: 8 }, [0, 2, 7, 7, 1]), 3);
-  assert.equal(typicalGamma({ ...OPTS, gammaMode: 'auto', gamma: 8 }, []), 8);
+  assert.equal(typicalGamma({ ...OPTS, gamma: 'auto', gammaMax: 8 }, [0, 2, 7, 7, 1]), 3);
+  assert.equal(typicalGamma({ ...OPTS, gamma: 'auto', gammaMax: 8 }, []), 8);
   // A pass's time for the plain step: the median of the passes, or (an older worker) the mean.
   assert.equal(passMs(run({ targetMsPerPass: 3, targetMsMedian: 2.5 })), 2.5);
   assert.equal(passMs(run({ targetMsPerPass: 3 })), 3);

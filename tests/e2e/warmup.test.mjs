@@ -83,7 +83,7 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
     // The threads the last run used (the run's v is compared below).
     const threads = Number(document.getElementById('spec-state').dataset.threads);
     const options = {
-      prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value)), drafter: 'draft', tree: null, gammaMode: 'fixed',
+      prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value)), drafter: 'draft', tree: null,
       gamma: 4, temperature: 0.8, topK: 0, topP: 1, seed: 42, maxTokens: 200, paceMs: 0, threads, backend: 'cpu',
     };
     const m = await client.measureVk(options);

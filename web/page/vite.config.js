@@ -194,7 +194,10 @@ export default defineConfig({
   base: './',
   resolve: {
     // The page imports the package by its name, as a course site would.
-    alias: { specdec: path.resolve(pageDir, '../lib/index.js') },
+    alias: [
+      { find: /^specdec\/limits$/, replacement: path.resolve(pageDir, '../lib/limits.js') },
+      { find: /^specdec$/, replacement: path.resolve(pageDir, '../lib/index.js') },
+    ],
   },
   worker: { format: 'es' },
   build: {

@@ -9,6 +9,7 @@ import { median } from '../shared/roofline.js';
 import { ratioVerdict } from './verdict.js';
 import { commonGamma } from './runcharts.js';
 import { meanCosts } from './costmodel.js';
+import { gammaDepth, gammaPolicy } from '../shared/gamma.js';
 
 /** A results record with nothing measured yet (also: after other models were loaded). */
 export function emptyResults() {
@@ -21,7 +22,7 @@ export function emptyResults() {
  * step costs; the thread count does).
  */
 export function sameSettings(a, b) {
-  const key = (o) => JSON.stringify({ ...o, gamma: 0, gammaMode: '', drafter: '', tree: null, paceMs: 0, quiet: false });
+  const key = (o) => JSON.stringify({ ...o, gamma: 0, gammaMax: 0, drafter: '', tree: null, paceMs: 0, quiet: false });
   return !!(a && b) && key(a) === key(b);
 }
 
@@ -89,11 +90,11 @@ export function compareRuns(results, sd) {
   const o = results.spec.options;
   // The lesson's formulas describe a chain of a fixed length from one drafter; for the other
   // settings the page reports what was measured and says why the formulas do not apply.
-  const formula = !o.tree && o.gammaMode === 'fixed' && o.drafter !== 'both';
+  const formula = !o.tree && gammaPolicy(o) === 'fixed' && o.drafter !== 'both';
   const hist = specSt.gammaHistogram ?? [];
   const deepest = hist.reduce((m, count, g) => (count > 0 ? g : m), 0);
   // Heads cut a deeper γ to their count; the context end cuts the last drafts.
-  const gamma = formula && deepest > 0 ? Math.min(o.gamma, deepest) : o.gamma;
+  const gamma = formula && deepest > 0 ? Math.min(o.gamma, deepest) : gammaDepth(o);
   const m = meanCosts({
     plainRuns: fromPlain ? (results.plain.runs ?? [results.plain.summary]) : [],
     specRuns: results.spec.runs ?? [specSt],
@@ -125,8 +126,8 @@ export function runFactsOf(f, { threads, target }) {
 
 /** The pass length a v(k) measurement after a run quotes: the run's γ (a tree's depth). */
 export function typicalGamma(options, hist) {
-  const typical = options.tree ? options.tree.length : (options.gammaMode === 'fixed' ? options.gamma : commonGamma(hist ?? []));
-  return typical || options.gamma;
+  const typical = options.tree ? options.tree.length : (gammaPolicy(options) === 'fixed' ? options.gamma : commonGamma(hist ?? []));
+  return typical || gammaDepth(options);
 }
 
 /** "120 tokens · 41 target passes · 96 draft steps · 310.2 tokens/s · 387 ms compute". */

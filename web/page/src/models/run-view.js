@@ -8,6 +8,7 @@ import {
   DRAFTER_NAMES, commonGamma, drafterCounts, drafterCountsText, drafterLegend, drawDrafterStrip, drawGammaHistogram, drawPositions, meanGamma,
 } from './runcharts.js';
 import { finishedText, repeatLine, runLine } from './results.js';
+import { gammaPolicy } from '../shared/gamma.js';
 
 // The statistics table: [row heading, data-testid of its cell]. Filled by this module (the
 // speculative run), compare.js (plain tokens/s) and verdict-view.js (c, v, speedups).
@@ -49,13 +50,12 @@ function runDetail() {
 
 /** How γ was chosen, for the histogram's caption. */
 function policyOf(o) {
-  return o.tree ? 'tree' : o.gammaMode;
+  return o.tree ? 'tree' : gammaPolicy(o);
 }
 
 function policyText(o) {
   if (o.tree) return `a tree [${o.tree.join(', ')}]: γ is its depth`;
-  if (o.gammaMode === 'auto') return `auto, γ ≤ ${o.gamma}`;
-  if (o.gammaMode === 'heuristic') return `heuristic, γ ≤ ${o.gamma}`;
+  if (gammaPolicy(o) !== 'fixed') return `${o.gamma}, γ ≤ ${o.gammaMax}`;
   return `fixed γ = ${o.gamma}`;
 }
 
@@ -63,8 +63,8 @@ function policyText(o) {
 function configText(o) {
   const who = o.drafter === 'both' ? 'prompt lookup + draft model' : DRAFTER_NAMES[o.drafter] ?? o.drafter;
   if (o.tree) return `${who}, tree [${o.tree.join(', ')}]`;
-  if (o.gammaMode === 'fixed') return `${who}, γ = ${o.gamma}`;
-  return `${who}, ${o.gammaMode} γ ≤ ${o.gamma}`;
+  if (gammaPolicy(o) === 'fixed') return `${who}, γ = ${o.gamma}`;
+  return `${who}, ${o.gamma} γ ≤ ${o.gammaMax}`;
 }
 
 // The text of a run as it streams: runs of tokens of one kind share a span (a correction and

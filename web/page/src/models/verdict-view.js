@@ -10,6 +10,7 @@ import { DRAFTER_NAMES, meanGamma } from './runcharts.js';
 import { RULE, ratioText, verdictHeadline } from './verdict.js';
 import { passMs } from './results.js';
 import { BUSY } from '../shared/trust.js';
+import { gammaPolicy } from '../shared/gamma.js';
 
 /**
  * The comparison table's measured cells and the verdict's data attributes.
@@ -95,9 +96,9 @@ function verdictMixed({ verdict, o, specSt, hist }) {
   const bits = [`Each target pass emitted ${tpp.toFixed(2)} tokens on average` + (Number.isFinite(ppp) ? ` and scored ${ppp.toFixed(1)} positions` : '')];
   if (o.tree) {
     bits.push(`a tree offers several candidates per depth, so more of each pass is kept, but every pass scores all its nodes: whether that pays depends on what a wider pass costs here (v(k) below)`);
-  } else if (o.gammaMode !== 'fixed') {
+  } else if (gammaPolicy(o) !== 'fixed') {
     const used = hist.map((count, g) => (count > 0 ? g : null)).filter((g) => g !== null);
-    if (used.length) bits.push(`γ ranged over ${used[0]}…${used[used.length - 1]} (mean ${meanGamma(hist).toFixed(2)}), chosen by the ${o.gammaMode} policy from what the run measured`);
+    if (used.length) bits.push(`γ ranged over ${used[0]}…${used[used.length - 1]} (mean ${meanGamma(hist).toFixed(2)}), chosen by the ${o.gamma} policy from what the run measured`);
   }
   const counts = specSt.byDrafter ?? {};
   const by = Object.entries(DRAFTER_NAMES).filter(([d]) => counts[d] > 0).map(([d, name]) => `${name} ${counts[d]}`);

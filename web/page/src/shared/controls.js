@@ -1,17 +1,22 @@
 // The γ policy, γ and draft shape controls, written once for the two sections that have them:
 // the step-through (section 2, ids step-*) and section 4's generation form (ids gen-*). In
 // index.html each form holds a <template data-shape-controls="step|gen"> where its three fields
-// go (writeShapeControls, called by main.js before any section is wired); the limits of each are
-// here, in one place: γ starts at 4, the step-through caps it at 8 and section 4 at 16 (the
-// library's γ max default is 8, where a policy's γ max starts).
+// go (writeShapeControls, called by main.js before any section is wired). Their default and
+// largest γ are the library's own (`limits`, which the C++ core defines), and the run options
+// they give carry γ as the library takes it: `gamma` a number (fixed), or 'auto' / 'heuristic'
+// with `gammaMax` (gammaOf), passed to createDecoder as they are.
+import { limits } from 'specdec/limits';
 import { h } from './svg.js';
 
-/** γ of a fixed policy when the page starts. */
-export const GAMMA_DEFAULT = 4;
+export { gammaOf } from './gamma.js';
+
+/** γ of a fixed policy when the page starts: the library's default. */
+export const GAMMA_DEFAULT = limits.gamma;
 /** The library's default γ max: where γ starts when a policy (auto, heuristic) takes over. */
-export const GAMMA_MAX_DEFAULT = 8;
-/** The largest γ of each form: the step-through's (its policies' γ max too) and section 4's. */
-export const GAMMA_CAP = { step: 8, gen: 16 };
+export const GAMMA_MAX_DEFAULT = limits.gammaMax;
+/** The largest γ (and γ max) of both forms: the library's. */
+export const GAMMA_CAP = limits.maxGamma;
+
 
 // Each form's fields: the note that explains its controls (aria-describedby).
 const FORMS = { step: { note: 'step-note' }, gen: { note: 'gen-note' } };
@@ -64,7 +69,7 @@ export function shapeFields(prefix) {
     ]),
     field('field small-field', [
       h('label', { for: `${prefix}-gamma`, id: `${prefix}-gamma-label`, text: 'γ' }),
-      h('input', { type: 'number', id: `${prefix}-gamma`, min: 1, max: GAMMA_CAP[prefix], step: 1, value: GAMMA_DEFAULT, inputmode: 'numeric' }),
+      h('input', { type: 'number', id: `${prefix}-gamma`, min: 1, max: GAMMA_CAP, step: 1, value: GAMMA_DEFAULT, inputmode: 'numeric' }),
     ]),
     field('field', [
       h('label', { for: `${prefix}-tree`, text: 'Draft shape' }),

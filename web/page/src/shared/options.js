@@ -2,7 +2,7 @@
 // state: section 4's runs, its v(k) measurement (vk.js) and the step-through on the real models
 // (stepper.js) all decode with the settings the learner has in this form.
 import { encodeBytes } from './tokens.js';
-import { GAMMA_CAP, GAMMA_DEFAULT, treeOf } from './controls.js';
+import { GAMMA_CAP, GAMMA_DEFAULT, gammaOf, treeOf } from './controls.js';
 
 function num(id, dflt) {
   const v = Number(document.getElementById(id).value);
@@ -44,8 +44,10 @@ export function readOptions() {
     prompt: encodeBytes(prompt),
     drafter,
     tree,
-    gammaMode: tree ? 'fixed' : document.getElementById('gen-gamma-mode').value,
-    gamma: Math.min(GAMMA_CAP.gen, Math.max(1, Math.round(num('gen-gamma', GAMMA_DEFAULT)))),
+    ...gammaOf(
+      tree ? 'fixed' : document.getElementById('gen-gamma-mode').value,
+      Math.min(GAMMA_CAP, Math.max(1, Math.round(num('gen-gamma', GAMMA_DEFAULT)))),
+    ),
     temperature: Math.min(2, Math.max(0, num('gen-temp', 0.8))),
     topK: Math.max(0, Math.round(num('gen-topk', 0))),
     topP: Math.min(1, Math.max(0.01, num('gen-topp', 1))),

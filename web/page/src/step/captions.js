@@ -37,11 +37,11 @@ function noDraftReason(view) {
   if (cfg.drafter === 'heads' && view.index === 0) return 'the heads read the target’s last hidden state, which only a first target pass gives';
   if (cfg.drafter === 'lookup') {
     if (!lookupWouldMatch(view.context ?? [])) return 'prompt lookup found no earlier occurrence of the last 1–3 tokens to copy from';
-    if (cfg.mode === 'auto' && view.index > 0) return 'the auto policy expected a plain step to pay more than copying';
+    if (cfg.gamma === 'auto' && view.index > 0) return 'the auto policy expected a plain step to pay more than copying';
     return 'prompt lookup made no proposal, although the last tokens occur earlier'
       + (view.index === 0 ? ' (this build of the library does not look up before its first target pass)' : '');
   }
-  if (cfg.mode === 'auto') return 'the auto policy expected a plain step to give more tokens per unit of time than any draft';
+  if (cfg.gamma === 'auto') return 'the auto policy expected a plain step to give more tokens per unit of time than any draft';
   return 'no drafter had a guess';
 }
 
@@ -98,8 +98,8 @@ export function captionOf(view, stage) {
 export function metaLine(view) {
   const cfg = view.config ?? {};
   const how = cfg.tree ? `the tree [${cfg.tree.join(', ')}]'s depth`
-    : cfg.mode === 'auto' ? `chosen by auto (γ ≤ ${cfg.gamma})`
-      : cfg.mode === 'heuristic' ? `chosen by the heuristic (γ ≤ ${cfg.gamma})` : 'fixed';
+    : cfg.gamma === 'auto' ? `chosen by auto (γ ≤ ${cfg.gammaMax})`
+      : cfg.gamma === 'heuristic' ? `chosen by the heuristic (γ ≤ ${cfg.gammaMax})` : 'fixed';
   const who = view.drafter === 'none' ? 'nothing drafted: a plain step'
     : `drafted by ${WHO[view.drafter] ?? view.drafter}${view.drafter === 'lookup' && view.lookupNgram ? ` (matched the last ${view.lookupNgram} token${view.lookupNgram > 1 ? 's' : ''})` : ''}`;
   return [

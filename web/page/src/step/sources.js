@@ -20,13 +20,13 @@ export const FIRST_SEED = 10;
 
 // 'auto' on the toy distributions: the lesson's costs (a draft step c = 0.1 of a target step,
 // a verify pass as cheap as one step), so that a seed replays the same γ choices.
-const TOY_COSTS = { c: 0.1, verifyCost: Array.from({ length: GAMMA_CAP.step + 1 }, () => 1) };
+const TOY_COSTS = { c: 0.1, verifyCost: Array.from({ length: GAMMA_CAP + 1 }, () => 1) };
 
-// createDecoder's γ / tree options for a setting of the step-through's controls.
-function shapeOptions({ gamma, mode, tree }) {
+// createDecoder's γ / tree options for a setting of the step-through's controls (its γ is
+// already the library's: a number, or 'auto' / 'heuristic' with gammaMax).
+function shapeOptions({ gamma, gammaMax, tree }) {
   if (tree) return { tree: { branches: tree } };
-  if (mode === 'auto' || mode === 'heuristic') return { gamma: mode, gammaMax: gamma };
-  return { gamma };
+  return typeof gamma === 'string' ? { gamma, gammaMax } : { gamma };
 }
 
 /**
@@ -37,7 +37,7 @@ export function makeToySource(sd, key, setting, seed) {
   const toy = TOY[key];
   const p = Float32Array.from(toy.p);
   const q = Float32Array.from(toy.q);
-  const costs = setting.mode === 'auto' && !setting.tree ? { costModel: TOY_COSTS } : {};
+  const costs = setting.gamma === 'auto' && !setting.tree ? { costModel: TOY_COSTS } : {};
   const dec = sd.createDecoder({ targetStep: () => p, draftStep: () => q, ...shapeOptions(setting), ...costs, seed, prompt: [0] });
   const labelOf = toyLabel(toy.words);
   return {
@@ -72,7 +72,7 @@ export function makeModelSource(models, setting, seed) {
     async start() {
       await models.ensureLoaded();
       await models.stepStart({
-        ...opts, gamma: setting.gamma, gammaMode: setting.tree ? 'fixed' : setting.mode, tree: setting.tree, seed, topRows: TOP_ROWS_MODEL,
+        ...opts, gamma: setting.gamma, gammaMax: setting.gammaMax, tree: setting.tree, seed, topRows: TOP_ROWS_MODEL,
       });
     },
     async step() {

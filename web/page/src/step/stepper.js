@@ -7,7 +7,7 @@
 // γ can be fixed or chosen per iteration ('auto', 'heuristic'); the γ each iteration used is
 // shown with it.
 import { treeFigure } from './tree.js';
-import { GAMMA_CAP, GAMMA_DEFAULT, raiseToGammaMax, shapeControls, syncShape, treeOf, treeSize } from '../shared/controls.js';
+import { GAMMA_CAP, GAMMA_DEFAULT, gammaOf, raiseToGammaMax, shapeControls, syncShape, treeOf, treeSize } from '../shared/controls.js';
 import { FIRST_SEED, makeModelSource, makeToySource } from './sources.js';
 import { STAGE_NAMES, buttonsState, revealState, stagesOf, stepBack, stepForward } from './stages.js';
 import { captionOf, metaLine, treeCaption } from './captions.js';
@@ -40,7 +40,8 @@ export function initStepper(sd, models) {
 
   function readSetting() {
     const tree = treeOf(ui.tree.value);
-    return { gamma: clampInt(ui.gamma.value, 1, GAMMA_CAP.step, GAMMA_DEFAULT), mode: ui.gammaMode.value, tree };
+    const n = clampInt(ui.gamma.value, 1, GAMMA_CAP, GAMMA_DEFAULT);
+    return { ...gammaOf(tree ? 'fixed' : ui.gammaMode.value, n), tree };
   }
 
   async function restart() {

@@ -11,7 +11,7 @@ import { ensureHeads } from './loading.js';
 
 /**
  * createDecoder options from the page's settings:
- *   gamma (fixed γ, or γ max of 'auto' / 'heuristic'), gammaMode 'fixed' | 'auto' | 'heuristic',
+ *   gamma (a fixed γ, or 'auto' / 'heuristic' with gammaMax: passed as they are),
  *   drafter 'draft' | 'lookup' | 'both' (lookup, else the draft model) | 'heads',
  *   tree: null (a chain) or branches per depth, e.g. [2, 2, 1] (its depth is its γ),
  *   temperature, topK, topP, seed, prompt.
@@ -41,11 +41,9 @@ export function decoderOptions(o, plain, keepRows = false, target = state.models
   }
   if (o.tree?.length) {
     opts.tree = { branches: Array.from(o.tree) };
-  } else if (o.gammaMode === 'auto' || o.gammaMode === 'heuristic') {
-    opts.gamma = o.gammaMode;
-    opts.gammaMax = o.gamma;
   } else {
     opts.gamma = o.gamma;
+    if (typeof o.gamma === 'string') opts.gammaMax = o.gammaMax;
   }
   return opts;
 }

@@ -6,10 +6,11 @@ import { K_MAX, median } from '../shared/roofline.js';
 import { state, post, useThreads, clampThreads, requireIdleModels, yieldNow, isPromise } from './state.js';
 import { targetFor, gpuFault, backendOf } from './gpu.js';
 import { decoderOptions } from './decoding.js';
+import { gammaDepth } from '../shared/gamma.js';
 
 // v(k) is a property of the target pass alone: always measured with the draft model drafting
 // fixed-length chains, whatever the page's drafter, tree or γ policy.
-const CHAIN = { drafter: 'draft', tree: null, gammaMode: 'fixed' };
+const CHAIN = { drafter: 'draft', tree: null };
 
 // The 'calibrate' request: a quick measurement of one plain target step: { ms, samples } (the
 // mean of up to 12 steps after the first, and each step's ms: trust.js judges their spread and
@@ -80,11 +81,11 @@ export async function warmup(msg) {
     const specOpts = o.drafter === 'lookup' || o.drafter === 'both' || o.drafter === 'heads' || o.tree ? { ...o, ...CHAIN } : o;
     const whole = t0 + WARM_MAX_MS / 2; // the whole-length decodes take at most half the time
     passes += await wholeDecode(state.sd.createDecoder(decoderOptions(o, true, false, target)), o.maxTokens, whole);
-    passes += await wholeDecode(state.sd.createDecoder(decoderOptions({ ...specOpts, gammaMode: 'fixed' }, false, false, target)), o.maxTokens, whole);
+    passes += await wholeDecode(state.sd.createDecoder(decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target)), o.maxTokens, whole);
     while (!state.stopRequested) {
       const deadline = t0 + WARM_MAX_MS;
       const plain = await timedSteps(state.sd.createDecoder(decoderOptions(o, true, false, target)), 12, deadline);
-      const spec = await timedSteps(state.sd.createDecoder(decoderOptions({ ...specOpts, gammaMode: 'fixed' }, false, false, target)), 6, deadline);
+      const spec = await timedSteps(state.sd.createDecoder(decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target)), 6, deadline);
       const plainMs = plain.ms;
       const specMs = spec.ms;
       passes += plain.n + spec.n;
