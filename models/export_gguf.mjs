@@ -2,7 +2,8 @@
 // Converts one of specdec's byte-level GPT files (F16 safetensors, nanoGPT tensor names, config in
 // __metadata__) into a GGUF v3 file that llama.cpp loads as architecture `gpt2`, for comparing
 // against llama.cpp's WebAssembly build (bench/wllama.mjs) on the same weights. No dependencies
-// but the package's safetensors reader (web/lib/safetensors.js).
+// but the package's safetensors reader (web/lib/safetensors.js) and the GGUF container writer
+// beside it (models/gguf_file.mjs).
 //
 //   node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
 //
@@ -33,7 +34,7 @@
 //   BOS/EOS default to id 11 for "gpt2" vocabularies; set here to 0 (the NUL byte, absent from
 //   the training text) so that the end-of-generation token is one the models never produce.
 //   (llama.cpp then logs "special_eos_id is not in special_eog_ids" and adds it: harmless.)
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -42,26 +43,8 @@ import {
   readSafetensorsHeader,
   tensorBytes,
 } from '../web/lib/safetensors.js';
+import { ALIGNMENT, T, writeGguf } from './gguf_file.mjs';
 
-const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
-const GGUF_VERSION = 3;
-const ALIGNMENT = 32;
-// GGUF metadata value types.
-const T = {
-  UINT8: 0,
-  INT8: 1,
-  UINT16: 2,
-  INT16: 3,
-  UINT32: 4,
-  INT32: 5,
-  FLOAT32: 6,
-  BOOL: 7,
-  STRING: 8,
-  ARRAY: 9,
-  UINT64: 10,
-  INT64: 11,
-  FLOAT64: 12,
-};
 // ggml tensor types and llama_ftype values.
 const GGML = { F32: 0, F16: 1, Q8_0: 8 };
 const FTYPE = { f32: 0, f16: 1, q8_0: 7 };
@@ -107,75 +90,6 @@ function readSafetensors(file) {
     tensors.set(name, { shape: t.shape, bits });
   }
   return { meta: parsed.metadata, tensors };
-}
-
-// ---- GGUF writing -------------------------------------------------------------------------
-class Bytes {
-  constructor() {
-    this.parts = [];
-    this.length = 0;
-  }
-  push(b) {
-    this.parts.push(b);
-    this.length += b.length;
-  }
-  u32(v) {
-    const b = Buffer.alloc(4);
-    b.writeUInt32LE(v);
-    this.push(b);
-  }
-  i32(v) {
-    const b = Buffer.alloc(4);
-    b.writeInt32LE(v);
-    this.push(b);
-  }
-  u64(v) {
-    const b = Buffer.alloc(8);
-    b.writeBigUInt64LE(BigInt(v));
-    this.push(b);
-  }
-  f32(v) {
-    const b = Buffer.alloc(4);
-    b.writeFloatLE(v);
-    this.push(b);
-  }
-  str(s) {
-    const b = Buffer.from(s, 'utf8');
-    this.u64(b.length);
-    this.push(b);
-  }
-  concat() {
-    return Buffer.concat(this.parts, this.length);
-  }
-}
-
-function writeValue(out, type, v) {
-  switch (type) {
-    case T.UINT32:
-      return out.u32(v);
-    case T.INT32:
-      return out.i32(v);
-    case T.FLOAT32:
-      return out.f32(v);
-    case T.BOOL:
-      return out.push(Buffer.from([v ? 1 : 0]));
-    case T.STRING:
-      return out.str(v);
-    default:
-      throw new Error(`value type ${type} not written by this script`);
-  }
-}
-
-function writeKv(out, key, type, value, elemType) {
-  out.str(key);
-  out.u32(type);
-  if (type === T.ARRAY) {
-    out.u32(elemType);
-    out.u64(value.length);
-    for (const v of value) writeValue(out, elemType, v);
-  } else {
-    writeValue(out, type, value);
-  }
 }
 
 // GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68 bytes are
@@ -352,7 +266,6 @@ export function exportGguf(inFile, outFile, type = 'f32') {
 
   const name = meta.name ?? path.basename(inFile, '.safetensors');
   const tokens = bytesToUnicode();
-  const head = new Bytes();
   const kvs = [
     ['general.architecture', T.STRING, 'gpt2'],
     ['general.name', T.STRING, String(name)],
@@ -374,38 +287,11 @@ export function exportGguf(inFile, outFile, type = 'f32') {
     ['tokenizer.ggml.add_bos_token', T.BOOL, false],
     ['tokenizer.ggml.add_eos_token', T.BOOL, false],
   ];
-  head.u32(GGUF_MAGIC);
-  head.u32(GGUF_VERSION);
-  head.u64(items.length);
-  head.u64(kvs.length);
-  for (const kv of kvs) writeKv(head, ...kv);
-  const pad = (n) => (ALIGNMENT - (n % ALIGNMENT)) % ALIGNMENT;
-  let offset = 0;
-  for (const it of items) {
-    head.str(it.name);
-    head.u32(it.ne.length);
-    for (const n of it.ne) head.u64(n);
-    head.u32(it.kind);
-    head.u64(offset); // relative to the start of the (aligned) data section
-    it.offset = offset;
-    offset += it.data.length + pad(it.data.length);
-  }
-  const header = head.concat();
-  const fd = openSync(outFile, 'w');
-  try {
-    writeSync(fd, header);
-    writeSync(fd, Buffer.alloc(pad(header.length)));
-    for (const it of items) {
-      writeSync(fd, it.data);
-      writeSync(fd, Buffer.alloc(pad(it.data.length)));
-    }
-  } finally {
-    closeSync(fd);
-  }
+  const bytes = writeGguf(outFile, kvs, items);
   return {
     config: cfg,
     tensors: items.length,
-    bytes: header.length + pad(header.length) + offset,
+    bytes,
     type,
   };
 }
