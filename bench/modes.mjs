@@ -22,6 +22,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec } from '../web/lib/node.js';
 import { ROOT, benchOptions, writeJson } from './common.mjs';
+import { modeMeasurer } from './modes/measure.mjs';
+import { modePrompts } from './modes/prompts.mjs';
 import { median } from './stats.mjs';
 
 const opt = benchOptions({
@@ -75,115 +77,15 @@ console.log(
   `${N_PROMPTS} prompts × ${TOKENS} tokens per configuration, median of ${REPEATS} runs.`,
 );
 
-// ---------------------------------------------------------------------------- prompts
+// ---------------------------------------------------------------------------- prompts, measuring
 
-// Held-out text (the last 10% of the corpus, never trained on), when the corpus is at hand.
-const CORPUS = path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt');
-const heldOut = existsSync(CORPUS)
-  ? readFileSync(CORPUS).subarray(Math.floor(0.9 * readFileSync(CORPUS).length))
-  : null;
-const FALLBACK = [
-  'ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet is the sun.\nArise, fair sun, and kill the envious moon,\nWho is already sick and pale with grief',
-  "KING RICHARD II:\nOld John of Gaunt, time-honour'd Lancaster,\nHast thou, according to thy oath and band,\nBrought hither Henry Hereford thy bold son,\nHere to make good the boisterous late appeal",
-  'First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak.\nFirst Citizen:\nYou are all resolved rather to die than to famish?\nAll:\nResolved. resolved.\nFirst Citizen',
-  'DUKE VINCENTIO:\nNo, holy father; throw away that thought;\nBelieve not that the dribbling dart of love\nCan pierce a complete bosom. Why I desire thee\nTo give me secret harbour, hath a purpose',
-];
-// The i-th of N_PROMPTS passages spread over the held-out text (phase in [0, 1) shifts them),
-// starting at a line start, `len` bytes (ASCII in this corpus).
-function passage(i, len, phase) {
-  if (!heldOut) return FALLBACK[i % FALLBACK.length].slice(i % 7, (i % 7) + len);
-  let at = Math.floor(((i + phase) / N_PROMPTS) * (heldOut.length - 4 * len));
-  while (at < heldOut.length && heldOut[at - 1] !== 10) at++;
-  return heldOut.subarray(at, at + len).toString('latin1');
-}
-const ORDINARY = Array.from({ length: N_PROMPTS }, (_, i) => passage(i, 64, 0.3));
-// Copy-heavy: ~150 bytes, then its own first 20 bytes; the model continues (copying helps).
-const COPY = Array.from({ length: N_PROMPTS }, (_, i) => {
-  const p = passage(i, 150, 0.7);
-  return p + p.slice(0, 20);
+const { ordinary: ORDINARY, copy: COPY } = modePrompts(N_PROMPTS);
+const { runOnce, measureAll } = modeMeasurer({
+  sd,
+  tokens: TOKENS,
+  repeats: REPEATS,
+  costModelFlag: opt['cost-model'],
 });
-
-// ---------------------------------------------------------------------------- measuring
-
-// Decodes every prompt with `options`; returns tokens/s and counters summed over the prompts.
-function runOnce(models, options, prompts, temperature) {
-  let ms = 0,
-    generated = 0,
-    passes = 0,
-    accepted = 0,
-    examined = 0,
-    cost = 0;
-  const byDrafter = { none: 0, draft: 0, lookup: 0, heads: 0 };
-  const hist = [];
-  prompts.forEach((prompt, i) => {
-    const dec = sd.createDecoder({
-      target: models.target,
-      ...options,
-      prompt,
-      temperature,
-      seed: 1000 + i,
-      maxTokens: TOKENS,
-      distributions: false,
-    });
-    const t0 = performance.now();
-    while (!dec.done) dec.step();
-    ms += performance.now() - t0;
-    const s = dec.stats;
-    generated += s.generated;
-    passes += s.targetPasses;
-    accepted += s.accepted;
-    examined += s.examined;
-    for (const k of Object.keys(byDrafter)) byDrafter[k] += s.byDrafter[k];
-    s.gammaHistogram.forEach((n, g) => (hist[g] = (hist[g] ?? 0) + n));
-    if (options.costModel) {
-      const v = options.costModel.verifyCost;
-      const vk = (k) =>
-        k <= v.length ? v[k - 1] : v.at(-1) + (v.at(-1) - v.at(-2)) * (k - v.length);
-      cost +=
-        s.gammaHistogram.reduce((a, n, g) => a + n * vk(g + 1), 0) +
-        s.draftPasses * options.costModel.c;
-    } else if (options.plain && opt['cost-model']) {
-      cost += s.iterations;
-    }
-    dec.dispose();
-  });
-  if (cost)
-    return {
-      tokensPerSecond: generated / cost,
-      tokensPerPass: generated / passes,
-      alpha: examined ? accepted / examined : null,
-      byDrafter,
-      gammaHistogram: Array.from(hist, (x) => x ?? 0),
-    };
-  return {
-    tokensPerSecond: (1000 * generated) / ms,
-    tokensPerPass: generated / passes,
-    alpha: examined ? accepted / examined : null,
-    byDrafter,
-    gammaHistogram: Array.from(hist, (x) => x ?? 0),
-  };
-}
-
-// Every configuration of one table, measured round robin: run r of each configuration comes
-// before run r + 1 of any, so that a slow minute on a shared machine hits them all alike.
-// list: [key, options, prompts, temperature]; returns { key: median run (tokens/s) }.
-function measureAll(models, list) {
-  const runs = new Map(list.map(([key]) => [key, []]));
-  for (let r = 0; r < REPEATS; r++) {
-    for (const [key, options, prompts, temperature] of list)
-      runs.get(key).push(runOnce(models, options, prompts, temperature));
-  }
-  const out = {};
-  for (const [key, rs] of runs) {
-    const tps = median(rs.map((x) => x.tokensPerSecond));
-    out[key] = {
-      ...(rs.find((x) => x.tokensPerSecond === tps) ?? rs[0]),
-      tokensPerSecond: tps,
-      runs: rs.map((x) => x.tokensPerSecond),
-    };
-  }
-  return out;
-}
 
 const f = (x, d = 1) => (x === null || x === undefined ? '–' : x.toFixed(d));
 function table(title, head, rows) {
