@@ -12,12 +12,11 @@
 //
 //   node bench/chromium-weights.mjs [--repeats 3] [--max-tokens 128] [--threads 1,2]
 //                                   [--gammas 2,3,4,5] [--only small|large] [--json]
-import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith } from './common.mjs';
+import { startIsolatedServer } from './isolated-server.mjs';
 import { median, stats } from './stats.mjs';
 
 const opt = benchOptions({
@@ -71,7 +70,6 @@ function worker(threads) {
 window.bench = { specdec: (a) => worker(a.threads)(a), isolated: self.crossOriginIsolated, cores: navigator.hardwareConcurrency };
 window.benchReady = true;
 </script></body></html>`;
-const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
 function resolve(urlPath) {
   if (urlPath === '/worker/specdec-worker.mjs' || urlPath === '/worker/worker-client.mjs')
     return path.join(ROOT, 'bench/wllama', path.basename(urlPath));
@@ -87,33 +85,8 @@ function resolve(urlPath) {
   }
   return null;
 }
-const server = http.createServer(async (req, res) => {
-  const headers = {
-    'Cross-Origin-Opener-Policy': 'same-origin',
-    'Cross-Origin-Embedder-Policy': 'require-corp',
-    'Cross-Origin-Resource-Policy': 'same-origin',
-    'Cache-Control': 'no-store',
-  };
-  const url = new URL(req.url, 'http://x').pathname;
-  if (url === '/' || url === '/index.html') {
-    res.writeHead(200, { ...headers, 'Content-Type': 'text/html; charset=utf-8' }).end(PAGE);
-    return;
-  }
-  const f = resolve(url);
-  const s = f && (await stat(f).catch(() => null));
-  if (!s?.isFile()) {
-    res.writeHead(404, headers).end('not found');
-    return;
-  }
-  res.writeHead(200, {
-    ...headers,
-    'Content-Type': TYPES[path.extname(f)] ?? 'application/octet-stream',
-    'Content-Length': s.size,
-  });
-  createReadStream(f).pipe(res);
-});
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${server.address().port}`;
+const server = await startIsolatedServer(resolve, { pages: { '/': PAGE, '/index.html': PAGE } });
+const { origin } = server;
 
 const CPU = cpuName();
 const progress = (s) => {
@@ -190,7 +163,7 @@ try {
   if (errors.length) result.notes.push(...errors.slice(0, 5).map((e) => `page error: ${e}`));
 } finally {
   await context.close().catch(() => {});
-  await new Promise((r) => server.close(r));
+  await server.close();
   await rm(userDataDir, { recursive: true, force: true }).catch(() => {});
 }
 

@@ -30,14 +30,14 @@
 // --draft-probe also loads the small pair with the draft as wllama's spec_draft_model and reports
 // what llama.cpp logs and whether the output changes (wllama 3.8.1 does not draft).
 //
-// The server: bench/wllama-server.mjs; the summary and the tables: bench/wllama-report.mjs.
+// The server: bench/isolated-server.mjs; the summary and the tables: bench/wllama-report.mjs.
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readSafetensorsHeader } from '../web/lib/safetensors.js';
 import { ROOT, benchOptions, failWith } from './common.mjs';
 import { printResult, summarizeModel } from './wllama-report.mjs';
-import { startIsolatedServer } from './wllama-server.mjs';
+import { prefixRoutes, startIsolatedServer } from './isolated-server.mjs';
 
 const opt = benchOptions({
   'max-tokens': '200',
@@ -128,13 +128,15 @@ for (const m of MODELS) {
 }
 
 // ---- the server: COOP/COEP on every response (cross-origin isolation: SharedArrayBuffer, threads)
-const server = await startIsolatedServer([
-  ['/wllama/', WLLAMA],
-  ['/lib/', LIB],
-  ['/gguf/', GGUF_DIR],
-  ['/models/', path.join(ROOT, 'models')],
-  ['/', path.join(ROOT, 'bench/wllama')],
-]);
+const server = await startIsolatedServer(
+  prefixRoutes([
+    ['/wllama/', WLLAMA],
+    ['/lib/', LIB],
+    ['/gguf/', GGUF_DIR],
+    ['/models/', path.join(ROOT, 'models')],
+    ['/', path.join(ROOT, 'bench/wllama')],
+  ]),
+);
 const { origin } = server;
 
 // ---- the CPU, named as /proc/cpuinfo names it

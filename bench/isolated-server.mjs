@@ -1,4 +1,5 @@
-// bench/wllama.mjs's server: static files under URL prefixes, with COOP/COEP on every response
+// The server of the Chromium benches that bring their own pages (bench/wllama.mjs,
+// bench/chromium-weights.mjs): files, and pages given as text, with COOP/COEP on every response
 // (cross-origin isolation: SharedArrayBuffer, threads), on 127.0.0.1 at a free port.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -14,11 +15,11 @@ const TYPES = {
 };
 
 /**
- * Serves `routes` ([URL prefix, folder], the first matching prefix wins; under /models/ only
- * .safetensors files). Returns { origin, close }.
+ * A resolver for startIsolatedServer from [URL prefix, folder] pairs: the first matching prefix
+ * wins, a bare prefix is its folder's index.html, under /models/ only .safetensors files.
  */
-export async function startIsolatedServer(routes) {
-  function resolve(urlPath) {
+export function prefixRoutes(routes) {
+  return (urlPath) => {
     for (const [prefix, dir] of routes) {
       if (!urlPath.startsWith(prefix)) continue;
       const rel = decodeURIComponent(urlPath.slice(prefix.length)) || 'index.html';
@@ -28,7 +29,16 @@ export async function startIsolatedServer(routes) {
       return file;
     }
     return null;
-  }
+  };
+}
+
+/**
+ * Serves pages[urlPath] (HTML text) where given, else the file resolve(urlPath) names (404 for
+ * null or no such file). Returns { origin, close }.
+ * @param {(urlPath: string) => string | null} resolve
+ * @param {{ pages?: Record<string, string> }} [options]
+ */
+export async function startIsolatedServer(resolve, { pages = {} } = {}) {
   const server = http.createServer(async (req, res) => {
     const headers = {
       'Cross-Origin-Opener-Policy': 'same-origin',
@@ -36,7 +46,12 @@ export async function startIsolatedServer(routes) {
       'Cross-Origin-Resource-Policy': 'same-origin',
       'Cache-Control': 'no-store',
     };
-    const file = resolve(new URL(req.url, 'http://x').pathname);
+    const url = new URL(req.url, 'http://x').pathname;
+    if (Object.hasOwn(pages, url)) {
+      res.writeHead(200, { ...headers, 'Content-Type': TYPES['.html'] }).end(pages[url]);
+      return;
+    }
+    const file = resolve(url);
     const s = file && (await stat(file).catch(() => null));
     if (!s || !s.isFile()) {
       res.writeHead(404, headers).end('not found');
