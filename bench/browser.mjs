@@ -32,14 +32,28 @@
 // pair, warm-up ≤ 4 s, 3 × 2 decodes of 200 tokens at ~300-500 tokens/s, v(k) on the first
 // load), the library about 30 s per setting (warm-up ≤ 10 s, 5 × 3 × 2 decodes): ~7 minutes in all;
 // the 15-minute budget stops a loaded machine's run short instead of letting it run for hours.
+//
+// Driving Chromium (a page load, the page's defaults, the library's Worker): bench/browser/page.mjs.
 import { cp, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT, benchOptions, failWith } from './common.mjs';
 import { median as statsMedian } from './stats.mjs';
+import { pageDriver } from './browser/page.mjs';
 
 const opt = benchOptions({
-  pair: 'small', target: undefined, draft: undefined, threads: '', gamma: '3', temperature: '0',
-  'max-tokens': '200', runs: '3', loads: '1', 'lib-repeats': '3', vk: 'first', 'budget-min': '15', json: false,
+  pair: 'small',
+  target: undefined,
+  draft: undefined,
+  threads: '',
+  gamma: '3',
+  temperature: '0',
+  'max-tokens': '200',
+  runs: '3',
+  loads: '1',
+  'lib-repeats': '3',
+  vk: 'first',
+  'budget-min': '15',
+  json: false,
 });
 const fail = failWith('browser');
 const list = (s) => s.split(',').filter(Boolean).map(Number);
@@ -56,14 +70,19 @@ const left = () => budgetMs - (Date.now() - started);
 if (!['first', 'all', 'none'].includes(opt.vk)) fail('--vk: first, all or none');
 if (!(budgetMs > 0)) fail('--budget-min: a positive number of minutes');
 if (!['small', 'large'].includes(opt.pair)) fail('--pair: small or large');
-if ((opt.target || opt.draft) && opt.pair !== 'small') fail('--target/--draft replace the small pair');
+if ((opt.target || opt.draft) && opt.pair !== 'small')
+  fail('--target/--draft replace the small pair');
 
 const dist = path.join(ROOT, 'dist/page');
 const lib = path.join(ROOT, 'web/lib');
-if (!(await stat(path.join(dist, 'index.html')).catch(() => null))) fail('dist/page missing: run `npm run build:page` first');
-if (!(await stat(path.join(lib, 'wasm/specdec-core-mt.wasm')).catch(() => null))) fail('web/lib/wasm missing: run `npm run build` first');
-if (!(await stat('/usr/bin/chromium').catch(() => null))) fail('Chromium missing (/usr/bin/chromium)');
-for (const f of [opt.target, opt.draft].filter(Boolean)) if (!(await stat(f).catch(() => null))) fail(`model file missing: ${f}`);
+if (!(await stat(path.join(dist, 'index.html')).catch(() => null)))
+  fail('dist/page missing: run `npm run build:page` first');
+if (!(await stat(path.join(lib, 'wasm/specdec-core-mt.wasm')).catch(() => null)))
+  fail('web/lib/wasm missing: run `npm run build` first');
+if (!(await stat('/usr/bin/chromium').catch(() => null)))
+  fail('Chromium missing (/usr/bin/chromium)');
+for (const f of [opt.target, opt.draft].filter(Boolean))
+  if (!(await stat(f).catch(() => null))) fail(`model file missing: ${f}`);
 
 const { startServer } = await import(path.join(ROOT, 'web/page/serve.mjs'));
 const { launchChromium } = await import(path.join(ROOT, 'scripts/lib/chromium.mjs'));
@@ -74,159 +93,47 @@ await cp(dist, root, { recursive: true });
 if (opt.target) await cp(opt.target, path.join(root, 'models/target.safetensors'));
 if (opt.draft) await cp(opt.draft, path.join(root, 'models/draft.safetensors'));
 // The library beside the page, and a blank page of the same origin whose module Worker runs it.
-await cp(lib, path.join(root, 'bench-lib'), { recursive: true, filter: (f) => !f.endsWith('.d.ts') && !f.endsWith('.md') });
-await writeFile(path.join(root, 'bench-lib.html'), '<!doctype html><meta charset="utf-8"><title>specdec library bench</title>\n');
+await cp(lib, path.join(root, 'bench-lib'), {
+  recursive: true,
+  filter: (f) => !f.endsWith('.d.ts') && !f.endsWith('.md'),
+});
+await writeFile(
+  path.join(root, 'bench-lib.html'),
+  '<!doctype html><meta charset="utf-8"><title>specdec library bench</title>\n',
+);
 await cp(path.join(ROOT, 'bench/browser/lib-worker.mjs'), path.join(root, 'bench-lib-worker.mjs'));
 
 // The model files the page fetches (the pair and weights it chose): the library loads the same.
 const fetched = [];
-const server = await startServer({ root, throttle: { match: (p) => (p.endsWith('.safetensors') && fetched.push(p), false), bytesPerSecond: 0 } });
+const server = await startServer({
+  root,
+  throttle: {
+    match: (p) => (p.endsWith('.safetensors') && fetched.push(p), false),
+    bytesPerSecond: 0,
+  },
+});
 const { context, userDataDir } = await launchChromium('specdec-bench-'); // always fetch this run's models, never a cached pair
+const { pageLoad, pageSettings, filesOf, openLibrary } = pageDriver({
+  context,
+  server,
+  fetched,
+  settings: { pair: opt.pair, threads: opt.threads, maxTokens, runs },
+});
 // The median of the finite values (a load the page did not measure gives NaN): NaN if none.
 const median = (xs) => statsMedian(xs.filter(Number.isFinite));
 const spread = (xs) => (Math.max(...xs) - Math.min(...xs)) / median(xs);
 
 const result = {
-  chromium: context.browser()?.version() ?? '', pair: opt.pair, maxTokens, repeats: runs, loads,
-  gamma: gammas[0], temperature: temps[0], runs: [], settings: [],
+  chromium: context.browser()?.version() ?? '',
+  pair: opt.pair,
+  maxTokens,
+  repeats: runs,
+  loads,
+  gamma: gammas[0],
+  temperature: temps[0],
+  runs: [],
+  settings: [],
 };
-
-/**
- * One page load: the pair, threads and settings set, "Run both & compare" once; what it shows.
- * deadline: Date.now() by which it must be done (a Playwright timeout otherwise); waitVk: also
- * wait for section 4's v(k) measurement that follows the run.
- */
-async function pageLoad(g, T, { deadline, waitVk }) {
-  const until = (cap) => Math.max(1000, Math.min(cap, deadline - Date.now()));
-  const page = await context.newPage();
-  const mark = fetched.length;
-  try {
-    await page.goto(server.url, { waitUntil: 'load', timeout: until(60000) });
-    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: until(120000) });
-    if (opt.pair !== 'small') {
-      await page.check(`#pair-${opt.pair}`);
-      await page.waitForFunction((p) => document.body.dataset.pair === p && document.body.dataset.modelsReady === 'true', opt.pair, { timeout: until(300000) });
-    }
-    await page.waitForFunction(() => document.getElementById('gen-threads').dataset.ready === 'true', null, { timeout: until(60000) });
-    if (opt.threads) {
-      await page.selectOption('#gen-threads', opt.threads);
-      await page.waitForFunction((n) => document.getElementById('threads-status').dataset.threads === n, opt.threads, { timeout: until(60000) });
-    }
-    await page.waitForFunction(() => ['cpu', 'gpu', 'fallback'].includes(document.getElementById('backends').dataset.state), null, { timeout: until(60000) });
-    if (!(await page.isChecked('#backend-cpu'))) await page.check('#backend-cpu');
-    const set = (id, v) => page.evaluate(([i, value]) => {
-      const el = document.getElementById(i);
-      el.value = String(value);
-      el.dispatchEvent(new Event('input', { bubbles: true }));
-      el.dispatchEvent(new Event('change', { bubbles: true }));
-    }, [id, v]);
-    await set('gen-max', maxTokens);
-    await set('gen-gamma', g);
-    await set('gen-temp', T);
-    await set('gen-repeats', runs);
-    await page.selectOption('#gen-pace', '0');
-    await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, { timeout: until(60000) });
-    await page.click('#run-both');
-    // Polled every 250 ms, not every animation frame (Playwright's default): a predicate run in
-    // the page's main thread 60 times a second competes with the timed run for the two cores.
-    // The repeats are done when the comparison has one ratio per repeat and the speculative run
-    // says done; section 4 then measures v(k) (waited for only when asked: it is not timed).
-    await page.waitForFunction((n) => document.getElementById('spec-state').dataset.state === 'done'
-      && (document.querySelector('[data-testid="speedup-measured"]').dataset.ratios ?? '').split(',').filter(Boolean).length >= n, runs, { timeout: until(600000), polling: 250 });
-    if (waitVk) {
-      await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false'
-        && ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: until(600000), polling: 250 });
-    }
-    const shown = await page.evaluate((gamma) => {
-      const q = (id) => document.querySelector(`[data-testid="${id}"]`);
-      const num = (id) => Number.parseFloat(q(id)?.textContent ?? '');
-      const list = (el) => (/median of \d+ repeats, ([\d., ]+)\)/.exec(el.textContent)?.[1] ?? '').split(',').map(Number).filter(Number.isFinite);
-      const vk = document.getElementById('vk').dataset;
-      const vs = (vk.v ?? '').split(',').map(Number);
-      const status = document.getElementById('run-status');
-      return {
-        prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value || '\n')),
-        seed: Number(document.getElementById('gen-seed').value),
-        threads: Number(document.getElementById('spec-state').dataset.threads),
-        ratios: (q('speedup-measured').dataset.ratios ?? '').split(',').map(Number),
-        speedup: Number(q('speedup-measured').dataset.median),
-        verdict: document.getElementById('verdict').dataset.verdict,
-        headline: document.querySelector('#verdict strong')?.textContent ?? '',
-        predictedV: num('speedup-predicted-v'),
-        c: num('c-measured'),
-        v: num('v-measured'),
-        vkV: vs[gamma] ?? NaN, // v(γ + 1): index γ of k = 1..
-        vkStepMs: Number(vk.stepMs),
-        plainTpsRepeats: list(document.getElementById('plain-line')),
-        specTpsRepeats: list(document.getElementById('spec-line')),
-        plainTps: num('plain-tps'),
-        specTps: num('spec-tps'),
-        alpha: num('alpha-measured'),
-        warm: { passes: Number(status.dataset.warmPasses), rounds: Number(status.dataset.warmRounds), text: status.textContent },
-      };
-    }, g);
-    return { ...shown, files: fetched.slice(mark) };
-  } finally {
-    await page.close();
-  }
-}
-
-/** The page's default prompt and seed (--loads 0: nothing run in the page). */
-async function pageSettings() {
-  const page = await context.newPage();
-  try {
-    await page.goto(server.url, { waitUntil: 'load' });
-    const p = await page.evaluate(() => ({
-      prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value || '\n')),
-      seed: Number(document.getElementById('gen-seed').value),
-    }));
-    return { ...p, threads: Number(opt.threads || 2), speedup: NaN, predictedV: NaN, verdict: 'none', plainTpsRepeats: [NaN], plainTps: NaN, specTps: NaN, v: NaN, vkV: NaN };
-  } finally {
-    await page.close();
-  }
-}
-
-/** The target and draft files a page load fetched last (heads left out), or the pair's float files. */
-function filesOf(paths) {
-  const rel = (p) => p.replace(/^\//, '');
-  const last = (re) => [...(paths ?? [])].reverse().find((p) => re.test(p) && !/heads/.test(p));
-  const target = last(/target[^/]*\.safetensors$/);
-  const draft = last(/draft[^/]*\.safetensors$/);
-  if (target && draft) return { target: rel(target), draft: rel(draft) };
-  return opt.pair === 'large'
-    ? { target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors' }
-    : { target: 'models/target.safetensors', draft: 'models/draft.safetensors' };
-}
-
-/**
- * The library in a module Worker of a page of the same origin, kept open for a setting: open()
- * loads the pair and warms it; pairs(n) then times n alternated plain / speculative pairs — run
- * right after each page load, so that the page's speed-up and the library's are measured
- * minutes apart at most (the machine drifts ±30% between minutes), not a whole setting apart.
- */
-async function openLibrary(g, T, { prompt, seed, threads, files, warmMs }) {
-  const page = await context.newPage();
-  let ok = false;
-  try {
-    await page.goto(new URL('bench-lib.html', server.url).href, { waitUntil: 'load' });
-    const ask = (msg) => page.evaluate((m) => new Promise((resolve, reject) => {
-      self.benchWorker ??= new Worker('bench-lib-worker.mjs', { type: 'module' });
-      const w = self.benchWorker;
-      w.onmessage = (e) => (e.data.error ? reject(new Error(e.data.error)) : resolve(e.data));
-      w.onerror = (e) => reject(new Error(e.message));
-      w.postMessage(m);
-    }), msg);
-    const opened = await ask({ type: 'open', ...files, gamma: g, temperature: T, prompt, seed, threads, maxTokens, warmMs });
-    ok = true;
-    return {
-      ...opened,
-      pairs: (n) => ask({ type: 'pairs', n }),
-      close: () => page.close(),
-    };
-  } finally {
-    if (!ok) await page.close();
-  }
-}
 
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const pct = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)}%` : '–');
@@ -235,15 +142,24 @@ const settingsList = gammas.flatMap((g) => temps.map((T) => ({ g, T })));
 let libReserveMs = 60000; // time kept for a setting's library run (then 1.5 × the last one's)
 
 try {
-  say(`bench/browser: ${opt.pair} pair, threads ${opt.threads || 'the page default'}, ${maxTokens} tokens, ${runs} repeats per load, ${loads} loads per setting, `
-    + `library ${libRepeats} pairs after each; ${settingsList.length} settings; budget ${opt['budget-min']} min`);
+  say(
+    `bench/browser: ${opt.pair} pair, threads ${opt.threads || 'the page default'}, ${maxTokens} tokens, ${runs} repeats per load, ${loads} loads per setting, ` +
+      `library ${libRepeats} pairs after each; ${settingsList.length} settings; budget ${opt['budget-min']} min`,
+  );
   for (const [si, { g, T }] of settingsList.entries()) {
     const share = left() / (settingsList.length - si);
     const settingEnd = Date.now() + share;
     const reserve = Math.min(share / 2, libReserveMs); // the library's part of the share (at most half)
     const pages = [];
     let cut = 0;
-    const lib = { plainTps: [], specTps: [], batches: [], plainSpreads: [], warmRounds: 0, threads: NaN }; // batches: ratios per page load
+    const lib = {
+      plainTps: [],
+      specTps: [],
+      batches: [],
+      plainSpreads: [],
+      warmRounds: 0,
+      threads: NaN,
+    }; // batches: ratios per page load
     let handle = null;
     let libMs = 0;
     // The library: opened (pair loaded, warmed) after the first page load — whose files it takes —
@@ -252,7 +168,13 @@ try {
       const tl = Date.now();
       try {
         if (!handle) {
-          handle = await openLibrary(g, T, { prompt: first.prompt, seed: first.seed, threads: first.threads || Number(opt.threads || 2), files, warmMs: Math.min(10000, Math.max(3000, (settingEnd - Date.now()) / 3)) });
+          handle = await openLibrary(g, T, {
+            prompt: first.prompt,
+            seed: first.seed,
+            threads: first.threads || Number(opt.threads || 2),
+            files,
+            warmMs: Math.min(10000, Math.max(3000, (settingEnd - Date.now()) / 3)),
+          });
           lib.warmRounds = handle.warmRounds;
           lib.threads = handle.threads;
         }
@@ -279,28 +201,41 @@ try {
       const deadline = settingEnd - reserve;
       if (deadline - Date.now() < 20000) {
         cut = loads - l;
-        say(`γ ${g} T ${T}: ${cut} of ${loads} loads not run (this setting's share of the budget is spent)`);
+        say(
+          `γ ${g} T ${T}: ${cut} of ${loads} loads not run (this setting's share of the budget is spent)`,
+        );
         break;
       }
       const t0 = Date.now();
       try {
-        const p = await pageLoad(g, T, { deadline, waitVk: opt.vk === 'all' || (opt.vk === 'first' && l === 0) });
+        const p = await pageLoad(g, T, {
+          deadline,
+          waitVk: opt.vk === 'all' || (opt.vk === 'first' && l === 0),
+        });
         p.predictedOverMeasured = p.predictedV / p.speedup;
         p.plainSpread = spread(p.plainTpsRepeats);
-        p.library = await libraryPairs(pages.find((x) => x.prompt) ?? p, filesOf(p.files), libRepeats);
+        p.library = await libraryPairs(
+          pages.find((x) => x.prompt) ?? p,
+          filesOf(p.files),
+          libRepeats,
+        );
         pages.push(p);
         result.runs.push({ gamma: g, temperature: T, load: l + 1, ...p });
-        say(`γ ${g} T ${T} load ${l + 1} (${((Date.now() - t0) / 1000).toFixed(0)} s): page ${f(p.speedup, 3)}× (${p.ratios.map((r) => f(r)).join(', ')}) ${p.verdict}; `
-          + `library right after ${f(p.library, 3)}× (${join(lib.batches.at(-1) ?? [], (r) => f(r))}), page / library ${f(p.speedup / p.library, 3)}; `
-          + `prediction E/(γc + v) ${f(p.predictedV)}× = ${f(p.predictedOverMeasured, 3)} of the measured; plain ${p.plainTpsRepeats.map((x) => f(x, 0)).join('/')} tok/s, spread ${pct(p.plainSpread)} (library's ${pct(lib.plainSpreads.at(-1))}); `
-          + `α ${f(p.alpha, 3)}, c ${f(p.c, 3)}, run's v(${g + 1}) ${f(p.v)}${Number.isFinite(p.vkV) ? `, section's v(${g + 1}) ${f(p.vkV)}` : ''}; warm-up ${p.warm.rounds} rounds`);
+        say(
+          `γ ${g} T ${T} load ${l + 1} (${((Date.now() - t0) / 1000).toFixed(0)} s): page ${f(p.speedup, 3)}× (${p.ratios.map((r) => f(r)).join(', ')}) ${p.verdict}; ` +
+            `library right after ${f(p.library, 3)}× (${join(lib.batches.at(-1) ?? [], (r) => f(r))}), page / library ${f(p.speedup / p.library, 3)}; ` +
+            `prediction E/(γc + v) ${f(p.predictedV)}× = ${f(p.predictedOverMeasured, 3)} of the measured; plain ${p.plainTpsRepeats.map((x) => f(x, 0)).join('/')} tok/s, spread ${pct(p.plainSpread)} (library's ${pct(lib.plainSpreads.at(-1))}); ` +
+            `α ${f(p.alpha, 3)}, c ${f(p.c, 3)}, run's v(${g + 1}) ${f(p.v)}${Number.isFinite(p.vkV) ? `, section's v(${g + 1}) ${f(p.vkV)}` : ''}; warm-up ${p.warm.rounds} rounds`,
+        );
       } catch (e) {
         cut++;
-        say(`γ ${g} T ${T} load ${l + 1}: not measured (${((Date.now() - t0) / 1000).toFixed(0)} s): ${String(e.message).split('\n')[0]}`);
+        say(
+          `γ ${g} T ${T} load ${l + 1}: not measured (${((Date.now() - t0) / 1000).toFixed(0)} s): ${String(e.message).split('\n')[0]}`,
+        );
       }
     }
     await handle?.close().catch(() => {});
-    const first = pages.find((p) => p.prompt) ?? await pageSettings();
+    const first = pages.find((p) => p.prompt) ?? (await pageSettings());
     const files = filesOf(pages.find((p) => p.files?.length)?.files);
     libReserveMs = Math.max(30000, 1.5 * libMs);
     const libRatios = lib.batches.flat();
@@ -309,53 +244,106 @@ try {
     const pageSpeedup = median(measured.map((p) => p.speedup));
     const predicted = median(measured.map((p) => p.predictedV));
     const s = {
-      gamma: g, temperature: T, threads: first.threads, files, loadsCut: cut,
+      gamma: g,
+      temperature: T,
+      threads: first.threads,
+      files,
+      loadsCut: cut,
       page: {
-        speedup: pageSpeedup, perLoad: measured.map((p) => p.speedup), verdicts: measured.map((p) => p.verdict),
-        predicted, predictedPerLoad: measured.map((p) => p.predictedV), predictedOverMeasured: measured.map((p) => p.predictedOverMeasured),
-        plainSpread: measured.map((p) => p.plainSpread), plainTps: measured.map((p) => p.plainTps), specTps: measured.map((p) => p.specTps),
-        vRun: measured.map((p) => p.v), vVk: measured.map((p) => p.vkV), alpha: measured[0]?.alpha ?? NaN,
+        speedup: pageSpeedup,
+        perLoad: measured.map((p) => p.speedup),
+        verdicts: measured.map((p) => p.verdict),
+        predicted,
+        predictedPerLoad: measured.map((p) => p.predictedV),
+        predictedOverMeasured: measured.map((p) => p.predictedOverMeasured),
+        plainSpread: measured.map((p) => p.plainSpread),
+        plainTps: measured.map((p) => p.plainTps),
+        specTps: measured.map((p) => p.specTps),
+        vRun: measured.map((p) => p.v),
+        vVk: measured.map((p) => p.vkV),
+        alpha: measured[0]?.alpha ?? NaN,
       },
-      library: { speedup: libSpeedup, ratios: libRatios, batches: lib.batches, plainSpreads: lib.plainSpreads, plainTps: lib.plainTps, specTps: lib.specTps, warmRounds: lib.warmRounds, threads: lib.threads, seconds: libMs / 1000 },
+      library: {
+        speedup: libSpeedup,
+        ratios: libRatios,
+        batches: lib.batches,
+        plainSpreads: lib.plainSpreads,
+        plainTps: lib.plainTps,
+        specTps: lib.specTps,
+        warmRounds: lib.warmRounds,
+        threads: lib.threads,
+        seconds: libMs / 1000,
+      },
       pageOverLibrary: pageSpeedup / libSpeedup,
       // each load against the library's pairs run right after it
       pageOverLibraryPerLoad: measured.map((p) => p.speedup / p.library),
       predictedOverMeasured: predicted / pageSpeedup,
     };
     result.settings.push(s);
-    say(`γ = ${g}, T = ${T}, ${s.threads} threads, ${maxTokens} tokens, ${opt.pair} pair (${files.target}, ${files.draft}):`);
-    say(`  page     ${f(pageSpeedup, 3)}× median of ${measured.length} loads (${join(s.page.perLoad, (x) => f(x, 3))}; verdicts ${join(s.page.verdicts, String)})${cut ? `; ${cut} loads not measured` : ''}`);
-    say(`  library  ${f(libSpeedup, 3)}× (repeats ${libRatios.map((x) => f(x)).join(', ')}; plain ${lib.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, speculative ${lib.specTps.map((x) => f(x, 0)).join(', ')}; ${f(s.library.seconds, 0)} s)`);
-    say(`  page / library ${f(s.pageOverLibrary, 3)} (per load, against the library's pairs right after it: ${join(s.pageOverLibraryPerLoad, (x) => f(x, 3))}); prediction ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured `
-      + `(per load ${join(s.page.predictedOverMeasured, (x) => f(x, 3))}); plain spread per load ${join(s.page.plainSpread, pct)} `
-      + `(the library's pairs right after each: ${join(lib.plainSpreads, pct)})`);
+    say(
+      `γ = ${g}, T = ${T}, ${s.threads} threads, ${maxTokens} tokens, ${opt.pair} pair (${files.target}, ${files.draft}):`,
+    );
+    say(
+      `  page     ${f(pageSpeedup, 3)}× median of ${measured.length} loads (${join(s.page.perLoad, (x) => f(x, 3))}; verdicts ${join(s.page.verdicts, String)})${cut ? `; ${cut} loads not measured` : ''}`,
+    );
+    say(
+      `  library  ${f(libSpeedup, 3)}× (repeats ${libRatios.map((x) => f(x)).join(', ')}; plain ${lib.plainTps.map((x) => f(x, 0)).join(', ')} tok/s, speculative ${lib.specTps.map((x) => f(x, 0)).join(', ')}; ${f(s.library.seconds, 0)} s)`,
+    );
+    say(
+      `  page / library ${f(s.pageOverLibrary, 3)} (per load, against the library's pairs right after it: ${join(s.pageOverLibraryPerLoad, (x) => f(x, 3))}); prediction ${f(predicted)}× = ${f(s.predictedOverMeasured, 3)} of the measured ` +
+        `(per load ${join(s.page.predictedOverMeasured, (x) => f(x, 3))}); plain spread per load ${join(s.page.plainSpread, pct)} ` +
+        `(the library's pairs right after each: ${join(lib.plainSpreads, pct)})`,
+    );
   }
   // The goals of issue 29, over the settings measured.
   const goal = (name, rows) => {
     const judged = rows.filter((r) => r.ok !== null);
     const met = judged.length > 0 && judged.every((r) => r.ok);
-    say(`goal: ${name}: ${judged.length ? (met ? 'met' : 'not met') : 'not judged'} (${rows.map((r) => r.text).join('; ')})`);
+    say(
+      `goal: ${name}: ${judged.length ? (met ? 'met' : 'not met') : 'not judged'} (${rows.map((r) => r.text).join('; ')})`,
+    );
     return { name, met: judged.length ? met : null, rows };
   };
   say(`after ${((Date.now() - started) / 60000).toFixed(1)} min:`);
   result.goals = [
-    goal(`"pays" on every load (${loads} in a row) where every library repeat pays, speed-up within 10% of the library's`, result.settings.map((s) => {
-      const libPays = s.library.ratios.length > 0 && s.library.ratios.every((r) => r > 1);
-      if (!libPays) return { ok: null, text: `γ ${s.gamma} T ${s.temperature}: library repeats ${s.library.ratios.length ? 'not all paying' : 'not measured'}` };
-      if (!s.page.verdicts.length) return { ok: null, text: `γ ${s.gamma} T ${s.temperature}: no page load measured` };
-      const all = s.page.verdicts.length === loads && s.page.verdicts.every((v) => v === 'pays');
-      const near = s.pageOverLibraryPerLoad.length > 0 && s.pageOverLibraryPerLoad.every((x) => Math.abs(x - 1) <= 0.1);
-      return { ok: all && near, text: `γ ${s.gamma} T ${s.temperature}: ${s.page.verdicts.filter((v) => v === 'pays').length}/${loads} pays, page/library ${s.pageOverLibraryPerLoad.map((x) => f(x)).join(', ')}` };
-    })),
-    goal('prediction E/(γc + v) within 15% of the measured speed-up', result.settings.map((s) => ({
-      ok: s.page.predictedOverMeasured.length ? s.page.predictedOverMeasured.every((x) => Math.abs(x - 1) <= 0.15) : null,
-      text: `γ ${s.gamma} T ${s.temperature}: ${s.page.predictedOverMeasured.map((x) => f(x)).join(', ') || '–'}`,
-    }))),
-    goal(`plain tokens/s spread over ${runs} repeats ≤ 15%`, result.settings.map((s) => ({
-      ok: s.page.plainSpread.length ? s.page.plainSpread.every((x) => x <= 0.15) : null,
-      // beside the library's own over the same number of pairs, the same minute: the machine's noise
-      text: `γ ${s.gamma} T ${s.temperature}: ${s.page.plainSpread.map(pct).join(', ') || '–'} (library ${s.library.plainSpreads.map(pct).join(', ') || '–'})`,
-    }))),
+    goal(
+      `"pays" on every load (${loads} in a row) where every library repeat pays, speed-up within 10% of the library's`,
+      result.settings.map((s) => {
+        const libPays = s.library.ratios.length > 0 && s.library.ratios.every((r) => r > 1);
+        if (!libPays)
+          return {
+            ok: null,
+            text: `γ ${s.gamma} T ${s.temperature}: library repeats ${s.library.ratios.length ? 'not all paying' : 'not measured'}`,
+          };
+        if (!s.page.verdicts.length)
+          return { ok: null, text: `γ ${s.gamma} T ${s.temperature}: no page load measured` };
+        const all = s.page.verdicts.length === loads && s.page.verdicts.every((v) => v === 'pays');
+        const near =
+          s.pageOverLibraryPerLoad.length > 0 &&
+          s.pageOverLibraryPerLoad.every((x) => Math.abs(x - 1) <= 0.1);
+        return {
+          ok: all && near,
+          text: `γ ${s.gamma} T ${s.temperature}: ${s.page.verdicts.filter((v) => v === 'pays').length}/${loads} pays, page/library ${s.pageOverLibraryPerLoad.map((x) => f(x)).join(', ')}`,
+        };
+      }),
+    ),
+    goal(
+      'prediction E/(γc + v) within 15% of the measured speed-up',
+      result.settings.map((s) => ({
+        ok: s.page.predictedOverMeasured.length
+          ? s.page.predictedOverMeasured.every((x) => Math.abs(x - 1) <= 0.15)
+          : null,
+        text: `γ ${s.gamma} T ${s.temperature}: ${s.page.predictedOverMeasured.map((x) => f(x)).join(', ') || '–'}`,
+      })),
+    ),
+    goal(
+      `plain tokens/s spread over ${runs} repeats ≤ 15%`,
+      result.settings.map((s) => ({
+        ok: s.page.plainSpread.length ? s.page.plainSpread.every((x) => x <= 0.15) : null,
+        // beside the library's own over the same number of pairs, the same minute: the machine's noise
+        text: `γ ${s.gamma} T ${s.temperature}: ${s.page.plainSpread.map(pct).join(', ') || '–'} (library ${s.library.plainSpreads.map(pct).join(', ') || '–'})`,
+      })),
+    ),
   ];
 } finally {
   await context.close().catch(() => {});

@@ -16,12 +16,24 @@ export async function callbackRouteCost(sd, { target, draft, contextLength, repe
   const run = async (mode) => {
     const ts = sd.modelStep(target);
     const ds = sd.modelStep(draft);
-    const common = { prompt: 'A', gamma: 4, temperature: 0.8, seed: 7, maxTokens: 250, distributions: false };
-    const dec = mode === 'builtin'
-      ? sd.createDecoder({ ...common, target, draft })
-      : sd.createDecoder({ ...common, scoreOutput: 'probs', contextLength,
-        targetScore: mode === 'async' ? async (t, n) => ts(t, n) : ts,
-        draftScore: mode === 'async' ? async (t, n) => ds(t, n) : ds });
+    const common = {
+      prompt: 'A',
+      gamma: 4,
+      temperature: 0.8,
+      seed: 7,
+      maxTokens: 250,
+      distributions: false,
+    };
+    const dec =
+      mode === 'builtin'
+        ? sd.createDecoder({ ...common, target, draft })
+        : sd.createDecoder({
+            ...common,
+            scoreOutput: 'probs',
+            contextLength,
+            targetScore: mode === 'async' ? async (t, n) => ts(t, n) : ts,
+            draftScore: mode === 'async' ? async (t, n) => ds(t, n) : ds,
+          });
     if (mode === 'builtin') while (!dec.done) dec.step();
     else for await (const r of dec.generate()) void r;
     const s = dec.stats;
@@ -37,14 +49,24 @@ export async function callbackRouteCost(sd, { target, draft, contextLength, repe
     for (const mode of Object.keys(out)) out[mode].push(await run(mode));
   }
   const extra = (mode) => stats(out[mode].map((x, r) => x - out.builtin[r]));
-  return { ...Object.fromEntries(Object.entries(out).map(([k, v]) => [k, stats(v)])), syncExtra: extra('sync'), asyncExtra: extra('async') };
+  return {
+    ...Object.fromEntries(Object.entries(out).map(([k, v]) => [k, stats(v)])),
+    syncExtra: extra('sync'),
+    asyncExtra: extra('async'),
+  };
 }
 
 /** Prints callbackRouteCost's figures as a Markdown table under `title`. */
 export function printCallbackRouteCost(title, overhead) {
   console.log(`## ${title}\n`);
-  console.log('| path | ms per iteration outside the models | extra over built-in (same repeat) |\n|---|---|---|');
+  console.log(
+    '| path | ms per iteration outside the models | extra over built-in (same repeat) |\n|---|---|---|',
+  );
   console.log(`| built-in models | ${cell(overhead.builtin, 4)} | – |`);
-  console.log(`| the same models as sync score callbacks | ${cell(overhead.sync, 4)} | ${cell(overhead.syncExtra, 4)} |`);
-  console.log(`| the same models as async score callbacks | ${cell(overhead.async, 4)} | ${cell(overhead.asyncExtra, 4)} |`);
+  console.log(
+    `| the same models as sync score callbacks | ${cell(overhead.sync, 4)} | ${cell(overhead.syncExtra, 4)} |`,
+  );
+  console.log(
+    `| the same models as async score callbacks | ${cell(overhead.async, 4)} | ${cell(overhead.asyncExtra, 4)} |`,
+  );
 }

@@ -20,7 +20,10 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export function benchOptions(defaults) {
   const options = {};
   for (const [name, value] of Object.entries(defaults)) {
-    options[name] = value === undefined ? { type: 'string' } : { type: typeof value === 'boolean' ? 'boolean' : 'string', default: value };
+    options[name] =
+      value === undefined
+        ? { type: 'string' }
+        : { type: typeof value === 'boolean' ? 'boolean' : 'string', default: value };
   }
   return parseArgs({ options }).values;
 }

@@ -17,14 +17,25 @@ import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
 import { stats, cell } from './stats.mjs';
 
-const opt = benchOptions({ hogs: '0,1,2,4', repeats: '3', 'max-tokens': '100', pair: 'small', gamma: '3', skip: '', json: undefined, cli: undefined });
+const opt = benchOptions({
+  hogs: '0,1,2,4',
+  repeats: '3',
+  'max-tokens': '100',
+  pair: 'small',
+  gamma: '3',
+  skip: '',
+  json: undefined,
+  cli: undefined,
+});
 const fail = failWith('load');
 const HOGS = opt.hogs.split(',').map(Number);
-if (HOGS.some((h) => !Number.isInteger(h) || h < 0 || h > 16)) fail('--hogs: a list of counts in 0..16, such as 0,1,2,4');
+if (HOGS.some((h) => !Number.isInteger(h) || h < 0 || h > 16))
+  fail('--hogs: a list of counts in 0..16, such as 0,1,2,4');
 const REPEATS = Number(opt.repeats);
 const MAX_TOKENS = Number(opt['max-tokens']);
 const GAMMA = Number(opt.gamma);
-if (!(REPEATS >= 1) || !(MAX_TOKENS >= 1) || !(GAMMA >= 1)) fail('--repeats, --max-tokens, --gamma: positive integers');
+if (!(REPEATS >= 1) || !(MAX_TOKENS >= 1) || !(GAMMA >= 1))
+  fail('--repeats, --max-tokens, --gamma: positive integers');
 const SKIP = new Set(opt.skip.split(',').filter(Boolean));
 const PAIRS = {
   small: { target: 'models/target.safetensors', draft: 'models/draft.safetensors' },
@@ -42,7 +53,11 @@ const log = (m) => process.stderr.write(`bench/load: ${m}\n`);
 const hogs = new Set();
 function startHogs(n) {
   for (let i = 0; i < n; i++) {
-    const p = spawn(process.execPath, ['-e', 'const end = Date.now() + 900000; while (Date.now() < end);'], { stdio: 'ignore' });
+    const p = spawn(
+      process.execPath,
+      ['-e', 'const end = Date.now() + 900000; while (Date.now() < end);'],
+      { stdio: 'ignore' },
+    );
     hogs.add(p);
     p.on('exit', () => hogs.delete(p));
   }
@@ -63,9 +78,23 @@ if (!SKIP.has('native')) {
   sides.push({
     name: 'native',
     decode(mode, threads) {
-      const args = ['generate', '--target', path.join(ROOT, PAIR.target), '--prompt', PROMPT, '--max-tokens', String(MAX_TOKENS),
-        '--temperature', '0', '--threads', String(threads), '--json',
-        ...(mode === 'plain' ? ['--plain'] : ['--draft', path.join(ROOT, PAIR.draft), '--gamma', String(GAMMA)])];
+      const args = [
+        'generate',
+        '--target',
+        path.join(ROOT, PAIR.target),
+        '--prompt',
+        PROMPT,
+        '--max-tokens',
+        String(MAX_TOKENS),
+        '--temperature',
+        '0',
+        '--threads',
+        String(threads),
+        '--json',
+        ...(mode === 'plain'
+          ? ['--plain']
+          : ['--draft', path.join(ROOT, PAIR.draft), '--gamma', String(GAMMA)]),
+      ];
       const out = JSON.parse(execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
       return out.stats.ms_per_token; // wall time over tokens, the prompt's pass included
     },
@@ -76,16 +105,27 @@ let sd = null;
 if (!SKIP.has('node')) {
   const { loadSpecdec } = await import(path.join(ROOT, 'web/lib/node.js'));
   sd = await loadSpecdec({ threads: 2 });
-  if (sd.maxThreads < 2) fail(`the package started ${sd.maxThreads} thread(s): ${sd.threadsUnavailableReason ?? ''}`);
+  if (sd.maxThreads < 2)
+    fail(`the package started ${sd.maxThreads} thread(s): ${sd.threadsUnavailableReason ?? ''}`);
   const target = sd.loadModel(readFileSync(path.join(ROOT, PAIR.target)));
   const draft = sd.loadModel(readFileSync(path.join(ROOT, PAIR.draft)));
   sides.push({
     name: 'WASM, Node',
     decode(mode, threads) {
       sd.setThreads(threads);
-      const dec = sd.createDecoder(mode === 'plain'
-        ? { target, plain: true, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 }
-        : { target, draft, gamma: GAMMA, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 });
+      const dec = sd.createDecoder(
+        mode === 'plain'
+          ? { target, plain: true, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 }
+          : {
+              target,
+              draft,
+              gamma: GAMMA,
+              prompt: PROMPT,
+              temperature: 0,
+              maxTokens: MAX_TOKENS,
+              seed: 1,
+            },
+      );
       try {
         dec.step();
         const first = dec.generatedTokens.length;
@@ -101,7 +141,8 @@ if (!SKIP.has('node')) {
 
 let browser = null;
 if (!SKIP.has('chromium')) {
-  if (!existsSync('/usr/bin/chromium')) fail('Chromium missing (/usr/bin/chromium): install it or --skip chromium');
+  if (!existsSync('/usr/bin/chromium'))
+    fail('Chromium missing (/usr/bin/chromium): install it or --skip chromium');
   const { launchChromium } = await import('../scripts/lib/chromium.mjs');
   const { startServer } = await import('../web/page/serve.mjs');
   const server = await startServer({ root: ROOT });
@@ -115,10 +156,15 @@ if (!SKIP.has('chromium')) {
     name: 'WASM, Chromium',
     async decode(mode, threads) {
       const r = await page.evaluate((a) => window.decode(a), {
-        threads, model: `/${PAIR.target}`, ...(mode === 'plain' ? {} : { draft: `/${PAIR.draft}`, gamma: GAMMA }),
-        prompt: PROMPT, maxTokens: MAX_TOKENS, warmups: 0,
+        threads,
+        model: `/${PAIR.target}`,
+        ...(mode === 'plain' ? {} : { draft: `/${PAIR.draft}`, gamma: GAMMA }),
+        prompt: PROMPT,
+        maxTokens: MAX_TOKENS,
+        warmups: 0,
       });
-      if (threads > 1 && r.threadsInUse < threads) throw new Error(`Chromium ran ${r.threadsInUse} thread(s): ${r.reason}`);
+      if (threads > 1 && r.threadsInUse < threads)
+        throw new Error(`Chromium ran ${r.threadsInUse} thread(s): ${r.reason}`);
       return r.msPerToken;
     },
   });
@@ -126,9 +172,17 @@ if (!SKIP.has('chromium')) {
 if (!sides.length) fail('every side skipped');
 
 // ---- warm-up (compilation, page faults), then one block per hog count
-for (const side of sides) for (const mode of MODES) for (const t of THREADS) await side.decode(mode, t);
+for (const side of sides)
+  for (const mode of MODES) for (const t of THREADS) await side.decode(mode, t);
 
-const result = { cpu: CPU, pair: opt.pair, gamma: GAMMA, maxTokens: MAX_TOKENS, repeats: REPEATS, blocks: [] };
+const result = {
+  cpu: CPU,
+  pair: opt.pair,
+  gamma: GAMMA,
+  maxTokens: MAX_TOKENS,
+  repeats: REPEATS,
+  blocks: [],
+};
 try {
   for (const h of HOGS) {
     startHogs(h);
@@ -154,7 +208,13 @@ try {
         const m = ms[side.name][mode];
         // Per repeat: one thread's ms ÷ two threads' (the two ran back to back).
         const ratios = m[1].map((x, i) => x / m[2][i]);
-        block.rows.push({ side: side.name, mode, ms1: stats(m[1]), ms2: stats(m[2]), speed2over1: stats(ratios) });
+        block.rows.push({
+          side: side.name,
+          mode,
+          ms1: stats(m[1]),
+          ms2: stats(m[2]),
+          speed2over1: stats(ratios),
+        });
       }
     }
     result.blocks.push(block);
@@ -168,18 +228,33 @@ try {
   }
 }
 
-console.log(`# specdec under load: ${opt.pair} pair, ${MAX_TOKENS} tokens, greedy, γ ${GAMMA}; ${CPU}`);
-console.log('ms per token: median [min–max] of the repeats; 2T ÷ 1T: speed of two threads over one, per repeat\n');
+console.log(
+  `# specdec under load: ${opt.pair} pair, ${MAX_TOKENS} tokens, greedy, γ ${GAMMA}; ${CPU}`,
+);
+console.log(
+  'ms per token: median [min–max] of the repeats; 2T ÷ 1T: speed of two threads over one, per repeat\n',
+);
 console.log('| hogs | side | mode | 1 thread | 2 threads | 2T ÷ 1T speed |');
 console.log('|---|---|---|---|---|---|');
 for (const b of result.blocks) {
   for (const row of b.rows) {
-    console.log(`| ${b.hogs} | ${row.side} | ${row.mode} | ${cell(row.ms1, 3)} | ${cell(row.ms2, 3)} | ${cell(row.speed2over1, 2)} |`);
+    console.log(
+      `| ${b.hogs} | ${row.side} | ${row.mode} | ${cell(row.ms1, 3)} | ${cell(row.ms2, 3)} | ${cell(row.speed2over1, 2)} |`,
+    );
   }
 }
-const worst = Math.min(...result.blocks.filter((b) => b.hogs > 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median)));
-const idle = result.blocks.filter((b) => b.hogs === 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median));
-console.log(`\nunder load, the worst 2T ÷ 1T median: ${Number.isFinite(worst) ? worst.toFixed(2) : '–'} (goal ≥ 0.9)`);
-if (idle.length) console.log(`idle, 2T ÷ 1T medians: ${idle.map((x) => x.toFixed(2)).join(' / ')} (goal ≥ 1.5)`);
+const worst = Math.min(
+  ...result.blocks
+    .filter((b) => b.hogs > 0)
+    .flatMap((b) => b.rows.map((r) => r.speed2over1.median)),
+);
+const idle = result.blocks
+  .filter((b) => b.hogs === 0)
+  .flatMap((b) => b.rows.map((r) => r.speed2over1.median));
+console.log(
+  `\nunder load, the worst 2T ÷ 1T median: ${Number.isFinite(worst) ? worst.toFixed(2) : '–'} (goal ≥ 0.9)`,
+);
+if (idle.length)
+  console.log(`idle, 2T ÷ 1T medians: ${idle.map((x) => x.toFixed(2)).join(' / ')} (goal ≥ 1.5)`);
 writeJson(opt.json, result);
 process.exit(0);

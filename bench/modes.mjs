@@ -22,10 +22,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec } from '../web/lib/node.js';
 import { ROOT, benchOptions, writeJson } from './common.mjs';
+import { modeMeasurer } from './modes/measure.mjs';
+import { modePrompts } from './modes/prompts.mjs';
 import { median } from './stats.mjs';
 
 const opt = benchOptions({
-  pairs: 'small,large', tokens: '128', prompts: '4', repeats: '3', only: 'gamma,drafters,trees', 'gamma-max': '8',
+  pairs: 'small,large',
+  tokens: '128',
+  prompts: '4',
+  repeats: '3',
+  only: 'gamma,drafters,trees',
+  'gamma-max': '8',
   temperatures: '0,0.8', // of the drafters table
   'no-heads': false, // drafters table without heads
   // drafters table under given costs: c and v(k) measured once per pair, then every auto
@@ -41,90 +48,44 @@ const REPEATS = Number(opt.repeats);
 const GAMMA_MAX = Number(opt['gamma-max']);
 const ONLY = new Set(opt.only.split(','));
 const PAIRS = {
-  small: { target: 'models/target.safetensors', draft: 'models/draft.safetensors', heads: 'models/target-heads.safetensors' },
-  large: { target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors', heads: 'models/large-target-heads.safetensors' },
+  small: {
+    target: 'models/target.safetensors',
+    draft: 'models/draft.safetensors',
+    heads: 'models/target-heads.safetensors',
+  },
+  large: {
+    target: 'models/large-target.safetensors',
+    draft: 'models/large-draft.safetensors',
+    heads: 'models/large-target-heads.safetensors',
+  },
 };
 
 const sd = await loadSpecdec();
 const cpu = (os.cpus()[0]?.model ?? 'unknown CPU').trim();
-const report = { cpu, node: process.version, tokens: TOKENS, prompts: N_PROMPTS, repeats: REPEATS, pairs: {} };
-console.log(`# Decoding modes — ${cpu}, ${os.cpus().length} vCPU, Node ${process.version} (WASM, one thread)`);
-console.log(`${N_PROMPTS} prompts × ${TOKENS} tokens per configuration, median of ${REPEATS} runs.`);
+const report = {
+  cpu,
+  node: process.version,
+  tokens: TOKENS,
+  prompts: N_PROMPTS,
+  repeats: REPEATS,
+  pairs: {},
+};
+console.log(
+  `# Decoding modes — ${cpu}, ${os.cpus().length} vCPU, Node ${process.version} (WASM, one thread)`,
+);
+console.log(
+  `${N_PROMPTS} prompts × ${TOKENS} tokens per configuration, median of ${REPEATS} runs.`,
+);
 
-// ---------------------------------------------------------------------------- prompts
+// ---------------------------------------------------------------------------- prompts, measuring
 
-// Held-out text (the last 10% of the corpus, never trained on), when the corpus is at hand.
-const CORPUS = path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt');
-const heldOut = existsSync(CORPUS) ? readFileSync(CORPUS).subarray(Math.floor(0.9 * readFileSync(CORPUS).length)) : null;
-const FALLBACK = [
-  'ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet is the sun.\nArise, fair sun, and kill the envious moon,\nWho is already sick and pale with grief',
-  'KING RICHARD II:\nOld John of Gaunt, time-honour\'d Lancaster,\nHast thou, according to thy oath and band,\nBrought hither Henry Hereford thy bold son,\nHere to make good the boisterous late appeal',
-  'First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak.\nFirst Citizen:\nYou are all resolved rather to die than to famish?\nAll:\nResolved. resolved.\nFirst Citizen',
-  'DUKE VINCENTIO:\nNo, holy father; throw away that thought;\nBelieve not that the dribbling dart of love\nCan pierce a complete bosom. Why I desire thee\nTo give me secret harbour, hath a purpose',
-];
-// The i-th of N_PROMPTS passages spread over the held-out text (phase in [0, 1) shifts them),
-// starting at a line start, `len` bytes (ASCII in this corpus).
-function passage(i, len, phase) {
-  if (!heldOut) return FALLBACK[i % FALLBACK.length].slice(i % 7, (i % 7) + len);
-  let at = Math.floor(((i + phase) / N_PROMPTS) * (heldOut.length - 4 * len));
-  while (at < heldOut.length && heldOut[at - 1] !== 10) at++;
-  return heldOut.subarray(at, at + len).toString('latin1');
-}
-const ORDINARY = Array.from({ length: N_PROMPTS }, (_, i) => passage(i, 64, 0.3));
-// Copy-heavy: ~150 bytes, then its own first 20 bytes; the model continues (copying helps).
-const COPY = Array.from({ length: N_PROMPTS }, (_, i) => {
-  const p = passage(i, 150, 0.7);
-  return p + p.slice(0, 20);
+const { ordinary: ORDINARY, copy: COPY } = modePrompts(N_PROMPTS);
+const { runOnce, measureAll } = modeMeasurer({
+  sd,
+  tokens: TOKENS,
+  repeats: REPEATS,
+  costModelFlag: opt['cost-model'],
 });
-
-// ---------------------------------------------------------------------------- measuring
-
-
-// Decodes every prompt with `options`; returns tokens/s and counters summed over the prompts.
-function runOnce(models, options, prompts, temperature) {
-  let ms = 0, generated = 0, passes = 0, accepted = 0, examined = 0, cost = 0;
-  const byDrafter = { none: 0, draft: 0, lookup: 0, heads: 0 };
-  const hist = [];
-  prompts.forEach((prompt, i) => {
-    const dec = sd.createDecoder({ target: models.target, ...options, prompt, temperature, seed: 1000 + i, maxTokens: TOKENS, distributions: false });
-    const t0 = performance.now();
-    while (!dec.done) dec.step();
-    ms += performance.now() - t0;
-    const s = dec.stats;
-    generated += s.generated;
-    passes += s.targetPasses;
-    accepted += s.accepted;
-    examined += s.examined;
-    for (const k of Object.keys(byDrafter)) byDrafter[k] += s.byDrafter[k];
-    s.gammaHistogram.forEach((n, g) => (hist[g] = (hist[g] ?? 0) + n));
-    if (options.costModel) {
-      const v = options.costModel.verifyCost;
-      const vk = (k) => (k <= v.length ? v[k - 1] : v.at(-1) + (v.at(-1) - v.at(-2)) * (k - v.length));
-      cost += s.gammaHistogram.reduce((a, n, g) => a + n * vk(g + 1), 0) + s.draftPasses * options.costModel.c;
-    } else if (options.plain && opt['cost-model']) {
-      cost += s.iterations;
-    }
-    dec.dispose();
-  });
-  if (cost) return { tokensPerSecond: generated / cost, tokensPerPass: generated / passes, alpha: examined ? accepted / examined : null, byDrafter, gammaHistogram: Array.from(hist, (x) => x ?? 0) };
-  return { tokensPerSecond: (1000 * generated) / ms, tokensPerPass: generated / passes, alpha: examined ? accepted / examined : null, byDrafter, gammaHistogram: Array.from(hist, (x) => x ?? 0) };
-}
-
-// Every configuration of one table, measured round robin: run r of each configuration comes
-// before run r + 1 of any, so that a slow minute on a shared machine hits them all alike.
-// list: [key, options, prompts, temperature]; returns { key: median run (tokens/s) }.
-function measureAll(models, list) {
-  const runs = new Map(list.map(([key]) => [key, []]));
-  for (let r = 0; r < REPEATS; r++) {
-    for (const [key, options, prompts, temperature] of list) runs.get(key).push(runOnce(models, options, prompts, temperature));
-  }
-  const out = {};
-  for (const [key, rs] of runs) {
-    const tps = median(rs.map((x) => x.tokensPerSecond));
-    out[key] = { ...(rs.find((x) => x.tokensPerSecond === tps) ?? rs[0]), tokensPerSecond: tps, runs: rs.map((x) => x.tokensPerSecond) };
-  }
-  return out;
-}
 
 const f = (x, d = 1) => (x === null || x === undefined ? '–' : x.toFixed(d));
 function table(title, head, rows) {
@@ -133,7 +94,11 @@ function table(title, head, rows) {
   console.log(`|${head.map(() => '---').join('|')}|`);
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 }
-const histText = (h) => h.map((n, g) => (n ? `${g}:${n}` : '')).filter(Boolean).join(' ');
+const histText = (h) =>
+  h
+    .map((n, g) => (n ? `${g}:${n}` : ''))
+    .filter(Boolean)
+    .join(' ');
 
 // ---------------------------------------------------------------------------- the pairs
 
@@ -157,7 +122,9 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
     }
   }
   const cfg = models.target.config;
-  console.log(`\n## ${name} pair: target ${cfg.nLayer}×${cfg.nEmbd} (${(models.target.nParams * 4 / 1e6).toFixed(1)} MB f32), draft ${models.draft.config.nLayer}×${models.draft.config.nEmbd}${heads ? `, ${heads.count} heads` : ''}`);
+  console.log(
+    `\n## ${name} pair: target ${cfg.nLayer}×${cfg.nEmbd} (${((models.target.nParams * 4) / 1e6).toFixed(1)} MB f32), draft ${models.draft.config.nLayer}×${models.draft.config.nEmbd}${heads ? `, ${heads.count} heads` : ''}`,
+  );
   const out = (report.pairs[name] = { files, gamma: {}, drafters: {}, trees: {} });
   // Warm-up: WebAssembly starts in a baseline tier.
   runOnce(models, { draft: models.draft, gamma: 4 }, ORDINARY.slice(0, 2), 0.8);
@@ -167,20 +134,46 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
     for (const T of [0, 0.8]) {
       const rows = [];
       const list = [['plain', { plain: true }, ORDINARY, T]];
-      for (let g = 1; g <= GAMMA_MAX; g++) list.push([`γ=${g}`, { draft: models.draft, gamma: g }, ORDINARY, T]);
+      for (let g = 1; g <= GAMMA_MAX; g++)
+        list.push([`γ=${g}`, { draft: models.draft, gamma: g }, ORDINARY, T]);
       list.push(['auto', { draft: models.draft, gamma: 'auto', gammaMax: GAMMA_MAX }, ORDINARY, T]);
-      list.push(['heuristic', { draft: models.draft, gamma: 'heuristic', gammaMax: GAMMA_MAX }, ORDINARY, T]);
+      list.push([
+        'heuristic',
+        { draft: models.draft, gamma: 'heuristic', gammaMax: GAMMA_MAX },
+        ORDINARY,
+        T,
+      ]);
       const res = measureAll(models, list);
       const fixed = Object.entries(res).filter(([k]) => k.startsWith('γ='));
-      const [bestName, best] = fixed.reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
+      const [bestName, best] = fixed.reduce((a, b) =>
+        b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a,
+      );
       for (const [k, r] of Object.entries(res)) {
-        rows.push([k === bestName ? `**${k}** (best fixed)` : k, f(r.tokensPerSecond), f(r.tokensPerSecond / res.plain.tokensPerSecond, 2) + '×', f(r.tokensPerPass, 2), f(r.alpha, 3), k === 'auto' || k === 'heuristic' ? histText(r.gammaHistogram) : '']);
+        rows.push([
+          k === bestName ? `**${k}** (best fixed)` : k,
+          f(r.tokensPerSecond),
+          f(r.tokensPerSecond / res.plain.tokensPerSecond, 2) + '×',
+          f(r.tokensPerPass, 2),
+          f(r.alpha, 3),
+          k === 'auto' || k === 'heuristic' ? histText(r.gammaHistogram) : '',
+        ]);
       }
-      table(`${name} pair, T = ${T}: tokens/s by gamma (ordinary prompts)`, ['gamma', 'tokens/s', 'vs plain', 'tokens/pass', 'α', 'γ used (γ:iterations)'], rows);
+      table(
+        `${name} pair, T = ${T}: tokens/s by gamma (ordinary prompts)`,
+        ['gamma', 'tokens/s', 'vs plain', 'tokens/pass', 'α', 'γ used (γ:iterations)'],
+        rows,
+      );
       const autoVsBest = res.auto.tokensPerSecond / best.tokensPerSecond;
       const autoVsHeur = res.auto.tokensPerSecond / res.heuristic.tokensPerSecond;
-      console.log(`\nauto / best fixed (${bestName}): **${f(100 * autoVsBest, 1)}%**; auto / heuristic: **${f(autoVsHeur, 3)}×**; best fixed / plain: ${f(best.tokensPerSecond / res.plain.tokensPerSecond, 2)}×`);
-      out.gamma[`T=${T}`] = { results: res, best: bestName, autoVsBest, autoVsHeuristic: autoVsHeur };
+      console.log(
+        `\nauto / best fixed (${bestName}): **${f(100 * autoVsBest, 1)}%**; auto / heuristic: **${f(autoVsHeur, 3)}×**; best fixed / plain: ${f(best.tokensPerSecond / res.plain.tokensPerSecond, 2)}×`,
+      );
+      out.gamma[`T=${T}`] = {
+        results: res,
+        best: bestName,
+        autoVsBest,
+        autoVsHeuristic: autoVsHeur,
+      };
     }
   }
 
@@ -190,44 +183,97 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
     let costModel = null;
     if (opt['cost-model']) {
       const es = ORDINARY.map((prompt, i) => {
-        const dec = sd.createDecoder({ target: models.target, draft: models.draft, gamma: 'auto', gammaMax: GAMMA_MAX, prompt, temperature: 0.8, seed: 1000 + i, maxTokens: TOKENS, distributions: false });
+        const dec = sd.createDecoder({
+          target: models.target,
+          draft: models.draft,
+          gamma: 'auto',
+          gammaMax: GAMMA_MAX,
+          prompt,
+          temperature: 0.8,
+          seed: 1000 + i,
+          maxTokens: TOKENS,
+          distributions: false,
+        });
         while (!dec.done) dec.step();
         const e = dec.estimates;
         dec.dispose();
         return e;
       });
-      costModel = { c: median(es.map((e) => e.c.draft)), verifyCost: es[0].verifyCost.map((_, k) => median(es.map((e) => e.verifyCost[k]))) };
-      console.log(`\nGiven costs (measured by the policy, median of ${es.length} runs): c = ${f(costModel.c, 3)}, v(1..${costModel.verifyCost.length}) = ${costModel.verifyCost.map((x) => f(x, 2)).join(', ')}; tokens/s below are tokens per one-token pass of modelled time.`);
+      costModel = {
+        c: median(es.map((e) => e.c.draft)),
+        verifyCost: es[0].verifyCost.map((_, k) => median(es.map((e) => e.verifyCost[k]))),
+      };
+      console.log(
+        `\nGiven costs (measured by the policy, median of ${es.length} runs): c = ${f(costModel.c, 3)}, v(1..${costModel.verifyCost.length}) = ${costModel.verifyCost.map((x) => f(x, 2)).join(', ')}; tokens/s below are tokens per one-token pass of modelled time.`,
+      );
       out.costModel = costModel;
     }
     const cm = costModel ? { costModel } : {};
     for (const T of opt.temperatures.split(',').map(Number)) {
       const rows = [];
       const res = {};
-      for (const [task, prompts] of [['copy-heavy', COPY], ['ordinary', ORDINARY]]) {
+      for (const [task, prompts] of [
+        ['copy-heavy', COPY],
+        ['ordinary', ORDINARY],
+      ]) {
         const list = [
           ['plain', { plain: true }, prompts, T],
           ['draft (auto γ)', { draft: models.draft, gamma: 'auto', ...cm }, prompts, T],
           ['lookup (auto γ)', { promptLookup: true, gamma: 'auto', ...cm }, prompts, T],
-          ['lookup + draft (auto γ)', { promptLookup: true, draft: models.draft, gamma: 'auto', ...cm }, prompts, T],
+          [
+            'lookup + draft (auto γ)',
+            { promptLookup: true, draft: models.draft, gamma: 'auto', ...cm },
+            prompts,
+            T,
+          ],
         ];
-        if (heads && !opt['no-heads']) list.push(['heads (auto γ)', { heads, gamma: 'auto', gammaMax: heads.count }, prompts, T]);
+        if (heads && !opt['no-heads'])
+          list.push([
+            'heads (auto γ)',
+            { heads, gamma: 'auto', gammaMax: heads.count },
+            prompts,
+            T,
+          ]);
         const r = (res[task] = measureAll(models, list));
         for (const [k, x] of Object.entries(r)) {
-          rows.push([task, k, f(x.tokensPerSecond, costModel ? 3 : 1), f(x.tokensPerSecond / r.plain.tokensPerSecond, costModel ? 3 : 2) + '×', f(x.tokensPerPass, 2), f(x.alpha, 3), Object.entries(x.byDrafter).filter(([, n]) => n).map(([d, n]) => `${d} ${n}`).join(', ')]);
+          rows.push([
+            task,
+            k,
+            f(x.tokensPerSecond, costModel ? 3 : 1),
+            f(x.tokensPerSecond / r.plain.tokensPerSecond, costModel ? 3 : 2) + '×',
+            f(x.tokensPerPass, 2),
+            f(x.alpha, 3),
+            Object.entries(x.byDrafter)
+              .filter(([, n]) => n)
+              .map(([d, n]) => `${d} ${n}`)
+              .join(', '),
+          ]);
         }
       }
-      table(`${name} pair, T = ${T}: drafters`, ['task', 'drafter', 'tokens/s', 'vs plain', 'tokens/pass', 'α', 'iterations by drafter'], rows);
-      const o = res.ordinary, c = res['copy-heavy'];
+      table(
+        `${name} pair, T = ${T}: drafters`,
+        ['task', 'drafter', 'tokens/s', 'vs plain', 'tokens/pass', 'α', 'iterations by drafter'],
+        rows,
+      );
+      const o = res.ordinary,
+        c = res['copy-heavy'];
       // Ratios per repeat: run r of both configurations came one after the other.
       const perRepeat = (r, a, b) => {
         const xs = r[a].runs.map((x, i) => x / r[b].runs[i]);
         return { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), runs: xs };
       };
       const span = (x) => `${f(x.median, 3)} [${f(x.min, 3)}–${f(x.max, 3)}]`;
-      const both = { ordinary: perRepeat(o, 'lookup + draft (auto γ)', 'draft (auto γ)'), 'copy-heavy': perRepeat(c, 'lookup + draft (auto γ)', 'draft (auto γ)') };
-      const alone = { ordinary: perRepeat(o, 'lookup (auto γ)', 'plain'), 'copy-heavy': perRepeat(c, 'lookup (auto γ)', 'plain') };
-      console.log(`\nlookup + draft / draft alone, per repeat: ordinary **${span(both.ordinary)}**, copy-heavy **${span(both['copy-heavy'])}**; lookup alone / plain: ordinary ${span(alone.ordinary)}, copy-heavy ${span(alone['copy-heavy'])}`);
+      const both = {
+        ordinary: perRepeat(o, 'lookup + draft (auto γ)', 'draft (auto γ)'),
+        'copy-heavy': perRepeat(c, 'lookup + draft (auto γ)', 'draft (auto γ)'),
+      };
+      const alone = {
+        ordinary: perRepeat(o, 'lookup (auto γ)', 'plain'),
+        'copy-heavy': perRepeat(c, 'lookup (auto γ)', 'plain'),
+      };
+      console.log(
+        `\nlookup + draft / draft alone, per repeat: ordinary **${span(both.ordinary)}**, copy-heavy **${span(both['copy-heavy'])}**; lookup alone / plain: ordinary ${span(alone.ordinary)}, copy-heavy ${span(alone['copy-heavy'])}`,
+      );
       out.drafters[`T=${T}`] = { ...res, lookupPlusDraftVsDraft: both, lookupVsPlain: alone };
     }
   }
@@ -237,27 +283,70 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
     const drafters = [['draft', { draft: models.draft }, 4]];
     if (heads) drafters.push(['heads', { heads }, heads.count]);
     for (const [dname, dopt, depth] of drafters) {
-      const shapes = dname === 'draft'
-        ? [['chain, depth 4', null, 4], ['[2,2,1,1]', [2, 2, 1, 1]], ['[3,2,1,1]', [3, 2, 1, 1]], ['[4,2,1,1]', [4, 2, 1, 1]],
-           ['chain of 8 (8 nodes)', null, 8], ['[2,1,1,1] (8 nodes)', [2, 1, 1, 1]], ['[4,1] (8 nodes)', [4, 1]],
-           ['chain of 16 (16 nodes)', null, 16], ['[4,1,1,1] (16 nodes)', [4, 1, 1, 1]], ['[2,2,2,1] (14 nodes)', [2, 2, 2, 1]],
-           ['chain of 32 (32 nodes)', null, 32], ['[8,1,1,1] (32 nodes)', [8, 1, 1, 1]], ['[4,2,1,1] (28 nodes)', [4, 2, 1, 1]]]
-        : [[`chain, depth ${depth}`, null, depth], ['[2,2,1]', [2, 2, 1].slice(0, depth)], ['[3,2,1]', [3, 2, 1].slice(0, depth)], ['[4,2,2]', [4, 2, 2].slice(0, depth)], ['[8,2,1]', [8, 2, 1].slice(0, depth)]];
+      const shapes =
+        dname === 'draft'
+          ? [
+              ['chain, depth 4', null, 4],
+              ['[2,2,1,1]', [2, 2, 1, 1]],
+              ['[3,2,1,1]', [3, 2, 1, 1]],
+              ['[4,2,1,1]', [4, 2, 1, 1]],
+              ['chain of 8 (8 nodes)', null, 8],
+              ['[2,1,1,1] (8 nodes)', [2, 1, 1, 1]],
+              ['[4,1] (8 nodes)', [4, 1]],
+              ['chain of 16 (16 nodes)', null, 16],
+              ['[4,1,1,1] (16 nodes)', [4, 1, 1, 1]],
+              ['[2,2,2,1] (14 nodes)', [2, 2, 2, 1]],
+              ['chain of 32 (32 nodes)', null, 32],
+              ['[8,1,1,1] (32 nodes)', [8, 1, 1, 1]],
+              ['[4,2,1,1] (28 nodes)', [4, 2, 1, 1]],
+            ]
+          : [
+              [`chain, depth ${depth}`, null, depth],
+              ['[2,2,1]', [2, 2, 1].slice(0, depth)],
+              ['[3,2,1]', [3, 2, 1].slice(0, depth)],
+              ['[4,2,2]', [4, 2, 2].slice(0, depth)],
+              ['[8,2,1]', [8, 2, 1].slice(0, depth)],
+            ];
       const list = [['plain', { plain: true }, ORDINARY, T]];
       for (const [label, branches, g] of shapes) {
-        list.push([label, branches ? { ...dopt, tree: { branches } } : { ...dopt, gamma: g }, ORDINARY, T]);
+        list.push([
+          label,
+          branches ? { ...dopt, tree: { branches } } : { ...dopt, gamma: g },
+          ORDINARY,
+          T,
+        ]);
       }
       const res = measureAll(models, list);
-      const rows = Object.entries(res).map(([k, r]) => [k, f(r.tokensPerPass, 2), f(r.tokensPerSecond), f(r.tokensPerSecond / res.plain.tokensPerSecond, 2) + '×']);
-      table(`${name} pair, T = ${T}: chains and trees drafted by the ${dname === 'draft' ? 'draft model' : 'heads'}`, ['shape', 'tokens / target pass', 'tokens/s', 'vs plain'], rows);
+      const rows = Object.entries(res).map(([k, r]) => [
+        k,
+        f(r.tokensPerPass, 2),
+        f(r.tokensPerSecond),
+        f(r.tokensPerSecond / res.plain.tokensPerSecond, 2) + '×',
+      ]);
+      table(
+        `${name} pair, T = ${T}: chains and trees drafted by the ${dname === 'draft' ? 'draft model' : 'heads'}`,
+        ['shape', 'tokens / target pass', 'tokens/s', 'vs plain'],
+        rows,
+      );
       const chain = res[shapes[0][0]];
-      const trees = shapes.slice(1, 4).map(([l]) => res[l]).filter(Boolean);
+      const trees = shapes
+        .slice(1, 4)
+        .map(([l]) => res[l])
+        .filter(Boolean);
       const bestTree = trees.reduce((a, b) => (b.tokensPerPass > a.tokensPerPass ? b : a));
-      console.log(`\nbest tree of the same depth vs the chain: **${f(100 * (bestTree.tokensPerPass / chain.tokensPerPass - 1), 1)}%** more tokens per target pass`);
-      const pick = (chains) => shapes.filter(([, b]) => (b === null) === chains).map(([l]) => [l, res[l]])
-        .reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
-      const [bestChainName, bestChain] = pick(true), [bestTreeName, bestTreeTps] = pick(false);
-      console.log(`best tree by tokens/s (${bestTreeName}) vs the best chain (${bestChainName}): **${f(bestTreeTps.tokensPerSecond / bestChain.tokensPerSecond, 2)}×**`);
+      console.log(
+        `\nbest tree of the same depth vs the chain: **${f(100 * (bestTree.tokensPerPass / chain.tokensPerPass - 1), 1)}%** more tokens per target pass`,
+      );
+      const pick = (chains) =>
+        shapes
+          .filter(([, b]) => (b === null) === chains)
+          .map(([l]) => [l, res[l]])
+          .reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
+      const [bestChainName, bestChain] = pick(true),
+        [bestTreeName, bestTreeTps] = pick(false);
+      console.log(
+        `best tree by tokens/s (${bestTreeName}) vs the best chain (${bestChainName}): **${f(bestTreeTps.tokensPerSecond / bestChain.tokensPerSecond, 2)}×**`,
+      );
       out.trees[dname] = res;
     }
   }

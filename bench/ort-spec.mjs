@@ -24,10 +24,14 @@ import { loadOrt } from './ort.mjs';
 import { cell, median, stats } from './stats.mjs';
 import { onnxOf } from '../scripts/lib/onnx-export.mjs';
 
-
 const opt = benchOptions({
-  target: path.join(ROOT, 'models/target.safetensors'), draft: path.join(ROOT, 'models/draft.safetensors'),
-  repeats: '3', 'max-tokens': '200', 'gamma-max': '6', json: undefined, only: 'verify,decode,overhead',
+  target: path.join(ROOT, 'models/target.safetensors'),
+  draft: path.join(ROOT, 'models/draft.safetensors'),
+  repeats: '3',
+  'max-tokens': '200',
+  'gamma-max': '6',
+  json: undefined,
+  only: 'verify,decode,overhead',
 });
 const ONLY = new Set(opt.only.split(','));
 const REPEATS = Number(opt.repeats);
@@ -44,17 +48,24 @@ const sd = await loadSpecdec();
 const target = sd.loadModel(readFileSync(opt.target));
 const draft = sd.loadModel(readFileSync(opt.draft));
 const sessionOf = async (file) =>
-  ort.InferenceSession.create(readFileSync(onnxOf(file)), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  ort.InferenceSession.create(readFileSync(onnxOf(file)), {
+    executionProviders: ['wasm'],
+    graphOptimizationLevel: 'all',
+  });
 const targetSession = await sessionOf(opt.target);
 const draftSession = await sessionOf(opt.draft);
-
 
 // One decode of N tokens; tokens/s measured around generate().
 async function decode({ gamma, plain, ortDraft, temperature }, seed) {
   const ts = ortScorer(targetSession, { ort });
   const ds = ortDraft ? ortScorer(draftSession, { ort }) : null;
   const dec = sd.createDecoder({
-    prompt: PROMPT, targetScore: ts, contextLength: target.config.blockSize, temperature, seed, maxTokens: N,
+    prompt: PROMPT,
+    targetScore: ts,
+    contextLength: target.config.blockSize,
+    temperature,
+    seed,
+    maxTokens: N,
     ...(plain ? { plain: true } : { gamma, ...(ds ? { draftScore: ds } : { draft }) }),
   });
   const t0 = performance.now();
@@ -64,19 +75,36 @@ async function decode({ gamma, plain, ortDraft, temperature }, seed) {
   dec.dispose();
   await ts.dispose();
   await ds?.dispose();
-  return { tps: (s.generated / ms) * 1000, alpha: s.acceptanceRate, tpp: s.tokensPerPass, overhead: (s.ms - s.callbackMs) / s.iterations };
+  return {
+    tps: (s.generated / ms) * 1000,
+    alpha: s.acceptanceRate,
+    tpp: s.tokensPerPass,
+    overhead: (s.ms - s.callbackMs) / s.iterations,
+  };
 }
 
-const report = { cpu: os.cpus()[0]?.model, node: process.version, ort: ort.env.versions?.web ?? '1.30', tokens: N, repeats: REPEATS, results: {} };
+const report = {
+  cpu: os.cpus()[0]?.model,
+  node: process.version,
+  ort: ort.env.versions?.web ?? '1.30',
+  tokens: N,
+  repeats: REPEATS,
+  results: {},
+};
 console.log(`# specdec with onnxruntime-web as the target (score callbacks)\n`);
-console.log(`${report.cpu}, Node ${process.version}, onnxruntime-web wasm 1 thread; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`);
+console.log(
+  `${report.cpu}, Node ${process.version}, onnxruntime-web wasm 1 thread; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`,
+);
 
 // ---------------------------------------------------------------- ORT's own v(k)
 if (ONLY.has('verify')) {
   const ts = ortScorer(targetSession, { ort });
   const base = Array.from({ length: 128 }, (_, i) => (i * 7 + 3) % target.config.vocabSize);
   const passMs = (k) => {
-    const seq = Int32Array.from([...base, ...Array.from({ length: k }, (_, i) => (i * 5 + 1) % target.config.vocabSize)]);
+    const seq = Int32Array.from([
+      ...base,
+      ...Array.from({ length: k }, (_, i) => (i * 5 + 1) % target.config.vocabSize),
+    ]);
     return async () => {
       await ts(Int32Array.from(base), 1); // cache = the first 128 tokens
       const t0 = performance.now();
@@ -94,7 +122,9 @@ if (ONLY.has('verify')) {
   const byK = samples.map((xs, i) => ({ k: i + 1, ms: stats(xs) }));
   const one = byK[0].ms.median;
   report.verify = byK.map((x) => ({ k: x.k, ms: x.ms, v: x.ms.median / one }));
-  console.log('## onnxruntime-web verify cost v(k): a pass over k tokens after 128 cached, in one-token passes\n');
+  console.log(
+    '## onnxruntime-web verify cost v(k): a pass over k tokens after 128 cached, in one-token passes\n',
+  );
   console.log('| k | ms | v(k) |\n|---|---|---|');
   for (const x of report.verify) console.log(`| ${x.k} | ${cell(x.ms, 3)} | ${x.v.toFixed(2)} |`);
   await ts.dispose();
@@ -111,21 +141,38 @@ if (ONLY.has('verify')) {
   }
   specdecDraft.dispose();
   report.c = median(xs) / one;
-  console.log(`\nspecdec's draft step (built-in, WASM) ${median(xs).toFixed(3)} ms vs ORT's target step ${one.toFixed(3)} ms: c = ${report.c.toFixed(3)}.\n`);
+  console.log(
+    `\nspecdec's draft step (built-in, WASM) ${median(xs).toFixed(3)} ms vs ORT's target step ${one.toFixed(3)} ms: c = ${report.c.toFixed(3)}.\n`,
+  );
 }
 
 // ---------------------------------------------------------------- decoding, round robin
 for (const temperature of ONLY.has('decode') ? [0, 0.8] : []) {
   const configs = [{ name: 'ORT plain', plain: true, temperature }];
-  for (let g = 1; g <= G; g++) configs.push({ name: `ORT target + specdec draft, γ ${g}`, gamma: g, temperature, draftKind: 'specdec' });
-  for (let g = 1; g <= G; g++) configs.push({ name: `ORT target + ORT draft, γ ${g}`, gamma: g, temperature, ortDraft: true, draftKind: 'ort' });
+  for (let g = 1; g <= G; g++)
+    configs.push({
+      name: `ORT target + specdec draft, γ ${g}`,
+      gamma: g,
+      temperature,
+      draftKind: 'specdec',
+    });
+  for (let g = 1; g <= G; g++)
+    configs.push({
+      name: `ORT target + ORT draft, γ ${g}`,
+      gamma: g,
+      temperature,
+      ortDraft: true,
+      draftKind: 'ort',
+    });
   const runs = configs.map(() => []);
   await decode(configs[1], 1); // warm-up
   for (let r = 0; r < REPEATS; r++) {
     for (const [i, c] of configs.entries()) runs[i].push(await decode(c, 100 + r));
   }
   const rows = configs.map((c, i) => ({
-    name: c.name, gamma: c.gamma ?? 0, draft: c.draftKind ?? 'none',
+    name: c.name,
+    gamma: c.gamma ?? 0,
+    draft: c.draftKind ?? 'none',
     tps: stats(runs[i].map((x) => x.tps)),
     speedup: stats(runs[i].map((x, r) => x.tps / runs[0][r].tps)),
     alpha: median(runs[i].map((x) => x.alpha)),
@@ -134,13 +181,21 @@ for (const temperature of ONLY.has('decode') ? [0, 0.8] : []) {
   }));
   report.results[`T${temperature}`] = rows;
   console.log(`## T = ${temperature}: tokens/s, and speed-up over ORT plain in the same repeat\n`);
-  console.log('| configuration | tokens/s | × ORT plain | α | tokens per ORT pass |\n|---|---|---|---|---|');
+  console.log(
+    '| configuration | tokens/s | × ORT plain | α | tokens per ORT pass |\n|---|---|---|---|---|',
+  );
   for (const x of rows) {
-    console.log(`| ${x.name} | ${cell(x.tps, 1)} | ${x.gamma ? cell(x.speedup, 2) : '1'} | ${x.gamma ? x.alpha.toFixed(3) : '–'} | ${x.tpp.toFixed(2)} |`);
+    console.log(
+      `| ${x.name} | ${cell(x.tps, 1)} | ${x.gamma ? cell(x.speedup, 2) : '1'} | ${x.gamma ? x.alpha.toFixed(3) : '–'} | ${x.tpp.toFixed(2)} |`,
+    );
   }
   for (const kind of ['specdec', 'ort']) {
-    const best = rows.filter((x) => x.draft === kind).reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
-    console.log(`\nBest with the ${kind === 'specdec' ? "specdec (built-in)" : 'ORT'} draft: γ ${best.gamma}, **${best.speedup.median.toFixed(2)}×** ORT plain (${cell(best.speedup, 2)}).`);
+    const best = rows
+      .filter((x) => x.draft === kind)
+      .reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
+    console.log(
+      `\nBest with the ${kind === 'specdec' ? 'specdec (built-in)' : 'ORT'} draft: γ ${best.gamma}, **${best.speedup.median.toFixed(2)}×** ORT plain (${cell(best.speedup, 2)}).`,
+    );
   }
   console.log('');
 }
@@ -149,8 +204,17 @@ for (const temperature of ONLY.has('decode') ? [0, 0.8] : []) {
 if (ONLY.has('overhead')) {
   // The same iterations two ways: the built-in pair directly, and the same models behind score
   // callbacks (sd.modelStep: identical rows, so identical iterations from the same seed).
-  report.overhead = await callbackRouteCost(sd, { target, draft, contextLength: target.config.blockSize, repeats: REPEATS, warmUp: 'sync' });
-  printCallbackRouteCost(`The callback route's cost per iteration (γ 4, T 0.8, the same iterations; models' time excluded), ms`, report.overhead);
+  report.overhead = await callbackRouteCost(sd, {
+    target,
+    draft,
+    contextLength: target.config.blockSize,
+    repeats: REPEATS,
+    warmUp: 'sync',
+  });
+  printCallbackRouteCost(
+    `The callback route's cost per iteration (γ 4, T 0.8, the same iterations; models' time excluded), ms`,
+    report.overhead,
+  );
   console.log('');
 }
 

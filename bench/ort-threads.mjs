@@ -13,10 +13,22 @@ import { fileURLToPath } from 'node:url';
 import { ROOT, benchOptions, timeDecode } from './common.mjs';
 import { median } from './stats.mjs';
 
-const opt = benchOptions({ threads: '1,2', tokens: '128', repeats: '3', child: undefined, json: false });
-const TOKENS = Number(opt.tokens), REPEATS = Number(opt.repeats);
+const opt = benchOptions({
+  threads: '1,2',
+  tokens: '128',
+  repeats: '3',
+  child: undefined,
+  json: false,
+});
+const TOKENS = Number(opt.tokens),
+  REPEATS = Number(opt.repeats);
 const TARGET = path.join(ROOT, 'models/target.safetensors');
-const PROMPTS = ['ROMEO:', 'First Citizen:\n', 'KING RICHARD III:\nNow is the', 'JULIET:\nO Romeo, Romeo'].map((p) => [...Buffer.from(p, 'utf8')]);
+const PROMPTS = [
+  'ROMEO:',
+  'First Citizen:\n',
+  'KING RICHARD III:\nNow is the',
+  'JULIET:\nO Romeo, Romeo',
+].map((p) => [...Buffer.from(p, 'utf8')]);
 
 if (opt.child) {
   // One ORT thread count, in this process: { msPerToken, tokens }.
@@ -47,12 +59,36 @@ if (opt.child) {
 
 const { loadSpecdec } = await import('../web/lib/node.js');
 const threads = opt.threads.split(',').map(Number);
-const out = { cpu: readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1], tokens: TOKENS, repeats: REPEATS, specdec: {}, ort: {} };
+const out = {
+  cpu: readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1],
+  tokens: TOKENS,
+  repeats: REPEATS,
+  specdec: {},
+  ort: {},
+};
 for (const t of threads) {
-  out.ort[t] = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', String(t), '--tokens', String(TOKENS), '--repeats', String(REPEATS)], { encoding: 'utf8' }).trim().split('\n').pop());
+  out.ort[t] = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        fileURLToPath(import.meta.url),
+        '--child',
+        String(t),
+        '--tokens',
+        String(TOKENS),
+        '--repeats',
+        String(REPEATS),
+      ],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n')
+      .pop(),
+  );
   const sd = await loadSpecdec({ threads: t });
   const model = sd.loadModel(readFileSync(TARGET));
-  const decode = (p, n) => timeDecode(sd, { target: model, plain: true, prompt: p, temperature: 0, maxTokens: n });
+  const decode = (p, n) =>
+    timeDecode(sd, { target: model, plain: true, prompt: p, temperature: 0, maxTokens: n });
   decode(PROMPTS[0], 16);
   const runs = [];
   let tokens = null;
@@ -66,16 +102,28 @@ for (const t of threads) {
     runs.push(ms / (PROMPTS.length * TOKENS));
   }
   model.dispose();
-  out.specdec[t] = { msPerToken: median(runs), runs, threadsInUse: sd.threads, tokensAgreeWithOrt: JSON.stringify(tokens) === JSON.stringify(out.ort[t].tokens) };
+  out.specdec[t] = {
+    msPerToken: median(runs),
+    runs,
+    threadsInUse: sd.threads,
+    tokensAgreeWithOrt: JSON.stringify(tokens) === JSON.stringify(out.ort[t].tokens),
+  };
 }
 if (opt.json) console.log(JSON.stringify(out));
 else {
-  console.log(`\n#### onnxruntime-web vs specdec by thread count (small target, greedy, ${TOKENS} tokens × ${PROMPTS.length} prompts; ${out.cpu})\n`);
-  console.log('| threads | onnxruntime-web ms/token | specdec ms/token | specdec ÷ ORT time | same tokens |');
+  console.log(
+    `\n#### onnxruntime-web vs specdec by thread count (small target, greedy, ${TOKENS} tokens × ${PROMPTS.length} prompts; ${out.cpu})\n`,
+  );
+  console.log(
+    '| threads | onnxruntime-web ms/token | specdec ms/token | specdec ÷ ORT time | same tokens |',
+  );
   console.log('|---|---|---|---|---|');
   for (const t of threads) {
-    const o = out.ort[t], s = out.specdec[t];
-    console.log(`| ${t} | ${o.msPerToken?.toFixed(3) ?? o.error} | ${s.msPerToken.toFixed(3)} | ${o.msPerToken ? (o.msPerToken / s.msPerToken).toFixed(2) + '× faster' : '–'} | ${s.tokensAgreeWithOrt} |`);
+    const o = out.ort[t],
+      s = out.specdec[t];
+    console.log(
+      `| ${t} | ${o.msPerToken?.toFixed(3) ?? o.error} | ${s.msPerToken.toFixed(3)} | ${o.msPerToken ? (o.msPerToken / s.msPerToken).toFixed(2) + '× faster' : '–'} | ${s.tokensAgreeWithOrt} |`,
+    );
   }
 }
 process.exit(0);

@@ -28,7 +28,9 @@ export async function measurePeers({ skip, files, configs, repeats: REPEATS, jsD
           const onnx = readFileSync(onnxOf(files[role]));
           const om = await OrtModel.create(ort, onnx, configs[role]);
           await ortGreedyDecode(om, [10], 40);
-          const ortMs = [], ours = [], ratio = [];
+          const ortMs = [],
+            ours = [],
+            ratio = [];
           let same = null;
           for (let r = 0; r < REPEATS; r++) {
             const o = await ortGreedyDecode(om, [10], 255);
@@ -39,18 +41,30 @@ export async function measurePeers({ skip, files, configs, repeats: REPEATS, jsD
             // The same weights: the greedy tokens agree (an exact tie could flip one; report it).
             same ??= o.tokens.findIndex((t, i) => t !== s.tokens[i]);
           }
-          const entry = { msPerToken: stats(ortMs), oursMsPerToken: stats(ours), ratio: stats(ratio), firstDifferentToken: same };
+          const entry = {
+            msPerToken: stats(ortMs),
+            oursMsPerToken: stats(ours),
+            ratio: stats(ratio),
+            firstDifferentToken: same,
+          };
           if (role === 'target') {
-            const vms = [], sms = [];
+            const vms = [],
+              sms = [];
             for (let r = 0; r < REPEATS; r++) {
               await om.reset();
               await om.forward(Array.from({ length: 128 }, (_, i) => (i * 7) % 256));
               const base = om.length;
               let t0 = performance.now();
-              for (let c = 0; c < 5; c++) { om.truncate(base); await om.forward([1, 2, 3, 4, 5]); }
+              for (let c = 0; c < 5; c++) {
+                om.truncate(base);
+                await om.forward([1, 2, 3, 4, 5]);
+              }
               vms.push((performance.now() - t0) / 5);
               t0 = performance.now();
-              for (let c = 0; c < 5; c++) { om.truncate(base); await om.forward([1]); }
+              for (let c = 0; c < 5; c++) {
+                om.truncate(base);
+                await om.forward([1]);
+              }
               sms.push((performance.now() - t0) / 5);
             }
             entry.verify5At128 = stats(vms);
@@ -66,7 +80,16 @@ export async function measurePeers({ skip, files, configs, repeats: REPEATS, jsD
   }
 
   if (!skip.has('torch')) {
-    const r = spawnSync('/usr/bin/python3', [path.join(ROOT, 'bench/torch_bench.py'), files.target, files.draft, String(Math.min(REPEATS, 5))], { encoding: 'utf8' });
+    const r = spawnSync(
+      '/usr/bin/python3',
+      [
+        path.join(ROOT, 'bench/torch_bench.py'),
+        files.target,
+        files.draft,
+        String(Math.min(REPEATS, 5)),
+      ],
+      { encoding: 'utf8' },
+    );
     if (r.status === 0) peers.torch = JSON.parse(r.stdout.trim().split('\n').pop());
     else peers.torchError = (r.stderr || String(r.error)).trim().split('\n').pop();
   }

@@ -27,22 +27,39 @@ const maxT = Math.max(...THREADS);
 const M = await create({
   wasmBinary: readFileSync(path.join(dir, 'specdec-bench-mt.wasm')),
   specdecPoolSize: maxT - 1,
-  locateFile: (p, prefix) => (p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p),
+  locateFile: (p, prefix) =>
+    p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p,
 });
 M.setupThreads(maxT);
 const load = (rel) => M.BenchModel.load(readFileSync(path.join(ROOT, rel)));
 const f = (x, d = 3) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 
 const PAIRS = [
-  { key: 'small', target: 'models/target.safetensors', draft: 'models/draft.safetensors', self: 'models/target-int8.safetensors' },
-  { key: 'large', target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors', self: 'models/large-target-int8.safetensors' },
+  {
+    key: 'small',
+    target: 'models/target.safetensors',
+    draft: 'models/draft.safetensors',
+    self: 'models/target-int8.safetensors',
+  },
+  {
+    key: 'large',
+    target: 'models/large-target.safetensors',
+    draft: 'models/large-draft.safetensors',
+    self: 'models/large-target-int8.safetensors',
+  },
 ].filter((p) => !opt.only || p.key === opt.only);
 
-console.log(`\n### The float target drafted by its own 8-bit copy (${CPU}; ${REPEATS} repeat(s), ${MAX_TOKENS} tokens per prompt)\n`);
-console.log('| pair | threads | T | plain ms/token | distilled draft: γ, α, c, ms/token (× plain) | 8-bit copy: γ, α, c, ms/token (× plain) |');
+console.log(
+  `\n### The float target drafted by its own 8-bit copy (${CPU}; ${REPEATS} repeat(s), ${MAX_TOKENS} tokens per prompt)\n`,
+);
+console.log(
+  '| pair | threads | T | plain ms/token | distilled draft: γ, α, c, ms/token (× plain) | 8-bit copy: γ, α, c, ms/token (× plain) |',
+);
 console.log('|---|---|---|---|---|---|');
 for (const pair of PAIRS) {
-  const target = load(pair.target), draft = load(pair.draft), self = load(pair.self);
+  const target = load(pair.target),
+    draft = load(pair.draft),
+    self = load(pair.self);
   for (const temperature of [0, 0.8]) {
     process.stderr.write(`  ${pair.key}, T = ${temperature}\n`);
     const a = M.benchDecodeByThreads(target, draft, THREADS, 6, temperature, MAX_TOKENS, REPEATS);
@@ -50,10 +67,13 @@ for (const pair of PAIRS) {
     for (let i = 0; i < THREADS.length; i++) {
       const plain = a[i].plainMsPerToken.median;
       const cellOf = (d) => {
-        const g = d.bestGamma, ms = d.specMsPerToken[g - 1].median;
+        const g = d.bestGamma,
+          ms = d.specMsPerToken[g - 1].median;
         return `γ ${g}, α ${f(d.alpha[g - 1], 2)}, c ${f(d.draftStepMs.median / plain, 2)}, ${f(ms)} (${f(plain / ms, 2)}×)`;
       };
-      console.log(`| ${pair.key} | ${THREADS[i]} | ${temperature} | ${f(plain)} | ${cellOf(a[i])} | ${cellOf(b[i])} |`);
+      console.log(
+        `| ${pair.key} | ${THREADS[i]} | ${temperature} | ${f(plain)} | ${cellOf(a[i])} | ${cellOf(b[i])} |`,
+      );
     }
   }
   target.delete();

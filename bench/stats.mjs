@@ -8,7 +8,13 @@ export const median = (xs) => {
 };
 
 /** { median, min, max, runs } of repeated measurements. */
-export const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs), runs: xs.length });
+export const stats = (xs) => ({
+  median: median(xs),
+  min: Math.min(...xs),
+  max: Math.max(...xs),
+  runs: xs.length,
+});
 
 /** "median [min–max]" with d decimals ('–' for none). */
-export const cell = (s, d = 2) => (s ? `${s.median.toFixed(d)} [${s.min.toFixed(d)}–${s.max.toFixed(d)}]` : '–');
+export const cell = (s, d = 2) =>
+  s ? `${s.median.toFixed(d)} [${s.min.toFixed(d)}–${s.max.toFixed(d)}]` : '–';

@@ -26,17 +26,28 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
+import { f, goals, int8Goals, printPair, shapeNative, shapeWasm } from './threads/report.mjs';
 import { stats } from './stats.mjs';
 
 const opt = benchOptions({
-  threads: undefined, repeats: '3', 'max-tokens': '128', only: undefined, skip: '', json: undefined,
-  quick: false, weights: 'f32',
+  threads: undefined,
+  repeats: '3',
+  'max-tokens': '128',
+  only: undefined,
+  skip: '',
+  json: undefined,
+  quick: false,
+  weights: 'f32',
 });
 const fail = failWith('threads');
 const cores = os.availableParallelism();
-const THREADS = (opt.threads ?? Array.from({ length: Math.min(cores, 16) }, (_, i) => i + 1).join(','))
-  .split(',').map(Number);
-if (THREADS.some((t) => !Number.isInteger(t) || t < 1 || t > 64)) fail('--threads: a list such as 1,2');
+const THREADS = (
+  opt.threads ?? Array.from({ length: Math.min(cores, 16) }, (_, i) => i + 1).join(',')
+)
+  .split(',')
+  .map(Number);
+if (THREADS.some((t) => !Number.isInteger(t) || t < 1 || t > 64))
+  fail('--threads: a list such as 1,2');
 const REPEATS = Number(opt.quick ? 1 : opt.repeats);
 const MAX_TOKENS = Number(opt['max-tokens']);
 const SKIP = new Set(opt.skip.split(',').filter(Boolean));
@@ -47,10 +58,26 @@ if (WEIGHTS.some((w) => w !== 'f32' && w !== 'int8')) fail('--weights: f32, int8
 const int8File = (rel) => rel.replace(/\.safetensors$/, '-int8.safetensors');
 const PAIRS = [
   { key: 'small', target: 'models/target.safetensors', draft: 'models/draft.safetensors' },
-  { key: 'large', target: 'models/large-target.safetensors', draft: 'models/large-draft.safetensors' },
-].filter((p) => (!opt.only || p.key === opt.only) && existsSync(path.join(ROOT, p.target)))
-  .flatMap((p) => WEIGHTS.map((w) => (w === 'f32' ? { ...p, pair: p.key, weights: w }
-    : { key: `${p.key} int8`, pair: p.key, weights: w, target: int8File(p.target), draft: int8File(p.draft) })));
+  {
+    key: 'large',
+    target: 'models/large-target.safetensors',
+    draft: 'models/large-draft.safetensors',
+  },
+]
+  .filter((p) => (!opt.only || p.key === opt.only) && existsSync(path.join(ROOT, p.target)))
+  .flatMap((p) =>
+    WEIGHTS.map((w) =>
+      w === 'f32'
+        ? { ...p, pair: p.key, weights: w }
+        : {
+            key: `${p.key} int8`,
+            pair: p.key,
+            weights: w,
+            target: int8File(p.target),
+            draft: int8File(p.draft),
+          },
+    ),
+  );
 
 const CPU = cpuName();
 
@@ -61,7 +88,8 @@ const { default: create } = await import(glue);
 const M = await create({
   wasmBinary: readFileSync(path.join(dir, 'specdec-bench-mt.wasm')),
   specdecPoolSize: MAX_T - 1,
-  locateFile: (p, prefix) => (p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p),
+  locateFile: (p, prefix) =>
+    p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p,
 });
 const started = M.setupThreads(MAX_T);
 // The single-threaded benchmark module, for what the threaded build costs at one thread.
@@ -70,17 +98,8 @@ const ST = await createSt({ wasmBinary: readFileSync(path.join(dir, 'specdec-ben
 ST.setupThreads?.(1);
 if (started !== MAX_T) fail(`the threaded module started ${started} threads, not ${MAX_T}`);
 
-const f = (x, d = 3) => (Number.isFinite(x) ? x.toFixed(d) : '–');
-const cell = (s, d = 3) => (s ? `${f(s.median, d)} [${f(s.min, d)}–${f(s.max, d)}]` : '–');
 const progress = (s) => process.stderr.write(`  ${s}\n`);
 const report = { cpu: CPU, threads: THREADS, repeats: REPEATS, maxTokens: MAX_TOKENS, pairs: {} };
-
-function table(title, head, rows) {
-  console.log(`\n#### ${title}\n`);
-  console.log(`| ${head.join(' | ')} |`);
-  console.log(`|${head.map(() => '---').join('|')}|`);
-  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
-}
 
 // Decoding of several weight variants of one pair (f32, int8), alternating: one call per
 // variant and repeat (round robin over the thread counts inside it), the variants' order
@@ -94,23 +113,47 @@ function decodeAlternating(models) {
     for (const temperature of [0, 0.8]) {
       for (const i of order) {
         progress(`${models[i].key}: WASM decoding, T = ${temperature}, repeat ${r + 1}/${REPEATS}`);
-        calls[i][temperature].push(M.benchDecodeByThreads(models[i].target, models[i].draft, THREADS, 6, temperature, MAX_TOKENS, 1));
+        calls[i][temperature].push(
+          M.benchDecodeByThreads(
+            models[i].target,
+            models[i].draft,
+            THREADS,
+            6,
+            temperature,
+            MAX_TOKENS,
+            1,
+          ),
+        );
       }
     }
   }
-  const merge = (runs) => runs[0].map((row, j) => {
-    const over = (get) => stats(runs.map((run) => get(run[j])));
-    const spec = row.specMsPerToken.map((_, g) => over((x) => x.specMsPerToken[g].median));
-    const best = spec.reduce((b, s, g) => (s.median < spec[b].median ? g : b), 0);
-    return { threads: row.threads, plainMsPerToken: over((x) => x.plainMsPerToken.median), specMsPerToken: spec, alpha: row.alpha, bestGamma: best + 1, draftStepMs: over((x) => x.draftStepMs.median) };
-  });
-  return calls.map((byTemp) => Object.fromEntries(Object.entries(byTemp).map(([t, runs]) => [t, merge(runs)])));
+  const merge = (runs) =>
+    runs[0].map((row, j) => {
+      const over = (get) => stats(runs.map((run) => get(run[j])));
+      const spec = row.specMsPerToken.map((_, g) => over((x) => x.specMsPerToken[g].median));
+      const best = spec.reduce((b, s, g) => (s.median < spec[b].median ? g : b), 0);
+      return {
+        threads: row.threads,
+        plainMsPerToken: over((x) => x.plainMsPerToken.median),
+        specMsPerToken: spec,
+        alpha: row.alpha,
+        bestGamma: best + 1,
+        draftStepMs: over((x) => x.draftStepMs.median),
+      };
+    });
+  return calls.map((byTemp) =>
+    Object.fromEntries(Object.entries(byTemp).map(([t, runs]) => [t, merge(runs)])),
+  );
 }
 
 // The WASM figures of every weight variant of one pair (pairs: the PAIRS entries of that pair).
 function wasmRun(pairs) {
   const load = (rel) => M.BenchModel.load(readFileSync(path.join(ROOT, rel)));
-  const models = pairs.map((pair) => ({ key: pair.key, target: load(pair.target), draft: load(pair.draft) }));
+  const models = pairs.map((pair) => ({
+    key: pair.key,
+    target: load(pair.target),
+    draft: load(pair.draft),
+  }));
   try {
     const physics = models.map(({ key, target, draft }) => {
       progress(`${key}: WASM pass physics at ${THREADS.join(', ')} threads`);
@@ -124,7 +167,8 @@ function wasmRun(pairs) {
       progress(`${pair.key}: single-threaded vs threaded build at 1 thread`);
       const stTarget = ST.BenchModel.load(readFileSync(path.join(ROOT, pair.target)));
       const prompts = ST.benchPrompts().map((p) => Int32Array.from(Buffer.from(p, 'utf8')));
-      const st = [], mt1 = [];
+      const st = [],
+        mt1 = [];
       M.setThreads(1);
       for (let r = -1; r < REPEATS; r++) {
         const a = ST.benchDecode(stTarget, null, prompts, 1, 0, 1000, MAX_TOKENS);
@@ -137,7 +181,13 @@ function wasmRun(pairs) {
       M.setThreads(MAX_T);
       stTarget.delete();
       const med = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
-      return { physics: physics[i], decoding: decoding[i], builds: { single: med(st), threaded1: med(mt1) }, weightBytes: M.benchWeightBytes(target), flopsPerToken: M.benchFlopsPerToken(target) };
+      return {
+        physics: physics[i],
+        decoding: decoding[i],
+        builds: { single: med(st), threaded1: med(mt1) },
+        weightBytes: M.benchWeightBytes(target),
+        flopsPerToken: M.benchFlopsPerToken(target),
+      };
     });
   } finally {
     for (const m of models) {
@@ -151,79 +201,30 @@ function nativeRun(pair) {
   const cli = path.join(ROOT, 'build/specdec');
   if (SKIP.has('native') || !existsSync(cli)) return null;
   progress(`${pair.key}: native, ${THREADS.join(', ')} threads`);
-  const out = execFileSync(cli, ['bench', '--target', path.join(ROOT, pair.target), '--draft', path.join(ROOT, pair.draft),
-    '--threads', String(MAX_T), '--thread-counts', THREADS.join(','), '--only', 'threads', '--json',
-    '--repeats', String(REPEATS), '--max-tokens', String(MAX_TOKENS), ...(opt.quick ? ['--quick'] : [])], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = execFileSync(
+    cli,
+    [
+      'bench',
+      '--target',
+      path.join(ROOT, pair.target),
+      '--draft',
+      path.join(ROOT, pair.draft),
+      '--threads',
+      String(MAX_T),
+      '--thread-counts',
+      THREADS.join(','),
+      '--only',
+      'threads',
+      '--json',
+      '--repeats',
+      String(REPEATS),
+      '--max-tokens',
+      String(MAX_TOKENS),
+      ...(opt.quick ? ['--quick'] : []),
+    ],
+    { encoding: 'utf8', maxBuffer: 64 << 20 },
+  );
   return JSON.parse(out);
-}
-
-// The same shape for both engines: { byT: { T: { read, peak, forkJoinUs, regions, draftMs, pass: [Stats], matmul: [Stats], roof: [ms], plain, spec } } }
-function shapeWasm(w) {
-  const byT = {};
-  for (const p of w.physics) {
-    byT[p.threads] = { read: p.readGbs, peak: p.peakGflops, peakInt: p.peakIntGops?.runs ? p.peakIntGops : null, forkJoinUs: p.forkJoinUs, regions: p.regionsPerPass, draftMs: p.draftStepMs, pass: p.passMs, matmul: p.matmulMs, roof: p.rooflineMs, decoding: {} };
-  }
-  for (const [temp, rows] of Object.entries(w.decoding)) {
-    for (const d of rows) byT[d.threads].decoding[temp] = { plain: d.plainMsPerToken, spec: d.specMsPerToken[d.bestGamma - 1], gamma: d.bestGamma, alpha: d.alpha[d.bestGamma - 1] };
-  }
-  return byT;
-}
-function shapeNative(n) {
-  if (!n) return null;
-  const byT = {};
-  for (const p of n.threads_physics) {
-    const s = (x) => x;
-    byT[p.threads] = {
-      read: s(p.read_gbs), peak: s(p.peak_gflops), peakInt: p.peak_int_gops?.runs ? p.peak_int_gops : null, forkJoinUs: s(p.fork_join_us), regions: p.regions_per_pass, draftMs: s(p.draft_step_ms),
-      pass: p.passes.map((x) => x.pass_ms), matmul: p.passes.map((x) => x.matmul_ms), roof: p.passes.map((x) => x.roofline_ms), decoding: {},
-    };
-  }
-  for (const d of n.threads_decoding) {
-    const best = d.spec[d.best_gamma - 1];
-    byT[d.threads].decoding[0] = { plain: d.plain_ms_per_token, spec: best.ms_per_token, gamma: d.best_gamma, alpha: best.alpha };
-  }
-  return byT;
-}
-
-function print(pair, engine, byT) {
-  const ts = Object.keys(byT).map(Number);
-  const rows = [];
-  rows.push(['B(T), GB/s', ...ts.map((t) => cell(byT[t].read, 1))]);
-  rows.push(['P(T), GFLOP/s', ...ts.map((t) => cell(byT[t].peak, 1))]);
-  if (byT[ts[0]].peakInt) rows.push(['P_int(T), GOP/s (8-bit dot)', ...ts.map((t) => cell(byT[t].peakInt, 1))]);
-  rows.push(['fork-join, us × regions per pass', ...ts.map((t) => `${f(byT[t].forkJoinUs.median, 2)} × ${f(byT[t].regions, 1)}`)]);
-  rows.push(['draft step, ms', ...ts.map((t) => cell(byT[t].draftMs, 4))]);
-  for (let k = 1; k <= 8; k++) {
-    rows.push([`pass k = ${k}: ms (v) / roofline v(k, T) / matmul ÷ roof`, ...ts.map((t) => {
-      const b = byT[t];
-      return `${f(b.pass[k - 1].median)} (${f(b.pass[k - 1].median / b.pass[0].median, 2)}) / ${f(b.roof[k - 1] / b.roof[0], 2)} / ${f(b.matmul[k - 1].median / b.roof[k - 1], 2)}`;
-    })]);
-  }
-  for (const temp of Object.keys(byT[ts[0]].decoding)) {
-    rows.push([`T = ${temp}: plain ms/token`, ...ts.map((t) => cell(byT[t].decoding[temp].plain))]);
-    rows.push([`T = ${temp}: speculative ms/token (best γ; × plain)`, ...ts.map((t) => {
-      const d = byT[t].decoding[temp];
-      return `${cell(d.spec)} (γ ${d.gamma}, α ${f(d.alpha, 2)}; ${f(d.plain.median / d.spec.median, 2)}×)`;
-    })]);
-  }
-  table(`${pair.key} pair, ${engine} (${CPU})`, ['', ...ts.map((t) => `${t} thread${t > 1 ? 's' : ''}`)], rows);
-}
-
-// The goals of issue 19, from this run: T = max vs T = 1.
-function goals(pair, engine, byT) {
-  const ts = Object.keys(byT).map(Number);
-  const a = byT[Math.min(...ts)], b = byT[Math.max(...ts)];
-  if (a === b) return [];
-  const bRatio = b.read.median / a.read.median;
-  const plain = a.decoding[0].plain.median / b.decoding[0].plain.median;
-  const spec = a.decoding[0].spec.median / b.decoding[0].spec.median;
-  const draft = b.draftMs.median / a.draftMs.median;
-  const out = [
-    `${pair.key}, ${engine}: plain ${Math.max(...ts)} threads vs 1: ${f(plain, 2)}× (B ratio ${f(bRatio, 2)}: 0.9 × B = ${f(0.9 * bRatio, 2)}; P ratio ${f(b.peak.median / a.peak.median, 2)})`,
-    `${pair.key}, ${engine}: speculative (best γ) ${Math.max(...ts)} threads vs 1: ${f(spec, 2)}× (${spec >= plain ? 'at least' : 'less than'} plain's ${f(plain, 2)}×); speculative vs plain at ${Math.max(...ts)} threads: ${f(b.decoding[0].plain.median / b.decoding[0].spec.median, 2)}×`,
-    `${pair.key}, ${engine}: draft step ${Math.max(...ts)} threads / 1 thread: ${f(draft, 2)} (${draft <= 1.05 ? 'not slower' : 'SLOWER'})`,
-  ];
-  return out;
 }
 
 const lines = [];
@@ -236,31 +237,17 @@ for (const base of new Set(PAIRS.map((p) => p.pair))) {
     const w = shapeWasm(raw);
     const n = shapeNative(nativeRun(pair));
     report.pairs[pair.key] = { wasm: w, native: n };
-    print(pair, 'WASM (Node, threaded build)', w);
-    if (n) print(pair, 'native', n);
+    printPair(pair, 'WASM (Node, threaded build)', w, CPU);
+    if (n) printPair(pair, 'native', n, CPU);
     lines.push(...goals(pair, 'WASM', w));
-    lines.push(`${pair.key}, WASM: plain ms/token, single-threaded build ${f(raw.builds.single)} vs threaded build at 1 thread ${f(raw.builds.threaded1)} (${f(raw.builds.threaded1 / raw.builds.single, 2)}×)`);
+    lines.push(
+      `${pair.key}, WASM: plain ms/token, single-threaded build ${f(raw.builds.single)} vs threaded build at 1 thread ${f(raw.builds.threaded1)} (${f(raw.builds.threaded1 / raw.builds.single, 2)}×)`,
+    );
     report.pairs[pair.key].builds = raw.builds;
     if (n) lines.push(...goals(pair, 'native', n));
   });
 }
-// Issue 26's goals: the 8-bit pair against the float pair, same run (native: greedy only).
-const ratio = (x, y) => f(x.median / y.median, 2);
-for (const pair of new Set(PAIRS.map((p) => p.pair))) {
-  for (const engine of ['wasm', 'native']) {
-    const a = report.pairs[pair]?.[engine], b = report.pairs[`${pair} int8`]?.[engine];
-    if (!a || !b) continue;
-    for (const t of Object.keys(a).map(Number)) {
-      const temps = Object.keys(a[t].decoding).filter((temp) => b[t].decoding[temp]);
-      // Medians, and the fastest runs' ratio (steadier where other work on the machine only adds time).
-      const by = (get) => temps.map((temp) => {
-        const x = get(a[t].decoding[temp]), y = get(b[t].decoding[temp]);
-        return `${ratio(x, y)}× (T ${temp}${x.runs > 1 ? `; fastest runs ${f(x.min / y.min, 2)}×` : ''})`;
-      }).join(', ');
-      lines.push(`${pair}, ${engine === 'wasm' ? 'WASM' : 'native'}, ${t} thread(s): int8 plain vs f32 plain ${by((d) => d.plain)}; int8 speculative (best γ) vs f32 speculative ${by((d) => d.spec)}; int8 k = 1 matmul ÷ roofline ${f(b[t].matmul[0].median / b[t].roof[0], 2)} (f32 ${f(a[t].matmul[0].median / a[t].roof[0], 2)}); v(5) int8 ${f(b[t].pass[4].median / b[t].pass[0].median, 2)} (f32 ${f(a[t].pass[4].median / a[t].pass[0].median, 2)})`);
-    }
-  }
-}
+lines.push(...int8Goals(report.pairs, new Set(PAIRS.map((p) => p.pair))));
 console.log('\n#### Goals, from this run\n');
 for (const l of lines) console.log(`- ${l}`);
 report.goals = lines;

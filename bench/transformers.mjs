@@ -32,9 +32,15 @@ import { ROOT, benchOptions, writeJson } from './common.mjs';
 import { cell, median, stats } from './stats.mjs';
 
 const opt = benchOptions({
-  backend: 'wasm', dtype: 'fp32', target: path.join(ROOT, 'models/target.safetensors'),
-  draft: path.join(ROOT, 'models/draft.safetensors'), repeats: '3', 'max-tokens': '200', 'gamma-max': '6',
-  temperatures: '0,0.8', json: undefined,
+  backend: 'wasm',
+  dtype: 'fp32',
+  target: path.join(ROOT, 'models/target.safetensors'),
+  draft: path.join(ROOT, 'models/draft.safetensors'),
+  repeats: '3',
+  'max-tokens': '200',
+  'gamma-max': '6',
+  temperatures: '0,0.8',
+  json: undefined,
 });
 const REPEATS = Number(opt.repeats);
 const N = Number(opt['max-tokens']);
@@ -46,7 +52,9 @@ let ortVersion = null;
 if (opt.backend === 'wasm') {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
-  ort.env.wasm.wasmPaths = pathToFileURL(`${path.dirname(require.resolve('onnxruntime-web'))}/`).href;
+  ort.env.wasm.wasmPaths = pathToFileURL(
+    `${path.dirname(require.resolve('onnxruntime-web'))}/`,
+  ).href;
   ort.env.logLevel = 'error';
   globalThis[Symbol.for('onnxruntime')] = ort; // transformers.js then runs on it
   ortVersion = `onnxruntime-web ${ort.env.versions?.web ?? ''} wasm, 1 thread`;
@@ -62,12 +70,25 @@ ortVersion ??= 'onnxruntime-node CPU, 1 intra-op thread';
 
 const folderOf = (file) => {
   const name = path.basename(file, '.safetensors');
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), file, path.join(ROOT, 'build-transformers', name)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    '/usr/bin/python3',
+    [
+      path.join(ROOT, 'models/make_transformers_model.py'),
+      file,
+      path.join(ROOT, 'build-transformers', name),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   return name;
 };
-const loadOptions = opt.backend === 'wasm'
-  ? { dtype: opt.dtype, device: 'auto', session_options: { executionProviders: ['wasm'] } }
-  : { dtype: opt.dtype, device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 } };
+const loadOptions =
+  opt.backend === 'wasm'
+    ? { dtype: opt.dtype, device: 'auto', session_options: { executionProviders: ['wasm'] } }
+    : {
+        dtype: opt.dtype,
+        device: 'cpu',
+        session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 },
+      };
 const tokenizer = await tf.AutoTokenizer.from_pretrained(folderOf(opt.target));
 const tfTarget = await tf.AutoModelForCausalLM.from_pretrained(folderOf(opt.target), loadOptions);
 const tfDraft = await tf.AutoModelForCausalLM.from_pretrained(folderOf(opt.draft), loadOptions);
@@ -91,7 +112,11 @@ tfTarget.forward = async (inputs) => {
 const inputs = tokenizer(PROMPT);
 async function generatePlain(temperature) {
   const t0 = performance.now();
-  const out = await tfTarget.generate({ ...inputs, max_new_tokens: N, ...(temperature ? { do_sample: true, temperature, top_k: 0 } : { do_sample: false }) });
+  const out = await tfTarget.generate({
+    ...inputs,
+    max_new_tokens: N,
+    ...(temperature ? { do_sample: true, temperature, top_k: 0 } : { do_sample: false }),
+  });
   const ms = performance.now() - t0;
   const generated = out.dims.at(-1) - inputs.input_ids.dims[1];
   return { tps: (generated / ms) * 1000, tpp: 1 };
@@ -101,8 +126,20 @@ async function decode({ gamma, plain, lookup, tfDraft: withTfDraft, temperature 
   const ts = transformersScorer(tfTarget, { tokenizer });
   const ds = withTfDraft ? transformersScorer(tfDraft) : null;
   const dec = sd.createDecoder({
-    prompt: ts.encode(PROMPT), targetScore: ts, contextLength: CONTEXT, temperature, seed, maxTokens: N, distributions: false,
-    ...(plain ? { plain: true } : { gamma, ...(lookup ? { promptLookup: true } : {}), ...(ds ? { draftScore: ds } : { draft }) }),
+    prompt: ts.encode(PROMPT),
+    targetScore: ts,
+    contextLength: CONTEXT,
+    temperature,
+    seed,
+    maxTokens: N,
+    distributions: false,
+    ...(plain
+      ? { plain: true }
+      : {
+          gamma,
+          ...(lookup ? { promptLookup: true } : {}),
+          ...(ds ? { draftScore: ds } : { draft }),
+        }),
   });
   forwardMs = 0;
   const t0 = performance.now();
@@ -119,12 +156,21 @@ async function decode({ gamma, plain, lookup, tfDraft: withTfDraft, temperature 
 }
 
 const report = {
-  cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, runtime: ortVersion, transformers: tf.env.version,
-  dtype: opt.dtype, tokens: N, repeats: REPEATS, results: {},
+  cpu: os.cpus()[0]?.model,
+  cores: os.cpus().length,
+  node: process.version,
+  runtime: ortVersion,
+  transformers: tf.env.version,
+  dtype: opt.dtype,
+  tokens: N,
+  repeats: REPEATS,
+  results: {},
 };
 console.log(`# specdec with transformers.js as the target (specdec/transformers)\n`);
 report.loadAverage = os.loadavg();
-console.log(`${report.cpu} (${report.cores} vCPU), load average ${report.loadAverage.map((x) => x.toFixed(1)).join(' / ')}, Node ${process.version}, transformers.js ${report.transformers} on ${ortVersion}, ${opt.dtype}; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`);
+console.log(
+  `${report.cpu} (${report.cores} vCPU), load average ${report.loadAverage.map((x) => x.toFixed(1)).join(' / ')}, Node ${process.version}, transformers.js ${report.transformers} on ${ortVersion}, ${opt.dtype}; ${N} tokens per run, ${REPEATS} repeats, round robin; target ${path.basename(opt.target)}, draft ${path.basename(opt.draft)}.\n`,
+);
 
 const TEMPERATURES = opt.temperatures.split(',').map(Number);
 if (TEMPERATURES.some((t) => !(t >= 0 && t <= 2))) {
@@ -136,35 +182,73 @@ for (const temperature of TEMPERATURES) {
     { name: 'transformers.js generate()', generate: true, temperature },
     { name: 'specdec plain through the adapter', plain: true, temperature },
   ];
-  for (let g = 1; g <= G; g++) configs.push({ name: `transformers.js target + specdec draft, γ ${g}`, gamma: g, temperature, kind: 'specdec' });
+  for (let g = 1; g <= G; g++)
+    configs.push({
+      name: `transformers.js target + specdec draft, γ ${g}`,
+      gamma: g,
+      temperature,
+      kind: 'specdec',
+    });
   // What a user gets without choosing γ: the policy picks depth (and lookup's turns) per iteration.
-  configs.push({ name: 'transformers.js target + specdec draft, γ auto', gamma: 'auto', temperature, kind: 'specdec' });
-  configs.push({ name: 'transformers.js target + specdec draft + prompt lookup, γ auto', gamma: 'auto', lookup: true, temperature, kind: 'specdec' });
-  for (let g = 2; g <= 4; g++) configs.push({ name: `transformers.js target + transformers.js draft, γ ${g}`, gamma: g, temperature, tfDraft: true, kind: 'tf' });
+  configs.push({
+    name: 'transformers.js target + specdec draft, γ auto',
+    gamma: 'auto',
+    temperature,
+    kind: 'specdec',
+  });
+  configs.push({
+    name: 'transformers.js target + specdec draft + prompt lookup, γ auto',
+    gamma: 'auto',
+    lookup: true,
+    temperature,
+    kind: 'specdec',
+  });
+  for (let g = 2; g <= 4; g++)
+    configs.push({
+      name: `transformers.js target + transformers.js draft, γ ${g}`,
+      gamma: g,
+      temperature,
+      tfDraft: true,
+      kind: 'tf',
+    });
   const runs = configs.map(() => []);
   await generatePlain(temperature); // warm-up: every shape ORT plans on first use
   await decode(configs[3], 1);
   for (let r = 0; r < REPEATS; r++) {
-    for (const [i, c] of configs.entries()) runs[i].push(c.generate ? await generatePlain(temperature) : await decode(c, 100 + r));
+    for (const [i, c] of configs.entries())
+      runs[i].push(c.generate ? await generatePlain(temperature) : await decode(c, 100 + r));
   }
   const rows = configs.map((c, i) => ({
-    name: c.name, gamma: c.gamma ?? 0, kind: c.kind ?? (c.generate ? 'generate' : 'plain'),
+    name: c.name,
+    gamma: c.gamma ?? 0,
+    kind: c.kind ?? (c.generate ? 'generate' : 'plain'),
     tps: stats(runs[i].map((x) => x.tps)),
     speedup: stats(runs[i].map((x, r) => x.tps / runs[0][r].tps)),
     alpha: c.gamma ? median(runs[i].map((x) => x.alpha)) : null,
     tpp: median(runs[i].map((x) => x.tpp)),
-    adapterMs: runs[i][0].adapter === undefined || runs[i][0].adapter === null ? null : median(runs[i].map((x) => x.adapter)),
+    adapterMs:
+      runs[i][0].adapter === undefined || runs[i][0].adapter === null
+        ? null
+        : median(runs[i].map((x) => x.adapter)),
   }));
   const result = (report.results[`T${temperature}`] = { rows });
   console.log(`## T = ${temperature}: tokens/s, and the ratio to generate() in the same repeat\n`);
-  console.log('| configuration | tokens/s | × generate() | α | tokens per target pass | adapter ms per call |\n|---|---|---|---|---|---|');
+  console.log(
+    '| configuration | tokens/s | × generate() | α | tokens per target pass | adapter ms per call |\n|---|---|---|---|---|---|',
+  );
   for (const x of rows) {
-    console.log(`| ${x.name} | ${cell(x.tps, 1)} | ${i0(x) ? '1' : cell(x.speedup, 2)} | ${x.alpha === null ? '–' : x.alpha.toFixed(3)} | ${x.tpp.toFixed(2)} | ${x.adapterMs === null ? '–' : x.adapterMs.toFixed(3)} |`);
+    console.log(
+      `| ${x.name} | ${cell(x.tps, 1)} | ${i0(x) ? '1' : cell(x.speedup, 2)} | ${x.alpha === null ? '–' : x.alpha.toFixed(3)} | ${x.tpp.toFixed(2)} | ${x.adapterMs === null ? '–' : x.adapterMs.toFixed(3)} |`,
+    );
   }
   for (const kind of ['specdec', 'tf']) {
-    const best = rows.filter((x) => x.kind === kind).reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
+    const best = rows
+      .filter((x) => x.kind === kind)
+      .reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
     result[`best_${kind}`] = { gamma: best.gamma, speedup: best.speedup };
-    console.log(`\nBest with the ${kind === 'specdec' ? 'specdec (built-in)' : 'transformers.js'} draft: γ ${best.gamma}, **${best.speedup.median.toFixed(2)}×** generate() (${cell(best.speedup, 2)}).`);
+    console.log(
+      `\nBest with the ${kind === 'specdec' ? 'specdec (built-in)' : 'transformers.js'} draft: γ ${best.gamma}, **${best.speedup.median.toFixed(2)}×** generate() (${cell(best.speedup, 2)}).`,
+    );
   }
   // Prompt lookup beside the draft against the draft alone (both γ auto; one ran right after the
   // other in every repeat): what adding lookup costs or gains on this prompt.
@@ -172,7 +256,9 @@ for (const temperature of TEMPERATURES) {
   const iBoth = configs.findIndex((c) => c.lookup);
   const both = stats(runs[iBoth].map((x, r) => x.tps / runs[iAuto][r].tps));
   result.lookupPlusDraftVsDraft = both;
-  console.log(`Draft + prompt lookup ÷ the draft alone (γ auto, same repeat): **${cell(both, 3)}**.`);
+  console.log(
+    `Draft + prompt lookup ÷ the draft alone (γ auto, same repeat): **${cell(both, 3)}**.`,
+  );
   console.log('');
 }
 function i0(x) {
@@ -181,9 +267,20 @@ function i0(x) {
 
 // The callback route on specdec's side (bench/callback-route.mjs, as bench/ort-spec.mjs).
 {
-  report.overhead = await callbackRouteCost(sd, { target, draft, contextLength: CONTEXT, repeats: REPEATS, warmUp: 'async' });
-  printCallbackRouteCost(`The callback route's cost per iteration on specdec's side (γ 4, T 0.8, the same iterations; models' time excluded), ms`, report.overhead);
-  console.log(`\nThe adapter's own time per target call (building the inputs, cutting the cache back, reading the logits; its callback time less forward()) is the last column of the tables above.\n`);
+  report.overhead = await callbackRouteCost(sd, {
+    target,
+    draft,
+    contextLength: CONTEXT,
+    repeats: REPEATS,
+    warmUp: 'async',
+  });
+  printCallbackRouteCost(
+    `The callback route's cost per iteration on specdec's side (γ 4, T 0.8, the same iterations; models' time excluded), ms`,
+    report.overhead,
+  );
+  console.log(
+    `\nThe adapter's own time per target call (building the inputs, cutting the cache back, reading the logits; its callback time less forward()) is the last column of the tables above.\n`,
+  );
 }
 
 writeJson(opt.json, report);

@@ -2,7 +2,8 @@
 // Converts one of specdec's byte-level GPT files (F16 safetensors, nanoGPT tensor names, config in
 // __metadata__) into a GGUF v3 file that llama.cpp loads as architecture `gpt2`, for comparing
 // against llama.cpp's WebAssembly build (bench/wllama.mjs) on the same weights. No dependencies
-// but the package's safetensors reader (web/lib/safetensors.js).
+// but the package's safetensors reader (web/lib/safetensors.js) and the GGUF container writer
+// beside it (models/gguf_file.mjs).
 //
 //   node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
 //
@@ -33,16 +34,17 @@
 //   BOS/EOS default to id 11 for "gpt2" vocabularies; set here to 0 (the NUL byte, absent from
 //   the training text) so that the end-of-generation token is one the models never produce.
 //   (llama.cpp then logs "special_eos_id is not in special_eog_ids" and adds it: harmless.)
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { f32ToF16, halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../web/lib/safetensors.js';
+import {
+  f32ToF16,
+  halfToFloatTable,
+  readSafetensorsHeader,
+  tensorBytes,
+} from '../web/lib/safetensors.js';
+import { ALIGNMENT, T, writeGguf } from './gguf_file.mjs';
 
-const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
-const GGUF_VERSION = 3;
-const ALIGNMENT = 32;
-// GGUF metadata value types.
-const T = { UINT8: 0, INT8: 1, UINT16: 2, INT16: 3, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9, UINT64: 10, INT64: 11, FLOAT64: 12 };
 // ggml tensor types and llama_ftype values.
 const GGML = { F32: 0, F16: 1, Q8_0: 8 };
 const FTYPE = { f32: 0, f16: 1, q8_0: 7 };
@@ -90,69 +92,6 @@ function readSafetensors(file) {
   return { meta: parsed.metadata, tensors };
 }
 
-// ---- GGUF writing -------------------------------------------------------------------------
-class Bytes {
-  constructor() {
-    this.parts = [];
-    this.length = 0;
-  }
-  push(b) {
-    this.parts.push(b);
-    this.length += b.length;
-  }
-  u32(v) {
-    const b = Buffer.alloc(4);
-    b.writeUInt32LE(v);
-    this.push(b);
-  }
-  i32(v) {
-    const b = Buffer.alloc(4);
-    b.writeInt32LE(v);
-    this.push(b);
-  }
-  u64(v) {
-    const b = Buffer.alloc(8);
-    b.writeBigUInt64LE(BigInt(v));
-    this.push(b);
-  }
-  f32(v) {
-    const b = Buffer.alloc(4);
-    b.writeFloatLE(v);
-    this.push(b);
-  }
-  str(s) {
-    const b = Buffer.from(s, 'utf8');
-    this.u64(b.length);
-    this.push(b);
-  }
-  concat() {
-    return Buffer.concat(this.parts, this.length);
-  }
-}
-
-function writeValue(out, type, v) {
-  switch (type) {
-    case T.UINT32: return out.u32(v);
-    case T.INT32: return out.i32(v);
-    case T.FLOAT32: return out.f32(v);
-    case T.BOOL: return out.push(Buffer.from([v ? 1 : 0]));
-    case T.STRING: return out.str(v);
-    default: throw new Error(`value type ${type} not written by this script`);
-  }
-}
-
-function writeKv(out, key, type, value, elemType) {
-  out.str(key);
-  out.u32(type);
-  if (type === T.ARRAY) {
-    out.u32(elemType);
-    out.u64(value.length);
-    for (const v of value) writeValue(out, elemType, v);
-  } else {
-    writeValue(out, type, value);
-  }
-}
-
 // GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68 bytes are
 // moved to U+0100.. in byte order.
 function bytesToUnicode() {
@@ -179,7 +118,8 @@ function tensorData(bits, kind, rowLength) {
     return b;
   }
   // Q8_0, as ggml's quantize_row_q8_0_ref: d = amax / 127 stored as F16, q = round(x / d).
-  if (rowLength % 32) throw new Error(`q8_0 needs rows of a multiple of 32 values, got ${rowLength}`);
+  if (rowLength % 32)
+    throw new Error(`q8_0 needs rows of a multiple of 32 values, got ${rowLength}`);
   const blocks = bits.length / 32;
   const b = Buffer.alloc(blocks * 34);
   for (let k = 0; k < blocks; k++) {
@@ -190,7 +130,10 @@ function tensorData(bits, kind, rowLength) {
     b.writeUInt16LE(f32ToF16(d), 34 * k);
     for (let j = 0; j < 32; j++) {
       const x = Math.fround(F16_TABLE[bits[32 * k + j]] * id);
-      b.writeInt8(Math.max(-128, Math.min(127, Math.sign(x) * Math.round(Math.abs(x)))), 34 * k + 2 + j); // roundf: half away from zero
+      b.writeInt8(
+        Math.max(-128, Math.min(127, Math.sign(x) * Math.round(Math.abs(x)))),
+        34 * k + 2 + j,
+      ); // roundf: half away from zero
     }
   }
   return b;
@@ -200,7 +143,10 @@ function tensorData(bits, kind, rowLength) {
 function q8Blocks(q8, scaleBits, shape) {
   const [rows, k] = shape;
   const per = k / 32;
-  if (!Number.isInteger(per) || scaleBits.length !== rows * per) throw new Error(`8-bit tensor ${JSON.stringify(shape)}: ${scaleBits.length} scales, expected ${rows * per}`);
+  if (!Number.isInteger(per) || scaleBits.length !== rows * per)
+    throw new Error(
+      `8-bit tensor ${JSON.stringify(shape)}: ${scaleBits.length} scales, expected ${rows * per}`,
+    );
   const b = Buffer.alloc(rows * per * 34);
   for (let i = 0; i < rows * per; i++) {
     b.writeUInt16LE(scaleBits[i], 34 * i);
@@ -217,12 +163,20 @@ export function exportGguf(inFile, outFile, type = 'f32') {
   const cfg = {};
   for (const k of ['vocab_size', 'n_layer', 'n_head', 'n_embd', 'block_size']) {
     const v = Number(meta[k]);
-    if (!Number.isInteger(v) || v <= 0) throw new Error(`${inFile}: __metadata__.${k} missing or not a positive integer (${meta[k]})`);
+    if (!Number.isInteger(v) || v <= 0)
+      throw new Error(
+        `${inFile}: __metadata__.${k} missing or not a positive integer (${meta[k]})`,
+      );
     cfg[k] = v;
   }
-  if (cfg.vocab_size !== 256) throw new Error(`${inFile}: vocab_size ${cfg.vocab_size}; this exporter writes the 256-byte vocabulary`);
-  if (meta.tokenizer !== undefined && meta.tokenizer !== 'bytes') throw new Error(`${inFile}: tokenizer ${meta.tokenizer}; expected bytes`);
-  if (cfg.n_embd % cfg.n_head) throw new Error(`${inFile}: n_embd ${cfg.n_embd} not a multiple of n_head ${cfg.n_head}`);
+  if (cfg.vocab_size !== 256)
+    throw new Error(
+      `${inFile}: vocab_size ${cfg.vocab_size}; this exporter writes the 256-byte vocabulary`,
+    );
+  if (meta.tokenizer !== undefined && meta.tokenizer !== 'bytes')
+    throw new Error(`${inFile}: tokenizer ${meta.tokenizer}; expected bytes`);
+  if (cfg.n_embd % cfg.n_head)
+    throw new Error(`${inFile}: n_embd ${cfg.n_embd} not a multiple of n_head ${cfg.n_head}`);
   const C = cfg.n_embd;
   const F = 4 * C;
 
@@ -249,17 +203,26 @@ export function exportGguf(inFile, outFile, type = 'f32') {
       [`${b}ffn_down.bias`, `${h}mlp.c_proj.bias`, [C]],
     );
   }
-  plan.push(['output_norm.weight', 'transformer.ln_f.weight', [C]], ['output_norm.bias', 'transformer.ln_f.bias', [C]]);
+  plan.push(
+    ['output_norm.weight', 'transformer.ln_f.weight', [C]],
+    ['output_norm.bias', 'transformer.ln_f.bias', [C]],
+  );
   const used = new Set(plan.map((p) => p[1]));
-  for (const p of [...plan]) if (int8 && tensors.has(`${p[1]}.q8`)) used.add(`${p[1]}.q8`).add(`${p[1]}.scale`);
+  for (const p of [...plan])
+    if (int8 && tensors.has(`${p[1]}.q8`)) used.add(`${p[1]}.q8`).add(`${p[1]}.scale`);
   for (const name of tensors.keys()) {
     // A separate LM head equal to wte would be tied; anything else is not a model of this kind.
-    if (!used.has(name) && name !== 'lm_head.weight') throw new Error(`${inFile}: unexpected tensor ${name}`);
+    if (!used.has(name) && name !== 'lm_head.weight')
+      throw new Error(`${inFile}: unexpected tensor ${name}`);
   }
   if (tensors.has('lm_head.weight')) {
     const a = tensors.get('lm_head.weight').bits ?? tensors.get('lm_head.weight').f32;
-    const w = tensors.get('transformer.wte.weight').bits ?? tensors.get('transformer.wte.weight').f32;
-    if (a.length !== w.length || a.some((v, i) => v !== w[i])) throw new Error(`${inFile}: lm_head.weight differs from transformer.wte.weight (untied heads are not handled)`);
+    const w =
+      tensors.get('transformer.wte.weight').bits ?? tensors.get('transformer.wte.weight').f32;
+    if (a.length !== w.length || a.some((v, i) => v !== w[i]))
+      throw new Error(
+        `${inFile}: lm_head.weight differs from transformer.wte.weight (untied heads are not handled)`,
+      );
   }
 
   const kind2d = int8 ? GGML.F16 : { f32: GGML.F32, f16: GGML.F16, q8_0: GGML.Q8_0 }[type];
@@ -268,20 +231,41 @@ export function exportGguf(inFile, outFile, type = 'f32') {
     if (q) {
       const sc = tensors.get(`${sname}.scale`);
       if (!sc) throw new Error(`${inFile}: ${sname}.scale missing beside ${sname}.q8`);
-      if (JSON.stringify(q.shape) !== JSON.stringify(shape)) throw new Error(`${sname}.q8: shape ${JSON.stringify(q.shape)}, expected ${JSON.stringify(shape)}`);
-      return { name: gname, ne: [...shape].reverse(), kind: GGML.Q8_0, data: q8Blocks(q.q8, sc.bits, shape) };
+      if (JSON.stringify(q.shape) !== JSON.stringify(shape))
+        throw new Error(
+          `${sname}.q8: shape ${JSON.stringify(q.shape)}, expected ${JSON.stringify(shape)}`,
+        );
+      return {
+        name: gname,
+        ne: [...shape].reverse(),
+        kind: GGML.Q8_0,
+        data: q8Blocks(q.q8, sc.bits, shape),
+      };
     }
     const t = tensors.get(sname);
     if (!t) throw new Error(`${inFile}: tensor ${sname} missing`);
-    if (JSON.stringify(t.shape) !== JSON.stringify(shape)) throw new Error(`${sname}: shape ${JSON.stringify(t.shape)}, expected ${JSON.stringify(shape)}`);
-    if (t.f32) return { name: gname, ne: [...shape].reverse(), kind: GGML.F32, data: Buffer.from(t.f32.buffer) };
+    if (JSON.stringify(t.shape) !== JSON.stringify(shape))
+      throw new Error(
+        `${sname}: shape ${JSON.stringify(t.shape)}, expected ${JSON.stringify(shape)}`,
+      );
+    if (t.f32)
+      return {
+        name: gname,
+        ne: [...shape].reverse(),
+        kind: GGML.F32,
+        data: Buffer.from(t.f32.buffer),
+      };
     const kind = shape.length === 1 ? GGML.F32 : kind2d;
-    return { name: gname, ne: [...shape].reverse(), kind, data: tensorData(t.bits, kind, shape[shape.length - 1]) };
+    return {
+      name: gname,
+      ne: [...shape].reverse(),
+      kind,
+      data: tensorData(t.bits, kind, shape[shape.length - 1]),
+    };
   });
 
   const name = meta.name ?? path.basename(inFile, '.safetensors');
   const tokens = bytesToUnicode();
-  const head = new Bytes();
   const kvs = [
     ['general.architecture', T.STRING, 'gpt2'],
     ['general.name', T.STRING, String(name)],
@@ -303,35 +287,13 @@ export function exportGguf(inFile, outFile, type = 'f32') {
     ['tokenizer.ggml.add_bos_token', T.BOOL, false],
     ['tokenizer.ggml.add_eos_token', T.BOOL, false],
   ];
-  head.u32(GGUF_MAGIC);
-  head.u32(GGUF_VERSION);
-  head.u64(items.length);
-  head.u64(kvs.length);
-  for (const kv of kvs) writeKv(head, ...kv);
-  const pad = (n) => (ALIGNMENT - (n % ALIGNMENT)) % ALIGNMENT;
-  let offset = 0;
-  for (const it of items) {
-    head.str(it.name);
-    head.u32(it.ne.length);
-    for (const n of it.ne) head.u64(n);
-    head.u32(it.kind);
-    head.u64(offset); // relative to the start of the (aligned) data section
-    it.offset = offset;
-    offset += it.data.length + pad(it.data.length);
-  }
-  const header = head.concat();
-  const fd = openSync(outFile, 'w');
-  try {
-    writeSync(fd, header);
-    writeSync(fd, Buffer.alloc(pad(header.length)));
-    for (const it of items) {
-      writeSync(fd, it.data);
-      writeSync(fd, Buffer.alloc(pad(it.data.length)));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return { config: cfg, tensors: items.length, bytes: header.length + pad(header.length) + offset, type };
+  const bytes = writeGguf(outFile, kvs, items);
+  return {
+    config: cfg,
+    tensors: items.length,
+    bytes,
+    type,
+  };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -350,7 +312,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   try {
     const r = exportGguf(files[0], files[1], type);
     const c = r.config;
-    console.log(`export_gguf: ${files[1]}: gpt2, ${c.n_layer} layers x ${c.n_embd}, ${c.n_head} heads, context ${c.block_size}, ${r.tensors} tensors (${r.type}), ${r.bytes} bytes`);
+    console.log(
+      `export_gguf: ${files[1]}: gpt2, ${c.n_layer} layers x ${c.n_embd}, ${c.n_head} heads, context ${c.block_size}, ${r.tensors} tensors (${r.type}), ${r.bytes} bytes`,
+    );
   } catch (e) {
     console.error(`export_gguf: ${e.message}`);
     process.exit(1);

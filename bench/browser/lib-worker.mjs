@@ -6,11 +6,29 @@
 // at most 8, none started after job.warmMs) on 'open'; on 'pairs', n timed pairs, plain and
 // speculative alternated.
 import { loadSpecdec } from './bench-lib/index.js';
-const load = async (sd, url) => sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer()));
+const load = async (sd, url) =>
+  sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer()));
 function decode(sd, o, plain) {
-  const dec = sd.createDecoder(plain
-    ? { target: o.target, prompt: o.prompt, temperature: o.temperature, seed: o.seed, distributions: false, plain: true }
-    : { target: o.target, draft: o.draft, gamma: o.gamma, prompt: o.prompt, temperature: o.temperature, seed: o.seed, distributions: false });
+  const dec = sd.createDecoder(
+    plain
+      ? {
+          target: o.target,
+          prompt: o.prompt,
+          temperature: o.temperature,
+          seed: o.seed,
+          distributions: false,
+          plain: true,
+        }
+      : {
+          target: o.target,
+          draft: o.draft,
+          gamma: o.gamma,
+          prompt: o.prompt,
+          temperature: o.temperature,
+          seed: o.seed,
+          distributions: false,
+        },
+  );
   let ms = 0;
   let n = 0;
   try {
@@ -23,7 +41,7 @@ function decode(sd, o, plain) {
   } finally {
     dec.dispose();
   }
-  return Math.min(n, o.maxTokens) * 1000 / ms;
+  return (Math.min(n, o.maxTokens) * 1000) / ms;
 }
 const agree = (a, b) => Math.abs(a - b) <= 0.05 * Math.min(a, b);
 let sd = null;
@@ -36,7 +54,11 @@ self.onmessage = async ({ data: job }) => {
       let prev = null;
       let warmRounds = 0;
       const t0 = performance.now();
-      for (; warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < job.warmMs); warmRounds++) {
+      for (
+        ;
+        warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < job.warmMs);
+        warmRounds++
+      ) {
         const cur = [decode(sd, o, true), decode(sd, o, false)];
         if (prev && agree(prev[0], cur[0]) && agree(prev[1], cur[1])) break;
         prev = cur;

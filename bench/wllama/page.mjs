@@ -5,13 +5,27 @@ import { Wllama } from '/wllama/index.js';
 import { workerClient } from './worker-client.mjs';
 
 const status = document.getElementById('status');
-const say = (t) => { status.textContent = t; };
+const say = (t) => {
+  status.textContent = t;
+};
 
 // Native log lines of the current wllama instance (llama.cpp's own), kept for the report.
 let logLines = [];
 let keepDebug = false;
-const keep = (level) => (...a) => { logLines.push(`${level}: ${a.map(String).join(' ')}`); };
-const logger = { debug: (...a) => { if (keepDebug) keep('debug')(...a); }, log: keep('log'), info: keep('info'), warn: keep('warn'), error: keep('error') };
+const keep =
+  (level) =>
+  (...a) => {
+    logLines.push(`${level}: ${a.map(String).join(' ')}`);
+  };
+const logger = {
+  debug: (...a) => {
+    if (keepDebug) keep('debug')(...a);
+  },
+  log: keep('log'),
+  info: keep('info'),
+  warn: keep('warn'),
+  error: keep('error'),
+};
 
 const blobs = new Map();
 async function blob(url) {
@@ -39,7 +53,15 @@ async function wllama(args) {
   }
 }
 
-async function wllamaRun({ gguf, draft, threads, prompt, maxTokens, warmups = 1, keepLog = false }) {
+async function wllamaRun({
+  gguf,
+  draft,
+  threads,
+  prompt,
+  maxTokens,
+  warmups = 1,
+  keepLog = false,
+}) {
   keepDebug = keepLog;
   const w = new Wllama({ default: '/wllama/wasm/wllama.wasm' }, { logger });
   const files = [await blob(gguf)];
@@ -52,10 +74,21 @@ async function wllamaRun({ gguf, draft, threads, prompt, maxTokens, warmups = 1,
     n_parallel: 1,
     n_gpu_layers: 0, // CPU (WASM SIMD) only; headless Chromium has no GPU here anyway
     log_level: keepLog ? 1 : 3, // ggml_log_level: 1 debug (llama.cpp's info lines come as debug), 3 warnings
-    ...(draft ? { spec_draft_model: 'models/model-00002-of-00002.gguf', spec_draft_n_max: 3, spec_draft_n_min: 1 } : {}),
+    ...(draft
+      ? {
+          spec_draft_model: 'models/model-00002-of-00002.gguf',
+          spec_draft_n_max: 3,
+          spec_draft_n_min: 1,
+        }
+      : {}),
   });
   const loadMs = performance.now() - t0;
-  const info = { multithread: w.isMultithread(), nThreads: w.getNumThreads(), loadMs, meta: w.getModelMetadata().hparams };
+  const info = {
+    multithread: w.isMultithread(),
+    nThreads: w.getNumThreads(),
+    loadMs,
+    meta: w.getModelMetadata().hparams,
+  };
   const request = {
     // wllama 3.8.1 takes the prompt as a string only (an array of ids fails its JSON parsing);
     // with 256 byte tokens and no merges, llama.cpp's byte-level BPE gives one token per byte.
@@ -88,21 +121,41 @@ async function wllamaRun({ gguf, draft, threads, prompt, maxTokens, warmups = 1,
     // the last: predicted_n - 1 decode passes.
     msPerToken: t.predicted_n > 1 ? t.predicted_ms / (t.predicted_n - 1) : NaN,
     promptTokens: t.prompt_n,
-    log: keepLog ? logLines : logLines.filter((l) => /warn|error|speculative|draft/i.test(l)).slice(0, 40),
+    log: keepLog
+      ? logLines
+      : logLines.filter((l) => /warn|error|speculative|draft/i.test(l)).slice(0, 40),
   };
 }
 
 // specdec: one Worker per thread count, kept across repeats (model loaded once per worker).
 const workers = new Map();
 function specdecWorker(threads) {
-  if (!workers.has(threads)) workers.set(threads, workerClient(new URL('./specdec-worker.mjs', import.meta.url), { threads }, 'specdec worker'));
+  if (!workers.has(threads))
+    workers.set(
+      threads,
+      workerClient(new URL('./specdec-worker.mjs', import.meta.url), { threads }, 'specdec worker'),
+    );
   return workers.get(threads);
 }
 
-async function specdec({ model, draft = null, gamma = 1, threads, prompt, maxTokens, warmups = 1, lib }) {
+async function specdec({
+  model,
+  draft = null,
+  gamma = 1,
+  threads,
+  prompt,
+  maxTokens,
+  warmups = 1,
+  lib,
+}) {
   return specdecWorker(threads)({ model, draft, gamma, prompt, maxTokens, warmups, lib });
 }
 
-window.bench = { wllama, specdec, crossOriginIsolated: self.crossOriginIsolated, hardwareConcurrency: navigator.hardwareConcurrency };
+window.bench = {
+  wllama,
+  specdec,
+  crossOriginIsolated: self.crossOriginIsolated,
+  hardwareConcurrency: navigator.hardwareConcurrency,
+};
 window.benchReady = true;
 say('ready');

@@ -13,8 +13,13 @@ async function instance(threads) {
         return { sd: await lib.loadSpecdec({ threads }), threadsOption: true, note: null };
       } catch (e) {
         // A library without the threads option: one thread only.
-        if (threads !== 1) throw new Error(`loadSpecdec({ threads: ${threads} }) failed: ${e.message}`);
-        return { sd: await lib.loadSpecdec(), threadsOption: false, note: `loadSpecdec({ threads: 1 }) failed (${e.message}); used loadSpecdec()` };
+        if (threads !== 1)
+          throw new Error(`loadSpecdec({ threads: ${threads} }) failed: ${e.message}`);
+        return {
+          sd: await lib.loadSpecdec(),
+          threadsOption: false,
+          note: `loadSpecdec({ threads: 1 }) failed (${e.message}); used loadSpecdec()`,
+        };
       }
     })();
     instances.set(threads, p);
@@ -24,14 +29,17 @@ async function instance(threads) {
 
 async function model(sd, url, threads) {
   const key = `${threads}:${url}`; // a model belongs to the instance that loaded it
-  if (!models.has(key)) models.set(key, sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer())));
+  if (!models.has(key))
+    models.set(key, sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer())));
   return models.get(key);
 }
 
 function decodeOnce(sd, target, prompt, maxTokens, draft = null, gamma = 1) {
-  const dec = sd.createDecoder(draft
-    ? { prompt, target, draft, gamma, temperature: 0, maxTokens, seed: 1 }
-    : { prompt, target, plain: true, temperature: 0, maxTokens, seed: 1 });
+  const dec = sd.createDecoder(
+    draft
+      ? { prompt, target, draft, gamma, temperature: 0, maxTokens, seed: 1 }
+      : { prompt, target, plain: true, temperature: 0, maxTokens, seed: 1 },
+  );
   try {
     // The first step runs the prompt (prefill) and gives the first token: not timed, as
     // llama-server's predicted_ms does not time it either.
@@ -46,7 +54,11 @@ function decodeOnce(sd, target, prompt, maxTokens, draft = null, gamma = 1) {
     const tokens = dec.generatedTokens;
     const st = dec.stats;
     return {
-      tokens, ms, timedTokens: tokens.length - first, msPerToken: ms / (tokens.length - first), text: dec.generatedText,
+      tokens,
+      ms,
+      timedTokens: tokens.length - first,
+      msPerToken: ms / (tokens.length - first),
+      text: dec.generatedText,
       ...(draft ? { alpha: st.acceptanceRate, tokensPerPass: st.tokensPerPass } : {}),
     };
   } finally {
@@ -65,7 +77,14 @@ self.onmessage = async ({ data }) => {
     const r = decodeOnce(inst.sd, target, prompt, maxTokens, draft, gamma);
     self.postMessage({
       id,
-      result: { ...r, threads, threadsOption: inst.threadsOption, note: inst.note, threadsInUse: inst.sd.threads, reason: inst.sd.threadsUnavailableReason ?? null },
+      result: {
+        ...r,
+        threads,
+        threadsOption: inst.threadsOption,
+        note: inst.note,
+        threadsInUse: inst.sd.threads,
+        reason: inst.sd.threadsUnavailableReason ?? null,
+      },
     });
   } catch (e) {
     self.postMessage({ id, error: String(e?.stack ?? e) });
