@@ -233,7 +233,8 @@ export function printBrowser(browser) {
       r.specTps.toFixed(0),
       r.speedup.toFixed(2),
       r.alpha.toFixed(3),
-      r.predictedV.toFixed(2),
+      // null when the page judged its timings untrusted (a busy machine): it predicts nothing
+      Number.isFinite(r.predictedV) ? r.predictedV.toFixed(2) : 'none (untrusted timings)',
     ]),
   );
   const bs = {
