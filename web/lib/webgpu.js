@@ -10,9 +10,22 @@
 import { SpecdecError, bytesArg, describe, fail, integer, tokenArray } from './errors.js';
 import { keptPrefix, reusableTreeNodes, treePath } from './prefix-cache.js';
 import { wteFingerprint } from './safetensors.js';
-import { checkLoadOptions, findAdapter, hiddenOption, inErrorScopes, openDevice } from './webgpu-device.js';
+import {
+  checkLoadOptions,
+  findAdapter,
+  hiddenOption,
+  inErrorScopes,
+  openDevice,
+} from './webgpu-device.js';
 import { readGpuModel } from './webgpu-q8.js';
-import { MAX_TREE_NODES, buildGraph, gpuFlags, largestBuffer, submitPass, treePassInputs } from './webgpu-graph.js';
+import {
+  MAX_TREE_NODES,
+  buildGraph,
+  gpuFlags,
+  largestBuffer,
+  submitPass,
+  treePassInputs,
+} from './webgpu-graph.js';
 
 // The package's specdec/webgpu: the model, its loader, and the reader and constants it uses.
 export { readGptSafetensors, wteFingerprint } from './safetensors.js';
@@ -105,20 +118,33 @@ export class GpuModel {
   /** @internal builds the kernels, uploads the weights, allocates cache and activations. */
   async _init({ tensors, q8 }, limits, dot4) {
     const biggest = largestBuffer(this.config);
-    const maxBinding = Math.min(limits.maxStorageBufferBindingSize ?? Infinity, limits.maxBufferSize ?? Infinity);
+    const maxBinding = Math.min(
+      limits.maxStorageBufferBindingSize ?? Infinity,
+      limits.maxBufferSize ?? Infinity,
+    );
     if (biggest > maxBinding) {
-      fail(`bytes: the model is too large for this WebGPU device: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`);
+      fail(
+        `bytes: the model is too large for this WebGPU device: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`,
+      );
     }
     let bytes = 0; // of the weights (the buffers made with data)
-    const buffer = (size, usage, data) => ((bytes += data?.byteLength ?? 0), this._buffer(size, usage, data));
-    this.#k = await inErrorScopes(this.#gpu, () => buildGraph(this.#gpu, this.config, tensors, buffer, q8, dot4));
+    const buffer = (size, usage, data) => (
+      (bytes += data?.byteLength ?? 0),
+      this._buffer(size, usage, data)
+    );
+    this.#k = await inErrorScopes(this.#gpu, () =>
+      buildGraph(this.#gpu, this.config, tensors, buffer, q8, dot4),
+    );
     /** Bytes of the weights in GPU memory (8-bit: quants and binary16 scales; the rest float32). */
     this.weightBytes = bytes;
   }
 
   #check(what) {
     if (this.#disposed) fail(`${what}: this WebGPU model has been disposed`);
-    if (this.#lost) fail(`${what}: the WebGPU device was lost (${this.#lost.reason ?? 'unknown'}${this.#lost.message ? `: ${this.#lost.message}` : ''}); load the model again`);
+    if (this.#lost)
+      fail(
+        `${what}: the WebGPU device was lost (${this.#lost.reason ?? 'unknown'}${this.#lost.message ? `: ${this.#lost.message}` : ''}); load the model again`,
+      );
   }
 
   // One pass: tokens fresh at slots pos0 .., the logits of the last nLast. Callers serialise.
@@ -132,7 +158,14 @@ export class GpuModel {
     const rows = fresh.length;
     const { vocabSize: V, nEmbd: C } = this.config;
     const bytes = nLast * V * 4 + (hidden ? nLast * C * 4 : 0);
-    const { dispatches, scope } = submitPass(dev, this.#k, this.config, { fresh, pos0, nLast, tree, commit, hidden });
+    const { dispatches, scope } = submitPass(dev, this.#k, this.config, {
+      fresh,
+      pos0,
+      nLast,
+      tree,
+      commit,
+      hidden,
+    });
     this.#stats.passes++;
     this.#stats.dispatches += dispatches;
     this.#stats.lastPassDispatches = dispatches;
@@ -150,7 +183,8 @@ export class GpuModel {
       scope.catch(() => {});
       // A device lost during the pass aborts the mapping before device.lost has settled: give
       // it a turn of the event loop, so that the error says what happened.
-      if (!this.#disposed && !this.#lost) await Promise.race([dev.lost, new Promise((r) => setTimeout(r, 20))]);
+      if (!this.#disposed && !this.#lost)
+        await Promise.race([dev.lost, new Promise((r) => setTimeout(r, 20))]);
       this.#check('score');
       throw new SpecdecError(`score: the WebGPU read-back failed (${e?.message ?? e})`);
     }
@@ -185,11 +219,16 @@ export class GpuModel {
     this.#check('score');
     const n = tokens.length;
     const { blockSize } = this.config;
-    if (n > blockSize) fail(`tokens: ${n} tokens exceed the context of ${blockSize} tokens (block_size); give createDecoder contextLength: ${blockSize}`);
+    if (n > blockSize)
+      fail(
+        `tokens: ${n} tokens exceed the context of ${blockSize} tokens (block_size); give createDecoder contextLength: ${blockSize}`,
+      );
     const commit = this.#followTree(tokens);
     const keep = this.#keep(tokens, nLast);
     const fresh = tokens.subarray(keep);
-    const rows = await this.#guarded(commit, () => this.#pass(fresh, keep, nLast, null, commit, hidden));
+    const rows = await this.#guarded(commit, () =>
+      this.#pass(fresh, keep, nLast, null, commit, hidden),
+    );
     this.#check('score');
     for (const t of fresh) this.#cached.push(t);
     return rows;
@@ -212,7 +251,10 @@ export class GpuModel {
     const { blockSize } = this.config;
     const n = tree.tokens.length;
     const { first, withRoot } = tree;
-    if (tokens.length + n > blockSize) fail(`tree: ${tokens.length} tokens and ${n} tree nodes exceed the context of ${blockSize} tokens (block_size)`);
+    if (tokens.length + n > blockSize)
+      fail(
+        `tree: ${tokens.length} tokens and ${n} tree nodes exceed the context of ${blockSize} tokens (block_size)`,
+      );
     // The nodes of the last tree pass are reused when it asked about the same sequence and the
     // tree has only grown since (a drafter asks depth by depth).
     const reused = reusableTreeNodes(this.#cached, this.#tree, tokens, tree);
@@ -229,7 +271,9 @@ export class GpuModel {
     const nLast = (withRoot ? 1 : 0) + n - first;
     // Reused nodes stay where they are: the pass starts after them (the tail is then empty).
     const pos0 = keep + reused;
-    const rows = await this.#guarded(commit, () => this.#pass(fresh, pos0, nLast, layout, commit, hidden));
+    const rows = await this.#guarded(commit, () =>
+      this.#pass(fresh, pos0, nLast, layout, commit, hidden),
+    );
     this.#check('scoreTree');
     for (const t of tail) this.#cached.push(t);
     this.#tree = { tokens: Array.from(tree.tokens), parents: Array.from(tree.parents) };
@@ -256,7 +300,10 @@ export class GpuModel {
       if (t.length === 0) fail('tokens: must hold at least one token');
       integer(nLast, 'nLast', 1, t.length);
       const bad = t.findIndex((x) => x >= this.config.vocabSize);
-      if (bad >= 0) fail(`tokens[${bad}]: token id ${t[bad]} outside the vocabulary [0, ${this.config.vocabSize})`);
+      if (bad >= 0)
+        fail(
+          `tokens[${bad}]: token id ${t[bad]} outside the vocabulary [0, ${this.config.vocabSize})`,
+        );
       const hidden = hiddenOption(options);
       run = this.#queue.then(() => this.#score(t, nLast, hidden));
     } catch (e) {
@@ -288,23 +335,33 @@ export class GpuModel {
       const V = this.config.vocabSize;
       let bad = t.findIndex((x) => x >= V);
       if (bad >= 0) fail(`tokens[${bad}]: token id ${t[bad]} outside the vocabulary [0, ${V})`);
-      if (tree === null || typeof tree !== 'object') fail(`tree: expected { tokens, parents, first, withRoot }, got ${describe(tree)}`);
+      if (tree === null || typeof tree !== 'object')
+        fail(`tree: expected { tokens, parents, first, withRoot }, got ${describe(tree)}`);
       const nodes = tokenArray(tree.tokens, 'tree.tokens');
       const n = nodes.length;
-      if (n < 1 || n > MAX_TREE_NODES) fail(`tree.tokens: a tree of 1..${MAX_TREE_NODES} nodes, got ${n}`);
+      if (n < 1 || n > MAX_TREE_NODES)
+        fail(`tree.tokens: a tree of 1..${MAX_TREE_NODES} nodes, got ${n}`);
       bad = nodes.findIndex((x) => x >= V);
-      if (bad >= 0) fail(`tree.tokens[${bad}]: token id ${nodes[bad]} outside the vocabulary [0, ${V})`);
-      if (tree.parents === undefined || tree.parents === null || tree.parents.length !== n) fail(`tree.parents: expected ${n} entries (one per node), got ${describe(tree.parents)}`);
+      if (bad >= 0)
+        fail(`tree.tokens[${bad}]: token id ${nodes[bad]} outside the vocabulary [0, ${V})`);
+      if (tree.parents === undefined || tree.parents === null || tree.parents.length !== n)
+        fail(`tree.parents: expected ${n} entries (one per node), got ${describe(tree.parents)}`);
       const parents = Int32Array.from(tree.parents);
       for (let u = 0; u < n; u++) {
-        if (!Number.isInteger(tree.parents[u]) || parents[u] < -1 || parents[u] >= u) fail(`tree.parents[${u}]: expected -1 (the root) or an earlier node 0..${u - 1}, got ${describe(tree.parents[u])}`);
+        if (!Number.isInteger(tree.parents[u]) || parents[u] < -1 || parents[u] >= u)
+          fail(
+            `tree.parents[${u}]: expected -1 (the root) or an earlier node 0..${u - 1}, got ${describe(tree.parents[u])}`,
+          );
       }
       const withRoot = tree.withRoot ?? true;
-      if (typeof withRoot !== 'boolean') fail(`tree.withRoot: expected a boolean, got ${describe(withRoot)}`);
+      if (typeof withRoot !== 'boolean')
+        fail(`tree.withRoot: expected a boolean, got ${describe(withRoot)}`);
       const first = tree.first ?? 0;
       integer(first, 'tree.first', 0, withRoot ? 0 : n - 1);
       const hidden = hiddenOption(options);
-      run = this.#queue.then(() => this.#scoreTree(t, { tokens: nodes, parents, first, withRoot }, hidden));
+      run = this.#queue.then(() =>
+        this.#scoreTree(t, { tokens: nodes, parents, first, withRoot }, hidden),
+      );
     } catch (e) {
       return Promise.reject(e);
     }
@@ -324,7 +381,10 @@ export class GpuModel {
     Object.defineProperties(fn, {
       model: { value: this, enumerable: true },
       // createDecoder sends trees here: a tree target (or draft) in one pass per tree
-      scoreTree: { value: (tokens, tree, options) => this.scoreTree(tokens, tree, options), enumerable: true },
+      scoreTree: {
+        value: (tokens, tree, options) => this.scoreTree(tokens, tree, options),
+        enumerable: true,
+      },
       vocabSize: { value: this.config.vocabSize, enumerable: true },
       blockSize: { value: this.config.blockSize, enumerable: true },
       cachedTokens: { get: () => this.#cached.length, enumerable: true },
@@ -380,11 +440,19 @@ export async function loadGpuModel(bytes, options = {}) {
   const u8 = bytesArg(bytes, 'a safetensors file');
   const adapter = await findAdapter(options);
   const parsed = readGpuModel(u8, options.weights);
-  const { device, ownsDevice, adapterInfo, limits } = await openDevice(adapter, options.device ?? null, parsed.config);
+  const { device, ownsDevice, adapterInfo, limits } = await openDevice(
+    adapter,
+    options.device ?? null,
+    parsed.config,
+  );
   const model = new GpuModel(device, ownsDevice, adapterInfo, parsed, u8.byteLength);
   try {
     const gpu = options.gpu ?? globalThis.navigator?.gpu;
-    await model._init(parsed, limits, gpu?.wgslLanguageFeatures?.has?.('packed_4x8_integer_dot_product') === true);
+    await model._init(
+      parsed,
+      limits,
+      gpu?.wgslLanguageFeatures?.has?.('packed_4x8_integer_dot_product') === true,
+    );
   } catch (e) {
     model.dispose();
     throw e;
@@ -394,6 +462,7 @@ export async function loadGpuModel(bytes, options = {}) {
 
 /** The score callback of a GPU model (model.scorer()). */
 export const gpuScorer = (model) => {
-  if (!(model instanceof GpuModel)) fail(`model: expected a WebGPU model (loadGpuModel), got ${describe(model)}`);
+  if (!(model instanceof GpuModel))
+    fail(`model: expected a WebGPU model (loadGpuModel), got ${describe(model)}`);
   return model.scorer();
 };

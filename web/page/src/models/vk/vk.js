@@ -16,7 +16,16 @@
 // weights' default (weights.js).
 // The measurements are kept in models/vk/store.js, drawn by models/vk/chart.js, tabled by models/vk/facts.js.
 import { h, onWidthChange } from '../../shared/svg.js';
-import { K_MAX, costAt, explainGpu, explainPairs, explainThreads, explainWeights, pairsHeading, targetCosts } from '../../shared/roofline.js';
+import {
+  K_MAX,
+  costAt,
+  explainGpu,
+  explainPairs,
+  explainThreads,
+  explainWeights,
+  pairsHeading,
+  targetCosts,
+} from '../../shared/roofline.js';
 import { busyExplain, renderBusy } from './busy.js';
 import { sizeText } from '../../shared/limits.js';
 import { bwBytes, createVkStore, labelOf, modelOf, otherWeightsKey, targetKey } from './store.js';
@@ -24,7 +33,6 @@ import { decideDefault, keepDefault } from '../../shared/weights.js';
 import { cpuFactRows, factRows, gpuFactRows, threadsText } from './facts.js';
 import { drawVk } from './chart.js';
 import { vkPanel } from './panel.js';
-
 
 /**
  * @param {object} o
@@ -39,13 +47,30 @@ import { vkPanel } from './panel.js';
  * @param {() => { backend: 'gpu' | 'cpu', name?: string, software?: boolean, dispatchesPerPass?: number }} [o.backendNow]
  *   where the target runs now (backend.js)
  */
-export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow = () => 1, runFacts = () => null, speedup = null, backendNow = () => ({ backend: 'cpu' }) }) {
+export function initVk({
+  client,
+  pairs,
+  setBusy,
+  isBusy,
+  readOptions,
+  threadsNow = () => 1,
+  runFacts = () => null,
+  speedup = null,
+  backendNow = () => ({ backend: 'cpu' }),
+}) {
   const $ = (id) => document.getElementById(id);
   $('vk').replaceChildren(...vkPanel());
   const ui = {
-    root: $('vk'), chart: $('chart-vk'), status: $('vk-status'), progress: $('vk-progress'),
-    measure: $('vk-measure'), stop: $('vk-stop'), explain: $('vk-explain'), facts: $('vk-facts'),
-    caption: $('vk-current'), roofCaption: $('vk-roof-cap'),
+    root: $('vk'),
+    chart: $('chart-vk'),
+    status: $('vk-status'),
+    progress: $('vk-progress'),
+    measure: $('vk-measure'),
+    stop: $('vk-stop'),
+    explain: $('vk-explain'),
+    facts: $('vk-facts'),
+    caption: $('vk-current'),
+    roofCaption: $('vk-roof-cap'),
   };
   const store = createVkStore();
   let k = 5; // the pass length quoted in the explanation: γ + 1 of the last run
@@ -74,11 +99,17 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     store.record(key, 'gpu', vk, info.target);
     render();
     if (vk.stopped) {
-      status(`Stopped: the GPU's v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far.`, 'stopped');
+      status(
+        `Stopped: the GPU's v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far.`,
+        'stopped',
+      );
       return;
     }
-    status(`Measured in ${(vk.ms / 1000).toFixed(1)} s on ${where}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
-      + `${vk.backend?.software ? '; a software adapter: these are the emulation’s timings, not a GPU’s' : ''}.`, 'done');
+    status(
+      `Measured in ${(vk.ms / 1000).toFixed(1)} s on ${where}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)` +
+        `${vk.backend?.software ? '; a software adapter: these are the emulation’s timings, not a GPU’s' : ''}.`,
+      'done',
+    );
     decideWeights(key, 'gpu');
   }
 
@@ -93,7 +124,12 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (!f || !i || f.partial || i.partial) return;
     // No default from timings that failed the checks (trust.js).
     if (!store.judge(fk, where).ok || !store.judge(ik, where).ok) return;
-    const rec = decideDefault({ pair: fk, where: where === 'gpu' ? 'the GPU' : `CPU, ${threadsText(where)}`, f32Ms: f.passMs[1], int8Ms: i.passMs[1] });
+    const rec = decideDefault({
+      pair: fk,
+      where: where === 'gpu' ? 'the GPU' : `CPU, ${threadsText(where)}`,
+      f32Ms: f.passMs[1],
+      int8Ms: i.passMs[1],
+    });
     if (!rec) return;
     keepDefault(rec);
     window.dispatchEvent(new CustomEvent('specdec-weights-default', { detail: rec }));
@@ -107,22 +143,40 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (vk.stopped) {
       // A complete earlier measurement stays; otherwise show what there is (and measure
       // again after the next run).
-      status(`Stopped: v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far`
-        + `${kept.partial ? '' : '; the chart shows the earlier complete measurement'}.`, 'stopped');
+      status(
+        `Stopped: v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far` +
+          `${kept.partial ? '' : '; the chart shows the earlier complete measurement'}.`,
+        'stopped',
+      );
       return;
     }
     // B(T) over this target's weight bytes, the shipped float targets' and the other weights' of this pair (if measured).
     const other = otherWeightsKey(key) && store.model(otherWeightsKey(key));
-    const sizes = [...new Set([info.target, ...['small', 'large'].map((n) => pairParams(pairs, n)).filter(Boolean), ...(other ? [other] : [])].map(bwBytes))];
+    const sizes = [
+      ...new Set(
+        [
+          info.target,
+          ...['small', 'large'].map((n) => pairParams(pairs, n)).filter(Boolean),
+          ...(other ? [other] : []),
+        ].map(bwBytes),
+      ),
+    ];
     await measureMemory(client, store, sizes, T);
     render();
     decideWeights(key, T);
     const bw = store.bandwidth(info.target, T);
     const P = store.peakResult(T);
     const judged = store.judge(key, T);
-    status(`${judged.ok ? '' : 'Measured on a busy machine (the timings failed the checks, below). '}Measured in ${(vk.ms / 1000).toFixed(1)} s on ${threadsText(T)}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
-      + (bw?.gbPerSecond ? `, read bandwidth ${bw.gbPerSecond.toFixed(1)} GB/s` : `; read bandwidth not measured (${bw?.error ?? 'unknown'})`)
-      + (P?.gflops ? `, compute peak ${P.gflops.toFixed(1)} GFLOP/s.` : `; compute peak not measured (${P?.error ?? 'unknown'}).`), 'done');
+    status(
+      `${judged.ok ? '' : 'Measured on a busy machine (the timings failed the checks, below). '}Measured in ${(vk.ms / 1000).toFixed(1)} s on ${threadsText(T)}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)` +
+        (bw?.gbPerSecond
+          ? `, read bandwidth ${bw.gbPerSecond.toFixed(1)} GB/s`
+          : `; read bandwidth not measured (${bw?.error ?? 'unknown'})`) +
+        (P?.gflops
+          ? `, compute peak ${P.gflops.toFixed(1)} GFLOP/s.`
+          : `; compute peak not measured (${P?.error ?? 'unknown'}).`),
+      'done',
+    );
   }
 
   /**
@@ -142,16 +196,25 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     ui.stop.hidden = false;
     ui.progress.hidden = false;
     ui.progress.value = 0;
-    status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, taking turns…`, 'measuring');
+    status(
+      `Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, taking turns…`,
+      'measuring',
+    );
     try {
       const vk = await client.measureVk(options, (ev) => {
         if (ev.type === 'warm-progress') {
-          status(`Measuring v(k) of the ${labelOf(key)} on ${where}: warming up first (round ${ev.round})…`, 'measuring');
+          status(
+            `Measuring v(k) of the ${labelOf(key)} on ${where}: warming up first (round ${ev.round})…`,
+            'measuring',
+          );
           return;
         }
         ui.progress.value = ev.done / ev.total;
-        status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, ${ev.iterations} target passes each, taking turns: `
-          + `${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`, 'measuring');
+        status(
+          `Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, ${ev.iterations} target passes each, taking turns: ` +
+            `${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`,
+          'measuring',
+        );
       });
       if (targetKey(client.info) !== key) return; // other models arrived meanwhile
       if (gpuRun) measuredGpu(info, key, vk, where);
@@ -185,8 +248,10 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (!measuring && client.info) {
       const key = targetKey(client.info);
       const where = onGpu() ? 'the GPU' : threadsText(currentThreads());
-      if (!store.has(key, whereOf(currentThreads()))) status(`Run the models to measure v(k) of the ${labelOf(key)} on ${where}.`, 'empty');
-      else status(`v(k) of the ${labelOf(key)} on ${where}, measured earlier on this page.`, 'done');
+      if (!store.has(key, whereOf(currentThreads())))
+        status(`Run the models to measure v(k) of the ${labelOf(key)} on ${where}.`, 'empty');
+      else
+        status(`v(k) of the ${labelOf(key)} on ${where}, measured earlier on this page.`, 'done');
     }
     if (!measuring) render();
   }
@@ -204,7 +269,11 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
      */
     verifyCurve(threads) {
       if (!client.info) return null;
-      return store.verifyCurve(targetKey(client.info), client.info.target, whereOf(threads ?? currentThreads()));
+      return store.verifyCurve(
+        targetKey(client.info),
+        client.info.target,
+        whereOf(threads ?? currentThreads()),
+      );
     },
     /**
      * v(k) of the loaded target at this thread count when measured and trusted (trust.js), else
@@ -216,7 +285,8 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     },
     /** A run disagreed with the loaded target's measurement at this thread count: measure it again (models/vk/store.js invalidate). */
     invalidate(threads) {
-      if (client.info) store.invalidate(targetKey(client.info), whereOf(threads ?? currentThreads()));
+      if (client.info)
+        store.invalidate(targetKey(client.info), whereOf(threads ?? currentThreads()));
     },
     /** Whether the loaded target's measurement at this thread count failed the checks. */
     untrusted(threads) {
@@ -230,8 +300,12 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     /** The target moved to the GPU or back: the chart is that backend's. */
     onBackend: showCurrent,
     /** The last run changed (the explanation quotes it). */
-    refresh() { if (!measuring) render(); },
-    setDisabled(b) { ui.measure.disabled = b || !client.info; },
+    refresh() {
+      if (!measuring) render();
+    },
+    setDisabled(b) {
+      ui.measure.disabled = b || !client.info;
+    },
   };
 }
 
@@ -258,7 +332,10 @@ function pairParams(pairs, name) {
  * @param {object} b  the backend in use (backend.js current())
  */
 function renderGpu({ ui, store, info, key, T, k }, b) {
-  const gpu = store.gpuCosts(key, info.target) ?? { ...targetCosts(modelOf(info.target)), roof: [] };
+  const gpu = store.gpuCosts(key, info.target) ?? {
+    ...targetCosts(modelOf(info.target)),
+    roof: [],
+  };
   // The CPU beside it: at T threads, or at 1 when the runs timed one thread faster just then.
   const cpuT = store.has(key, T) ? T : store.has(key, 1) ? 1 : null;
   const cpu = cpuT ? store.costs(key, info.target, cpuT) : null;
@@ -269,7 +346,10 @@ function renderGpu({ ui, store, info, key, T, k }, b) {
   ui.caption.textContent = `${labelOf(key)} on the GPU (${b.name || 'WebGPU'})`;
   ui.roofCaption.hidden = true; // no roofline for a GPU
   drawVk(ui.chart, {
-    current: gpu, label: `${labelOf(key)}, GPU`, threads: T, gpu: true,
+    current: gpu,
+    label: `${labelOf(key)}, GPU`,
+    threads: T,
+    gpu: true,
     backend: cpu ? { costs: cpu, label: `CPU (WebAssembly), ${threadsText(cpuT)}` } : null,
     weights,
   });
@@ -290,8 +370,15 @@ function renderGpu({ ui, store, info, key, T, k }, b) {
   }
   const text = explainGpu({ costs: gpu, gpu: b, cpu, threads: T, k });
   const wText = weights ? explainWeights({ ...byWeights(gpu, wGpu), k, cpu: false }) : '';
-  ui.explain.replaceChildren(...(text ? [h('strong', {}, ['Why a verify pass costs what it does on the GPU. ']), h('span', { 'data-testid': 'vk-gpu-explanation' }, [text])] : []),
-    ...weightsPart(wText));
+  ui.explain.replaceChildren(
+    ...(text
+      ? [
+          h('strong', {}, ['Why a verify pass costs what it does on the GPU. ']),
+          h('span', { 'data-testid': 'vk-gpu-explanation' }, [text]),
+        ]
+      : []),
+    ...weightsPart(wText),
+  );
 }
 
 /**
@@ -318,49 +405,98 @@ function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
   const otherBase = base === 'large' ? 'small' : base === 'small' ? 'large' : null;
   const otherKey = otherBase ? `${otherBase}${int8 ? ':int8' : ''}` : null;
   const otherOk = !otherKey || store.judge(otherKey, T).ok;
-  const other = otherKey && otherOk && store.has(otherKey, T) && pairParams(pairs, otherBase)
-    ? { costs: store.costs(otherKey, store.model(otherKey) ?? pairParams(pairs, otherBase), T, peak), label: labelOf(otherKey) } : null;
+  const other =
+    otherKey && otherOk && store.has(otherKey, T) && pairParams(pairs, otherBase)
+      ? {
+          costs: store.costs(
+            otherKey,
+            store.model(otherKey) ?? pairParams(pairs, otherBase),
+            T,
+            peak,
+          ),
+          label: labelOf(otherKey),
+        }
+      : null;
   // The same pair with the other weights (float32 beside int8), when measured at T: its curve and roofline.
   const wk = otherWeightsKey(key);
-  const wCosts = wk && store.has(wk, T) && store.model(wk) && store.judge(wk, T).ok ? store.costs(wk, null, T) : null;
+  const wCosts =
+    wk && store.has(wk, T) && store.model(wk) && store.judge(wk, T).ok
+      ? store.costs(wk, null, T)
+      : null;
   const weights = wCosts?.measured.length ? { costs: wCosts, label: labelOf(wk) } : null;
   const one = T > 1 ? store.costs(key, info.target, 1) : null;
   // The same target's GPU curve, once measured there.
   const gpuSide = store.gpuCosts(key, info.target);
-  const backend = gpuSide?.measured.length ? { costs: gpuSide, label: `GPU (${gpuSide.gpu?.name || 'WebGPU'})` } : null;
+  const backend = gpuSide?.measured.length
+    ? { costs: gpuSide, label: `GPU (${gpuSide.gpu?.name || 'WebGPU'})` }
+    : null;
   ui.root.dataset.curves = backend ? 'cpu,gpu' : 'cpu';
   drawVk(ui.chart, { current, label: labelOf(key), other, one, threads: T, backend, weights });
   ui.root.dataset.weights = current.weights;
   ui.root.dataset.weightsCurves = weights ? 'f32,int8' : current.weights;
   // For scripts and tests: the other weights' measured v(k) and one-token pass.
   ui.root.dataset.vOther = weights ? wCosts.measured.map((m) => m.v.toFixed(4)).join(',') : '';
-  ui.root.dataset.stepMsOther = weights && Number.isFinite(wCosts.stepMs) ? wCosts.stepMs.toFixed(4) : '';
+  ui.root.dataset.stepMsOther =
+    weights && Number.isFinite(wCosts.stepMs) ? wCosts.stepMs.toFixed(4) : '';
   const bwErr = store.bandwidthError();
-  ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : (bwErr ? 'unavailable' : 'pending');
+  ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : bwErr ? 'unavailable' : 'pending';
   ui.root.dataset.points = String(current.measured.length);
   ui.root.dataset.threads = String(T);
   // For scripts (bench/browser.mjs, tests): the measured v(k), k = 1.., and the one-token pass.
   ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
   ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
-  ui.facts.replaceChildren(...factRows(cpuFactRows(current, one, T, bwErr, weights?.costs ?? null)));
+  ui.facts.replaceChildren(
+    ...factRows(cpuFactRows(current, one, T, bwErr, weights?.costs ?? null)),
+  );
   ui.measure.textContent = current.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
   // The explanation: the two shipped targets, measured where measured, the roofline elsewhere;
   // then what T threads make of a pass.
   const threadsPart = explainThreads({
-    costs: current, threads: T, one, speedup,
+    costs: current,
+    threads: T,
+    one,
+    speedup,
     run: run && run.target === info.target.digest ? run : null,
   });
   const wText = weights ? explainWeights({ ...byWeights(current, wCosts), k }) : '';
-  const extra = [...(threadsPart ? [' ', h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [threadsPart])] : []), ...weightsPart(wText)];
-  if (pairParams(pairs, 'large') && pairParams(pairs, 'small') && current.measured.length >= 2 && !int8 && otherOk) {
-    const costs = (name) => store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
+  const extra = [
+    ...(threadsPart
+      ? [
+          ' ',
+          h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [
+            threadsPart,
+          ]),
+        ]
+      : []),
+    ...weightsPart(wText),
+  ];
+  if (
+    pairParams(pairs, 'large') &&
+    pairParams(pairs, 'small') &&
+    current.measured.length >= 2 &&
+    !int8 &&
+    otherOk
+  ) {
+    const costs = (name) =>
+      store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
     const [large, small] = [costs('large'), costs('small')];
     const text = explainPairs({ large, small, k, bandwidthError: bwErr, threads: T });
     // The heading says what the numbers under it show (roofline.js pairsHeading).
-    ui.explain.replaceChildren(h('strong', { 'data-testid': 'vk-pairs-heading' }, [`${pairsHeading({ large, small, k })} `]), h('span', { 'data-testid': 'vk-pairs-explanation' }, [text]), ...extra);
+    ui.explain.replaceChildren(
+      h('strong', { 'data-testid': 'vk-pairs-heading' }, [`${pairsHeading({ large, small, k })} `]),
+      h('span', { 'data-testid': 'vk-pairs-explanation' }, [text]),
+      ...extra,
+    );
   } else if (current.measured.length >= 2) {
-    const otherNote = otherOk ? '' : ` The ${labelOf(otherKey)}'s measurement at ${threadsText(T)} failed the checks (busy machine), so the two pairs are not compared.`;
-    ui.explain.replaceChildren(h('span', { 'data-testid': 'vk-pairs-explanation' }, [`v(${k}) = ${costAt(current, k)?.v.toFixed(2) ?? '–'} for this target.${otherNote}`]), ...extra);
+    const otherNote = otherOk
+      ? ''
+      : ` The ${labelOf(otherKey)}'s measurement at ${threadsText(T)} failed the checks (busy machine), so the two pairs are not compared.`;
+    ui.explain.replaceChildren(
+      h('span', { 'data-testid': 'vk-pairs-explanation' }, [
+        `v(${k}) = ${costAt(current, k)?.v.toFixed(2) ?? '–'} for this target.${otherNote}`,
+      ]),
+      ...extra,
+    );
   } else {
     ui.explain.replaceChildren(...weightsPart(wText));
   }
@@ -373,5 +509,12 @@ function byWeights(a, b) {
 
 /** The 8-bit verdict's paragraph part (data-testid vk-weights-explanation), or nothing. */
 function weightsPart(text) {
-  return text ? [h('span', { class: 'vk-weights-explain', 'data-testid': 'vk-weights-explanation' }, [h('strong', {}, ['What 8-bit weights did to the physics. ']), text])] : [];
+  return text
+    ? [
+        h('span', { class: 'vk-weights-explain', 'data-testid': 'vk-weights-explanation' }, [
+          h('strong', {}, ['What 8-bit weights did to the physics. ']),
+          text,
+        ]),
+      ]
+    : [];
 }
