@@ -16,6 +16,7 @@ const EXPECTED_FILES = [
   'web/lib/create-decoder.js',
   'web/lib/decoder.js',
   'web/lib/errors.js',
+  'web/lib/gpt-safetensors.js',
   'web/lib/handles.js',
   'web/lib/index.js',
   'web/lib/node.js',

@@ -8,10 +8,10 @@
 // neighbouring invocations (rows n, n + 1) read neighbouring 32-byte pieces; scales as binary16
 // bits, two per u32, scale (b, n) at half b N + n. Bytes per weight: 1 + 2 / 32.
 import { fail } from './errors.js';
+import { readGptSafetensors } from './gpt-safetensors.js';
 import {
   f32ToF16,
   halfToFloatTable,
-  readGptSafetensors,
   readSafetensorsHeader,
   tensorBytes,
   tensorFloat32,

@@ -28,7 +28,8 @@ import {
 } from './webgpu-graph.js';
 
 // The package's specdec/webgpu: the model, its loader, and the reader and constants it uses.
-export { readGptSafetensors, wteFingerprint } from './safetensors.js';
+export { readGptSafetensors } from './gpt-safetensors.js';
+export { wteFingerprint } from './safetensors.js';
 export { GPU_LOAD_OPTIONS } from './webgpu-device.js';
 export { MAX_TREE_NODES, dispatchesPerPass } from './webgpu-graph.js';
 
