@@ -2,7 +2,7 @@
 // lists: which cached tokens a call can keep, and, after a pass over a draft tree, which of the
 // tree's cached nodes the next call's tokens walk down (the accepted path). The caches
 // themselves live elsewhere: kvCacheScorer (ort.js: ONNX Runtime and transformers.js tensors)
-// and GpuModel (webgpu.js: GPU buffers) cut and copy them as these functions say.
+// and GpuModel (webgpu-model.js: GPU buffers) cut and copy them as these functions say.
 // (The C++ models' own: src/model/model_source.cc.)
 
 /**

@@ -1,7 +1,7 @@
 // The forward pass of specdec's GPT on a WebGPU device, layer for layer as in
 // src/model/gpt_model.cc: the model's buffers (weights, KV cache, activations), its kernels
 // (webgpu-kernels.js) and the pass as a list of dispatches, built once per model; and the
-// encoding of one pass into a command buffer. GpuModel (webgpu.js) decides what each pass
+// encoding of one pass into a command buffer. GpuModel (webgpu-model.js) decides what each pass
 // forwards and where its tokens sit in the cache.
 import { fail } from './errors.js';
 import {

@@ -1,4 +1,4 @@
-// WGSL kernels of specdec's GPT on WebGPU (web/lib/webgpu.js runs them). Each is generated for
+// WGSL kernels of specdec's GPT on WebGPU (web/lib/webgpu-model.js runs them). Each is generated for
 // one model config, so that every size is a constant. f32 throughout. The semantics follow
 // src/model/gpt_model.cc: pre-LayerNorm blocks (eps 1e-5), causal self-attention over the KV
 // cache, exact (erf) GELU, tied LM head.
