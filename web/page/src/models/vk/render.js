@@ -4,15 +4,14 @@
 // that explain them (roofline-explain.js), or the busy explanation when the timings failed the
 // checks (busy.js).
 import { h } from '../../shared/svg.js';
+import { costAt, targetCosts } from '../../shared/roofline.js';
 import {
-  costAt,
   explainGpu,
   explainPairs,
   explainThreads,
   explainWeights,
   pairsHeading,
-  targetCosts,
-} from '../../shared/roofline.js';
+} from '../../shared/roofline-explain.js';
 import { busyExplain, renderBusy } from './busy.js';
 import { sizeText } from '../../shared/limits.js';
 import { labelOf, modelOf, otherWeightsKey } from './store.js';
@@ -179,7 +178,7 @@ export function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup 
       store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
     const [large, small] = [costs('large'), costs('small')];
     const text = explainPairs({ large, small, k, bandwidthError: bwErr, threads: T });
-    // The heading says what the numbers under it show (roofline.js pairsHeading).
+    // The heading says what the numbers under it show (roofline-explain.js pairsHeading).
     ui.explain.replaceChildren(
       h('strong', { 'data-testid': 'vk-pairs-heading' }, [`${pairsHeading({ large, small, k })} `]),
       h('span', { 'data-testid': 'vk-pairs-explanation' }, [text]),

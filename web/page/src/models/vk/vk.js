@@ -9,11 +9,11 @@
 // and what that predicts for E/(γc + v) of the last run. With the target on the GPU (WebGPU) the
 // same measurement gives the GPU's v(k), kept apart from the CPU's and drawn beside it once both
 // are measured; no roofline there (the page cannot measure a GPU's bandwidth), and the sentences
-// say what the GPU's pass cost and why (roofline.js explainGpu). A pair measured with both weight
-// types (float32 and int8, the "Weights" choice) has both curves drawn, each with its roofline
-// (the 8-bit one: max(W/B(T), k (I/P_int(T) + F'/P(T)))), and a sentence on how 8-bit weights
-// moved the physics (roofline.js explainWeights); the first such measurement of both decides the
-// weights' default (weights.js).
+// say what the GPU's pass cost and why (roofline-explain.js explainGpu). A pair measured with
+// both weight types (float32 and int8, the "Weights" choice) has both curves drawn, each with its
+// roofline (the 8-bit one: max(W/B(T), k (I/P_int(T) + F'/P(T)))), and a sentence on how 8-bit
+// weights moved the physics (roofline-explain.js explainWeights); the first such measurement of
+// both decides the weights' default (weights.js).
 // The measurements are kept in models/vk/store.js, drawn by models/vk/chart.js, tabled by
 // models/vk/facts.js; the panel as a whole (chart, facts, sentences) by models/vk/render.js.
 import { onWidthChange } from '../../shared/svg.js';
