@@ -3,7 +3,7 @@
 // bonus slot (or the one position of a plain step), the context line and the tokens emitted.
 // barRows also draws the rows of a tree's test (tree.js treeFigure).
 import { h } from '../shared/svg.js';
-import { gauge } from './tree.js';
+import { gauge } from './tree-tests.js';
 import { fmt } from './captions.js';
 
 // Two decimals when they are exact (the lesson's toy values), else three.
