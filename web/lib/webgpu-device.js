@@ -57,12 +57,10 @@ export async function findAdapter(options) {
 }
 
 /**
- * The device to run a model of `config` on: `device` as it is, or one requested from `adapter`
- * with the limits the model needs, after checking them against the adapter's.
- * @returns {Promise<{ device: any, ownsDevice: boolean, adapterInfo: { vendor: string, architecture: string, device: string, description: string }, limits: object }>}
+ * Refuses a model of `config` whose largest buffer exceeds these limits (maxStorageBufferBindingSize,
+ * maxBufferSize) of the WebGPU `what` ('adapter', 'device').
  */
-export async function openDevice(adapter, device, config) {
-  const limits = (device ?? adapter).limits ?? {};
+export function checkBufferLimits(config, limits, what) {
   const biggest = largestBuffer(config);
   const maxBinding = Math.min(
     limits.maxStorageBufferBindingSize ?? Infinity,
@@ -70,9 +68,19 @@ export async function openDevice(adapter, device, config) {
   );
   if (biggest > maxBinding) {
     fail(
-      `bytes: the model is too large for this WebGPU adapter: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`,
+      `bytes: the model is too large for this WebGPU ${what}: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`,
     );
   }
+}
+
+/**
+ * The device to run a model of `config` on: `device` as it is, or one requested from `adapter`
+ * with the limits the model needs, after checking them against the adapter's.
+ * @returns {Promise<{ device: any, ownsDevice: boolean, adapterInfo: { vendor: string, architecture: string, device: string, description: string }, limits: object }>}
+ */
+export async function openDevice(adapter, device, config) {
+  const limits = (device ?? adapter).limits ?? {};
+  checkBufferLimits(config, limits, 'adapter');
   // The attention kernel keeps a row of scores (block_size) and a query (head size) in
   // workgroup memory.
   const shared = attentionWorkgroupBytes(config);

@@ -6,8 +6,8 @@ import { SpecdecError, fail, integer } from './errors.js';
 import { keptPrefix, reusableTreeNodes, treePath } from './prefix-cache.js';
 import { wteFingerprint } from './safetensors.js';
 import { checkVocabulary, sequenceArg, treeArg } from './webgpu-args.js';
-import { hiddenOption, inErrorScopes } from './webgpu-device.js';
-import { buildGraph, gpuFlags, largestBuffer, submitPass, treePassInputs } from './webgpu-graph.js';
+import { checkBufferLimits, hiddenOption, inErrorScopes } from './webgpu-device.js';
+import { buildGraph, gpuFlags, submitPass, treePassInputs } from './webgpu-graph.js';
 
 /**
  * A GPT whose weights and KV cache live on a WebGPU device. Made by loadGpuModel (or
@@ -94,16 +94,7 @@ export class GpuModel {
 
   /** @internal builds the kernels, uploads the weights, allocates cache and activations. */
   async _init({ tensors, q8 }, limits, dot4) {
-    const biggest = largestBuffer(this.config);
-    const maxBinding = Math.min(
-      limits.maxStorageBufferBindingSize ?? Infinity,
-      limits.maxBufferSize ?? Infinity,
-    );
-    if (biggest > maxBinding) {
-      fail(
-        `bytes: the model is too large for this WebGPU device: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`,
-      );
-    }
+    checkBufferLimits(this.config, limits, 'device');
     let bytes = 0; // of the weights (the buffers made with data)
     const buffer = (size, usage, data) => (
       (bytes += data?.byteLength ?? 0),
@@ -223,6 +214,14 @@ export class GpuModel {
     }
   }
 
+  // Queues a pass after those before it: one pass at a time per model.
+  #enqueue(pass) {
+    const run = this.#queue.then(pass);
+    this.#queue = run.catch(() => {});
+    this.#inFlight = run;
+    return run;
+  }
+
   async #scoreTree(tokens, tree, hidden = false) {
     this.#check('scoreTree');
     const { blockSize } = this.config;
@@ -270,20 +269,18 @@ export class GpuModel {
    * @returns {Promise<Float32Array | { logits: Float32Array, hidden: Float32Array }>}
    */
   score(tokens, nLast = 1, options = undefined) {
-    let run;
+    let pass;
     try {
       this.#check('score');
       const t = sequenceArg(tokens);
       integer(nLast, 'nLast', 1, t.length);
       checkVocabulary(t, this.config.vocabSize, 'tokens');
       const hidden = hiddenOption(options);
-      run = this.#queue.then(() => this.#score(t, nLast, hidden));
+      pass = () => this.#score(t, nLast, hidden);
     } catch (e) {
       return Promise.reject(e);
     }
-    this.#queue = run.catch(() => {});
-    this.#inFlight = run;
-    return run;
+    return this.#enqueue(pass);
   }
 
   /**
@@ -299,20 +296,18 @@ export class GpuModel {
    * @returns {Promise<Float32Array | { logits: Float32Array, hidden: Float32Array }>}
    */
   scoreTree(tokens, tree, options = undefined) {
-    let run;
+    let pass;
     try {
       this.#check('scoreTree');
       const t = sequenceArg(tokens);
       checkVocabulary(t, this.config.vocabSize, 'tokens');
       const checked = treeArg(tree, this.config.vocabSize);
       const hidden = hiddenOption(options);
-      run = this.#queue.then(() => this.#scoreTree(t, checked, hidden));
+      pass = () => this.#scoreTree(t, checked, hidden);
     } catch (e) {
       return Promise.reject(e);
     }
-    this.#queue = run.catch(() => {});
-    this.#inFlight = run;
-    return run;
+    return this.#enqueue(pass);
   }
 
   /**
