@@ -57,8 +57,9 @@ export async function findAdapter(options) {
 }
 
 /**
- * Refuses a model of `config` whose largest buffer exceeds these limits (maxStorageBufferBindingSize,
- * maxBufferSize) of the WebGPU `what` ('adapter', 'device').
+ * Refuses a model of `config` whose largest buffer exceeds these limits
+ * (maxStorageBufferBindingSize, maxBufferSize) of the WebGPU `what` ('adapter', 'device');
+ * returns that buffer's size.
  */
 export function checkBufferLimits(config, limits, what) {
   const biggest = largestBuffer(config);
@@ -71,6 +72,7 @@ export function checkBufferLimits(config, limits, what) {
       `bytes: the model is too large for this WebGPU ${what}: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`,
     );
   }
+  return biggest;
 }
 
 /**
@@ -80,7 +82,7 @@ export function checkBufferLimits(config, limits, what) {
  */
 export async function openDevice(adapter, device, config) {
   const limits = (device ?? adapter).limits ?? {};
-  checkBufferLimits(config, limits, 'adapter');
+  const biggest = checkBufferLimits(config, limits, 'adapter');
   // The attention kernel keeps a row of scores (block_size) and a query (head size) in
   // workgroup memory.
   const shared = attentionWorkgroupBytes(config);
