@@ -7,9 +7,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  median, verifyCosts, estimatePeak, rooflineRatio, targetCosts, costAt, perExtraToken, explainPairs, K_MAX,
-  explainThreads, tokensForOne, ridgeTokens, explainGpu, explainWeights, linearParamsOf,
+  median, verifyCosts, estimatePeak, rooflineRatio, targetCosts, costAt, perExtraToken, K_MAX,
+  tokensForOne, ridgeTokens, linearParamsOf,
 } from '../../web/page/src/shared/roofline.js';
+import { explainPairs, explainThreads, explainGpu, explainWeights } from '../../web/page/src/shared/roofline-explain.js';
 import { decideDefault, defaultText, keepDefault, storedDefault } from '../../web/page/src/shared/weights.js';
 import { bestGamma, curveVerifyCost } from '../../web/page/src/models/costmodel.js';
 
@@ -269,7 +270,8 @@ test('the weights default: int8 only when its first measured one-token pass is t
 });
 
 test('the pairs heading says what the numbers under it show (issue 38: never a fixed "pays more")', async () => {
-  const { pairsHeading, targetCosts: tc } = await import('../../web/page/src/shared/roofline.js');
+  const { pairsHeading } = await import('../../web/page/src/shared/roofline-explain.js');
+  const { targetCosts: tc } = await import('../../web/page/src/shared/roofline.js');
   const costs = (passMs) => tc({ params: 1e6, passMs });
   const flat = costs([NaN, 10, 10.2, 10.4, 10.6, 10.8]); // an extra token: 0.02 of a step
   const steep = costs([NaN, 1, 1.5, 2, 2.5, 3]); // 0.5 of a step

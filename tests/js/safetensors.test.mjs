@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  DTYPES, MAX_HEADER_BYTES, f32ToF16, fnv1a64, gptTensorShapes, halfToFloatTable, readGptSafetensors, readSafetensorsHeader,
+  DTYPES, MAX_HEADER_BYTES, f32ToF16, fnv1a64, halfToFloatTable, readSafetensorsHeader,
   safetensorsHeaderLength, tensorBytes, tensorFloat32, wteFingerprint,
 } from '../../web/lib/safetensors.js';
+import { gptTensorShapes, readGptSafetensors } from '../../web/lib/gpt-safetensors.js';
 import { SpecdecError } from '../../web/lib/errors.js';
 import { ROOT } from './support.mjs';
 

@@ -68,7 +68,10 @@ export function cutPool() {
     cut(t, data, n, make) {
       const bytes = (data.length / t.dims[2]) * n * data.BYTES_PER_ELEMENT;
       const i = free.findIndex((b) => b.byteLength >= bytes);
-      const buffer = i >= 0 ? free.splice(i, 1)[0] : new ArrayBuffer(Math.ceil((1.25 * data.byteLength) / 4096) * 4096);
+      const buffer =
+        i >= 0
+          ? free.splice(i, 1)[0]
+          : new ArrayBuffer(Math.ceil((1.25 * data.byteLength) / 4096) * 4096);
       const into = new data.constructor(buffer, 0, bytes / data.BYTES_PER_ELEMENT);
       const kept = keepPositions(data, t.dims, n, into);
       const tensor = make(kept.data, kept.dims);
@@ -136,7 +139,8 @@ export function kvCacheScorer(name, backend) {
     if (disposed) fail(`${name}: disposed`);
     await backend.prepare?.();
     const n = tokens.length;
-    if (!Number.isInteger(nLast) || nLast < 1 || nLast > n) fail(`nLast: must be in 1..${n}, got ${nLast}`);
+    if (!Number.isInteger(nLast) || nLast < 1 || nLast > n)
+      fail(`nLast: must be in 1..${n}, got ${nLast}`);
     backend.checkTokens?.(tokens);
     const keep = keptPrefix(cached, tokens, nLast);
     if (past && keep < cached.length) await truncate(keep);
@@ -200,42 +204,66 @@ export function kvCacheScorer(name, backend) {
  * inputMetadata, or options), which optional inputs it has.
  */
 function describeSession(session, options) {
-  if (!session || typeof session.run !== 'function' || !Array.isArray(session.inputNames) || !Array.isArray(session.outputNames)) {
-    fail('session: expected an onnxruntime-web InferenceSession (with run, inputNames, outputNames)');
+  if (
+    !session ||
+    typeof session.run !== 'function' ||
+    !Array.isArray(session.inputNames) ||
+    !Array.isArray(session.outputNames)
+  ) {
+    fail(
+      'session: expected an onnxruntime-web InferenceSession (with run, inputNames, outputNames)',
+    );
   }
   const inputs = session.inputNames;
   const outputs = session.outputNames;
-  if (!inputs.includes('input_ids')) fail(`session: the model has no input_ids input (inputs: ${inputs.join(', ')})`);
-  if (!outputs.includes('logits')) fail(`session: the model has no logits output (outputs: ${outputs.join(', ')})`);
+  if (!inputs.includes('input_ids'))
+    fail(`session: the model has no input_ids input (inputs: ${inputs.join(', ')})`);
+  if (!outputs.includes('logits'))
+    fail(`session: the model has no logits output (outputs: ${outputs.join(', ')})`);
   let layers = 0;
   for (const name of inputs) {
     const m = PAST.exec(name);
     if (m) layers = Math.max(layers, Number(m[1]) + 1);
   }
   if (layers === 0) {
-    fail('session: no past_key_values.{i}.key / .value inputs: export the model with its KV cache (Optimum: --task text-generation-with-past)');
+    fail(
+      'session: no past_key_values.{i}.key / .value inputs: export the model with its KV cache (Optimum: --task text-generation-with-past)',
+    );
   }
   for (let i = 0; i < layers; i++) {
     for (const kv of ['key', 'value']) {
-      if (!inputs.includes(`past_key_values.${i}.${kv}`)) fail(`session: input past_key_values.${i}.${kv} is missing`);
-      if (!outputs.includes(`present.${i}.${kv}`)) fail(`session: output present.${i}.${kv} is missing`);
+      if (!inputs.includes(`past_key_values.${i}.${kv}`))
+        fail(`session: input past_key_values.${i}.${kv} is missing`);
+      if (!outputs.includes(`present.${i}.${kv}`))
+        fail(`session: output present.${i}.${kv} is missing`);
     }
   }
   let heads = options.numHeads;
   let headSize = options.headSize;
-  const meta = Array.isArray(session.inputMetadata) ? session.inputMetadata.find((m) => m?.name === 'past_key_values.0.key') : null;
+  const meta = Array.isArray(session.inputMetadata)
+    ? session.inputMetadata.find((m) => m?.name === 'past_key_values.0.key')
+    : null;
   if (meta?.isTensor && Array.isArray(meta.shape) && meta.shape.length === 4) {
     if (heads === undefined && typeof meta.shape[1] === 'number') heads = meta.shape[1];
     if (headSize === undefined && typeof meta.shape[3] === 'number') headSize = meta.shape[3];
-    if (meta.type && !CACHE_TYPES.includes(meta.type)) fail(`session: the KV cache is ${meta.type}; this adapter handles float32 and float16 caches`);
+    if (meta.type && !CACHE_TYPES.includes(meta.type))
+      fail(
+        `session: the KV cache is ${meta.type}; this adapter handles float32 and float16 caches`,
+      );
   }
-  for (const [name, v] of [['numHeads', heads], ['headSize', headSize]]) {
+  for (const [name, v] of [
+    ['numHeads', heads],
+    ['headSize', headSize],
+  ]) {
     if (!Number.isInteger(v) || v < 1) {
-      fail(`options.${name}: the session does not say its KV cache's shape; give ${name} (a positive integer), got ${v}`);
+      fail(
+        `options.${name}: the session does not say its KV cache's shape; give ${name} (a positive integer), got ${v}`,
+      );
     }
   }
   const cacheType = options.cacheType ?? (meta?.type || 'float32');
-  if (!CACHE_TYPES.includes(cacheType)) fail(`options.cacheType: expected 'float32' or 'float16', got ${describe(cacheType)}`);
+  if (!CACHE_TYPES.includes(cacheType))
+    fail(`options.cacheType: expected 'float32' or 'float16', got ${describe(cacheType)}`);
   return {
     layers,
     heads,
@@ -265,12 +293,14 @@ export function ortScorer(session, options = {}) {
   if (typeof options !== 'object' || options === null) fail('options: expected an object');
   const known = ['ort', 'numHeads', 'headSize', 'cacheType'];
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) fail(`options.${key}: unknown option of ortScorer (known: ${known.join(', ')})`);
+    if (!known.includes(key))
+      fail(`options.${key}: unknown option of ortScorer (known: ${known.join(', ')})`);
   }
   const info = describeSession(session, options);
   const { layers, heads, headSize, cacheType } = info;
   let ortModule = options.ort ?? null;
-  if (ortModule && typeof ortModule.Tensor !== 'function') fail('options.ort: expected the onnxruntime-web module (with its Tensor class)');
+  if (ortModule && typeof ortModule.Tensor !== 'function')
+    fail('options.ort: expected the onnxruntime-web module (with its Tensor class)');
   const dataOf = async (t) => (t.location && t.location !== 'cpu' ? t.getData() : t.data);
   const emptyData = () => (cacheType === 'float16' ? new Uint16Array(0) : new Float32Array(0));
   const pool = cutPool();
@@ -283,8 +313,14 @@ export function ortScorer(session, options = {}) {
       const T = ortModule.Tensor;
       const len = fresh.length;
       const feeds = { input_ids: new T('int64', BigInt64Array.from(fresh, BigInt), [1, len]) };
-      if (info.hasMask) feeds.attention_mask = new T('int64', new BigInt64Array(P + len).fill(1n), [1, P + len]);
-      if (info.hasPositions) feeds.position_ids = new T('int64', BigInt64Array.from(fresh, (_, i) => BigInt(P + i)), [1, len]);
+      if (info.hasMask)
+        feeds.attention_mask = new T('int64', new BigInt64Array(P + len).fill(1n), [1, P + len]);
+      if (info.hasPositions)
+        feeds.position_ids = new T(
+          'int64',
+          BigInt64Array.from(fresh, (_, i) => BigInt(P + i)),
+          [1, len],
+        );
       for (let i = 0; i < layers; i++) {
         for (const kv of ['key', 'value']) {
           const key = `past_key_values.${i}.${kv}`;
@@ -294,14 +330,29 @@ export function ortScorer(session, options = {}) {
       const out = await session.run(feeds);
       const present = {};
       for (let i = 0; i < layers; i++) {
-        for (const kv of ['key', 'value']) present[`past_key_values.${i}.${kv}`] = out[`present.${i}.${kv}`];
+        for (const kv of ['key', 'value'])
+          present[`past_key_values.${i}.${kv}`] = out[`present.${i}.${kv}`];
       }
       const made = [feeds.input_ids, feeds.attention_mask, feeds.position_ids];
-      if (!past) made.push(...Object.entries(feeds).filter(([k]) => PAST.test(k)).map(([, t]) => t));
-      return { logits: out.logits, present, extra: [...made, ...info.extraOutputs.map((name) => out[name])] };
+      if (!past)
+        made.push(
+          ...Object.entries(feeds)
+            .filter(([k]) => PAST.test(k))
+            .map(([, t]) => t),
+        );
+      return {
+        logits: out.logits,
+        present,
+        extra: [...made, ...info.extraOutputs.map((name) => out[name])],
+      };
     },
     async cut(t, n) {
-      return pool.cut(t, await dataOf(t), n, (data, dims) => new ortModule.Tensor(t.type, data, dims));
+      return pool.cut(
+        t,
+        await dataOf(t),
+        n,
+        (data, dims) => new ortModule.Tensor(t.type, data, dims),
+      );
     },
     dataOf,
     release: (t) => {

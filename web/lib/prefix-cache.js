@@ -2,7 +2,7 @@
 // lists: which cached tokens a call can keep, and, after a pass over a draft tree, which of the
 // tree's cached nodes the next call's tokens walk down (the accepted path). The caches
 // themselves live elsewhere: kvCacheScorer (ort.js: ONNX Runtime and transformers.js tensors)
-// and GpuModel (webgpu.js: GPU buffers) cut and copy them as these functions say.
+// and GpuModel (webgpu-model.js: GPU buffers) cut and copy them as these functions say.
 // (The C++ models' own: src/model/model_source.cc.)
 
 /**
@@ -70,9 +70,20 @@ export function treePath(cached, tree, tokens) {
  * @param {{ tokens: ArrayLike<number>, parents: ArrayLike<number>, first: number, withRoot: boolean }} tree
  */
 export function reusableTreeNodes(cached, old, tokens, tree) {
-  if (!old || tree.withRoot || cached.length !== tokens.length || commonPrefixLength(cached, tokens) !== tokens.length) return 0;
+  if (
+    !old ||
+    tree.withRoot ||
+    cached.length !== tokens.length ||
+    commonPrefixLength(cached, tokens) !== tokens.length
+  )
+    return 0;
   let reused = 0;
   const n = Math.min(old.tokens.length, tree.first);
-  while (reused < n && old.tokens[reused] === tree.tokens[reused] && old.parents[reused] === tree.parents[reused]) reused++;
+  while (
+    reused < n &&
+    old.tokens[reused] === tree.tokens[reused] &&
+    old.parents[reused] === tree.parents[reused]
+  )
+    reused++;
   return reused;
 }

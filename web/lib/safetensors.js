@@ -7,6 +7,8 @@
 //   the JSON: { "__metadata__": { key: string }, name: { dtype, shape, data_offsets: [b, e] } }
 //             b, e: byte offsets into the data section; e - b = numel × the dtype's width
 //
+// The layout of specdec's GPT on top of it (its config and tensor set): gpt-safetensors.js.
+//
 // Also here: the float16 -> float32 table (one copy: ort.js widens float16 logits with it), the
 // float32 -> float16 rounding (one copy: 8-bit block scales, GGUF's Q8_0), and the FNV-1a 64
 // fingerprint of a model's token embedding (model/heads.cc model_fingerprint).
@@ -120,8 +122,10 @@ export const DTYPES = {
 
 // ---------------------------------------------------------------------------- the header
 
-const shapeText = (shape) => `[${shape.join(', ')}]`;
-const jsonType = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
+/** A shape as the messages write it: [2, 3]. */
+export const shapeText = (shape) => `[${shape.join(', ')}]`;
+const jsonType = (v) =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v;
 const isCount = (x) => Number.isSafeInteger(x) && x >= 0;
 
 /**
@@ -134,9 +138,11 @@ export function safetensorsHeaderLength(bytes, label = 'model file') {
   const bad = (msg) => {
     throw new SpecdecError(`${label}: ${msg}`);
   };
-  if (bytes.byteLength < 8) bad(`${bytes.byteLength} bytes is too short for the 8-byte header length`);
+  if (bytes.byteLength < 8)
+    bad(`${bytes.byteLength} bytes is too short for the 8-byte header length`);
   const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
-  if (n > MAX_HEADER_BYTES) bad(`header length ${n} exceeds the limit of ${MAX_HEADER_BYTES} bytes`);
+  if (n > MAX_HEADER_BYTES)
+    bad(`header length ${n} exceeds the limit of ${MAX_HEADER_BYTES} bytes`);
   return n;
 }
 
@@ -152,14 +158,21 @@ export function safetensorsHeaderLength(bytes, label = 'model file') {
  *   begin, end: byte offsets in the data section, which starts at byte dataStart of the file;
  *   nParams: the values of all tensors.
  */
-export function readSafetensorsHeader(bytes, { label = 'model file', fileBytes = bytes.byteLength } = {}) {
+export function readSafetensorsHeader(
+  bytes,
+  { label = 'model file', fileBytes = bytes.byteLength } = {},
+) {
   const bad = (msg) => {
     throw new SpecdecError(`${label}: ${msg}`);
   };
   if (fileBytes < 8) bad(`${fileBytes} bytes is too short for the 8-byte header length`);
   const n = safetensorsHeaderLength(bytes, label);
-  if (n > fileBytes - 8) bad(`header length ${n} exceeds the ${fileBytes - 8} bytes after the length field (truncated file?)`);
-  if (n > bytes.byteLength - 8) bad(`header length ${n}: only ${bytes.byteLength - 8} bytes of the header were given`);
+  if (n > fileBytes - 8)
+    bad(
+      `header length ${n} exceeds the ${fileBytes - 8} bytes after the length field (truncated file?)`,
+    );
+  if (n > bytes.byteLength - 8)
+    bad(`header length ${n}: only ${bytes.byteLength - 8} bytes of the header were given`);
   let header;
   try {
     header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
@@ -174,45 +187,65 @@ export function readSafetensorsHeader(bytes, { label = 'model file', fileBytes =
   let nParams = 0;
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') {
-      if (jsonType(entry) !== 'object') bad(`__metadata__ must be an object, got ${jsonType(entry)}`);
+      if (jsonType(entry) !== 'object')
+        bad(`__metadata__ must be an object, got ${jsonType(entry)}`);
       for (const [key, value] of Object.entries(entry)) {
-        if (typeof value !== 'string') bad(`__metadata__ value of '${key}' must be a string, got ${jsonType(value)}`);
+        if (typeof value !== 'string')
+          bad(`__metadata__ value of '${key}' must be a string, got ${jsonType(value)}`);
         metadata.push([key, value]);
       }
       continue;
     }
     const where = `tensor '${name}'`;
-    if (jsonType(entry) !== 'object') bad(`${where}: entry must be an object, got ${jsonType(entry)}`);
+    if (jsonType(entry) !== 'object')
+      bad(`${where}: entry must be an object, got ${jsonType(entry)}`);
     for (const key of Object.keys(entry)) {
-      if (key !== 'dtype' && key !== 'shape' && key !== 'data_offsets') bad(`${where}: unknown key '${key}'`);
+      if (key !== 'dtype' && key !== 'shape' && key !== 'data_offsets')
+        bad(`${where}: unknown key '${key}'`);
     }
     const { dtype, shape, data_offsets: offsets } = entry;
-    for (const [key, v] of [['dtype', dtype], ['shape', shape], ['data_offsets', offsets]]) {
+    for (const [key, v] of [
+      ['dtype', dtype],
+      ['shape', shape],
+      ['data_offsets', offsets],
+    ]) {
       if (v === undefined) bad(`${where}: missing '${key}'`);
     }
     if (typeof dtype !== 'string') bad(`${where}: dtype must be a string`);
-    if (!Object.hasOwn(DTYPES, dtype)) bad(`${where} has dtype '${dtype}' (supported: ${Object.keys(DTYPES).join(', ')})`);
-    if (!Array.isArray(shape) || shape.length > MAX_TENSOR_RANK) bad(`${where}: shape must be an array of at most ${MAX_TENSOR_RANK} integers`);
+    if (!Object.hasOwn(DTYPES, dtype))
+      bad(`${where} has dtype '${dtype}' (supported: ${Object.keys(DTYPES).join(', ')})`);
+    if (!Array.isArray(shape) || shape.length > MAX_TENSOR_RANK)
+      bad(`${where}: shape must be an array of at most ${MAX_TENSOR_RANK} integers`);
     if (!shape.every(isCount)) bad(`${where}: shape must hold non-negative integers`);
     const numel = shape.reduce((a, b) => a * b, 1);
     const width = DTYPES[dtype].bytes;
-    if (!Number.isSafeInteger(numel * width)) bad(`${where}: shape ${shapeText(shape)} is too large`);
-    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount)) bad(`${where}: data_offsets must be two non-negative integers`);
+    if (!Number.isSafeInteger(numel * width))
+      bad(`${where}: shape ${shapeText(shape)} is too large`);
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount))
+      bad(`${where}: data_offsets must be two non-negative integers`);
     const [begin, end] = offsets;
     const range = `[${begin}, ${end}]`;
-    if (begin > end || end > dataBytes) bad(`${where}: data_offsets ${range} are outside the data section of ${dataBytes} bytes`);
-    if (end - begin !== numel * width) bad(`${where}: data_offsets ${range} span ${end - begin} bytes, but shape ${shapeText(shape)} of ${dtype} needs ${numel * width}`);
+    if (begin > end || end > dataBytes)
+      bad(`${where}: data_offsets ${range} are outside the data section of ${dataBytes} bytes`);
+    if (end - begin !== numel * width)
+      bad(
+        `${where}: data_offsets ${range} span ${end - begin} bytes, but shape ${shapeText(shape)} of ${dtype} needs ${numel * width}`,
+      );
     tensors.set(name, { dtype, shape: [...shape], numel, begin, end });
     nParams += numel;
   }
   // Sorted by start, a tensor overlaps an earlier one iff it starts before the furthest end so
   // far. Empty tensors occupy no bytes and cannot overlap.
-  const spans = [...tensors].filter(([, t]) => t.end > t.begin).sort((a, b) => a[1].begin - b[1].begin);
+  const spans = [...tensors]
+    .filter(([, t]) => t.end > t.begin)
+    .sort((a, b) => a[1].begin - b[1].begin);
   let furthest = null;
   for (const span of spans) {
     const [name, t] = span;
     if (furthest && t.begin < furthest[1].end) {
-      bad(`tensors '${furthest[0]}' and '${name}' overlap (bytes [${furthest[1].begin}, ${furthest[1].end}) and [${t.begin}, ${t.end}))`);
+      bad(
+        `tensors '${furthest[0]}' and '${name}' overlap (bytes [${furthest[1].begin}, ${furthest[1].end}) and [${t.begin}, ${t.end}))`,
+      );
     }
     if (!furthest || t.end > furthest[1].end) furthest = span;
   }
@@ -271,83 +304,5 @@ export function fnv1a64(bytes) {
  * heads file records of its target (target_fingerprint; model/heads.cc model_fingerprint).
  * @param {Float32Array} wte
  */
-export const wteFingerprint = (wte) => fnv1a64(new Uint8Array(wte.buffer, wte.byteOffset, wte.byteLength));
-
-// ---------------------------------------------------------------------------- specdec's GPT
-
-const CONFIG_KEYS = [['vocabSize', 'vocab_size'], ['nLayer', 'n_layer'], ['nHead', 'n_head'], ['nEmbd', 'n_embd'], ['blockSize', 'block_size']];
-
-/**
- * The tensors of a specdec GPT (nanoGPT's names) and their shapes, in file order.
- * @param {{ vocabSize: number, nLayer: number, nEmbd: number, blockSize: number }} config
- * @returns {Map<string, number[]>}
- */
-export function gptTensorShapes({ vocabSize: V, nLayer: L, nEmbd: C, blockSize: T }) {
-  const shapes = new Map([['transformer.wte.weight', [V, C]], ['transformer.wpe.weight', [T, C]]]);
-  for (let l = 0; l < L; l++) {
-    const p = `transformer.h.${l}.`;
-    for (const [n, s] of [['ln_1.weight', [C]], ['ln_1.bias', [C]], ['attn.c_attn.weight', [3 * C, C]], ['attn.c_attn.bias', [3 * C]],
-      ['attn.c_proj.weight', [C, C]], ['attn.c_proj.bias', [C]], ['ln_2.weight', [C]], ['ln_2.bias', [C]],
-      ['mlp.c_fc.weight', [4 * C, C]], ['mlp.c_fc.bias', [4 * C]], ['mlp.c_proj.weight', [C, 4 * C]], ['mlp.c_proj.bias', [C]]]) {
-      shapes.set(p + n, s);
-    }
-  }
-  shapes.set('transformer.ln_f.weight', [C]);
-  shapes.set('transformer.ln_f.bias', [C]);
-  return shapes;
-}
-
-/**
- * Reads a specdec GPT safetensors file: its config (from __metadata__), and every tensor as a
- * Float32Array (F16 widened), with the checks of the C++ loader that matter here (the
- * container's, the config, the exact tensor set and shapes, finite values). Messages start with
- * "bytes: model file:".
- *
- * A reader of another weight layout (webgpu-q8.js: 8-bit Linear weights) passes the header it
- * already read as `file`, and `skip`: the names it reads itself, which are then neither
- * unexpected when present nor missing when absent, and left out of `tensors`.
- * @param {Uint8Array} u8
- * @param {{ file?: ReturnType<typeof readSafetensorsHeader>, skip?: (name: string) => boolean }} [options]
- * @returns {{ config: { vocabSize: number, nLayer: number, nHead: number, nEmbd: number, blockSize: number }, tensors: Map<string, Float32Array>, metadata: Record<string, string> }}
- */
-export function readGptSafetensors(u8, { file, skip = () => false } = {}) {
-  const label = 'bytes: model file';
-  const bad = (msg) => {
-    throw new SpecdecError(`${label}: ${msg}`);
-  };
-  file ??= readSafetensorsHeader(u8, { label });
-  const meta = file.metadata;
-  const config = {};
-  for (const [js, key] of CONFIG_KEYS) {
-    const s = meta[key];
-    if (typeof s !== 'string' || !/^(0|[1-9]\d{0,8})$/.test(s)) bad(`__metadata__ '${key}' is ${s === undefined ? 'missing' : `'${s}', not a decimal integer`}`);
-    config[js] = Number(s);
-  }
-  const { vocabSize: V, nLayer: L, nHead: H, nEmbd: C, blockSize: T } = config;
-  if (V !== 256) bad(`vocab_size = ${V}, expected 256 (byte-level tokens)`);
-  if (L < 1 || L > 64) bad(`n_layer = ${L} is outside 1..64`);
-  if (C < 1 || C > 4096) bad(`n_embd = ${C} is outside 1..4096`);
-  if (H < 1 || C % H !== 0) bad(`n_head = ${H} does not divide n_embd = ${C}`);
-  if (T < 1 || T > 8192) bad(`block_size = ${T} is outside 1..8192`);
-  const expected = gptTensorShapes(config);
-  if (file.tensors.has('lm_head.weight')) expected.set('lm_head.weight', [V, C]);
-  for (const name of file.tensors.keys()) {
-    if (!expected.has(name) && !skip(name)) bad(`unexpected tensor '${name}'`);
-  }
-  const tensors = new Map();
-  for (const [name, shape] of expected) {
-    if (skip(name)) continue;
-    const t = file.tensors.get(name);
-    if (!t) bad(`missing tensor '${name}'`);
-    if (t.dtype !== 'F32' && t.dtype !== 'F16') bad(`tensor '${name}' has dtype ${t.dtype}; a GPT's tensors are F32 or F16 here`);
-    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
-      bad(`tensor '${name}' has shape ${shapeText(t.shape)}, expected ${shapeText(shape)}`);
-    }
-    const out = tensorFloat32(u8, file, t);
-    for (let i = 0; i < out.length; i++) {
-      if (!Number.isFinite(out[i])) bad(`tensor '${name}' holds a non-finite value (${out[i]}) at index ${i}`);
-    }
-    tensors.set(name, out);
-  }
-  return { config, tensors, metadata: { ...meta } };
-}
+export const wteFingerprint = (wte) =>
+  fnv1a64(new Uint8Array(wte.buffer, wte.byteOffset, wte.byteLength));

@@ -19,9 +19,16 @@ export const AUTO_CAP = 16;
 export function requestedThreads(threads, cores) {
   if (threads === undefined) return 1;
   if (threads === 'auto') return Math.max(1, Math.min(AUTO_CAP, Math.floor(cores) || 1));
-  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+  if (
+    typeof threads !== 'number' ||
+    !Number.isInteger(threads) ||
+    threads < 1 ||
+    threads > MAX_THREADS
+  ) {
     const shown = typeof threads === 'string' ? JSON.stringify(threads) : String(threads);
-    throw new SpecdecError(`threads: must be 'auto' or an integer in 1..${MAX_THREADS}, got ${shown}`);
+    throw new SpecdecError(
+      `threads: must be 'auto' or an integer in 1..${MAX_THREADS}, got ${shown}`,
+    );
   }
   return threads;
 }
@@ -39,8 +46,10 @@ export function browserThreadsBlocker() {
       : 'this JavaScript engine has no SharedArrayBuffer, which WebAssembly threads need';
   }
   if (globalThis.crossOriginIsolated === false) {
-    return 'not cross-origin isolated: WebAssembly threads need Cross-Origin-Opener-Policy: ' +
-      'same-origin and Cross-Origin-Embedder-Policy: require-corp (or credentialless)';
+    return (
+      'not cross-origin isolated: WebAssembly threads need Cross-Origin-Opener-Policy: ' +
+      'same-origin and Cross-Origin-Embedder-Policy: require-corp (or credentialless)'
+    );
   }
   if (typeof WebAssembly !== 'object' || typeof WebAssembly.Memory !== 'function') {
     return 'no WebAssembly in this environment';

@@ -11,20 +11,26 @@ const loadsInFlight = new WeakMap();
 
 /** Checks loadGpuModel's options (an object of known keys). */
 export function checkLoadOptions(options) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) fail(`options: expected an object, got ${describe(options)}`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    fail(`options: expected an object, got ${describe(options)}`);
   for (const key of Object.keys(options)) {
-    if (!GPU_LOAD_OPTIONS.includes(key)) fail(`${key}: unknown option of loadGpuModel (known: ${GPU_LOAD_OPTIONS.join(', ')})`);
+    if (!GPU_LOAD_OPTIONS.includes(key))
+      fail(`${key}: unknown option of loadGpuModel (known: ${GPU_LOAD_OPTIONS.join(', ')})`);
   }
   const w = options.weights;
-  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
+  if (w !== undefined && w !== 'f32' && w !== 'int8')
+    fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
 }
 
 /** score()'s options: { hidden } (read back the rows' final hidden states too). */
 export function hiddenOption(options) {
   if (options === undefined) return false;
-  if (options === null || typeof options !== 'object') fail(`options: expected { hidden }, got ${describe(options)}`);
-  for (const key of Object.keys(options)) if (key !== 'hidden') fail(`${key}: unknown option of score (known: hidden)`);
-  if (options.hidden !== undefined && typeof options.hidden !== 'boolean') fail(`hidden: expected a boolean, got ${describe(options.hidden)}`);
+  if (options === null || typeof options !== 'object')
+    fail(`options: expected { hidden }, got ${describe(options)}`);
+  for (const key of Object.keys(options))
+    if (key !== 'hidden') fail(`${key}: unknown option of score (known: hidden)`);
+  if (options.hidden !== undefined && typeof options.hidden !== 'boolean')
+    fail(`hidden: expected a boolean, got ${describe(options.hidden)}`);
   return options.hidden === true;
 }
 
@@ -36,11 +42,37 @@ export async function findAdapter(options) {
   if (options.device || options.adapter) return options.adapter ?? null;
   const gpu = options.gpu ?? globalThis.navigator?.gpu;
   if (!gpu || typeof gpu.requestAdapter !== 'function') {
-    fail("device: 'webgpu': WebGPU is not available in this browser/context (no navigator.gpu; it needs a secure context (a page served over HTTPS or from localhost) and a browser with WebGPU enabled)");
+    fail(
+      "device: 'webgpu': WebGPU is not available in this browser/context (no navigator.gpu; it needs a secure context (a page served over HTTPS or from localhost) and a browser with WebGPU enabled)",
+    );
   }
-  const adapter = await gpu.requestAdapter(options.powerPreference ? { powerPreference: options.powerPreference } : undefined);
-  if (!adapter) fail("device: 'webgpu': no WebGPU adapter (navigator.gpu.requestAdapter() returned null: no usable GPU, or WebGPU is blocked for it)");
+  const adapter = await gpu.requestAdapter(
+    options.powerPreference ? { powerPreference: options.powerPreference } : undefined,
+  );
+  if (!adapter)
+    fail(
+      "device: 'webgpu': no WebGPU adapter (navigator.gpu.requestAdapter() returned null: no usable GPU, or WebGPU is blocked for it)",
+    );
   return adapter;
+}
+
+/**
+ * Refuses a model of `config` whose largest buffer exceeds these limits
+ * (maxStorageBufferBindingSize, maxBufferSize) of the WebGPU `what` ('adapter', 'device');
+ * returns that buffer's size.
+ */
+export function checkBufferLimits(config, limits, what) {
+  const biggest = largestBuffer(config);
+  const maxBinding = Math.min(
+    limits.maxStorageBufferBindingSize ?? Infinity,
+    limits.maxBufferSize ?? Infinity,
+  );
+  if (biggest > maxBinding) {
+    fail(
+      `bytes: the model is too large for this WebGPU ${what}: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`,
+    );
+  }
+  return biggest;
 }
 
 /**
@@ -50,17 +82,15 @@ export async function findAdapter(options) {
  */
 export async function openDevice(adapter, device, config) {
   const limits = (device ?? adapter).limits ?? {};
-  const biggest = largestBuffer(config);
-  const maxBinding = Math.min(limits.maxStorageBufferBindingSize ?? Infinity, limits.maxBufferSize ?? Infinity);
-  if (biggest > maxBinding) {
-    fail(`bytes: the model is too large for this WebGPU adapter: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`);
-  }
+  const biggest = checkBufferLimits(config, limits, 'adapter');
   // The attention kernel keeps a row of scores (block_size) and a query (head size) in
   // workgroup memory.
   const shared = attentionWorkgroupBytes(config);
   const maxShared = limits.maxComputeWorkgroupStorageSize ?? 16384;
   if (shared > maxShared) {
-    fail(`bytes: the model is too large for this WebGPU adapter: attention over block_size = ${config.blockSize} needs ${shared} bytes of workgroup memory, over maxComputeWorkgroupStorageSize = ${maxShared}`);
+    fail(
+      `bytes: the model is too large for this WebGPU adapter: attention over block_size = ${config.blockSize} needs ${shared} bytes of workgroup memory, over maxComputeWorkgroupStorageSize = ${maxShared}`,
+    );
   }
   let ownsDevice = false;
   if (!device) {
@@ -103,7 +133,10 @@ export async function inErrorScopes(dev, build) {
   const before = loadsInFlight.get(dev) ?? Promise.resolve();
   let release;
   const mine = new Promise((r) => (release = r));
-  loadsInFlight.set(dev, before.then(() => mine));
+  loadsInFlight.set(
+    dev,
+    before.then(() => mine),
+  );
   await before;
   let built = null;
   let error = null;
@@ -124,6 +157,7 @@ export async function inErrorScopes(dev, build) {
   }
   if (error) throw error;
   if (oom) fail(`webgpu: out of GPU memory while uploading the model (${oom.message})`);
-  if (validation) fail(`webgpu: the device refused the model's buffers or kernels (${validation.message})`);
+  if (validation)
+    fail(`webgpu: the device refused the model's buffers or kernels (${validation.message})`);
   return built;
 }

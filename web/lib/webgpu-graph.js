@@ -1,13 +1,27 @@
 // The forward pass of specdec's GPT on a WebGPU device, layer for layer as in
 // src/model/gpt_model.cc: the model's buffers (weights, KV cache, activations), its kernels
 // (webgpu-kernels.js) and the pass as a list of dispatches, built once per model; and the
-// encoding of one pass into a command buffer. GpuModel (webgpu.js) decides what each pass
+// encoding of one pass into a command buffer. GpuModel (webgpu-model.js) decides what each pass
 // forwards and where its tokens sit in the cache.
 import { fail } from './errors.js';
 import {
-  MATMUL_COLUMNS, MATMUL_ROWS, attentionKernel, commitKernel, embedKernel, layernormKernel, matmulKernel,
+  MATMUL_COLUMNS,
+  MATMUL_ROWS,
+  attentionKernel,
+  commitKernel,
+  embedKernel,
+  layernormKernel,
+  matmulKernel,
 } from './webgpu-kernels.js';
-import { HEAD_ROWS, Q8_COLUMNS, q8AttentionKernel, q8HeadKernel, q8LayernormKernel, q8MatmulKernel, q8Rows } from './webgpu-q8-kernels.js';
+import {
+  HEAD_ROWS,
+  Q8_COLUMNS,
+  q8AttentionKernel,
+  q8HeadKernel,
+  q8LayernormKernel,
+  q8MatmulKernel,
+  q8Rows,
+} from './webgpu-q8-kernels.js';
 import { packForGpu } from './webgpu-q8.js';
 
 /** Nodes of one draft tree a pass takes (the decoder's kMaxTreeNodes). */
@@ -31,11 +45,15 @@ const padded = (n) => Math.ceil(n / 4) * 4;
 
 /** Bytes of the model's largest buffer (a weight matrix, the cache of a layer or an activation). */
 export function largestBuffer({ nEmbd: C, vocabSize: V, blockSize: T }) {
-  return Math.max(C * padded(4 * C), 4 * C * padded(C), C * padded(V), V * C, T * C, T * 4 * C, T * V) * 4;
+  return (
+    Math.max(C * padded(4 * C), 4 * C * padded(C), C * padded(V), V * C, T * C, T * 4 * C, T * V) *
+    4
+  );
 }
 
 /** Workgroup memory of the attention kernel: scores (blockSize), query (head size), reduction (64). */
-export const attentionWorkgroupBytes = ({ blockSize, nEmbd, nHead }) => (blockSize + nEmbd / nHead + 64) * 4;
+export const attentionWorkgroupBytes = ({ blockSize, nEmbd, nHead }) =>
+  (blockSize + nEmbd / nHead + 64) * 4;
 
 // (rows, cols) row-major -> (cols, rows4), rows4 = rows rounded up to a multiple of 4 (zeros):
 // a weight matrix (out, in) as the matmul kernel reads it, a vec4 of 4 outputs per load.
@@ -115,13 +133,26 @@ export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = fa
     const module = dev.createShaderModule({ code, label });
     const info = await module.getCompilationInfo?.();
     const errors = (info?.messages ?? []).filter((m) => m.type === 'error');
-    if (errors.length) fail(`webgpu: the ${label} kernel did not compile: ${errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ')}`);
+    if (errors.length)
+      fail(
+        `webgpu: the ${label} kernel did not compile: ${errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ')}`,
+      );
     return dev.createComputePipelineAsync
-      ? dev.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label })
-      : dev.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label });
+      ? dev.createComputePipelineAsync({
+          layout: 'auto',
+          compute: { module, entryPoint: 'main' },
+          label,
+        })
+      : dev.createComputePipeline({
+          layout: 'auto',
+          compute: { module, entryPoint: 'main' },
+          label,
+        });
   };
   // 8-bit weights: the kernels of webgpu-q8-kernels.js (the WASM engine's arithmetic, see there).
-  const mm = q8 ? (K, N, mode) => q8MatmulKernel(cfg, K, N, mode, dot4) : (K, N, mode) => matmulKernel(cfg, K, N, mode);
+  const mm = q8
+    ? (K, N, mode) => q8MatmulKernel(cfg, K, N, mode, dot4)
+    : (K, N, mode) => matmulKernel(cfg, K, N, mode);
   const [embed, ln, qkv, proj, fc, mproj, head, attn, commit] = await Promise.all([
     pipeline(embedKernel(cfg), 'embed'),
     pipeline(q8 ? q8LayernormKernel(cfg) : layernormKernel(cfg), 'layernorm'),
@@ -133,10 +164,14 @@ export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = fa
     pipeline(q8 ? q8AttentionKernel(cfg) : attentionKernel(cfg), 'attention'),
     pipeline(commitKernel(cfg), 'commit-path'),
   ]);
-  const group = (pipe, buffers) => dev.createBindGroup({
-    layout: pipe.getBindGroupLayout(0),
-    entries: [g.params, ...buffers.flat()].map((b, binding) => ({ binding, resource: { buffer: b } })),
-  });
+  const group = (pipe, buffers) =>
+    dev.createBindGroup({
+      layout: pipe.getBindGroupLayout(0),
+      entries: [g.params, ...buffers.flat()].map((b, binding) => ({
+        binding,
+        resource: { buffer: b },
+      })),
+    });
   const steps = [];
   const cols = (n) => Math.ceil(n / (q8 ? Q8_COLUMNS : MATMUL_COLUMNS));
   const tiles = (K) => (r) => Math.ceil(r / (q8 ? q8Rows(K) : MATMUL_ROWS));
@@ -145,7 +180,11 @@ export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = fa
   steps.push([embed, group(embed, [g.tokens, g.wte, g.wpe, g.x, g.positions]), (r) => [r, 1]]);
   for (const w of layers) {
     steps.push([ln, group(ln, [g.x, w.ln1w, w.ln1b, g.xn]), (r) => [r, 1]]);
-    steps.push([qkv, group(qkv, [g.xn, w.wqkv, w.bqkv, g.q, w.kc, w.vc]), (r) => [cols(3 * C), c1(r)]]);
+    steps.push([
+      qkv,
+      group(qkv, [g.xn, w.wqkv, w.bqkv, g.q, w.kc, w.vc]),
+      (r) => [cols(3 * C), c1(r)],
+    ]);
     steps.push([attn, group(attn, [g.q, w.kc, w.vc, g.att, g.ancestors]), (r) => [r, H]]);
     steps.push([proj, group(proj, [g.att, w.wproj, w.bproj, g.x]), (r) => [cols(C), c1(r)]]);
     steps.push([ln, group(ln, [g.x, w.ln2w, w.ln2b, g.xn]), (r) => [r, 1]]);
@@ -153,12 +192,19 @@ export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = fa
     steps.push([mproj, group(mproj, [g.h, w.wmp, w.bmp, g.x]), (r) => [cols(C), c4(r)]]);
   }
   steps.push([ln, group(ln, [g.x, g.lnfw, g.lnfb, g.xn]), (r) => [r, 1]]);
-  steps.push([head, group(head, [g.xn, g.head, g.logits]), (r, nLast) => [cols(V), Math.ceil(nLast / (q8 ? HEAD_ROWS : MATMUL_ROWS))]]);
+  steps.push([
+    head,
+    group(head, [g.xn, g.head, g.logits]),
+    (r, nLast) => [cols(V), Math.ceil(nLast / (q8 ? HEAD_ROWS : MATMUL_ROWS))],
+  ]);
   // Committing a tree path: a dispatch per layer, before the pass that follows it.
-  const commits = layers.map((w) => [commit, dev.createBindGroup({
-    layout: commit.getBindGroupLayout(0),
-    entries: [g.plan, w.kc, w.vc].map((b, binding) => ({ binding, resource: { buffer: b } })),
-  })]);
+  const commits = layers.map((w) => [
+    commit,
+    dev.createBindGroup({
+      layout: commit.getBindGroupLayout(0),
+      entries: [g.plan, w.kc, w.vc].map((b, binding) => ({ binding, resource: { buffer: b } })),
+    }),
+  ]);
   return { g, steps, commits };
 }
 
@@ -174,7 +220,11 @@ export function submitPass(dev, graph, cfg, { fresh, pos0, nLast, tree, commit, 
   const { g, steps, commits } = graph;
   const rows = fresh.length;
   const { vocabSize: V, nEmbd: C } = cfg;
-  dev.queue.writeBuffer(g.params, 0, new Uint32Array([pos0, rows, rows - nLast, tree ? tree.base : NO_TREE]));
+  dev.queue.writeBuffer(
+    g.params,
+    0,
+    new Uint32Array([pos0, rows, rows - nLast, tree ? tree.base : NO_TREE]),
+  );
   dev.queue.writeBuffer(g.tokens, 0, Uint32Array.from(fresh));
   const positions = tree ? tree.positions : Uint32Array.from({ length: rows }, (_, i) => pos0 + i);
   dev.queue.writeBuffer(g.positions, 0, positions);
@@ -201,7 +251,8 @@ export function submitPass(dev, graph, cfg, { fresh, pos0, nLast, tree, commit, 
     }
     pass.end();
     enc.copyBufferToBuffer(g.logits, 0, g.staging, 0, nLast * V * 4);
-    if (hidden) enc.copyBufferToBuffer(g.xn, (rows - nLast) * C * 4, g.staging, nLast * V * 4, nLast * C * 4);
+    if (hidden)
+      enc.copyBufferToBuffer(g.xn, (rows - nLast) * C * 4, g.staging, nLast * V * 4, nLast * C * 4);
     dev.queue.submit([enc.finish()]);
   } finally {
     scope = dev.popErrorScope(); // balanced even when encoding threw

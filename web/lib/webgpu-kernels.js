@@ -1,4 +1,4 @@
-// WGSL kernels of specdec's GPT on WebGPU (web/lib/webgpu.js runs them). Each is generated for
+// WGSL kernels of specdec's GPT on WebGPU (web/lib/webgpu-model.js runs them). Each is generated for
 // one model config, so that every size is a constant. f32 throughout. The semantics follow
 // src/model/gpt_model.cc: pre-LayerNorm blocks (eps 1e-5), causal self-attention over the KV
 // cache, exact (erf) GELU, tied LM head.
@@ -39,7 +39,9 @@ export const f = (x) => {
 // (webgpu-q8-kernels.js): the same bindings and steps, so that one text serves both.
 
 /** A LayerNorm's bindings: x, weight, bias, out (a row of width C each). */
-export const layernormBindings = (C) => /* wgsl */ `@group(0) @binding(1) var<storage, read> x: array<f32>;
+export const layernormBindings = (
+  C,
+) => /* wgsl */ `@group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> weight: array<f32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
@@ -52,7 +54,11 @@ export const LAYERNORM_OUT = /* wgsl */ `  for (var c = li; c < C; c += 64u) {
 `;
 
 /** The attention kernels' bindings and workgroup memory: q, the layer's cache, att, tree ancestors. */
-export const attentionBindings = (C, hs, blockSize) => /* wgsl */ `@group(0) @binding(1) var<storage, read> q: array<f32>;
+export const attentionBindings = (
+  C,
+  hs,
+  blockSize,
+) => /* wgsl */ `@group(0) @binding(1) var<storage, read> q: array<f32>;
 @group(0) @binding(2) var<storage, read> kc: array<f32>;
 @group(0) @binding(3) var<storage, read> vc: array<f32>;
 @group(0) @binding(4) var<storage, read_write> att: array<f32>;

@@ -11,7 +11,15 @@
 // (sx = amax / 127, x8 = clamp(round_half_even(x · (127 / amax)))), four x8 to a u32, then each
 // output is acc = acc + (sw_b · sx_b) · f32(isum_b) over the blocks b in order, isum_b the
 // exact i32 dot product of 32 int8 pairs (dot4I8Packed where the adapter has it).
-import { LAYERNORM_OUT, PARAMS, REDUCE_MAX, ROW_MAIN, attentionBindings, f, layernormBindings } from './webgpu-kernels.js';
+import {
+  LAYERNORM_OUT,
+  PARAMS,
+  REDUCE_MAX,
+  ROW_MAIN,
+  attentionBindings,
+  f,
+  layernormBindings,
+} from './webgpu-kernels.js';
 
 /** Rows of the 8-bit matmul's workgroup for input width K (its quantized rows fit 16 KiB). */
 export const q8Rows = (K) => Math.max(1, Math.min(16, Math.floor(15360 / (K + K / 8))));
@@ -34,14 +42,14 @@ var<private> infBits: u32 = 0x7f800000u;
 fn exp2i(n: f32) -> f32 { return bitcast<f32>(u32(i32(n) + 127) << 23u); }
 fn exp_(x: f32) -> f32 {
   let hi = ${f(88.3762626647949)};
-  let lo = ${f(-103.972084045410)};
+  let lo = ${f(-103.97208404541)};
   var xc = select(x, hi, x > hi);
   xc = select(xc, lo, xc < lo);
   let n = floor(xc * ${f(1.44269504088896341)} + 0.5);
   var r = xc - n * ${f(0.693359375)};
-  r = r - n * ${f(-2.12194440e-4)};
+  r = r - n * ${f(-2.1219444e-4)};
   let z = r * r;
-  var y = ${f(1.9875691500e-4)};
+  var y = ${f(1.98756915e-4)};
   y = y * r + ${f(1.3981999507e-3)};
   y = y * r + ${f(8.3334519073e-3)};
   y = y * r + ${f(4.1665795894e-2)};
@@ -65,8 +73,8 @@ fn erf_(x: f32) -> f32 {
   y = y * z + ${f(5.188327685732524e-3)};
   y = y * z + ${f(-2.685381193529856e-2)};
   y = y * z + ${f(1.128358514861418e-1)};
-  y = y * z + ${f(-3.761262582423300e-1)};
-  y = y * z + ${f(1.128379165726710)};
+  y = y * z + ${f(-3.7612625824233e-1)};
+  y = y * z + ${f(1.12837916572671)};
   let small = x * y;
   let t = 1.0 / (1.0 + 0.5 * a);
   var q = ${f(0.17087277)};
@@ -134,11 +142,16 @@ export function q8MatmulKernel({ nEmbd: C }, K, N, mode, dot4 = false) {
   } else {
     out = `
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;`;
-    epilogue = mode === 'add' ? `
-      out[r * N + n] = out[r * N + n] + v;` : `
+    epilogue =
+      mode === 'add'
+        ? `
+      out[r * N + n] = out[r * N + n] + v;`
+        : `
       out[r * N + n] = gelu(v);`;
   }
-  const dot = dot4 ? 'dot4I8Packed(a, b)' : `dot(vec4<i32>(bitcast<vec4<i32>>(vec4<u32>(a << 24u, a << 16u, a << 8u, a)) >> vec4<u32>(24u)),
+  const dot = dot4
+    ? 'dot4I8Packed(a, b)'
+    : `dot(vec4<i32>(bitcast<vec4<i32>>(vec4<u32>(a << 24u, a << 16u, a << 8u, a)) >> vec4<u32>(24u)),
              vec4<i32>(bitcast<vec4<i32>>(vec4<u32>(b << 24u, b << 16u, b << 8u, b)) >> vec4<u32>(24u)))`;
   return /* wgsl */ `${dot4 ? 'requires packed_4x8_integer_dot_product;\n' : ''}${PARAMS}
 @group(0) @binding(1) var<storage, read> x: array<f32>;

@@ -8,7 +8,14 @@
 // neighbouring invocations (rows n, n + 1) read neighbouring 32-byte pieces; scales as binary16
 // bits, two per u32, scale (b, n) at half b N + n. Bytes per weight: 1 + 2 / 32.
 import { fail } from './errors.js';
-import { f32ToF16, halfToFloatTable, readGptSafetensors, readSafetensorsHeader, tensorBytes, tensorFloat32 } from './safetensors.js';
+import { readGptSafetensors } from './gpt-safetensors.js';
+import {
+  f32ToF16,
+  halfToFloatTable,
+  readSafetensorsHeader,
+  tensorBytes,
+  tensorFloat32,
+} from './safetensors.js';
 
 export const Q8_BLOCK = 32;
 /** The Linear layers of a block held as 8-bit weights (the rest stays float32). */
@@ -44,7 +51,8 @@ export function quantizeWeights(w, n, k) {
         scales[r * B + b] = 0x3c00; // 1.0, every quant 0
         continue;
       }
-      if (!Number.isFinite(d)) fail(`bytes: a weight of ${Math.fround(amax)} is too large for a binary16 block scale`);
+      if (!Number.isFinite(d))
+        fail(`bytes: a weight of ${Math.fround(amax)} is too large for a binary16 block scale`);
       scales[r * B + b] = h;
       for (let j = 0; j < Q8_BLOCK; j++) q[at + j] = roundClamp(Math.fround(w[at + j] / d));
     }
@@ -65,48 +73,75 @@ export function readGpuModel(u8, want) {
   const label = 'bytes: model file';
   const file = readSafetensorsHeader(u8, { label });
   const stored = file.metadata.weights;
-  if (stored !== undefined && stored !== 'f32' && stored !== 'int8') fail(`${label}: __metadata__ 'weights' = '${stored}', expected 'f32' or 'int8'`);
+  if (stored !== undefined && stored !== 'f32' && stored !== 'int8')
+    fail(`${label}: __metadata__ 'weights' = '${stored}', expected 'f32' or 'int8'`);
   if (stored !== 'int8') {
     for (const name of file.tensors.keys()) {
-      if (name.endsWith('.q8') || name.endsWith('.scale')) fail(`${label}: tensor '${name}' is 8-bit, but the file's __metadata__ does not say weights: int8 (mixed layouts)`);
+      if (name.endsWith('.q8') || name.endsWith('.scale'))
+        fail(
+          `${label}: tensor '${name}' is 8-bit, but the file's __metadata__ does not say weights: int8 (mixed layouts)`,
+        );
     }
     const parsed = readGptSafetensors(u8, { file });
     if (want !== 'int8') return { ...parsed, q8: null, weights: 'f32' };
     return { ...parsed, ...quantizeLinears(parsed), weights: 'int8' };
   }
-  if (want === 'f32') fail(`weights: 'f32' asked, but the file holds 8-bit weights (__metadata__ weights: int8); load it with weights: 'int8' or load its float file`);
+  if (want === 'f32')
+    fail(
+      `weights: 'f32' asked, but the file holds 8-bit weights (__metadata__ weights: int8); load it with weights: 'int8' or load its float file`,
+    );
   const q8 = new Map();
   const need = (name, dtype, shape) => {
     const t = file.tensors.get(name);
     if (!t) fail(`${label}: missing tensor '${name}'`);
-    if (t.dtype !== dtype) fail(`${label}: tensor '${name}' has dtype ${t.dtype}, expected ${dtype}`);
-    if (t.shape.join() !== shape.join()) fail(`${label}: tensor '${name}' has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`);
+    if (t.dtype !== dtype)
+      fail(`${label}: tensor '${name}' has dtype ${t.dtype}, expected ${dtype}`);
+    if (t.shape.join() !== shape.join())
+      fail(
+        `${label}: tensor '${name}' has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`,
+      );
     return t;
   };
   const C = Number(file.metadata.n_embd);
   const L = Number(file.metadata.n_layer);
-  if (!(C > 0 && C % Q8_BLOCK === 0)) fail(`${label}: n_embd = ${file.metadata.n_embd} is not a multiple of ${Q8_BLOCK} (8-bit blocks)`);
+  if (!(C > 0 && C % Q8_BLOCK === 0))
+    fail(
+      `${label}: n_embd = ${file.metadata.n_embd} is not a multiple of ${Q8_BLOCK} (8-bit blocks)`,
+    );
   for (let l = 0; Number.isInteger(L) && l < L && l < 64; l++) {
-    for (const [lin, n, k] of [['attn.c_attn', 3 * C, C], ['attn.c_proj', C, C], ['mlp.c_fc', 4 * C, C], ['mlp.c_proj', C, 4 * C]]) {
+    for (const [lin, n, k] of [
+      ['attn.c_attn', 3 * C, C],
+      ['attn.c_proj', C, C],
+      ['mlp.c_fc', 4 * C, C],
+      ['mlp.c_proj', C, 4 * C],
+    ]) {
       const name = `transformer.h.${l}.${lin}.weight`;
-      if (file.tensors.has(name)) fail(`${label}: tensor '${name}' is float beside 8-bit weights (mixed layouts)`);
+      if (file.tensors.has(name))
+        fail(`${label}: tensor '${name}' is float beside 8-bit weights (mixed layouts)`);
       const tq = need(`${name}.q8`, 'I8', [n, k]);
       const ts = need(`${name}.scale`, 'F16', [n, k / Q8_BLOCK]);
       const q = new Int8Array(tq.numel);
       q.set(new Int8Array(tensorBytes(u8, file, tq).slice().buffer));
       const bad = q.indexOf(-128);
-      if (bad >= 0) fail(`${label}: tensor '${name}.q8' holds -128 at index ${bad} (quants are in [-127, 127])`);
+      if (bad >= 0)
+        fail(
+          `${label}: tensor '${name}.q8' holds -128 at index ${bad} (quants are in [-127, 127])`,
+        );
       const raw = tensorBytes(u8, file, ts);
       const scales = new Uint16Array(raw.slice().buffer);
       const values = tensorFloat32(u8, file, ts);
       const badScale = values.findIndex((s) => !(Number.isFinite(s) && s > 0));
-      if (badScale >= 0) fail(`${label}: tensor '${name}.scale' holds the block scale ${values[badScale]} at index ${badScale} (scales must be finite and > 0)`);
+      if (badScale >= 0)
+        fail(
+          `${label}: tensor '${name}.scale' holds the block scale ${values[badScale]} at index ${badScale} (scales must be finite and > 0)`,
+        );
       q8.set(`transformer.h.${l}.${lin}`, { n, k, q, scales });
     }
   }
   // The other tensors: readGptSafetensors checks them as it checks any file, and leaves the
   // 8-bit ones (read above) to this reader.
-  const skip = (name) => name.endsWith('.q8') || name.endsWith('.scale') || q8.has(name.replace(/\.weight$/, ''));
+  const skip = (name) =>
+    name.endsWith('.q8') || name.endsWith('.scale') || q8.has(name.replace(/\.weight$/, ''));
   return { ...readGptSafetensors(u8, { file, skip }), q8, weights: 'int8' };
 }
 
@@ -140,7 +175,10 @@ export function packForGpu({ n, k, q, scales }) {
   const sc = new Uint16Array(Math.ceil((B * n) / 2) * 2);
   for (let r = 0; r < n; r++) {
     for (let b = 0; b < B; b++) {
-      bytes.set(src.subarray(r * k + b * Q8_BLOCK, r * k + (b + 1) * Q8_BLOCK), (b * n + r) * Q8_BLOCK);
+      bytes.set(
+        src.subarray(r * k + b * Q8_BLOCK, r * k + (b + 1) * Q8_BLOCK),
+        (b * n + r) * Q8_BLOCK,
+      );
       sc[b * n + r] = scales[r * B + b];
     }
   }

@@ -42,14 +42,22 @@ export interface GpuModelStats {
 /** The score callback of a GpuModel (its KV cache is the model's). */
 export interface GpuScorer {
   (tokens: Int32Array | ArrayLike<number>, nLast: number): Promise<Float32Array>;
-  (tokens: Int32Array | ArrayLike<number>, nLast: number, options: { hidden: true }): Promise<GpuRowsWithHidden>;
+  (
+    tokens: Int32Array | ArrayLike<number>,
+    nLast: number,
+    options: { hidden: true },
+  ): Promise<GpuRowsWithHidden>;
   readonly model: GpuModel;
   readonly vocabSize: number;
   readonly blockSize: number;
   readonly cachedTokens: number;
   /** The model's scoreTree: createDecoder sends draft trees here (one pass per tree). */
   scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
-  scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree, options: { hidden: true }): Promise<GpuRowsWithHidden>;
+  scoreTree(
+    tokens: Int32Array | ArrayLike<number>,
+    tree: GpuTree,
+    options: { hidden: true },
+  ): Promise<GpuRowsWithHidden>;
 }
 
 /** A pass's logits with the final hidden states (after ln_f) of the same rows: what heads draft from. */
@@ -97,14 +105,22 @@ export class GpuModel {
   /** The logits (flat nLast × vocabSize) of the last nLast positions of tokens. Queued: one pass at a time. */
   score(tokens: Int32Array | ArrayLike<number>, nLast?: number): Promise<Float32Array>;
   /** With { hidden: true }: the logits and the final hidden states of the same rows, one read-back. */
-  score(tokens: Int32Array | ArrayLike<number>, nLast: number, options: { hidden: true }): Promise<GpuRowsWithHidden>;
+  score(
+    tokens: Int32Array | ArrayLike<number>,
+    nLast: number,
+    options: { hidden: true },
+  ): Promise<GpuRowsWithHidden>;
   /**
    * The logits of a draft tree below `tokens`, one pass: the root's row (withRoot), then the
    * rows of nodes first .. n − 1 (flat). Nodes already cached by the previous tree pass over the
    * same sequence are reused. At most 64 nodes; tokens + nodes within block_size.
    */
   scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
-  scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree, options: { hidden: true }): Promise<GpuRowsWithHidden>;
+  scoreTree(
+    tokens: Int32Array | ArrayLike<number>,
+    tree: GpuTree,
+    options: { hidden: true },
+  ): Promise<GpuRowsWithHidden>;
   /** A score callback for createDecoder's targetScore / draftScore (scoreOutput 'logits'). */
   scorer(): GpuScorer;
   /** Empties the KV cache. */
@@ -119,14 +135,20 @@ export class GpuModel {
  * nParams, fileBytes, weights ('int8': the blocks' Linear weights 8-bit) and weightBytes (here
  * the bytes of the weights in GPU memory).
  */
-export interface GpuModel extends Pick<Model, 'config' | 'metadata' | 'nParams' | 'fileBytes' | 'weights' | 'weightBytes'> {}
+export interface GpuModel extends Pick<
+  Model,
+  'config' | 'metadata' | 'nParams' | 'fileBytes' | 'weights' | 'weightBytes'
+> {}
 
 /**
  * Loads a specdec GPT safetensors file (float, or 8-bit: options.weights) onto a WebGPU device. Rejects with a SpecdecError when
  * WebGPU is unavailable, no adapter is found, the model exceeds the adapter's buffer limits or the
  * file is malformed.
  */
-export function loadGpuModel(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: GpuLoadOptions): Promise<GpuModel>;
+export function loadGpuModel(
+  bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
+  options?: GpuLoadOptions,
+): Promise<GpuModel>;
 
 /** model.scorer(). */
 export function gpuScorer(model: GpuModel): GpuScorer;
@@ -138,6 +160,10 @@ export function dispatchesPerPass(nLayer: number): number;
 export function wteFingerprint(wte: Float32Array): string;
 
 /** Parses and checks a specdec GPT safetensors file (F16 widened to f32). */
-export function readGptSafetensors(bytes: Uint8Array): { config: ModelConfig; tensors: Map<string, Float32Array>; metadata: Record<string, string> };
+export function readGptSafetensors(bytes: Uint8Array): {
+  config: ModelConfig;
+  tensors: Map<string, Float32Array>;
+  metadata: Record<string, string>;
+};
 
 export type { ScoreFunction };

@@ -39,7 +39,10 @@ export const MODEL_PAIRS = {
     target: 'models/large-target.safetensors',
     draft: 'models/large-draft.safetensors',
     heads: 'models/large-target-heads.safetensors',
-    int8: { target: 'models/large-target-int8.safetensors', draft: 'models/large-draft-int8.safetensors' },
+    int8: {
+      target: 'models/large-target-int8.safetensors',
+      draft: 'models/large-draft-int8.safetensors',
+    },
     required: false,
   },
 };

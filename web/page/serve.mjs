@@ -40,7 +40,15 @@ export const ISOLATION_HEADERS = {
   'Cross-Origin-Resource-Policy': 'same-origin',
 };
 
-export async function startServer({ root, port = 0, host = '127.0.0.1', log = false, throttle = null, isolation = true, headers = {} } = {}) {
+export async function startServer({
+  root,
+  port = 0,
+  host = '127.0.0.1',
+  log = false,
+  throttle = null,
+  isolation = true,
+  headers = {},
+} = {}) {
   const base = path.resolve(root);
   const extra = { ...(isolation ? ISOLATION_HEADERS : {}), ...headers };
   const server = createServer(async (req, res) => {
@@ -66,7 +74,8 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', log = fa
         'Cache-Control': 'no-cache',
         ...extra,
       });
-      if (req.method !== 'HEAD' && throttle?.match(url.pathname)) await sendSlowly(res, body, throttle.bytesPerSecond);
+      if (req.method !== 'HEAD' && throttle?.match(url.pathname))
+        await sendSlowly(res, body, throttle.bytesPerSecond);
       else res.end(req.method === 'HEAD' ? undefined : body);
       if (log) console.log(`200 ${req.url}`);
     } catch (err) {
@@ -82,10 +91,11 @@ export async function startServer({ root, port = 0, host = '127.0.0.1', log = fa
     url: `http://${host}:${actual}/`,
     server,
     isolation: !!isolation,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections?.();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      }),
   };
 }
 
@@ -112,11 +122,15 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const port = Number(opt('--port', process.env.PORT || 8080));
   const exists = await stat(path.join(root, 'index.html')).catch(() => null);
   if (!exists) {
-    console.error(`specdec: ${root}/index.html not found — build the page first: npm run build && npm run build:page`);
+    console.error(
+      `specdec: ${root}/index.html not found — build the page first: npm run build && npm run build:page`,
+    );
     process.exit(1);
   }
   const isolation = !args.includes('--no-isolation');
   const { url } = await startServer({ root, port, isolation });
-  console.log(`specdec page: serving ${root}${isolation ? ' (cross-origin isolated: COOP/COEP/CORP headers)' : ' (no isolation headers)'}`);
+  console.log(
+    `specdec page: serving ${root}${isolation ? ' (cross-origin isolated: COOP/COEP/CORP headers)' : ' (no isolation headers)'}`,
+  );
   console.log(`open ${url}`);
 }

@@ -56,7 +56,13 @@ function describeModelFile(file) {
     name: meta.name ?? null,
     params,
     memoryBytes,
-    config: { nLayer: int('n_layer'), nHead: int('n_head'), nEmbd: int('n_embd'), blockSize: int('block_size'), vocabSize: int('vocab_size') },
+    config: {
+      nLayer: int('n_layer'),
+      nHead: int('n_head'),
+      nEmbd: int('n_embd'),
+      blockSize: int('block_size'),
+      vocabSize: int('vocab_size'),
+    },
   };
 }
 
@@ -69,18 +75,34 @@ function describeHeadsFile(file) {
 
 function specdecModels() {
   const pairs = Object.entries(MODEL_PAIRS).map(([pair, spec], index) => {
-    const outName = (role) => (index === 0 ? `models/${role === 'heads' ? 'target-heads' : role}.safetensors` : `models/${pair}-${role}.safetensors`);
+    const outName = (role) =>
+      index === 0
+        ? `models/${role === 'heads' ? 'target-heads' : role}.safetensors`
+        : `models/${pair}-${role}.safetensors`;
     return {
       pair,
       spec,
       precached: index === 0, // the default pair: loaded on every visit, so precached
-      files: ['target', 'draft'].map((role) => ({ role, name: outName(role), source: path.resolve(repoRoot, spec[role]) })),
+      files: ['target', 'draft'].map((role) => ({
+        role,
+        name: outName(role),
+        source: path.resolve(repoRoot, spec[role]),
+      })),
       // Optional: the pair works without it (the heads drafter is then disabled).
-      heads: spec.heads ? { role: 'heads', name: outName('heads'), source: path.resolve(repoRoot, spec.heads) } : null,
+      heads: spec.heads
+        ? { role: 'heads', name: outName('heads'), source: path.resolve(repoRoot, spec.heads) }
+        : null,
       // Optional: the pair's 8-bit files (never precached).
-      int8: spec.int8 ? ['target', 'draft'].map((role) => ({
-        role, name: index === 0 ? `models/${role}-int8.safetensors` : `models/${pair}-${role}-int8.safetensors`, source: path.resolve(repoRoot, spec.int8[role]),
-      })) : null,
+      int8: spec.int8
+        ? ['target', 'draft'].map((role) => ({
+            role,
+            name:
+              index === 0
+                ? `models/${role}-int8.safetensors`
+                : `models/${pair}-${role}-int8.safetensors`,
+            source: path.resolve(repoRoot, spec.int8[role]),
+          }))
+        : null,
     };
   });
   const present = (f) => {
@@ -93,17 +115,31 @@ function specdecModels() {
   const available = (p) => p.files.every(present);
   const hasHeads = (p) => available(p) && !!p.heads && present(p.heads);
   const hasInt8 = (p) => available(p) && !!p.int8 && p.int8.every(present);
-  const shipped = (p) => [...p.files, ...(hasHeads(p) ? [p.heads] : []), ...(hasInt8(p) ? p.int8 : [])];
+  const shipped = (p) => [
+    ...p.files,
+    ...(hasHeads(p) ? [p.heads] : []),
+    ...(hasInt8(p) ? p.int8 : []),
+  ];
   const relative = (f) => path.relative(repoRoot, f.source);
   // The module's source: computed once per build (and on each dev request, cheap enough).
   function pairsModule() {
     const out = {};
-    const hash = (f) => `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`;
+    const hash = (f) =>
+      `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`;
     const hashOf = (p, f) => (p.precached ? '' : hash(f));
     const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
     for (const p of pairs) {
       if (!available(p)) {
-        out[p.pair] = { name: p.pair, available: false, precached: p.precached, bytes: 0, label: `${p.pair} (not in this build)`, files: null, heads: null, int8: { available: false, bytes: 0, label: 'int8 (not in this build)', files: null } };
+        out[p.pair] = {
+          name: p.pair,
+          available: false,
+          precached: p.precached,
+          bytes: 0,
+          label: `${p.pair} (not in this build)`,
+          files: null,
+          heads: null,
+          int8: { available: false, bytes: 0, label: 'int8 (not in this build)', files: null },
+        };
         continue;
       }
       const files = {};
@@ -114,9 +150,20 @@ function specdecModels() {
         files[f.role] = { url: f.name + hashOf(p, f), bytes: size, ...describeModelFile(f.source) };
       }
       const heads = hasHeads(p)
-        ? { url: p.heads.name + hashOf(p, p.heads), bytes: statSync(p.heads.source).size, source: relative(p.heads), ...describeHeadsFile(p.heads.source) }
+        ? {
+            url: p.heads.name + hashOf(p, p.heads),
+            bytes: statSync(p.heads.source).size,
+            source: relative(p.heads),
+            ...describeHeadsFile(p.heads.source),
+          }
         : null;
-      let int8 = { available: false, bytes: 0, label: 'int8 (not in this build)', files: null, missing: p.int8 ? p.int8.filter((f) => !present(f)).map(relative) : [] };
+      let int8 = {
+        available: false,
+        bytes: 0,
+        label: 'int8 (not in this build)',
+        files: null,
+        missing: p.int8 ? p.int8.filter((f) => !present(f)).map(relative) : [],
+      };
       if (hasInt8(p)) {
         const qfiles = {};
         let qbytes = 0;
@@ -124,14 +171,33 @@ function specdecModels() {
           const size = statSync(f.source).size;
           qbytes += size;
           // params: the model's (the float file's count; the 8-bit header also counts its scales).
-          qfiles[f.role] = { url: f.name + hash(f), bytes: size, source: relative(f), ...describeModelFile(f.source), params: files[f.role].params };
+          qfiles[f.role] = {
+            url: f.name + hash(f),
+            bytes: size,
+            source: relative(f),
+            ...describeModelFile(f.source),
+            params: files[f.role].params,
+          };
         }
-        int8 = { available: true, precached: false, bytes: qbytes, label: `int8, ${mb(qbytes)}`, files: qfiles };
+        int8 = {
+          available: true,
+          precached: false,
+          bytes: qbytes,
+          label: `int8, ${mb(qbytes)}`,
+          files: qfiles,
+        };
       }
       out[p.pair] = {
-        name: p.pair, available: true, precached: p.precached, bytes, label: `${p.pair}, ${mb(bytes)}`, files,
-        f32Label: `float32, ${mb(bytes)}`, int8,
-        heads, headsMissing: p.heads && !heads ? relative(p.heads) : null,
+        name: p.pair,
+        available: true,
+        precached: p.precached,
+        bytes,
+        label: `${p.pair}, ${mb(bytes)}`,
+        files,
+        f32Label: `float32, ${mb(bytes)}`,
+        int8,
+        heads,
+        headsMissing: p.heads && !heads ? relative(p.heads) : null,
       };
     }
     return `export const PAIRS = ${JSON.stringify(out, null, 2)};\nexport const DEFAULT_PAIR = ${JSON.stringify(pairs[0].pair)};\n`;
@@ -142,12 +208,28 @@ function specdecModels() {
       for (const p of pairs) {
         for (const f of p.files) {
           if (present(f)) this.addWatchFile(f.source);
-          else if (p.spec.required) this.error(`model file missing: ${f.source} (see web/page/models.config.js)`);
+          else if (p.spec.required)
+            this.error(`model file missing: ${f.source} (see web/page/models.config.js)`);
         }
-        if (!available(p)) this.warn(`the ${p.pair} pair is not in this build: ${p.files.filter((f) => !present(f)).map((f) => f.source).join(', ')} missing`);
-        else if (p.heads && !present(p.heads)) this.warn(`the ${p.pair} pair has no heads in this build (${p.heads.source} missing): the heads drafter is disabled`);
+        if (!available(p))
+          this.warn(
+            `the ${p.pair} pair is not in this build: ${p.files
+              .filter((f) => !present(f))
+              .map((f) => f.source)
+              .join(', ')} missing`,
+          );
+        else if (p.heads && !present(p.heads))
+          this.warn(
+            `the ${p.pair} pair has no heads in this build (${p.heads.source} missing): the heads drafter is disabled`,
+          );
         else if (p.heads) this.addWatchFile(p.heads.source);
-        if (available(p) && p.int8 && !hasInt8(p)) this.warn(`the ${p.pair} pair has no 8-bit files in this build (${p.int8.filter((f) => !present(f)).map((f) => f.source).join(', ')} missing): its "int8" weights are disabled`);
+        if (available(p) && p.int8 && !hasInt8(p))
+          this.warn(
+            `the ${p.pair} pair has no 8-bit files in this build (${p.int8
+              .filter((f) => !present(f))
+              .map((f) => f.source)
+              .join(', ')} missing): its "int8" weights are disabled`,
+          );
         else if (hasInt8(p)) for (const f of p.int8) this.addWatchFile(f.source);
       }
     },
@@ -159,13 +241,16 @@ function specdecModels() {
     },
     generateBundle() {
       for (const p of pairs.filter(available)) {
-        for (const f of shipped(p)) this.emitFile({ type: 'asset', fileName: f.name, source: readFileSync(f.source) });
+        for (const f of shipped(p))
+          this.emitFile({ type: 'asset', fileName: f.name, source: readFileSync(f.source) });
       }
     },
     configureServer(server) {
       server.middlewares.use((req, res, next) => {
         const url = (req.url || '').split('?')[0];
-        const f = pairs.flatMap((p) => [...p.files, ...(p.heads ? [p.heads] : []), ...(p.int8 ?? [])]).find((x) => url.endsWith('/' + x.name));
+        const f = pairs
+          .flatMap((p) => [...p.files, ...(p.heads ? [p.heads] : []), ...(p.int8 ?? [])])
+          .find((x) => url.endsWith('/' + x.name));
         if (!f || !present(f)) return next();
         const body = readFileSync(f.source);
         res.setHeader('Content-Type', 'application/octet-stream');
@@ -184,7 +269,13 @@ function contentSecurityPolicy() {
     apply: 'build',
     transformIndexHtml: {
       order: 'pre',
-      handler: () => [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: CSP }, injectTo: 'head-prepend' }],
+      handler: () => [
+        {
+          tag: 'meta',
+          attrs: { 'http-equiv': 'Content-Security-Policy', content: CSP },
+          injectTo: 'head-prepend',
+        },
+      ],
     },
   };
 }
@@ -229,7 +320,12 @@ export default defineConfig({
         // The pairs fetched on demand are not precached (a first visit must not download them):
         // sw.js keeps them in a runtime cache once fetched.
         // The 8-bit files of every pair likewise (fetched when "int8" is chosen; see README).
-        globIgnores: [...Object.keys(MODEL_PAIRS).slice(1).map((pair) => `**/models/${pair}-*.safetensors`), '**/models/*-int8.safetensors'],
+        globIgnores: [
+          ...Object.keys(MODEL_PAIRS)
+            .slice(1)
+            .map((pair) => `**/models/${pair}-*.safetensors`),
+          '**/models/*-int8.safetensors',
+        ],
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
         rollupFormat: 'iife', // a classic service worker script: no module worker needed
       },

@@ -23,7 +23,9 @@ const embed = setUpEmbedding();
 const kept = keepSettings();
 // Before the service worker is registered, so that its taking over is seen.
 const isolation = watchIsolation({
-  isBusy: () => document.body.dataset.modelsBusy === 'true', beforeReload: () => kept.save(), needed: embed.decoding,
+  isBusy: () => document.body.dataset.modelsBusy === 'true',
+  beforeReload: () => kept.save(),
+  needed: embed.decoding,
 });
 
 async function main() {
@@ -43,15 +45,22 @@ async function main() {
   kept.watch();
   const restored = kept.restore();
   const ms = performance.now() - t0;
-  status.textContent = `Ready — WebAssembly loaded in ${Math.round(ms)} ms.`
-    + (restored ? ` ${reloadNote(isolation.state, restored.count)}` : '');
+  status.textContent =
+    `Ready — WebAssembly loaded in ${Math.round(ms)} ms.` +
+    (restored ? ` ${reloadNote(isolation.state, restored.count)}` : '');
   status.dataset.state = 'ready';
   document.documentElement.dataset.ready = 'true';
   // For scripts and tests (web/page/README.md): modelClient is the client of the decoding
   // worker, the code path of section 4's buttons.
   // pitfalls: the lab of section 5 (null when an embedding leaves it out).
   // isolation: { state, reason } of the page's cross-origin isolation (isolation.js).
-  window.specdecPage = { readyMs: performance.now(), wasmMs: ms, modelClient: client, pitfalls, isolation };
+  window.specdecPage = {
+    readyMs: performance.now(),
+    wasmMs: ms,
+    modelClient: client,
+    pitfalls,
+    isolation,
+  };
   window.dispatchEvent(new CustomEvent('specdec-ready', { detail: { ms } }));
 
   // Section 4's models load in the background once the page is interactive, when section 4 is
@@ -62,7 +71,9 @@ async function main() {
   // are back: a pair the learner picked is the one to load.
   if (embed.shows('models')) {
     const later = window.requestIdleCallback ?? ((fn) => setTimeout(fn, 200));
-    Promise.all([isolation.settled, restored?.done]).then(() => later(() => client.ensureLoaded().catch(() => {})));
+    Promise.all([isolation.settled, restored?.done]).then(() =>
+      later(() => client.ensureLoaded().catch(() => {})),
+    );
   }
 }
 
@@ -74,7 +85,8 @@ function setUpEmbedding() {
   const only = m ? m[1].split(',') : null;
   if (only) {
     document.documentElement.classList.add('embedded');
-    for (const section of document.querySelectorAll('main > section')) section.hidden = !only.includes(section.id);
+    for (const section of document.querySelectorAll('main > section'))
+      section.hidden = !only.includes(section.id);
   }
   if (window.parent !== window && 'ResizeObserver' in window) {
     let last = 0;
@@ -105,20 +117,27 @@ function startDecoding() {
 function clientOnDemand(make) {
   let real = null;
   const early = [];
-  return new Proxy({}, {
-    get(_, key) {
-      if (!real && key === 'on') return (fn) => { early.push(fn); };
-      if (!real) {
-        real = make();
-        for (const fn of early) real.on(fn);
-      }
-      const v = real[key];
-      return typeof v === 'function' ? v.bind(real) : v;
+  return new Proxy(
+    {},
+    {
+      get(_, key) {
+        if (!real && key === 'on')
+          return (fn) => {
+            early.push(fn);
+          };
+        if (!real) {
+          real = make();
+          for (const fn of early) real.on(fn);
+        }
+        const v = real[key];
+        return typeof v === 'function' ? v.bind(real) : v;
+      },
     },
-  });
+  );
 }
 
-const serviceWorkers = 'serviceWorker' in navigator && window.isSecureContext && !import.meta.env.DEV;
+const serviceWorkers =
+  'serviceWorker' in navigator && window.isSecureContext && !import.meta.env.DEV;
 let decodingCached = null;
 
 /**
@@ -128,11 +147,15 @@ let decodingCached = null;
  */
 function precacheDecoding() {
   if (!serviceWorkers) return Promise.resolve();
-  decodingCached ??= navigator.serviceWorker.ready.then((reg) => new Promise((resolve, reject) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = (e) => (e.data?.ok ? resolve() : reject(new Error(e.data?.error ?? 'not cached')));
-    reg.active.postMessage({ type: 'specdec:precache', group: 'decoding' }, [channel.port2]);
-  }));
+  decodingCached ??= navigator.serviceWorker.ready.then(
+    (reg) =>
+      new Promise((resolve, reject) => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = (e) =>
+          e.data?.ok ? resolve() : reject(new Error(e.data?.error ?? 'not cached'));
+        reg.active.postMessage({ type: 'specdec:precache', group: 'decoding' }, [channel.port2]);
+      }),
+  );
   return decodingCached;
 }
 
@@ -142,17 +165,23 @@ function registerServiceWorker() {
   // Relative to the page, so the built folder works in any subfolder of a course site. The
   // worker precaches what every section needs (the page, its script and style, the WASM build);
   // the decoding files come on top once the decoding worker starts (precacheDecoding).
-  navigator.serviceWorker.register('./sw.js', { scope: './' }).then((reg) => {
-    navigator.serviceWorker.ready.then(() => (embed.decoding ? precacheDecoding() : null)).then(() => {
-      offline.textContent = 'Available offline.';
-      document.documentElement.dataset.offlineReady = 'true';
-    }).catch((err) => {
-      offline.textContent = `Offline cache incomplete (${err.message}).`;
+  navigator.serviceWorker
+    .register('./sw.js', { scope: './' })
+    .then((reg) => {
+      navigator.serviceWorker.ready
+        .then(() => (embed.decoding ? precacheDecoding() : null))
+        .then(() => {
+          offline.textContent = 'Available offline.';
+          document.documentElement.dataset.offlineReady = 'true';
+        })
+        .catch((err) => {
+          offline.textContent = `Offline cache incomplete (${err.message}).`;
+        });
+      return reg;
+    })
+    .catch((err) => {
+      offline.textContent = `Offline cache unavailable (${err.message}).`;
     });
-    return reg;
-  }).catch((err) => {
-    offline.textContent = `Offline cache unavailable (${err.message}).`;
-  });
 }
 
 main().catch((err) => {

@@ -48,7 +48,13 @@ const ownUrl = (url) => url.startsWith(scope);
 /** The response with the isolation headers it lacks (the same response when it lacks none). */
 function withIsolation(response) {
   // Opaque and redirect responses cannot be rebuilt (and are never the page's own files).
-  if (!response || response.type === 'opaque' || response.type === 'opaqueredirect' || response.status === 0) return response;
+  if (
+    !response ||
+    response.type === 'opaque' ||
+    response.type === 'opaqueredirect' ||
+    response.status === 0
+  )
+    return response;
   const headers = new Headers(response.headers);
   let changed = false;
   for (const [name, value] of ISOLATION_HEADERS) {
@@ -58,12 +64,17 @@ function withIsolation(response) {
     }
   }
   if (!changed) return response;
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 // A workbox plugin: the last step before a strategy's response goes to the page.
 const isolation = {
-  handlerWillRespond: async ({ request, response }) => (ownUrl(request.url) ? withIsolation(response) : response),
+  handlerWillRespond: async ({ request, response }) =>
+    ownUrl(request.url) ? withIsolation(response) : response,
 };
 
 self.skipWaiting();
@@ -85,7 +96,11 @@ precacheAndRoute(manifest.filter((e) => !decodingFile(e.url)));
 // cached response carries its revision in a header, so a new build's file replaces it.
 const DECODING_CACHE = 'specdec-decoding';
 const REVISION = 'X-Specdec-Revision';
-const decoding = new Map(manifest.filter((e) => decodingFile(e.url)).map((e) => [new URL(e.url, scope).href, e.revision ?? '']));
+const decoding = new Map(
+  manifest
+    .filter((e) => decodingFile(e.url))
+    .map((e) => [new URL(e.url, scope).href, e.revision ?? '']),
+);
 let filling = null;
 /** absolute URL -> the promise of its caching, while a fill fetches it (the route waits for it). */
 const inFlight = new Map();
@@ -93,18 +108,30 @@ const inFlight = new Map();
 async function cacheOne(cache, url, revision) {
   const have = await cache.match(url);
   if (have && have.headers.get(REVISION) === revision) return;
-  const response = await fetch(url, { cache: revision ? 'reload' : 'default', credentials: 'same-origin' });
+  const response = await fetch(url, {
+    cache: revision ? 'reload' : 'default',
+    credentials: 'same-origin',
+  });
   if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
   const headers = new Headers(response.headers);
   headers.set(REVISION, revision);
-  await cache.put(url, new Response(response.body, { status: response.status, statusText: response.statusText, headers }));
+  await cache.put(
+    url,
+    new Response(response.body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+    }),
+  );
 }
 
 // The scripts and the threaded build first (small, and wanted as soon as the worker starts),
 // then the models; each file once, and a request for a file being fetched waits for it.
 async function fillDecoding() {
   const cache = await caches.open(DECODING_CACHE);
-  const order = [...decoding].sort(([a], [b]) => Number(a.includes('/models/')) - Number(b.includes('/models/')));
+  const order = [...decoding].sort(
+    ([a], [b]) => Number(a.includes('/models/')) - Number(b.includes('/models/')),
+  );
   let chain = Promise.resolve();
   for (const [url, revision] of order) {
     const p = chain.then(() => cacheOne(cache, url, revision));
@@ -117,17 +144,25 @@ async function fillDecoding() {
 
 self.addEventListener('message', (event) => {
   if (event.data?.type !== 'specdec:precache' || event.data.group !== 'decoding') return;
-  filling ??= fillDecoding().finally(() => { filling = null; });
-  const done = filling.then(() => ({ ok: true }), (err) => ({ ok: false, error: String(err?.message ?? err) }));
+  filling ??= fillDecoding().finally(() => {
+    filling = null;
+  });
+  const done = filling.then(
+    () => ({ ok: true }),
+    (err) => ({ ok: false, error: String(err?.message ?? err) }),
+  );
   event.waitUntil(done.then((answer) => event.ports[0]?.postMessage(answer)));
 });
 
 // A new build: drop the decoding files it no longer has (those it has are kept, or replaced
 // when their revision changed, on the next fill).
 self.addEventListener('activate', (event) => {
-  event.waitUntil(caches.open(DECODING_CACHE).then(async (cache) => {
-    for (const request of await cache.keys()) if (!decoding.has(request.url)) await cache.delete(request);
-  }));
+  event.waitUntil(
+    caches.open(DECODING_CACHE).then(async (cache) => {
+      for (const request of await cache.keys())
+        if (!decoding.has(request.url)) await cache.delete(request);
+    }),
+  );
 });
 
 registerRoute(
@@ -136,7 +171,7 @@ registerRoute(
     const key = url.origin + url.pathname;
     await inFlight.get(key)?.catch(() => {});
     const hit = await caches.match(key, { cacheName: DECODING_CACHE });
-    return withIsolation(hit ?? await fetch(request));
+    return withIsolation(hit ?? (await fetch(request)));
   },
 );
 

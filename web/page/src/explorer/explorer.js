@@ -54,10 +54,14 @@ export function initExplorer(sd) {
 
     drawTokens(chartTokens, { alpha, gamma, best, gammas, tokens, demoPoints });
     drawSpeedup(chartSpeedup, { gamma, cost, best, gammas, speedups, demoPoints });
-    chartTokens.setAttribute('aria-label',
-      `Tokens per pass at α = ${alpha.toFixed(2)}: ${tokens[gamma - 1].toFixed(2)} at γ = ${gamma}, limit ${(1 / (1 - alpha)).toFixed(2)}.`);
-    chartSpeedup.setAttribute('aria-label',
-      `Speedup at α = ${alpha.toFixed(2)}, c = ${cost.toFixed(2)}: ${speedups[gamma - 1].toFixed(2)}× at γ = ${gamma}; best ${speedups[best - 1].toFixed(2)}× at γ = ${best}.`);
+    chartTokens.setAttribute(
+      'aria-label',
+      `Tokens per pass at α = ${alpha.toFixed(2)}: ${tokens[gamma - 1].toFixed(2)} at γ = ${gamma}, limit ${(1 / (1 - alpha)).toFixed(2)}.`,
+    );
+    chartSpeedup.setAttribute(
+      'aria-label',
+      `Speedup at α = ${alpha.toFixed(2)}, c = ${cost.toFixed(2)}: ${speedups[gamma - 1].toFixed(2)}× at γ = ${gamma}; best ${speedups[best - 1].toFixed(2)}× at γ = ${best}.`,
+    );
   }
 
   for (const el of Object.values(inputs)) {
@@ -75,10 +79,14 @@ export function initExplorer(sd) {
       inputs.cost.value = String(p.cost);
       update();
       // Computed by the same WASM functions as the read-outs beside it.
-      presetNote.textContent = explorerPresetNote(key, {
-        speedup: (a, g, c) => sd.speculativeSpeedup(a, g, c),
-        optimalGamma: (a, c, max) => sd.optimalGamma(a, c, max),
-      }, GAMMA_MAX);
+      presetNote.textContent = explorerPresetNote(
+        key,
+        {
+          speedup: (a, g, c) => sd.speculativeSpeedup(a, g, c),
+          optimalGamma: (a, c, max) => sd.optimalGamma(a, c, max),
+        },
+        GAMMA_MAX,
+      );
     });
   }
   $('explorer-form').addEventListener('submit', (e) => e.preventDefault());
@@ -101,16 +109,31 @@ function markers(f, gamma, best, valueAt) {
   const bottom = f.H - f.m.bottom;
   g.append(
     s('line', { class: 'current-line', x1: f.x(gamma), x2: f.x(gamma), y1: top, y2: bottom }),
-    s('circle', { class: 'current-dot', cx: f.x(gamma), cy: f.y(valueAt(gamma)), r: 5.5, 'data-gamma': gamma },
-      [s('title', {}, [`current γ = ${gamma}`])]),
+    s(
+      'circle',
+      {
+        class: 'current-dot',
+        cx: f.x(gamma),
+        cy: f.y(valueAt(gamma)),
+        r: 5.5,
+        'data-gamma': gamma,
+      },
+      [s('title', {}, [`current γ = ${gamma}`])],
+    ),
   );
   const bx = f.x(best);
   const by = f.y(valueAt(best));
   g.append(
-    s('path', {
-      class: 'optimal-marker', 'data-gamma': best, 'data-testid': 'optimal-marker',
-      d: `M${bx},${by - 8}L${bx + 8},${by}L${bx},${by + 8}L${bx - 8},${by}Z`,
-    }, [s('title', {}, [`optimal γ = ${best}`])]),
+    s(
+      'path',
+      {
+        class: 'optimal-marker',
+        'data-gamma': best,
+        'data-testid': 'optimal-marker',
+        d: `M${bx},${by - 8}L${bx + 8},${by}L${bx},${by + 8}L${bx - 8},${by}Z`,
+      },
+      [s('title', {}, [`optimal γ = ${best}`])],
+    ),
   );
   return g;
 }
@@ -124,11 +147,15 @@ function legend(f, items) {
     const x = (i % 2) * colW;
     const item = s('g', { transform: `translate(${x},0)` });
     let mark;
-    if (cls === 'optimal-marker') mark = s('path', { class: cls, d: `M6,${y - 5}L11,${y}L6,${y + 5}L1,${y}Z` });
+    if (cls === 'optimal-marker')
+      mark = s('path', { class: cls, d: `M6,${y - 5}L11,${y}L6,${y + 5}L1,${y}Z` });
     else if (cls === 'demo-dot') mark = s('circle', { class: cls, cx: 6, cy: y, r: 3.5 });
     else if (cls === 'current-dot') mark = s('circle', { class: cls, cx: 6, cy: y, r: 4.5 });
     else mark = s('line', { class: cls, x1: 0, x2: 12, y1: y, y2: y });
-    item.append(mark, s('text', { class: 'legend-text', x: 18, y, 'dominant-baseline': 'middle' }, [text]));
+    item.append(
+      mark,
+      s('text', { class: 'legend-text', x: 18, y, 'dominant-baseline': 'middle' }, [text]),
+    );
     g.append(item);
   });
   return g;
@@ -137,52 +164,116 @@ function legend(f, items) {
 function drawTokens(svg, { alpha, gamma, best, gammas, tokens, demoPoints }) {
   const ymax = Math.max(2, Math.max(...tokens) * 1.12);
   const f = frame(svg, {
-    xDomain: [0.5, GAMMA_MAX + 0.5], yDomain: [0, ymax], xTicks: gammaTicks(),
-    xLabel: 'γ (draft tokens per iteration)', yLabel: 'tokens per target pass',
-    height: 300, margin: { top: 50 },
+    xDomain: [0.5, GAMMA_MAX + 0.5],
+    yDomain: [0, ymax],
+    xTicks: gammaTicks(),
+    xLabel: 'γ (draft tokens per iteration)',
+    yLabel: 'tokens per target pass',
+    height: 300,
+    margin: { top: 50 },
   });
   const limit = 1 / (1 - alpha);
   if (limit < ymax) {
     f.plot.append(
-      s('line', { class: 'asymptote', x1: f.x(0.5), x2: f.x(GAMMA_MAX + 0.5), y1: f.y(limit), y2: f.y(limit) }),
-      s('text', { class: 'note', x: f.x(GAMMA_MAX + 0.5) - 4, y: f.y(limit) - 5, 'text-anchor': 'end' },
-        [`limit 1/(1 − α) = ${limit.toFixed(2)}`]),
+      s('line', {
+        class: 'asymptote',
+        x1: f.x(0.5),
+        x2: f.x(GAMMA_MAX + 0.5),
+        y1: f.y(limit),
+        y2: f.y(limit),
+      }),
+      s(
+        'text',
+        { class: 'note', x: f.x(GAMMA_MAX + 0.5) - 4, y: f.y(limit) - 5, 'text-anchor': 'end' },
+        [`limit 1/(1 − α) = ${limit.toFixed(2)}`],
+      ),
     );
   }
-  f.plot.append(s('path', { class: 'curve tokens', d: pathOf(gammas.map((g, i) => [g, tokens[i]]), f.x, f.y) }));
+  f.plot.append(
+    s('path', {
+      class: 'curve tokens',
+      d: pathOf(
+        gammas.map((g, i) => [g, tokens[i]]),
+        f.x,
+        f.y,
+      ),
+    }),
+  );
   for (const p of demoPoints) {
     const tpp = field(p, 'tokensPerPass');
-    f.plot.append(s('circle', { class: 'demo-dot', cx: f.x(p.gamma), cy: f.y(tpp), r: 3.5 },
-      [s('title', {}, [`demonstrateSpeculative: γ = ${p.gamma}, ${tpp.toFixed(3)} tokens/pass`])]));
+    f.plot.append(
+      s('circle', { class: 'demo-dot', cx: f.x(p.gamma), cy: f.y(tpp), r: 3.5 }, [
+        s('title', {}, [`demonstrateSpeculative: γ = ${p.gamma}, ${tpp.toFixed(3)} tokens/pass`]),
+      ]),
+    );
   }
   f.plot.append(markers(f, gamma, best, (g) => tokens[g - 1]));
-  svg.append(legend(f, [['curve tokens', 'E[tokens] (live)'], ['demo-dot', 'WASM dots'],
-    ['current-dot', 'current γ'], ['optimal-marker', 'optimal γ (speedup)']]));
+  svg.append(
+    legend(f, [
+      ['curve tokens', 'E[tokens] (live)'],
+      ['demo-dot', 'WASM dots'],
+      ['current-dot', 'current γ'],
+      ['optimal-marker', 'optimal γ (speedup)'],
+    ]),
+  );
 }
 
 function drawSpeedup(svg, { gamma, cost, best, gammas, speedups, demoPoints }) {
   const demoMax = Math.max(0, ...demoPoints.map((p) => field(p, 'speedup')));
   const ymax = Math.max(1.5, Math.max(...speedups, demoMax) * 1.12);
   const f = frame(svg, {
-    xDomain: [0.5, GAMMA_MAX + 0.5], yDomain: [0, ymax], xTicks: gammaTicks(),
-    xLabel: 'γ (draft tokens per iteration)', yLabel: 'speedup ×',
-    height: 300, margin: { top: 50 },
+    xDomain: [0.5, GAMMA_MAX + 0.5],
+    yDomain: [0, ymax],
+    xTicks: gammaTicks(),
+    xLabel: 'γ (draft tokens per iteration)',
+    yLabel: 'speedup ×',
+    height: 300,
+    margin: { top: 50 },
   });
   f.plot.append(
-    s('line', { class: 'breakeven', x1: f.x(0.5), x2: f.x(GAMMA_MAX + 0.5), y1: f.y(1), y2: f.y(1) }),
+    s('line', {
+      class: 'breakeven',
+      x1: f.x(0.5),
+      x2: f.x(GAMMA_MAX + 0.5),
+      y1: f.y(1),
+      y2: f.y(1),
+    }),
     s('text', { class: 'note', x: f.x(0.5) + 4, y: f.y(1) + 14 }, ['1× = no gain']),
   );
-  f.plot.append(s('path', { class: 'curve speedup', d: pathOf(gammas.map((g, i) => [g, speedups[i]]), f.x, f.y) }));
+  f.plot.append(
+    s('path', {
+      class: 'curve speedup',
+      d: pathOf(
+        gammas.map((g, i) => [g, speedups[i]]),
+        f.x,
+        f.y,
+      ),
+    }),
+  );
   for (const p of demoPoints) {
     const sp = field(p, 'speedup');
-    f.plot.append(s('circle', { class: 'demo-dot', cx: f.x(p.gamma), cy: f.y(sp), r: 3.5 },
-      [s('title', {}, [`demonstrateSpeculative (c = ${DEMO_C}): γ = ${p.gamma}, ${sp.toFixed(3)}×`])]));
+    f.plot.append(
+      s('circle', { class: 'demo-dot', cx: f.x(p.gamma), cy: f.y(sp), r: 3.5 }, [
+        s('title', {}, [
+          `demonstrateSpeculative (c = ${DEMO_C}): γ = ${p.gamma}, ${sp.toFixed(3)}×`,
+        ]),
+      ]),
+    );
   }
   f.plot.append(markers(f, gamma, best, (g) => speedups[g - 1]));
   const bx = f.x(best);
   const by = f.y(speedups[best - 1]);
-  f.plot.append(s('text', { class: 'note optimal-label', x: bx, y: by - 13, 'text-anchor': 'middle' },
-    [`optimal γ = ${best}`]));
-  svg.append(legend(f, [['curve speedup', `speedup, c = ${cost.toFixed(2)}`], ['demo-dot', `WASM dots, c = ${DEMO_C}`],
-    ['current-dot', 'current γ'], ['optimal-marker', 'optimal γ']]));
+  f.plot.append(
+    s('text', { class: 'note optimal-label', x: bx, y: by - 13, 'text-anchor': 'middle' }, [
+      `optimal γ = ${best}`,
+    ]),
+  );
+  svg.append(
+    legend(f, [
+      ['curve speedup', `speedup, c = ${cost.toFixed(2)}`],
+      ['demo-dot', `WASM dots, c = ${DEMO_C}`],
+      ['current-dot', 'current γ'],
+      ['optimal-marker', 'optimal γ'],
+    ]),
+  );
 }

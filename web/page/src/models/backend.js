@@ -18,12 +18,24 @@
  */
 export function initBackend({ client, isBusy, onChange = () => {} }) {
   const $ = (id) => document.getElementById(id);
-  const ui = { root: $('backends'), gpu: $('backend-gpu'), cpu: $('backend-cpu'), gpuName: $('backend-gpu-name'), status: $('backend-status') };
+  const ui = {
+    root: $('backends'),
+    gpu: $('backend-gpu'),
+    cpu: $('backend-cpu'),
+    gpuName: $('backend-gpu-name'),
+    status: $('backend-status'),
+  };
   let probe = null; // the worker's answer: { available, name, software, reason }
   let chosen = null; // 'gpu' | 'cpu' once the learner picked one
   let loading = false;
   let disabled = false;
-  const state = { backend: 'cpu', name: '', software: false, dispatchesPerPass: null, reason: null };
+  const state = {
+    backend: 'cpu',
+    name: '',
+    software: false,
+    dispatchesPerPass: null,
+    reason: null,
+  };
 
   function show(text, st) {
     ui.status.textContent = text;
@@ -48,8 +60,11 @@ export function initBackend({ client, isBusy, onChange = () => {} }) {
     ui.cpu.checked = state.backend === 'cpu';
     ui.root.dataset.backend = state.backend;
     if (state.backend === 'gpu') {
-      show(`The target runs on the GPU (${state.name}${state.software ? ': a software adapter, the GPU emulated on the CPU cores — correct, but slow, and its timings say nothing about a GPU' : ''}): `
-        + 'its weights and KV cache are in GPU memory, one command buffer and one read-back per pass. The draft runs on the CPU (WebAssembly).', 'gpu');
+      show(
+        `The target runs on the GPU (${state.name}${state.software ? ': a software adapter, the GPU emulated on the CPU cores — correct, but slow, and its timings say nothing about a GPU' : ''}): ` +
+          'its weights and KV cache are in GPU memory, one command buffer and one read-back per pass. The draft runs on the CPU (WebAssembly).',
+        'gpu',
+      );
     } else if (state.reason) {
       show(`The target runs on the CPU (WebAssembly): ${state.reason}.`, 'fallback');
     } else if (probe && !probe.available) {
@@ -71,9 +86,21 @@ export function initBackend({ client, isBusy, onChange = () => {} }) {
     try {
       await client.ensureLoaded();
       const info = await client.backend('gpu');
-      apply(info.backend === 'gpu' ? { ...info, changed: true } : { backend: 'cpu', reason: `the GPU could not take the target (${info.reason})`, changed: true });
+      apply(
+        info.backend === 'gpu'
+          ? { ...info, changed: true }
+          : {
+              backend: 'cpu',
+              reason: `the GPU could not take the target (${info.reason})`,
+              changed: true,
+            },
+      );
     } catch (err) {
-      apply({ backend: 'cpu', reason: `the GPU could not take the target (${err.message})`, changed: true });
+      apply({
+        backend: 'cpu',
+        reason: `the GPU could not take the target (${err.message})`,
+        changed: true,
+      });
     } finally {
       loading = false;
       sync();
@@ -90,44 +117,55 @@ export function initBackend({ client, isBusy, onChange = () => {} }) {
   }
 
   client.on((ev) => {
-    if (ev.type === 'backend-fallback') apply({ backend: 'cpu', reason: `the GPU failed (${ev.reason})`, changed: true });
+    if (ev.type === 'backend-fallback')
+      apply({ backend: 'cpu', reason: `the GPU failed (${ev.reason})`, changed: true });
     // Other models: the worker drops the GPU copy of the old target; load the new one now
     // (a run in progress loads it itself when it needs it).
     if (ev.type === 'loaded' && state.backend === 'gpu' && !loading && !isBusy()) toGpu();
   });
 
-  client.gpuProbe().then((p) => {
-    probe = p;
-    if (p.available) {
-      ui.gpuName.textContent = `(${p.name}${p.software ? ', a software adapter' : ''})`;
-      // A hardware GPU by default: the choice shows at once, the upload waits for the models.
-      // A software adapter (SwiftShader, a fallback adapter) never: it is a slower CPU, and
-      // loading the target onto it in the background would take the cores a CPU run is timed on.
-      if (p.software && chosen === null) {
+  client.gpuProbe().then(
+    (p) => {
+      probe = p;
+      if (p.available) {
+        ui.gpuName.textContent = `(${p.name}${p.software ? ', a software adapter' : ''})`;
+        // A hardware GPU by default: the choice shows at once, the upload waits for the models.
+        // A software adapter (SwiftShader, a fallback adapter) never: it is a slower CPU, and
+        // loading the target onto it in the background would take the cores a CPU run is timed on.
+        if (p.software && chosen === null) {
+          apply({ backend: 'cpu' });
+          show(
+            `The target runs on the CPU (WebAssembly). The GPU option is ${p.name}, a software adapter: ` +
+              'the GPU emulated on the CPU cores, slower than WebAssembly and saying nothing about a GPU; choose it to see that.',
+            'cpu',
+          );
+        } else if (chosen === null) {
+          state.backend = 'gpu';
+          state.name = p.name;
+          state.software = p.software;
+          ui.gpu.checked = true;
+          ui.root.dataset.backend = 'gpu';
+          // (the 'loaded' listener above uploads it once the page has loaded the models)
+          if (client.info && !isBusy()) toGpu();
+          else
+            show(
+              `The target will run on the GPU (${p.name}${p.software ? ', a software adapter' : ''}) once the models are loaded.`,
+              'loading',
+            );
+          onChange();
+        }
+      } else {
+        ui.gpuName.textContent = `(unavailable: ${p.reason})`;
         apply({ backend: 'cpu' });
-        show(`The target runs on the CPU (WebAssembly). The GPU option is ${p.name}, a software adapter: `
-          + 'the GPU emulated on the CPU cores, slower than WebAssembly and saying nothing about a GPU; choose it to see that.', 'cpu');
-      } else if (chosen === null) {
-        state.backend = 'gpu';
-        state.name = p.name;
-        state.software = p.software;
-        ui.gpu.checked = true;
-        ui.root.dataset.backend = 'gpu';
-        // (the 'loaded' listener above uploads it once the page has loaded the models)
-        if (client.info && !isBusy()) toGpu();
-        else show(`The target will run on the GPU (${p.name}${p.software ? ', a software adapter' : ''}) once the models are loaded.`, 'loading');
-        onChange();
       }
-    } else {
-      ui.gpuName.textContent = `(unavailable: ${p.reason})`;
+      sync();
+    },
+    (err) => {
+      probe = { available: false, reason: err.message };
+      ui.gpuName.textContent = `(unavailable: ${err.message})`;
       apply({ backend: 'cpu' });
-    }
-    sync();
-  }, (err) => {
-    probe = { available: false, reason: err.message };
-    ui.gpuName.textContent = `(unavailable: ${err.message})`;
-    apply({ backend: 'cpu' });
-  });
+    },
+  );
 
   sync();
   return {

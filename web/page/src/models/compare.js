@@ -7,7 +7,12 @@
 // (verdict-view.js).
 import { readOptions, repeatsChoice } from '../shared/options.js';
 import {
-  aggregate, compareRuns, emptyResults, needsCalibration, runFactsOf, typicalGamma,
+  aggregate,
+  compareRuns,
+  emptyResults,
+  needsCalibration,
+  runFactsOf,
+  typicalGamma,
 } from './results.js';
 import { showMeasured, showVerdict } from './verdict-view.js';
 import { judgeRun, pickThreads, threadsChoiceText } from '../shared/trust.js';
@@ -24,7 +29,14 @@ import { judgeRun, pickThreads, threadsChoiceText } from '../shared/trust.js';
  */
 export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) {
   const $ = (id) => document.getElementById(id);
-  const ui = { both: $('run-both'), plain: $('run-plain'), spec: $('run-spec'), stop: $('run-stop'), verdict: $('verdict'), status: $('run-status') };
+  const ui = {
+    both: $('run-both'),
+    plain: $('run-plain'),
+    spec: $('run-spec'),
+    stop: $('run-stop'),
+    verdict: $('verdict'),
+    status: $('run-status'),
+  };
   const cell = (id) => document.querySelector(`[data-testid="${id}"]`);
   const results = emptyResults();
   let runFacts = null; // the last comparison's α, γ, c, E (vk.js quotes them)
@@ -38,7 +50,9 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
 
   function showComparison() {
     const plainSt = results.plain?.summary;
-    cell('plain-tps').textContent = plainSt?.tokensPerSecond ? plainSt.tokensPerSecond.toFixed(1) : '–';
+    cell('plain-tps').textContent = plainSt?.tokensPerSecond
+      ? plainSt.tokensPerSecond.toFixed(1)
+      : '–';
     const f = compareRuns(results, sd);
     if (!f) return;
     runs.showSpecStats(f.specSt);
@@ -50,8 +64,11 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     // measured at this thread count (trust.js)?
     const tps = (res) => (res?.runs?.length > 1 ? res.runs.map((r) => r.tokensPerSecond) : []);
     const trust = judgeRun({
-      plainTps: tps(results.plain), specTps: tps(results.spec), ratios: results.pairedRatios ?? [],
-      v: f.formula ? f.v : NaN, gamma: f.gamma,
+      plainTps: tps(results.plain),
+      specTps: tps(results.spec),
+      ratios: results.pairedRatios ?? [],
+      v: f.formula ? f.v : NaN,
+      gamma: f.gamma,
       vk: f.formula && f.specSt.backend?.backend !== 'gpu' ? vk.measuredV(used, f.gamma + 1) : NaN,
     });
     if (!trust.ok) runFacts = null; // section 4's v(k) text predicts nothing from it
@@ -154,7 +171,10 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     say('Warming up: untimed passes until two rounds agree within 5%…', 'warming');
     runs.showWarming(undefined, undefined, modes);
     const w = await client.warmup(options, (ev) => {
-      say(`Warming up: round ${ev.round}, plain ${ev.plainMs.toFixed(2)} ms per step, speculative ${ev.specMs.toFixed(2)} ms per iteration…`, 'warming');
+      say(
+        `Warming up: round ${ev.round}, plain ${ev.plainMs.toFixed(2)} ms per step, speculative ${ev.specMs.toFixed(2)} ms per iteration…`,
+        'warming',
+      );
     });
     ui.status.dataset.warmPasses = String(w.passes);
     ui.status.dataset.warmRounds = String(w.rounds.length);
@@ -162,10 +182,12 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     else if (w.stopped) {
       say('Stopped while warming up.', 'stopped');
       runs.showWarming('stopped while warming up', 'stopped', modes);
-    }
-    else {
-      say(`Warmed up in ${(w.ms / 1000).toFixed(1)} s (${w.rounds.length} rounds, ${w.passes} untimed passes; `
-        + `${w.warm ? 'the last two agreed within 5%' : 'still settling after the time allowed'}), then timed.`, 'warm');
+    } else {
+      say(
+        `Warmed up in ${(w.ms / 1000).toFixed(1)} s (${w.rounds.length} rounds, ${w.passes} untimed passes; ` +
+          `${w.warm ? 'the last two agreed within 5%' : 'still settling after the time allowed'}), then timed.`,
+        'warm',
+      );
     }
     return !w.stopped;
   }
@@ -211,7 +233,10 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       const asked = readOptions();
       // Warm at the count the last run with this choice used (the engine may be warm there
       // already: the worker skips it then), else at the one asked for.
-      const warmAt = threadsInUse && asked.threads === askedThreads ? { ...asked, threads: threadsInUse } : asked;
+      const warmAt =
+        threadsInUse && asked.threads === askedThreads
+          ? { ...asked, threads: threadsInUse }
+          : asked;
       if (!(await warm(warmAt, modes)) || stopAsked) return;
       const options = await chooseThreads(asked);
       if (stopAsked) {
@@ -231,8 +256,11 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       if (vk.needsMeasurement(options.threads)) {
         // Said beside the Run buttons: why they stay disabled for these seconds.
         const before = { text: ui.status.textContent, state: ui.status.dataset.state };
-        say(`Measuring what a verify pass costs (v(k), once per target and thread count, in “What a verify pass costs” below): `
-          + 'the Run buttons come back when it is done; Stop ends it.', 'measuring-vk');
+        say(
+          `Measuring what a verify pass costs (v(k), once per target and thread count, in “What a verify pass costs” below): ` +
+            'the Run buttons come back when it is done; Stop ends it.',
+          'measuring-vk',
+        );
         await vk.measure(options, typicalGamma(options, results.spec?.summary.gammaHistogram));
         say(before.text, before.state);
         showComparison();
@@ -258,7 +286,9 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     /** The thread count the last run used (T or 1, whichever was faster then), or null before a run. */
     threadsInUse: () => threadsInUse,
     /** The learner chose another thread count: the next run measures afresh. */
-    forgetThreads() { threadsInUse = null; },
+    forgetThreads() {
+      threadsInUse = null;
+    },
     /** The last comparison's { alpha, gamma, c, E, threads, target }, or null (vk.js). */
     runFacts: () => runFacts,
     /** Other models: earlier measurements no longer compare. */

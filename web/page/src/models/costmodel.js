@@ -12,7 +12,7 @@
  * @param {number} k tokens in the pass
  */
 export function verifyCostAt(vMeasured, gamma, k) {
-  return 1 + (Math.max(1, vMeasured) - 1) * (k - 1) / gamma;
+  return 1 + ((Math.max(1, vMeasured) - 1) * (k - 1)) / gamma;
 }
 
 /**
@@ -22,7 +22,9 @@ export function verifyCostAt(vMeasured, gamma, k) {
  * @param {{ k: number, v: number }[]} points
  */
 export function curveVerifyCost(points) {
-  const pts = (points ?? []).filter((p) => Number.isFinite(p.v) && p.v > 0).sort((a, b) => a.k - b.k);
+  const pts = (points ?? [])
+    .filter((p) => Number.isFinite(p.v) && p.v > 0)
+    .sort((a, b) => a.k - b.k);
   if (pts.length < 2) return null;
   const lastK = pts[pts.length - 1].k;
   const slope = (pts[pts.length - 1].v - pts[0].v) / Math.max(1, lastK - pts[0].k);
@@ -33,7 +35,7 @@ export function curveVerifyCost(points) {
     // A k inside the curve that was not measured: between its neighbours.
     const hi = pts.find((p) => p.k > k);
     const lo = [...pts].reverse().find((p) => p.k < k) ?? pts[0];
-    return lo.v + (hi.v - lo.v) * (k - lo.k) / (hi.k - lo.k);
+    return lo.v + ((hi.v - lo.v) * (k - lo.k)) / (hi.k - lo.k);
   };
 }
 
@@ -92,7 +94,13 @@ const sum = (runs, f) => runs.reduce((s, r) => s + (Number(f(r)) || 0), 0);
  *   predictedV: number } | null}  predicted: E / (γc + 1); predictedV: E / (γc + v); null when
  *   nothing was timed.
  */
-export function meanCosts({ plainRuns = [], specRuns, calibrationMs = NaN, gamma, expectedAcceptedTokens }) {
+export function meanCosts({
+  plainRuns = [],
+  specRuns,
+  calibrationMs = NaN,
+  gamma,
+  expectedAcceptedTokens,
+}) {
   const specs = (specRuns ?? []).filter((r) => r && r.computeMs > 0);
   const plains = (plainRuns ?? []).filter((r) => r && r.computeMs > 0);
   const iterations = sum(specs, (r) => r.iterations || r.targetPasses);
@@ -101,16 +109,33 @@ export function meanCosts({ plainRuns = [], specRuns, calibrationMs = NaN, gamma
   const stepMs = steps ? sum(plains, (r) => r.computeMs) / steps : calibrationMs;
   const iterationMs = sum(specs, (r) => r.computeMs) / iterations;
   const draftMs = sum(specs, (r) => r.draftMs) / iterations; // the draft's time per iteration
-  const verifyMs = sum(specs, (r) => r.targetMs) / Math.max(1, sum(specs, (r) => r.targetPasses));
+  const verifyMs =
+    sum(specs, (r) => r.targetMs) /
+    Math.max(
+      1,
+      sum(specs, (r) => r.targetPasses),
+    );
   const examined = sum(specs, (r) => r.examined);
-  const alpha = Math.min(1, Math.max(0, examined ? sum(specs, (r) => r.accepted) / examined : specs[0].alpha));
+  const alpha = Math.min(
+    1,
+    Math.max(0, examined ? sum(specs, (r) => r.accepted) / examined : specs[0].alpha),
+  );
   const E = Number.isFinite(alpha) ? expectedAcceptedTokens(alpha, gamma) : NaN;
   const ok = stepMs > 0;
   const drafts = sum(specs, (r) => r.draftPasses) > 0; // prompt lookup runs no model: c = 0
   const c = ok ? (drafts ? draftMs / gamma / stepMs : 0) : NaN;
   const v = ok ? (iterationMs - (drafts ? draftMs : 0)) / stepMs : NaN;
   return {
-    stepMs, steps, iterationMs, iterations, draftMs, verifyMs, c, v, alpha, E,
+    stepMs,
+    steps,
+    iterationMs,
+    iterations,
+    draftMs,
+    verifyMs,
+    c,
+    v,
+    alpha,
+    E,
     predicted: ok ? E / (gamma * c + 1) : NaN,
     predictedV: ok && v > 0 ? E / (gamma * c + v) : NaN,
   };

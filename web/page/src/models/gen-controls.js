@@ -15,10 +15,14 @@ import { headsStatus, shapeNote } from './drafters.js';
 export function initGenControls({ client }) {
   const $ = (id) => document.getElementById(id);
   const ui = {
-    prompt: $('prompt'), promptNote: $('prompt-note'),
+    prompt: $('prompt'),
+    promptNote: $('prompt-note'),
     ...shapeControls('gen'),
-    genNote: $('gen-note'), headsWhy: $('drafter-heads-why'),
-    drafters: Object.fromEntries(['draft', 'lookup', 'both', 'heads'].map((d) => [d, $(`drafter-${d}`)])),
+    genNote: $('gen-note'),
+    headsWhy: $('drafter-heads-why'),
+    drafters: Object.fromEntries(
+      ['draft', 'lookup', 'both', 'heads'].map((d) => [d, $(`drafter-${d}`)]),
+    ),
   };
   let headsError = null; // the loader's refusal of the current target's heads
   let headsCount = null;
@@ -41,21 +45,30 @@ export function initGenControls({ client }) {
     ui.tree.disabled = lookup;
     if (lookup && ui.tree.value) ui.tree.value = '';
     const { tree, mode } = syncShape(ui);
-    const count = drafter === 'heads' ? headsCount ?? PAIRS[client.info?.pair ?? client.pair]?.heads?.count : null;
+    const count =
+      drafter === 'heads'
+        ? (headsCount ?? PAIRS[client.info?.pair ?? client.pair]?.heads?.count)
+        : null;
     ui.genNote.textContent = shapeNote({ note, tree, mode, drafter, headsCount: count });
   }
 
   async function checkHeads() {
     if (!client.info || headsError || headsCount || headsChecking) return;
     const info = client.info;
-    headsChecking = client.loadHeads().then((count) => {
-      if (client.info === info) headsCount = count;
-    }, (err) => {
-      if (client.info === info) headsError = err.message;
-    }).finally(() => {
-      headsChecking = null;
-      sync();
-    });
+    headsChecking = client
+      .loadHeads()
+      .then(
+        (count) => {
+          if (client.info === info) headsCount = count;
+        },
+        (err) => {
+          if (client.info === info) headsError = err.message;
+        },
+      )
+      .finally(() => {
+        headsChecking = null;
+        sync();
+      });
   }
 
   for (const input of Object.values(ui.drafters)) {
@@ -65,7 +78,11 @@ export function initGenControls({ client }) {
       sync();
     });
   }
-  for (const el of [ui.gammaMode, ui.tree]) el.addEventListener('change', () => { note = ''; sync(); });
+  for (const el of [ui.gammaMode, ui.tree])
+    el.addEventListener('change', () => {
+      note = '';
+      sync();
+    });
   ui.gammaMode.addEventListener('change', () => raiseToGammaMax(ui));
 
   for (const button of document.querySelectorAll('.prompt-presets button')) {

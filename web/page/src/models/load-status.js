@@ -9,17 +9,25 @@ function mb(bytes) {
 }
 
 function describeModel(role, m) {
-  const bits = [m.file ? `file “${m.file}”` : null, m.name ? `“${m.name}”` : null,
-    m.nLayer ? `${m.nLayer} layers` : null, m.nEmbd ? `width ${m.nEmbd}` : null,
+  const bits = [
+    m.file ? `file “${m.file}”` : null,
+    m.name ? `“${m.name}”` : null,
+    m.nLayer ? `${m.nLayer} layers` : null,
+    m.nEmbd ? `width ${m.nEmbd}` : null,
     m.params ? `${(m.params / 1e6).toFixed(2)} M parameters` : null,
-    m.blockSize ? `context ${m.blockSize}` : null].filter(Boolean);
+    m.blockSize ? `context ${m.blockSize}` : null,
+  ].filter(Boolean);
   return h('span', { class: 'model-desc' }, [h('b', {}, [`${role}: `]), bits.join(', ') + '.']);
 }
 
 /** @returns {{ show(ev: object): void }} shows one of the client's load events */
 export function initLoadStatus() {
   const $ = (id) => document.getElementById(id);
-  const ui = { loadText: $('model-load-text'), progress: $('model-progress'), info: $('model-info') };
+  const ui = {
+    loadText: $('model-load-text'),
+    progress: $('model-progress'),
+    info: $('model-info'),
+  };
 
   function loaded(info) {
     ui.progress.value = 1;
@@ -29,9 +37,18 @@ export function initLoadStatus() {
     ui.loadText.textContent = pairName
       ? `Models ready: the ${pairName} pair, ${w} weights (${mb(info.target.bytes + info.draft.bytes)}).`
       : `Models ready, ${w} target (${mb(info.target.bytes + info.draft.bytes)}).`;
-    ui.info.replaceChildren(describeModel('Target', info.target), ' ', describeModel('Draft', info.draft),
-      ...(info.sameWeights ? [h('span', { class: 'note-inline' }, [
-        ' Both roles load the same demo weights, so every guess is accepted (p = q): this checks the plumbing, not the speed.'])] : []));
+    ui.info.replaceChildren(
+      describeModel('Target', info.target),
+      ' ',
+      describeModel('Draft', info.draft),
+      ...(info.sameWeights
+        ? [
+            h('span', { class: 'note-inline' }, [
+              ' Both roles load the same demo weights, so every guess is accepted (p = q): this checks the plumbing, not the speed.',
+            ]),
+          ]
+        : []),
+    );
     document.body.dataset.modelsReady = 'true';
     document.body.dataset.pair = pairName ?? 'own';
     // 'f32' | 'int8': the target's model.weights, as the worker loaded it.

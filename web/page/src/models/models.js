@@ -35,9 +35,14 @@ export function ownWeights(info) {
 /** Why the Weights choice is disabled while a learner's files are loaded, with what they hold. */
 export function ownWeightsText(w) {
   const a = (x) => `${x === 'int8' ? 'an' : 'a'} ${weightsText(x)}`;
-  const held = w.target === w.draft ? `${weightsText(w.target)} weights` : `${a(w.target)} target and ${a(w.draft)} draft`;
-  return `Your own model files are loaded: ${held}, as the files hold them. `
-    + 'Go back to the page’s models (or pick a pair) to choose float32 or int8.';
+  const held =
+    w.target === w.draft
+      ? `${weightsText(w.target)} weights`
+      : `${a(w.target)} target and ${a(w.draft)} draft`;
+  return (
+    `Your own model files are loaded: ${held}, as the files hold them. ` +
+    'Go back to the page’s models (or pick a pair) to choose float32 or int8.'
+  );
 }
 
 /**
@@ -76,7 +81,11 @@ export function initModels(sd, client, { isolation = null } = {}) {
   }
 
   const vk = initVk({
-    client, pairs: PAIRS, setBusy, isBusy, readOptions,
+    client,
+    pairs: PAIRS,
+    setBusy,
+    isBusy,
+    readOptions,
     // The count the last run used (T or 1, whichever was faster then: compare.js), else the select's.
     threadsNow: () => compare?.threadsInUse() ?? threads?.info()?.threads ?? 1,
     runFacts: () => compare?.runFacts() ?? null,
@@ -84,14 +93,17 @@ export function initModels(sd, client, { isolation = null } = {}) {
     backendNow: () => backend?.current() ?? { backend: 'cpu' },
   });
   backend = initBackend({
-    client, isBusy,
+    client,
+    isBusy,
     onChange: () => {
       controls?.clearNote();
       vk.onBackend();
     },
   });
   threads = initThreads({
-    client, isolation, isBusy,
+    client,
+    isolation,
+    isBusy,
     onChange: () => {
       compare?.forgetThreads();
       vk.onThreads();

@@ -14,7 +14,9 @@ export function initOwnFiles({ client, isBusy, setBusy }) {
   const $ = (id) => document.getElementById(id);
   const ui = {
     inputs: { target: $('model-file-target'), draft: $('model-file-draft') },
-    status: $('model-file-status'), error: $('model-file-error'), reset: $('model-file-reset'),
+    status: $('model-file-status'),
+    error: $('model-file-error'),
+    reset: $('model-file-reset'),
   };
 
   function fileState(state, status, error = '') {

@@ -14,7 +14,9 @@ import { loadOnChange } from './radio-load.js';
 function pairLabel(name, p, weights) {
   if (!p.available) return p.label;
   const f = pairFiles(name, weights);
-  return f ? `${name}, ${sizeText(f.bytes)}` : `${name} (no ${weightsText(weights)} files in this build)`;
+  return f
+    ? `${name}, ${sizeText(f.bytes)}`
+    : `${name} (no ${weightsText(weights)} files in this build)`;
 }
 
 /**
@@ -27,10 +29,15 @@ function pairDescription(p, weights) {
   const t = p.files.target;
   const d = p.files.draft;
   const q = weights === 'int8' && p.int8?.available ? p.int8.files.target.memoryBytes : 0;
-  const memory = q > 0 ? `${sizeText(q)} of 8-bit weights in memory` : `${sizeText(4 * t.params)} of f32 weights in memory`;
+  const memory =
+    q > 0
+      ? `${sizeText(q)} of 8-bit weights in memory`
+      : `${sizeText(4 * t.params)} of f32 weights in memory`;
   const shape = (f) => `${f.config.nLayer} × ${f.config.nEmbd}`;
-  return `target ${shape(t)} (${(t.params / 1e6).toFixed(2)} M parameters, ${memory}), `
-    + `draft ${shape(d)} (${(d.params / 1e6).toFixed(2)} M)`;
+  return (
+    `target ${shape(t)} (${(t.params / 1e6).toFixed(2)} M parameters, ${memory}), ` +
+    `draft ${shape(d)} (${(d.params / 1e6).toFixed(2)} M)`
+  );
 }
 
 /**
@@ -50,14 +57,28 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
   // A pair can be picked when its files with the weights in use are in the build.
   const pickable = (name) => !!pairFiles(name, client.weights);
   for (const [name, p] of Object.entries(PAIRS)) {
-    const input = h('input', { type: 'radio', name: 'pair', value: name, id: `pair-${name}`, disabled: !pickable(name) });
+    const input = h('input', {
+      type: 'radio',
+      name: 'pair',
+      value: name,
+      id: `pair-${name}`,
+      disabled: !pickable(name),
+    });
     input.checked = name === client.pair;
     inputs[name] = input;
-    const desc = h('span', { class: 'pair-desc', id: `pair-${name}-desc` }, [pairDescription(p, client.weights)]);
+    const desc = h('span', { class: 'pair-desc', id: `pair-${name}-desc` }, [
+      pairDescription(p, client.weights),
+    ]);
     descs[name] = desc;
-    wheres[name] = h('span', { class: 'pair-where', id: `pair-${name}-where`, 'data-testid': `pair-${name}-where` }, ['']);
+    wheres[name] = h(
+      'span',
+      { class: 'pair-where', id: `pair-${name}-where`, 'data-testid': `pair-${name}-where` },
+      [''],
+    );
     labels[name] = h('span', { class: 'pair-name', 'data-testid': `pair-${name}-label` }, ['']);
-    options.append(h('label', { class: 'pair', for: input.id }, [input, labels[name], desc, wheres[name]]));
+    options.append(
+      h('label', { class: 'pair', for: input.id }, [input, labels[name], desc, wheres[name]]),
+    );
   }
 
   /** The labels, sizes and where the files come from, for the weights in use now. */
@@ -82,14 +103,18 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
       el.textContent = 'downloaded only when picked';
       const cached = await pairIsCached(name, weights);
       if (client.weights !== weights) return; // other weights meanwhile: their refresh says it
-      el.textContent = cached ? 'saved for offline use' : 'downloaded only when picked, then kept for offline use';
+      el.textContent = cached
+        ? 'saved for offline use'
+        : 'downloaded only when picked, then kept for offline use';
       el.dataset.cached = String(cached);
     }
   }
   refresh();
 
   /** Checks the radio button of `name` (the pair in use). */
-  const check = (name) => { for (const [n, input] of Object.entries(inputs)) input.checked = n === name; };
+  const check = (name) => {
+    for (const [n, input] of Object.entries(inputs)) input.checked = n === name;
+  };
 
   loadOnChange(inputs, {
     inUse: (name) => name === client.pair && client.info?.pair === name,
@@ -101,8 +126,9 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
       await client.loadPair(name);
       onPicked();
     },
-    failText: (name, err) => `Could not load the ${name} pair: ${err.message}. `
-      + (client.info ? `Still using the ${client.info.pair ?? 'same'} models.` : ''),
+    failText: (name, err) =>
+      `Could not load the ${name} pair: ${err.message}. ` +
+      (client.info ? `Still using the ${client.info.pair ?? 'same'} models.` : ''),
     isBusy,
     setBusy,
     refresh,
@@ -111,6 +137,8 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
   return {
     check,
     refresh,
-    setDisabled(b) { for (const [name, input] of Object.entries(inputs)) input.disabled = b || !pickable(name); },
+    setDisabled(b) {
+      for (const [name, input] of Object.entries(inputs)) input.disabled = b || !pickable(name);
+    },
   };
 }

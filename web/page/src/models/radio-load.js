@@ -17,7 +17,10 @@
  * @param {(b: boolean) => void} o.setBusy
  * @param {() => void} o.refresh  redraws the picker
  */
-export function loadOnChange(inputs, { inUse, current, check, note, busyText, load, failText, isBusy, setBusy, refresh }) {
+export function loadOnChange(
+  inputs,
+  { inUse, current, check, note, busyText, load, failText, isBusy, setBusy, refresh },
+) {
   for (const [value, input] of Object.entries(inputs)) {
     input.addEventListener('change', async () => {
       if (!input.checked || inUse(value)) return;

@@ -22,7 +22,16 @@ export function emptyResults() {
  * step costs; the thread count does).
  */
 export function sameSettings(a, b) {
-  const key = (o) => JSON.stringify({ ...o, gamma: 0, gammaMax: 0, drafter: '', tree: null, paceMs: 0, quiet: false });
+  const key = (o) =>
+    JSON.stringify({
+      ...o,
+      gamma: 0,
+      gammaMax: 0,
+      drafter: '',
+      tree: null,
+      paceMs: 0,
+      quiet: false,
+    });
   return !!(a && b) && key(a) === key(b);
 }
 
@@ -34,7 +43,9 @@ export function aggregate(runs) {
     tokensPerSecond: med((r) => r.tokensPerSecond),
     draftMsPerPass: med((r) => r.draftMsPerPass),
     targetMsPerPass: med((r) => r.targetMsPerPass),
-    ...(runs[0].targetMsMedian !== undefined ? { targetMsMedian: med((r) => r.targetMsMedian) } : {}),
+    ...(runs[0].targetMsMedian !== undefined
+      ? { targetMsMedian: med((r) => r.targetMsMedian) }
+      : {}),
     ...(runs[0].draftMsMedian !== undefined ? { draftMsMedian: med((r) => r.draftMsMedian) } : {}),
     repeats: runs.length,
   };
@@ -44,7 +55,8 @@ export function aggregate(runs) {
 export function comparisonRatios({ plain, spec, pairedRatios }) {
   const plainSt = plain?.summary;
   const specSt = spec?.summary;
-  if (!plainSt || !specSt || !sameSettings(plain.options, spec.options) || !plainSt.tokensPerSecond) return [];
+  if (!plainSt || !specSt || !sameSettings(plain.options, spec.options) || !plainSt.tokensPerSecond)
+    return [];
   if (pairedRatios?.length) return pairedRatios;
   return [specSt.tokensPerSecond / plainSt.tokensPerSecond];
 }
@@ -53,7 +65,8 @@ export function comparisonRatios({ plain, spec, pairedRatios }) {
  * A run's target pass, ms: the median of its passes when the worker reported them, else their
  * mean (which settings have a plain step; compareRuns then takes the runs' mean step).
  */
-export const passMs = (st) => (Number.isFinite(st?.targetMsMedian) ? st.targetMsMedian : st?.targetMsPerPass);
+export const passMs = (st) =>
+  Number.isFinite(st?.targetMsMedian) ? st.targetMsMedian : st?.targetMsPerPass;
 
 /** One target step of the speculative run's settings, { ms, from }, or null when none is known. */
 export function plainStepMs({ plain, spec, step }) {
@@ -112,7 +125,23 @@ export function compareRuns(results, sd) {
   const predicted = m ? m.predicted : NaN;
   const predictedV = m ? m.predictedV : NaN;
   const ratios = comparisonRatios(results);
-  return { o, specSt, step, costs, formula, hist, gamma, c, v, alpha, E, predicted, predictedV, ratios, verdict: ratioVerdict(ratios) };
+  return {
+    o,
+    specSt,
+    step,
+    costs,
+    formula,
+    hist,
+    gamma,
+    c,
+    v,
+    alpha,
+    E,
+    predicted,
+    predictedV,
+    ratios,
+    verdict: ratioVerdict(ratios),
+  };
 }
 
 /**
@@ -120,13 +149,18 @@ export function compareRuns(results, sd) {
  * when they do not describe a fixed chain from the draft model with measured costs.
  */
 export function runFactsOf(f, { threads, target }) {
-  if (!f || !f.formula || f.o.drafter !== 'draft' || !Number.isFinite(f.c) || !Number.isFinite(f.v)) return null;
+  if (!f || !f.formula || f.o.drafter !== 'draft' || !Number.isFinite(f.c) || !Number.isFinite(f.v))
+    return null;
   return { alpha: f.alpha, gamma: f.gamma, c: Math.max(0, f.c), E: f.E, threads, target };
 }
 
 /** The pass length a v(k) measurement after a run quotes: the run's γ (a tree's depth). */
 export function typicalGamma(options, hist) {
-  const typical = options.tree ? options.tree.length : (gammaPolicy(options) === 'fixed' ? options.gamma : commonGamma(hist ?? []));
+  const typical = options.tree
+    ? options.tree.length
+    : gammaPolicy(options) === 'fixed'
+      ? options.gamma
+      : commonGamma(hist ?? []);
   return typical || gammaDepth(options);
 }
 
@@ -143,14 +177,23 @@ export function runLine(st, isPlain) {
 /** A run's line after repeats, or null for a single run: the median and every repeat's tokens/s. */
 export function repeatLine(res, isPlain) {
   if (!res || !(res.runs?.length > 1)) return null;
-  return `${runLine(res.summary, isPlain)} (tokens/s: median of ${res.runs.length} repeats, `
-    + `${res.runs.map((r) => r.tokensPerSecond.toFixed(1)).join(', ')})`;
+  return (
+    `${runLine(res.summary, isPlain)} (tokens/s: median of ${res.runs.length} repeats, ` +
+    `${res.runs.map((r) => r.tokensPerSecond.toFixed(1)).join(', ')})`
+  );
 }
 
 /** A finished run's state line: "done, 120 tokens · timing repeat 2 of 3 next". */
 export function finishedText(summary, repeat, repeats) {
   const last = repeat === repeats - 1;
-  const done = summary.stopped ? `stopped after ${summary.generated} tokens` : `done, ${summary.generated} tokens`;
-  const more = summary.stopped || repeats === 1 ? '' : (last ? ` · ${repeats} timing repeats` : ` · timing repeat ${repeat + 2} of ${repeats} next`);
-  return { text: done + more, state: summary.stopped ? 'stopped' : (last ? 'done' : 'repeating') };
+  const done = summary.stopped
+    ? `stopped after ${summary.generated} tokens`
+    : `done, ${summary.generated} tokens`;
+  const more =
+    summary.stopped || repeats === 1
+      ? ''
+      : last
+        ? ` · ${repeats} timing repeats`
+        : ` · timing repeat ${repeat + 2} of ${repeats} next`;
+  return { text: done + more, state: summary.stopped ? 'stopped' : last ? 'done' : 'repeating' };
 }

@@ -5,7 +5,15 @@
 import { h, onWidthChange, s } from '../shared/svg.js';
 import { byteTextStream, visibleText } from '../shared/tokens.js';
 import {
-  DRAFTER_NAMES, commonGamma, drafterCounts, drafterCountsText, drafterLegend, drawDrafterStrip, drawGammaHistogram, drawPositions, meanGamma,
+  DRAFTER_NAMES,
+  commonGamma,
+  drafterCounts,
+  drafterCountsText,
+  drafterLegend,
+  drawDrafterStrip,
+  drawGammaHistogram,
+  drawPositions,
+  meanGamma,
 } from './runcharts.js';
 import { finishedText, repeatLine, runLine } from './results.js';
 import { gammaPolicy } from '../shared/gamma.js';
@@ -27,17 +35,27 @@ const STATS_ROWS = [
 
 /** The rows of the statistics table (<tbody id="stats-rows">), each cell '–' until a run. */
 function statsRows() {
-  return STATS_ROWS.map(([head, id]) => h('tr', {}, [h('th', { scope: 'row', text: head }), h('td', { 'data-testid': id, text: '–' })]));
+  return STATS_ROWS.map(([head, id]) =>
+    h('tr', {}, [h('th', { scope: 'row', text: head }), h('td', { 'data-testid': id, text: '–' })]),
+  );
 }
 
 /** The charts after a run (<div id="run-detail">): the γ histogram and the drafter strip. */
 function runDetail() {
-  const chart = (id, children) => h('figure', { class: 'chart' }, [s('svg', { id, role: 'img', 'aria-labelledby': `${id}-cap` }), ...children]);
+  const chart = (id, children) =>
+    h('figure', { class: 'chart' }, [
+      s('svg', { id, role: 'img', 'aria-labelledby': `${id}-cap` }),
+      ...children,
+    ]);
   return [
-    chart('chart-gamma', [h('figcaption', { id: 'chart-gamma-cap' }, [
-      'γ drafted per iteration in the last speculative run (', h('span', { id: 'gamma-policy', text: 'fixed' }), '). ',
-      h('span', { id: 'gamma-summary', 'data-testid': 'gamma-summary' }),
-    ])]),
+    chart('chart-gamma', [
+      h('figcaption', { id: 'chart-gamma-cap' }, [
+        'γ drafted per iteration in the last speculative run (',
+        h('span', { id: 'gamma-policy', text: 'fixed' }),
+        '). ',
+        h('span', { id: 'gamma-summary', 'data-testid': 'gamma-summary' }),
+      ]),
+    ]),
     chart('chart-drafters', [
       h('p', { class: 'legend', id: 'drafter-legend' }),
       h('figcaption', { id: 'chart-drafters-cap' }, [
@@ -61,7 +79,8 @@ function policyText(o) {
 
 /** "prompt lookup, auto γ ≤ 8" / "heads, tree [2, 2, 1]". */
 function configText(o) {
-  const who = o.drafter === 'both' ? 'prompt lookup + draft model' : DRAFTER_NAMES[o.drafter] ?? o.drafter;
+  const who =
+    o.drafter === 'both' ? 'prompt lookup + draft model' : (DRAFTER_NAMES[o.drafter] ?? o.drafter);
   if (o.tree) return `${who}, tree [${o.tree.join(', ')}]`;
   if (gammaPolicy(o) === 'fixed') return `${who}, γ = ${o.gamma}`;
   return `${who}, ${o.gamma} γ ≤ ${o.gammaMax}`;
@@ -108,9 +127,14 @@ export function initRunView({ client }) {
   const ui = {
     plain: { text: $('plain-text'), line: $('plain-line'), state: $('plain-state') },
     spec: { text: $('spec-text'), line: $('spec-line'), state: $('spec-state') },
-    specConfig: $('spec-config'), chartPositions: $('chart-positions'),
-    chartGamma: $('chart-gamma'), chartDrafters: $('chart-drafters'), gammaSummary: $('gamma-summary'),
-    gammaPolicy: $('gamma-policy'), drafterCounts: $('drafter-counts'), drafterLegend: $('drafter-legend'),
+    specConfig: $('spec-config'),
+    chartPositions: $('chart-positions'),
+    chartGamma: $('chart-gamma'),
+    chartDrafters: $('chart-drafters'),
+    gammaSummary: $('gamma-summary'),
+    gammaPolicy: $('gamma-policy'),
+    drafterCounts: $('drafter-counts'),
+    drafterLegend: $('drafter-legend'),
   };
   let shownPositions = null;
   let shownRun = null; // { stats, iters, options } of the last speculative run (redrawn on resize)
@@ -122,9 +146,16 @@ export function initRunView({ client }) {
   }
 
   function showSpecStats(st) {
-    cell('alpha-measured').textContent = st.examined ? `${st.alpha.toFixed(3)} (${st.accepted} / ${st.examined})` : '–';
-    cell('tokens-per-target-pass').textContent = st.targetPasses ? st.tokensPerPass.toFixed(2) : '–';
-    cell('positions-per-pass').textContent = st.targetPasses && st.positionsScored ? (st.positionsScored / st.targetPasses).toFixed(2) : '–';
+    cell('alpha-measured').textContent = st.examined
+      ? `${st.alpha.toFixed(3)} (${st.accepted} / ${st.examined})`
+      : '–';
+    cell('tokens-per-target-pass').textContent = st.targetPasses
+      ? st.tokensPerPass.toFixed(2)
+      : '–';
+    cell('positions-per-pass').textContent =
+      st.targetPasses && st.positionsScored
+        ? (st.positionsScored / st.targetPasses).toFixed(2)
+        : '–';
     cell('spec-tps').textContent = st.tokensPerSecond ? st.tokensPerSecond.toFixed(1) : '–';
     showPositions(st);
   }
@@ -169,7 +200,9 @@ export function initRunView({ client }) {
       // pool's workers (0 on one thread).
       stateEl.dataset.threads = String(summary.threads ?? '');
       // Regions handed to the pool: split over threads, or shed to one by its ledger.
-      stateEl.dataset.parallelRuns = String(summary.pool ? summary.pool.runs + summary.pool.shed : '');
+      stateEl.dataset.parallelRuns = String(
+        summary.pool ? summary.pool.runs + summary.pool.shed : '',
+      );
       stateEl.dataset.shedRuns = String(summary.pool?.shed ?? '');
     };
     if (quiet) {
@@ -260,7 +293,10 @@ export function initRunView({ client }) {
 
   /** After repeats: each run's line gives the median and every repeat's tokens/s. */
   function showRepeatLines({ plain, spec }) {
-    for (const [res, el, isPlain] of [[plain, ui.plain.line, true], [spec, ui.spec.line, false]]) {
+    for (const [res, el, isPlain] of [
+      [plain, ui.plain.line, true],
+      [spec, ui.spec.line, false],
+    ]) {
       const line = repeatLine(res, isPlain);
       if (line === null) continue;
       el.textContent = line;
@@ -270,7 +306,10 @@ export function initRunView({ client }) {
 
   /** After a Stop: a run left waiting for its next repeat says how many were complete. */
   function settleRepeats(plains, specs, repeats, shown = []) {
-    for (const [el, runs, show] of [[ui.plain.state, plains, shown[0]], [ui.spec.state, specs, shown[1]]]) {
+    for (const [el, runs, show] of [
+      [ui.plain.state, plains, shown[0]],
+      [ui.spec.state, specs, shown[1]],
+    ]) {
       const first = runs[0] ?? show;
       if (el.dataset.state !== 'repeating' || !first) continue;
       el.textContent = `done, ${first.generated} tokens · stopped after ${runs.length} of ${repeats} timing repeats`;

@@ -10,13 +10,21 @@ import { h } from '../shared/svg.js';
  */
 export function threadsText(t, isolationReason = null) {
   if (!t) return 'Threads: starting the decoding worker…';
-  if (t.threads > 1) return `${t.threads} threads, cross-origin isolated${t.maxThreads > t.threads ? ` (${t.maxThreads} available)` : ''}.`;
-  if (t.maxThreads > 1) return `1 thread (chosen; ${t.maxThreads} available), cross-origin isolated.`;
+  if (t.threads > 1)
+    return `${t.threads} threads, cross-origin isolated${t.maxThreads > t.threads ? ` (${t.maxThreads} available)` : ''}.`;
+  if (t.maxThreads > 1)
+    return `1 thread (chosen; ${t.maxThreads} available), cross-origin isolated.`;
   if (t.isolated) {
-    return t.reason ? `1 thread: ${t.reason}.`
+    return t.reason
+      ? `1 thread: ${t.reason}.`
       : `1 thread, cross-origin isolated: this machine reports ${t.cores} logical core${t.cores === 1 ? '' : 's'}.`;
   }
-  const why = isolationReason ?? String(t.reason ?? 'SharedArrayBuffer is unavailable').replace(/^not cross-origin isolated: /, '');
+  const why =
+    isolationReason ??
+    String(t.reason ?? 'SharedArrayBuffer is unavailable').replace(
+      /^not cross-origin isolated: /,
+      '',
+    );
   return `1 thread: not cross-origin isolated (${why}).`;
 }
 
@@ -43,7 +51,11 @@ export function initThreads({ client, isolation, isBusy, onChange }) {
     status.dataset.maxThreads = String(info.maxThreads);
     status.dataset.isolated = String(info.isolated);
     if (select.options.length !== info.maxThreads) {
-      select.replaceChildren(...Array.from({ length: info.maxThreads }, (_, i) => h('option', { value: String(i + 1) }, [String(i + 1)])));
+      select.replaceChildren(
+        ...Array.from({ length: info.maxThreads }, (_, i) =>
+          h('option', { value: String(i + 1) }, [String(i + 1)]),
+        ),
+      );
     }
     const changed = info.threads !== shownThreads;
     shownThreads = info.threads;
@@ -73,6 +85,8 @@ export function initThreads({ client, isolation, isBusy, onChange }) {
     show,
     /** The worker's threads, or null before it has said. */
     info: () => threadInfo,
-    setDisabled(b) { select.disabled = b || !threadInfo || threadInfo.maxThreads < 2; },
+    setDisabled(b) {
+      select.disabled = b || !threadInfo || threadInfo.maxThreads < 2;
+    },
   };
 }

@@ -14,10 +14,11 @@
 // functions: the page and the Node tests import them.
 
 /** The rule, in the words the page shows. */
-export const RULE = 'Rule: “pays” only when every repeat’s ratio (speculative ÷ plain tokens/s) is above 1, '
-  + '“does not pay” only when every one is below 1; ratios on both sides of 1 are within the spread: no measurable gain. '
-  + 'With 3 or more repeats, one outlier is set aside first: the ratio farthest from the median, when it is more than 15% '
-  + 'of the median away and more than 3 times as far as any other repeat.';
+export const RULE =
+  'Rule: “pays” only when every repeat’s ratio (speculative ÷ plain tokens/s) is above 1, ' +
+  '“does not pay” only when every one is below 1; ratios on both sides of 1 are within the spread: no measurable gain. ' +
+  'With 3 or more repeats, one outlier is set aside first: the ratio farthest from the median, when it is more than 15% ' +
+  'of the median away and more than 3 times as far as any other repeat.';
 
 /** How far from the median an outlier lies at least: a fraction of the median, and a multiple of the next farthest. */
 export const OUTLIER = { fraction: 0.15, times: 3 };
@@ -81,24 +82,40 @@ export function spreadText(v) {
 }
 
 // "every repeat faster than plain", or with an outlier set aside, which one.
-const side = (v, word) => (v.outlier !== null
-  ? `every other repeat ${word} than plain; one, ${ratioText(v.outlier)}, set aside as an outlier`
-  : `every repeat ${word} than plain`);
+const side = (v, word) =>
+  v.outlier !== null
+    ? `every other repeat ${word} than plain; one, ${ratioText(v.outlier)}, set aside as an outlier`
+    : `every repeat ${word} than plain`;
 
 /** The headline of the verdict: { text, cls } (cls: 'ok' | 'bad' | 'even' | ''). */
 export function verdictHeadline(v, { predicted = NaN } = {}) {
   switch (v.kind) {
     case 'pays':
-      return { cls: 'ok', text: `Speculation pays here: ${ratioText(v.median)} measured (median; ${spreadText(v)}, ${side(v, 'faster')}). ` };
+      return {
+        cls: 'ok',
+        text: `Speculation pays here: ${ratioText(v.median)} measured (median; ${spreadText(v)}, ${side(v, 'faster')}). `,
+      };
     case 'loses':
-      return { cls: 'bad', text: `On this machine speculation does not pay: ${ratioText(v.median)} measured (median; ${spreadText(v)}, ${side(v, 'slower')}). ` };
+      return {
+        cls: 'bad',
+        text: `On this machine speculation does not pay: ${ratioText(v.median)} measured (median; ${spreadText(v)}, ${side(v, 'slower')}). `,
+      };
     case 'even':
-      return { cls: 'even', text: `No measurable gain: ${ratioText(v.median)} measured (median; ${spreadText(v)}: the repeats fall on both sides of 1×${v.outlier !== null ? `, even with one, ${ratioText(v.outlier)}, set aside as an outlier` : ''}). ` };
+      return {
+        cls: 'even',
+        text: `No measurable gain: ${ratioText(v.median)} measured (median; ${spreadText(v)}: the repeats fall on both sides of 1×${v.outlier !== null ? `, even with one, ${ratioText(v.outlier)}, set aside as an outlier` : ''}). `,
+      };
     case 'single':
-      return { cls: 'even', text: `${ratioText(v.median)} measured from one plain and one speculative run: one ratio has no spread, so no verdict (Run both & compare repeats them). ` };
+      return {
+        cls: 'even',
+        text: `${ratioText(v.median)} measured from one plain and one speculative run: one ratio has no spread, so no verdict (Run both & compare repeats them). `,
+      };
     default:
       return Number.isFinite(predicted)
-        ? { cls: '', text: `Predicted from the measured costs: ${ratioText(predicted)} (no plain run with these settings to measure the speedup against). ` }
+        ? {
+            cls: '',
+            text: `Predicted from the measured costs: ${ratioText(predicted)} (no plain run with these settings to measure the speedup against). `,
+          }
         : { cls: '', text: 'Run plain decoding too to measure the speedup. ' };
   }
 }

@@ -5,15 +5,23 @@
 // and a note says so. Under it, the default and why (weights.js).
 import { h } from '../shared/svg.js';
 import { PAIRS, pairFiles, pairIsCached } from '../shared/client.js';
-import { WEIGHTS, defaultText, setChosenWeights, storedDefault, weightsText } from '../shared/weights.js';
+import {
+  WEIGHTS,
+  defaultText,
+  setChosenWeights,
+  storedDefault,
+  weightsText,
+} from '../shared/weights.js';
 import { loadOnChange } from './radio-load.js';
 
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 /** Every pair's download with these weights: "small 5.9 MB · large 22.6 MB". */
 function sizesText(weights) {
-  return Object.entries(PAIRS).filter(([name]) => pairFiles(name, weights))
-    .map(([name]) => `${name} ${mb(pairFiles(name, weights).bytes)}`).join(' · ');
+  return Object.entries(PAIRS)
+    .filter(([name]) => pairFiles(name, weights))
+    .map(([name]) => `${name} ${mb(pairFiles(name, weights).bytes)}`)
+    .join(' · ');
 }
 
 const WHAT = {
@@ -39,12 +47,26 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
   for (const w of WEIGHTS) {
     const input = h('input', { type: 'radio', name: 'weights', value: w, id: `weights-${w}` });
     inputs[w] = input;
-    names[w] = h('span', { class: 'pair-name', 'data-testid': `weights-${w}-label` }, [weightsText(w)]);
-    wheres[w] = h('span', { class: 'pair-where', id: `weights-${w}-where`, 'data-testid': `weights-${w}-where` }, ['']);
-    options.append(h('label', { class: 'pair', for: input.id }, [
-      input, names[w],
-      h('span', { class: 'pair-desc', id: `weights-${w}-desc`, 'data-testid': `weights-${w}-sizes` }, [`${sizesText(w)}; ${WHAT[w]}`]),
-      wheres[w]]));
+    names[w] = h('span', { class: 'pair-name', 'data-testid': `weights-${w}-label` }, [
+      weightsText(w),
+    ]);
+    wheres[w] = h(
+      'span',
+      { class: 'pair-where', id: `weights-${w}-where`, 'data-testid': `weights-${w}-where` },
+      [''],
+    );
+    options.append(
+      h('label', { class: 'pair', for: input.id }, [
+        input,
+        names[w],
+        h(
+          'span',
+          { class: 'pair-desc', id: `weights-${w}-desc`, 'data-testid': `weights-${w}-sizes` },
+          [`${sizesText(w)}; ${WHAT[w]}`],
+        ),
+        wheres[w],
+      ]),
+    );
   }
 
   const available = (w) => !!pairFiles(client.pair, w);
@@ -54,7 +76,9 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
     root.dataset.weights = client.info?.weights ?? client.weights;
     for (const w of WEIGHTS) {
       const f = pairFiles(client.pair, w);
-      names[w].textContent = f ? `${weightsText(w)}, ${mb(f.bytes)}` : `${weightsText(w)} (not in this build)`;
+      names[w].textContent = f
+        ? `${weightsText(w)}, ${mb(f.bytes)}`
+        : `${weightsText(w)} (not in this build)`;
       names[w].dataset.bytes = f ? String(f.bytes) : '0';
     }
     def.textContent = defaultText(storedDefault());
@@ -69,18 +93,23 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
         continue;
       }
       const cached = await pairIsCached(client.pair, w);
-      wheres[w].textContent = cached ? 'saved for offline use' : 'downloaded only when chosen, then kept for offline use';
+      wheres[w].textContent = cached
+        ? 'saved for offline use'
+        : 'downloaded only when chosen, then kept for offline use';
       wheres[w].dataset.cached = String(cached);
     }
   }
 
   /** Checks the radio button of the weights in use. */
-  const check = (w) => { for (const [n, input] of Object.entries(inputs)) input.checked = n === w; };
+  const check = (w) => {
+    for (const [n, input] of Object.entries(inputs)) input.checked = n === w;
+  };
   check(client.weights);
   refresh();
 
   loadOnChange(inputs, {
-    inUse: (w) => w === client.weights && client.info?.weights === w && client.info?.pair === client.pair,
+    inUse: (w) =>
+      w === client.weights && client.info?.weights === w && client.info?.pair === client.pair,
     current: () => client.weights,
     check,
     note,
@@ -90,8 +119,11 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
       setChosenWeights(w);
       onPicked();
     },
-    failText: (w, err) => `Could not load the ${client.pair} pair's ${weightsText(w)} weights: ${err.message}. `
-      + (client.info ? `Still using the ${weightsText(client.info.weights)} ${client.info.pair ?? 'same'} models.` : ''),
+    failText: (w, err) =>
+      `Could not load the ${client.pair} pair's ${weightsText(w)} weights: ${err.message}. ` +
+      (client.info
+        ? `Still using the ${weightsText(client.info.weights)} ${client.info.pair ?? 'same'} models.`
+        : ''),
     isBusy,
     setBusy,
     refresh,
@@ -101,6 +133,8 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
   return {
     check,
     refresh,
-    setDisabled(b) { for (const [w, input] of Object.entries(inputs)) input.disabled = b || !available(w); },
+    setDisabled(b) {
+      for (const [w, input] of Object.entries(inputs)) input.disabled = b || !available(w);
+    },
   };
 }

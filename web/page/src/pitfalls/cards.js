@@ -9,7 +9,8 @@ export const CONTEXT_SHOWN = LAB.context.replace('\n', '⏎');
 const fmtList = (xs) => `[${xs.map((x) => String(x).replace(/^0\./, '.')).join(', ')}]`;
 export const int = (n) => n.toLocaleString('en-US');
 
-const TOY_MEASURED = (pair, extra) => `${int(LAB.rounds)} seeded rounds of γ = ${LAB.gamma} on the lesson's ${pair}${extra}; every emitted token counted, χ² test against p (bins expected under 5 pooled).`;
+const TOY_MEASURED = (pair, extra) =>
+  `${int(LAB.rounds)} seeded rounds of γ = ${LAB.gamma} on the lesson's ${pair}${extra}; every emitted token counted, χ² test against p (bins expected under 5 pooled).`;
 const REAL_MEASURED = `Histogram: the token the pair emits after “${CONTEXT_SHOWN}” in ${int(LAB.rounds)} seeded verifications (the library's speculativeVerify) of the real pair's next-token rows there, at T = ${LAB.temperature}; the target's row is p. α and tokens per pass: ${LAB.tokens} tokens decoded after the same prompt with γ = ${LAB.gamma}.`;
 
 /**
@@ -35,7 +36,10 @@ export const CARDS = [
     why: 'The accept test weighs p(x) against the q(x) the guess was really drawn from; when the draft samples from one q and the verifier is handed another, the ratio is wrong and so is every corrected token.',
     fix: 'Apply the same temperature, top-k and top-p to both models, and hand the verifier the q the draft actually sampled from.',
     readouts: ['pvalue', 'tv', 'alpha'],
-    measured: TOY_MEASURED(`6-token pair at T = ${LAB.toyTemperature} (p and q as in section 2, sharpened by the temperature)`, ''),
+    measured: TOY_MEASURED(
+      `6-token pair at T = ${LAB.toyTemperature} (p and q as in section 2, sharpened by the temperature)`,
+      '',
+    ),
     offName: `both at T = ${LAB.toyTemperature}, the correct rule`,
     onName: `draft at T = ${LAB.brokenDraftTemperature}, verifier told T = ${LAB.toyTemperature}`,
   },
@@ -110,57 +114,108 @@ export function formatP(p) {
 export function progressText(def, ev) {
   const of = `${int(ev.done)} of ${int(ev.total)}`;
   switch (ev.phase) {
-    case 'rounds': return `Verifying: ${of} rounds…`;
-    case 'decode': return `Decoding: ${of} tokens (plain and speculative in turns)…`;
-    case 'sweep': return `Measuring γ = ${LAB.sweep[0]}…${LAB.sweep.at(-1)} and plain decoding: ${of} tokens each…`;
-    default: return `Working: ${of}…`;
+    case 'rounds':
+      return `Verifying: ${of} rounds…`;
+    case 'decode':
+      return `Decoding: ${of} tokens (plain and speculative in turns)…`;
+    case 'sweep':
+      return `Measuring γ = ${LAB.sweep[0]}…${LAB.sweep.at(-1)} and plain decoding: ${of} tokens each…`;
+    default:
+      return `Working: ${of}…`;
   }
 }
 
 /** The DOM of one card (article.pitfall[data-pitfall]). */
 export function buildCard(def) {
   const id = `pf-${def.id}`;
-  const input = h('input', { type: 'checkbox', role: 'switch', 'data-role': 'break', id: `${id}-break`, 'aria-describedby': `${id}-why` });
-  const readouts = Object.fromEntries(def.readouts.map((r) => [r, h('span', { class: 'v', 'data-testid': r }, ['–'])]));
+  const input = h('input', {
+    type: 'checkbox',
+    role: 'switch',
+    'data-role': 'break',
+    id: `${id}-break`,
+    'aria-describedby': `${id}-why`,
+  });
+  const readouts = Object.fromEntries(
+    def.readouts.map((r) => [r, h('span', { class: 'v', 'data-testid': r }, ['–'])]),
+  );
   const notes = Object.fromEntries(def.readouts.map((r) => [r, h('span', { class: 'n' })]));
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-labelledby', `${id}-cap`);
   svg.classList.add('pf-svg');
   const caption = h('figcaption', { id: `${id}-cap` }, ['Computing…']);
-  const progress = h('progress', { max: '1', value: '0', 'aria-label': `Progress of “${def.title}”`, hidden: true });
+  const progress = h('progress', {
+    max: '1',
+    value: '0',
+    'aria-label': `Progress of “${def.title}”`,
+    hidden: true,
+  });
   const status = h('span', { class: 'pf-status' });
   const verdict = h('p', { class: 'pf-verdict', 'data-testid': 'verdict', 'aria-live': 'polite' });
   const compare = h('p', { class: 'pf-compare', 'data-testid': 'compare' });
   const sample = h('div', { class: 'pf-samples' });
   const timing = h('span', { class: 'pf-timing', 'data-testid': 'timing' });
-  const el = h('article', {
-    class: 'pitfall', 'data-pitfall': def.id, 'data-state': 'queued', 'data-broken': 'false', 'aria-labelledby': `${id}-h`,
-  }, [
-    h('div', { class: 'pf-head' }, [
-      h('h3', { id: `${id}-h` }, [def.title]),
-      h('label', { class: 'pf-switch', for: `${id}-break` }, [
-        input,
-        h('span', { class: 'pf-track', 'aria-hidden': 'true' }),
-        h('span', { class: 'pf-switch-text' }, [h('strong', {}, ['Break it: ']), def.breakLabel]),
+  const el = h(
+    'article',
+    {
+      class: 'pitfall',
+      'data-pitfall': def.id,
+      'data-state': 'queued',
+      'data-broken': 'false',
+      'aria-labelledby': `${id}-h`,
+    },
+    [
+      h('div', { class: 'pf-head' }, [
+        h('h3', { id: `${id}-h` }, [def.title]),
+        h('label', { class: 'pf-switch', for: `${id}-break` }, [
+          input,
+          h('span', { class: 'pf-track', 'aria-hidden': 'true' }),
+          h('span', { class: 'pf-switch-text' }, [h('strong', {}, ['Break it: ']), def.breakLabel]),
+        ]),
       ]),
-    ]),
-    h('p', { class: 'pf-why', id: `${id}-why` }, [h('strong', {}, ['Why it bites. ']), def.why]),
-    h('div', { class: 'pf-body' }, [
-      h('div', { class: 'pf-side' }, [
-        h('dl', { class: 'pf-readouts' }, def.readouts.map((r) => h('div', { class: 'pf-readout' }, [
-          h('dt', {}, [READOUT_NAMES[r]]),
-          h('dd', {}, [readouts[r], notes[r]]),
-        ]))),
-        verdict,
-        compare,
+      h('p', { class: 'pf-why', id: `${id}-why` }, [h('strong', {}, ['Why it bites. ']), def.why]),
+      h('div', { class: 'pf-body' }, [
+        h('div', { class: 'pf-side' }, [
+          h(
+            'dl',
+            { class: 'pf-readouts' },
+            def.readouts.map((r) =>
+              h('div', { class: 'pf-readout' }, [
+                h('dt', {}, [READOUT_NAMES[r]]),
+                h('dd', {}, [readouts[r], notes[r]]),
+              ]),
+            ),
+          ),
+          verdict,
+          compare,
+        ]),
+        h('figure', { class: 'chart pf-chart' }, [svg, caption]),
       ]),
-      h('figure', { class: 'chart pf-chart' }, [svg, caption]),
-    ]),
+      sample,
+      h('p', { class: 'pf-fix' }, [h('strong', {}, ['Fix. ']), def.fix]),
+      h('p', { class: 'pf-measured' }, [
+        h('strong', {}, ['What was measured. ']),
+        def.measured,
+        ' ',
+        timing,
+      ]),
+      h('div', { class: 'pf-progress', role: 'status' }, [progress, status]),
+    ],
+  );
+  return {
+    def,
+    el,
+    input,
+    readouts,
+    notes,
+    svg,
+    caption,
+    progress,
+    status,
+    verdict,
+    compare,
     sample,
-    h('p', { class: 'pf-fix' }, [h('strong', {}, ['Fix. ']), def.fix]),
-    h('p', { class: 'pf-measured' }, [h('strong', {}, ['What was measured. ']), def.measured, ' ', timing]),
-    h('div', { class: 'pf-progress', role: 'status' }, [progress, status]),
-  ]);
-  return { def, el, input, readouts, notes, svg, caption, progress, status, verdict, compare, sample, timing, broken: false };
+    timing,
+    broken: false,
+  };
 }

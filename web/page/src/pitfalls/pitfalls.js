@@ -42,7 +42,9 @@ export function initPitfalls(embed) {
   };
   /** The job a card needs for what it shows now (gamma-too-large's sweep serves both states). */
   const jobOf = (card, broken = card.broken) => ({
-    card: card.def.id, broken: card.def.sweep ? false : broken, seed: seed(),
+    card: card.def.id,
+    broken: card.def.sweep ? false : broken,
+    seed: seed(),
     ...(card.def.models ? { weights: chosenWeights() } : {}),
   });
 
@@ -54,11 +56,15 @@ export function initPitfalls(embed) {
     const all = [...cards.values()];
     const ready = all.filter((c) => c.el.dataset.state === 'ready').length;
     const failed = all.filter((c) => c.el.dataset.state === 'error').length;
-    section.dataset.state = ready === all.length ? 'ready' : ready + failed === all.length ? 'error' : 'running';
+    section.dataset.state =
+      ready === all.length ? 'ready' : ready + failed === all.length ? 'error' : 'running';
     section.dataset.readyCards = String(ready);
-    statusLine.textContent = ready === all.length ? 'All cards are up to date.'
-      : lab.paused() ? `${ready} of ${all.length} cards up to date; paused while section 4 decodes or measures, so that neither disturbs the other's timings.`
-        : `${ready} of ${all.length} cards up to date; the others are computing in the background.`;
+    statusLine.textContent =
+      ready === all.length
+        ? 'All cards are up to date.'
+        : lab.paused()
+          ? `${ready} of ${all.length} cards up to date; paused while section 4 decodes or measures, so that neither disturbs the other's timings.`
+          : `${ready} of ${all.length} cards up to date; the others are computing in the background.`;
   }
 
   function show(card, result) {
@@ -98,7 +104,8 @@ export function initPitfalls(embed) {
     wanted: (id) => jobOf(cards.get(id)),
     run,
     cancel: (current) => {
-      if (current.id !== null) client.worker.postMessage({ type: 'pitfall-cancel', target: current.id });
+      if (current.id !== null)
+        client.worker.postMessage({ type: 'pitfall-cancel', target: current.id });
     },
     show: (id, result) => show(cards.get(id), result),
     setState: (id, state, text) => setState(cards.get(id), state, text),
@@ -111,7 +118,8 @@ export function initPitfalls(embed) {
     client: null,
     start: () => start(),
     /** Results shown now, by card. */
-    shown: () => Object.fromEntries([...cards.values()].map((c) => [c.def.id, lab.cached(jobOf(c)) ?? null])),
+    shown: () =>
+      Object.fromEntries([...cards.values()].map((c) => [c.def.id, lab.cached(jobOf(c)) ?? null])),
   };
 
   for (const def of CARDS) {
@@ -138,7 +146,13 @@ export function initPitfalls(embed) {
     lab.start();
     // One thread: the lab's numbers (speedups against plain decoding) are those of one core, as
     // documented, and its pool would only compete with section 4's for the same cores.
-    client = new ModelClient(new Worker(new URL('../worker/worker.js', import.meta.url), { type: 'module', name: 'specdec-pitfalls' }), { threads: 1 });
+    client = new ModelClient(
+      new Worker(new URL('../worker/worker.js', import.meta.url), {
+        type: 'module',
+        name: 'specdec-pitfalls',
+      }),
+      { threads: 1 },
+    );
     client.on((ev) => {
       const inflight = lab.inflight();
       if (ev.type === 'progress' && inflight) {
@@ -151,7 +165,9 @@ export function initPitfalls(embed) {
     });
     api.client = client;
     // The toy cards first: they need no models.
-    const order = [...cards.values()].sort((a, b) => Number(!!a.def.models) - Number(!!b.def.models));
+    const order = [...cards.values()].sort(
+      (a, b) => Number(!!a.def.models) - Number(!!b.def.models),
+    );
     for (const card of order) lab.refresh(card.def.id);
   }
 
@@ -159,14 +175,18 @@ export function initPitfalls(embed) {
     for (const card of cards.values()) lab.refresh(card.def.id);
   });
 
-  for (const card of cards.values()) setState(card, 'queued', 'Starts when this section is in view.');
+  for (const card of cards.values())
+    setState(card, 'queued', 'Starts when this section is in view.');
   if ('IntersectionObserver' in window) {
-    const io = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) {
-        io.disconnect();
-        start();
-      }
-    }, { rootMargin: '200px' });
+    const io = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          io.disconnect();
+          start();
+        }
+      },
+      { rootMargin: '200px' },
+    );
     io.observe(section);
   } else {
     start();

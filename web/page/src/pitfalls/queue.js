@@ -7,7 +7,8 @@
 // is kept but not shown. Plain logic: the worker and the cards are behind the callbacks.
 
 /** The cache key of a job. */
-export const keyOf = (job) => `${job.card}|${job.broken}|${job.seed}${job.weights && job.weights !== 'f32' ? `|${job.weights}` : ''}`;
+export const keyOf = (job) =>
+  `${job.card}|${job.broken}|${job.seed}${job.weights && job.weights !== 'f32' ? `|${job.weights}` : ''}`;
 
 /**
  * @param {object} o
@@ -52,7 +53,8 @@ export function createLabQueue({ wanted, run, cancel, show, setState, paused = f
       cache.set(key, result);
       if (isWanted(job)) show(job.card, result);
     } catch (err) {
-      if (!current.cancelled && isWanted(job)) setState(job.card, 'error', `Could not compute this card: ${err.message || err}`);
+      if (!current.cancelled && isWanted(job))
+        setState(job.card, 'error', `Could not compute this card: ${err.message || err}`);
     } finally {
       inflight = null;
       // A card whose job was cancelled without a replacement asks again (e.g. preempted).
@@ -87,7 +89,9 @@ export function createLabQueue({ wanted, run, cancel, show, setState, paused = f
   return {
     refresh,
     /** Jobs run from now on (the lab's worker exists). */
-    start() { started = true; },
+    start() {
+      started = true;
+    },
     /** Pauses (cancelling and requeueing the job in progress) or resumes. */
     setPaused(b) {
       paused = b;

@@ -37,9 +37,11 @@ function histogramSummary(r) {
   const hst = r.histogram;
   const parts = [`p-value ${formatP(hst.test.pValue)}`, `TV ${hst.tv.toFixed(3)}`];
   const spec = r.decode?.spec;
-  if (spec) parts.push(`α ${spec.alpha.toFixed(2)}`, `${spec.tokensPerPass.toFixed(2)} tokens per pass`);
+  if (spec)
+    parts.push(`α ${spec.alpha.toFixed(2)}`, `${spec.tokensPerPass.toFixed(2)} tokens per pass`);
   else parts.push(`α ${hst.alpha.toFixed(2)}`);
-  if (spec && r.card === 'changes-quality' && speedTrust(r).ok) parts.push(`${spec.speedup.toFixed(2)}× plain`);
+  if (spec && r.card === 'changes-quality' && speedTrust(r).ok)
+    parts.push(`${spec.speedup.toFixed(2)}× plain`);
   return parts.join(', ');
 }
 
@@ -82,24 +84,56 @@ function renderHistogram(card, r, otherState, { thisName, otherName }) {
   const bad = hst.test.pValue < P_THRESHOLD;
   card.el.dataset.pvalue = String(hst.test.pValue);
   card.el.dataset.match = String(!bad);
-  setReadout(card, 'pvalue', formatP(hst.test.pValue), hst.test.pValue, `χ² = ${hst.test.statistic.toFixed(1)}, ${hst.test.df} df`);
+  setReadout(
+    card,
+    'pvalue',
+    formatP(hst.test.pValue),
+    hst.test.pValue,
+    `χ² = ${hst.test.statistic.toFixed(1)}, ${hst.test.df} df`,
+  );
   setReadout(card, 'tv', hst.tv.toFixed(3), hst.tv, `noise alone ≈ ${hst.noise.toFixed(3)}`);
   const spec = r.decode?.spec;
   if (spec) {
-    setReadout(card, 'alpha', spec.alpha.toFixed(3), spec.alpha, `${(hst.alpha).toFixed(3)} on the histogram's first position`);
-    setReadout(card, 'tokens-per-pass', spec.tokensPerPass.toFixed(2), spec.tokensPerPass, `of γ + 1 = ${LAB.gamma + 1} at most`);
+    setReadout(
+      card,
+      'alpha',
+      spec.alpha.toFixed(3),
+      spec.alpha,
+      `${hst.alpha.toFixed(3)} on the histogram's first position`,
+    );
+    setReadout(
+      card,
+      'tokens-per-pass',
+      spec.tokensPerPass.toFixed(2),
+      spec.tokensPerPass,
+      `of γ + 1 = ${LAB.gamma + 1} at most`,
+    );
     if (r.decode.plain) {
-      setReadout(card, 'speedup', `${spec.speedup.toFixed(2)}×`, spec.speedup, `${speedTrust(r).ok ? '' : 'untrusted (a busy machine): '}plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`);
+      setReadout(
+        card,
+        'speedup',
+        `${spec.speedup.toFixed(2)}×`,
+        spec.speedup,
+        `${speedTrust(r).ok ? '' : 'untrusted (a busy machine): '}plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`,
+      );
     }
   } else {
     setReadout(card, 'alpha', hst.alpha.toFixed(3), hst.alpha);
-    setReadout(card, 'tokens-per-pass', hst.tokensPerPass.toFixed(2), hst.tokensPerPass, `of γ + 1 = ${LAB.gamma + 1} at most`);
+    setReadout(
+      card,
+      'tokens-per-pass',
+      hst.tokensPerPass.toFixed(2),
+      hst.tokensPerPass,
+      `of γ + 1 = ${LAB.gamma + 1} at most`,
+    );
   }
   // Chart: the bins of the toy, or the real pair's 12 most likely tokens and the rest pooled.
   const n = hst.n;
   const { labels, observed, probs } = histogramBars(hst, r.p);
   drawHistogram(card.svg, { labels, observed, p: probs, bad });
-  const what = hst.order ? `the token after “${CONTEXT_SHOWN}”, ${int(n)} draws` : `${int(n)} emitted tokens from ${int(hst.rounds)} rounds`;
+  const what = hst.order
+    ? `the token after “${CONTEXT_SHOWN}”, ${int(n)} draws`
+    : `${int(n)} emitted tokens from ${int(hst.rounds)} rounds`;
   card.caption.textContent = `Emitted tokens (${what}; ${thisName}) against the target's p${hst.order ? ': its 12 most likely tokens, the rest pooled' : ''}. p-value ${formatP(hst.test.pValue)}, TV ${hst.tv.toFixed(3)}.`;
   card.verdict.className = `pf-verdict ${bad ? 'bad' : 'ok'}`;
   card.verdict.textContent = bad
@@ -109,7 +143,11 @@ function renderHistogram(card, r, otherState, { thisName, otherName }) {
     ? `${card.broken ? 'Switched off' : 'Switched on'} — ${otherName}, same seed: ${histogramSummary(otherState)}.`
     : '';
   if (def.id === 'changes-quality') {
-    const sampleOf = (res, name) => h('p', {}, [h('span', { class: 'pf-sample-k' }, [`${name}: `]), h('q', { class: 'pf-sample' }, [res.decode.spec.text])]);
+    const sampleOf = (res, name) =>
+      h('p', {}, [
+        h('span', { class: 'pf-sample-k' }, [`${name}: `]),
+        h('q', { class: 'pf-sample' }, [res.decode.spec.text]),
+      ]);
     card.sample.append(sampleOf(r, `Text with ${thisName}`));
     if (otherState) card.sample.append(sampleOf(otherState, `Text with ${otherName}`));
   }
@@ -119,13 +157,29 @@ function renderWeakDraft(card, r, otherState, { otherName }) {
   const spec = r.decode.spec;
   const trust = speedTrust(r);
   setReadout(card, 'alpha', spec.alpha.toFixed(3), spec.alpha);
-  setReadout(card, 'tokens-per-pass', spec.tokensPerPass.toFixed(2), spec.tokensPerPass, `of γ + 1 = ${LAB.gamma + 1} at most`);
-  setReadout(card, 'speedup', `${spec.speedup.toFixed(2)}×`, spec.speedup, `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`);
+  setReadout(
+    card,
+    'tokens-per-pass',
+    spec.tokensPerPass.toFixed(2),
+    spec.tokensPerPass,
+    `of γ + 1 = ${LAB.gamma + 1} at most`,
+  );
+  setReadout(
+    card,
+    'speedup',
+    `${spec.speedup.toFixed(2)}×`,
+    spec.speedup,
+    `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`,
+  );
   if (!trust.ok) {
     // No bars, no "slower" or "faster": the raw times and the busy sentence.
     card.svg.replaceChildren();
     card.caption.textContent = `Raw times: plain ${r.decode.plain.msPerToken.toFixed(2)} ms per token, this draft ${spec.msPerToken.toFixed(2)} (γ = ${LAB.gamma}).`;
-    busyVerdict(card, trust, `α = ${spec.alpha.toFixed(2)}, ${spec.tokensPerPass.toFixed(2)} tokens per target pass (these do not depend on the timings).`);
+    busyVerdict(
+      card,
+      trust,
+      `α = ${spec.alpha.toFixed(2)}, ${spec.tokensPerPass.toFixed(2)} tokens per target pass (these do not depend on the timings).`,
+    );
     card.compare.textContent = '';
     return;
   }
@@ -134,18 +188,23 @@ function renderWeakDraft(card, r, otherState, { otherName }) {
   const offR = card.broken ? otherState : r;
   const onR = card.broken ? r : otherState;
   // The other state's bar only when its own timings passed the checks.
-  if (offR && (offR === r || otherOk)) rows.push({ label: 'distilled draft', value: offR.decode.spec.speedup, current: !card.broken });
-  if (onR && (onR === r || otherOk)) rows.push({ label: 'uniform draft', value: onR.decode.spec.speedup, current: card.broken });
+  if (offR && (offR === r || otherOk))
+    rows.push({ label: 'distilled draft', value: offR.decode.spec.speedup, current: !card.broken });
+  if (onR && (onR === r || otherOk))
+    rows.push({ label: 'uniform draft', value: onR.decode.spec.speedup, current: card.broken });
   drawSpeedupBars(card.svg, rows);
-  card.caption.textContent = `Measured speedup over plain decoding: ${rows.slice(1).map((x) => `${x.label} ${x.value.toFixed(2)}×`).join(', ')} (γ = ${LAB.gamma}).`;
+  card.caption.textContent = `Measured speedup over plain decoding: ${rows
+    .slice(1)
+    .map((x) => `${x.label} ${x.value.toFixed(2)}×`)
+    .join(', ')} (γ = ${LAB.gamma}).`;
   const slow = spec.speedup < 1;
   card.verdict.className = `pf-verdict ${slow ? 'bad' : 'ok'}`;
   card.verdict.textContent = slow
     ? `Slower than plain decoding: α = ${spec.alpha.toFixed(2)}, so each target pass yields ${spec.tokensPerPass.toFixed(2)} tokens while it scores ${LAB.gamma + 1} positions.`
     : `Faster than plain decoding: α = ${spec.alpha.toFixed(2)}, ${spec.tokensPerPass.toFixed(2)} tokens per target pass.`;
   card.compare.textContent = otherState
-    ? `${card.broken ? 'Switched off' : 'Switched on'} — ${otherName}, same seed: α ${otherState.decode.spec.alpha.toFixed(2)}, ${otherState.decode.spec.tokensPerPass.toFixed(2)} tokens per pass, `
-      + `${otherOk ? `${otherState.decode.spec.speedup.toFixed(2)}×` : 'its timings failed the checks (a busy machine)'}.`
+    ? `${card.broken ? 'Switched off' : 'Switched on'} — ${otherName}, same seed: α ${otherState.decode.spec.alpha.toFixed(2)}, ${otherState.decode.spec.tokensPerPass.toFixed(2)} tokens per pass, ` +
+      `${otherOk ? `${otherState.decode.spec.speedup.toFixed(2)}×` : 'its timings failed the checks (a busy machine)'}.`
     : '';
 }
 
@@ -157,8 +216,20 @@ function renderSweep(card, r) {
   const bestNote = card.broken ? `best measured: ${best.gamma}` : 'the best measured';
   setReadout(card, 'gamma', String(cur.gamma), cur.gamma, trust.ok ? bestNote : '');
   setReadout(card, 'alpha', cur.alpha.toFixed(3), cur.alpha);
-  setReadout(card, 'tokens-per-pass', cur.tokensPerPass.toFixed(2), cur.tokensPerPass, `of γ + 1 = ${cur.gamma + 1} at most`);
-  setReadout(card, 'speedup', `${cur.speedup.toFixed(2)}×`, cur.speedup, `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.plain.msPerToken.toFixed(2)} ms/token, this ${cur.msPerToken.toFixed(2)}`);
+  setReadout(
+    card,
+    'tokens-per-pass',
+    cur.tokensPerPass.toFixed(2),
+    cur.tokensPerPass,
+    `of γ + 1 = ${cur.gamma + 1} at most`,
+  );
+  setReadout(
+    card,
+    'speedup',
+    `${cur.speedup.toFixed(2)}×`,
+    cur.speedup,
+    `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.plain.msPerToken.toFixed(2)} ms/token, this ${cur.msPerToken.toFixed(2)}`,
+  );
   if (trust.ok) card.el.dataset.bestGamma = String(best.gamma);
   else delete card.el.dataset.bestGamma;
   if (!trust.ok) {
@@ -169,7 +240,11 @@ function renderSweep(card, r) {
     card.compare.textContent = '';
     return;
   }
-  drawSweep(card.svg, { points: r.sweep.map((x) => ({ gamma: x.gamma, speedup: x.speedup })), best: best.gamma, current: cur.gamma });
+  drawSweep(card.svg, {
+    points: r.sweep.map((x) => ({ gamma: x.gamma, speedup: x.speedup })),
+    best: best.gamma,
+    current: cur.gamma,
+  });
   card.caption.textContent = `Measured speedup against γ: ${r.sweep.map((x) => `γ ${x.gamma} ${x.speedup.toFixed(2)}×`).join(', ')}. Best measured γ = ${best.gamma}.`;
   const worse = cur.speedup < best.speedup;
   card.verdict.className = `pf-verdict ${card.broken ? 'bad' : 'ok'}`;

@@ -116,14 +116,22 @@ async function histogramRounds(sd, o, hooks) {
  * @param {{ key: string, options: object }[]} configs createDecoder options besides the target
  */
 async function decodeRuns(sd, models, configs, o, hooks) {
-  const all = o.plain === false ? [...configs] : [{ key: 'plain', options: { plain: true } }, ...configs];
+  const all =
+    o.plain === false ? [...configs] : [{ key: 'plain', options: { plain: true } }, ...configs];
   const decoders = [];
   try {
     for (const c of all) {
-      decoders.push(sd.createDecoder({
-        target: models.target, ...c.options, prompt: o.context, temperature: o.temperature,
-        seed: o.seed, maxTokens: o.tokens, distributions: false,
-      }));
+      decoders.push(
+        sd.createDecoder({
+          target: models.target,
+          ...c.options,
+          prompt: o.context,
+          temperature: o.temperature,
+          seed: o.seed,
+          maxTokens: o.tokens,
+          distributions: false,
+        }),
+      );
     }
     const CHUNK = 8;
     const generated = decoders.map(() => 0);
@@ -160,7 +168,8 @@ async function decodeRuns(sd, models, configs, o, hooks) {
         text: decoders[i].generatedText,
       };
     });
-    if (out.plain) for (const c of configs) out[c.key].speedup = out.plain.msPerToken / out[c.key].msPerToken;
+    if (out.plain)
+      for (const c of configs) out[c.key].speedup = out.plain.msPerToken / out[c.key].msPerToken;
     return out;
   } finally {
     for (const dec of decoders) dec.dispose();
@@ -169,7 +178,8 @@ async function decodeRuns(sd, models, configs, o, hooks) {
 
 /** sd.modelStep(model), or an error that says the module lacks it. */
 function modelStepOf(sd, model) {
-  if (typeof sd.modelStep !== 'function') throw new Error('modelStep: not in this build of the specdec module');
+  if (typeof sd.modelStep !== 'function')
+    throw new Error('modelStep: not in this build of the specdec module');
   return sd.modelStep(model);
 }
 
@@ -191,17 +201,21 @@ function unigramOfTarget(sd, models) {
   }
   const V = rows.length / tokens.length;
   const out = new Float32Array(V);
-  for (let r = 0; r < tokens.length; r++) for (let i = 0; i < V; i++) out[i] += rows[r * V + i] / tokens.length;
+  for (let r = 0; r < tokens.length; r++)
+    for (let i = 0; i < V; i++) out[i] += rows[r * V + i] / tokens.length;
   // A floor keeps every byte possible, as a draft's softmax would; then renormalised.
   let total = 0;
-  for (let i = 0; i < V; i++) total += (out[i] += 1e-6);
+  for (let i = 0; i < V; i++) total += out[i] += 1e-6;
   for (let i = 0; i < V; i++) out[i] /= total;
   return out;
 }
 
 /** The histogram part of a real-pair card, summarised for the page (the top tokens of p, the rest pooled). */
 function realHistogram(sd, p, h, top = 12) {
-  const order = Array.from(p, (v, i) => [v, i]).sort((a, b) => b[0] - a[0]).slice(0, top).map(([, i]) => i);
+  const order = Array.from(p, (v, i) => [v, i])
+    .sort((a, b) => b[0] - a[0])
+    .slice(0, top)
+    .map(([, i]) => i);
   return { ...h, order, labels: order.map((i) => sd.tokenText(i)), vocab: p.length };
 }
 
@@ -234,10 +248,18 @@ export async function runPitfall(sd, models, job, io) {
   switch (job.card) {
     case 'resample-from-p': {
       phase = 'rounds';
-      result.histogram = await histogramRounds(sd, {
-        p: TOY4.p, draftRow: TOY4.q, gamma: LAB.gamma, rounds, seed,
-        verify: job.broken ? verifyResamplingFromP : verify,
-      }, hooks);
+      result.histogram = await histogramRounds(
+        sd,
+        {
+          p: TOY4.p,
+          draftRow: TOY4.q,
+          gamma: LAB.gamma,
+          rounds,
+          seed,
+          verify: job.broken ? verifyResamplingFromP : verify,
+        },
+        hooks,
+      );
       result.histogram.labels = TOY4.p.map((_, i) => String(i));
       result.p = TOY4.p;
       break;
@@ -251,9 +273,19 @@ export async function runPitfall(sd, models, job, io) {
       // while the verifier is told q at the requested one (the mismatch is which row is sampled).
       const sampleRow = job.broken ? at(TOY6.q, LAB.brokenDraftTemperature) : qT;
       phase = 'rounds';
-      result.histogram = await histogramRounds(sd, {
-        p: pT, draftRow: qT, sampleRow, gamma: LAB.gamma, rounds, seed, verify,
-      }, hooks);
+      result.histogram = await histogramRounds(
+        sd,
+        {
+          p: pT,
+          draftRow: qT,
+          sampleRow,
+          gamma: LAB.gamma,
+          rounds,
+          seed,
+          verify,
+        },
+        hooks,
+      );
       result.histogram.labels = pT.map((_, i) => String(i));
       result.p = pT;
       break;
@@ -279,15 +311,32 @@ export async function runPitfall(sd, models, job, io) {
       }
       try {
         const p = rowAfter(sd, { target: m.target }, o.context, o.temperature);
-        const q = rowAfter(sd, draftOptions.draft ? { target: draftOptions.draft } : { targetStep: draftOptions.draftStep }, o.context, o.temperature);
+        const q = rowAfter(
+          sd,
+          draftOptions.draft
+            ? { target: draftOptions.draft }
+            : { targetStep: draftOptions.draftStep },
+          o.context,
+          o.temperature,
+        );
         phase = 'rounds';
-        const h = await histogramRounds(sd, { p, draftRow: q, gamma: 1, rounds, seed, verify, firstOnly: true }, hooks);
+        const h = await histogramRounds(
+          sd,
+          { p, draftRow: q, gamma: 1, rounds, seed, verify, firstOnly: true },
+          hooks,
+        );
         result.histogram = realHistogram(sd, p, h);
         result.p = Array.from(p);
         phase = 'decode';
         // tokenizer-mismatch reads out no speedup: no plain reference to time.
         const plain = job.card === 'changes-quality';
-        const runs = await decodeRuns(sd, m, [{ key: 'spec', options: { ...draftOptions, gamma: LAB.gamma } }], { ...o, plain }, hooks);
+        const runs = await decodeRuns(
+          sd,
+          m,
+          [{ key: 'spec', options: { ...draftOptions, gamma: LAB.gamma } }],
+          { ...o, plain },
+          hooks,
+        );
         result.decode = runs;
       } finally {
         dispose();
@@ -299,7 +348,13 @@ export async function runPitfall(sd, models, job, io) {
       const o = { context: LAB.context, temperature: LAB.temperature, seed, tokens: LAB.tokens };
       phase = 'decode';
       const options = job.broken ? { draftStep: () => UNIFORM } : { draft: m.draft };
-      result.decode = await decodeRuns(sd, m, [{ key: 'spec', options: { ...options, gamma: LAB.gamma } }], o, hooks);
+      result.decode = await decodeRuns(
+        sd,
+        m,
+        [{ key: 'spec', options: { ...options, gamma: LAB.gamma } }],
+        o,
+        hooks,
+      );
       break;
     }
     case 'gamma-too-large': {
@@ -307,21 +362,25 @@ export async function runPitfall(sd, models, job, io) {
       const m = needModels();
       const o = { context: LAB.context, temperature: LAB.temperature, seed, tokens: LAB.tokens };
       phase = 'sweep';
-      const configs = LAB.sweep.map((g) => ({ key: `g${g}`, options: { draft: m.draft, gamma: g } }));
+      const configs = LAB.sweep.map((g) => ({
+        key: `g${g}`,
+        options: { draft: m.draft, gamma: g },
+      }));
       const runs = await decodeRuns(sd, m, configs, o, hooks);
       result.sweep = LAB.sweep.map((g) => ({ gamma: g, ...runs[`g${g}`] }));
       result.plain = runs.plain;
       // c: one draft pass in one-token target passes (for the lesson's formula beside the curve).
       const draftMs = result.sweep.reduce((a, r) => a + r.draftMs, 0);
       const draftPasses = result.sweep.reduce((a, r) => a + r.draftPasses, 0);
-      result.c = (draftMs / draftPasses) / (runs.plain.targetMs / runs.plain.targetPasses);
+      result.c = draftMs / draftPasses / (runs.plain.targetMs / runs.plain.targetPasses);
       break;
     }
     default:
       throw new Error(`unknown pitfall card ${job.card}`);
   }
   // Decoded texts are shown only by changes-quality; keep the messages small otherwise.
-  if (result.decode && job.card !== 'changes-quality') for (const r of Object.values(result.decode)) delete r.text;
+  if (result.decode && job.card !== 'changes-quality')
+    for (const r of Object.values(result.decode)) delete r.text;
   if (result.sweep) for (const r of result.sweep) delete r.text;
   if (result.plain) delete result.plain.text;
   result.ms = performance.now() - t0;

@@ -103,7 +103,8 @@ export function gammaQ(a, x) {
 }
 
 function checkGammaArgs(a, x) {
-  if (!(a > 0) || !Number.isFinite(a)) throw new RangeError(`incomplete gamma: a must be a finite number > 0, got ${a}`);
+  if (!(a > 0) || !Number.isFinite(a))
+    throw new RangeError(`incomplete gamma: a must be a finite number > 0, got ${a}`);
   if (!(x >= 0)) throw new RangeError(`incomplete gamma: x must be >= 0, got ${x}`);
 }
 
@@ -163,7 +164,10 @@ export function poolBins(observed, expected, minExpected = 5) {
  *   the p-value 0.
  */
 export function chiSquareTest(counts, probs, { minExpected = 5 } = {}) {
-  if (counts.length !== probs.length) throw new RangeError(`chiSquareTest: ${counts.length} counts for ${probs.length} probabilities`);
+  if (counts.length !== probs.length)
+    throw new RangeError(
+      `chiSquareTest: ${counts.length} counts for ${probs.length} probabilities`,
+    );
   let n = 0;
   for (let i = 0; i < counts.length; i++) n += counts[i];
   let total = 0;
@@ -200,6 +204,7 @@ export function histogramTV(counts, probs) {
  */
 export function noiseTV(probs, n) {
   let tv = 0;
-  for (let i = 0; i < probs.length; i++) tv += Math.sqrt((2 * probs[i] * (1 - probs[i])) / (Math.PI * n));
+  for (let i = 0; i < probs.length; i++)
+    tv += Math.sqrt((2 * probs[i] * (1 - probs[i])) / (Math.PI * n));
   return tv / 2;
 }

@@ -40,7 +40,9 @@ export async function pairIsCached(name, weights = 'f32') {
   const f = pairFiles(name, weights);
   if (!f || !('caches' in window)) return false;
   try {
-    const hits = await Promise.all(['target', 'draft'].map((r) => caches.match(absolute(f.files[r].url))));
+    const hits = await Promise.all(
+      ['target', 'draft'].map((r) => caches.match(absolute(f.files[r].url))),
+    );
     return hits.every(Boolean);
   } catch {
     return false;
@@ -56,7 +58,14 @@ async function serviceWorkerInControl(timeoutMs = 10000) {
   if (!reg) return;
   await new Promise((resolve) => {
     const timer = setTimeout(resolve, timeoutMs);
-    navigator.serviceWorker.addEventListener('controllerchange', () => { clearTimeout(timer); resolve(); }, { once: true });
+    navigator.serviceWorker.addEventListener(
+      'controllerchange',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -67,7 +76,12 @@ async function serviceWorkerInControl(timeoutMs = 10000) {
  */
 export class ModelClient {
   constructor(worker = null, { threads } = {}) {
-    this.worker = worker ?? new Worker(new URL('../worker/worker.js', import.meta.url), { type: 'module', name: 'specdec-models' });
+    this.worker =
+      worker ??
+      new Worker(new URL('../worker/worker.js', import.meta.url), {
+        type: 'module',
+        name: 'specdec-models',
+      });
     if (threads !== undefined) this.worker.postMessage({ type: 'init', threads });
     this.nextId = 1;
     this.pending = new Map(); // id -> { resolve, reject, onEvent }
@@ -97,7 +111,11 @@ export class ModelClient {
         this.emit({ type: 'backend-fallback', reason: msg.fallback });
       }
       p.reject(err);
-    } else if (['progress', 'chunk', 'started', 'vk-progress', 'warm-progress', 'pitfall-progress'].includes(msg.type)) {
+    } else if (
+      ['progress', 'chunk', 'started', 'vk-progress', 'warm-progress', 'pitfall-progress'].includes(
+        msg.type,
+      )
+    ) {
       p.onEvent?.(msg);
     } else {
       this.pending.delete(msg.id);
@@ -113,8 +131,12 @@ export class ModelClient {
     });
   }
 
-  on(fn) { this.listeners.add(fn); }
-  emit(ev) { for (const fn of this.listeners) fn(ev); }
+  on(fn) {
+    this.listeners.add(fn);
+  }
+  emit(ev) {
+    for (const fn of this.listeners) fn(ev);
+  }
 
   /** Loads the current pair (the default one at first) once; later calls share the promise. */
   ensureLoaded() {
@@ -122,7 +144,9 @@ export class ModelClient {
       const name = this.pair;
       const req = pairRequest(name, this.weights);
       this.emit({ type: 'load-start', pair: name, weights: this.weights });
-      this.loading = this.request({ type: 'load', ...req }, (ev) => this.emit({ ...ev, pair: name }))
+      this.loading = this.request({ type: 'load', ...req }, (ev) =>
+        this.emit({ ...ev, pair: name }),
+      )
         .then((msg) => {
           this.info = msg.info;
           this.emit({ type: 'loaded', info: msg.info });
@@ -165,7 +189,9 @@ export class ModelClient {
     this.emit({ type: 'load-start', pair: name, weights });
     let msg;
     try {
-      msg = await this.request({ type: 'load', ...req, replace: true }, (ev) => this.emit({ ...ev, pair: name }));
+      msg = await this.request({ type: 'load', ...req, replace: true }, (ev) =>
+        this.emit({ ...ev, pair: name }),
+      );
     } catch (err) {
       this.emit({ type: 'load-error', message: err.message, pair: name, kept: this.info });
       throw err;
@@ -179,45 +205,85 @@ export class ModelClient {
   }
 
   /** Back to the current pair's model files (after loadFiles). */
-  resetModels() { return this.loadPair(this.pair); }
+  resetModels() {
+    return this.loadPair(this.pair);
+  }
 
-  run(mode, options, onEvent) { return this.request({ type: 'run', mode, options }, onEvent); }
-  stop() { this.worker.postMessage({ type: 'stop' }); }
+  run(mode, options, onEvent) {
+    return this.request({ type: 'run', mode, options }, onEvent);
+  }
+  stop() {
+    this.worker.postMessage({ type: 'stop' });
+  }
   /**
    * Untimed passes with these run options until the engine is warm (worker/measure.js warmup):
    * { skipped, warm, rounds, passes, ms }; onEvent gets each round ('warm-progress').
    */
-  warmup(options, onEvent, { force = false } = {}) { return this.request({ type: 'warmup', options, force }, onEvent).then((m) => m.warm); }
-  calibrate(options) { return this.request({ type: 'calibrate', options }).then((m) => m.stepMs); }
+  warmup(options, onEvent, { force = false } = {}) {
+    return this.request({ type: 'warmup', options, force }, onEvent).then((m) => m.warm);
+  }
+  calibrate(options) {
+    return this.request({ type: 'calibrate', options }).then((m) => m.stepMs);
+  }
   /** One plain step's mean ms and each of its 12 steps' ms ({ ms, samples }), with these options. */
-  calibrateSteps(options) { return this.request({ type: 'calibrate', options }).then((m) => ({ ms: m.stepMs, samples: m.samples ?? [] })); }
+  calibrateSteps(options) {
+    return this.request({ type: 'calibrate', options }).then((m) => ({
+      ms: m.stepMs,
+      samples: m.samples ?? [],
+    }));
+  }
   /**
    * Target pass times over k = 1..8 new tokens (roofline.js, worker.js measureVk); `iterations`:
    * the passes per k (default the worker's: 16, 8 on a GPU).
    */
   measureVk(options, onEvent, { iterations } = {}) {
-    return this.request({ type: 'measure-vk', options, ...(iterations ? { iterations } : {}) }, onEvent).then((m) => m.vk);
+    return this.request(
+      { type: 'measure-vk', options, ...(iterations ? { iterations } : {}) },
+      onEvent,
+    ).then((m) => m.vk);
   }
   /**
    * Read bandwidth B(T) of `threads` threads at once (default: the threads in use) over buffers
    * of these sizes ([{ bytes, threads, gbPerSecond } | { bytes, threads, error }]).
    */
-  bandwidth(sizes, threads) { return this.request({ type: 'bandwidth', sizes, threads }).then((m) => m.results); }
+  bandwidth(sizes, threads) {
+    return this.request({ type: 'bandwidth', sizes, threads }).then((m) => m.results);
+  }
   /** Compute peak P(T) for each thread count ([{ threads, gflops } | { threads, error }], sd.measurePeak). */
-  peak(threads) { return this.request({ type: 'peak', threads }).then((m) => m.results); }
+  peak(threads) {
+    return this.request({ type: 'peak', threads }).then((m) => m.results);
+  }
   /** The worker's threads ({ threads, maxThreads, requested, threaded, reason, isolated, cores }); with n, sets them first. */
-  threads(n) { return this.request({ type: 'threads', n }).then((m) => m.info); }
+  threads(n) {
+    return this.request({ type: 'threads', n }).then((m) => m.info);
+  }
   /** sd.memoryStats() of the worker's WASM instance (tests: no leak when switching pairs). */
-  memory() { return this.request({ type: 'memory' }).then((m) => m.stats); }
+  memory() {
+    return this.request({ type: 'memory' }).then((m) => m.stats);
+  }
   /** Loads the current target's heads in the worker (resolves to their count; rejects with the loader's message). */
-  loadHeads() { return this.request({ type: 'heads' }).then((m) => m.count); }
-  stepStart(options) { return this.request({ type: 'step-start', options }); }
-  stepNext() { return this.request({ type: 'step-next' }).then((m) => m.view); }
-  stepDispose() { this.worker.postMessage({ type: 'step-dispose' }); }
+  loadHeads() {
+    return this.request({ type: 'heads' }).then((m) => m.count);
+  }
+  stepStart(options) {
+    return this.request({ type: 'step-start', options });
+  }
+  stepNext() {
+    return this.request({ type: 'step-next' }).then((m) => m.view);
+  }
+  stepDispose() {
+    this.worker.postMessage({ type: 'step-dispose' });
+  }
   /** Is there a WebGPU adapter in the worker ({ available, name, adapter, software, reason })? */
-  gpuProbe() { return this.request({ type: 'gpu-probe' }).then((m) => m.probe); }
+  gpuProbe() {
+    return this.request({ type: 'gpu-probe' }).then((m) => m.probe);
+  }
   /** Puts the target on 'gpu' (loads it there now) or 'cpu'; resolves to where it runs ({ backend, name, reason, ... }). */
-  backend(want) { return this.request({ type: 'backend', want }).then((m) => m.info); }
+  backend(want) {
+    return this.request({ type: 'backend', want }).then((m) => m.info);
+  }
   /** Diagnostics: destroys the worker's GPU device (what a driver reset does). */
-  gpuLose() { return this.request({ type: 'gpu-lose' }); }
+  gpuLose() {
+    return this.request({ type: 'gpu-lose' });
+  }
 }

@@ -17,7 +17,6 @@ export const GAMMA_MAX_DEFAULT = limits.gammaMax;
 /** The largest γ (and γ max) of both forms: the library's. */
 export const GAMMA_CAP = limits.maxGamma;
 
-
 // Each form's fields: the note that explains its controls (aria-describedby).
 const FORMS = { step: { note: 'step-note' }, gen: { note: 'gen-note' } };
 const POLICIES = ['fixed', 'auto', 'heuristic'];
@@ -37,7 +36,10 @@ export function treeSize(branches) {
 
 /** Branches per depth from a shape select's value ("2,2,1"), or null for a chain (""). */
 export function treeOf(value) {
-  const branches = String(value || '').split(',').map(Number).filter((b) => Number.isInteger(b) && b > 0);
+  const branches = String(value || '')
+    .split(',')
+    .map(Number)
+    .filter((b) => Number.isInteger(b) && b > 0);
   return branches.length ? branches : null;
 }
 
@@ -56,7 +58,10 @@ export function showTreeDepth(input, tree) {
   input.disabled = !!tree;
 }
 
-const shapeLabel = (b) => (b.length ? `tree [${b.join(', ')}]: ${treeSize(b)} nodes, depth ${b.length}` : 'chain: γ tokens in a row');
+const shapeLabel = (b) =>
+  b.length
+    ? `tree [${b.join(', ')}]: ${treeSize(b)} nodes, depth ${b.length}`
+    : 'chain: γ tokens in a row';
 
 /** The three fields of one form (prefix 'step' or 'gen'): γ policy, γ, draft shape. */
 export function shapeFields(prefix) {
@@ -65,28 +70,50 @@ export function shapeFields(prefix) {
   return [
     field('field small-field', [
       h('label', { for: `${prefix}-gamma-mode`, text: 'γ policy' }),
-      h('select', { id: `${prefix}-gamma-mode`, 'aria-describedby': note }, POLICIES.map((p) => h('option', { value: p, text: p }))),
+      h(
+        'select',
+        { id: `${prefix}-gamma-mode`, 'aria-describedby': note },
+        POLICIES.map((p) => h('option', { value: p, text: p })),
+      ),
     ]),
     field('field small-field', [
       h('label', { for: `${prefix}-gamma`, id: `${prefix}-gamma-label`, text: 'γ' }),
-      h('input', { type: 'number', id: `${prefix}-gamma`, min: 1, max: GAMMA_CAP, step: 1, value: GAMMA_DEFAULT, inputmode: 'numeric' }),
+      h('input', {
+        type: 'number',
+        id: `${prefix}-gamma`,
+        min: 1,
+        max: GAMMA_CAP,
+        step: 1,
+        value: GAMMA_DEFAULT,
+        inputmode: 'numeric',
+      }),
     ]),
     field('field', [
       h('label', { for: `${prefix}-tree`, text: 'Draft shape' }),
-      h('select', { id: `${prefix}-tree`, 'aria-describedby': note }, SHAPES.map((b) => h('option', { value: b.join(','), text: shapeLabel(b) }))),
+      h(
+        'select',
+        { id: `${prefix}-tree`, 'aria-describedby': note },
+        SHAPES.map((b) => h('option', { value: b.join(','), text: shapeLabel(b) })),
+      ),
     ]),
   ];
 }
 
 /** Puts each form's fields where its <template data-shape-controls> stands. */
 export function writeShapeControls(root = document) {
-  for (const slot of root.querySelectorAll('template[data-shape-controls]')) slot.replaceWith(...shapeFields(slot.dataset.shapeControls));
+  for (const slot of root.querySelectorAll('template[data-shape-controls]'))
+    slot.replaceWith(...shapeFields(slot.dataset.shapeControls));
 }
 
 /** One form's controls: { gammaMode, gamma, gammaLabel, tree }. */
 export function shapeControls(prefix) {
   const $ = (id) => document.getElementById(`${prefix}-${id}`);
-  return { gammaMode: $('gamma-mode'), gamma: $('gamma'), gammaLabel: $('gamma-label'), tree: $('tree') };
+  return {
+    gammaMode: $('gamma-mode'),
+    gamma: $('gamma'),
+    gammaLabel: $('gamma-label'),
+    tree: $('tree'),
+  };
 }
 
 /**
@@ -98,11 +125,12 @@ export function syncShape(ui) {
   const mode = ui.gammaMode.value;
   ui.gammaMode.disabled = !!tree;
   showTreeDepth(ui.gamma, tree);
-  ui.gammaLabel.textContent = tree ? 'γ (tree depth)' : (mode === 'fixed' ? 'γ' : 'γ max');
+  ui.gammaLabel.textContent = tree ? 'γ (tree depth)' : mode === 'fixed' ? 'γ' : 'γ max';
   return { tree, mode };
 }
 
 /** After the policy changed: γ becomes the policy's upper bound, so start it at the library's γ max. */
 export function raiseToGammaMax(ui) {
-  if (ui.gammaMode.value !== 'fixed' && Number(ui.gamma.value) < GAMMA_MAX_DEFAULT) ui.gamma.value = String(GAMMA_MAX_DEFAULT);
+  if (ui.gammaMode.value !== 'fixed' && Number(ui.gamma.value) < GAMMA_MAX_DEFAULT)
+    ui.gamma.value = String(GAMMA_MAX_DEFAULT);
 }

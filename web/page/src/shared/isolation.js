@@ -51,16 +51,26 @@ export function isolationDecision(s) {
 /** Why the page is not isolated, in words (null when it is). */
 export function isolationReason(state) {
   switch (state) {
-    case 'isolated': return null;
-    case 'not-needed': return 'not needed by the sections shown: none of them starts the decoding worker by itself (the page does not reload for threads)';
-    case 'embedded': return 'embedded in a page that is not cross-origin isolated, or in an iframe without allow="cross-origin-isolated"';
-    case 'no-service-worker': return 'served without the Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy headers, and no service worker can add them here';
-    case 'no-storage': return 'served without the isolation headers; the page does not reload to get them from its service worker because it cannot remember having tried (no sessionStorage)';
-    case 'reload-did-not-help': return 'reloaded once through the service worker that adds the isolation headers, still not isolated (a browser that ignores them, or a load that bypassed the service worker)';
-    case 'installing': return 'a first visit, served without the isolation headers: the page reloads once when its service worker has taken over';
-    case 'reloading': return 'reloading once, through the service worker that adds the isolation headers';
-    case 'worker-without-headers': return 'served by a service worker that did not isolate it (an older version of the page’s service worker, which an update replaces, or a browser that ignores the headers)';
-    default: return 'not cross-origin isolated';
+    case 'isolated':
+      return null;
+    case 'not-needed':
+      return 'not needed by the sections shown: none of them starts the decoding worker by itself (the page does not reload for threads)';
+    case 'embedded':
+      return 'embedded in a page that is not cross-origin isolated, or in an iframe without allow="cross-origin-isolated"';
+    case 'no-service-worker':
+      return 'served without the Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy headers, and no service worker can add them here';
+    case 'no-storage':
+      return 'served without the isolation headers; the page does not reload to get them from its service worker because it cannot remember having tried (no sessionStorage)';
+    case 'reload-did-not-help':
+      return 'reloaded once through the service worker that adds the isolation headers, still not isolated (a browser that ignores them, or a load that bypassed the service worker)';
+    case 'installing':
+      return 'a first visit, served without the isolation headers: the page reloads once when its service worker has taken over';
+    case 'reloading':
+      return 'reloading once, through the service worker that adds the isolation headers';
+    case 'worker-without-headers':
+      return 'served by a service worker that did not isolate it (an older version of the page’s service worker, which an update replaces, or a browser that ignores the headers)';
+    default:
+      return 'not cross-origin isolated';
   }
 }
 
@@ -81,7 +91,12 @@ function storageGet() {
  * reload is coming (or may still come only much later), so background work can start; `on(fn)`
  * tells about changes. The state is also on <html data-isolation="…">.
  */
-export function watchIsolation({ isBusy = () => false, beforeReload = () => {}, settleMs = 15000, needed = true } = {}) {
+export function watchIsolation({
+  isBusy = () => false,
+  beforeReload = () => {},
+  settleMs = 15000,
+  needed = true,
+} = {}) {
   const sw = 'serviceWorker' in navigator && window.isSecureContext && !import.meta.env.DEV;
   const stored = storageGet();
   const controlledAtLoad = sw && !!navigator.serviceWorker.controller;
@@ -101,12 +116,20 @@ export function watchIsolation({ isBusy = () => false, beforeReload = () => {}, 
   const api = {
     state: '',
     reason: null,
-    settled: new Promise((resolve) => { settle = resolve; }),
-    on(fn) { listeners.add(fn); },
+    settled: new Promise((resolve) => {
+      settle = resolve;
+    }),
+    on(fn) {
+      listeners.add(fn);
+    },
   };
   // A successful reload: forget it, so that a later visit in this tab may try again if needed.
   if (facts.isolated && stored.value !== null) {
-    try { sessionStorage.removeItem(RELOAD_KEY); } catch { /* nothing to forget */ }
+    try {
+      sessionStorage.removeItem(RELOAD_KEY);
+    } catch {
+      /* nothing to forget */
+    }
   }
 
   function reload() {
@@ -149,12 +172,15 @@ export function watchIsolation({ isBusy = () => false, beforeReload = () => {}, 
       facts.controllerChanged = true;
       decide();
     });
-    navigator.serviceWorker.getRegistration().then((reg) => {
-      if (reg?.active && !navigator.serviceWorker.controller && !facts.controllerChanged) {
-        facts.activeWorker = true;
-        decide();
-      }
-    }).catch(() => {});
+    navigator.serviceWorker
+      .getRegistration()
+      .then((reg) => {
+        if (reg?.active && !navigator.serviceWorker.controller && !facts.controllerChanged) {
+          facts.activeWorker = true;
+          decide();
+        }
+      })
+      .catch(() => {});
   }
   // Background work does not wait for ever for a service worker that is slow to install.
   setTimeout(() => settle(api.state), settleMs);

@@ -48,9 +48,10 @@ export function changedSettings(baseline, now, touched) {
 
 /** The status line's sentence after the reload: why it happened, and what was kept. */
 export function reloadNote(isolationState, kept) {
-  const why = isolationState === 'isolated'
-    ? 'Reloaded once to turn on threads (cross-origin isolation)'
-    : 'Reloaded once to turn on threads (cross-origin isolation), which this browser did not allow';
+  const why =
+    isolationState === 'isolated'
+      ? 'Reloaded once to turn on threads (cross-origin isolation)'
+      : 'Reloaded once to turn on threads (cross-origin isolation), which this browser did not allow';
   return kept > 0 ? `${why}; your settings were kept.` : `${why}.`;
 }
 
@@ -58,7 +59,9 @@ const keyOf = (el) => (el.type === 'radio' && el.name ? `radio:${el.name}` : el.
 
 /** The controls of the kept sections, in document order. */
 function controls() {
-  const selector = SECTIONS.map((s) => `#${s} input[id], #${s} select[id], #${s} textarea[id]`).join(', ');
+  const selector = SECTIONS.map(
+    (s) => `#${s} input[id], #${s} select[id], #${s} textarea[id]`,
+  ).join(', ');
   return [...document.querySelectorAll(selector)].filter((el) => !NOT_SETTINGS.has(el.type));
 }
 
@@ -111,18 +114,22 @@ async function replay(record) {
   for (const t of TABLES) {
     const want = record.rows?.[t.id];
     if (!want) continue;
-    for (let n = rowsOf(t); n < want && document.getElementById(t.add); n++) document.getElementById(t.add).click();
-    for (let n = rowsOf(t); n > want && document.getElementById(t.remove); n--) document.getElementById(t.remove).click();
+    for (let n = rowsOf(t); n < want && document.getElementById(t.add); n++)
+      document.getElementById(t.add).click();
+    for (let n = rowsOf(t); n > want && document.getElementById(t.remove); n--)
+      document.getElementById(t.remove).click();
   }
   const $ = (s) => document.getElementById(s.id);
   const items = record.controls.filter((s) => $(s));
-  const ahead = (a, b) => ($(a).compareDocumentPosition($(b)) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
+  const ahead = (a, b) =>
+    $(a).compareDocumentPosition($(b)) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
   items.sort(ahead);
   // Every value first, so that a handler reading another control sees the learner's value.
   for (const s of items) setControl($(s), s);
   for (const s of items) {
     // A control the page enables later (the GPU once an adapter is found) is waited for.
-    if (!$(s) || ($(s).disabled && !s.disabled && !(await until(() => !$(s)?.disabled, 10000)))) continue;
+    if (!$(s) || ($(s).disabled && !s.disabled && !(await until(() => !$(s)?.disabled, 10000))))
+      continue;
     const el = $(s);
     if (!setControl(el, s)) continue;
     el.dispatchEvent(new Event('input', { bubbles: true }));
@@ -168,13 +175,16 @@ export function keepSettings() {
     baseline = stateOf(controls());
     baseRows = Object.fromEntries(TABLES.map((t) => [t.id, rowsOf(t)]));
     const note = (e) => {
-      if (e.target?.id && e.target.matches?.('input, select, textarea') && inSections(e.target)) touched.add(keyOf(e.target));
+      if (e.target?.id && e.target.matches?.('input, select, textarea') && inSections(e.target))
+        touched.add(keyOf(e.target));
     };
     document.addEventListener('input', note, true);
     document.addEventListener('change', note, true);
     // A button (a preset) sets controls without their events: those of its section it changed.
     document.addEventListener('click', (e) => {
-      const section = e.target?.closest?.('button') && SECTIONS.map((id) => document.getElementById(id)).find((s) => s?.contains(e.target));
+      const section =
+        e.target?.closest?.('button') &&
+        SECTIONS.map((id) => document.getElementById(id)).find((s) => s?.contains(e.target));
       if (!section) return;
       const now = stateOf(controls().filter((el) => section.contains(el)));
       for (const [key, s] of now) if (baseline.get(key)?.value !== s.value) touched.add(key);
@@ -193,18 +203,23 @@ export function keepSettings() {
     }
     try {
       sessionStorage.setItem(KEEP_KEY, JSON.stringify(record));
-    } catch { /* nothing kept: the reload still helps */ }
+    } catch {
+      /* nothing kept: the reload still helps */
+    }
   }
 
   function restore() {
     const record = take();
     if (!record) return null;
-    for (const s of record.controls) touched.add(keyOf(document.getElementById(s.id) ?? { id: s.id }));
+    for (const s of record.controls)
+      touched.add(keyOf(document.getElementById(s.id) ?? { id: s.id }));
     const count = record.controls.length + Object.keys(record.rows ?? {}).length;
-    const done = replay(record).catch((err) => console.warn('specdec: settings not all restored', err)).then(() => {
-      document.documentElement.dataset.settingsKept = String(count);
-      return count;
-    });
+    const done = replay(record)
+      .catch((err) => console.warn('specdec: settings not all restored', err))
+      .then(() => {
+        document.documentElement.dataset.settingsKept = String(count);
+        return count;
+      });
     return { count, done };
   }
 

@@ -8,9 +8,10 @@
  * 149 bytes of tinyshakespeare.txt at byte offset 1,004,770 of 1,115,394 (90.08 %), i.e. in
  * the last 10 % that models/train.py holds out for validation (The Taming of the Shrew, II.1).
  */
-export const HELD_OUT_PASSAGE = "BAPTISTA:\nYou're welcome, sir; and he, for your good sake.\n"
-  + 'But for my daughter Katharina, this I know,\n'
-  + 'She is not for your turn, the more my grief.\n\n';
+export const HELD_OUT_PASSAGE =
+  "BAPTISTA:\nYou're welcome, sir; and he, for your good sake.\n" +
+  'But for my daughter Katharina, this I know,\n' +
+  'She is not for your turn, the more my grief.\n\n';
 
 /** The passage, then its first 20 bytes: the model is asked to continue a repetition. */
 export const COPY_PRESET = HELD_OUT_PASSAGE + HELD_OUT_PASSAGE.slice(0, 20);
@@ -19,12 +20,13 @@ export const PROMPT_PRESETS = {
   romeo: { prompt: 'ROMEO:', note: '' },
   copy: {
     prompt: COPY_PRESET,
-    note: 'A held-out passage of 149 bytes followed by its own first 20: the text that should come next is '
-      + 'already in the prompt. Try the prompt lookup drafter (or both) with temperature 0. The models copy '
-      + 'the passage when shown it (the small target\'s top choice is its next byte at 85% of positions) but '
-      + 'not when they write on their own: greedy, the small target keeps to it for 9 bytes and matches 14 of '
-      + 'the next 60 (the large one 0, and 2 of 60). So lookup pays at temperature 0 (about 1.1× plain on the '
-      + 'small pair, 1.4× on the large) and specdec takes plain steps where it stops paying.',
+    note:
+      'A held-out passage of 149 bytes followed by its own first 20: the text that should come next is ' +
+      'already in the prompt. Try the prompt lookup drafter (or both) with temperature 0. The models copy ' +
+      "the passage when shown it (the small target's top choice is its next byte at 85% of positions) but " +
+      'not when they write on their own: greedy, the small target keeps to it for 9 bytes and matches 14 of ' +
+      'the next 60 (the large one 0, and 2 of 60). So lookup pays at temperature 0 (about 1.1× plain on the ' +
+      'small pair, 1.4× on the large) and specdec takes plain steps where it stops paying.',
   },
 };
 
@@ -51,18 +53,21 @@ export function explorerPresetNote(key, f, gammaMax) {
   const x = (v) => `${v.toFixed(2)}×`;
   const at = (g, c = p.cost) => f.speedup(p.alpha, g, c);
   const best = f.optimalGamma(p.alpha, p.cost, gammaMax);
-  const bestText = best === gammaMax
-    ? `the best γ is ${best}, the end of the slider (a longer draft would gain a little more), at ${x(at(best))}`
-    : `the best γ is ${best}, at ${x(at(best))}`;
+  const bestText =
+    best === gammaMax
+      ? `the best γ is ${best}, the end of the slider (a longer draft would gain a little more), at ${x(at(best))}`
+      : `the best γ is ${best}, at ${x(at(best))}`;
   const gammas = Array.from({ length: gammaMax }, (_, i) => i + 1);
   const head = `(α = ${p.alpha.toFixed(2)}, c = ${p.cost.toFixed(2)}): γ = ${p.gamma} gives ${x(at(p.gamma))}; ${bestText}.`;
   if (p.from) {
     const o = EXPLORER_PRESETS[p.from];
     const oldBest = f.optimalGamma(o.alpha, o.cost, gammaMax);
-    return `A cheaper draft (c from ${o.cost.toFixed(2)} to ${p.cost.toFixed(2)}, α = ${p.alpha.toFixed(2)}): γ = ${p.gamma} gives `
-      + `${x(at(p.gamma))} instead of ${x(f.speedup(o.alpha, o.gamma, o.cost))}, and the best γ moves from ${oldBest} `
-      + `(${x(f.speedup(o.alpha, oldBest, o.cost))}) to ${best}${best === gammaMax ? ', the end of the slider' : ''} `
-      + `(${x(at(best))}): each wasted guess costs less.`;
+    return (
+      `A cheaper draft (c from ${o.cost.toFixed(2)} to ${p.cost.toFixed(2)}, α = ${p.alpha.toFixed(2)}): γ = ${p.gamma} gives ` +
+      `${x(at(p.gamma))} instead of ${x(f.speedup(o.alpha, o.gamma, o.cost))}, and the best γ moves from ${oldBest} ` +
+      `(${x(f.speedup(o.alpha, oldBest, o.cost))}) to ${best}${best === gammaMax ? ', the end of the slider' : ''} ` +
+      `(${x(at(best))}): each wasted guess costs less.`
+    );
   }
   const name = key === 'good' ? 'A good draft' : 'A weak draft';
   // The γ within 5% of the best (the curve has one peak: a run of neighbours), and the first γ
@@ -70,10 +75,15 @@ export function explorerPresetNote(key, f, gammaMax) {
   const near = gammas.filter((g) => at(g) >= 0.95 * at(best));
   const losing = gammas.find((g) => g > best && at(g) < 1);
   const parts = [`${name} ${head}`];
-  if (near.length > 1) parts.push(`Every γ from ${near[0]} to ${near.at(-1)} is within 5% of the best: the curve is flat near its top.`);
+  if (near.length > 1)
+    parts.push(
+      `Every γ from ${near[0]} to ${near.at(-1)} is within 5% of the best: the curve is flat near its top.`,
+    );
   if (best < gammaMax) {
-    parts.push(`Past γ = ${best} the draft costs more than its extra accepted tokens bring`
-      + (losing ? `, and from γ = ${losing} on it is slower than plain decoding (below 1×).` : '.'));
+    parts.push(
+      `Past γ = ${best} the draft costs more than its extra accepted tokens bring` +
+        (losing ? `, and from γ = ${losing} on it is slower than plain decoding (below 1×).` : '.'),
+    );
   }
   return parts.join(' ');
 }

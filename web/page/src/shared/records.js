@@ -5,11 +5,14 @@
 /** Row r (0-based) of a probability matrix given as rows or as a flat array with `vocab`. */
 function rowOf(matrix, r, vocab) {
   if (!matrix) return null;
-  if (Array.isArray(matrix) && matrix.length && typeof matrix[0] !== 'number') return matrix[r] ?? null;
+  if (Array.isArray(matrix) && matrix.length && typeof matrix[0] !== 'number')
+    return matrix[r] ?? null;
   if (!vocab) return null;
   const start = r * vocab;
   if (start + vocab > matrix.length) return null;
-  return matrix.subarray ? matrix.subarray(start, start + vocab) : matrix.slice(start, start + vocab);
+  return matrix.subarray
+    ? matrix.subarray(start, start + vocab)
+    : matrix.slice(start, start + vocab);
 }
 
 /** The entries of a probability row to draw: all of them (fullRows) or the top n plus extras. */
@@ -17,7 +20,8 @@ function pickTokens(rows, { full, top, extra }) {
   const V = rows.find(Boolean)?.length ?? 0;
   if (full) return Array.from({ length: V }, (_, i) => i);
   const score = new Float64Array(V);
-  for (const row of rows) if (row) for (let i = 0; i < V; i++) score[i] = Math.max(score[i], row[i]);
+  for (const row of rows)
+    if (row) for (let i = 0; i < V; i++) score[i] = Math.max(score[i], row[i]);
   const order = Array.from({ length: V }, (_, i) => i).sort((a, b) => score[b] - score[a]);
   const picked = new Set(order.slice(0, top).filter((i) => score[i] > 0));
   for (const t of extra) if (t >= 0 && t < V) picked.add(t);
@@ -54,8 +58,11 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
   const V = (pRows[0] ?? qRows[0])?.length ?? 0;
   const nAccepted = rec.nAccepted ?? rec.verify?.nAccepted ?? 0;
   const emitted = Array.from(rec.emitted ?? []);
-  const rejectedAt = nAccepted < g && positions.length > nAccepted && !positions[nAccepted].accepted ? nAccepted : -1;
-  let finalKind = emitted.length <= nAccepted ? null : (rejectedAt >= 0 ? 'correction' : 'bonus');
+  const rejectedAt =
+    nAccepted < g && positions.length > nAccepted && !positions[nAccepted].accepted
+      ? nAccepted
+      : -1;
+  let finalKind = emitted.length <= nAccepted ? null : rejectedAt >= 0 ? 'correction' : 'bonus';
   // Nothing drafted (gamma 0: the policy chose a plain step, lookup found no match, heads before
   // the first target pass): the one token is sampled from p, as plain decoding would.
   if (finalKind && !tree && g === 0) finalKind = 'plain';
@@ -69,12 +76,16 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
     return {
       token,
       examined: !!pos,
-      pX: pos ? pos.p : (pRows[i] ? pRows[i][token] : NaN),
-      qX: pos ? pos.q : (qRows[i] ? qRows[i][token] : NaN),
+      pX: pos ? pos.p : pRows[i] ? pRows[i][token] : NaN,
+      qX: pos ? pos.q : qRows[i] ? qRows[i][token] : NaN,
       acceptProb: pos ? pos.acceptProb : NaN,
       u: pos ? pos.u : NaN,
       accepted: pos ? !!pos.accepted : false,
-      rows: ids.map((t) => ({ token: t, p: pRows[i] ? pRows[i][t] : 0, q: qRows[i] ? qRows[i][t] : 0 })),
+      rows: ids.map((t) => ({
+        token: t,
+        p: pRows[i] ? pRows[i][t] : 0,
+        q: qRows[i] ? qRows[i][t] : 0,
+      })),
     };
   });
   let bonusRows = null;
@@ -83,11 +94,19 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
     const last = tree.path.length ? tree.path[tree.path.length - 1] : -1;
     const row = rowOf(rec.targetProbs, last + 1, vocab);
     if (row) {
-      const ids = pickTokens([row], { full: fullRows, top: topRows, extra: finalKind === 'bonus' ? [finalToken] : [] });
+      const ids = pickTokens([row], {
+        full: fullRows,
+        top: topRows,
+        extra: finalKind === 'bonus' ? [finalToken] : [],
+      });
       bonusRows = ids.map((t) => ({ token: t, p: row[t], q: 0 }));
     }
   } else if (pRows[g]) {
-    const ids = pickTokens([pRows[g]], { full: fullRows, top: topRows, extra: finalKind === 'bonus' ? [finalToken] : [] });
+    const ids = pickTokens([pRows[g]], {
+      full: fullRows,
+      top: topRows,
+      extra: finalKind === 'bonus' ? [finalToken] : [],
+    });
     bonusRows = ids.map((t) => ({ token: t, p: pRows[g][t], q: 0 }));
   }
   let residualRows = null;
@@ -128,18 +147,31 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
  */
 export function treeView(rec) {
   const nodes = rec.tree.nodes.map((n) => ({
-    parent: n.parent, token: n.token, depth: n.depth, p: n.p, q: n.q, acceptProb: n.acceptProb,
-    u: n.u ?? NaN, status: n.status, child: 0, siblings: 0,
+    parent: n.parent,
+    token: n.token,
+    depth: n.depth,
+    p: n.p,
+    q: n.q,
+    acceptProb: n.acceptProb,
+    u: n.u ?? NaN,
+    status: n.status,
+    child: 0,
+    siblings: 0,
   }));
   const kids = new Map();
   nodes.forEach((n, i) => {
     if (!kids.has(n.parent)) kids.set(n.parent, []);
     kids.get(n.parent).push(i);
   });
-  for (const list of kids.values()) list.forEach((i, k) => { nodes[i].child = k + 1; nodes[i].siblings = list.length; });
+  for (const list of kids.values())
+    list.forEach((i, k) => {
+      nodes[i].child = k + 1;
+      nodes[i].siblings = list.length;
+    });
   const depth = nodes.reduce((d, n) => Math.max(d, n.depth), 0);
   const branches = Array.from({ length: depth }, (_, d) => {
-    const parentsAtD = d === 0 ? [-1] : nodes.map((n, i) => (n.depth === d ? i : null)).filter((i) => i !== null);
+    const parentsAtD =
+      d === 0 ? [-1] : nodes.map((n, i) => (n.depth === d ? i : null)).filter((i) => i !== null);
     return Math.max(0, ...parentsAtD.map((pi) => (kids.get(pi) ?? []).length));
   });
   const path = Array.from(rec.tree.path ?? []);
@@ -164,7 +196,7 @@ export function emittedKinds(rec, plain) {
     const g = (rec.proposed ?? []).length;
     const positions = rec.positions ?? rec.verify?.positions ?? [];
     const rejected = nAccepted < g && positions.length > nAccepted;
-    last = g === 0 && rec.gamma === 0 ? 'step' : (rejected ? 'cor' : 'bonus');
+    last = g === 0 && rec.gamma === 0 ? 'step' : rejected ? 'cor' : 'bonus';
   }
   return Array.from(emitted, (_, i) => (i < nAccepted ? 'acc' : last));
 }
@@ -178,7 +210,12 @@ export const DRAFTERS = ['draft', 'lookup', 'heads', 'none'];
  */
 export function iterationSummary(rec, emittedCount) {
   const d = DRAFTERS.indexOf(rec.drafter ?? 'draft');
-  return [d < 0 ? 0 : d, rec.gamma ?? (rec.proposed ?? []).length, emittedCount, rec.nAccepted ?? 0];
+  return [
+    d < 0 ? 0 : d,
+    rec.gamma ?? (rec.proposed ?? []).length,
+    emittedCount,
+    rec.nAccepted ?? 0,
+  ];
 }
 
 /** Run statistics the page shows, from decoder.stats plus the measured compute time. */
@@ -199,7 +236,11 @@ export function statsOf(dec, computeMs, generated) {
     examined,
     accepted,
     alpha: examined ? accepted / examined : NaN,
-    perPosition: reached.map((r, i) => ({ reached: r, accepted: acceptedAt[i] ?? 0, rate: r ? (acceptedAt[i] ?? 0) / r : NaN })),
+    perPosition: reached.map((r, i) => ({
+      reached: r,
+      accepted: acceptedAt[i] ?? 0,
+      rate: r ? (acceptedAt[i] ?? 0) / r : NaN,
+    })),
     tokensPerPass: targetPasses ? generated / targetPasses : 0,
     computeMs,
     tokensPerSecond: computeMs > 0 ? (generated * 1000) / computeMs : 0,
@@ -217,7 +258,11 @@ export function modelInfoOf(model) {
   const c = model.config ?? {};
   return {
     name: model.metadata?.name ?? c.name ?? null,
-    nLayer: c.nLayer, nHead: c.nHead, nEmbd: c.nEmbd, blockSize: c.blockSize, vocabSize: c.vocabSize,
+    nLayer: c.nLayer,
+    nHead: c.nHead,
+    nEmbd: c.nEmbd,
+    blockSize: c.blockSize,
+    vocabSize: c.vocabSize,
     params: model.nParams ?? null,
     // 'f32' | 'int8' (8-bit Linear weights) and the bytes the weights take in memory.
     weights: model.weights ?? 'f32',

@@ -60,8 +60,10 @@ export function niceTicks(lo, hi, n = 5) {
 export function frame(svg, o) {
   // The viewBox follows the drawn width (within limits) so that text keeps a readable size
   // on a phone instead of shrinking with the whole drawing.
-  const shown = svg.getBoundingClientRect().width || svg.parentElement?.getBoundingClientRect().width || 0;
-  const W = o.width ?? Math.round(Math.min(o.maxWidth ?? 560, Math.max(o.minWidth ?? 330, shown || 480)));
+  const shown =
+    svg.getBoundingClientRect().width || svg.parentElement?.getBoundingClientRect().width || 0;
+  const W =
+    o.width ?? Math.round(Math.min(o.maxWidth ?? 560, Math.max(o.minWidth ?? 330, shown || 480)));
   const H = o.height ?? 280;
   const m = { top: 16, right: 16, bottom: 44, left: 52, ...(o.margin || {}) };
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
@@ -73,15 +75,25 @@ export function frame(svg, o) {
   for (const t of o.yTicks ?? niceTicks(o.yDomain[0], o.yDomain[1], 5)) {
     axes.append(
       s('line', { class: 'grid', x1: m.left, x2: W - m.right, y1: y(t), y2: y(t) }),
-      s('text', { class: 'tick', x: m.left - 6, y: y(t), 'text-anchor': 'end', 'dominant-baseline': 'middle' },
-        [o.yFormat ? o.yFormat(t) : String(t)]),
+      s(
+        'text',
+        {
+          class: 'tick',
+          x: m.left - 6,
+          y: y(t),
+          'text-anchor': 'end',
+          'dominant-baseline': 'middle',
+        },
+        [o.yFormat ? o.yFormat(t) : String(t)],
+      ),
     );
   }
   for (const t of o.xTicks ?? niceTicks(o.xDomain[0], o.xDomain[1], 8)) {
     axes.append(
       s('line', { class: 'xtick', x1: x(t), x2: x(t), y1: H - m.bottom, y2: H - m.bottom + 4 }),
-      s('text', { class: 'tick', x: x(t), y: H - m.bottom + 16, 'text-anchor': 'middle' },
-        [o.xFormat ? o.xFormat(t) : String(t)]),
+      s('text', { class: 'tick', x: x(t), y: H - m.bottom + 16, 'text-anchor': 'middle' }, [
+        o.xFormat ? o.xFormat(t) : String(t),
+      ]),
     );
   }
   axes.append(
@@ -89,13 +101,28 @@ export function frame(svg, o) {
     s('line', { class: 'axis', x1: m.left, x2: m.left, y1: m.top, y2: H - m.bottom }),
   );
   if (o.xLabel) {
-    axes.append(s('text', { class: 'label', x: (m.left + W - m.right) / 2, y: H - 6, 'text-anchor': 'middle' }, [o.xLabel]));
+    axes.append(
+      s(
+        'text',
+        { class: 'label', x: (m.left + W - m.right) / 2, y: H - 6, 'text-anchor': 'middle' },
+        [o.xLabel],
+      ),
+    );
   }
   if (o.yLabel) {
-    axes.append(s('text', {
-      class: 'label', x: 12, y: (m.top + H - m.bottom) / 2, 'text-anchor': 'middle',
-      transform: `rotate(-90 12 ${(m.top + H - m.bottom) / 2})`,
-    }, [o.yLabel]));
+    axes.append(
+      s(
+        'text',
+        {
+          class: 'label',
+          x: 12,
+          y: (m.top + H - m.bottom) / 2,
+          'text-anchor': 'middle',
+          transform: `rotate(-90 12 ${(m.top + H - m.bottom) / 2})`,
+        },
+        [o.yLabel],
+      ),
+    );
   }
   const plot = s('g', { class: 'plot' });
   svg.append(axes, plot);
@@ -104,7 +131,9 @@ export function frame(svg, o) {
 
 /** A polyline path through points [[x, y], ...] in data units. */
 export function pathOf(points, x, y) {
-  return points.map(([a, b], i) => `${i ? 'L' : 'M'}${x(a).toFixed(2)},${y(b).toFixed(2)}`).join('');
+  return points
+    .map(([a, b], i) => `${i ? 'L' : 'M'}${x(a).toFixed(2)},${y(b).toFixed(2)}`)
+    .join('');
 }
 
 /** Calls fn when the window's width changes (debounced), for charts that size to their box. */

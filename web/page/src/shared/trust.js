@@ -31,7 +31,8 @@ export const LIMITS = Object.freeze({
 });
 
 /** The one sentence the page shows when a check fails. */
-export const BUSY = 'This machine was busy while measuring: these timings can’t be trusted; close other work and measure again.';
+export const BUSY =
+  'This machine was busy while measuring: these timings can’t be trusted; close other work and measure again.';
 
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
 
@@ -76,7 +77,10 @@ const range = (xs) => {
 export function judgeVk({ passMs = [], sampleMs = null }) {
   const reasons = [];
   (sampleMs ?? []).forEach((xs, i) => {
-    if (!agree(xs)) reasons.push(`the passes over ${i + 1} token${i ? 's' : ''} took ${range(xs)} ms (spread ${f2(spreadOf(xs))}×)`);
+    if (!agree(xs))
+      reasons.push(
+        `the passes over ${i + 1} token${i ? 's' : ''} took ${range(xs)} ms (spread ${f2(spreadOf(xs))}×)`,
+      );
   });
   const one = passMs[1];
   let highest = NaN;
@@ -84,8 +88,12 @@ export function judgeVk({ passMs = [], sampleMs = null }) {
   for (let k = 2; k < passMs.length; k++) {
     if (!(one > 0) || !Number.isFinite(passMs[k])) continue;
     const v = passMs[k] / one;
-    if (v < LIMITS.vMin) reasons.push(`a pass over ${k} tokens (${f2(passMs[k])} ms) was cheaper than one over 1 (${f2(one)} ms): v(${k}) = ${f2(v)}`);
-    else if (v < LIMITS.vDrop * highest) reasons.push(`v(${k}) = ${f2(v)} is below v(${highestK}) = ${f2(highest)}`);
+    if (v < LIMITS.vMin)
+      reasons.push(
+        `a pass over ${k} tokens (${f2(passMs[k])} ms) was cheaper than one over 1 (${f2(one)} ms): v(${k}) = ${f2(v)}`,
+      );
+    else if (v < LIMITS.vDrop * highest)
+      reasons.push(`v(${k}) = ${f2(v)} is below v(${highestK}) = ${f2(highest)}`);
     if (!(v <= highest)) {
       highest = v;
       highestK = k;
@@ -103,10 +111,14 @@ export function judgeVk({ passMs = [], sampleMs = null }) {
 export function judgeThreads({ T, B1 = null, BT = null, P1 = null, PT = null }) {
   const reasons = [];
   if (T > 1 && B1 > 0 && BT > 0 && BT < LIMITS.threads * B1) {
-    reasons.push(`${T} threads read at ${BT.toFixed(1)} GB/s, slower than 1 thread's ${B1.toFixed(1)} GB/s`);
+    reasons.push(
+      `${T} threads read at ${BT.toFixed(1)} GB/s, slower than 1 thread's ${B1.toFixed(1)} GB/s`,
+    );
   }
   if (T > 1 && P1 > 0 && PT > 0 && PT < LIMITS.threads * P1) {
-    reasons.push(`${T} threads multiplied at ${PT.toFixed(1)} GFLOP/s, slower than 1 thread's ${P1.toFixed(1)} GFLOP/s`);
+    reasons.push(
+      `${T} threads multiplied at ${PT.toFixed(1)} GFLOP/s, slower than 1 thread's ${P1.toFixed(1)} GFLOP/s`,
+    );
   }
   return { ok: !reasons.length, reasons };
 }
@@ -118,16 +130,28 @@ export function judgeThreads({ T, B1 = null, BT = null, P1 = null, PT = null }) 
  * (one of the two was timed while the machine was busy: compare.js measures v(k) again).
  * @param {{ plainTps?: number[], specTps?: number[], ratios?: number[], v?: number, gamma?: number, vk?: number }} m
  */
-export function judgeRun({ plainTps = [], specTps = [], ratios = [], v = NaN, gamma = 0, vk = NaN }) {
+export function judgeRun({
+  plainTps = [],
+  specTps = [],
+  ratios = [],
+  v = NaN,
+  gamma = 0,
+  vk = NaN,
+}) {
   const reasons = [];
   if (!agree(plainTps)) reasons.push(`the plain repeats ran at ${range(plainTps)} tokens/s`);
   if (!agree(specTps)) reasons.push(`the speculative repeats ran at ${range(specTps)} tokens/s`);
-  if (agree(plainTps) && agree(specTps) && !agree(ratios)) reasons.push(`the repeats' speedups ranged over ${range(ratios)}×`);
+  if (agree(plainTps) && agree(specTps) && !agree(ratios))
+    reasons.push(`the repeats' speedups ranged over ${range(ratios)}×`);
   if (Number.isFinite(v) && v < LIMITS.vMin) {
-    reasons.push(`verifying γ + 1 = ${gamma + 1} tokens cost v = ${f2(v)} plain steps, less than one step`);
+    reasons.push(
+      `verifying γ + 1 = ${gamma + 1} tokens cost v = ${f2(v)} plain steps, less than one step`,
+    );
   }
-  const vkDisagrees = Number.isFinite(v) && v >= LIMITS.vMin && vk > 0 && Math.max(v / vk, vk / v) > LIMITS.runVsVk;
-  if (vkDisagrees) reasons.push(`the run's v = ${f2(v)} and the measured v(${gamma + 1}) = ${f2(vk)} disagree`);
+  const vkDisagrees =
+    Number.isFinite(v) && v >= LIMITS.vMin && vk > 0 && Math.max(v / vk, vk / v) > LIMITS.runVsVk;
+  if (vkDisagrees)
+    reasons.push(`the run's v = ${f2(v)} and the measured v(${gamma + 1}) = ${f2(vk)} disagree`);
   return { ok: !reasons.length, reasons, vkDisagrees };
 }
 
@@ -138,8 +162,14 @@ export function judgeRun({ plainTps = [], specTps = [], ratios = [], v = NaN, ga
  */
 export function judgeChunks(plainChunkMs) {
   const xs = plainChunkMs ?? [];
-  return agree(xs) ? { ok: true, reasons: [] }
-    : { ok: false, reasons: [`plain decoding's chunks took ${range(xs)} ms per token (spread ${f2(spreadOf(xs))}×)`] };
+  return agree(xs)
+    ? { ok: true, reasons: [] }
+    : {
+        ok: false,
+        reasons: [
+          `plain decoding's chunks took ${range(xs)} ms per token (spread ${f2(spreadOf(xs))}×)`,
+        ],
+      };
 }
 
 /** Several judgements as one: ok when all are, with all the reasons. */
@@ -171,7 +201,9 @@ export function pickThreads(stepsByThreads) {
   };
   const medians = {};
   for (const [t, xs] of Object.entries(stepsByThreads)) medians[t] = med(xs);
-  const counts = Object.keys(medians).map(Number).filter((t) => Number.isFinite(medians[t]));
+  const counts = Object.keys(medians)
+    .map(Number)
+    .filter((t) => Number.isFinite(medians[t]));
   if (!counts.length) return { threads: 1, medians, faster: false };
   const most = Math.max(...counts);
   const best = counts.reduce((a, b) => (medians[b] < medians[a] ? b : a));
@@ -182,8 +214,11 @@ export function pickThreads(stepsByThreads) {
 /** "2 threads: 0.71 ms per step, 1 thread: 0.98 ms — using 2 threads (faster now)." */
 export function threadsChoiceText(choice, asked) {
   const ms = (t) => `${t} thread${t === 1 ? '' : 's'}: ${f2(choice.medians[t])} ms per step`;
-  const counts = Object.keys(choice.medians).map(Number).sort((a, b) => b - a);
+  const counts = Object.keys(choice.medians)
+    .map(Number)
+    .sort((a, b) => b - a);
   const measured = counts.map(ms).join(', ');
-  if (choice.threads === asked) return `Threads measured just now (${measured}): using ${asked}, the faster now.`;
+  if (choice.threads === asked)
+    return `Threads measured just now (${measured}): using ${asked}, the faster now.`;
   return `Threads measured just now (${measured}): ${asked} threads were slower than ${choice.threads} at this moment, so the runs use ${choice.threads} thread${choice.threads === 1 ? '' : 's'}.`;
 }

@@ -38,13 +38,17 @@ export function decideDefault({ pair, where, f32Ms, int8Ms, at = Date.now() }) {
 /** The sentence under the choice: what the default is, and why. */
 export function defaultText(rec) {
   if (!rec) {
-    return 'Default: float32, until this machine has measured both: run the models with each weight type '
-      + '(section 4 then measures v(k) of each); int8 becomes the default if its one-token pass is the faster.';
+    return (
+      'Default: float32, until this machine has measured both: run the models with each weight type ' +
+      '(section 4 then measures v(k) of each); int8 becomes the default if its one-token pass is the faster.'
+    );
   }
   const f = (x) => `${x.toFixed(2)} ms`;
   const ratio = rec.weights === 'int8' ? rec.f32Ms / rec.int8Ms : rec.int8Ms / rec.f32Ms;
-  return `Default: ${weightsText(rec.weights)}, because on this machine's first measurement of both (${rec.pair} pair, ${rec.where}) `
-    + `its one-token target pass was the faster: int8 ${f(rec.int8Ms)} against float32 ${f(rec.f32Ms)} (${ratio.toFixed(2)}×).`;
+  return (
+    `Default: ${weightsText(rec.weights)}, because on this machine's first measurement of both (${rec.pair} pair, ${rec.where}) ` +
+    `its one-token target pass was the faster: int8 ${f(rec.int8Ms)} against float32 ${f(rec.f32Ms)} (${ratio.toFixed(2)}×).`
+  );
 }
 
 let chosen = storedDefault()?.weights ?? 'f32';

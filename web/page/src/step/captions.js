@@ -34,14 +34,22 @@ export function lookupWouldMatch(tokens, maxNgram = 3, minNgram = 1) {
 // Why an iteration drafted nothing (γ = 0), from the settings and the iteration.
 function noDraftReason(view) {
   const cfg = view.config ?? {};
-  if (cfg.drafter === 'heads' && view.index === 0) return 'the heads read the target’s last hidden state, which only a first target pass gives';
+  if (cfg.drafter === 'heads' && view.index === 0)
+    return 'the heads read the target’s last hidden state, which only a first target pass gives';
   if (cfg.drafter === 'lookup') {
-    if (!lookupWouldMatch(view.context ?? [])) return 'prompt lookup found no earlier occurrence of the last 1–3 tokens to copy from';
-    if (cfg.gamma === 'auto' && view.index > 0) return 'the auto policy expected a plain step to pay more than copying';
-    return 'prompt lookup made no proposal, although the last tokens occur earlier'
-      + (view.index === 0 ? ' (this build of the library does not look up before its first target pass)' : '');
+    if (!lookupWouldMatch(view.context ?? []))
+      return 'prompt lookup found no earlier occurrence of the last 1–3 tokens to copy from';
+    if (cfg.gamma === 'auto' && view.index > 0)
+      return 'the auto policy expected a plain step to pay more than copying';
+    return (
+      'prompt lookup made no proposal, although the last tokens occur earlier' +
+      (view.index === 0
+        ? ' (this build of the library does not look up before its first target pass)'
+        : '')
+    );
   }
-  if (cfg.gamma === 'auto') return 'the auto policy expected a plain step to give more tokens per unit of time than any draft';
+  if (cfg.gamma === 'auto')
+    return 'the auto policy expected a plain step to give more tokens per unit of time than any draft';
   return 'no drafter had a guess';
 }
 
@@ -49,8 +57,10 @@ export function captionOf(view, stage) {
   const g = view.positions.length;
   if (g === 0) {
     switch (stage.kind) {
-      case 'draft': return `${stageHead('draft')} — nothing this iteration (γ = 0): ${noDraftReason(view)}.`;
-      case 'verify': return `${stageHead('verify')} — nothing to verify: one target pass over the context gives p for the next token, as in plain decoding.`;
+      case 'draft':
+        return `${stageHead('draft')} — nothing this iteration (γ = 0): ${noDraftReason(view)}.`;
+      case 'verify':
+        return `${stageHead('verify')} — nothing to verify: one target pass over the context gives p for the next token, as in plain decoding.`;
       default:
         return view.finalToken >= 0
           ? `${stageHead('correct')} — no draft to correct: the next token is drawn from p — “${view.labelOf(view.finalToken)}”. One token for this target pass.`
@@ -74,7 +84,7 @@ export function captionOf(view, stage) {
     case 'accept': {
       const pos = view.positions[stage.i];
       if (!Number.isFinite(pos.u)) {
-        return `${stageHead('accept')} — position ${stage.i + 1} (greedy, temperature 0): “${view.labelOf(pos.token)}” is ${pos.accepted ? 'accepted: it is the target\'s most likely token' : 'rejected: the target prefers another token'}.`;
+        return `${stageHead('accept')} — position ${stage.i + 1} (greedy, temperature 0): “${view.labelOf(pos.token)}” is ${pos.accepted ? "accepted: it is the target's most likely token" : 'rejected: the target prefers another token'}.`;
       }
       const verdict = pos.accepted
         ? `u = ${fmt(pos.u)} < ${fmt(pos.acceptProb)}, so “${view.labelOf(pos.token)}” is accepted${stage.i + 1 < g ? '; move on.' : '. Every guess survived.'}`
@@ -97,15 +107,23 @@ export function captionOf(view, stage) {
 // The γ this iteration used, who drafted, and the γ of the iterations so far.
 export function metaLine(view) {
   const cfg = view.config ?? {};
-  const how = cfg.tree ? `the tree [${cfg.tree.join(', ')}]'s depth`
-    : cfg.gamma === 'auto' ? `chosen by auto (γ ≤ ${cfg.gammaMax})`
-      : cfg.gamma === 'heuristic' ? `chosen by the heuristic (γ ≤ ${cfg.gammaMax})` : 'fixed';
-  const who = view.drafter === 'none' ? 'nothing drafted: a plain step'
-    : `drafted by ${WHO[view.drafter] ?? view.drafter}${view.drafter === 'lookup' && view.lookupNgram ? ` (matched the last ${view.lookupNgram} token${view.lookupNgram > 1 ? 's' : ''})` : ''}`;
+  const how = cfg.tree
+    ? `the tree [${cfg.tree.join(', ')}]'s depth`
+    : cfg.gamma === 'auto'
+      ? `chosen by auto (γ ≤ ${cfg.gammaMax})`
+      : cfg.gamma === 'heuristic'
+        ? `chosen by the heuristic (γ ≤ ${cfg.gammaMax})`
+        : 'fixed';
+  const who =
+    view.drafter === 'none'
+      ? 'nothing drafted: a plain step'
+      : `drafted by ${WHO[view.drafter] ?? view.drafter}${view.drafter === 'lookup' && view.lookupNgram ? ` (matched the last ${view.lookupNgram} token${view.lookupNgram > 1 ? 's' : ''})` : ''}`;
   return [
     h('span', { class: 'meta-gamma', 'data-testid': 'step-gamma-used' }, [`γ = ${view.gamma}`]),
     ` this iteration, ${how} · ${who}`,
-    view.gammas.length > 1 ? h('span', { class: 'meta-history' }, [` · γ so far: ${view.gammas.join(', ')}`]) : null,
+    view.gammas.length > 1
+      ? h('span', { class: 'meta-history' }, [` · γ so far: ${view.gammas.join(', ')}`])
+      : null,
   ];
 }
 
@@ -115,9 +133,13 @@ export function treeCaption(view, stage) {
   const who = WHO[view.drafter] ?? 'the draft model';
   switch (stage.kind) {
     case 'draft':
-      return `${stageHead('draft')} a tree: ${who} propose${view.drafter === 'heads' ? '' : 's'} ${tree.branches[0]} distinct candidates for the next token`
-        + (tree.depth > 1 ? `, then ${tree.branches.slice(1).join(', then ')} for each of those at the next depth${tree.depth > 2 ? 's' : ''}` : '')
-        + ` — ${tree.nodes.length} candidates in ${tree.depth} batched pass${tree.depth > 1 ? 'es' : ''} (one per depth), instead of one chain.`;
+      return (
+        `${stageHead('draft')} a tree: ${who} propose${view.drafter === 'heads' ? '' : 's'} ${tree.branches[0]} distinct candidates for the next token` +
+        (tree.depth > 1
+          ? `, then ${tree.branches.slice(1).join(', then ')} for each of those at the next depth${tree.depth > 2 ? 's' : ''}`
+          : '') +
+        ` — ${tree.nodes.length} candidates in ${tree.depth} batched pass${tree.depth > 1 ? 'es' : ''} (one per depth), instead of one chain.`
+      );
     case 'verify':
       return `${stageHead('verify')}: ONE target pass scores all ${tree.nodes.length} candidates plus the context (${tree.nodes.length + 1} positions). A tree attention mask lets each candidate see the context and its own ancestors only, so every branch is scored as if it were alone.`;
     case 'accept': {
@@ -126,9 +148,14 @@ export function treeCaption(view, stage) {
       const where = `depth ${n.depth}, candidate ${n.child} of ${n.siblings}`;
       const ok = n.status === 'accepted';
       const next = ok
-        ? (n.depth < tree.depth ? 'accepted: go one level deeper and test its children.' : 'accepted: the accepted prefix reached the deepest level.')
-        : (n.child < n.siblings ? 'rejected: try the next sibling, with p replaced by the residual and q without the rejected token (this keeps the output exact).' : 'rejected, and it was the last candidate here.');
-      if (!Number.isFinite(n.u)) return `${stageHead('accept')} — ${where} ${x} (greedy): ${ok ? 'it is' : 'it is not'} the target's most likely token, so it is ${next}`;
+        ? n.depth < tree.depth
+          ? 'accepted: go one level deeper and test its children.'
+          : 'accepted: the accepted prefix reached the deepest level.'
+        : n.child < n.siblings
+          ? 'rejected: try the next sibling, with p replaced by the residual and q without the rejected token (this keeps the output exact).'
+          : 'rejected, and it was the last candidate here.';
+      if (!Number.isFinite(n.u))
+        return `${stageHead('accept')} — ${where} ${x} (greedy): ${ok ? 'it is' : 'it is not'} the target's most likely token, so it is ${next}`;
       return `${stageHead('accept')} — ${where} ${x}: accept with probability min(1, p/q) = min(1, ${fmt(n.p)} / ${fmt(n.q)}) = ${fmt(n.acceptProb)}; u = ${fmt(n.u)} ${ok ? '<' : '≥'} ${fmt(n.acceptProb)}, so ${x} is ${next}`;
     }
     case 'correct':

@@ -38,7 +38,14 @@ export function makeToySource(sd, key, setting, seed) {
   const p = Float32Array.from(toy.p);
   const q = Float32Array.from(toy.q);
   const costs = setting.gamma === 'auto' && !setting.tree ? { costModel: TOY_COSTS } : {};
-  const dec = sd.createDecoder({ targetStep: () => p, draftStep: () => q, ...shapeOptions(setting), ...costs, seed, prompt: [0] });
+  const dec = sd.createDecoder({
+    targetStep: () => p,
+    draftStep: () => q,
+    ...shapeOptions(setting),
+    ...costs,
+    seed,
+    prompt: [0],
+  });
   const labelOf = toyLabel(toy.words);
   return {
     kind: 'toy',
@@ -47,12 +54,15 @@ export function makeToySource(sd, key, setting, seed) {
       const before = Array.from(dec.tokens);
       const view = recordToView(dec.step(), { fullRows: true, context: before });
       view.labelOf = labelOf;
-      view.contextText = (before.length > 14 ? '… ' : '') + before.slice(-14).map(labelOf).join(' ');
+      view.contextText =
+        (before.length > 14 ? '… ' : '') + before.slice(-14).map(labelOf).join(' ');
       view.kvText = `${before.length} token${before.length === 1 ? '' : 's'} so far`;
       view.done = false;
       return view;
     },
-    dispose() { dec.dispose(); },
+    dispose() {
+      dec.dispose();
+    },
   };
 }
 
@@ -63,7 +73,9 @@ export function makeToySource(sd, key, setting, seed) {
 export function makeModelSource(models, setting, seed) {
   const opts = readOptions();
   if (setting.tree && (opts.drafter === 'lookup' || opts.drafter === 'both')) {
-    throw new Error('a tree needs the draft model or heads (prompt lookup drafts chains): pick another drafter in section 4, or the chain');
+    throw new Error(
+      'a tree needs the draft model or heads (prompt lookup drafts chains): pick another drafter in section 4, or the chain',
+    );
   }
   const config = { ...setting, drafter: opts.drafter };
   return {
@@ -72,7 +84,12 @@ export function makeModelSource(models, setting, seed) {
     async start() {
       await models.ensureLoaded();
       await models.stepStart({
-        ...opts, gamma: setting.gamma, gammaMax: setting.gammaMax, tree: setting.tree, seed, topRows: TOP_ROWS_MODEL,
+        ...opts,
+        gamma: setting.gamma,
+        gammaMax: setting.gammaMax,
+        tree: setting.tree,
+        seed,
+        topRows: TOP_ROWS_MODEL,
       });
     },
     async step() {
@@ -82,13 +99,23 @@ export function makeModelSource(models, setting, seed) {
       view.contextText = text.length > 90 ? '…' + text.slice(-90) : text;
       // Draft passes: one per depth for the draft model (a tree's depth batched), one for the
       // heads (every head reads the same hidden state), none for prompt lookup.
-      const draftSteps = view.drafter === 'draft' ? (view.tree ? view.tree.depth : view.gamma) : (view.drafter === 'heads' ? 1 : 0);
+      const draftSteps =
+        view.drafter === 'draft'
+          ? view.tree
+            ? view.tree.depth
+            : view.gamma
+          : view.drafter === 'heads'
+            ? 1
+            : 0;
       const usesDraftModel = config.drafter === 'draft' || config.drafter === 'both';
-      view.kvText = `KV cache after this iteration: target ${view.kv.target ?? '?'}`
-        + (usesDraftModel ? `, draft ${view.kv.draft ?? '?'} tokens` : ' tokens (no draft model)')
-        + ` · time: draft ${fmt(view.ms.draft, 2)} ms (${draftSteps} pass${draftSteps === 1 ? '' : 'es'}), target ${fmt(view.ms.target, 2)} ms (one pass over ${view.targetPositions} positions)`;
+      view.kvText =
+        `KV cache after this iteration: target ${view.kv.target ?? '?'}` +
+        (usesDraftModel ? `, draft ${view.kv.draft ?? '?'} tokens` : ' tokens (no draft model)') +
+        ` · time: draft ${fmt(view.ms.draft, 2)} ms (${draftSteps} pass${draftSteps === 1 ? '' : 'es'}), target ${fmt(view.ms.target, 2)} ms (one pass over ${view.targetPositions} positions)`;
       return view;
     },
-    dispose() { models.stepDispose(); },
+    dispose() {
+      models.stepDispose();
+    },
   };
 }

@@ -8,7 +8,12 @@
  * and a tree alike (a tree's accepted path is a prefix of one of its branches), and for a bonus
  * (the lesson's step 4 covers both endings).
  */
-export const STAGE_NAMES = { draft: 'Draft', verify: 'Verify in parallel', accept: 'Accept a prefix', correct: 'Correct once' };
+export const STAGE_NAMES = {
+  draft: 'Draft',
+  verify: 'Verify in parallel',
+  accept: 'Accept a prefix',
+  correct: 'Correct once',
+};
 const STAGE_NUMBERS = { draft: 1, verify: 2, accept: 3, correct: 4 };
 
 /** The start of a stage's caption: "3 · Accept a prefix". */
@@ -22,9 +27,13 @@ export function stagesOf(view) {
   if (view.tree) {
     // One stage per candidate tested, in the order verification tested them (depth by depth,
     // siblings in turn): the records list the nodes in that order.
-    view.tree.nodes.forEach((n, i) => { if (n.status !== 'unexamined') st.push({ kind: 'accept', i }); });
+    view.tree.nodes.forEach((n, i) => {
+      if (n.status !== 'unexamined') st.push({ kind: 'accept', i });
+    });
   } else {
-    view.positions.forEach((pos, i) => { if (pos.examined) st.push({ kind: 'accept', i }); });
+    view.positions.forEach((pos, i) => {
+      if (pos.examined) st.push({ kind: 'accept', i });
+    });
   }
   st.push({ kind: 'correct' });
   return st;
@@ -35,7 +44,12 @@ export function stagesOf(view) {
 export function revealState(view, stages, st) {
   const stage = stages[st];
   const kinds = stages.slice(0, st + 1).map((x) => x.kind);
-  const verdicts = new Set(stages.slice(0, st + 1).filter((x) => x.kind === 'accept').map((x) => x.i));
+  const verdicts = new Set(
+    stages
+      .slice(0, st + 1)
+      .filter((x) => x.kind === 'accept')
+      .map((x) => x.i),
+  );
   return {
     stage,
     showP: kinds.includes('verify'),
@@ -71,7 +85,11 @@ export function stepBack(history, cursor) {
  */
 export function buttonsState(history, cursor, busy) {
   const atStart = cursor.it === 0 && cursor.st === 0;
-  const out = { backDisabled: busy || !history.length || atStart, nextDisabled: busy || !history.length, nextText: null };
+  const out = {
+    backDisabled: busy || !history.length || atStart,
+    nextDisabled: busy || !history.length,
+    nextText: null,
+  };
   if (history.length) {
     const cur = history[cursor.it];
     const last = cursor.st === cur.stages.length - 1;

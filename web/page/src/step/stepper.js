@@ -7,9 +7,25 @@
 // γ can be fixed or chosen per iteration ('auto', 'heuristic'); the γ each iteration used is
 // shown with it.
 import { treeFigure } from './tree.js';
-import { GAMMA_CAP, GAMMA_DEFAULT, gammaOf, raiseToGammaMax, shapeControls, syncShape, treeOf, treeSize } from '../shared/controls.js';
+import {
+  GAMMA_CAP,
+  GAMMA_DEFAULT,
+  gammaOf,
+  raiseToGammaMax,
+  shapeControls,
+  syncShape,
+  treeOf,
+  treeSize,
+} from '../shared/controls.js';
 import { FIRST_SEED, makeModelSource, makeToySource } from './sources.js';
-import { STAGE_NAMES, buttonsState, revealState, stagesOf, stepBack, stepForward } from './stages.js';
+import {
+  STAGE_NAMES,
+  buttonsState,
+  revealState,
+  stagesOf,
+  stepBack,
+  stepForward,
+} from './stages.js';
 import { captionOf, metaLine, treeCaption } from './captions.js';
 import { barRows, bonusCard, contextLine, positionCard, summaryOf } from './cards.js';
 
@@ -20,16 +36,27 @@ import { barRows, bonusCard, contextLine, positionCard, summaryOf } from './card
 export function initStepper(sd, models) {
   const $ = (id) => document.getElementById(id);
   const ui = {
-    source: $('step-source'), seed: $('step-seed'), ...shapeControls('step'), note: $('step-note'),
-    meta: $('step-meta'), treeView: $('step-tree-view'),
-    restart: $('step-restart'), back: $('step-back'), next: $('step-next'),
-    counter: $('step-counter'), caption: $('step-caption'), context: $('step-context'),
-    positions: $('step-positions'), summary: $('step-summary'), panel: $('step-panel'),
+    source: $('step-source'),
+    seed: $('step-seed'),
+    ...shapeControls('step'),
+    note: $('step-note'),
+    meta: $('step-meta'),
+    treeView: $('step-tree-view'),
+    restart: $('step-restart'),
+    back: $('step-back'),
+    next: $('step-next'),
+    counter: $('step-counter'),
+    caption: $('step-caption'),
+    context: $('step-context'),
+    positions: $('step-positions'),
+    summary: $('step-summary'),
+    panel: $('step-panel'),
     stages: $('step-stages'),
   };
 
   // The stage list says what the captions say (step/stages.js STAGE_NAMES).
-  for (const li of ui.stages.children) li.textContent = STAGE_NAMES[li.dataset.stage] ?? li.textContent;
+  for (const li of ui.stages.children)
+    li.textContent = STAGE_NAMES[li.dataset.stage] ?? li.textContent;
 
   // history[i] = { view, stages }, cursor = { it, st }
   let history = [];
@@ -52,7 +79,8 @@ export function initStepper(sd, models) {
     source = null;
     history = [];
     cursor = { it: 0, st: 0 };
-    for (const el of [ui.positions, ui.summary, ui.context, ui.meta, ui.treeView]) el.replaceChildren();
+    for (const el of [ui.positions, ui.summary, ui.context, ui.meta, ui.treeView])
+      el.replaceChildren();
     syncControls(ui);
     const setting = readSetting();
     const seed = clampInt(ui.seed.value, 0, 2 ** 31 - 1, FIRST_SEED);
@@ -147,7 +175,8 @@ export function initStepper(sd, models) {
   // Other models in the worker (another pair, a learner's files): the worker disposed the
   // step-through's decoder with the old ones, so start again on the new models.
   models.on((ev) => {
-    if (ev.type === 'loaded' && source?.kind === 'models' && ui.source.value === 'models') restart();
+    if (ev.type === 'loaded' && source?.kind === 'models' && ui.source.value === 'models')
+      restart();
   });
   $('step-form').addEventListener('submit', (e) => e.preventDefault());
   ui.panel.addEventListener('keydown', (e) => {
@@ -159,7 +188,10 @@ export function initStepper(sd, models) {
       back();
     } else if (e.key === 'Home') {
       e.preventDefault();
-      if (history.length) { cursor = { it: cursor.it, st: 0 }; render(); }
+      if (history.length) {
+        cursor = { it: cursor.it, st: 0 };
+        render();
+      }
     }
   });
 
@@ -177,12 +209,18 @@ function clampInt(v, lo, hi, dflt) {
 function syncControls(ui) {
   const { tree, mode } = syncShape(ui);
   const notes = [];
-  if (tree) notes.push(`A tree's depth is its γ (${tree.length}); ${treeSize(tree)} candidates, all scored in one target pass.`);
+  if (tree)
+    notes.push(
+      `A tree's depth is its γ (${tree.length}); ${treeSize(tree)} candidates, all scored in one target pass.`,
+    );
   else if (mode === 'auto') {
-    notes.push(ui.source.value === 'models'
-      ? 'auto: γ chosen before each iteration from what the decoder has measured so far (α, draft and verify times).'
-      : 'auto: γ chosen before each iteration from the measured α and the lesson’s costs (c = 0.1, v = 1).');
-  } else if (mode === 'heuristic') notes.push('heuristic: γ starts at 5, +2 after a fully accepted draft, −1 otherwise.');
+    notes.push(
+      ui.source.value === 'models'
+        ? 'auto: γ chosen before each iteration from what the decoder has measured so far (α, draft and verify times).'
+        : 'auto: γ chosen before each iteration from the measured α and the lesson’s costs (c = 0.1, v = 1).',
+    );
+  } else if (mode === 'heuristic')
+    notes.push('heuristic: γ starts at 5, +2 after a fully accepted draft, −1 otherwise.');
   ui.note.textContent = notes.join(' ');
 }
 
@@ -215,8 +253,10 @@ function renderIteration(ui, { view, stages }, cursor) {
     ui.treeView.replaceChildren();
     ui.treeView.hidden = true;
     ui.positions.hidden = false;
-    ui.positions.replaceChildren(...view.positions.map((pos, i) => positionCard(view, pos, i, shown)),
-      bonusCard(view, shown));
+    ui.positions.replaceChildren(
+      ...view.positions.map((pos, i) => positionCard(view, pos, i, shown)),
+      bonusCard(view, shown),
+    );
   }
   ui.summary.replaceChildren(...(stage.kind === 'correct' ? summaryOf(view) : []));
 }

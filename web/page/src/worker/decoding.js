@@ -1,9 +1,24 @@
 // The decoding worker's decoding (worker.js): the page's settings as createDecoder options, one
 // decode run streamed back in chunks, the step-through's decoder, and the pitfalls lab's cards.
-import { recordToView, emittedKinds, iterationSummary, statsOf, decoderTokens, decoderDone } from '../shared/records.js';
+import {
+  recordToView,
+  emittedKinds,
+  iterationSummary,
+  statsOf,
+  decoderTokens,
+  decoderDone,
+} from '../shared/records.js';
 import { Cancelled, runPitfall } from '../pitfalls/runs.js';
 import {
-  state, post, ensureSd, useThreads, poolStats, poolDelta, requireIdleModels, yieldNow, isPromise,
+  state,
+  post,
+  ensureSd,
+  useThreads,
+  poolStats,
+  poolDelta,
+  requireIdleModels,
+  yieldNow,
+  isPromise,
 } from './state.js';
 import { targetFor, gpuFault, backendOf, gpu } from './gpu.js';
 import { median } from '../shared/roofline.js';
@@ -186,16 +201,21 @@ export async function pitfall(msg) {
   const { models } = state;
   let lastPost = 0;
   try {
-    return await runPitfall(state.sd, models ? { target: models.target, draft: models.draft } : null, msg.job, {
-      progress(done, total, phase) {
-        const now = performance.now();
-        if (now - lastPost < 50 && done < total) return;
-        lastPost = now;
-        post({ type: 'pitfall-progress', id: msg.id, done, total, phase });
+    return await runPitfall(
+      state.sd,
+      models ? { target: models.target, draft: models.draft } : null,
+      msg.job,
+      {
+        progress(done, total, phase) {
+          const now = performance.now();
+          if (now - lastPost < 50 && done < total) return;
+          lastPost = now;
+          post({ type: 'pitfall-progress', id: msg.id, done, total, phase });
+        },
+        cancelled: () => cancelledPitfalls.has(msg.id),
+        yield: yieldNow,
       },
-      cancelled: () => cancelledPitfalls.has(msg.id),
-      yield: yieldNow,
-    });
+    );
   } catch (e) {
     if (e instanceof Cancelled) return null;
     throw e;

@@ -8,13 +8,22 @@
 import { state } from './state.js';
 
 // The probe's result, and the GpuModel loaded for state.models.target.
-export const gpu = { probe: null, model: null, forTarget: null, loadMs: 0, loading: null, loads: 0 };
+export const gpu = {
+  probe: null,
+  model: null,
+  forTarget: null,
+  loadMs: 0,
+  loading: null,
+  loads: 0,
+};
 
 /** The adapter's name for people: its description, else vendor and architecture. */
 function adapterName(info) {
   const d = String(info.description ?? '').trim();
   if (d) return d;
-  const parts = [info.vendor, info.architecture, info.device].map((x) => String(x ?? '').trim()).filter(Boolean);
+  const parts = [info.vendor, info.architecture, info.device]
+    .map((x) => String(x ?? '').trim())
+    .filter(Boolean);
   return parts.length ? parts.join(' ') : 'unnamed adapter';
 }
 
@@ -28,7 +37,10 @@ export async function gpuProbe() {
   const nav = self.navigator?.gpu;
   let probe;
   if (!nav || typeof nav.requestAdapter !== 'function') {
-    probe = { available: false, reason: 'WebGPU is not available in this browser (no navigator.gpu)' };
+    probe = {
+      available: false,
+      reason: 'WebGPU is not available in this browser (no navigator.gpu)',
+    };
   } else {
     let adapter = null;
     let error = null;
@@ -38,11 +50,24 @@ export async function gpuProbe() {
       error = e;
     }
     if (!adapter) {
-      probe = { available: false, reason: error ? `requestAdapter() failed (${error.message})` : 'no WebGPU adapter (no usable GPU, or WebGPU is blocked for it)' };
+      probe = {
+        available: false,
+        reason: error
+          ? `requestAdapter() failed (${error.message})`
+          : 'no WebGPU adapter (no usable GPU, or WebGPU is blocked for it)',
+      };
     } else {
       const i = adapter.info ?? {};
-      const info = { vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '' };
-      const software = adapter.isFallbackAdapter === true || i.isFallbackAdapter === true || /swiftshader/i.test(Object.values(info).join(' '));
+      const info = {
+        vendor: i.vendor ?? '',
+        architecture: i.architecture ?? '',
+        device: i.device ?? '',
+        description: i.description ?? '',
+      };
+      const software =
+        adapter.isFallbackAdapter === true ||
+        i.isFallbackAdapter === true ||
+        /swiftshader/i.test(Object.values(info).join(' '));
       probe = { available: true, name: adapterName(info), adapter: info, software };
     }
   }
@@ -60,7 +85,9 @@ export function dropGpu() {
 /** An error that sends the page back to the CPU target, with why. */
 function gpuFailure(reason) {
   dropGpu();
-  const err = new Error(`The GPU could not run the target (${reason}); it runs on the CPU (WebAssembly) now.`);
+  const err = new Error(
+    `The GPU could not run the target (${reason}); it runs on the CPU (WebAssembly) now.`,
+  );
   err.fallback = reason;
   return err;
 }
@@ -92,7 +119,10 @@ async function loadGpuTarget() {
   try {
     const bytes = await state.models.parts.target.reload();
     // An 8-bit target goes to the GPU as 8-bit weights (the WGSL int8 kernels): the same blocks.
-    model = await state.sd.loadModel(bytes, forTarget.weights === 'int8' ? { device: 'webgpu', weights: 'int8' } : { device: 'webgpu' });
+    model = await state.sd.loadModel(
+      bytes,
+      forTarget.weights === 'int8' ? { device: 'webgpu', weights: 'int8' } : { device: 'webgpu' },
+    );
   } catch (e) {
     throw gpuFailure(String(e?.message ?? e).replace(/^(bytes|device): /, ''));
   }
@@ -119,8 +149,13 @@ export async function targetFor(o) {
 
 /** What the page shows about the GPU target. */
 export const gpuInfo = () => ({
-  backend: 'gpu', name: gpu.probe?.name ?? '', software: !!gpu.probe?.software, adapter: gpu.probe?.adapter ?? null,
-  loadMs: gpu.loadMs, liveBuffers: gpu.model?.liveBuffers ?? 0, dispatchesPerPass: gpu.model ? 7 * gpu.model.config.nLayer + 3 : null,
+  backend: 'gpu',
+  name: gpu.probe?.name ?? '',
+  software: !!gpu.probe?.software,
+  adapter: gpu.probe?.adapter ?? null,
+  loadMs: gpu.loadMs,
+  liveBuffers: gpu.model?.liveBuffers ?? 0,
+  dispatchesPerPass: gpu.model ? 7 * gpu.model.config.nLayer + 3 : null,
 });
 
 /** Where a request ran its target (a run's or a measurement's summary). */
@@ -130,7 +165,11 @@ export const backendOf = (o) => (o?.backend === 'gpu' ? gpuInfo() : { backend: '
 export function gpuFault(e, o) {
   if (o?.backend !== 'gpu' || e?.fallback) return e;
   if (!/WebGPU|GPU/.test(String(e?.message ?? ''))) return e;
-  return gpuFailure(String(e.message).replace(/^(score|scorer|scoreTree): /, '').replace(/; load the model again$/, ''));
+  return gpuFailure(
+    String(e.message)
+      .replace(/^(score|scorer|scoreTree): /, '')
+      .replace(/; load the model again$/, ''),
+  );
 }
 
 /**

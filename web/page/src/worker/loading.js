@@ -14,35 +14,41 @@ async function fetchWithProgress(urls, onProgress, expected = {}) {
   const loaded = Object.fromEntries(entries.map(([k]) => [k, 0]));
   // Until a response says its length, the size the build recorded (or 0: unknown).
   const totals = Object.fromEntries(entries.map(([k]) => [k, expected[k] || 0]));
-  const report = () => onProgress(
-    Object.values(loaded).reduce((a, b) => a + b, 0),
-    Object.values(totals).reduce((a, b) => a + b, 0),
-  );
+  const report = () =>
+    onProgress(
+      Object.values(loaded).reduce((a, b) => a + b, 0),
+      Object.values(totals).reduce((a, b) => a + b, 0),
+    );
   const out = {};
-  await Promise.all(entries.map(async ([role, url]) => {
-    const res = await fetch(url);
-    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-    totals[role] = Number(res.headers.get('content-length')) || totals[role];
-    if (!res.body) {
-      out[role] = new Uint8Array(await res.arrayBuffer());
-      loaded[role] = out[role].length;
-      report();
-      return;
-    }
-    const reader = res.body.getReader();
-    const parts = [];
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      loaded[role] += value.length;
-      report();
-    }
-    const bytes = new Uint8Array(loaded[role]);
-    let off = 0;
-    for (const p of parts) { bytes.set(p, off); off += p.length; }
-    out[role] = bytes;
-  }));
+  await Promise.all(
+    entries.map(async ([role, url]) => {
+      const res = await fetch(url);
+      if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+      totals[role] = Number(res.headers.get('content-length')) || totals[role];
+      if (!res.body) {
+        out[role] = new Uint8Array(await res.arrayBuffer());
+        loaded[role] = out[role].length;
+        report();
+        return;
+      }
+      const reader = res.body.getReader();
+      const parts = [];
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        parts.push(value);
+        loaded[role] += value.length;
+        report();
+      }
+      const bytes = new Uint8Array(loaded[role]);
+      let off = 0;
+      for (const p of parts) {
+        bytes.set(p, off);
+        off += p.length;
+      }
+      out[role] = bytes;
+    }),
+  );
   return out;
 }
 
@@ -87,7 +93,13 @@ function warmUp() {
 // step-through starts again on the new models when it hears they are loaded).
 function install(next, parseMs) {
   const old = state.models;
-  const part = (p) => ({ ...modelInfoOf(p.model), bytes: p.bytes, file: p.file, digest: p.digest, pair: p.pair ?? null });
+  const part = (p) => ({
+    ...modelInfoOf(p.model),
+    bytes: p.bytes,
+    file: p.file,
+    digest: p.digest,
+    pair: p.pair ?? null,
+  });
   const info = {
     target: part(next.target),
     draft: part(next.draft),
@@ -97,7 +109,9 @@ function install(next, parseMs) {
     parseMs,
     sameWeights: next.target.digest === next.draft.digest,
     // Heads are trained for one target: only a pair's own target has them (loaded on first use).
-    heads: next.target.heads ? { url: next.target.heads.url, count: next.target.heads.count ?? null } : null,
+    heads: next.target.heads
+      ? { url: next.target.heads.url, count: next.target.heads.count ?? null }
+      : null,
     threads: threadInfo(),
   };
   state.stepper?.dec.dispose();
@@ -107,7 +121,13 @@ function install(next, parseMs) {
   // Heads belong to their target: kept while it stays, disposed with it.
   const keepHeads = old && old.parts.target.model === next.target.model ? old.heads : null;
   if (old?.heads && old.heads !== keepHeads) old.heads.dispose();
-  state.models = { target: next.target.model, draft: next.draft.model, info, parts: next, heads: keepHeads };
+  state.models = {
+    target: next.target.model,
+    draft: next.draft.model,
+    info,
+    parts: next,
+    heads: keepHeads,
+  };
   for (const role of ['target', 'draft']) {
     const m = old?.parts[role].model;
     if (m && m !== next.target.model && m !== next.draft.model) m.dispose();
@@ -122,13 +142,17 @@ export async function load(msg) {
   if (state.models && !msg.replace) return { ...state.models.info, threads: threadInfo() };
   if (msg.replace && state.running) throw new Error(BUSY);
   let lastPost = 0;
-  const bytes = await fetchWithProgress(msg.urls, (loaded, total) => {
-    const now = performance.now();
-    if (now - lastPost > 50 || loaded === total) {
-      lastPost = now;
-      post({ type: 'progress', id: msg.id, loaded, total });
-    }
-  }, msg.sizes);
+  const bytes = await fetchWithProgress(
+    msg.urls,
+    (loaded, total) => {
+      const now = performance.now();
+      if (now - lastPost > 50 || loaded === total) {
+        lastPost = now;
+        post({ type: 'progress', id: msg.id, loaded, total });
+      }
+    },
+    msg.sizes,
+  );
   if (msg.replace && state.running) throw new Error(BUSY);
   // A learner's files loaded while these were downloading win over them.
   if (state.models && !msg.replace) return { ...state.models.info, threads: threadInfo() };
@@ -144,9 +168,19 @@ export async function load(msg) {
     target.dispose();
     throw e;
   }
-  const part = (model, b, url) => ({ model, bytes: b.length, file: null, digest: digest(b), pair: msg.pair ?? null, reload: () => fetchBytes(url) });
+  const part = (model, b, url) => ({
+    model,
+    bytes: b.length,
+    file: null,
+    digest: digest(b),
+    pair: msg.pair ?? null,
+    reload: () => fetchBytes(url),
+  });
   const targetPart = { ...part(target, bytes.target, msg.urls.target), heads: msg.heads ?? null };
-  return install({ target: targetPart, draft: part(draft, bytes.draft, msg.urls.draft) }, performance.now() - t0);
+  return install(
+    { target: targetPart, draft: part(draft, bytes.draft, msg.urls.draft) },
+    performance.now() - t0,
+  );
 }
 
 /** One file a learner chose, loaded for `role`; every error names the file. */
@@ -161,7 +195,13 @@ async function loadFile(role, file) {
     throw new Error(`${where}: cannot be read (${e.message})`);
   }
   try {
-    return { model: state.sd.loadModel(bytes), bytes: bytes.length, file: file.name, digest: digest(bytes), reload: async () => new Uint8Array(await file.arrayBuffer()) };
+    return {
+      model: state.sd.loadModel(bytes),
+      bytes: bytes.length,
+      file: file.name,
+      digest: digest(bytes),
+      reload: async () => new Uint8Array(await file.arrayBuffer()),
+    };
   } catch (e) {
     // "bytes: model file: ..." from the loader; the argument is the file here.
     throw new Error(`${where}: ${String(e.message).replace(/^bytes: /, '')}`);
@@ -178,7 +218,9 @@ export async function loadFiles(msg) {
   if (roles.length === 0) throw new Error('no model file given');
   if (!state.models && roles.length < 2) {
     const missing = roles[0] === 'target' ? 'draft' : 'target';
-    throw new Error(`Choose a ${missing} model file as well: the page's own models are not loaded.`);
+    throw new Error(
+      `Choose a ${missing} model file as well: the page's own models are not loaded.`,
+    );
   }
   const loaded = {};
   const t0 = performance.now();
@@ -210,7 +252,8 @@ export async function ensureHeads() {
   const res = await fetch(src.url);
   if (!res.ok) throw new Error(`heads: ${src.url}: HTTP ${res.status}`);
   const bytes = new Uint8Array(await res.arrayBuffer());
-  if (!state.models || state.models.target !== forTarget) throw new Error('heads: the models changed while the heads loaded');
+  if (!state.models || state.models.target !== forTarget)
+    throw new Error('heads: the models changed while the heads loaded');
   try {
     state.models.heads = state.sd.loadHeads(bytes, state.models.target);
   } catch (e) {

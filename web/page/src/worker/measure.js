@@ -3,7 +3,15 @@
 // the compute peak P(T) of T threads. Only the public API of the package is used.
 import { decoderDone } from '../shared/records.js';
 import { K_MAX, median } from '../shared/roofline.js';
-import { state, post, useThreads, clampThreads, requireIdleModels, yieldNow, isPromise } from './state.js';
+import {
+  state,
+  post,
+  useThreads,
+  clampThreads,
+  requireIdleModels,
+  yieldNow,
+  isPromise,
+} from './state.js';
 import { targetFor, gpuFault, backendOf } from './gpu.js';
 import { decoderOptions } from './decoding.js';
 import { gammaDepth } from '../shared/gamma.js';
@@ -20,7 +28,9 @@ export async function calibrate(options) {
   useThreads(options.threads);
   let dec;
   try {
-    dec = state.sd.createDecoder(decoderOptions({ ...options, ...CHAIN, gamma: 1 }, true, false, await targetFor(options)));
+    dec = state.sd.createDecoder(
+      decoderOptions({ ...options, ...CHAIN, gamma: 1 }, true, false, await targetFor(options)),
+    );
     const first = dec.step(); // warm-up
     if (isPromise(first)) await first;
     let ms = 0;
@@ -69,7 +79,8 @@ export async function warmup(msg) {
   const o = msg.options ?? {};
   useThreads(o.threads);
   const key = warmKey(o);
-  if (!msg.force && state.warmFor.includes(key)) return { skipped: true, rounds: [], passes: 0, ms: 0, key };
+  if (!msg.force && state.warmFor.includes(key))
+    return { skipped: true, rounds: [], passes: 0, ms: 0, key };
   state.running = true;
   state.stopRequested = false;
   const t0 = performance.now();
@@ -78,14 +89,37 @@ export async function warmup(msg) {
   let warm = false;
   try {
     const target = await targetFor(o);
-    const specOpts = o.drafter === 'lookup' || o.drafter === 'both' || o.drafter === 'heads' || o.tree ? { ...o, ...CHAIN } : o;
+    const specOpts =
+      o.drafter === 'lookup' || o.drafter === 'both' || o.drafter === 'heads' || o.tree
+        ? { ...o, ...CHAIN }
+        : o;
     const whole = t0 + WARM_MAX_MS / 2; // the whole-length decodes take at most half the time
-    passes += await wholeDecode(state.sd.createDecoder(decoderOptions(o, true, false, target)), o.maxTokens, whole);
-    passes += await wholeDecode(state.sd.createDecoder(decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target)), o.maxTokens, whole);
+    passes += await wholeDecode(
+      state.sd.createDecoder(decoderOptions(o, true, false, target)),
+      o.maxTokens,
+      whole,
+    );
+    passes += await wholeDecode(
+      state.sd.createDecoder(
+        decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target),
+      ),
+      o.maxTokens,
+      whole,
+    );
     while (!state.stopRequested) {
       const deadline = t0 + WARM_MAX_MS;
-      const plain = await timedSteps(state.sd.createDecoder(decoderOptions(o, true, false, target)), 12, deadline);
-      const spec = await timedSteps(state.sd.createDecoder(decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target)), 6, deadline);
+      const plain = await timedSteps(
+        state.sd.createDecoder(decoderOptions(o, true, false, target)),
+        12,
+        deadline,
+      );
+      const spec = await timedSteps(
+        state.sd.createDecoder(
+          decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target),
+        ),
+        6,
+        deadline,
+      );
       const plainMs = plain.ms;
       const specMs = spec.ms;
       passes += plain.n + spec.n;
@@ -109,9 +143,16 @@ export async function warmup(msg) {
 }
 
 /** What a warm-up holds for: the target, the thread count, the backend and the drafter. */
-const warmKey = (o, threads = state.sd.threads) => [state.models?.info?.target?.digest ?? '', threads, o.backend === 'gpu' ? 'gpu' : 'cpu', o.drafter ?? 'draft'].join('|');
+const warmKey = (o, threads = state.sd.threads) =>
+  [
+    state.models?.info?.target?.digest ?? '',
+    threads,
+    o.backend === 'gpu' ? 'gpu' : 'cpu',
+    o.drafter ?? 'draft',
+  ].join('|');
 
-const agree = (a, b) => Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= WARM_AGREE * Math.min(a, b);
+const agree = (a, b) =>
+  Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= WARM_AGREE * Math.min(a, b);
 
 /**
  * Steps a decoder, untimed, until it has emitted `maxTokens` tokens (a timed repeat's length),
@@ -121,7 +162,12 @@ async function wholeDecode(dec, maxTokens, deadline) {
   let n = 0;
   let emitted = 0;
   try {
-    while (emitted < (maxTokens ?? 0) && !decoderDone(dec) && !state.stopRequested && (n < 2 || performance.now() < deadline)) {
+    while (
+      emitted < (maxTokens ?? 0) &&
+      !decoderDone(dec) &&
+      !state.stopRequested &&
+      (n < 2 || performance.now() < deadline)
+    ) {
       let r = dec.step();
       if (isPromise(r)) r = await r;
       emitted += r?.emitted?.length ?? 1;
@@ -143,7 +189,11 @@ async function timedSteps(dec, n, deadline) {
   try {
     let first = dec.step();
     if (isPromise(first)) first = await first;
-    for (let i = 0; i < n && !decoderDone(dec) && !state.stopRequested && (i < 2 || performance.now() < deadline); i++) {
+    for (
+      let i = 0;
+      i < n && !decoderDone(dec) && !state.stopRequested && (i < 2 || performance.now() < deadline);
+      i++
+    ) {
       const t0 = performance.now();
       const r = dec.step();
       if (isPromise(r)) await r;
@@ -199,7 +249,14 @@ export async function measureVk(msg) {
   const decs = [];
   try {
     for (const k of ks) {
-      const dec = state.sd.createDecoder(decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, k === 1, false, target));
+      const dec = state.sd.createDecoder(
+        decoderOptions(
+          { ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) },
+          k === 1,
+          false,
+          target,
+        ),
+      );
       decs.push(dec);
       let first = dec.step(); // reads the prompt: not a k-token pass
       if (isPromise(first)) first = await first;
@@ -237,7 +294,12 @@ export async function measureVk(msg) {
     ms: performance.now() - t0,
     threads: state.sd.threads,
     backend: backendOf(o),
-    target: { params: info.target.params, digest: info.target.digest, pair: info.target.pair, weights: info.target.weights ?? 'f32' },
+    target: {
+      params: info.target.params,
+      digest: info.target.digest,
+      pair: info.target.pair,
+      weights: info.target.weights ?? 'f32',
+    },
   };
 }
 
@@ -249,7 +311,8 @@ export function bandwidth(sizes, threads) {
   const T = clampThreads(threads);
   return sizes.map((bytes) => {
     // (A package older than the function itself: the same words as a module without it.)
-    if (typeof sd.measureReadBandwidth !== 'function') return { bytes, threads: T, error: 'measureReadBandwidth: not in this build of the module' };
+    if (typeof sd.measureReadBandwidth !== 'function')
+      return { bytes, threads: T, error: 'measureReadBandwidth: not in this build of the module' };
     try {
       return { bytes, ...sd.measureReadBandwidth({ bytes, repeats: 5, threads: T }) };
     } catch (e) {
@@ -264,7 +327,8 @@ export function peak(threadCounts) {
   const { sd } = state;
   return threadCounts.map((t) => {
     const T = clampThreads(t);
-    if (typeof sd.measurePeak !== 'function') return { threads: T, error: 'measurePeak: not in this build of the module' };
+    if (typeof sd.measurePeak !== 'function')
+      return { threads: T, error: 'measurePeak: not in this build of the module' };
     try {
       return sd.measurePeak({ repeats: 5, threads: T });
     } catch (e) {

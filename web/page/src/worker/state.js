@@ -20,10 +20,13 @@ export const post = (msg) => self.postMessage(msg);
 /** This worker's WASM instance, loaded once (with state.threadsOption). */
 export async function ensureSd() {
   if (state.sd) return state.sd;
-  state.sdLoading ??= loadSpecdec({ threads: state.threadsOption }).then((x) => (state.sd = x), (e) => {
-    state.sdLoading = null;
-    throw e;
-  });
+  state.sdLoading ??= loadSpecdec({ threads: state.threadsOption }).then(
+    (x) => (state.sd = x),
+    (e) => {
+      state.sdLoading = null;
+      throw e;
+    },
+  );
   return state.sdLoading;
 }
 
@@ -50,12 +53,21 @@ export function useThreads(n) {
 }
 
 /** A thread count as given (the one in use when none is), clamped to 1..maxThreads. */
-export const clampThreads = (t) => Math.max(1, Math.min(state.sd.maxThreads, Math.round(Number(t ?? state.sd.threads)) || 1));
+export const clampThreads = (t) =>
+  Math.max(1, Math.min(state.sd.maxThreads, Math.round(Number(t ?? state.sd.threads)) || 1));
 
 /** The thread pool's counters (zeros for a build without them), and their change over a run. */
-export const poolStats = () => (typeof state.sd.threadStats === 'function' ? state.sd.threadStats() : { runs: 0, serial: 0, wakeups: 0, shed: 0 });
+export const poolStats = () =>
+  typeof state.sd.threadStats === 'function'
+    ? state.sd.threadStats()
+    : { runs: 0, serial: 0, wakeups: 0, shed: 0 };
 // shed: regions the pool ran on one thread because its ledger found threads losing (a busy machine).
-export const poolDelta = (a, b) => ({ runs: b.runs - a.runs, serial: b.serial - a.serial, wakeups: b.wakeups - a.wakeups, shed: (b.shed ?? 0) - (a.shed ?? 0) });
+export const poolDelta = (a, b) => ({
+  runs: b.runs - a.runs,
+  serial: b.serial - a.serial,
+  wakeups: b.wakeups - a.wakeups,
+  shed: (b.shed ?? 0) - (a.shed ?? 0),
+});
 
 /** Throws unless the models are loaded and no run or measurement is going on. */
 export function requireIdleModels() {
@@ -67,7 +79,11 @@ export function requireIdleModels() {
 const channel = new MessageChannel();
 const waiters = [];
 channel.port1.onmessage = () => waiters.shift()?.();
-export const yieldNow = () => new Promise((resolve) => { waiters.push(resolve); channel.port2.postMessage(0); });
+export const yieldNow = () =>
+  new Promise((resolve) => {
+    waiters.push(resolve);
+    channel.port2.postMessage(0);
+  });
 
 // One step: the record, or (the GPU target) a Promise of it; awaited only then, so that a CPU
 // run's timing is what it was.

@@ -88,7 +88,8 @@ function requireIdle(message = 'a run is already in progress') {
 async function handle(msg) {
   switch (msg.type) {
     case 'init':
-      if (!state.sd && !state.sdLoading && msg.threads !== undefined) state.threadsOption = msg.threads;
+      if (!state.sd && !state.sdLoading && msg.threads !== undefined)
+        state.threadsOption = msg.threads;
       return null;
     case 'threads':
       await ensureSd();
@@ -125,7 +126,10 @@ async function handle(msg) {
     case 'memory':
       await ensureSd();
       // (with the GPU uploads so far and whether a GPU target is held: tests check a CPU run starts none)
-      return { type: 'memory', stats: { ...state.sd.memoryStats(), gpuLoads: gpu.loads, gpuLoaded: !!gpu.model } };
+      return {
+        type: 'memory',
+        stats: { ...state.sd.memoryStats(), gpuLoads: gpu.loads, gpuLoaded: !!gpu.model },
+      };
     case 'gpu-probe':
       return { type: 'gpu-probe', probe: await gpuProbe() };
     case 'backend':
@@ -164,6 +168,11 @@ self.onmessage = async (e) => {
     const reply = await handle(msg);
     if (reply) post({ ...reply, id: msg.id });
   } catch (err) {
-    post({ type: 'error', id: msg.id, message: String(err?.message || err), ...(err?.fallback ? { fallback: err.fallback } : {}) });
+    post({
+      type: 'error',
+      id: msg.id,
+      message: String(err?.message || err),
+      ...(err?.fallback ? { fallback: err.fallback } : {}),
+    });
   }
 };

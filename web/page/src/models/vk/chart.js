@@ -23,86 +23,249 @@ export function drawVk(svg, data) {
   const side = data?.backend?.costs.measured ?? [];
   // The same pair with the other weights (float32 beside int8), and its roofline (CPU only).
   const wMeasured = data?.weights?.costs.measured ?? [];
-  const wRoof = data?.weights && !data.gpu && data.weights.costs.memSource === 'bandwidth' ? data.weights.costs.roof.filter((p) => Number.isFinite(p.v)) : [];
+  const wRoof =
+    data?.weights && !data.gpu && data.weights.costs.memSource === 'bandwidth'
+      ? data.weights.costs.roof.filter((p) => Number.isFinite(p.v))
+      : [];
   // At T > 1: the same target's v(k) measured on 1 thread (if it was) and the 1-thread roofline.
   const oneMeasured = data?.one?.measured ?? [];
-  const oneRoof = data?.one && data.one.memSource === 'bandwidth' ? data.one.roof.filter((p) => Number.isFinite(p.v)) : [];
-  const top = Math.max(2, ...measured.map((p) => p.v), ...roof.map((p) => p.v), ...other.map((p) => p.v), ...oneMeasured.map((p) => p.v), ...side.map((p) => p.v),
-    ...wMeasured.map((p) => p.v), ...wRoof.map((p) => p.v));
+  const oneRoof =
+    data?.one && data.one.memSource === 'bandwidth'
+      ? data.one.roof.filter((p) => Number.isFinite(p.v))
+      : [];
+  const top = Math.max(
+    2,
+    ...measured.map((p) => p.v),
+    ...roof.map((p) => p.v),
+    ...other.map((p) => p.v),
+    ...oneMeasured.map((p) => p.v),
+    ...side.map((p) => p.v),
+    ...wMeasured.map((p) => p.v),
+    ...wRoof.map((p) => p.v),
+  );
   const yMax = Math.ceil(top * 1.1 * 2) / 2;
   const f = frame(svg, {
-    height: 280, maxWidth: 560, xDomain: [0.5, K_MAX + 0.5], yDomain: [0, yMax],
+    height: 280,
+    maxWidth: 560,
+    xDomain: [0.5, K_MAX + 0.5],
+    yDomain: [0, yMax],
     xTicks: Array.from({ length: K_MAX }, (_, i) => i + 1),
-    xLabel: 'k = tokens in one target pass (γ + 1)', yLabel: 'cost in one-token steps', yFormat: (t) => String(t),
+    xLabel: 'k = tokens in one target pass (γ + 1)',
+    yLabel: 'cost in one-token steps',
+    yFormat: (t) => String(t),
   });
   const xl = f.x(0.5);
   const xr = f.x(K_MAX + 0.5);
   f.plot.append(
-    s('line', { class: 'vk-lesson', x1: xl, x2: xr, y1: f.y(1), y2: f.y(1) }, [s('title', {}, ['The lesson’s assumption: verifying γ + 1 tokens costs one step, v = 1.'])]),
-    s('text', { class: 'note', x: xr - 4, y: f.y(1) + 14, 'text-anchor': 'end' }, ['lesson: v = 1']),
+    s('line', { class: 'vk-lesson', x1: xl, x2: xr, y1: f.y(1), y2: f.y(1) }, [
+      s('title', {}, ['The lesson’s assumption: verifying γ + 1 tokens costs one step, v = 1.']),
+    ]),
+    s('text', { class: 'note', x: xr - 4, y: f.y(1) + 14, 'text-anchor': 'end' }, [
+      'lesson: v = 1',
+    ]),
   );
   if (!cur || !measured.length) {
-    f.plot.append(s('text', { class: 'note', x: (f.m.left + f.W - f.m.right) / 2, y: f.H / 2 - 20, 'text-anchor': 'middle' },
-      [`run the models to measure v(k) on ${data?.gpu ? 'the GPU' : threadsText(T)}`]));
+    f.plot.append(
+      s(
+        'text',
+        {
+          class: 'note',
+          x: (f.m.left + f.W - f.m.right) / 2,
+          y: f.H / 2 - 20,
+          'text-anchor': 'middle',
+        },
+        [`run the models to measure v(k) on ${data?.gpu ? 'the GPU' : threadsText(T)}`],
+      ),
+    );
     return;
   }
   if (oneRoof.length) {
-    f.plot.append(s('path', { class: 'vk-roof-one', d: pathOf(oneRoof.map((p) => [p.k, p.v]), f.x, f.y) }, [
-      s('title', {}, [`Roofline with 1 thread: B(1) = ${data.one.gbPerSecond.toFixed(1)} GB/s, P(1) = ${(data.one.peak.flops / 1e9).toFixed(1)} GFLOP/s.`]),
-    ]));
+    f.plot.append(
+      s(
+        'path',
+        {
+          class: 'vk-roof-one',
+          d: pathOf(
+            oneRoof.map((p) => [p.k, p.v]),
+            f.x,
+            f.y,
+          ),
+        },
+        [
+          s('title', {}, [
+            `Roofline with 1 thread: B(1) = ${data.one.gbPerSecond.toFixed(1)} GB/s, P(1) = ${(data.one.peak.flops / 1e9).toFixed(1)} GFLOP/s.`,
+          ]),
+        ],
+      ),
+    );
   }
   if (roof.length) {
     const estimated = cur.memSource !== 'bandwidth';
-    const peakWhence = cur.peak?.measured ? `measured on ${threadsText(T)}` : (cur.peak?.fromK ? `estimated from k = ${cur.peak.fromK}` : 'estimated');
-    f.plot.append(s('path', { class: `vk-roof${estimated ? ' estimated' : ''}`, d: pathOf(roof.map((p) => [p.k, p.v]), f.x, f.y) }, [
-      s('title', {}, [estimated
-        ? 'Roofline estimated without a bandwidth measurement: the one-token step stands in for the memory floor.'
-        : `Memory-floor roofline with ${threadsText(T)}: max(W/B(${T}), k·F/P(${T})) / (W/B(${T})), W = ${(cur.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${cur.gbPerSecond.toFixed(1)} GB/s, P(${T}) = ${(cur.peak.flops / 1e9).toFixed(1)} GFLOP/s (${peakWhence}).`]),
-    ]));
+    const peakWhence = cur.peak?.measured
+      ? `measured on ${threadsText(T)}`
+      : cur.peak?.fromK
+        ? `estimated from k = ${cur.peak.fromK}`
+        : 'estimated';
+    f.plot.append(
+      s(
+        'path',
+        {
+          class: `vk-roof${estimated ? ' estimated' : ''}`,
+          d: pathOf(
+            roof.map((p) => [p.k, p.v]),
+            f.x,
+            f.y,
+          ),
+        },
+        [
+          s('title', {}, [
+            estimated
+              ? 'Roofline estimated without a bandwidth measurement: the one-token step stands in for the memory floor.'
+              : `Memory-floor roofline with ${threadsText(T)}: max(W/B(${T}), k·F/P(${T})) / (W/B(${T})), W = ${(cur.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${cur.gbPerSecond.toFixed(1)} GB/s, P(${T}) = ${(cur.peak.flops / 1e9).toFixed(1)} GFLOP/s (${peakWhence}).`,
+          ]),
+        ],
+      ),
+    );
   }
   if (other.length) {
-    f.plot.append(s('path', { class: 'vk-other', d: pathOf(other.map((p) => [p.k, p.v]), f.x, f.y) }, [
-      s('title', {}, [`${data.other.label}, measured earlier on ${threadsText(T)}`]),
-    ]));
+    f.plot.append(
+      s(
+        'path',
+        {
+          class: 'vk-other',
+          d: pathOf(
+            other.map((p) => [p.k, p.v]),
+            f.x,
+            f.y,
+          ),
+        },
+        [s('title', {}, [`${data.other.label}, measured earlier on ${threadsText(T)}`])],
+      ),
+    );
   }
   if (oneMeasured.length) {
-    f.plot.append(s('path', { class: 'vk-one', d: pathOf(oneMeasured.map((p) => [p.k, p.v]), f.x, f.y) }, [
-      s('title', {}, [`${data.label}, measured on 1 thread`]),
-    ]));
+    f.plot.append(
+      s(
+        'path',
+        {
+          class: 'vk-one',
+          d: pathOf(
+            oneMeasured.map((p) => [p.k, p.v]),
+            f.x,
+            f.y,
+          ),
+        },
+        [s('title', {}, [`${data.label}, measured on 1 thread`])],
+      ),
+    );
   }
   if (side.length) {
-    f.plot.append(s('path', { class: 'vk-backend', 'data-testid': 'vk-backend-curve', d: pathOf(side.map((p) => [p.k, p.v]), f.x, f.y) }, [
-      s('title', {}, [`${data.backend.label}: the same target, measured earlier`]),
-    ]));
+    f.plot.append(
+      s(
+        'path',
+        {
+          class: 'vk-backend',
+          'data-testid': 'vk-backend-curve',
+          d: pathOf(
+            side.map((p) => [p.k, p.v]),
+            f.x,
+            f.y,
+          ),
+        },
+        [s('title', {}, [`${data.backend.label}: the same target, measured earlier`])],
+      ),
+    );
   }
   const wText = (c) => (c.weights === 'int8' ? '8-bit' : 'float32');
   if (wRoof.length) {
     const w = data.weights.costs;
-    f.plot.append(s('path', { class: 'vk-roof-weights', 'data-testid': 'vk-weights-roof', d: pathOf(wRoof.map((p) => [p.k, p.v]), f.x, f.y) }, [
-      s('title', {}, [`Roofline of the ${wText(w)} weights with ${threadsText(T)}: W = ${(w.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${w.gbPerSecond.toFixed(1)} GB/s`
-        + `${w.intPeak ? `, P_int(${T}) = ${(w.intPeak.ops / 1e9).toFixed(1)} GOP/s` : (w.peak ? `, P(${T}) = ${(w.peak.flops / 1e9).toFixed(1)} GFLOP/s` : '')}.`]),
-    ]));
+    f.plot.append(
+      s(
+        'path',
+        {
+          class: 'vk-roof-weights',
+          'data-testid': 'vk-weights-roof',
+          d: pathOf(
+            wRoof.map((p) => [p.k, p.v]),
+            f.x,
+            f.y,
+          ),
+        },
+        [
+          s('title', {}, [
+            `Roofline of the ${wText(w)} weights with ${threadsText(T)}: W = ${(w.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${w.gbPerSecond.toFixed(1)} GB/s` +
+              `${w.intPeak ? `, P_int(${T}) = ${(w.intPeak.ops / 1e9).toFixed(1)} GOP/s` : w.peak ? `, P(${T}) = ${(w.peak.flops / 1e9).toFixed(1)} GFLOP/s` : ''}.`,
+          ]),
+        ],
+      ),
+    );
   }
   if (wMeasured.length) {
-    f.plot.append(s('path', { class: 'vk-weights', 'data-testid': 'vk-weights-curve', d: pathOf(wMeasured.map((p) => [p.k, p.v]), f.x, f.y) }, [
-      s('title', {}, [`${data.weights.label}: the same pair with ${wText(data.weights.costs)} weights, measured earlier`]),
-    ]));
+    f.plot.append(
+      s(
+        'path',
+        {
+          class: 'vk-weights',
+          'data-testid': 'vk-weights-curve',
+          d: pathOf(
+            wMeasured.map((p) => [p.k, p.v]),
+            f.x,
+            f.y,
+          ),
+        },
+        [
+          s('title', {}, [
+            `${data.weights.label}: the same pair with ${wText(data.weights.costs)} weights, measured earlier`,
+          ]),
+        ],
+      ),
+    );
     for (const p of wMeasured) {
-      f.plot.append(s('circle', { class: 'vk-weights-dot', cx: f.x(p.k), cy: f.y(p.v), r: 3 }, [
-        s('title', {}, [`${data.weights.label}, k = ${p.k}: ${p.ms.toFixed(2)} ms, v = ${p.v.toFixed(2)}`]),
-      ]));
+      f.plot.append(
+        s('circle', { class: 'vk-weights-dot', cx: f.x(p.k), cy: f.y(p.v), r: 3 }, [
+          s('title', {}, [
+            `${data.weights.label}, k = ${p.k}: ${p.ms.toFixed(2)} ms, v = ${p.v.toFixed(2)}`,
+          ]),
+        ]),
+      );
     }
   }
-  f.plot.append(s('path', { class: 'vk-measured', 'data-testid': 'vk-current-curve', d: pathOf(measured.map((p) => [p.k, p.v]), f.x, f.y) }));
+  f.plot.append(
+    s('path', {
+      class: 'vk-measured',
+      'data-testid': 'vk-current-curve',
+      d: pathOf(
+        measured.map((p) => [p.k, p.v]),
+        f.x,
+        f.y,
+      ),
+    }),
+  );
   for (const p of measured) {
-    f.plot.append(s('circle', { class: 'vk-dot', cx: f.x(p.k), cy: f.y(p.v), r: 4 }, [
-      s('title', {}, [`k = ${p.k}: a pass over ${p.k} token${p.k > 1 ? 's' : ''} took ${p.ms.toFixed(2)} ms, v = ${p.v.toFixed(2)}`]),
-    ]));
+    f.plot.append(
+      s('circle', { class: 'vk-dot', cx: f.x(p.k), cy: f.y(p.v), r: 4 }, [
+        s('title', {}, [
+          `k = ${p.k}: a pass over ${p.k} token${p.k > 1 ? 's' : ''} took ${p.ms.toFixed(2)} ms, v = ${p.v.toFixed(2)}`,
+        ]),
+      ]),
+    );
   }
   // Legend, top left.
   const items = [
-    ['vk-measured', data.gpu ? `measured v(k), ${data.label}` : `measured v(k), ${data.label}, ${threadsText(T)}`],
-    ...(roof.length ? [['vk-roof', cur.memSource === 'bandwidth' ? `memory-floor roofline, ${threadsText(T)}` : 'roofline (estimated)']] : []),
+    [
+      'vk-measured',
+      data.gpu ? `measured v(k), ${data.label}` : `measured v(k), ${data.label}, ${threadsText(T)}`,
+    ],
+    ...(roof.length
+      ? [
+          [
+            'vk-roof',
+            cur.memSource === 'bandwidth'
+              ? `memory-floor roofline, ${threadsText(T)}`
+              : 'roofline (estimated)',
+          ],
+        ]
+      : []),
     ...(oneRoof.length ? [['vk-roof-one', 'roofline, 1 thread']] : []),
     ...(oneMeasured.length ? [['vk-one', 'measured, 1 thread']] : []),
     ['vk-lesson', 'lesson: v = 1'],

@@ -16,13 +16,15 @@ const MAX_BANDWIDTH_BYTES = 256 * 2 ** 20;
  * parameter count of a float32 target.
  */
 export function modelOf(m) {
-  if (typeof m === 'number') return { params: m, weights: 'f32', weightBytes: weightBytesOf(m), intParams: 0 };
+  if (typeof m === 'number')
+    return { params: m, weights: 'f32', weightBytes: weightBytesOf(m), intParams: 0 };
   const params = m?.params ?? 0;
   const weights = m?.weights === 'int8' ? 'int8' : 'f32';
   const nLayer = m?.nLayer ?? m?.config?.nLayer ?? 0;
   const nEmbd = m?.nEmbd ?? m?.config?.nEmbd ?? 0;
   return {
-    params, weights,
+    params,
+    weights,
     weightBytes: weights === 'int8' && m?.weightBytes > 0 ? m.weightBytes : weightBytesOf(params),
     intParams: weights === 'int8' ? linearParamsOf({ params, nLayer, nEmbd }) : 0,
   };
@@ -35,14 +37,22 @@ export const bwBytes = (m) => Math.min(MAX_BANDWIDTH_BYTES, modelOf(m).weightByt
  * The key of a loaded target (client.info): its pair ('small' | 'large'), with ':int8' for 8-bit
  * weights, or 'own:<digest>'.
  */
-export const targetKey = (info) => (info?.target?.pair
-  ? `${info.target.pair}${info.target.weights === 'int8' ? ':int8' : ''}` : `own:${info?.target?.digest}`);
+export const targetKey = (info) =>
+  info?.target?.pair
+    ? `${info.target.pair}${info.target.weights === 'int8' ? ':int8' : ''}`
+    : `own:${info?.target?.digest}`;
 
 /** The same pair's key with the other weights ('small' <-> 'small:int8'), or null (own files). */
-export const otherWeightsKey = (key) => (key.startsWith('own:') ? null : key.endsWith(':int8') ? key.slice(0, -5) : `${key}:int8`);
+export const otherWeightsKey = (key) =>
+  key.startsWith('own:') ? null : key.endsWith(':int8') ? key.slice(0, -5) : `${key}:int8`;
 
 /** "small target" / "small target (int8)" / "your target". */
-export const labelOf = (key) => (key.startsWith('own:') ? 'your target' : key.endsWith(':int8') ? `${key.slice(0, -5)} target (int8)` : `${key} target`);
+export const labelOf = (key) =>
+  key.startsWith('own:')
+    ? 'your target'
+    : key.endsWith(':int8')
+      ? `${key.slice(0, -5)} target (int8)`
+      : `${key} target`;
 
 export function createVkStore() {
   const byKey = new Map(); // '<target>@<T>', '<target>@gpu' -> { passMs, partial?, gpu? }
@@ -81,9 +91,13 @@ export function createVkStore() {
       const slot = at(key, where);
       // sampleMs: every timed pass per k, when the worker sent them (judge reads their spread).
       const samples = vk.sampleMs ? { sampleMs: vk.sampleMs } : {};
-      const m = where === 'gpu' ? { passMs: vk.passMs, ...samples, gpu: vk.backend } : { passMs: vk.passMs, ...samples };
+      const m =
+        where === 'gpu'
+          ? { passMs: vk.passMs, ...samples, gpu: vk.backend }
+          : { passMs: vk.passMs, ...samples };
       if (!vk.stopped) byKey.set(slot, m);
-      else if (!byKey.get(slot) || byKey.get(slot).partial) byKey.set(slot, { ...m, partial: true });
+      else if (!byKey.get(slot) || byKey.get(slot).partial)
+        byKey.set(slot, { ...m, partial: true });
       return byKey.get(slot);
     },
     /**
@@ -97,22 +111,28 @@ export function createVkStore() {
       const vk = judgeVk(m);
       if (where === 'gpu' || where === 1) return vk;
       const t = modelOf(modelBy.get(key) ?? 0);
-      return both(vk, judgeThreads({
-        T: where,
-        B1: store.bandwidth(t, 1)?.gbPerSecond ?? null,
-        BT: store.bandwidth(t, where)?.gbPerSecond ?? null,
-        P1: peakBy.get(1)?.gflops ?? null,
-        PT: peakBy.get(where)?.gflops ?? null,
-      }));
+      return both(
+        vk,
+        judgeThreads({
+          T: where,
+          B1: store.bandwidth(t, 1)?.gbPerSecond ?? null,
+          BT: store.bandwidth(t, where)?.gbPerSecond ?? null,
+          P1: peakBy.get(1)?.gflops ?? null,
+          PT: peakBy.get(where)?.gflops ?? null,
+        }),
+      );
     },
     /** The target measured under this key (modelOf), if one was recorded with its model. */
     model: (key) => modelBy.get(key) ?? null,
     /** B(T) over the weight bytes of a target (modelOf's input), if measured. */
     bandwidth: (m, T) => bandwidthBy.get(at(bwBytes(m), T)),
     /** The sizes of `sizes` still to measure at t threads (at T itself: all of them, afresh). */
-    bandwidthWanted: (sizes, t, T) => (t === T ? sizes : sizes.filter((b) => !bandwidthBy.has(at(b, t)))),
+    bandwidthWanted: (sizes, t, T) =>
+      t === T ? sizes : sizes.filter((b) => !bandwidthBy.has(at(b, t))),
     /** Keeps the worker's bandwidth answers at t threads ([{ bytes, gbPerSecond } | { bytes, error }]). */
-    setBandwidth(results, t) { for (const r of results) bandwidthBy.set(at(r.bytes, t), r); },
+    setBandwidth(results, t) {
+      for (const r of results) bandwidthBy.set(at(r.bytes, t), r);
+    },
     /** The first bandwidth measurement's error, if one failed. */
     bandwidthError() {
       for (const r of bandwidthBy.values()) if (r.error) return r.error;
@@ -122,7 +142,9 @@ export function createVkStore() {
     peakResult: (T) => peakBy.get(T),
     /** The thread counts of `counts` whose peak is still to measure (T itself: afresh). */
     peaksWanted: (counts, T) => counts.filter((t) => t === T || !peakBy.has(t)),
-    setPeaks(results) { for (const r of results) peakBy.set(r.threads, r); },
+    setPeaks(results) {
+      for (const r of results) peakBy.set(r.threads, r);
+    },
     /** P(T) in FLOP/s, or null when not measured. */
     peak: (T) => (peakBy.get(T)?.gflops > 0 ? peakBy.get(T).gflops * 1e9 : null),
     /** P_int(T), the integer ops/s of 8-bit weights (sd.measurePeak's intGops), or null. */
@@ -137,15 +159,24 @@ export function createVkStore() {
       const bw = store.bandwidth(t, T);
       const P = store.peak(T);
       return targetCosts({
-        ...t, passMs: m?.passMs ?? [], gbPerSecond: bw?.gbPerSecond ?? null,
-        peak: P ?? borrowedPeak, peakMeasured: !!P, threads: T, intPeak: store.intPeak(T),
+        ...t,
+        passMs: m?.passMs ?? [],
+        gbPerSecond: bw?.gbPerSecond ?? null,
+        peak: P ?? borrowedPeak,
+        peakMeasured: !!P,
+        threads: T,
+        intPeak: store.intPeak(T),
       });
     },
     /** The GPU's v(k) of a target (no roofline: its bandwidth and peak are not measured here). */
     gpuCosts(key, model) {
       const m = byKey.get(at(key, 'gpu'));
       if (!m) return null;
-      return { ...targetCosts({ ...modelOf(model ?? modelBy.get(key)), passMs: m.passMs }), roof: [], gpu: m.gpu };
+      return {
+        ...targetCosts({ ...modelOf(model ?? modelBy.get(key)), passMs: m.passMs }),
+        roof: [],
+        gpu: m.gpu,
+      };
     },
     /**
      * v(k) of a target on `where` as a function of k (measured for k = 1..8, extended along its

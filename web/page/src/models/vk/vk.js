@@ -9,22 +9,21 @@
 // and what that predicts for E/(γc + v) of the last run. With the target on the GPU (WebGPU) the
 // same measurement gives the GPU's v(k), kept apart from the CPU's and drawn beside it once both
 // are measured; no roofline there (the page cannot measure a GPU's bandwidth), and the sentences
-// say what the GPU's pass cost and why (roofline.js explainGpu). A pair measured with both weight
-// types (float32 and int8, the "Weights" choice) has both curves drawn, each with its roofline
-// (the 8-bit one: max(W/B(T), k (I/P_int(T) + F'/P(T)))), and a sentence on how 8-bit weights
-// moved the physics (roofline.js explainWeights); the first such measurement of both decides the
-// weights' default (weights.js).
-// The measurements are kept in models/vk/store.js, drawn by models/vk/chart.js, tabled by models/vk/facts.js.
-import { h, onWidthChange } from '../../shared/svg.js';
-import { K_MAX, costAt, explainGpu, explainPairs, explainThreads, explainWeights, pairsHeading, targetCosts } from '../../shared/roofline.js';
-import { busyExplain, renderBusy } from './busy.js';
-import { sizeText } from '../../shared/limits.js';
-import { bwBytes, createVkStore, labelOf, modelOf, otherWeightsKey, targetKey } from './store.js';
+// say what the GPU's pass cost and why (roofline-explain.js explainGpu). A pair measured with
+// both weight types (float32 and int8, the "Weights" choice) has both curves drawn, each with its
+// roofline (the 8-bit one: max(W/B(T), k (I/P_int(T) + F'/P(T)))), and a sentence on how 8-bit
+// weights moved the physics (roofline-explain.js explainWeights); the first such measurement of
+// both decides the weights' default (weights.js).
+// The measurements are kept in models/vk/store.js, drawn by models/vk/chart.js, tabled by
+// models/vk/facts.js; the panel as a whole (chart, facts, sentences) by models/vk/render.js.
+import { onWidthChange } from '../../shared/svg.js';
+import { K_MAX } from '../../shared/roofline.js';
+import { bwBytes, createVkStore, labelOf, otherWeightsKey, targetKey } from './store.js';
 import { decideDefault, keepDefault } from '../../shared/weights.js';
-import { cpuFactRows, factRows, gpuFactRows, threadsText } from './facts.js';
+import { threadsText } from './facts.js';
 import { drawVk } from './chart.js';
 import { vkPanel } from './panel.js';
-
+import { pairParams, renderCpu, renderGpu } from './render.js';
 
 /**
  * @param {object} o
@@ -39,13 +38,30 @@ import { vkPanel } from './panel.js';
  * @param {() => { backend: 'gpu' | 'cpu', name?: string, software?: boolean, dispatchesPerPass?: number }} [o.backendNow]
  *   where the target runs now (backend.js)
  */
-export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow = () => 1, runFacts = () => null, speedup = null, backendNow = () => ({ backend: 'cpu' }) }) {
+export function initVk({
+  client,
+  pairs,
+  setBusy,
+  isBusy,
+  readOptions,
+  threadsNow = () => 1,
+  runFacts = () => null,
+  speedup = null,
+  backendNow = () => ({ backend: 'cpu' }),
+}) {
   const $ = (id) => document.getElementById(id);
   $('vk').replaceChildren(...vkPanel());
   const ui = {
-    root: $('vk'), chart: $('chart-vk'), status: $('vk-status'), progress: $('vk-progress'),
-    measure: $('vk-measure'), stop: $('vk-stop'), explain: $('vk-explain'), facts: $('vk-facts'),
-    caption: $('vk-current'), roofCaption: $('vk-roof-cap'),
+    root: $('vk'),
+    chart: $('chart-vk'),
+    status: $('vk-status'),
+    progress: $('vk-progress'),
+    measure: $('vk-measure'),
+    stop: $('vk-stop'),
+    explain: $('vk-explain'),
+    facts: $('vk-facts'),
+    caption: $('vk-current'),
+    roofCaption: $('vk-roof-cap'),
   };
   const store = createVkStore();
   let k = 5; // the pass length quoted in the explanation: γ + 1 of the last run
@@ -74,11 +90,17 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     store.record(key, 'gpu', vk, info.target);
     render();
     if (vk.stopped) {
-      status(`Stopped: the GPU's v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far.`, 'stopped');
+      status(
+        `Stopped: the GPU's v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far.`,
+        'stopped',
+      );
       return;
     }
-    status(`Measured in ${(vk.ms / 1000).toFixed(1)} s on ${where}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
-      + `${vk.backend?.software ? '; a software adapter: these are the emulation’s timings, not a GPU’s' : ''}.`, 'done');
+    status(
+      `Measured in ${(vk.ms / 1000).toFixed(1)} s on ${where}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)` +
+        `${vk.backend?.software ? '; a software adapter: these are the emulation’s timings, not a GPU’s' : ''}.`,
+      'done',
+    );
     decideWeights(key, 'gpu');
   }
 
@@ -93,7 +115,12 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (!f || !i || f.partial || i.partial) return;
     // No default from timings that failed the checks (trust.js).
     if (!store.judge(fk, where).ok || !store.judge(ik, where).ok) return;
-    const rec = decideDefault({ pair: fk, where: where === 'gpu' ? 'the GPU' : `CPU, ${threadsText(where)}`, f32Ms: f.passMs[1], int8Ms: i.passMs[1] });
+    const rec = decideDefault({
+      pair: fk,
+      where: where === 'gpu' ? 'the GPU' : `CPU, ${threadsText(where)}`,
+      f32Ms: f.passMs[1],
+      int8Ms: i.passMs[1],
+    });
     if (!rec) return;
     keepDefault(rec);
     window.dispatchEvent(new CustomEvent('specdec-weights-default', { detail: rec }));
@@ -107,22 +134,40 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (vk.stopped) {
       // A complete earlier measurement stays; otherwise show what there is (and measure
       // again after the next run).
-      status(`Stopped: v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far`
-        + `${kept.partial ? '' : '; the chart shows the earlier complete measurement'}.`, 'stopped');
+      status(
+        `Stopped: v(k) from ${vk.samples.filter((n) => n > 0).length} of ${K_MAX} pass lengths measured so far` +
+          `${kept.partial ? '' : '; the chart shows the earlier complete measurement'}.`,
+        'stopped',
+      );
       return;
     }
     // B(T) over this target's weight bytes, the shipped float targets' and the other weights' of this pair (if measured).
     const other = otherWeightsKey(key) && store.model(otherWeightsKey(key));
-    const sizes = [...new Set([info.target, ...['small', 'large'].map((n) => pairParams(pairs, n)).filter(Boolean), ...(other ? [other] : [])].map(bwBytes))];
+    const sizes = [
+      ...new Set(
+        [
+          info.target,
+          ...['small', 'large'].map((n) => pairParams(pairs, n)).filter(Boolean),
+          ...(other ? [other] : []),
+        ].map(bwBytes),
+      ),
+    ];
     await measureMemory(client, store, sizes, T);
     render();
     decideWeights(key, T);
     const bw = store.bandwidth(info.target, T);
     const P = store.peakResult(T);
     const judged = store.judge(key, T);
-    status(`${judged.ok ? '' : 'Measured on a busy machine (the timings failed the checks, below). '}Measured in ${(vk.ms / 1000).toFixed(1)} s on ${threadsText(T)}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)`
-      + (bw?.gbPerSecond ? `, read bandwidth ${bw.gbPerSecond.toFixed(1)} GB/s` : `; read bandwidth not measured (${bw?.error ?? 'unknown'})`)
-      + (P?.gflops ? `, compute peak ${P.gflops.toFixed(1)} GFLOP/s.` : `; compute peak not measured (${P?.error ?? 'unknown'}).`), 'done');
+    status(
+      `${judged.ok ? '' : 'Measured on a busy machine (the timings failed the checks, below). '}Measured in ${(vk.ms / 1000).toFixed(1)} s on ${threadsText(T)}: v(k) from ${vk.samples.reduce((a, b) => a + b, 0)} target passes (medians)` +
+        (bw?.gbPerSecond
+          ? `, read bandwidth ${bw.gbPerSecond.toFixed(1)} GB/s`
+          : `; read bandwidth not measured (${bw?.error ?? 'unknown'})`) +
+        (P?.gflops
+          ? `, compute peak ${P.gflops.toFixed(1)} GFLOP/s.`
+          : `; compute peak not measured (${P?.error ?? 'unknown'}).`),
+      'done',
+    );
   }
 
   /**
@@ -142,16 +187,25 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     ui.stop.hidden = false;
     ui.progress.hidden = false;
     ui.progress.value = 0;
-    status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, taking turns…`, 'measuring');
+    status(
+      `Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, taking turns…`,
+      'measuring',
+    );
     try {
       const vk = await client.measureVk(options, (ev) => {
         if (ev.type === 'warm-progress') {
-          status(`Measuring v(k) of the ${labelOf(key)} on ${where}: warming up first (round ${ev.round})…`, 'measuring');
+          status(
+            `Measuring v(k) of the ${labelOf(key)} on ${where}: warming up first (round ${ev.round})…`,
+            'measuring',
+          );
           return;
         }
         ui.progress.value = ev.done / ev.total;
-        status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, ${ev.iterations} target passes each, taking turns: `
-          + `${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`, 'measuring');
+        status(
+          `Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, ${ev.iterations} target passes each, taking turns: ` +
+            `${ev.done} of ${ev.total} sweeps (k = ${ev.k})…`,
+          'measuring',
+        );
       });
       if (targetKey(client.info) !== key) return; // other models arrived meanwhile
       if (gpuRun) measuredGpu(info, key, vk, where);
@@ -185,8 +239,10 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     if (!measuring && client.info) {
       const key = targetKey(client.info);
       const where = onGpu() ? 'the GPU' : threadsText(currentThreads());
-      if (!store.has(key, whereOf(currentThreads()))) status(`Run the models to measure v(k) of the ${labelOf(key)} on ${where}.`, 'empty');
-      else status(`v(k) of the ${labelOf(key)} on ${where}, measured earlier on this page.`, 'done');
+      if (!store.has(key, whereOf(currentThreads())))
+        status(`Run the models to measure v(k) of the ${labelOf(key)} on ${where}.`, 'empty');
+      else
+        status(`v(k) of the ${labelOf(key)} on ${where}, measured earlier on this page.`, 'done');
     }
     if (!measuring) render();
   }
@@ -204,7 +260,11 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
      */
     verifyCurve(threads) {
       if (!client.info) return null;
-      return store.verifyCurve(targetKey(client.info), client.info.target, whereOf(threads ?? currentThreads()));
+      return store.verifyCurve(
+        targetKey(client.info),
+        client.info.target,
+        whereOf(threads ?? currentThreads()),
+      );
     },
     /**
      * v(k) of the loaded target at this thread count when measured and trusted (trust.js), else
@@ -216,7 +276,8 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     },
     /** A run disagreed with the loaded target's measurement at this thread count: measure it again (models/vk/store.js invalidate). */
     invalidate(threads) {
-      if (client.info) store.invalidate(targetKey(client.info), whereOf(threads ?? currentThreads()));
+      if (client.info)
+        store.invalidate(targetKey(client.info), whereOf(threads ?? currentThreads()));
     },
     /** Whether the loaded target's measurement at this thread count failed the checks. */
     untrusted(threads) {
@@ -230,8 +291,12 @@ export function initVk({ client, pairs, setBusy, isBusy, readOptions, threadsNow
     /** The target moved to the GPU or back: the chart is that backend's. */
     onBackend: showCurrent,
     /** The last run changed (the explanation quotes it). */
-    refresh() { if (!measuring) render(); },
-    setDisabled(b) { ui.measure.disabled = b || !client.info; },
+    refresh() {
+      if (!measuring) render();
+    },
+    setDisabled(b) {
+      ui.measure.disabled = b || !client.info;
+    },
   };
 }
 
@@ -245,133 +310,4 @@ async function measureMemory(client, store, sizes, T) {
     store.setBandwidth(await client.bandwidth(want, t), t);
   }
   store.setPeaks(await client.peak(store.peaksWanted(counts, T)));
-}
-
-/** The parameters of a shipped pair's target, or null when the build lacks it. */
-function pairParams(pairs, name) {
-  return pairs[name]?.available ? pairs[name].files.target.params : null;
-}
-
-/**
- * The chart, facts and explanation with the target on the GPU.
- * @param {object} view  { ui, store, pairs, info, key, T, k }
- * @param {object} b  the backend in use (backend.js current())
- */
-function renderGpu({ ui, store, info, key, T, k }, b) {
-  const gpu = store.gpuCosts(key, info.target) ?? { ...targetCosts(modelOf(info.target)), roof: [] };
-  // The CPU beside it: at T threads, or at 1 when the runs timed one thread faster just then.
-  const cpuT = store.has(key, T) ? T : store.has(key, 1) ? 1 : null;
-  const cpu = cpuT ? store.costs(key, info.target, cpuT) : null;
-  // The same pair with the other weights, measured on the GPU too.
-  const wk = otherWeightsKey(key);
-  const wGpu = wk ? store.gpuCosts(wk) : null;
-  const weights = wGpu?.measured.length ? { costs: wGpu, label: `${labelOf(wk)}, GPU` } : null;
-  ui.caption.textContent = `${labelOf(key)} on the GPU (${b.name || 'WebGPU'})`;
-  ui.roofCaption.hidden = true; // no roofline for a GPU
-  drawVk(ui.chart, {
-    current: gpu, label: `${labelOf(key)}, GPU`, threads: T, gpu: true,
-    backend: cpu ? { costs: cpu, label: `CPU (WebAssembly), ${threadsText(cpuT)}` } : null,
-    weights,
-  });
-  ui.root.dataset.weights = gpu.weights ?? 'f32';
-  ui.root.dataset.weightsCurves = weights ? 'f32,int8' : (gpu.weights ?? 'f32');
-  ui.root.dataset.bandwidth = 'none';
-  ui.root.dataset.points = String(gpu.measured.length);
-  ui.root.dataset.threads = String(T);
-  ui.root.dataset.backend = 'gpu';
-  ui.root.dataset.curves = cpu?.measured.length ? 'gpu,cpu' : 'gpu';
-  ui.facts.replaceChildren(...factRows(gpuFactRows(gpu, b)));
-  ui.measure.textContent = gpu.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
-  const trust = store.judge(key, 'gpu');
-  ui.root.dataset.trusted = String(trust.ok);
-  if (!trust.ok) {
-    ui.explain.replaceChildren(...busyExplain(trust, 'GPU', gpu.measured));
-    return;
-  }
-  const text = explainGpu({ costs: gpu, gpu: b, cpu, threads: T, k });
-  const wText = weights ? explainWeights({ ...byWeights(gpu, wGpu), k, cpu: false }) : '';
-  ui.explain.replaceChildren(...(text ? [h('strong', {}, ['Why a verify pass costs what it does on the GPU. ']), h('span', { 'data-testid': 'vk-gpu-explanation' }, [text])] : []),
-    ...weightsPart(wText));
-}
-
-/**
- * The chart, facts and explanation with the target on the CPU at T threads.
- * @param {object} view  { ui, store, pairs, info, key, T, k }
- * @param {{ run: object | null, speedup: Function | null }} o  the last comparison's facts
- */
-function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup }) {
-  ui.root.dataset.backend = 'cpu';
-  const trust = store.judge(key, T);
-  ui.root.dataset.trusted = String(trust.ok);
-  if (!trust.ok) {
-    renderBusy({ ui, store, info, key, T }, trust);
-    return;
-  }
-  ui.roofCaption.hidden = false;
-  const current = store.costs(key, info.target, T);
-  // Another target's roofline borrows this one's peak when P(T) is not measured.
-  const peak = current.peak?.flops ?? null;
-  ui.caption.textContent = `${labelOf(key)}, ${sizeText(current.weightBytes)} of ${current.weights === 'int8' ? '8-bit' : 'f32'} weights, ${threadsText(T)}`;
-  // The other pair, with the same weights, when measured at T.
-  const int8 = key.endsWith(':int8');
-  const base = int8 ? key.slice(0, -5) : key;
-  const otherBase = base === 'large' ? 'small' : base === 'small' ? 'large' : null;
-  const otherKey = otherBase ? `${otherBase}${int8 ? ':int8' : ''}` : null;
-  const otherOk = !otherKey || store.judge(otherKey, T).ok;
-  const other = otherKey && otherOk && store.has(otherKey, T) && pairParams(pairs, otherBase)
-    ? { costs: store.costs(otherKey, store.model(otherKey) ?? pairParams(pairs, otherBase), T, peak), label: labelOf(otherKey) } : null;
-  // The same pair with the other weights (float32 beside int8), when measured at T: its curve and roofline.
-  const wk = otherWeightsKey(key);
-  const wCosts = wk && store.has(wk, T) && store.model(wk) && store.judge(wk, T).ok ? store.costs(wk, null, T) : null;
-  const weights = wCosts?.measured.length ? { costs: wCosts, label: labelOf(wk) } : null;
-  const one = T > 1 ? store.costs(key, info.target, 1) : null;
-  // The same target's GPU curve, once measured there.
-  const gpuSide = store.gpuCosts(key, info.target);
-  const backend = gpuSide?.measured.length ? { costs: gpuSide, label: `GPU (${gpuSide.gpu?.name || 'WebGPU'})` } : null;
-  ui.root.dataset.curves = backend ? 'cpu,gpu' : 'cpu';
-  drawVk(ui.chart, { current, label: labelOf(key), other, one, threads: T, backend, weights });
-  ui.root.dataset.weights = current.weights;
-  ui.root.dataset.weightsCurves = weights ? 'f32,int8' : current.weights;
-  // For scripts and tests: the other weights' measured v(k) and one-token pass.
-  ui.root.dataset.vOther = weights ? wCosts.measured.map((m) => m.v.toFixed(4)).join(',') : '';
-  ui.root.dataset.stepMsOther = weights && Number.isFinite(wCosts.stepMs) ? wCosts.stepMs.toFixed(4) : '';
-  const bwErr = store.bandwidthError();
-  ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : (bwErr ? 'unavailable' : 'pending');
-  ui.root.dataset.points = String(current.measured.length);
-  ui.root.dataset.threads = String(T);
-  // For scripts (bench/browser.mjs, tests): the measured v(k), k = 1.., and the one-token pass.
-  ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
-  ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
-  ui.facts.replaceChildren(...factRows(cpuFactRows(current, one, T, bwErr, weights?.costs ?? null)));
-  ui.measure.textContent = current.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
-  // The explanation: the two shipped targets, measured where measured, the roofline elsewhere;
-  // then what T threads make of a pass.
-  const threadsPart = explainThreads({
-    costs: current, threads: T, one, speedup,
-    run: run && run.target === info.target.digest ? run : null,
-  });
-  const wText = weights ? explainWeights({ ...byWeights(current, wCosts), k }) : '';
-  const extra = [...(threadsPart ? [' ', h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [threadsPart])] : []), ...weightsPart(wText)];
-  if (pairParams(pairs, 'large') && pairParams(pairs, 'small') && current.measured.length >= 2 && !int8 && otherOk) {
-    const costs = (name) => store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
-    const [large, small] = [costs('large'), costs('small')];
-    const text = explainPairs({ large, small, k, bandwidthError: bwErr, threads: T });
-    // The heading says what the numbers under it show (roofline.js pairsHeading).
-    ui.explain.replaceChildren(h('strong', { 'data-testid': 'vk-pairs-heading' }, [`${pairsHeading({ large, small, k })} `]), h('span', { 'data-testid': 'vk-pairs-explanation' }, [text]), ...extra);
-  } else if (current.measured.length >= 2) {
-    const otherNote = otherOk ? '' : ` The ${labelOf(otherKey)}'s measurement at ${threadsText(T)} failed the checks (busy machine), so the two pairs are not compared.`;
-    ui.explain.replaceChildren(h('span', { 'data-testid': 'vk-pairs-explanation' }, [`v(${k}) = ${costAt(current, k)?.v.toFixed(2) ?? '–'} for this target.${otherNote}`]), ...extra);
-  } else {
-    ui.explain.replaceChildren(...weightsPart(wText));
-  }
-}
-
-/** { f32, int8 }: the two costs by their weights. */
-function byWeights(a, b) {
-  return a.weights === 'int8' ? { f32: b, int8: a } : { f32: a, int8: b };
-}
-
-/** The 8-bit verdict's paragraph part (data-testid vk-weights-explanation), or nothing. */
-function weightsPart(text) {
-  return text ? [h('span', { class: 'vk-weights-explain', 'data-testid': 'vk-weights-explanation' }, [h('strong', {}, ['What 8-bit weights did to the physics. ']), text])] : [];
 }
