@@ -26,12 +26,16 @@ const { values: opt } = parseArgs({
   },
 });
 const dir = path.resolve(opt.model);
-const missing = ['config.json', 'tokenizer.json', 'onnx/model.onnx'].filter((f) => !existsSync(path.join(dir, f)));
+const missing = ['config.json', 'tokenizer.json', 'onnx/model.onnx'].filter(
+  (f) => !existsSync(path.join(dir, f)),
+);
 if (missing.length) {
-  console.error(`transformers-lookup: the model folder ${opt.model} lacks ${missing.join(', ')}.\n` +
-    'Make it from the shipped target first:\n' +
-    '  /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target\n' +
-    'or pass --model DIR, a transformers.js model folder (config.json, tokenizer.json, onnx/model.onnx).');
+  console.error(
+    `transformers-lookup: the model folder ${opt.model} lacks ${missing.join(', ')}.\n` +
+      'Make it from the shipped target first:\n' +
+      '  /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target\n' +
+      'or pass --model DIR, a transformers.js model folder (config.json, tokenizer.json, onnx/model.onnx).',
+  );
   process.exit(1);
 }
 
@@ -39,7 +43,11 @@ env.allowRemoteModels = false;
 env.localModelPath = `${path.dirname(dir)}/`;
 const name = path.basename(dir);
 // One intra-op thread; in a browser: device 'wasm' or 'webgpu', dtype 'fp16', 'q4', ...
-const options = { dtype: 'fp32', device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 } };
+const options = {
+  dtype: 'fp32',
+  device: 'cpu',
+  session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 },
+};
 const tokenizer = await AutoTokenizer.from_pretrained(name);
 const model = await AutoModelForCausalLM.from_pretrained(name, options);
 const sd = await loadSpecdec();
@@ -49,8 +57,15 @@ const contextLength = model.config.n_positions ?? model.config.max_position_embe
 async function lookup(prompt, temperature, seed, maxTokens, onText) {
   const score = transformersScorer(model, { tokenizer });
   const dec = sd.createDecoder({
-    prompt: score.encode(prompt), targetScore: score, promptLookup: true, gamma: 'auto',
-    temperature, seed, maxTokens, contextLength, distributions: false,
+    prompt: score.encode(prompt),
+    targetScore: score,
+    promptLookup: true,
+    gamma: 'auto',
+    temperature,
+    seed,
+    maxTokens,
+    contextLength,
+    distributions: false,
   });
   const text = score.textStream();
   const t0 = performance.now();
@@ -73,13 +88,16 @@ async function generate(prompt, temperature, maxTokens) {
   return { generated: out.dims.at(-1) - inputs.input_ids.dims[1], ms: performance.now() - t0 };
 }
 
-const COPY_PROMPT = 'KING HENRY:\nOnce more unto the breach, dear friends, once more;\nOr close the wall up with our English dead.\nIn peace there\'s nothing so becomes a man\nKING HENRY:\nOnce more';
+const COPY_PROMPT =
+  "KING HENRY:\nOnce more unto the breach, dear friends, once more;\nOr close the wall up with our English dead.\nIn peace there's nothing so becomes a man\nKING HENRY:\nOnce more";
 
 if (!opt.compare) {
   const T = Number(opt.temperature);
   const r = await lookup(COPY_PROMPT, T, 1, 120, (s) => process.stdout.write(s));
   const s = r.stats;
-  console.log(`\n\n${s.generated} tokens, ${s.tokensPerPass.toFixed(2)} per model pass, ${s.byDrafter.lookup} lookup drafts and ${s.byDrafter.none} plain steps, ${(r.ms / s.generated).toFixed(2)} ms/token`);
+  console.log(
+    `\n\n${s.generated} tokens, ${s.tokensPerPass.toFixed(2)} per model pass, ${s.byDrafter.lookup} lookup drafts and ${s.byDrafter.none} plain steps, ${(r.ms / s.generated).toFixed(2)} ms/token`,
+  );
   process.exit(0);
 }
 
@@ -91,7 +109,9 @@ if (!opt.compare) {
 const N = Number(opt.tokens);
 const REPEATS = Number(opt.repeats);
 const corpus = path.resolve('../shared/data/tinyshakespeare.txt');
-const heldOut = existsSync(corpus) ? readFileSync(corpus, 'latin1').slice(Math.floor(0.9 * readFileSync(corpus).length)) : null;
+const heldOut = existsSync(corpus)
+  ? readFileSync(corpus, 'latin1').slice(Math.floor(0.9 * readFileSync(corpus).length))
+  : null;
 const passage = (i, len) => {
   if (!heldOut) return `${COPY_PROMPT.slice(i * 7)}${COPY_PROMPT}`.slice(0, len);
   let at = Math.floor(((i + 0.5) / 4) * (heldOut.length - 4 * len));
@@ -103,33 +123,55 @@ const tasks = {
   ordinary: [0, 1, 2, 3].map((i) => passage(i + 0.3, 64)),
 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-console.log(`# Prompt lookup alone vs transformers.js generate() — ${os.cpus()[0]?.model}, ${os.cpus().length} vCPU, Node ${process.version}, onnxruntime-node 1 thread, fp32`);
-console.log(`4 prompts × ${N} tokens per task, ${REPEATS} repeats alternated; ratio = lookup tokens/s / generate() tokens/s in the same repeat, median [min–max]; load average at the start ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')} (1 / 5 / 15 min).\n`);
-console.log('| T | task | generate() tok/s | lookup tok/s | × generate() | per repeat | tokens per pass | lookup drafts / plain steps | cache cuts, % of target-pass time | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|');
+console.log(
+  `# Prompt lookup alone vs transformers.js generate() — ${os.cpus()[0]?.model}, ${os.cpus().length} vCPU, Node ${process.version}, onnxruntime-node 1 thread, fp32`,
+);
+console.log(
+  `4 prompts × ${N} tokens per task, ${REPEATS} repeats alternated; ratio = lookup tokens/s / generate() tokens/s in the same repeat, median [min–max]; load average at the start ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' / ')} (1 / 5 / 15 min).\n`,
+);
+console.log(
+  '| T | task | generate() tok/s | lookup tok/s | × generate() | per repeat | tokens per pass | lookup drafts / plain steps | cache cuts, % of target-pass time | load (1 min) |\n|---|---|---|---|---|---|---|---|---|---|',
+);
 await generate('A', 0, 8); // warm-up
 await lookup('A', 0, 1, 8);
 for (const T of [0, 0.8, 1]) {
   for (const [task, prompts] of Object.entries(tasks)) {
-    const ratios = [], gen = [], look = [];
-    let passes = 0, generated = 0, drafts = 0, plains = 0, cutMs = 0, targetMs = 0;
+    const ratios = [],
+      gen = [],
+      look = [];
+    let passes = 0,
+      generated = 0,
+      drafts = 0,
+      plains = 0,
+      cutMs = 0,
+      targetMs = 0;
     for (let r = 0; r < REPEATS; r++) {
-      let gt = 0, gms = 0, lt = 0, lms = 0;
+      let gt = 0,
+        gms = 0,
+        lt = 0,
+        lms = 0;
       for (const [i, p] of prompts.entries()) {
         // Alternate which runs first: the second may pay for the first's garbage collection.
         const g0 = (r + i) % 2 ? null : await generate(p, T, N);
         const l = await lookup(p, T, 100 * r + i, N);
         const g = g0 ?? (await generate(p, T, N));
-        gt += g.generated, gms += g.ms, lt += l.generated, lms += l.ms;
-        passes += l.stats.targetPasses, generated += l.stats.generated;
-        drafts += l.stats.byDrafter.lookup, plains += l.stats.byDrafter.none;
-        cutMs += l.cutMs, targetMs += l.stats.targetMs;
+        ((gt += g.generated), (gms += g.ms), (lt += l.generated), (lms += l.ms));
+        ((passes += l.stats.targetPasses), (generated += l.stats.generated));
+        ((drafts += l.stats.byDrafter.lookup), (plains += l.stats.byDrafter.none));
+        ((cutMs += l.cutMs), (targetMs += l.stats.targetMs));
       }
       gen.push((1000 * gt) / gms);
       look.push((1000 * lt) / lms);
       ratios.push(look.at(-1) / gen.at(-1));
     }
-    const cell = (xs, d) => `${median(xs).toFixed(d)} [${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}]`;
+    const cell = (xs, d) =>
+      `${median(xs).toFixed(d)} [${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}]`;
     const load = os.loadavg()[0].toFixed(1);
-    console.log(`| ${T} | ${task} | ${median(gen).toFixed(1)} | ${median(look).toFixed(1)} | **${cell(ratios, 2)}** | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${(generated / passes).toFixed(2)} | ${drafts} / ${plains} | ${((100 * cutMs) / targetMs).toFixed(1)} | ${load} |`);
+    console.log(
+      `| ${T} | ${task} | ${median(gen).toFixed(1)} | ${median(look).toFixed(1)} | **${cell(ratios, 2)}** | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${(generated / passes).toFixed(2)} | ${drafts} / ${plains} | ${((100 * cutMs) / targetMs).toFixed(1)} | ${load} |`,
+    );
   }
 }

@@ -5,8 +5,15 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from '../../web/page/serve.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const need = ['web/lib/wasm/specdec-core.wasm', 'build-transformers/target/config.json', 'build-transformers/draft/config.json'];
+const need = [
+  'web/lib/wasm/specdec-core.wasm',
+  'build-transformers/target/config.json',
+  'build-transformers/draft/config.json',
+];
 const missing = need.filter((f) => !existsSync(root + f));
-if (missing.length) console.warn(`missing: ${missing.join(', ')} (npm run build; models/make_transformers_model.py, see main.js)`);
+if (missing.length)
+  console.warn(
+    `missing: ${missing.join(', ')} (npm run build; models/make_transformers_model.py, see main.js)`,
+  );
 const { url } = await startServer({ root, port: Number(process.argv[2] ?? 8080) });
 console.log(`open ${url}examples/transformers-webgpu/`);

@@ -16,23 +16,43 @@ export const distDir = path.join(repoRoot, 'dist/page');
 export const outDir = path.join(repoRoot, 'test-output/e2e');
 
 const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
   '--disable-dev-shm-usage',
 ];
 // WebGPU on Chromium's bundled SwiftShader adapter (a CPU emulation): no --disable-gpu.
 const WEBGPU_ARGS = [
-  '--headless', '--no-sandbox', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--disable-dev-shm-usage', '--enable-unsafe-webgpu', '--enable-features=Vulkan',
-  '--use-vulkan=swiftshader', '--use-webgpu-adapter=swiftshader',
+  '--headless',
+  '--no-sandbox',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+  '--enable-unsafe-webgpu',
+  '--enable-features=Vulkan',
+  '--use-vulkan=swiftshader',
+  '--use-webgpu-adapter=swiftshader',
 ];
 // WebGPU on whatever adapter the machine has (a hardware GPU where there is one; bench/gpu.mjs
 // --adapter default): neither --disable-gpu nor the SwiftShader switches.
 const WEBGPU_HARDWARE_ARGS = [
-  '--headless', '--no-sandbox', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--disable-dev-shm-usage', '--enable-unsafe-webgpu',
+  '--headless',
+  '--no-sandbox',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+  '--enable-unsafe-webgpu',
 ];
 
 /**
@@ -57,10 +77,20 @@ export async function launchChromium(prefix, { serviceWorkers = 'block' } = {}) 
  * WebGPU on Chromium's SwiftShader adapter; 'hardware': WebGPU on the machine's own adapter.
  */
 export async function setup({
-  viewport = { width: 1280, height: 900 }, colorScheme = 'light', reducedMotion, root = distDir, throttle = null, isolation = true, headers = {}, webgpu = false,
+  viewport = { width: 1280, height: 900 },
+  colorScheme = 'light',
+  reducedMotion,
+  root = distDir,
+  throttle = null,
+  isolation = true,
+  headers = {},
+  webgpu = false,
 } = {}) {
   const index = await stat(path.join(distDir, 'index.html')).catch(() => null);
-  if (!index) throw new Error('dist/page/index.html missing: run `npm run build && npm run build:page` first');
+  if (!index)
+    throw new Error(
+      'dist/page/index.html missing: run `npm run build && npm run build:page` first',
+    );
   await mkdir(outDir, { recursive: true });
   const server = await startServer({ root, throttle, isolation, headers });
   const userDataDir = await mkdtemp(path.join(tmpdir(), 'specdec-e2e-'));
@@ -81,15 +111,19 @@ export async function setup({
     if (new URL(url).origin !== origin) watch.foreignRequests.push(url);
   };
   context.on('request', onRequest);
-  context.on('requestfailed', (req) => watch.failedRequests.push(`${req.url()} ${req.failure()?.errorText}`));
+  context.on('requestfailed', (req) =>
+    watch.failedRequests.push(`${req.url()} ${req.failure()?.errorText}`),
+  );
   const attach = (page) => {
     page.on('console', (msg) => {
       if (msg.type() === 'error') watch.consoleErrors.push(msg.text());
     });
     page.on('pageerror', (err) => watch.pageErrors.push(String(err)));
-    page.on('worker', (w) => w.on?.('console', (msg) => {
-      if (msg.type() === 'error') watch.consoleErrors.push(`[worker] ${msg.text()}`);
-    }));
+    page.on('worker', (w) =>
+      w.on?.('console', (msg) => {
+        if (msg.type() === 'error') watch.consoleErrors.push(`[worker] ${msg.text()}`);
+      }),
+    );
   };
   context.on('page', attach);
   for (const p of context.pages()) attach(p);
@@ -100,10 +134,15 @@ export async function setup({
       window.__cspViolations.push(`${e.violatedDirective}: ${e.blockedURI || e.sample || ''}`);
     });
   });
-  const page = context.pages()[0] ?? await context.newPage();
+  const page = context.pages()[0] ?? (await context.newPage());
 
   return {
-    server, context, page, origin, watch, url: server.url,
+    server,
+    context,
+    page,
+    origin,
+    watch,
+    url: server.url,
     async close() {
       await context.close().catch(() => {});
       await server.close().catch(() => {});

@@ -18,6 +18,8 @@ export function onnxOf(file) {
   const out = path.join(dir, `${path.basename(file, '.safetensors')}.onnx`);
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(file).mtimeMs) return out;
   mkdirSync(dir, { recursive: true });
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/export_onnx.py'), file, out], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/export_onnx.py'), file, out], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return out;
 }

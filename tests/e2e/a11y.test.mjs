@@ -13,7 +13,15 @@ import path from 'node:path';
 import { setup, openReady, setInput, assertClean, cspViolations, repoRoot } from './harness.mjs';
 
 const AXE = await readFile(path.join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
-const PARTS = ['header.masthead', '#explorer', '#step', '#residual', '#models', '#pitfalls', 'footer.foot'];
+const PARTS = [
+  'header.masthead',
+  '#explorer',
+  '#step',
+  '#residual',
+  '#models',
+  '#pitfalls',
+  'footer.foot',
+];
 
 /** Runs axe on one element; returns its violations, written out for a reader. */
 async function violations(page, selector) {
@@ -29,17 +37,28 @@ async function violations(page, selector) {
       nodes: v.nodes.map((n) => `${n.target.join(' ')} — ${n.failureSummary.replace(/\s+/g, ' ')}`),
     }));
   }, selector);
-  return found.map((v) => `${selector}: [${v.impact}] ${v.id}: ${v.help} (${v.nodes.length} element${v.nodes.length === 1 ? '' : 's'})\n${v.nodes.map((n) => `    ${n}`).join('\n')}`);
+  return found.map(
+    (v) =>
+      `${selector}: [${v.impact}] ${v.id}: ${v.help} (${v.nodes.length} element${v.nodes.length === 1 ? '' : 's'})\n${v.nodes.map((n) => `    ${n}`).join('\n')}`,
+  );
 }
 
 async function checkParts(page, parts, label) {
   const all = [];
-  for (const sel of parts) all.push(...await violations(page, sel));
-  assert.equal(all.length, 0, `axe (${label}) found ${all.length} violation(s):\n${all.join('\n')}`);
+  for (const sel of parts) all.push(...(await violations(page, sel)));
+  assert.equal(
+    all.length,
+    0,
+    `axe (${label}) found ${all.length} violation(s):\n${all.join('\n')}`,
+  );
 }
 
 async function pitfallsReady(page) {
-  await page.waitForFunction(() => document.getElementById('pitfalls').dataset.state === 'ready', null, { timeout: 180000 });
+  await page.waitForFunction(
+    () => document.getElementById('pitfalls').dataset.state === 'ready',
+    null,
+    { timeout: 180000 },
+  );
 }
 
 for (const colorScheme of ['light', 'dark']) {
@@ -52,8 +71,14 @@ for (const colorScheme of ['light', 'dark']) {
     assert.equal(typeof (await page.evaluate(() => window.axe?.version)), 'string', 'axe loaded');
 
     // The whole page as it first shows (the step-through on its first stage).
-    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
-    await checkParts(page, PARTS.filter((p) => p !== '#pitfalls'), 'as loaded');
+    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+      timeout: 60000,
+    });
+    await checkParts(
+      page,
+      PARTS.filter((p) => p !== '#pitfalls'),
+      'as loaded',
+    );
 
     // The step-through at later stages: accepted, rejected, skipped and pending cards.
     for (let i = 0; i < 4; i++) await page.click('#step-next');
@@ -65,7 +90,11 @@ for (const colorScheme of ['light', 'dark']) {
     // Section 4 after a short speculative run (text, statistics, charts).
     await setInput(page, 'gen-max', 24);
     await page.click('#run-spec');
-    await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
+    await page.waitForFunction(
+      () => document.getElementById('spec-state').dataset.state === 'done',
+      null,
+      { timeout: 60000 },
+    );
     await checkParts(page, ['#models'], 'models after a run');
     // Whether the run paid (class ok), did not (bad) or showed no measurable gain (even) depends
     // on this machine's timing: check the verdict's headline in every colour, whichever the run gave.
@@ -76,7 +105,8 @@ for (const colorScheme of ['light', 'dark']) {
         el.className = c;
         return true;
       }, cls);
-      if (flipped) await checkParts(page, ['#models'], `models after a run, verdict styled "${cls}"`);
+      if (flipped)
+        await checkParts(page, ['#models'], `models after a run, verdict styled "${cls}"`);
     }
 
     // The pitfalls lab: it starts when scrolled into view; switches off, then all on.

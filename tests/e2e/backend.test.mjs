@@ -18,17 +18,24 @@ after(async () => {
   await env?.close();
 });
 
-const backendState = (page) => page.evaluate(() => {
-  const f = document.getElementById('backends');
-  return {
-    backend: f.dataset.backend, state: f.dataset.state,
-    status: document.getElementById('backend-status').textContent,
-    name: document.getElementById('backend-gpu-name').textContent,
-    gpuChecked: document.getElementById('backend-gpu').checked,
-    gpuDisabled: document.getElementById('backend-gpu').disabled,
-  };
-});
-const settled = (page) => page.waitForFunction(() => ['gpu', 'cpu', 'fallback'].includes(document.getElementById('backends').dataset.state), null, { timeout: 120_000 });
+const backendState = (page) =>
+  page.evaluate(() => {
+    const f = document.getElementById('backends');
+    return {
+      backend: f.dataset.backend,
+      state: f.dataset.state,
+      status: document.getElementById('backend-status').textContent,
+      name: document.getElementById('backend-gpu-name').textContent,
+      gpuChecked: document.getElementById('backend-gpu').checked,
+      gpuDisabled: document.getElementById('backend-gpu').disabled,
+    };
+  });
+const settled = (page) =>
+  page.waitForFunction(
+    () => ['gpu', 'cpu', 'fallback'].includes(document.getElementById('backends').dataset.state),
+    null,
+    { timeout: 120_000 },
+  );
 
 /** Checks a backend's radio and waits until the switch has settled; returns backendState, its backend asserted. */
 async function switchBackend(page, want) {
@@ -43,10 +50,19 @@ async function switchBackend(page, want) {
 async function runBoth(page, tokens) {
   await page.fill('#gen-max', String(tokens));
   await page.fill('#gen-repeats', '1');
-  await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, { timeout: 120_000 });
+  await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, {
+    timeout: 120_000,
+  });
   await page.click('#run-both');
-  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && document.getElementById('spec-state').dataset.state !== 'running'
-    && (document.getElementById('vk').dataset.state === 'done' || /Error/.test(document.getElementById('verdict').textContent)), null, { timeout: 600_000 });
+  await page.waitForFunction(
+    () =>
+      document.body.dataset.modelsBusy === 'false' &&
+      document.getElementById('spec-state').dataset.state !== 'running' &&
+      (document.getElementById('vk').dataset.state === 'done' ||
+        /Error/.test(document.getElementById('verdict').textContent)),
+    null,
+    { timeout: 600_000 },
+  );
   return page.evaluate(() => ({
     verdict: document.getElementById('verdict').textContent,
     verdictBackend: document.getElementById('verdict').dataset.backend,
@@ -63,7 +79,9 @@ async function runBoth(page, tokens) {
 test('a software adapter is named and offered, never the default: the CPU is, and a CPU run loads nothing onto it', async () => {
   const { page, url } = env;
   await openReady(page, url);
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+    timeout: 60_000,
+  });
   await settled(page);
   const b = await backendState(page);
   console.log(`#   ${b.status}`);
@@ -72,7 +90,10 @@ test('a software adapter is named and offered, never the default: the CPU is, an
   assert.equal(b.gpuChecked, false, 'SwiftShader is not the default');
   assert.equal(b.gpuDisabled, false, 'the GPU option stays');
   assert.match(b.name, /swiftshader.*a software adapter/i);
-  assert.match(b.status, /^The target runs on the CPU \(WebAssembly\)\. The GPU option is .*swiftshader.*a software adapter/i);
+  assert.match(
+    b.status,
+    /^The target runs on the CPU \(WebAssembly\)\. The GPU option is .*swiftshader.*a software adapter/i,
+  );
   const cpu = await runBoth(page, 16);
   assert.equal(cpu.verdictBackend, 'cpu');
   const mem = await page.evaluate(() => window.specdecPage.modelClient.memory());
@@ -84,7 +105,10 @@ test('chosen, the software adapter runs the target: the verdict and v(k) say so'
   const { page } = env;
   const b = await switchBackend(page, 'gpu');
   assert.equal(b.state, 'gpu');
-  assert.match(b.status, /The target runs on the GPU \(.*swiftshader.*a software adapter.*say nothing about a GPU\)/i);
+  assert.match(
+    b.status,
+    /The target runs on the GPU \(.*swiftshader.*a software adapter.*say nothing about a GPU\)/i,
+  );
   const r = await runBoth(page, 16);
   console.log(`#   verdict: ${r.verdict.slice(0, 160)}…`);
   console.log(`#   v(k): ${r.gpuExplain}`);
@@ -95,11 +119,16 @@ test('chosen, the software adapter runs the target: the verdict and v(k) say so'
   assert.equal(r.vk.curves, 'gpu,cpu', 'the CPU (measured first, as the default) beside it');
   if (r.vk.trusted === 'false') {
     // SwiftShader's timings failed the page's checks (trust.js): it says so and explains nothing.
-    const busy = await page.evaluate(() => document.querySelector('[data-testid="vk-busy"]')?.textContent ?? '');
+    const busy = await page.evaluate(
+      () => document.querySelector('[data-testid="vk-busy"]')?.textContent ?? '',
+    );
     assert.match(busy, /timings can.t be trusted/);
     assert.equal(r.gpuExplain, null, 'no explanation drawn from timings that failed the checks');
   } else {
-    assert.match(r.gpuExplain, /^On the GPU \(.*\) a pass over \d tokens took [\d.]+ ms against [\d.]+ ms for one: v\(\d\) = [\d.]+/);
+    assert.match(
+      r.gpuExplain,
+      /^On the GPU \(.*\) a pass over \d tokens took [\d.]+ ms against [\d.]+ ms for one: v\(\d\) = [\d.]+/,
+    );
     assert.match(r.gpuExplain, /software one \(SwiftShader/);
     assert.match(r.gpuExplain, /not measured on this page/);
   }
@@ -119,7 +148,13 @@ test('heads draft for the GPU target (its pass hands over the hidden state)', as
   await page.check('#drafter-heads');
   await page.fill('#gen-max', '12');
   await page.click('#run-spec');
-  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state), null, { timeout: 300_000 });
+  await page.waitForFunction(
+    () =>
+      document.body.dataset.modelsBusy === 'false' &&
+      ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state),
+    null,
+    { timeout: 300_000 },
+  );
   const r = await page.evaluate(() => ({
     state: document.getElementById('spec-state').dataset.state,
     counts: document.querySelector('[data-testid="drafter-counts"]').textContent,
@@ -132,7 +167,7 @@ test('heads draft for the GPU target (its pass hands over the hidden state)', as
   await page.check('#drafter-draft');
 });
 
-test('switching to the CPU: its verdict, and both backends\' v(k) curves on the chart', async () => {
+test("switching to the CPU: its verdict, and both backends' v(k) curves on the chart", async () => {
   const { page } = env;
   const b = await switchBackend(page, 'cpu');
   assert.equal(b.state, 'cpu');
@@ -140,16 +175,19 @@ test('switching to the CPU: its verdict, and both backends\' v(k) curves on the 
   assert.equal(r.verdictBackend, 'cpu');
   assert.match(r.verdict, /^Target on the CPU \(WebAssembly, \d+ threads?\)\. /);
   assert.equal(r.vk.backend, 'cpu');
-  assert.equal(r.gpuExplain, null, 'the CPU\'s explanation, not the GPU\'s');
+  assert.equal(r.gpuExplain, null, "the CPU's explanation, not the GPU's");
   // The CPU's v(k) may fail the page's checks (trust.js): the busy sentence, no curves drawn.
   const cpuTrusted = r.vk.trusted !== 'false';
   if (cpuTrusted) {
     assert.equal(r.vk.curves, 'cpu,gpu', 'the GPU curve beside the CPU one');
-    assert.ok(r.backendCurve, 'the other backend\'s curve is drawn');
+    assert.ok(r.backendCurve, "the other backend's curve is drawn");
   } else console.log('#   the CPU v(k) failed the checks: no curves to compare');
   // back to the GPU: its chart again, with the CPU curve beside it
   await switchBackend(page, 'gpu');
-  const vk = await page.evaluate(() => ({ ...document.getElementById('vk').dataset, curve: !!document.querySelector('[data-testid="vk-backend-curve"]') }));
+  const vk = await page.evaluate(() => ({
+    ...document.getElementById('vk').dataset,
+    curve: !!document.querySelector('[data-testid="vk-backend-curve"]'),
+  }));
   assert.equal(vk.backend, 'gpu');
   if (cpuTrusted && vk.trusted !== 'false') {
     assert.equal(vk.curves, 'gpu,cpu');
@@ -160,40 +198,77 @@ test('switching to the CPU: its verdict, and both backends\' v(k) curves on the 
 test('a GPU lost mid-session: the next run falls back to the CPU with the reason shown, and works there', async () => {
   const { page } = env;
   // A v(k) measurement of the test before may still be running (the Run buttons wait for it).
-  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && !document.getElementById('run-plain').disabled, null, { timeout: 120_000 });
+  await page.waitForFunction(
+    () =>
+      document.body.dataset.modelsBusy === 'false' &&
+      !document.getElementById('run-plain').disabled,
+    null,
+    { timeout: 120_000 },
+  );
   await page.evaluate(() => window.specdecPage.modelClient.gpuLose());
   await page.fill('#gen-max', '8');
   await page.click('#run-plain');
-  await page.waitForFunction(() => document.getElementById('backends').dataset.state === 'fallback', null, { timeout: 120_000 });
-  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false', null, { timeout: 120_000 });
+  await page.waitForFunction(
+    () => document.getElementById('backends').dataset.state === 'fallback',
+    null,
+    { timeout: 120_000 },
+  );
+  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false', null, {
+    timeout: 120_000,
+  });
   const b = await backendState(page);
   console.log(`#   ${b.status}`);
   assert.equal(b.backend, 'cpu');
   assert.equal(b.gpuChecked, false);
-  assert.match(b.status, /^The target runs on the CPU \(WebAssembly\): the GPU failed \(.*device was lost.*\)\.$/);
+  assert.match(
+    b.status,
+    /^The target runs on the CPU \(WebAssembly\): the GPU failed \(.*device was lost.*\)\.$/,
+  );
   const verdict = await page.textContent(byTestId('verdict'));
-  assert.match(verdict, /Error: The GPU could not run the target .* it runs on the CPU \(WebAssembly\) now/);
+  assert.match(
+    verdict,
+    /Error: The GPU could not run the target .* it runs on the CPU \(WebAssembly\) now/,
+  );
   await page.click('#run-plain');
-  await page.waitForFunction(() => document.getElementById('plain-state').dataset.state === 'done', null, { timeout: 120_000 });
+  await page.waitForFunction(
+    () => document.getElementById('plain-state').dataset.state === 'done',
+    null,
+    { timeout: 120_000 },
+  );
   // the GPU can be chosen again: a new device
   await switchBackend(page, 'gpu');
 });
 
 test('offline: with the network off and the server stopped, the target still runs on the GPU', async () => {
   const { page, context, server } = env;
-  await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, {
+    timeout: 60_000,
+  });
   await context.setOffline(true);
   await server.close();
   await page.reload({ waitUntil: 'load' });
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60_000 });
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
+    timeout: 60_000,
+  });
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+    timeout: 60_000,
+  });
   await settled(page);
   assert.equal((await backendState(page)).backend, 'cpu', 'a new load: the CPU by default again');
   await switchBackend(page, 'gpu');
   await page.fill('#gen-max', '8');
   await page.click('#run-spec');
-  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state), null, { timeout: 300_000 });
-  assert.equal(await page.evaluate(() => document.getElementById('spec-state').dataset.state), 'done');
+  await page.waitForFunction(
+    () =>
+      document.body.dataset.modelsBusy === 'false' &&
+      ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state),
+    null,
+    { timeout: 300_000 },
+  );
+  assert.equal(
+    await page.evaluate(() => document.getElementById('spec-state').dataset.state),
+    'done',
+  );
   assert.match(await page.textContent(byTestId('verdict')), /^Target on the GPU/);
   assertClean(assert, env.watch, { allowFailed: true });
 });

@@ -6,7 +6,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setup, openReady, setInput, text, byTestId, assertClean, cspViolations, distDir } from './harness.mjs';
+import {
+  setup,
+  openReady,
+  setInput,
+  text,
+  byTestId,
+  assertClean,
+  cspViolations,
+  distDir,
+} from './harness.mjs';
 import { CSP } from '../../web/page/csp.js';
 
 let env;
@@ -14,13 +23,18 @@ before(async () => {
   env = await setup();
   await openReady(env.page, env.url);
 });
-after(async () => { await env?.close(); });
+after(async () => {
+  await env?.close();
+});
 
 test('the built page has the policy of csp.js, first in <head>, without unsafe-eval or unsafe-inline', async () => {
   const html = await readFile(path.join(distDir, 'index.html'), 'utf8');
   const head = html.slice(html.indexOf('<head>') + '<head>'.length).trimStart();
   assert.ok(head.startsWith('<meta http-equiv="Content-Security-Policy"'), 'first in <head>');
-  const content = await env.page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+  const content = await env.page.getAttribute(
+    'meta[http-equiv="Content-Security-Policy"]',
+    'content',
+  );
   assert.equal(content, CSP);
   assert.doesNotMatch(CSP, /'unsafe-eval'|'unsafe-inline'|\*/);
   assert.match(CSP, /script-src 'self' 'wasm-unsafe-eval'/);
@@ -37,9 +51,14 @@ test('the policy is in force: code from a string is refused (reported as a viola
   await page.waitForFunction(() => window.__cspViolations.length > 0, null, { timeout: 10000 });
   assert.equal(await page.evaluate(() => window.__evalRan), false);
   const violations = await cspViolations(page);
-  assert.ok(violations.every((v) => v.startsWith('script-src')), violations.join('; '));
+  assert.ok(
+    violations.every((v) => v.startsWith('script-src')),
+    violations.join('; '),
+  );
   // These violations are the test's own, not the page's.
-  await page.evaluate(() => { window.__cspViolations.length = 0; });
+  await page.evaluate(() => {
+    window.__cspViolations.length = 0;
+  });
   env.watch.consoleErrors.splice(0);
 });
 
@@ -52,16 +71,32 @@ test('every section works under the policy with no violation', async () => {
   assert.match(await text(page, '#residual-identity'), /./);
   // 2: the step-through on the toy pair (bars sized through the CSSOM, not style attributes).
   await page.click('#step-next');
-  await page.waitForFunction(() => document.querySelectorAll('#step-positions .bar').length > 0, null, { timeout: 30000 });
-  assert.ok(await page.evaluate(() => [...document.querySelectorAll('#step-positions .bar')].some((b) => b.style.width !== '')),
-    'bar widths applied');
+  await page.waitForFunction(
+    () => document.querySelectorAll('#step-positions .bar').length > 0,
+    null,
+    { timeout: 30000 },
+  );
+  assert.ok(
+    await page.evaluate(() =>
+      [...document.querySelectorAll('#step-positions .bar')].some((b) => b.style.width !== ''),
+    ),
+    'bar widths applied',
+  );
   // 4: the models in the worker, a short speculative run.
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60000 });
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+    timeout: 60000,
+  });
   await setInput(page, 'gen-max', 30);
   await page.click('#run-spec');
-  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
+  await page.waitForFunction(
+    () => document.getElementById('spec-state').dataset.state === 'done',
+    null,
+    { timeout: 60000 },
+  );
   // The service worker registered and precached everything.
-  await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, { timeout: 60000 });
+  await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, {
+    timeout: 60000,
+  });
   assert.deepEqual(await cspViolations(page), []);
   assertClean(assert, env.watch);
 });

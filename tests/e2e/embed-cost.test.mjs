@@ -27,7 +27,17 @@ async function staticHost(upstream) {
     const body = Buffer.from(await r.arrayBuffer());
     const headers = {};
     r.headers.forEach((v, k) => {
-      if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'date'].includes(k)) headers[k] = v;
+      if (
+        ![
+          'content-length',
+          'content-encoding',
+          'transfer-encoding',
+          'connection',
+          'keep-alive',
+          'date',
+        ].includes(k)
+      )
+        headers[k] = v;
     });
     headers.etag = `"${createHash('sha1').update(body).digest('hex')}"`;
     const pathname = new URL(req.url, 'http://x').pathname;
@@ -37,7 +47,10 @@ async function staticHost(upstream) {
       return;
     }
     let out = body;
-    if (/\bgzip\b/.test(req.headers['accept-encoding'] ?? '') && COMPRESSIBLE.test(headers['content-type'] ?? '')) {
+    if (
+      /\bgzip\b/.test(req.headers['accept-encoding'] ?? '') &&
+      COMPRESSIBLE.test(headers['content-type'] ?? '')
+    ) {
       out = gzipSync(body);
       headers['content-encoding'] = 'gzip';
     }
@@ -52,7 +65,11 @@ async function staticHost(upstream) {
     files,
     /** Bytes the host has sent so far, headers included. */
     sent: () => [...sockets].reduce((a, s) => a + s.bytesWritten, 0),
-    close: () => new Promise((resolve) => { for (const s of sockets) s.destroy(); server.close(resolve); }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(resolve);
+      }),
   };
 }
 
@@ -63,16 +80,27 @@ async function firstVisit(hash) {
   try {
     const { page } = env;
     await page.goto(new URL(`index.html${hash}`, host.url).href, { waitUntil: 'load' });
-    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
-    await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, { timeout: 120000 });
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
+      timeout: 30000,
+    });
+    await page.waitForFunction(
+      () => document.documentElement.dataset.offlineReady === 'true',
+      null,
+      { timeout: 120000 },
+    );
     // What the page starts in the background once interactive (the models, on the full page).
     if (!hash || /models|pitfalls/.test(hash)) {
-      await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 120000 }).catch(() => {});
+      await page
+        .waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+          timeout: 120000,
+        })
+        .catch(() => {});
     }
     await page.waitForTimeout(1500);
     const cached = await page.evaluate(async () => {
       const urls = [];
-      for (const n of await caches.keys()) for (const r of await (await caches.open(n)).keys()) urls.push(new URL(r.url).pathname);
+      for (const n of await caches.keys())
+        for (const r of await (await caches.open(n)).keys()) urls.push(new URL(r.url).pathname);
       return urls;
     });
     const files = host.files.slice();
@@ -93,7 +121,10 @@ before(async () => {});
 after(async () => {
   await writeFile(path.join(outDir, 'embed-cost.json'), JSON.stringify(costs, null, 2) + '\n');
   console.log('first-visit transfer (kB, gzip + ETag; raw = uncompressed bodies):');
-  for (const [k, v] of Object.entries(costs)) console.log(`  ${k.padEnd(28)} ${v.kb.toFixed(1).padStart(8)} kB   raw ${v.rawKb.toFixed(1).padStart(8)} kB   ${v.requests} requests`);
+  for (const [k, v] of Object.entries(costs))
+    console.log(
+      `  ${k.padEnd(28)} ${v.kb.toFixed(1).padStart(8)} kB   raw ${v.rawKb.toFixed(1).padStart(8)} kB   ${v.requests} requests`,
+    );
 });
 
 const DECODING = /\/models\/|\/assets\/(worker|webgpu|specdec-core-mt)[-.]/;
@@ -102,19 +133,40 @@ test('#only=explorer: no model, no worker, no decoding file precached, <= 300 KB
   const v = await firstVisit('#only=explorer');
   costs['#only=explorer'] = { kb: v.kb, rawKb: v.rawKb, requests: v.files.length, files: v.files };
   assert.deepEqual(v.workers, [], 'no worker started');
-  assert.deepEqual(v.files.filter((f) => DECODING.test(f.pathname)).map((f) => f.pathname), [], 'no decoding file fetched');
-  assert.deepEqual(v.cached.filter((u) => DECODING.test(u)), [], 'no decoding file precached');
-  assert.ok(v.cached.some((u) => /specdec-core-[\w-]+\.wasm$/.test(u)), `the WASM build precached: ${v.cached.join(', ')}`);
+  assert.deepEqual(
+    v.files.filter((f) => DECODING.test(f.pathname)).map((f) => f.pathname),
+    [],
+    'no decoding file fetched',
+  );
+  assert.deepEqual(
+    v.cached.filter((u) => DECODING.test(u)),
+    [],
+    'no decoding file precached',
+  );
+  assert.ok(
+    v.cached.some((u) => /specdec-core-[\w-]+\.wasm$/.test(u)),
+    `the WASM build precached: ${v.cached.join(', ')}`,
+  );
   assert.ok(v.kb <= 300, `an #only=explorer first visit transferred ${v.kb.toFixed(1)} kB`);
 });
 
 test('what the other embeddings cost (and the full page, which precaches the decoding files)', async () => {
-  for (const hash of ['#only=residual', '#only=explorer,residual', '#only=step', '#only=models', '#only=pitfalls', '']) {
+  for (const hash of [
+    '#only=residual',
+    '#only=explorer,residual',
+    '#only=step',
+    '#only=models',
+    '#only=pitfalls',
+    '',
+  ]) {
     const v = await firstVisit(hash);
     costs[hash ? hash : 'the full page'] = { kb: v.kb, rawKb: v.rawKb, requests: v.files.length };
     const decodingFetched = v.files.some((f) => DECODING.test(f.pathname));
     if (/models|pitfalls/.test(hash) || !hash) {
-      assert.ok(v.cached.some((u) => /models\/target\.safetensors$/.test(u)), `${hash || 'full'}: the default pair precached`);
+      assert.ok(
+        v.cached.some((u) => /models\/target\.safetensors$/.test(u)),
+        `${hash || 'full'}: the default pair precached`,
+      );
     } else {
       assert.equal(decodingFetched, false, `${hash}: no decoding file fetched`);
       assert.deepEqual(v.workers, [], `${hash}: no worker`);

@@ -3,8 +3,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  setup, openReady, setInput, text, byTestId, screenshot, assertClean,
-  expectedTokens, expectedSpeedup, expectedOptimalGamma,
+  setup,
+  openReady,
+  setInput,
+  text,
+  byTestId,
+  screenshot,
+  assertClean,
+  expectedTokens,
+  expectedSpeedup,
+  expectedOptimalGamma,
 } from './harness.mjs';
 
 let env;
@@ -12,7 +20,9 @@ before(async () => {
   env = await setup();
   await openReady(env.page, env.url);
 });
-after(async () => { await env?.close(); });
+after(async () => {
+  await env?.close();
+});
 
 async function set(page, alpha, gamma, cost) {
   await setInput(page, 'alpha', alpha);
@@ -23,16 +33,31 @@ async function set(page, alpha, gamma, cost) {
 test('read-outs equal the lesson formulas at several settings', async () => {
   const { page } = env;
   const cases = [
-    [0.8, 4, 0.1], [0.9, 5, 0.1], [0.4, 5, 0.1], [0.85, 3, 0.15], [0.6, 1, 0.5],
-    [0.99, 16, 0], [0, 7, 1], [0.5, 10, 0.05], [0.95, 8, 0.02],
+    [0.8, 4, 0.1],
+    [0.9, 5, 0.1],
+    [0.4, 5, 0.1],
+    [0.85, 3, 0.15],
+    [0.6, 1, 0.5],
+    [0.99, 16, 0],
+    [0, 7, 1],
+    [0.5, 10, 0.05],
+    [0.95, 8, 0.02],
   ];
   for (const [alpha, gamma, c] of cases) {
     await set(page, alpha, gamma, c);
     const tokens = Number(await text(page, byTestId('tokens-per-pass')));
     const speedup = Number(await text(page, byTestId('speedup')));
     const best = Number(await text(page, byTestId('optimal-gamma')));
-    assert.equal(tokens.toFixed(2), expectedTokens(alpha, gamma).toFixed(2), `tokens/pass at α=${alpha} γ=${gamma}`);
-    assert.equal(speedup.toFixed(2), expectedSpeedup(alpha, gamma, c).toFixed(2), `speedup at α=${alpha} γ=${gamma} c=${c}`);
+    assert.equal(
+      tokens.toFixed(2),
+      expectedTokens(alpha, gamma).toFixed(2),
+      `tokens/pass at α=${alpha} γ=${gamma}`,
+    );
+    assert.equal(
+      speedup.toFixed(2),
+      expectedSpeedup(alpha, gamma, c).toFixed(2),
+      `speedup at α=${alpha} γ=${gamma} c=${c}`,
+    );
     assert.equal(best, expectedOptimalGamma(alpha, c, 16), `optimal γ at α=${alpha} c=${c}`);
     assert.match(await text(page, byTestId('tokens-per-pass')), /^\d+\.\d\d$/);
     assert.match(await text(page, byTestId('speedup')), /^\d+\.\d\d$/);
@@ -40,15 +65,25 @@ test('read-outs equal the lesson formulas at several settings', async () => {
   // The lesson's Exercise 2 table: α = 0.85, c = 0.15.
   for (let gamma = 1; gamma <= 10; gamma++) {
     await set(page, 0.85, gamma, 0.15);
-    assert.equal(await text(page, byTestId('speedup')), expectedSpeedup(0.85, gamma, 0.15).toFixed(2));
+    assert.equal(
+      await text(page, byTestId('speedup')),
+      expectedSpeedup(0.85, gamma, 0.15).toFixed(2),
+    );
   }
 });
 
 test('the optimal-γ marker moves right when c drops', async () => {
   const { page } = env;
-  const markerGamma = async () => Number(await page.locator('#chart-speedup .plot [data-testid="optimal-marker"]').getAttribute('data-gamma'));
+  const markerGamma = async () =>
+    Number(
+      await page
+        .locator('#chart-speedup .plot [data-testid="optimal-marker"]')
+        .getAttribute('data-gamma'),
+    );
   const markerX = async () => {
-    const box = await page.locator('#chart-speedup .plot [data-testid="optimal-marker"]').boundingBox();
+    const box = await page
+      .locator('#chart-speedup .plot [data-testid="optimal-marker"]')
+      .boundingBox();
     return box.x + box.width / 2;
   };
   await set(page, 0.9, 4, 0.3);
@@ -66,10 +101,13 @@ test('the optimal-γ marker moves right when c drops', async () => {
   assert.ok(x2 > x1, 'the marker moved right on screen');
   // The current-γ dot follows the γ slider.
   await setInput(page, 'gamma', 9);
-  assert.equal(await page.locator('#chart-speedup .plot .current-dot').getAttribute('data-gamma'), '9');
+  assert.equal(
+    await page.locator('#chart-speedup .plot .current-dot').getAttribute('data-gamma'),
+    '9',
+  );
 });
 
-test('the presets set the lesson\'s three regimes', async () => {
+test("the presets set the lesson's three regimes", async () => {
   const { page } = env;
   await page.getByRole('button', { name: /Good draft/ }).click();
   assert.equal(await page.inputValue('#alpha'), '0.9');
@@ -87,7 +125,7 @@ test('the presets set the lesson\'s three regimes', async () => {
   assert.ok(bestCheap > expectedOptimalGamma(0.9, 0.1), 'optimal γ grows for the cheaper draft');
 });
 
-test('each preset\'s note says what the cards beside it say', async () => {
+test("each preset's note says what the cards beside it say", async () => {
   const { page } = env;
   for (const name of [/Good draft/, /Weak draft/, /Cheaper draft/]) {
     await page.getByRole('button', { name }).click();
@@ -96,9 +134,16 @@ test('each preset\'s note says what the cards beside it say', async () => {
     const speedup = await text(page, byTestId('speedup'));
     const best = await text(page, byTestId('optimal-gamma'));
     // The optimal-γ card's line: "3.43× at γ = 10".
-    const [, bestSpeedup] = /^(\d+\.\d\d)× at γ = \d+$/.exec(await text(page, '#optimal-note')) ?? [];
-    assert.ok(note.includes(`γ = ${gamma} gives ${speedup}×`), `${name}: “${note}” has the speedup card (${speedup}× at γ = ${gamma})`);
-    assert.ok(note.includes(` ${best}`) && note.includes(`${bestSpeedup}×`), `${name}: “${note}” has the optimal γ card (${best}, ${bestSpeedup}×)`);
+    const [, bestSpeedup] =
+      /^(\d+\.\d\d)× at γ = \d+$/.exec(await text(page, '#optimal-note')) ?? [];
+    assert.ok(
+      note.includes(`γ = ${gamma} gives ${speedup}×`),
+      `${name}: “${note}” has the speedup card (${speedup}× at γ = ${gamma})`,
+    );
+    assert.ok(
+      note.includes(` ${best}`) && note.includes(`${bestSpeedup}×`),
+      `${name}: “${note}” has the optimal γ card (${best}, ${bestSpeedup}×)`,
+    );
     assert.doesNotMatch(note, /handful|barely/, `${name}: no claim the cards contradict`);
   }
 });
@@ -111,7 +156,11 @@ test('the WASM demonstrateSpeculative dots lie on the live curve at c = 0.1', as
     const path = svg.querySelector('.plot path.curve');
     const dots = [...svg.querySelectorAll('.plot circle.demo-dot')];
     // Each dot's centre must be a vertex of the curve's path.
-    const vertices = path.getAttribute('d').split(/[ML]/).filter(Boolean).map((p) => p.split(',').map(Number));
+    const vertices = path
+      .getAttribute('d')
+      .split(/[ML]/)
+      .filter(Boolean)
+      .map((p) => p.split(',').map(Number));
     return dots.map((d) => {
       const cx = Number(d.getAttribute('cx'));
       const cy = Number(d.getAttribute('cy'));
@@ -119,18 +168,28 @@ test('the WASM demonstrateSpeculative dots lie on the live curve at c = 0.1', as
     });
   });
   assert.equal(offsets.length, 16, '16 dots, γ = 1..16');
-  assert.ok(Math.max(...offsets) < 0.05, `dots on the curve (max offset ${Math.max(...offsets)} px)`);
+  assert.ok(
+    Math.max(...offsets) < 0.05,
+    `dots on the curve (max offset ${Math.max(...offsets)} px)`,
+  );
   await screenshot(page, '1-explorer', '#explorer');
 });
 
 test('every control on the page has a label', async () => {
   const { page } = env;
-  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button, progress')]
-    .filter((el) => {
-      if (el.tagName === 'BUTTON') return !el.textContent.trim() && !el.getAttribute('aria-label');
-      return !(el.labels?.length || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby'));
-    })
-    .map((el) => el.outerHTML.slice(0, 80)));
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll('input, select, textarea, button, progress')]
+      .filter((el) => {
+        if (el.tagName === 'BUTTON')
+          return !el.textContent.trim() && !el.getAttribute('aria-label');
+        return !(
+          el.labels?.length ||
+          el.getAttribute('aria-label') ||
+          el.getAttribute('aria-labelledby')
+        );
+      })
+      .map((el) => el.outerHTML.slice(0, 80)),
+  );
   assert.deepEqual(unlabelled, []);
 });
 
@@ -138,7 +197,9 @@ test('explorer is usable at phone width', async () => {
   const { page } = env;
   await page.setViewportSize({ width: 390, height: 844 });
   await set(page, 0.9, 5, 0.1);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
   assert.ok(overflow <= 0, `no horizontal scroll at 390 px (overflow ${overflow})`);
   await screenshot(page, '1-explorer-phone', '#explorer');
   await page.setViewportSize({ width: 1280, height: 900 });

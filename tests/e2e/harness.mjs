@@ -9,12 +9,16 @@ export { setup, repoRoot, distDir, outDir } from '../../scripts/lib/chromium.mjs
 /** Opens the page and waits until the WASM module is loaded and every section is wired. */
 export async function openReady(page, url) {
   await page.goto(url, { waitUntil: 'load' });
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
+    timeout: 30000,
+  });
 }
 
 /** Waits until section 4's models are loaded (<body data-models-ready="true">) in a page or frame. */
 export function modelsReady(page, timeout = 60000) {
-  return page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout });
+  return page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+    timeout,
+  });
 }
 
 /** A fresh browser (setup's options) on the built page, opened, ready, with section 4's models loaded. */
@@ -27,12 +31,15 @@ export async function openWithModels(options) {
 
 /** Sets a range/number input by id and fires input + change, as a user's drag would. */
 export async function setInput(page, id, value) {
-  await page.evaluate(([i, v]) => {
-    const el = document.getElementById(i);
-    el.value = String(v);
-    el.dispatchEvent(new Event('input', { bubbles: true }));
-    el.dispatchEvent(new Event('change', { bubbles: true }));
-  }, [id, value]);
+  await page.evaluate(
+    ([i, v]) => {
+      const el = document.getElementById(i);
+      el.value = String(v);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+    },
+    [id, value],
+  );
 }
 
 export async function text(page, selector) {
@@ -70,7 +77,9 @@ export function assertClean(assert, watch, { allowFailed = false, allowAborted =
   assert.deepEqual(watch.consoleErrors, [], 'console errors');
   assert.deepEqual(watch.foreignRequests, [], 'requests to another origin');
   // allowAborted: a request cancelled by the page's own reload (net::ERR_ABORTED) is no failure.
-  const failed = allowAborted ? watch.failedRequests.filter((r) => !/net::ERR_ABORTED$/.test(r)) : watch.failedRequests;
+  const failed = allowAborted
+    ? watch.failedRequests.filter((r) => !/net::ERR_ABORTED$/.test(r))
+    : watch.failedRequests;
   if (!allowFailed) assert.deepEqual(failed, [], 'failed requests');
 }
 
@@ -84,15 +93,20 @@ export async function cspViolations(page) {
  * DataTransfer holds one File with these bytes.
  */
 export async function dropFile(page, selector, name, bytes) {
-  await page.evaluate(([sel, fileName, b64]) => {
-    const bin = atob(b64);
-    const data = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
-    const dt = new DataTransfer();
-    dt.items.add(new File([data], fileName, { type: 'application/octet-stream' }));
-    const target = document.querySelector(sel);
-    for (const type of ['dragenter', 'dragover', 'drop']) {
-      target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }
-  }, [selector, name, Buffer.from(bytes).toString('base64')]);
+  await page.evaluate(
+    ([sel, fileName, b64]) => {
+      const bin = atob(b64);
+      const data = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+      const dt = new DataTransfer();
+      dt.items.add(new File([data], fileName, { type: 'application/octet-stream' }));
+      const target = document.querySelector(sel);
+      for (const type of ['dragenter', 'dragover', 'drop']) {
+        target.dispatchEvent(
+          new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }),
+        );
+      }
+    },
+    [selector, name, Buffer.from(bytes).toString('base64')],
+  );
 }

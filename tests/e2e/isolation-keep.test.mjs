@@ -19,7 +19,9 @@ async function until(page, fn, timeout = 90000) {
     try {
       const v = await page.evaluate(fn);
       if (v) return v;
-    } catch { /* navigating: try again in the new document */ }
+    } catch {
+      /* navigating: try again in the new document */
+    }
     if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${fn}`);
     await sleep(100);
   }
@@ -28,13 +30,29 @@ async function until(page, fn, timeout = 90000) {
 /** What the learner set and what the sections show for it. */
 const settings = () => {
   const $ = (id) => document.getElementById(id);
-  const ids = ['alpha', 'gamma', 'cost', 'step-source', 'step-seed', 'res-p-4', 'prompt', 'gen-gamma-mode', 'gen-gamma'];
+  const ids = [
+    'alpha',
+    'gamma',
+    'cost',
+    'step-source',
+    'step-seed',
+    'res-p-4',
+    'prompt',
+    'gen-gamma-mode',
+    'gen-gamma',
+  ];
   return {
     values: Object.fromEntries(ids.map((id) => [id, $(id)?.value ?? null])),
-    checked: [...document.querySelectorAll('#models input[type=radio]:checked')].map((el) => el.id).sort(),
+    checked: [...document.querySelectorAll('#models input[type=radio]:checked')]
+      .map((el) => el.id)
+      .sort(),
     residualRows: $('residual-table').tBodies[0].rows.length,
-    shown: ['alpha-out', 'gamma-out', 'cost-out', 'preset-note', 'prompt-note'].map((id) => $(id).textContent.trim()),
-    readouts: [...document.querySelectorAll('[data-testid="tokens-per-pass"], [data-testid="speedup"]')].map((el) => el.textContent),
+    shown: ['alpha-out', 'gamma-out', 'cost-out', 'preset-note', 'prompt-note'].map((id) =>
+      $(id).textContent.trim(),
+    ),
+    readouts: [
+      ...document.querySelectorAll('[data-testid="tokens-per-pass"], [data-testid="speedup"]'),
+    ].map((el) => el.textContent),
     treeDisabled: $('gen-tree').disabled,
   };
 };
@@ -63,7 +81,9 @@ test('a static host: what the learner set before the one reload for isolation is
   });
 
   await page.goto(env.url, { waitUntil: 'load' });
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
+    timeout: 30000,
+  });
   await until(page, () => document.documentElement.dataset.isolation === 'installing');
   const large = await page.evaluate(() => !document.getElementById('pair-large')?.disabled);
   await page.click('[data-preset="weak"]');
@@ -81,19 +101,47 @@ test('a static host: what the learner set before the one reload for isolation is
   assert.ok(before.shown[3], 'the preset wrote its note');
   assert.equal(before.treeDisabled, true, 'prompt lookup drafts chains: no tree');
   assert.ok(held.length > 0, 'the service worker asked for the held file');
-  assert.deepEqual(await page.evaluate(() => JSON.parse(sessionStorage.getItem('e2e-loads'))), [false], 'no reload yet');
+  assert.deepEqual(
+    await page.evaluate(() => JSON.parse(sessionStorage.getItem('e2e-loads'))),
+    [false],
+    'no reload yet',
+  );
 
   holding = false;
   for (const go of held.splice(0)) go();
-  await until(page, () => window.crossOriginIsolated && document.documentElement.dataset.settingsKept);
-  assert.deepEqual(await page.evaluate(() => JSON.parse(sessionStorage.getItem('e2e-loads'))), [false, true], 'one reload, isolated');
+  await until(
+    page,
+    () => window.crossOriginIsolated && document.documentElement.dataset.settingsKept,
+  );
+  assert.deepEqual(
+    await page.evaluate(() => JSON.parse(sessionStorage.getItem('e2e-loads'))),
+    [false, true],
+    'one reload, isolated',
+  );
   const status = await text(page, '#app-status');
-  assert.match(status, /^Ready — WebAssembly loaded in \d+ ms\. Reloaded once to turn on threads \(cross-origin isolation\); your settings were kept\.$/);
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 90000 });
+  assert.match(
+    status,
+    /^Ready — WebAssembly loaded in \d+ ms\. Reloaded once to turn on threads \(cross-origin isolation\); your settings were kept\.$/,
+  );
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+    timeout: 90000,
+  });
   const after = await page.evaluate(settings);
   assert.deepEqual(after, before, 'every setting back, and the sections show them');
-  assert.equal(await page.evaluate(() => document.body.dataset.pair), large ? 'large' : 'small', 'the pair picked before the reload is the one loaded');
-  if (large) assert.deepEqual(after.checked.filter((id) => id.startsWith('pair-')), ['pair-large']);
-  assert.equal(await page.evaluate((k) => sessionStorage.getItem(k), 'specdec:kept-settings'), null, 'read once');
+  assert.equal(
+    await page.evaluate(() => document.body.dataset.pair),
+    large ? 'large' : 'small',
+    'the pair picked before the reload is the one loaded',
+  );
+  if (large)
+    assert.deepEqual(
+      after.checked.filter((id) => id.startsWith('pair-')),
+      ['pair-large'],
+    );
+  assert.equal(
+    await page.evaluate((k) => sessionStorage.getItem(k), 'specdec:kept-settings'),
+    null,
+    'read once',
+  );
   assertClean(assert, env.watch);
 });

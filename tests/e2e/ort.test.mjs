@@ -20,11 +20,19 @@ before(async () => {
   cpSync(path.join(repoRoot, 'web/lib'), path.join(root, 'lib'), { recursive: true });
   const dist = path.join(repoRoot, 'node_modules/onnxruntime-web/dist');
   mkdirSync(path.join(root, 'ort'));
-  for (const f of ['ort.wasm.min.mjs', 'ort-wasm-simd-threaded.mjs', 'ort-wasm-simd-threaded.wasm']) {
+  for (const f of [
+    'ort.wasm.min.mjs',
+    'ort-wasm-simd-threaded.mjs',
+    'ort-wasm-simd-threaded.wasm',
+  ]) {
     cpSync(path.join(dist, f), path.join(root, 'ort', f));
   }
-  for (const f of ['target.safetensors', 'draft.safetensors']) cpSync(path.join(repoRoot, 'models', f), path.join(root, 'models', f));
-  cpSync(onnxOf(path.join(repoRoot, 'models/target.safetensors')), path.join(root, 'models/target.onnx'));
+  for (const f of ['target.safetensors', 'draft.safetensors'])
+    cpSync(path.join(repoRoot, 'models', f), path.join(root, 'models', f));
+  cpSync(
+    onnxOf(path.join(repoRoot, 'models/target.safetensors')),
+    path.join(root, 'models/target.onnx'),
+  );
   env = await setup({ root });
 });
 
@@ -32,14 +40,16 @@ after(async () => {
   await env?.close();
 });
 
-test('ORT target in a Worker + specdec draft: greedy tokens equal the built-in pair\'s', async () => {
+test("ORT target in a Worker + specdec draft: greedy tokens equal the built-in pair's", async () => {
   const { page, result } = await workerResult(env, 'ort-worker', 120_000);
   assert.equal(result.type, 'done', result.message);
   assert.equal(result.tokens.length, 120);
   assert.deepEqual(result.tokens, result.reference);
   assert.equal(result.ortRuns, result.iterations); // one ORT run per iteration
   assert.ok(result.tokensPerPass > 1.5, `tokens per pass ${result.tokensPerPass}`);
-  console.log(`# ORT target in a Worker: ${result.tokens.length} tokens in ${result.ms.toFixed(0)} ms, ${result.tokensPerPass.toFixed(2)} tokens per ORT run`);
+  console.log(
+    `# ORT target in a Worker: ${result.tokens.length} tokens in ${result.ms.toFixed(0)} ms, ${result.tokensPerPass.toFixed(2)} tokens per ORT run`,
+  );
   assertClean(assert, env.watch);
   await page.close();
 });

@@ -8,7 +8,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { openWithModels, setInput, text, byTestId, assertClean, dropFile, repoRoot } from './harness.mjs';
+import {
+  openWithModels,
+  setInput,
+  text,
+  byTestId,
+  assertClean,
+  dropFile,
+  repoRoot,
+} from './harness.mjs';
 
 const fixture = (name) => path.join(repoRoot, 'tests/fixtures', name);
 let env;
@@ -17,28 +25,39 @@ before(async () => {
   tinyF32 = await readFile(fixture('tiny_f32.safetensors'));
   env = await openWithModels();
 });
-after(async () => { await env?.close(); });
+after(async () => {
+  await env?.close();
+});
 
 /** The Weights radio: which is checked, which are disabled, and the own-files sentence (null when hidden). */
-const weightsRadio = (page) => page.evaluate(() => ({
-  checked: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).checked),
-  disabled: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).disabled),
-  own: document.getElementById('weights-own').hidden ? null : document.getElementById('weights-own').textContent,
-}));
+const weightsRadio = (page) =>
+  page.evaluate(() => ({
+    checked: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).checked),
+    disabled: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).disabled),
+    own: document.getElementById('weights-own').hidden
+      ? null
+      : document.getElementById('weights-own').textContent,
+  }));
 
 /** Waits until the file status settles; returns { state, status, error }. */
 async function fileOutcome(page) {
-  await page.waitForFunction(() => {
-    const st = document.getElementById('model-file-status').dataset.state;
-    return st === 'loaded' || st === 'error';
-  }, null, { timeout: 60000 });
+  await page.waitForFunction(
+    () => {
+      const st = document.getElementById('model-file-status').dataset.state;
+      return st === 'loaded' || st === 'error';
+    },
+    null,
+    { timeout: 60000 },
+  );
   const out = await page.evaluate(() => ({
     state: document.getElementById('model-file-status').dataset.state,
     status: document.getElementById('model-file-status').textContent,
     error: document.getElementById('model-file-error').textContent,
   }));
   // Ready for the next attempt.
-  await page.evaluate(() => { document.getElementById('model-file-status').dataset.state = ''; });
+  await page.evaluate(() => {
+    document.getElementById('model-file-status').dataset.state = '';
+  });
   return out;
 }
 
@@ -46,10 +65,17 @@ test('a malformed file from the picker: the loader’s message in an alert, noth
   const { page } = env;
   const infoBefore = await text(page, '#model-info');
   const truncated = tinyF32.subarray(0, 5000);
-  await page.setInputFiles('#model-file-target', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: truncated });
+  await page.setInputFiles('#model-file-target', {
+    name: 'broken.safetensors',
+    mimeType: 'application/octet-stream',
+    buffer: truncated,
+  });
   const out = await fileOutcome(page);
   assert.equal(out.state, 'error');
-  assert.match(out.error, /^target file “broken\.safetensors”: model file: tensor '.*': data_offsets .* are outside the data section/);
+  assert.match(
+    out.error,
+    /^target file “broken\.safetensors”: model file: tensor '.*': data_offsets .* are outside the data section/,
+  );
   assert.equal(await page.getAttribute('#model-file-error', 'role'), 'alert');
   assert.equal(await text(page, '#model-info'), infoBefore, 'the models did not change');
   assert.equal(await page.isDisabled('#run-spec'), false, 'still usable');
@@ -68,11 +94,27 @@ test('malformed files dropped on a zone: header, config and non-finite weights',
   const nanWeights = Buffer.from(tinyF32);
   nanWeights.writeFloatLE(NaN, 8 + headerLength + 4 * 7); // transformer.wte.weight[7]
   const cases = [
-    ['not-a-model.safetensors', Buffer.from('this is not a safetensors file'), /header length \d+ exceeds the limit of 1048576 bytes/],
+    [
+      'not-a-model.safetensors',
+      Buffer.from('this is not a safetensors file'),
+      /header length \d+ exceeds the limit of 1048576 bytes/,
+    ],
     ['empty.safetensors', Buffer.alloc(0), /0 bytes is too short for the 8-byte header length/],
-    ['deep.safetensors', withHeader(header.replace('"n_layer":"2"', '"n_layer":"100000"')), /n_layer = 100000 is outside 1\.\.64/],
-    ['heads.safetensors', withHeader(header.replace('"n_head":"4"', '"n_head":"3"')), /n_head = 3 does not divide n_embd = 32/],
-    ['nan.safetensors', nanWeights, /tensor 'transformer\.wte\.weight' holds a non-finite value \(nan\) at index 7/],
+    [
+      'deep.safetensors',
+      withHeader(header.replace('"n_layer":"2"', '"n_layer":"100000"')),
+      /n_layer = 100000 is outside 1\.\.64/,
+    ],
+    [
+      'heads.safetensors',
+      withHeader(header.replace('"n_head":"4"', '"n_head":"3"')),
+      /n_head = 3 does not divide n_embd = 32/,
+    ],
+    [
+      'nan.safetensors',
+      nanWeights,
+      /tensor 'transformer\.wte\.weight' holds a non-finite value \(nan\) at index 7/,
+    ],
   ];
   for (const [name, bytes, message] of cases) {
     await dropFile(page, '#drop-draft', name, bytes);
@@ -85,15 +127,29 @@ test('malformed files dropped on a zone: header, config and non-finite weights',
 
 test('valid files (picker for the target, drop for the draft) replace the models and run', async () => {
   const { page } = env;
-  assert.deepEqual(await weightsRadio(page), { checked: ['f32'], disabled: [], own: null }, 'the page’s float32 pair');
+  assert.deepEqual(
+    await weightsRadio(page),
+    { checked: ['f32'], disabled: [], own: null },
+    'the page’s float32 pair',
+  );
   // An 8-bit target file (stored quantized): loaded as int8; the radio does not claim float32.
   await page.setInputFiles('#model-file-target', fixture('tiny_int8.safetensors'));
   let out = await fileOutcome(page);
   assert.equal(out.state, 'loaded', out.error);
-  assert.equal(await page.evaluate(() => window.specdecPage.modelClient.info.target.weights), 'int8');
+  assert.equal(
+    await page.evaluate(() => window.specdecPage.modelClient.info.target.weights),
+    'int8',
+  );
   let radio = await weightsRadio(page);
-  assert.deepEqual([radio.checked, radio.disabled], [[], ['f32', 'int8']], 'an int8 target, the float32 draft: neither');
-  assert.match(radio.own, /^Your own model files are loaded: an int8 target and a float32 draft, as the files hold them\. Go back to the page’s models \(or pick a pair\) to choose float32 or int8\.$/);
+  assert.deepEqual(
+    [radio.checked, radio.disabled],
+    [[], ['f32', 'int8']],
+    'an int8 target, the float32 draft: neither',
+  );
+  assert.match(
+    radio.own,
+    /^Your own model files are loaded: an int8 target and a float32 draft, as the files hold them\. Go back to the page’s models \(or pick a pair\) to choose float32 or int8\.$/,
+  );
   await page.setInputFiles('#model-file-target', fixture('tiny_f32.safetensors'));
   out = await fileOutcome(page);
   assert.equal(out.state, 'loaded', out.error);
@@ -101,8 +157,16 @@ test('valid files (picker for the target, drop for the draft) replace the models
   assert.equal(out.error, '', 'the alert is cleared');
   radio = await weightsRadio(page);
   assert.deepEqual([radio.checked, radio.disabled], [['f32'], ['f32', 'int8']]);
-  assert.match(radio.own, /^Your own model files are loaded: float32 weights, as the files hold them\./);
-  await dropFile(page, '#drop-draft', 'tiny_draft_f16.safetensors', await readFile(fixture('tiny_draft_f16.safetensors')));
+  assert.match(
+    radio.own,
+    /^Your own model files are loaded: float32 weights, as the files hold them\./,
+  );
+  await dropFile(
+    page,
+    '#drop-draft',
+    'tiny_draft_f16.safetensors',
+    await readFile(fixture('tiny_draft_f16.safetensors')),
+  );
   out = await fileOutcome(page);
   assert.equal(out.state, 'loaded', out.error);
   const info = await text(page, '#model-info');
@@ -113,17 +177,28 @@ test('valid files (picker for the target, drop for the draft) replace the models
   await setInput(page, 'gen-max', 40);
   await setInput(page, 'gen-temp', 1);
   await page.click('#run-spec');
-  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, { timeout: 60000 });
+  await page.waitForFunction(
+    () => document.getElementById('spec-state').dataset.state === 'done',
+    null,
+    { timeout: 60000 },
+  );
   assert.match(await text(page, '#spec-state'), /done, 40 tokens/);
   // This draft disagrees with the target: corrections appear.
-  assert.ok(await page.locator('#spec-text .tok.cor').count() > 0, 'corrections from the residual');
+  assert.ok(
+    (await page.locator('#spec-text .tok.cor').count()) > 0,
+    'corrections from the residual',
+  );
 
   await page.click('#model-file-reset');
   out = await fileOutcome(page);
   assert.equal(out.state, 'loaded', out.error);
   assert.doesNotMatch(await text(page, '#model-info'), /file “/);
   assert.equal(await page.isHidden('#model-file-reset'), true);
-  assert.deepEqual(await weightsRadio(page), { checked: ['f32'], disabled: [], own: null }, 'the choice is free again');
+  assert.deepEqual(
+    await weightsRadio(page),
+    { checked: ['f32'], disabled: [], own: null },
+    'the choice is free again',
+  );
   await setInput(page, 'gen-max', 200);
   await setInput(page, 'gen-temp', 0.8);
   assertClean(assert, env.watch);

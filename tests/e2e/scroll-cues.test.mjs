@@ -10,7 +10,9 @@ before(async () => {
   env = await setup({ viewport: { width: 360, height: 760 }, reducedMotion: 'reduce' });
   await openReady(env.page, env.url);
 });
-after(async () => { await env?.close(); });
+after(async () => {
+  await env?.close();
+});
 
 /** { state, hint, mask, overflow } of a scroll-x box. */
 async function cue(page, selector) {
@@ -18,7 +20,9 @@ async function cue(page, selector) {
     const hint = box.nextElementSibling;
     return {
       state: box.dataset.scroll,
-      hint: hint?.classList.contains('scroll-hint') ? getComputedStyle(hint).display !== 'none' : null,
+      hint: hint?.classList.contains('scroll-hint')
+        ? getComputedStyle(hint).display !== 'none'
+        : null,
       mask: getComputedStyle(box).maskImage,
       overflow: box.scrollWidth - box.clientWidth,
     };
@@ -34,17 +38,27 @@ test('phone: the residual table says it scrolls, until its end is reached', asyn
   assert.equal(c.hint, true, 'the hint is shown');
   assert.match(c.mask, /gradient/, 'the cut edge fades');
   await screenshot(page, '3-residual-phone', '#residual');
-  await page.$eval('#residual-scroll', (b) => { b.scrollLeft = b.scrollWidth; });
-  await page.waitForFunction(() => document.getElementById('residual-scroll').dataset.scroll === 'left');
+  await page.$eval('#residual-scroll', (b) => {
+    b.scrollLeft = b.scrollWidth;
+  });
+  await page.waitForFunction(
+    () => document.getElementById('residual-scroll').dataset.scroll === 'left',
+  );
   assert.equal((await cue(page, '#residual-scroll')).hint, true, 'still scrolls (back)');
 });
 
 test('phone: a deep tree says it scrolls', async () => {
   const { page } = env;
   await page.selectOption('#step-tree', '3,2,1,1');
-  await page.waitForFunction(() => document.querySelector('#step-tree-view .tree-scroll') && !document.getElementById('step-next').disabled);
+  await page.waitForFunction(
+    () =>
+      document.querySelector('#step-tree-view .tree-scroll') &&
+      !document.getElementById('step-next').disabled,
+  );
   await page.click('#step-next');
-  await page.waitForFunction(() => document.querySelector('#step-tree-view .tree-scroll')?.dataset.scroll === 'right');
+  await page.waitForFunction(
+    () => document.querySelector('#step-tree-view .tree-scroll')?.dataset.scroll === 'right',
+  );
   const c = await cue(page, '#step-tree-view .tree-scroll');
   assert.ok(c.overflow > 0, `the tree is wider than the screen (by ${c.overflow} px)`);
   assert.equal(c.hint, true);
@@ -54,7 +68,9 @@ test('phone: a deep tree says it scrolls', async () => {
 test('wide window: nothing to scroll, no hint', async () => {
   const { page } = env;
   await page.setViewportSize({ width: 1280, height: 900 });
-  await page.waitForFunction(() => document.getElementById('residual-scroll').dataset.scroll === 'none');
+  await page.waitForFunction(
+    () => document.getElementById('residual-scroll').dataset.scroll === 'none',
+  );
   assert.equal((await cue(page, '#residual-scroll')).hint, false);
   assertClean(assert, env.watch);
 });

@@ -9,7 +9,9 @@ before(async () => {
   env = await setup({ reducedMotion: 'reduce' });
   await openReady(env.page, env.url);
 });
-after(async () => { await env?.close(); });
+after(async () => {
+  await env?.close();
+});
 
 async function panelState(page) {
   return page.evaluate(() => {
@@ -19,10 +21,14 @@ async function panelState(page) {
 }
 
 async function waitForIteration(page) {
-  await page.waitForFunction(() => {
-    const p = document.getElementById('step-panel');
-    return p.dataset.stage === 'draft' && !document.getElementById('step-next').disabled;
-  }, null, { timeout: 30000 });
+  await page.waitForFunction(
+    () => {
+      const p = document.getElementById('step-panel');
+      return p.dataset.stage === 'draft' && !document.getElementById('step-next').disabled;
+    },
+    null,
+    { timeout: 30000 },
+  );
 }
 
 /** Walks one iteration from its first to its last stage; returns what was seen. */
@@ -75,27 +81,42 @@ async function checkIteration(page, gamma) {
   return { nAccept, allAccepted };
 }
 
-test('the first iteration at the page\'s own settings shows a rejection and the residual; captions use the stage list\'s words', async () => {
+test("the first iteration at the page's own settings shows a rejection and the residual; captions use the stage list's words", async () => {
   const { page } = env;
   // As the page opens: toy4, γ = 4 fixed, the default seed.
   assert.equal(await page.inputValue('#step-source'), 'toy4');
   await waitForIteration(page);
-  const stages = await page.$$eval('#step-stages li', (lis) => Object.fromEntries(lis.map((li) => [li.dataset.stage, li.textContent.trim()])));
+  const stages = await page.$$eval('#step-stages li', (lis) =>
+    Object.fromEntries(lis.map((li) => [li.dataset.stage, li.textContent.trim()])),
+  );
   const number = { draft: 1, verify: 2, accept: 3, correct: 4 };
   const seen = [];
   for (;;) {
     const st = await panelState(page);
     const caption = await text(page, '#step-caption');
-    assert.ok(caption.startsWith(`${number[st.stage]} · ${stages[st.stage]}`), `“${caption}” starts with the stage list's “${stages[st.stage]}”`);
+    assert.ok(
+      caption.startsWith(`${number[st.stage]} · ${stages[st.stage]}`),
+      `“${caption}” starts with the stage list's “${stages[st.stage]}”`,
+    );
     seen.push(st.stage);
     if (st.step === st.steps) break;
     await page.click('#step-next');
   }
   assert.match(await text(page, '#step-counter'), /^Iteration 1/);
   const verdicts = await page.locator(byTestId('position-verdict')).allTextContents();
-  assert.ok(verdicts.at(-1).includes('rejected'), `the first iteration rejects a guess: ${verdicts.join(' | ')}`);
-  assert.ok(verdicts.some((v) => v.includes('accepted')), 'and accepts one before it');
-  assert.equal(await page.locator(byTestId('correction-token')).count(), 1, 'the correction is drawn from the residual');
+  assert.ok(
+    verdicts.at(-1).includes('rejected'),
+    `the first iteration rejects a guess: ${verdicts.join(' | ')}`,
+  );
+  assert.ok(
+    verdicts.some((v) => v.includes('accepted')),
+    'and accepts one before it',
+  );
+  assert.equal(
+    await page.locator(byTestId('correction-token')).count(),
+    1,
+    'the correction is drawn from the residual',
+  );
   assert.match(await text(page, '#step-caption'), /residual/);
   await screenshot(page, '2-step-first-iteration', '#step');
   // A tree: the same words.
@@ -104,7 +125,10 @@ test('the first iteration at the page\'s own settings shows a rejection and the 
   for (;;) {
     const st = await panelState(page);
     const caption = await text(page, '#step-caption');
-    assert.ok(caption.startsWith(`${number[st.stage]} · ${stages[st.stage]}`), `tree: “${caption}”`);
+    assert.ok(
+      caption.startsWith(`${number[st.stage]} · ${stages[st.stage]}`),
+      `tree: “${caption}”`,
+    );
     if (st.step === st.steps) break;
     await page.click('#step-next');
   }
@@ -120,11 +144,15 @@ test('toy distributions (4 tokens): one iteration, then the next, and back', asy
   await checkIteration(page, 4);
   await screenshot(page, '2-step-toy4-correct', '#step');
   // Toy bars: the whole 4-token vocabulary, labelled readably.
-  const labels = await page.locator('#step-positions article:first-child .bar-label').allTextContents();
+  const labels = await page
+    .locator('#step-positions article:first-child .bar-label')
+    .allTextContents();
   assert.deepEqual(labels.map((l) => l.split('·')[0]).sort(), ['0', '1', '2', '3']);
   // Next iteration, then Back returns to the previous iteration's last stage.
   await page.click('#step-next');
-  await page.waitForFunction(() => document.getElementById('step-counter').textContent.startsWith('Iteration 2'));
+  await page.waitForFunction(() =>
+    document.getElementById('step-counter').textContent.startsWith('Iteration 2'),
+  );
   await page.click('#step-back');
   const st = await panelState(page);
   assert.equal(st.stage, 'correct');
@@ -157,7 +185,11 @@ test('toy distributions (6 tokens) with the keyboard; the draft and verify stage
 
 test('prefers-reduced-motion turns the transitions off', async () => {
   const { page } = env;
-  const durations = await page.evaluate(() => ['.card', '.bar'].map((sel) => getComputedStyle(document.querySelector(sel)).transitionDuration));
+  const durations = await page.evaluate(() =>
+    ['.card', '.bar'].map(
+      (sel) => getComputedStyle(document.querySelector(sel)).transitionDuration,
+    ),
+  );
   assert.deepEqual(durations, ['0s', '0s']);
 });
 

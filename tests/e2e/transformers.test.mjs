@@ -28,16 +28,28 @@ before(async () => {
   cpSync(path.join(repoRoot, 'web/lib'), path.join(root, 'lib'), { recursive: true });
   cpSync(path.join(repoRoot, 'tests/js/greedy-ties.mjs'), path.join(root, 'greedy-ties.mjs'));
   const tfDir = path.dirname(createRequire(import.meta.url).resolve('@huggingface/transformers')); // its dist/
-  const ortDist = path.join(path.dirname(createRequire(path.join(tfDir, 'x.js')).resolve('onnxruntime-web')));
+  const ortDist = path.join(
+    path.dirname(createRequire(path.join(tfDir, 'x.js')).resolve('onnxruntime-web')),
+  );
   mkdirSync(path.join(root, 'tf'));
   cpSync(path.join(tfDir, 'transformers.js'), path.join(root, 'tf/transformers.js'));
-  for (const f of ['ort-wasm-simd-threaded.asyncify.mjs', 'ort-wasm-simd-threaded.asyncify.wasm']) cpSync(path.join(ortDist, f), path.join(root, 'tf', f));
+  for (const f of ['ort-wasm-simd-threaded.asyncify.mjs', 'ort-wasm-simd-threaded.asyncify.wasm'])
+    cpSync(path.join(ortDist, f), path.join(root, 'tf', f));
   for (const name of ['target', 'draft']) {
     const folder = path.join(repoRoot, 'build-transformers', name);
-    execFileSync('/usr/bin/python3', [path.join(repoRoot, 'models/make_transformers_model.py'), path.join(repoRoot, `models/${name}.safetensors`), folder], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(
+      '/usr/bin/python3',
+      [
+        path.join(repoRoot, 'models/make_transformers_model.py'),
+        path.join(repoRoot, `models/${name}.safetensors`),
+        folder,
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
     cpSync(folder, path.join(root, 'models', name), { recursive: true });
   }
-  for (const dir of ['node_modules', 'web', 'examples', 'build-transformers']) symlinkSync(path.join(repoRoot, dir), path.join(root, dir));
+  for (const dir of ['node_modules', 'web', 'examples', 'build-transformers'])
+    symlinkSync(path.join(repoRoot, dir), path.join(root, dir));
   env = await setup({ root });
 });
 
@@ -45,7 +57,7 @@ after(async () => {
   await env?.close();
 });
 
-test('transformers.js target + draft in a Worker (WASM): greedy tokens equal generate()\'s, fp32 (and fp16 but for near-ties)', async () => {
+test("transformers.js target + draft in a Worker (WASM): greedy tokens equal generate()'s, fp32 (and fp16 but for near-ties)", async () => {
   const { page, result } = await workerResult(env, 'transformers-worker', 240_000);
   assert.equal(result.type, 'done', result.message);
   for (const [dtype, r] of Object.entries(result.runs)) {
@@ -61,7 +73,9 @@ test('transformers.js target + draft in a Worker (WASM): greedy tokens equal gen
     assert.equal(r.targetRuns, r.iterations); // one forward() per iteration
     assert.ok(r.tokensPerPass > 1.5, `${dtype}: tokens per pass ${r.tokensPerPass}`);
     assert.ok(r.text.length > 0 && !r.text.includes('\uFFFD'));
-    console.log(`# ${dtype} in a Worker: ${r.tokens.length} tokens in ${r.ms.toFixed(0)} ms (generate(): ${r.generateMs.toFixed(0)} ms), ${r.tokensPerPass.toFixed(2)} tokens per target pass`);
+    console.log(
+      `# ${dtype} in a Worker: ${r.tokens.length} tokens in ${r.ms.toFixed(0)} ms (generate(): ${r.generateMs.toFixed(0)} ms), ${r.tokensPerPass.toFixed(2)} tokens per target pass`,
+    );
   }
   assertClean(assert, env.watch);
   await page.close();
@@ -69,12 +83,29 @@ test('transformers.js target + draft in a Worker (WASM): greedy tokens equal gen
 
 test('examples/transformers-webgpu without WebGPU: the target falls back to WASM, the text streamed a span per iteration', async () => {
   const page = await env.context.newPage();
-  const failed = new Promise((_, reject) => page.once('pageerror', (e) => reject(new Error(`the example failed: ${e.message}`))));
+  const failed = new Promise((_, reject) =>
+    page.once('pageerror', (e) => reject(new Error(`the example failed: ${e.message}`))),
+  );
   await page.goto(`${env.url}examples/transformers-webgpu/index.html`);
-  await Promise.race([failed, page.waitForFunction(() => /tokens, target on/.test(document.getElementById('status').textContent), null, { timeout: 120_000 })]);
+  await Promise.race([
+    failed,
+    page.waitForFunction(
+      () => /tokens, target on/.test(document.getElementById('status').textContent),
+      null,
+      { timeout: 120_000 },
+    ),
+  ]);
   const r = await page.evaluate(async () => {
     const ex = await import('/examples/transformers-webgpu/main.js');
-    return { device: ex.device, dtype: ex.dtype, iterations: ex.first.iterations, generated: ex.first.generated, spans: document.querySelectorAll('#out span').length, text: document.getElementById('out').textContent, status: document.getElementById('status').textContent };
+    return {
+      device: ex.device,
+      dtype: ex.dtype,
+      iterations: ex.first.iterations,
+      generated: ex.first.generated,
+      spans: document.querySelectorAll('#out span').length,
+      text: document.getElementById('out').textContent,
+      status: document.getElementById('status').textContent,
+    };
   });
   await screenshot(page, 'transformers-example-wasm');
   console.log(`# the example without WebGPU: ${r.status} (${r.iterations} iterations)`);
@@ -82,17 +113,29 @@ test('examples/transformers-webgpu without WebGPU: the target falls back to WASM
   assert.equal(r.dtype, 'fp32');
   assert.equal(r.generated, 64);
   assert.equal(r.spans, r.iterations);
-  assert.ok(r.text.startsWith('ROMEO:\n') && r.text.length > 40 && !r.text.includes('\uFFFD'), r.text);
+  assert.ok(
+    r.text.startsWith('ROMEO:\n') && r.text.length > 40 && !r.text.includes('\uFFFD'),
+    r.text,
+  );
   assertClean(assert, env.watch);
   await page.close();
 });
 
 test('examples/transformers.mjs without its model folders says which files are missing and how to make them', () => {
   const cwd = mkdtempSync(path.join(tmpdir(), 'specdec-no-models-'));
-  const r = spawnSync(process.execPath, [path.join(repoRoot, 'examples/transformers.mjs')], { cwd, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [path.join(repoRoot, 'examples/transformers.mjs')], {
+    cwd,
+    encoding: 'utf8',
+  });
   rmSync(cwd, { recursive: true, force: true });
   assert.equal(r.status, 1, r.stderr);
-  assert.match(r.stderr, /missing in build-transformers\/ \(from .*\): target\/config\.json, target\/tokenizer\.json, target\/onnx\/model\.onnx, draft\/config\.json, draft\/onnx\/model\.onnx/);
-  assert.match(r.stderr, /models\/make_transformers_model\.py models\/target\.safetensors build-transformers\/target/);
+  assert.match(
+    r.stderr,
+    /missing in build-transformers\/ \(from .*\): target\/config\.json, target\/tokenizer\.json, target\/onnx\/model\.onnx, draft\/config\.json, draft\/onnx\/model\.onnx/,
+  );
+  assert.match(
+    r.stderr,
+    /models\/make_transformers_model\.py models\/target\.safetensors build-transformers\/target/,
+  );
   assert.doesNotMatch(r.stderr, /tokenizer_class/);
 });

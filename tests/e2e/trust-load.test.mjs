@@ -25,9 +25,16 @@ after(async () => {
 
 /** HOGS processes that spin for at most HOG_S seconds; stop() kills each by its pid. */
 function startHogs() {
-  const hogs = Array.from({ length: HOGS }, () => spawn(process.execPath,
-    ['-e', `const end = Date.now() + ${HOG_S * 1000}; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1);`],
-    { stdio: 'ignore' }));
+  const hogs = Array.from({ length: HOGS }, () =>
+    spawn(
+      process.execPath,
+      [
+        '-e',
+        `const end = Date.now() + ${HOG_S * 1000}; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1);`,
+      ],
+      { stdio: 'ignore' },
+    ),
+  );
   return {
     stop() {
       for (const h of hogs) if (h.exitCode === null) h.kill('SIGKILL');
@@ -38,55 +45,81 @@ function startHogs() {
 /** "Run both & compare", then the v(k) measurement that follows a first run at a thread count. */
 async function runBoth(page) {
   await page.click('#run-both');
-  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && document.getElementById('spec-state').dataset.state === 'done'
-    && ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: 240_000 });
+  await page.waitForFunction(
+    () =>
+      document.body.dataset.modelsBusy === 'false' &&
+      document.getElementById('spec-state').dataset.state === 'done' &&
+      ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state),
+    null,
+    { timeout: 240_000 },
+  );
 }
 
 /** What section 4 shows now, as the test checks it. */
-const shown = (page) => page.evaluate(() => {
-  const q = (id) => document.querySelector(`[data-testid="${id}"]`);
-  const verdict = document.getElementById('verdict');
-  const vk = document.getElementById('vk');
-  // Each repeat's tokens/s unrounded (the line shows them to 0.1: the spread recomputed from
-  // those could cross the limit the page judged by).
-  const tps = (id) => (document.getElementById(id).dataset.tps ?? '').split(',').filter(Boolean).map(Number);
-  return {
-    verdict: verdict.textContent,
-    verdictTrusted: verdict.dataset.trusted,
-    verdictKind: verdict.dataset.verdict,
-    bestGamma: !!q('best-gamma'),
-    useBest: !!q('use-best-gamma'),
-    predicted: q('speedup-predicted').textContent,
-    predictedV: q('speedup-predicted-v').textContent,
-    v: Number.parseFloat(q('v-measured').textContent),
-    ratios: (q('speedup-measured').dataset.ratios || '').split(',').filter(Boolean).map(Number),
-    plainTps: tps('plain-line'),
-    specTps: tps('spec-line'),
-    vkTrusted: vk.dataset.trusted,
-    vkV: (vk.dataset.v || '').split(',').filter(Boolean).map(Number),
-    vkExplain: document.getElementById('vk-explain').textContent,
-    roofs: document.querySelectorAll('#chart-vk path.vk-roof').length,
-    heading: q('vk-pairs-heading')?.textContent ?? '',
-    runStatus: document.getElementById('run-status').textContent,
-    threadsUsed: document.getElementById('run-status').dataset.threadsUsed ?? '',
-  };
-});
+const shown = (page) =>
+  page.evaluate(() => {
+    const q = (id) => document.querySelector(`[data-testid="${id}"]`);
+    const verdict = document.getElementById('verdict');
+    const vk = document.getElementById('vk');
+    // Each repeat's tokens/s unrounded (the line shows them to 0.1: the spread recomputed from
+    // those could cross the limit the page judged by).
+    const tps = (id) =>
+      (document.getElementById(id).dataset.tps ?? '').split(',').filter(Boolean).map(Number);
+    return {
+      verdict: verdict.textContent,
+      verdictTrusted: verdict.dataset.trusted,
+      verdictKind: verdict.dataset.verdict,
+      bestGamma: !!q('best-gamma'),
+      useBest: !!q('use-best-gamma'),
+      predicted: q('speedup-predicted').textContent,
+      predictedV: q('speedup-predicted-v').textContent,
+      v: Number.parseFloat(q('v-measured').textContent),
+      ratios: (q('speedup-measured').dataset.ratios || '').split(',').filter(Boolean).map(Number),
+      plainTps: tps('plain-line'),
+      specTps: tps('spec-line'),
+      vkTrusted: vk.dataset.trusted,
+      vkV: (vk.dataset.v || '').split(',').filter(Boolean).map(Number),
+      vkExplain: document.getElementById('vk-explain').textContent,
+      roofs: document.querySelectorAll('#chart-vk path.vk-roof').length,
+      heading: q('vk-pairs-heading')?.textContent ?? '',
+      runStatus: document.getElementById('run-status').textContent,
+      threadsUsed: document.getElementById('run-status').dataset.threadsUsed ?? '',
+    };
+  });
 
 /** No claim from measurements that fail the checks; the busy sentence where they do. */
 function assertHonest(s, when) {
-  const busy = /This machine was busy while measuring: these timings can’t be trusted; close other work and measure again\./;
+  const busy =
+    /This machine was busy while measuring: these timings can’t be trusted; close other work and measure again\./;
   if (s.verdictTrusted === 'false') {
     assert.match(s.verdict, busy, `${when}: the busy sentence under the verdict`);
-    assert.match(s.verdict, /Raw times: plain [\d., ]+ tokens\/s; speculative [\d., ]+ tokens\/s/, `${when}: the raw times`);
+    assert.match(
+      s.verdict,
+      /Raw times: plain [\d., ]+ tokens\/s; speculative [\d., ]+ tokens\/s/,
+      `${when}: the raw times`,
+    );
     assert.ok(!s.bestGamma && !s.useBest, `${when}: no γ suggested from untrusted runs`);
-    assert.doesNotMatch(s.verdict, /pays|predicted|E\/\(γc \+ v\)/, `${when}: no verdict, no prediction`);
+    assert.doesNotMatch(
+      s.verdict,
+      /pays|predicted|E\/\(γc \+ v\)/,
+      `${when}: no verdict, no prediction`,
+    );
     assert.match(s.predicted, /^–/);
     assert.match(s.predictedV, /^–/);
   } else {
     // What the verdict speaks from passes the checks as the test reads the numbers.
-    assert.ok(!(spreadOf(s.plainTps) > LIMITS.spread), `${when}: plain repeats ${s.plainTps} agree`);
-    assert.ok(!(spreadOf(s.specTps) > LIMITS.spread), `${when}: speculative repeats ${s.specTps} agree`);
-    assert.ok(!(spreadOf(s.ratios) > LIMITS.spread), `${when}: the repeats' speedups ${s.ratios} agree`);
+    assert.ok(
+      !(spreadOf(s.plainTps) > LIMITS.spread),
+      `${when}: plain repeats ${s.plainTps} agree`,
+    );
+    assert.ok(
+      !(spreadOf(s.specTps) > LIMITS.spread),
+      `${when}: speculative repeats ${s.specTps} agree`,
+    );
+    assert.ok(
+      !(spreadOf(s.ratios) > LIMITS.spread),
+      `${when}: the repeats' speedups ${s.ratios} agree`,
+    );
     assert.ok(s.v >= LIMITS.vMin, `${when}: v = ${s.v}`);
     assert.doesNotMatch(s.verdict, busy);
   }
@@ -100,7 +133,10 @@ function assertHonest(s, when) {
     assert.equal(s.vkV.length, 8);
     for (let k = 2; k <= 8; k++) {
       assert.ok(s.vkV[k - 1] >= LIMITS.vMin, `${when}: v(${k}) = ${s.vkV[k - 1]}`);
-      assert.ok(s.vkV[k - 1] >= LIMITS.vDrop * Math.max(...s.vkV.slice(0, k - 1)), `${when}: v(k) rising: ${s.vkV}`);
+      assert.ok(
+        s.vkV[k - 1] >= LIMITS.vDrop * Math.max(...s.vkV.slice(0, k - 1)),
+        `${when}: v(k) rising: ${s.vkV}`,
+      );
     }
     assert.doesNotMatch(s.vkExplain, busy);
   }
@@ -112,7 +148,9 @@ test('under 3 CPU hogs the page claims nothing from inconsistent timings and say
   let loaded;
   try {
     await openReady(page, url);
-    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 120_000 });
+    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+      timeout: 120_000,
+    });
     await setInput(page, 'gen-max', 40);
     await setInput(page, 'gen-repeats', 3);
     await runBoth(page);
@@ -123,10 +161,16 @@ test('under 3 CPU hogs the page claims nothing from inconsistent timings and say
   }
   console.log(`# under ${HOGS} hogs: ${loaded.runStatus}`);
   console.log(`#   verdict trusted ${loaded.verdictTrusted}: ${loaded.verdict.slice(0, 400)}`);
-  console.log(`#   v(k) trusted ${loaded.vkTrusted}: v ${loaded.vkV.map((x) => x.toFixed(2)).join(' ')}; ${loaded.vkExplain.slice(0, 400)}`);
+  console.log(
+    `#   v(k) trusted ${loaded.vkTrusted}: v ${loaded.vkV.map((x) => x.toFixed(2)).join(' ')}; ${loaded.vkExplain.slice(0, 400)}`,
+  );
   assertHonest(loaded, 'under load');
   // The runs used the thread count that was faster just then, and the status line says which.
-  if (loaded.threadsUsed) assert.match(loaded.runStatus, /Threads measured just now \(\d+ threads: [\d.]+ ms per step, 1 thread: [\d.]+ ms per step\)/);
+  if (loaded.threadsUsed)
+    assert.match(
+      loaded.runStatus,
+      /Threads measured just now \(\d+ threads: [\d.]+ ms per step, 1 thread: [\d.]+ ms per step\)/,
+    );
 
   // Idle: up to three tries (other work on a shared machine), then the verdict stands.
   let idle;

@@ -3,10 +3,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  BUSY, LIMITS, agree, both, busyText, judgeChunks, judgeRun, judgeThreads, judgeVk, pickThreads, spreadOf, threadsChoiceText,
+  BUSY,
+  LIMITS,
+  agree,
+  both,
+  busyText,
+  judgeChunks,
+  judgeRun,
+  judgeThreads,
+  judgeVk,
+  pickThreads,
+  spreadOf,
+  threadsChoiceText,
 } from '../../web/page/src/shared/trust.js';
 
-test('trust: the spread of repeated timings is the quartiles\' ratio (largest ÷ smallest for few)', () => {
+test("trust: the spread of repeated timings is the quartiles' ratio (largest ÷ smallest for few)", () => {
   assert.equal(spreadOf([2, 2, 2, 2]), 1);
   assert.equal(spreadOf([1, 3]), 3);
   assert.ok(Number.isNaN(spreadOf([1])));
@@ -25,7 +36,7 @@ test('trust: v(k) passes when its passes agree, it is at least ~1 and rises', ()
   assert.ok(judgeVk({ passMs: [NaN, 10, 10.1, 9.9, 10.2, 10, 10.3, 10.4, 10.6] }).ok);
 });
 
-test('trust: the issue\'s busy v(k) fails: five tokens cheaper than one, passes that disagree', () => {
+test("trust: the issue's busy v(k) fails: five tokens cheaper than one, passes that disagree", () => {
   // Section 4 under 3 CPU hogs (issue 38): one-token step 37.94 ms, v(5) = 0.90.
   const passMs = [NaN, 37.94, 40, 45, 41, 34.1, 60, 62, 70];
   const j = judgeVk({ passMs, sampleMs: [[0.7, 37.9, 38, 80, 0.8, 41]] });
@@ -43,14 +54,22 @@ test('trust: T threads slower than one fail the check; missing numbers do not', 
   const j = judgeThreads({ T: 2, B1: 79, BT: 7, P1: 30.1, PT: 1.2 });
   assert.equal(j.ok, false);
   assert.equal(j.reasons.length, 2);
-  assert.ok(judgeThreads({ T: 2, B1: 20, BT: 19, P1: 30, PT: 55 }).ok, `within ${LIMITS.threads} of one thread's`);
+  assert.ok(
+    judgeThreads({ T: 2, B1: 20, BT: 19, P1: 30, PT: 55 }).ok,
+    `within ${LIMITS.threads} of one thread's`,
+  );
   assert.ok(judgeThreads({ T: 1, B1: 20, BT: 5 }).ok);
   assert.ok(judgeThreads({ T: 2, B1: null, BT: 5, P1: 30, PT: null }).ok);
 });
 
 test('trust: a run fails when its repeats disagree, its v is below one step, or it disagrees with v(k)', () => {
-  assert.ok(judgeRun({ plainTps: [300, 310, 295], specTps: [400, 390, 410], v: 3.2, gamma: 4, vk: 2.9 }).ok);
-  assert.ok(judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: NaN }).ok, 'no v(k) yet: nothing to compare');
+  assert.ok(
+    judgeRun({ plainTps: [300, 310, 295], specTps: [400, 390, 410], v: 3.2, gamma: 4, vk: 2.9 }).ok,
+  );
+  assert.ok(
+    judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: NaN }).ok,
+    'no v(k) yet: nothing to compare',
+  );
   const repeats = judgeRun({ plainTps: [300, 40, 310], specTps: [400, 410, 390], v: 3, gamma: 4 });
   assert.equal(repeats.ok, false);
   assert.match(repeats.reasons[0], /plain repeats ran at 40\.00–310\.00 tokens\/s/);
@@ -61,29 +80,48 @@ test('trust: a run fails when its repeats disagree, its v is below one step, or 
   // That disagreement, and only it, sends v(k) to be measured again (compare.js).
   assert.equal(vs.vkDisagrees, true);
   assert.equal(repeats.vkDisagrees, false);
-  assert.equal(judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: 2.9 }).vkDisagrees, false);
+  assert.equal(
+    judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: 2.9 }).vkDisagrees,
+    false,
+  );
   assert.equal(judgeRun({ v: 0.5, gamma: 4 }).ok, false);
   // Each run's repeats within the limit, their speedups not (large pair under 3 hogs: 1.42–2.87×).
-  const ratios = judgeRun({ plainTps: [100, 130, 120], specTps: [280, 200, 260], ratios: [2.87, 1.42, 2.1], v: 1.75, gamma: 4 });
+  const ratios = judgeRun({
+    plainTps: [100, 130, 120],
+    specTps: [280, 200, 260],
+    ratios: [2.87, 1.42, 2.1],
+    v: 1.75,
+    gamma: 4,
+  });
   assert.equal(ratios.ok, false);
   assert.match(ratios.reasons[0], /speedups ranged over 1\.42–2\.87×/);
 });
 
-test('trust: a lab card\'s plain chunks judged; several judgements as one; the busy words', () => {
+test("trust: a lab card's plain chunks judged; several judgements as one; the busy words", () => {
   assert.ok(judgeChunks([0.8, 0.82, 0.79, 0.81]).ok);
-  const j = both(judgeChunks([0.8, 3, 0.8, 3.2, 0.9, 3.1]), judgeThreads({ T: 2, B1: 10, BT: 1 }), null);
+  const j = both(
+    judgeChunks([0.8, 3, 0.8, 3.2, 0.9, 3.1]),
+    judgeThreads({ T: 2, B1: 10, BT: 1 }),
+    null,
+  );
   assert.equal(j.ok, false);
   assert.equal(j.reasons.length, 2);
   const text = busyText(j);
   assert.ok(text.startsWith(BUSY));
-  assert.match(BUSY, /busy while measuring: these timings can’t be trusted; close other work and measure again/);
+  assert.match(
+    BUSY,
+    /busy while measuring: these timings can’t be trusted; close other work and measure again/,
+  );
   assert.equal(busyText({ ok: true, reasons: [] }), '');
 });
 
 test('trust: the thread count used is the faster now, and the page says which', () => {
   const slow = pickThreads({ 2: [30, 31, 4.9], 1: [4.3, 2.0, 1.2] });
   assert.equal(slow.threads, 1);
-  assert.match(threadsChoiceText(slow, 2), /2 threads were slower than 1 at this moment, so the runs use 1 thread/);
+  assert.match(
+    threadsChoiceText(slow, 2),
+    /2 threads were slower than 1 at this moment, so the runs use 1 thread/,
+  );
   const fast = pickThreads({ 2: [0.5, 0.52], 1: [0.8, 0.82] });
   assert.equal(fast.threads, 2);
   assert.ok(fast.faster);
@@ -100,7 +138,12 @@ test('trust: a v(k) measurement that fails the checks predicts nothing and is me
   const store = createVkStore();
   const model = { params: 4.87e6, pair: 'small' };
   const good = [NaN, 0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.1];
-  store.record('small', 2, { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) }, model);
+  store.record(
+    'small',
+    2,
+    { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) },
+    model,
+  );
   assert.ok(store.judge('small', 2).ok);
   assert.equal(typeof store.verifyCurve('small', model, 2), 'function');
   assert.ok(!store.needs('small', 2));
@@ -108,7 +151,12 @@ test('trust: a v(k) measurement that fails the checks predicts nothing and is me
   store.invalidate('small', 2);
   assert.ok(store.needs('small', 2), 'a run disagreed: measured again');
   assert.equal(store.get('small', 2).passMs, good);
-  store.record('small', 2, { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) }, model);
+  store.record(
+    'small',
+    2,
+    { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) },
+    model,
+  );
   assert.ok(!store.needs('small', 2), 'measured again: trusted');
   // B(2) far below B(1): the threads did not get cores.
   store.setBandwidth([{ bytes: 4 * 4.87e6, gbPerSecond: 79 }], 1);

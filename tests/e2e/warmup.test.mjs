@@ -19,49 +19,91 @@ after(async () => {
 });
 
 // Every text the run status line shows from now on (a MutationObserver in the page).
-const watchStatus = (page) => page.evaluate(() => {
-  window.__runStatus = [];
-  const el = document.getElementById('run-status');
-  new MutationObserver(() => window.__runStatus.push(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
-});
+const watchStatus = (page) =>
+  page.evaluate(() => {
+    window.__runStatus = [];
+    const el = document.getElementById('run-status');
+    new MutationObserver(() => window.__runStatus.push(el.textContent)).observe(el, {
+      childList: true,
+      characterData: true,
+      subtree: true,
+    });
+  });
 const runBoth = async (page) => {
   await page.click('#run-both');
-  await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false' && document.getElementById('spec-state').dataset.state === 'done'
-    && ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: 180_000 });
+  await page.waitForFunction(
+    () =>
+      document.body.dataset.modelsBusy === 'false' &&
+      document.getElementById('spec-state').dataset.state === 'done' &&
+      ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state),
+    null,
+    { timeout: 180_000 },
+  );
   return page.evaluate(() => {
     const s = document.getElementById('run-status');
-    return { seen: window.__runStatus, passes: Number(s.dataset.warmPasses), rounds: Number(s.dataset.warmRounds), text: s.textContent, state: s.dataset.state };
+    return {
+      seen: window.__runStatus,
+      passes: Number(s.dataset.warmPasses),
+      rounds: Number(s.dataset.warmRounds),
+      text: s.textContent,
+      state: s.dataset.state,
+    };
   });
 };
 
 test('warm-up: shown in the status line and applied before the first timed repeat; not repeated, at 1 thread either', async () => {
   const { page, url } = env;
   await openReady(page, url);
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
+    timeout: 60_000,
+  });
   await setInput(page, 'gen-max', 24);
   await setInput(page, 'gen-repeats', 2);
   await watchStatus(page);
   const first = await runBoth(page);
   console.log(`#   ${first.text}`);
-  assert.ok(first.seen.some((t) => /^Warming up/.test(t)), `"warming up" shown: ${first.seen.join(' | ')}`);
-  assert.ok(first.rounds >= 2 && first.passes >= 12, `warm-up applied: ${first.rounds} rounds, ${first.passes} passes`);
+  assert.ok(
+    first.seen.some((t) => /^Warming up/.test(t)),
+    `"warming up" shown: ${first.seen.join(' | ')}`,
+  );
+  assert.ok(
+    first.rounds >= 2 && first.passes >= 12,
+    `warm-up applied: ${first.rounds} rounds, ${first.passes} passes`,
+  );
   // The v(k) measurement after a first run at a thread count keeps the Run buttons disabled: the
   // status line beside them says why (issue 38).
-  assert.ok(first.seen.some((t) => /^Measuring what a verify pass costs \(v\(k\), once per target and thread count.*the Run buttons come back when it is done; Stop ends it\.$/.test(t)),
-    `the wait explained: ${first.seen.join(' | ')}`);
+  assert.ok(
+    first.seen.some((t) =>
+      /^Measuring what a verify pass costs \(v\(k\), once per target and thread count.*the Run buttons come back when it is done; Stop ends it\.$/.test(
+        t,
+      ),
+    ),
+    `the wait explained: ${first.seen.join(' | ')}`,
+  );
   // Then, at T > 1 threads, which count the runs use (compare.js chooseThreads).
-  assert.match(first.text, /^Warmed up in [\d.]+ s \(\d+ rounds, \d+ untimed passes; .*\), then timed\.( Threads measured just now \(.*\): .*)?$/);
+  assert.match(
+    first.text,
+    /^Warmed up in [\d.]+ s \(\d+ rounds, \d+ untimed passes; .*\), then timed\.( Threads measured just now \(.*\): .*)?$/,
+  );
   await watchStatus(page);
   const again = await runBoth(page);
   assert.equal(again.passes, 0, 'already warm for these models, threads and backend');
   assert.match(again.text, /^Warm \(warmed up earlier/);
-  const max = await page.evaluate(() => Number(document.getElementById('threads-status').dataset.maxThreads));
+  const max = await page.evaluate(() =>
+    Number(document.getElementById('threads-status').dataset.maxThreads),
+  );
   // Whichever count the runs used (1 when it timed faster: a busy machine, compare.js
   // chooseThreads), choosing 1 thread warms nothing again: the warm-up at T holds for 1 too.
-  console.log(`#   the runs used ${await page.evaluate(() => document.getElementById('run-status').dataset.threadsUsed)} of ${max} threads`);
+  console.log(
+    `#   the runs used ${await page.evaluate(() => document.getElementById('run-status').dataset.threadsUsed)} of ${max} threads`,
+  );
   if (max > 1) {
     await page.selectOption('#gen-threads', '1');
-    await page.waitForFunction(() => document.getElementById('threads-status').dataset.threads === '1', null, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => document.getElementById('threads-status').dataset.threads === '1',
+      null,
+      { timeout: 30_000 },
+    );
     await watchStatus(page);
     const other = await runBoth(page);
     assert.equal(other.passes, 0, '1 thread after a warm-up at T: not warmed up again');
@@ -78,33 +120,51 @@ test('warm-up: shown in the status line and applied before the first timed repea
 // is wrong every time still fails.
 test('one cost model: two v(k) measurements agree within 15% at every k', async () => {
   const { page } = env;
-  const measure = () => page.evaluate(async () => {
-    const client = window.specdecPage.modelClient;
-    // The threads the last run used (the run's v is compared below).
-    const threads = Number(document.getElementById('spec-state').dataset.threads);
-    const options = {
-      prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value)), drafter: 'draft', tree: null,
-      gamma: 4, temperature: 0.8, topK: 0, topP: 1, seed: 42, maxTokens: 200, paceMs: 0, threads, backend: 'cpu',
-    };
-    const m = await client.measureVk(options);
-    return m.passMs.slice(1).map((ms) => ms / m.passMs[1]);
-  });
+  const measure = () =>
+    page.evaluate(async () => {
+      const client = window.specdecPage.modelClient;
+      // The threads the last run used (the run's v is compared below).
+      const threads = Number(document.getElementById('spec-state').dataset.threads);
+      const options = {
+        prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value)),
+        drafter: 'draft',
+        tree: null,
+        gamma: 4,
+        temperature: 0.8,
+        topK: 0,
+        topP: 1,
+        seed: 42,
+        maxTokens: 200,
+        paceMs: 0,
+        threads,
+        backend: 'cpu',
+      };
+      const m = await client.measureVk(options);
+      return m.passMs.slice(1).map((ms) => ms / m.passMs[1]);
+    });
   const agree = (x, y) => Math.abs(x - y) <= 0.15 * Math.min(x, y);
   const vks = [await measure(), await measure()];
   if (vks[0].some((x, i) => !agree(x, vks[1][i]))) vks.push(await measure());
-  console.log(`#   v(k) ${vks.length} times: ${vks.map((v) => v.map((x) => x.toFixed(2)).join(' ')).join(' | ')}`);
+  console.log(
+    `#   v(k) ${vks.length} times: ${vks.map((v) => v.map((x) => x.toFixed(2)).join(' ')).join(' | ')}`,
+  );
   for (const v of vks) assert.equal(v.length, 8);
   for (let k = 2; k <= 8; k++) {
     const at = vks.map((v) => v[k - 1]);
     const pairs = at.flatMap((x, i) => at.slice(i + 1).map((y) => [x, y]));
-    assert.ok(pairs.some(([x, y]) => agree(x, y)), `v(${k}): ${at.map((x) => x.toFixed(3)).join(' vs ')}`);
+    assert.ok(
+      pairs.some(([x, y]) => agree(x, y)),
+      `v(${k}): ${at.map((x) => x.toFixed(3)).join(' vs ')}`,
+    );
   }
   // The last "Run both" (γ 4 by default): its v(5) beside the section's v(5) at the same threads.
   const run = await page.evaluate(() => ({
     v: Number.parseFloat(document.querySelector('[data-testid="v-measured"]').textContent),
     gamma: Number(document.getElementById('gen-gamma').value),
     verdict: document.getElementById('verdict').textContent,
-    predicted: Number.parseFloat(document.querySelector('[data-testid="speedup-predicted-v"]').textContent),
+    predicted: Number.parseFloat(
+      document.querySelector('[data-testid="speedup-predicted-v"]').textContent,
+    ),
     trusted: document.getElementById('verdict').dataset.trusted,
   }));
   if (run.trusted === 'false') {
@@ -116,11 +176,19 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
   }
   // The verdict's E/(γc + v) takes the run's own means (total time ÷ count), says so, and the
   // prediction cell is the formula of the numbers it quotes.
-  const m = run.verdict.match(/γc \+ v = (\d+)·([\d.]+) \+ ([\d.]+) = [\d.]+ target steps \(one step = [\d.]+ ms, the plain runs' time ÷ their \d+ steps; one iteration = [\d.]+ ms, the speculative runs' time ÷ their \d+ iterations: .*; means, as tokens\/s counts time\) and yields E = ([\d.]+) tokens at α = [\d.]+: E\/\(γc \+ v\) = ([\d.]+)×/);
+  const m = run.verdict.match(
+    /γc \+ v = (\d+)·([\d.]+) \+ ([\d.]+) = [\d.]+ target steps \(one step = [\d.]+ ms, the plain runs' time ÷ their \d+ steps; one iteration = [\d.]+ ms, the speculative runs' time ÷ their \d+ iterations: .*; means, as tokens\/s counts time\) and yields E = ([\d.]+) tokens at α = [\d.]+: E\/\(γc \+ v\) = ([\d.]+)×/,
+  );
   assert.ok(m, run.verdict);
   const [g, c, v, E, shown] = m.slice(1).map(Number);
-  assert.ok(Math.abs(E / (g * c + v) - shown) <= 0.01 * shown + 0.01, `E/(γc + v) = ${E}/(${g}·${c} + ${v}) vs ${shown}`);
-  assert.ok(Math.abs(run.predicted - shown) < 0.006, `prediction cell ${run.predicted} = the sentence's ${shown}`);
+  assert.ok(
+    Math.abs(E / (g * c + v) - shown) <= 0.01 * shown + 0.01,
+    `E/(γc + v) = ${E}/(${g}·${c} + ${v}) vs ${shown}`,
+  );
+  assert.ok(
+    Math.abs(run.predicted - shown) < 0.006,
+    `prediction cell ${run.predicted} = the sentence's ${shown}`,
+  );
   const section = vks.reduce((sum, v) => sum + v[run.gamma], 0) / vks.length;
   // Printed, not asserted: the runs above are 24 tokens (a handful of speculative passes), too
   // few for a steady median on a shared machine; bench/browser.mjs compares them on 200.
@@ -131,7 +199,10 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
 // Issue 38: "Plain only" left the speculative column saying "warming up…" (and the other way round).
 test('"Plain only" and "Speculative only" leave the other column\'s state as it was', async () => {
   const { page } = env;
-  for (const [button, other] of [['#run-plain', 'spec-state'], ['#run-spec', 'plain-state']]) {
+  for (const [button, other] of [
+    ['#run-plain', 'spec-state'],
+    ['#run-spec', 'plain-state'],
+  ]) {
     const before = await page.evaluate((id) => {
       const el = document.getElementById(id);
       const seen = [];
@@ -143,10 +214,23 @@ test('"Plain only" and "Speculative only" leave the other column\'s state as it 
     }, other);
     await page.click(button);
     // The run over and v(k) settled: measured, stopped, or not measured for this thread count.
-    await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false'
-      && ['done', 'stopped', 'empty', 'error'].includes(document.getElementById('vk').dataset.state), null, { timeout: 120_000 });
+    await page.waitForFunction(
+      () =>
+        document.body.dataset.modelsBusy === 'false' &&
+        ['done', 'stopped', 'empty', 'error'].includes(document.getElementById('vk').dataset.state),
+      null,
+      { timeout: 120_000 },
+    );
     const seen = await page.evaluate(() => window.__otherStates);
-    assert.deepEqual(seen.filter((t) => /warming/.test(t)), [], `${other} never says warming up: ${seen.join(' | ')}`);
-    assert.equal(await page.evaluate((id) => document.getElementById(id).textContent, other), before, `${other} as it was`);
+    assert.deepEqual(
+      seen.filter((t) => /warming/.test(t)),
+      [],
+      `${other} never says warming up: ${seen.join(' | ')}`,
+    );
+    assert.equal(
+      await page.evaluate((id) => document.getElementById(id).textContent, other),
+      before,
+      `${other} as it was`,
+    );
   }
 });

@@ -25,10 +25,16 @@ export async function drain(dec, ts = null, ds = null) {
  * @param {(options: object, sides: object) => Promise<{ stats: object }>} decode
  */
 export async function assertSampledLikeBuiltin(decode, sides, label) {
-  const agg = { ref: { examined: 0, accepted: 0, gen: 0, passes: 0 }, other: { examined: 0, accepted: 0, gen: 0, passes: 0 } };
+  const agg = {
+    ref: { examined: 0, accepted: 0, gen: 0, passes: 0 },
+    other: { examined: 0, accepted: 0, gen: 0, passes: 0 },
+  };
   for (const seed of [1, 2, 3, 4]) {
     const options = { prompt: 'KING HENRY:', temperature: 0.8, gamma: 4, maxTokens: 150, seed };
-    for (const [key, s] of [['ref', {}], ['other', sides]]) {
+    for (const [key, s] of [
+      ['ref', {}],
+      ['other', sides],
+    ]) {
       const r = await decode(options, s);
       agg[key].examined += r.stats.examined;
       agg[key].accepted += r.stats.accepted;
@@ -87,7 +93,12 @@ export function pooledGroup(observed, probs, n) {
 /** transformers.js's own greedy generate(): the n tokens after `tokens`. */
 export async function greedyFrom(tf, model, tokens, n) {
   const ids = new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
-  const out = await model.generate({ input_ids: ids, attention_mask: tf.ones([1, tokens.length]), max_new_tokens: n, do_sample: false });
+  const out = await model.generate({
+    input_ids: ids,
+    attention_mask: tf.ones([1, tokens.length]),
+    max_new_tokens: n,
+    do_sample: false,
+  });
   return Array.from(out[0].data, Number).slice(tokens.length);
 }
 

@@ -21,7 +21,10 @@ test('distribution math: acceptance rate, total variation, residual', () => {
   near(sd.acceptanceRate(p, q) + sd.totalVariation(p, q), 1);
   const r = sd.residualDistribution(p, q);
   assert.ok(r instanceof Float32Array);
-  assert.deepEqual(Array.from(r, (x) => Math.round(x * 1e6) / 1e6), [1, 0, 0, 0, 0, 0]);
+  assert.deepEqual(
+    Array.from(r, (x) => Math.round(x * 1e6) / 1e6),
+    [1, 0, 0, 0, 0, 0],
+  );
   // min(p, q) + residual * (1 - alpha) == p
   const alpha = sd.acceptanceRate(p, q);
   p.forEach((pi, i) => near(Math.min(pi, q[i]) + r[i] * (1 - alpha), pi));
@@ -39,7 +42,8 @@ test("analytics: the lesson's formulas", () => {
   near(sd.speculativeSpeedup(0.8, 4, 0.1), 3.3616 / 1.4, 1e-12);
   near(sd.speculativeSpeedup(0.8, 4, 0.1, 3), 3.3616 / 3.4, 1e-12);
   const best = sd.optimalGamma(0.85, 0.15, 10);
-  for (let g = 1; g <= 10; g++) assert.ok(sd.speculativeSpeedup(0.85, g, 0.15) <= sd.speculativeSpeedup(0.85, best, 0.15));
+  for (let g = 1; g <= 10; g++)
+    assert.ok(sd.speculativeSpeedup(0.85, g, 0.15) <= sd.speculativeSpeedup(0.85, best, 0.15));
   const points = sd.demonstrateSpeculative({ c: 0.1 });
   assert.equal(points.length, 4 * 8);
   assert.deepEqual(Object.keys(points[0]).sort(), ['alpha', 'gamma', 'speedup', 'tokensPerPass']);
@@ -82,8 +86,15 @@ test('createRng: the PCG32 stream, for number and bigint seeds', () => {
 });
 
 test('speculativeVerify: the record, greedy mode, and the RNG advancing', () => {
-  const target = [Float32Array.from([0.1, 0.6, 0.3]), Float32Array.from([0.3, 0.3, 0.4]), [0.2, 0.2, 0.6]];
-  const draft = [[0.6, 0.2, 0.2], [0.2, 0.2, 0.6]];
+  const target = [
+    Float32Array.from([0.1, 0.6, 0.3]),
+    Float32Array.from([0.3, 0.3, 0.4]),
+    [0.2, 0.2, 0.6],
+  ];
+  const draft = [
+    [0.6, 0.2, 0.2],
+    [0.2, 0.2, 0.6],
+  ];
   const rng = sd.createRng(11);
   const results = [];
   for (let i = 0; i < 50; i++) results.push(sd.speculativeVerify(target, draft, [0, 2], rng));
@@ -150,7 +161,14 @@ function scripted(text, promptLength) {
 test('decoder records: every documented field, streamed UTF-8 text', () => {
   const story = 'Ça va? Très bien — 東京 🎉 ';
   const step = scripted(story, 2);
-  const dec = sd.createDecoder({ targetStep: step, draftStep: step, gamma: 3, seed: 1, prompt: 'hi', maxTokens: 40 });
+  const dec = sd.createDecoder({
+    targetStep: step,
+    draftStep: step,
+    gamma: 3,
+    seed: 1,
+    prompt: 'hi',
+    maxTokens: 40,
+  });
   assert.equal(dec.promptLength, 2);
   assert.equal(dec.seed, 1);
   assert.equal(dec.plain, false);
@@ -165,10 +183,34 @@ test('decoder records: every documented field, streamed UTF-8 text', () => {
   assert.equal(dec.generatedText, expected);
   assert.equal(dec.text, 'hi' + expected);
   assert.ok(expected.startsWith(streamed) && streamed.length >= expected.length - 2);
-  assert.ok(!streamed.includes('\ufffd'), 'a character split between iterations is held back, not broken');
+  assert.ok(
+    !streamed.includes('\ufffd'),
+    'a character split between iterations is held back, not broken',
+  );
   const r = records[0];
-  for (const key of ['iteration', 'proposed', 'proposedText', 'positions', 'nAccepted', 'correction', 'bonus', 'uFinal', 'residual', 'residualTop',
-    'emitted', 'emittedText', 'text', 'targetCached', 'draftCached', 'draftMs', 'targetMs', 'ms', 'vocab', 'targetProbs', 'draftProbs']) {
+  for (const key of [
+    'iteration',
+    'proposed',
+    'proposedText',
+    'positions',
+    'nAccepted',
+    'correction',
+    'bonus',
+    'uFinal',
+    'residual',
+    'residualTop',
+    'emitted',
+    'emittedText',
+    'text',
+    'targetCached',
+    'draftCached',
+    'draftMs',
+    'targetMs',
+    'ms',
+    'vocab',
+    'targetProbs',
+    'draftProbs',
+  ]) {
     assert.ok(key in r, key);
   }
   assert.equal(r.iteration, 0);
@@ -196,18 +238,33 @@ test('decoder records: every documented field, streamed UTF-8 text', () => {
 test('decoder: rejections carry the residual and its top entries; plain decoding has the same shape', () => {
   const p = [0.5, 0.5, 0, 0];
   const q = [0, 0, 0.5, 0.5];
-  const dec = sd.createDecoder({ targetStep: () => p, draftStep: () => q, gamma: 2, seed: 4, prompt: [0] });
+  const dec = sd.createDecoder({
+    targetStep: () => p,
+    draftStep: () => q,
+    gamma: 2,
+    seed: 4,
+    prompt: [0],
+  });
   const r = dec.step();
   assert.equal(r.nAccepted, 0);
   assert.equal(r.positions.length, 1);
   assert.equal(r.positions[0].accepted, false);
   assert.ok(r.correction === 0 || r.correction === 1);
   assert.deepEqual(Array.from(r.residual), [0.5, 0.5, 0, 0]);
-  assert.deepEqual(r.residualTop.map((e) => e.token), [0, 1]);
+  assert.deepEqual(
+    r.residualTop.map((e) => e.token),
+    [0, 1],
+  );
   assert.deepEqual(r.emitted, [r.correction]);
   dec.dispose();
 
-  const plain = sd.createDecoder({ targetStep: () => p, plain: true, seed: 4, prompt: [0], maxTokens: 3 });
+  const plain = sd.createDecoder({
+    targetStep: () => p,
+    plain: true,
+    seed: 4,
+    prompt: [0],
+    maxTokens: 3,
+  });
   const pr = plain.step();
   assert.deepEqual(pr.proposed, []);
   assert.deepEqual(pr.positions, []);
@@ -218,7 +275,13 @@ test('decoder: rejections carry the residual and its top entries; plain decoding
   assert.deepEqual(plain.stats.reachedAt, []);
   plain.dispose();
 
-  const lean = sd.createDecoder({ targetStep: () => p, draftStep: () => q, seed: 1, prompt: [0], distributions: false });
+  const lean = sd.createDecoder({
+    targetStep: () => p,
+    draftStep: () => q,
+    seed: 1,
+    prompt: [0],
+    distributions: false,
+  });
   assert.equal('targetProbs' in lean.step(), false);
   lean.dispose();
 });
@@ -226,7 +289,14 @@ test('decoder: rejections carry the residual and its top entries; plain decoding
 test('generate: exact token counts, continuing, the decoder budget, abort, and yielding', async () => {
   const p = Float32Array.from([0.4, 0.3, 0.2, 0.1]);
   const q = Float32Array.from([0.25, 0.25, 0.25, 0.25]);
-  const dec = sd.createDecoder({ targetStep: () => p, draftStep: () => q, gamma: 5, seed: 8, prompt: [0], maxTokens: 100 });
+  const dec = sd.createDecoder({
+    targetStep: () => p,
+    draftStep: () => q,
+    gamma: 5,
+    seed: 8,
+    prompt: [0],
+    maxTokens: 100,
+  });
   let n = 0;
   for await (const it of dec.generate({ maxTokens: 7 })) n += it.emitted.length;
   assert.equal(n, 7);
@@ -246,16 +316,36 @@ test('generate: exact token counts, continuing, the decoder budget, abort, and y
   dec.dispose();
 
   // The same seed gives the same tokens whether run by step() or by generate() in pieces.
-  const a = sd.createDecoder({ targetStep: () => p, draftStep: () => q, gamma: 3, seed: 77, prompt: [1], maxTokens: 50 });
+  const a = sd.createDecoder({
+    targetStep: () => p,
+    draftStep: () => q,
+    gamma: 3,
+    seed: 77,
+    prompt: [1],
+    maxTokens: 50,
+  });
   while (!a.done) a.step();
-  const b = sd.createDecoder({ targetStep: () => p, draftStep: () => q, gamma: 3, seed: 77, prompt: [1], maxTokens: 50 });
+  const b = sd.createDecoder({
+    targetStep: () => p,
+    draftStep: () => q,
+    gamma: 3,
+    seed: 77,
+    prompt: [1],
+    maxTokens: 50,
+  });
   for await (const it of b.generate({ maxTokens: 1000 })) void it;
   assert.deepEqual(b.tokens, a.tokens);
   a.dispose();
   b.dispose();
 
   // Abort: the iterator throws the signal's reason; the event loop ran between iterations.
-  const c = sd.createDecoder({ targetStep: () => p, draftStep: () => q, gamma: 2, seed: 1, prompt: [0] });
+  const c = sd.createDecoder({
+    targetStep: () => p,
+    draftStep: () => q,
+    gamma: 2,
+    seed: 1,
+    prompt: [0],
+  });
   const controller = new AbortController();
   let ticks = 0;
   const timer = setInterval(() => ticks++, 0);
@@ -275,7 +365,10 @@ test('generate: exact token counts, continuing, the decoder budget, abort, and y
   const already = new AbortController();
   already.abort(new Error('stop now'));
   await assert.rejects(c.generate({ signal: already.signal }).next(), /stop now/);
-  await assert.rejects(c.generate({ maxTokens: -1 }).next(), /maxTokens: expected an integer in 0\.\./);
+  await assert.rejects(
+    c.generate({ maxTokens: -1 }).next(),
+    /maxTokens: expected an integer in 0\.\./,
+  );
   await assert.rejects(c.generate({ max: 3 }).next(), /max: unknown option of generate/);
   c.dispose();
 });
@@ -289,13 +382,22 @@ const CONCURRENT_GENERATE = [
   ['step functions', { targetStep: U16, draftStep: U16 }],
   ['plain step function', { targetStep: U16, plain: true }],
   ['sync score callbacks', { targetScore: L16, draftScore: L16 }],
-  ['async score callbacks', { targetScore: async (t, n) => L16(t, n), draftScore: async (t, n) => L16(t, n) }],
+  [
+    'async score callbacks',
+    { targetScore: async (t, n) => L16(t, n), draftScore: async (t, n) => L16(t, n) },
+  ],
   ['prompt lookup, sync target', { targetScore: L16, promptLookup: true }],
 ];
 for (const [what, options] of CONCURRENT_GENERATE) {
   test(`generate: a second loop while one runs is refused, the first keeps its budget (${what})`, async () => {
     // (maxTokens 400: a second loop that runs on ends there rather than never.)
-    const dec = sd.createDecoder({ prompt: [1, 2, 3], seed: 8, gamma: 3, maxTokens: 400, ...options });
+    const dec = sd.createDecoder({
+      prompt: [1, 2, 3],
+      seed: 8,
+      gamma: 3,
+      maxTokens: 400,
+      ...options,
+    });
     const collect = async (n) => {
       let got = 0;
       for await (const it of dec.generate({ maxTokens: n })) got += it.emitted.length;
@@ -306,7 +408,10 @@ for (const [what, options] of CONCURRENT_GENERATE) {
     assert.equal(first.value, 20);
     assert.equal(second.status, 'rejected', `the second loop ran (${second.value} tokens)`);
     assert.ok(second.reason instanceof SpecdecError, String(second.reason));
-    assert.match(second.reason.message, /^Decoder\.generate: another generate\(\) loop is running on this decoder/);
+    assert.match(
+      second.reason.message,
+      /^Decoder\.generate: another generate\(\) loop is running on this decoder/,
+    );
     assert.equal(dec.generatedTokens.length, 20);
     // Ended by running out, by break, by return() and by a throw: each frees the decoder for the next.
     assert.equal(await collect(5), 5);
@@ -317,7 +422,8 @@ for (const [what, options] of CONCURRENT_GENERATE) {
     await g.return();
     const stop = new AbortController();
     await assert.rejects(async () => {
-      for await (const it of dec.generate({ signal: stop.signal })) if (it) stop.abort(new Error('stopped'));
+      for await (const it of dec.generate({ signal: stop.signal }))
+        if (it) stop.abort(new Error('stopped'));
     }, /stopped/);
     // A loop whose signal aborted while it waited at a yield holds the decoder until it is next
     // iterated (as the refusal says), then ends with the signal's reason.
@@ -325,7 +431,10 @@ for (const [what, options] of CONCURRENT_GENERATE) {
     const h = dec.generate({ maxTokens: 50, signal: held.signal });
     await h.next();
     held.abort(new Error('held'));
-    await assert.rejects(dec.generate().next(), /one whose signal aborted ends when it is next iterated/);
+    await assert.rejects(
+      dec.generate().next(),
+      /one whose signal aborted ends when it is next iterated/,
+    );
     await assert.rejects(h.next(), /held/);
     const before = dec.generatedTokens.length;
     assert.equal(await collect(7), 7);

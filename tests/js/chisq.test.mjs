@@ -9,7 +9,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  chiSquareSurvival, chiSquareTest, gammaP, gammaQ, histogramTV, logGamma, noiseTV, poolBins, sampleToken,
+  chiSquareSurvival,
+  chiSquareTest,
+  gammaP,
+  gammaQ,
+  histogramTV,
+  logGamma,
+  noiseTV,
+  poolBins,
+  sampleToken,
 } from '../../web/page/src/pitfalls/stats.js';
 
 /** [df, x, Q(df/2, x/2)] */
@@ -35,11 +43,15 @@ const REFERENCE = [
 ];
 
 const close = (got, want, rel, what) => {
-  assert.ok(Math.abs(got - want) <= rel * Math.abs(want), `${what}: got ${got}, want ${want} (relative error ${Math.abs(got - want) / Math.abs(want)})`);
+  assert.ok(
+    Math.abs(got - want) <= rel * Math.abs(want),
+    `${what}: got ${got}, want ${want} (relative error ${Math.abs(got - want) / Math.abs(want)})`,
+  );
 };
 
 test('chi-square survival function against reference values (relative error < 1e-9)', () => {
-  for (const [df, x, want] of REFERENCE) close(chiSquareSurvival(x, df), want, 1e-9, `df=${df} x=${x}`);
+  for (const [df, x, want] of REFERENCE)
+    close(chiSquareSurvival(x, df), want, 1e-9, `df=${df} x=${x}`);
 });
 
 test('the textbook 5% critical values give 0.05', () => {
@@ -67,7 +79,11 @@ test('P + Q = 1, both in [0, 1], edge values', () => {
 
 test('ln Γ against factorials and Γ(1/2) = √π', () => {
   assert.ok(Math.abs(logGamma(1)) < 1e-14 && Math.abs(logGamma(2)) < 1e-14, 'lnΓ(1) = lnΓ(2) = 0');
-  for (const [n, fact] of [[5, 24], [11, 3628800], [21, 2432902008176640000]]) {
+  for (const [n, fact] of [
+    [5, 24],
+    [11, 3628800],
+    [21, 2432902008176640000],
+  ]) {
     close(logGamma(n), Math.log(fact), 1e-13, `lnΓ(${n})`);
   }
   close(logGamma(0.5), Math.log(Math.sqrt(Math.PI)), 1e-13, 'lnΓ(1/2)');
@@ -76,13 +92,24 @@ test('ln Γ against factorials and Γ(1/2) = √π', () => {
 
 test('bins with expected counts under 5 are pooled', () => {
   // Two small bins pool into one of 6; a lone small bin is merged with the smallest other.
-  assert.deepEqual(poolBins([10, 20, 3, 2], [12, 18, 3, 3]), { observed: [10, 20, 5], expected: [12, 18, 6], pooled: 2 });
-  assert.deepEqual(poolBins([10, 20, 1], [12, 18, 2]), { observed: [11, 20], expected: [14, 18], pooled: 1 });
+  assert.deepEqual(poolBins([10, 20, 3, 2], [12, 18, 3, 3]), {
+    observed: [10, 20, 5],
+    expected: [12, 18, 6],
+    pooled: 2,
+  });
+  assert.deepEqual(poolBins([10, 20, 1], [12, 18, 2]), {
+    observed: [11, 20],
+    expected: [14, 18],
+    pooled: 1,
+  });
   assert.deepEqual(poolBins([5, 5], [5, 5]), { observed: [5, 5], expected: [5, 5], pooled: 0 });
   // A 256-token distribution with a long tail of tiny probabilities: far fewer bins.
   const p = Array.from({ length: 256 }, (_, i) => Math.exp(-i / 4));
   const s = p.reduce((a, b) => a + b, 0);
-  const r = chiSquareTest(p.map((x) => Math.round((1000 * x) / s)), p.map((x) => x / s));
+  const r = chiSquareTest(
+    p.map((x) => Math.round((1000 * x) / s)),
+    p.map((x) => x / s),
+  );
   assert.ok(r.bins < 30 && r.pooled > 200, `bins ${r.bins}, pooled ${r.pooled}`);
   assert.equal(r.df, r.bins - 1);
 });

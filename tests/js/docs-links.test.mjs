@@ -129,9 +129,18 @@ test('slug follows GitHub: lowercase, punctuation dropped, spaces to hyphens', (
     ['Set-up on a fresh Debian machine', 'set-up-on-a-fresh-debian-machine'],
     ['Dependencies, and why each', 'dependencies-and-why-each'],
     ['The C++ API (src/)', 'the-c-api-src'],
-    ['Threads, measured (AMD EPYC Zen 5, 2 vCPU, 2026-12-01)', 'threads-measured-amd-epyc-zen-5-2-vcpu-2026-12-01'],
-    ['Decoding modes (one decoder, one record shape)', 'decoding-modes-one-decoder-one-record-shape'],
-    ['Your own runtime: score callbacks, and onnxruntime-web', 'your-own-runtime-score-callbacks-and-onnxruntime-web'],
+    [
+      'Threads, measured (AMD EPYC Zen 5, 2 vCPU, 2026-12-01)',
+      'threads-measured-amd-epyc-zen-5-2-vcpu-2026-12-01',
+    ],
+    [
+      'Decoding modes (one decoder, one record shape)',
+      'decoding-modes-one-decoder-one-record-shape',
+    ],
+    [
+      'Your own runtime: score callbacks, and onnxruntime-web',
+      'your-own-runtime-score-callbacks-and-onnxruntime-web',
+    ],
     ['`specdec/ort`: the adapter', 'specdecort-the-adapter'],
     ['**Bold** and *em*', 'bold-and-em'],
     ['snake_case stays', 'snake_case-stays'],
@@ -154,20 +163,34 @@ test('the checker finds dead files and anchors, and only those', () => {
       '```',
       '[ref]: docs/api.md#calls',
     ].join('\n'),
-    'docs/api.md': '# The API\n\n### Calls\n\nBack to [the top](../README.md#top) and [src](../src/a.cc#L3).',
+    'docs/api.md':
+      '# The API\n\n### Calls\n\nBack to [the top](../README.md#top) and [src](../src/a.cc#L3).',
     'src/a.cc': '',
   };
   const fsys = {
     read: (p) => files[p],
-    kind: (p) => (p in files ? 'file' : Object.keys(files).some((f) => f.startsWith(`${p}/`)) ? 'dir' : null),
+    kind: (p) =>
+      p in files ? 'file' : Object.keys(files).some((f) => f.startsWith(`${p}/`)) ? 'dir' : null,
   };
-  assert.deepEqual(deadLinks(Object.keys(files).filter((f) => f.endsWith('.md')), fsys), []);
+  assert.deepEqual(
+    deadLinks(
+      Object.keys(files).filter((f) => f.endsWith('.md')),
+      fsys,
+    ),
+    [],
+  );
 
   const broken = [
     ['[x](missing.md)', 'README.md:1: missing.md (no such file: missing.md)'],
     ['[x](#nowhere)', 'README.md:1: #nowhere (no heading #nowhere in README.md)'],
-    ['[x](docs/api.md#calls-1)', 'README.md:1: docs/api.md#calls-1 (no heading #calls-1 in docs/api.md)'],
-    ['[x](docs/api.md#The-API)', 'README.md:1: docs/api.md#The-API (no heading #The-API in docs/api.md)'],
+    [
+      '[x](docs/api.md#calls-1)',
+      'README.md:1: docs/api.md#calls-1 (no heading #calls-1 in docs/api.md)',
+    ],
+    [
+      '[x](docs/api.md#The-API)',
+      'README.md:1: docs/api.md#The-API (no heading #The-API in docs/api.md)',
+    ],
     ['[x](../elsewhere.md)', 'README.md:1: ../elsewhere.md (outside the repository)'],
     ['[x]: docs/gone.md', 'README.md:1: docs/gone.md (no such file: docs/gone.md)'],
   ];
@@ -178,8 +201,11 @@ test('the checker finds dead files and anchors, and only those', () => {
   }
 });
 
-test('no dead relative link in the repository\'s markdown', () => {
-  const tracked = execFileSync('git', ['ls-files', '-z', '--', '*.md'], { cwd: ROOT, encoding: 'utf8' })
+test("no dead relative link in the repository's markdown", () => {
+  const tracked = execFileSync('git', ['ls-files', '-z', '--', '*.md'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
     .split('\0')
     .filter((f) => f && !f.split('/').includes('node_modules') && existsSync(path.join(ROOT, f)));
   assert.ok(tracked.includes('README.md'), 'git ls-files found the README');

@@ -32,28 +32,65 @@ const f32 = (rows) => rows.map((r) => Float32Array.from(r));
 const VERIFY_CASES = [
   {
     name: 'dense, gamma 1',
-    target: [[0.4, 0.25, 0.15, 0.1, 0.1], [0.2, 0.2, 0.2, 0.2, 0.2]],
+    target: [
+      [0.4, 0.25, 0.15, 0.1, 0.1],
+      [0.2, 0.2, 0.2, 0.2, 0.2],
+    ],
     draft: [[0.3, 0.3, 0.2, 0.1, 0.1]],
   },
   {
     name: 'disjoint supports, gamma 2',
-    target: [[0.5, 0.5, 0, 0, 0], [0, 0, 0.5, 0.5, 0], [0.2, 0.2, 0.2, 0.2, 0.2]],
-    draft: [[0, 0, 0.3, 0.3, 0.4], [0.6, 0.4, 0, 0, 0]],
+    target: [
+      [0.5, 0.5, 0, 0, 0],
+      [0, 0, 0.5, 0.5, 0],
+      [0.2, 0.2, 0.2, 0.2, 0.2],
+    ],
+    draft: [
+      [0, 0, 0.3, 0.3, 0.4],
+      [0.6, 0.4, 0, 0, 0],
+    ],
   },
   {
     name: 'q much larger than p on one token, gamma 3',
-    target: [[0.05, 0.45, 0.2, 0.2, 0.1], [0.1, 0.1, 0.6, 0.1, 0.1], [0.3, 0.3, 0.1, 0.1, 0.2], [1, 0, 0, 0, 0]],
-    draft: [[0.9, 0.025, 0.025, 0.025, 0.025], [0.2, 0.2, 0.2, 0.2, 0.2], [0.1, 0.1, 0.4, 0.3, 0.1]],
+    target: [
+      [0.05, 0.45, 0.2, 0.2, 0.1],
+      [0.1, 0.1, 0.6, 0.1, 0.1],
+      [0.3, 0.3, 0.1, 0.1, 0.2],
+      [1, 0, 0, 0, 0],
+    ],
+    draft: [
+      [0.9, 0.025, 0.025, 0.025, 0.025],
+      [0.2, 0.2, 0.2, 0.2, 0.2],
+      [0.1, 0.1, 0.4, 0.3, 0.1],
+    ],
   },
   {
     name: 'p == q, gamma 4',
-    target: [[0.1, 0.2, 0.3, 0.4, 0], [0.25, 0.25, 0.25, 0.25, 0], [0.5, 0.5, 0, 0, 0], [0.2, 0.2, 0.2, 0.2, 0.2], [0, 0, 0, 0, 1]],
-    draft: [[0.1, 0.2, 0.3, 0.4, 0], [0.25, 0.25, 0.25, 0.25, 0], [0.5, 0.5, 0, 0, 0], [0.2, 0.2, 0.2, 0.2, 0.2]],
+    target: [
+      [0.1, 0.2, 0.3, 0.4, 0],
+      [0.25, 0.25, 0.25, 0.25, 0],
+      [0.5, 0.5, 0, 0, 0],
+      [0.2, 0.2, 0.2, 0.2, 0.2],
+      [0, 0, 0, 0, 1],
+    ],
+    draft: [
+      [0.1, 0.2, 0.3, 0.4, 0],
+      [0.25, 0.25, 0.25, 0.25, 0],
+      [0.5, 0.5, 0, 0, 0],
+      [0.2, 0.2, 0.2, 0.2, 0.2],
+    ],
   },
   {
     name: 'one-hot target, gamma 2',
-    target: [[0, 0, 1, 0, 0], [0, 1, 0, 0, 0], [0.2, 0.2, 0.2, 0.2, 0.2]],
-    draft: [[0.2, 0.2, 0.2, 0.2, 0.2], [0.1, 0.1, 0.1, 0.1, 0.6]],
+    target: [
+      [0, 0, 1, 0, 0],
+      [0, 1, 0, 0, 0],
+      [0.2, 0.2, 0.2, 0.2, 0.2],
+    ],
+    draft: [
+      [0.2, 0.2, 0.2, 0.2, 0.2],
+      [0.1, 0.1, 0.1, 0.1, 0.6],
+    ],
   },
 ];
 
@@ -74,7 +111,10 @@ for (const [k, c] of VERIFY_CASES.entries()) {
     proposer.dispose();
     const chi = chiSquare([{ counts, probs: c.target[0] }]);
     assert.deepEqual(chi.impossible, []);
-    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}, counts ${counts}`);
+    assert.ok(
+      chi.pValue > FALSE_ALARM,
+      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}, counts ${counts}`,
+    );
   });
 }
 
@@ -126,7 +166,10 @@ for (const [k, c] of DECODER_CASES.entries()) {
     }
     const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
     assert.deepEqual(chi.impossible, []);
-    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
+    assert.ok(
+      chi.pValue > FALSE_ALARM,
+      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
+    );
     if (!c.plain) {
       // Not a tautology: the draft was rejected often enough for the residual to matter.
       assert.ok(accepted < 0.9 * drafted, `accepted ${accepted} of ${drafted}`);
@@ -136,7 +179,14 @@ for (const [k, c] of DECODER_CASES.entries()) {
 
 test('the same seed replays the same tokens; another seed does not', () => {
   const run = (seed) => {
-    const dec = sd.createDecoder({ targetStep, draftStep, gamma: 3, seed, prompt: [1], maxTokens: 200 });
+    const dec = sd.createDecoder({
+      targetStep,
+      draftStep,
+      gamma: 3,
+      seed,
+      prompt: [1],
+      maxTokens: 200,
+    });
     while (!dec.done) dec.step();
     const tokens = dec.tokens;
     dec.dispose();

@@ -14,29 +14,65 @@ import { ROOT } from './support.mjs';
 
 function readGguf(buf) {
   let o = 0;
-  const u32 = () => { const v = buf.readUInt32LE(o); o += 4; return v; };
-  const u64 = () => { const v = Number(buf.readBigUInt64LE(o)); o += 8; return v; };
-  const str = () => { const n = u64(); const s = buf.toString('utf8', o, o + n); o += n; return s; };
+  const u32 = () => {
+    const v = buf.readUInt32LE(o);
+    o += 4;
+    return v;
+  };
+  const u64 = () => {
+    const v = Number(buf.readBigUInt64LE(o));
+    o += 8;
+    return v;
+  };
+  const str = () => {
+    const n = u64();
+    const s = buf.toString('utf8', o, o + n);
+    o += n;
+    return s;
+  };
   const value = (t) => {
     switch (t) {
-      case 0: case 7: return buf.readUInt8(o++);
-      case 4: return u32();
-      case 5: { const v = buf.readInt32LE(o); o += 4; return v; }
-      case 6: { const v = buf.readFloatLE(o); o += 4; return v; }
-      case 8: return str();
-      case 9: { const et = u32(); const n = u64(); return Array.from({ length: n }, () => value(et)); }
-      case 10: return u64();
-      default: throw new Error(`GGUF value type ${t} not read by this test`);
+      case 0:
+      case 7:
+        return buf.readUInt8(o++);
+      case 4:
+        return u32();
+      case 5: {
+        const v = buf.readInt32LE(o);
+        o += 4;
+        return v;
+      }
+      case 6: {
+        const v = buf.readFloatLE(o);
+        o += 4;
+        return v;
+      }
+      case 8:
+        return str();
+      case 9: {
+        const et = u32();
+        const n = u64();
+        return Array.from({ length: n }, () => value(et));
+      }
+      case 10:
+        return u64();
+      default:
+        throw new Error(`GGUF value type ${t} not read by this test`);
     }
   };
   assert.equal(u32(), 0x46554747, 'magic');
   const version = u32();
-  const nTensors = u64(), nKv = u64();
+  const nTensors = u64(),
+    nKv = u64();
   const kv = {};
-  for (let i = 0; i < nKv; i++) { const k = str(); kv[k] = value(u32()); }
+  for (let i = 0; i < nKv; i++) {
+    const k = str();
+    kv[k] = value(u32());
+  }
   const tensors = [];
   for (let i = 0; i < nTensors; i++) {
-    const name = str(); const nd = u32();
+    const name = str();
+    const nd = u32();
     const ne = Array.from({ length: nd }, () => u64());
     tensors.push({ name, ne, type: u32(), offset: u64() });
   }
@@ -71,11 +107,18 @@ test('a GGUF export of a safetensors model holds its config, a byte vocabulary a
     assert.equal(g.kv['tokenizer.ggml.model'], 'gpt2');
     assert.equal(g.kv['tokenizer.ggml.tokens'].length, 256);
     assert.equal(new Set(g.kv['tokenizer.ggml.tokens']).size, 256, 'distinct tokens');
-    const names = (n) => n
-      .replace('transformer.wte.weight', 'token_embd.weight').replace('transformer.wpe.weight', 'position_embd.weight')
-      .replace('transformer.ln_f.', 'output_norm.').replace(/^transformer\.h\.(\d+)\./, 'blk.$1.')
-      .replace('ln_1.', 'attn_norm.').replace('attn.c_attn.', 'attn_qkv.').replace('attn.c_proj.', 'attn_output.')
-      .replace('ln_2.', 'ffn_norm.').replace('mlp.c_fc.', 'ffn_up.').replace('mlp.c_proj.', 'ffn_down.');
+    const names = (n) =>
+      n
+        .replace('transformer.wte.weight', 'token_embd.weight')
+        .replace('transformer.wpe.weight', 'position_embd.weight')
+        .replace('transformer.ln_f.', 'output_norm.')
+        .replace(/^transformer\.h\.(\d+)\./, 'blk.$1.')
+        .replace('ln_1.', 'attn_norm.')
+        .replace('attn.c_attn.', 'attn_qkv.')
+        .replace('attn.c_proj.', 'attn_output.')
+        .replace('ln_2.', 'ffn_norm.')
+        .replace('mlp.c_fc.', 'ffn_up.')
+        .replace('mlp.c_proj.', 'ffn_down.');
     const entries = [...st.tensors];
     assert.equal(g.tensors.length, entries.length);
     const file = readFileSync(out);
@@ -101,7 +144,11 @@ test('an 8-bit file exports as Q8_0 with its own blocks: the same F16 scale and 
   const dir = mkdtempSync(path.join(tmpdir(), 'specdec-gguf-'));
   try {
     const out = path.join(dir, 'tiny-q8.gguf');
-    assert.equal(exportGguf(src, out, 'f32').type, 'q8_0', 'an 8-bit file is written as Q8_0 whatever the type asked');
+    assert.equal(
+      exportGguf(src, out, 'f32').type,
+      'q8_0',
+      'an 8-bit file is written as Q8_0 whatever the type asked',
+    );
     const file = readFileSync(out);
     const g = readGguf(file);
     assert.equal(g.kv['general.file_type'], 7, 'MOSTLY_Q8_0');
@@ -113,9 +160,17 @@ test('an 8-bit file exports as Q8_0 with its own blocks: the same F16 scale and 
     const blocks = q.numel / 32;
     for (let i = 0; i < blocks; i += Math.max(1, Math.floor(blocks / 41))) {
       const at = g.data + qkv.offset + 34 * i;
-      assert.equal(file.readUInt16LE(at), st.buf.readUInt16LE(st.dataStart + sc.begin + 2 * i), `block ${i}: scale`);
+      assert.equal(
+        file.readUInt16LE(at),
+        st.buf.readUInt16LE(st.dataStart + sc.begin + 2 * i),
+        `block ${i}: scale`,
+      );
       for (let j = 0; j < 32; j++) {
-        assert.equal(file.readInt8(at + 2 + j), st.buf.readInt8(st.dataStart + q.begin + 32 * i + j), `block ${i}[${j}]`);
+        assert.equal(
+          file.readInt8(at + 2 + j),
+          st.buf.readInt8(st.dataStart + q.begin + 32 * i + j),
+          `block ${i}[${j}]`,
+        );
       }
     }
     const wte = g.tensors.find((t) => t.name === 'token_embd.weight');

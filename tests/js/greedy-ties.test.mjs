@@ -27,9 +27,33 @@ function toy(ties = {}) {
 const cases = [
   // [name, ties, got, reference, tie, want flips, want mismatch]
   ['equal runs', {}, [0, 1, 2, 0], [0, 1, 2, 0], 0.1, [], null],
-  ['a near-tie at 2, then equal again', { '0,1': 0.01 }, [0, 1, 1, 0], [0, 1, 0, 0], 0.1, [{ position: 2, gap: 0.01 }], null],
-  ['a near-tie, then a real difference', { '0,1': 0.01 }, [0, 1, 1, 1], [0, 1, 0, 0], 0.1, [{ position: 2, gap: 0.01 }], { position: 3, gap: 1 }],
-  ['a gap above the tie is a mismatch', { '0,1': 0.5 }, [0, 1, 1, 0], [0, 1, 0, 0], 0.1, [], { position: 2, gap: 0.5 }],
+  [
+    'a near-tie at 2, then equal again',
+    { '0,1': 0.01 },
+    [0, 1, 1, 0],
+    [0, 1, 0, 0],
+    0.1,
+    [{ position: 2, gap: 0.01 }],
+    null,
+  ],
+  [
+    'a near-tie, then a real difference',
+    { '0,1': 0.01 },
+    [0, 1, 1, 1],
+    [0, 1, 0, 0],
+    0.1,
+    [{ position: 2, gap: 0.01 }],
+    { position: 3, gap: 1 },
+  ],
+  [
+    'a gap above the tie is a mismatch',
+    { '0,1': 0.5 },
+    [0, 1, 1, 0],
+    [0, 1, 0, 0],
+    0.1,
+    [],
+    { position: 2, gap: 0.5 },
+  ],
   ['a difference at 0', {}, [1, 1, 2], [0, 1, 2], 0.1, [], { position: 0, gap: 1 }],
 ];
 
@@ -50,7 +74,13 @@ for (const [name, ties, got, reference, tie, flips, mismatch] of cases) {
 }
 
 test('compareGreedy: no more near-ties than maxFlips', async () => {
-  const r = await compareGreedy({ got: [0, 1, 1, 0], reference: [0, 1, 0, 0], tie: 0.1, maxFlips: 0, ...toy({ '0,1': 0.01 }) });
+  const r = await compareGreedy({
+    got: [0, 1, 1, 0],
+    reference: [0, 1, 0, 0],
+    tie: 0.1,
+    maxFlips: 0,
+    ...toy({ '0,1': 0.01 }),
+  });
   assert.equal(r.mismatch.position, 2);
   assert.ok(Math.abs(r.mismatch.gap - 0.01) < 1e-9);
   assert.match(describeFlips(r), /parted at 2 with a logit gap of 0\.0100/);

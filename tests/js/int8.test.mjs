@@ -16,7 +16,12 @@ const tinyInt8 = await read('tests/fixtures/tiny_int8.safetensors');
 const tinyDraft = await read('tests/fixtures/tiny_draft_f16.safetensors');
 const prompt = Array.from(Buffer.from('ROMEO: hello'));
 
-const sameBits = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+const sameBits = (a, b) =>
+  a.length === b.length &&
+  Buffer.compare(
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength),
+    Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+  ) === 0;
 
 test('loadModel: weights int8 quantizes at load; a quantized file loads as it is', () => {
   const f32 = sd.loadModel(tinyF32);
@@ -41,11 +46,17 @@ test('loadModel: weights int8 quantizes at load; a quantized file loads as it is
         step.dispose();
       }
     };
-    const a = rows(atLoad), b = rows(stored), c = rows(asked), f = rows(f32);
+    const a = rows(atLoad),
+      b = rows(stored),
+      c = rows(asked),
+      f = rows(f32);
     assert.ok(sameBits(a, b) && sameBits(b, c), 'load-time quantization == the quantized file');
     let diff = 0;
     for (let i = 0; i < a.length; i++) diff = Math.max(diff, Math.abs(a[i] - f[i]));
-    assert.ok(diff > 0 && diff < 0.05, `8-bit probabilities near float32 ones, not equal (max |diff| ${diff})`);
+    assert.ok(
+      diff > 0 && diff < 0.05,
+      `8-bit probabilities near float32 ones, not equal (max |diff| ${diff})`,
+    );
   } finally {
     for (const m of [f32, atLoad, stored, asked]) m.dispose();
   }
@@ -62,9 +73,18 @@ test('quantizeModelFile gives the file specdec quantize ships, byte for byte', a
 
 test('refusals name what is wrong', () => {
   const cases = [
-    [() => sd.loadModel(tinyF32, { weights: 'int4' }), /weights: expected 'f32' or 'int8', got the string "int4"/],
-    [() => sd.loadModel(tinyInt8, { weights: 'f32' }), /bytes: model file: stores 8-bit weights .* cannot be loaded as float32/],
-    [() => sd.loadModel(tinyDraft, { weights: 'int8' }), /8-bit weights need n_embd to be a multiple of 32 .* n_embd = 8/],
+    [
+      () => sd.loadModel(tinyF32, { weights: 'int4' }),
+      /weights: expected 'f32' or 'int8', got the string "int4"/,
+    ],
+    [
+      () => sd.loadModel(tinyInt8, { weights: 'f32' }),
+      /bytes: model file: stores 8-bit weights .* cannot be loaded as float32/,
+    ],
+    [
+      () => sd.loadModel(tinyDraft, { weights: 'int8' }),
+      /8-bit weights need n_embd to be a multiple of 32 .* n_embd = 8/,
+    ],
     [() => sd.quantizeModelFile(tinyInt8), /bytes: model file: stores 8-bit weights/],
     [() => sd.quantizeModelFile(new Uint8Array(3)), /bytes: model file: 3 bytes is too short/],
   ];
@@ -74,9 +94,14 @@ test('refusals name what is wrong', () => {
 });
 
 test('weights: int8 goes on to the WebGPU loader (Node has no WebGPU: that is what it rejects for)', async () => {
-  await assert.rejects(sd.loadModel(tinyF32, { device: 'webgpu', weights: 'int8' }),
-    (e) => e instanceof SpecdecError && /WebGPU/i.test(e.message) && !/weights/.test(e.message));
-  assert.throws(() => sd.loadModel(tinyF32, { device: 'webgpu', weights: 'int4' }), /weights: expected 'f32' or 'int8'/);
+  await assert.rejects(
+    sd.loadModel(tinyF32, { device: 'webgpu', weights: 'int8' }),
+    (e) => e instanceof SpecdecError && /WebGPU/i.test(e.message) && !/weights/.test(e.message),
+  );
+  assert.throws(
+    () => sd.loadModel(tinyF32, { device: 'webgpu', weights: 'int4' }),
+    /weights: expected 'f32' or 'int8'/,
+  );
 });
 
 test('8-bit rows are batch invariant and equal in the threaded build at 1-3 threads', async () => {
@@ -137,7 +162,9 @@ test('exact: speculative decoding with an 8-bit target follows the 8-bit target'
   first.forEach((p1, a) => {
     if (p1 <= 0) return;
     const second = applySampling(Array.from(step([...prompt, a], 1)), sampling);
-    second.forEach((p2, b) => { if (p2 > 0) joint.set(`${a},${b}`, p1 * p2); });
+    second.forEach((p2, b) => {
+      if (p2 > 0) joint.set(`${a},${b}`, p1 * p2);
+    });
   });
   step.dispose();
   assert.equal(joint.size, 16);
@@ -160,7 +187,9 @@ test('exact: speculative decoding with an 8-bit target follows the 8-bit target'
     const unexpected = [...counts.keys()].filter((k) => !joint.has(k));
     assert.deepEqual(unexpected, [], `${name}: tokens outside the target's support`);
     const keys = [...joint.keys()];
-    const { pValue } = chiSquare([{ counts: keys.map((k) => counts.get(k) ?? 0), probs: keys.map((k) => joint.get(k)) }]);
+    const { pValue } = chiSquare([
+      { counts: keys.map((k) => counts.get(k) ?? 0), probs: keys.map((k) => joint.get(k)) },
+    ]);
     assert.ok(pValue > FALSE_ALARM, `${name}: p = ${pValue}`);
   }
   heads.dispose();

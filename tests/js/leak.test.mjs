@@ -20,7 +20,13 @@ function round(i) {
   const draft = sd.loadModel(tinyBytes);
   const spec = sd.createDecoder({ target, draft, gamma: 3, seed: i, prompt: 'ab', maxTokens: 6 });
   while (!spec.done) spec.step();
-  const plain = sd.createDecoder({ target, plain: true, seed: i, prompt: [104, 105], maxTokens: 2 });
+  const plain = sd.createDecoder({
+    target,
+    plain: true,
+    seed: i,
+    prompt: [104, 105],
+    maxTokens: 2,
+  });
   plain.step();
   // Disposing the model first is allowed: the decoders share the weights.
   target.dispose();
@@ -29,7 +35,14 @@ function round(i) {
   plain.dispose();
   draft.dispose();
 
-  const toy = sd.createDecoder({ targetStep: () => P, draftStep: () => Q, gamma: 4, seed: i, prompt: [0], maxTokens: 9 });
+  const toy = sd.createDecoder({
+    targetStep: () => P,
+    draftStep: () => Q,
+    gamma: 4,
+    seed: i,
+    prompt: [0],
+    maxTokens: 9,
+  });
   toy.step();
   toy.dispose();
   const rng = sd.createRng(i);
@@ -59,7 +72,12 @@ function errorRound(i) {
   });
   assert.throws(() => throwing.step(), /from JS/);
   throwing.dispose();
-  const invalid = sd.createDecoder({ targetStep: () => [1, 1, 1], draftStep: () => Q, prompt: [0], seed: i });
+  const invalid = sd.createDecoder({
+    targetStep: () => [1, 1, 1],
+    draftStep: () => Q,
+    prompt: [0],
+    seed: i,
+  });
   assert.throws(() => invalid.step(), /invalid distribution/);
   invalid.dispose();
 }
@@ -71,10 +89,16 @@ test('1000 models and decoders created and disposed: the wasm heap does not grow
   for (let i = 0; i < 1000; i++) round(i);
   const after = sd.memoryStats();
   const grown = after.inUseBytes - before.inUseBytes;
-  assert.ok(grown <= BOUND, `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`);
+  assert.ok(
+    grown <= BOUND,
+    `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`,
+  );
   assert.equal(after.jsHandles, before.jsHandles, 'JS values held by C++');
   // The memory itself only grows while something big is alive at once (a few MB here).
-  assert.ok(after.heapBytes <= Math.max(before.heapBytes, 64 << 20), `wasm memory ${after.heapBytes} bytes`);
+  assert.ok(
+    after.heapBytes <= Math.max(before.heapBytes, 64 << 20),
+    `wasm memory ${after.heapBytes} bytes`,
+  );
 });
 
 test('1000 rounds of errors (C++ and JS exceptions through wasm): nothing leaks', () => {
@@ -83,7 +107,10 @@ test('1000 rounds of errors (C++ and JS exceptions through wasm): nothing leaks'
   for (let i = 0; i < 1000; i++) errorRound(i);
   const after = sd.memoryStats();
   const grown = after.inUseBytes - before.inUseBytes;
-  assert.ok(grown <= BOUND, `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`);
+  assert.ok(
+    grown <= BOUND,
+    `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`,
+  );
   assert.equal(after.jsHandles, before.jsHandles, 'JS values held by C++');
 });
 
@@ -128,7 +155,10 @@ for (const [what, load] of FAILED_LOAD_CASES) {
     for (let i = 0; i < FAILED_LOADS; i++) assert.throws(load, sd.SpecdecError);
     const after = sd.memoryStats();
     const grown = after.inUseBytes - before.inUseBytes;
-    assert.ok(grown < PER_LOAD_BOUND, `in use grew by ${grown} bytes over ${FAILED_LOADS} failed loads (${before.inUseBytes} -> ${after.inUseBytes})`);
+    assert.ok(
+      grown < PER_LOAD_BOUND,
+      `in use grew by ${grown} bytes over ${FAILED_LOADS} failed loads (${before.inUseBytes} -> ${after.inUseBytes})`,
+    );
     assert.equal(after.jsHandles, before.jsHandles, 'JS values held by C++');
   });
 }
@@ -146,7 +176,11 @@ test('the fuzz corpora through loadModel / loadHeads: no leak per load, failed o
     ['heads', (b) => sd.loadHeads(b, target)],
   ]) {
     for (const name of await readdir(`${ROOT}/tests/fuzz/corpus/${dir}`)) {
-      files.push({ name: `${dir}/${name}`, bytes: await readFile(`${ROOT}/tests/fuzz/corpus/${dir}/${name}`), load });
+      files.push({
+        name: `${dir}/${name}`,
+        bytes: await readFile(`${ROOT}/tests/fuzz/corpus/${dir}/${name}`),
+        load,
+      });
     }
   }
   const once = ({ bytes, load }) => {
@@ -167,7 +201,10 @@ test('the fuzz corpora through loadModel / loadHeads: no leak per load, failed o
     const after = sd.memoryStats();
     if (loaded === 0) refused++;
     const grown = after.inUseBytes - before.inUseBytes;
-    assert.ok(grown < 200, `${f.name}: in use grew by ${grown} bytes over 200 loads (${loaded} loaded)`);
+    assert.ok(
+      grown < 200,
+      `${f.name}: in use grew by ${grown} bytes over 200 loads (${loaded} loaded)`,
+    );
     assert.equal(after.jsHandles, before.jsHandles, `${f.name}: JS values held by C++`);
   }
   assert.ok(refused >= 20, `the corpora hold hostile files (${refused} refused)`);

@@ -28,39 +28,87 @@ const edited = (from, to) => {
 };
 
 const REFUSALS = [
-  ['n_layer 100000', edited('"n_layer":"2"', '"n_layer":"100000"'), /bytes: model file: n_layer = 100000 is outside 1\.\.64/],
-  ['block_size 10^9', edited('"block_size":"640"', '"block_size":"1000000000"'), /block_size = 1000000000 is outside 1\.\.8192/],
-  ['n_head not dividing n_embd', edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
-  ['vocabulary not 256', edited('"vocab_size":"256"', '"vocab_size":"50257"'), /vocab_size = 50257, expected 256/],
-  ['parameters over 512 MiB', edited('"n_layer":"2","n_head":"4","n_embd":"32"', '"n_layer":"64","n_head":"4","n_embd":"4096"'),
-    /exceed the limit of 536870912 bytes/],
-  ['tensor claiming 2^80 elements', edited('"shape":[256,32],"data_offsets":[0,32768]', '"shape":[1099511627776,1099511627776],"data_offsets":[0,32768]'),
-    /is too large/],
-  ['header length 2^40', (() => { const b = tiny.slice(); new DataView(b.buffer).setBigUint64(0, 2n ** 40n, true); return b; })(),
-    /header length 1099511627776 exceeds the limit of 1048576 bytes/],
+  [
+    'n_layer 100000',
+    edited('"n_layer":"2"', '"n_layer":"100000"'),
+    /bytes: model file: n_layer = 100000 is outside 1\.\.64/,
+  ],
+  [
+    'block_size 10^9',
+    edited('"block_size":"640"', '"block_size":"1000000000"'),
+    /block_size = 1000000000 is outside 1\.\.8192/,
+  ],
+  [
+    'n_head not dividing n_embd',
+    edited('"n_head":"4"', '"n_head":"3"'),
+    /n_head = 3 does not divide n_embd = 32/,
+  ],
+  [
+    'vocabulary not 256',
+    edited('"vocab_size":"256"', '"vocab_size":"50257"'),
+    /vocab_size = 50257, expected 256/,
+  ],
+  [
+    'parameters over 512 MiB',
+    edited(
+      '"n_layer":"2","n_head":"4","n_embd":"32"',
+      '"n_layer":"64","n_head":"4","n_embd":"4096"',
+    ),
+    /exceed the limit of 536870912 bytes/,
+  ],
+  [
+    'tensor claiming 2^80 elements',
+    edited(
+      '"shape":[256,32],"data_offsets":[0,32768]',
+      '"shape":[1099511627776,1099511627776],"data_offsets":[0,32768]',
+    ),
+    /is too large/,
+  ],
+  [
+    'header length 2^40',
+    (() => {
+      const b = tiny.slice();
+      new DataView(b.buffer).setBigUint64(0, 2n ** 40n, true);
+      return b;
+    })(),
+    /header length 1099511627776 exceeds the limit of 1048576 bytes/,
+  ],
   ['truncated in the data', tiny.subarray(0, tiny.length - 1), /outside the data section/],
   ['truncated in the header', tiny.subarray(0, 100), /truncated file\?/],
   ['empty', new Uint8Array(0), /0 bytes is too short/],
   // Refused by its size before being copied into wasm memory (which never shrinks).
-  ['file over 513 MiB', new Uint8Array(8 + 2 ** 20 + 512 * 2 ** 20 + 1), /bytes: model file: 537919497 bytes exceed the limit of 537919496/],
+  [
+    'file over 513 MiB',
+    new Uint8Array(8 + 2 ** 20 + 512 * 2 ** 20 + 1),
+    /bytes: model file: 537919497 bytes exceed the limit of 537919496/,
+  ],
   ['not JSON', file('safetensors'), /header: JSON: unexpected character at byte 0/],
 ];
 
 for (const [what, bytes, message] of REFUSALS) {
   test(`loadModel refuses: ${what}`, () => {
-    assert.throws(() => sd.loadModel(bytes), (e) => {
-      assert.ok(e instanceof sd.SpecdecError, `a SpecdecError, got ${e}`);
-      assert.equal(e.argument, 'bytes');
-      assert.match(e.message, /^bytes: model file: /);
-      assert.match(e.message, message);
-      return true;
-    });
+    assert.throws(
+      () => sd.loadModel(bytes),
+      (e) => {
+        assert.ok(e instanceof sd.SpecdecError, `a SpecdecError, got ${e}`);
+        assert.equal(e.argument, 'bytes');
+        assert.match(e.message, /^bytes: model file: /);
+        assert.match(e.message, message);
+        return true;
+      },
+    );
   });
 }
 
 test('the module keeps working after the refusals', () => {
   const model = sd.loadModel(tiny);
-  assert.deepEqual(model.config, { vocabSize: 256, nLayer: 2, nHead: 4, nEmbd: 32, blockSize: 640 });
+  assert.deepEqual(model.config, {
+    vocabSize: 256,
+    nLayer: 2,
+    nHead: 4,
+    nEmbd: 32,
+    blockSize: 640,
+  });
   model.dispose();
 });
 
@@ -69,16 +117,21 @@ test('a prompt longer than the context is a clear error (speculative and plain)'
   try {
     const prompt = new Array(641).fill(97);
     for (const opts of [{ draft: model, gamma: 4 }, { plain: true }]) {
-      assert.throws(() => sd.createDecoder({ target: model, prompt, ...opts }), (e) => {
-        assert.ok(e instanceof sd.SpecdecError);
-        assert.equal(e.argument, 'prompt');
-        assert.equal(e.message, 'prompt: 641 tokens exceed the model context of 640 tokens');
-        return true;
-      });
+      assert.throws(
+        () => sd.createDecoder({ target: model, prompt, ...opts }),
+        (e) => {
+          assert.ok(e instanceof sd.SpecdecError);
+          assert.equal(e.argument, 'prompt');
+          assert.equal(e.message, 'prompt: 641 tokens exceed the model context of 640 tokens');
+          return true;
+        },
+      );
     }
     // As text: 'é' is two bytes, so 321 of them are 642 tokens.
-    assert.throws(() => sd.createDecoder({ target: model, plain: true, prompt: 'é'.repeat(321) }),
-      /prompt: 642 tokens exceed the model context of 640 tokens/);
+    assert.throws(
+      () => sd.createDecoder({ target: model, plain: true, prompt: 'é'.repeat(321) }),
+      /prompt: 642 tokens exceed the model context of 640 tokens/,
+    );
   } finally {
     model.dispose();
   }
@@ -88,7 +141,12 @@ test('a prompt that fills the context exactly gets one token, then the decoder i
   const model = sd.loadModel(tiny);
   try {
     for (const opts of [{ draft: model, gamma: 8 }, { plain: true }]) {
-      const dec = sd.createDecoder({ target: model, prompt: new Array(640).fill(97), seed: 1, ...opts });
+      const dec = sd.createDecoder({
+        target: model,
+        prompt: new Array(640).fill(97),
+        seed: 1,
+        ...opts,
+      });
       const it = dec.step();
       assert.deepEqual(it.proposed, [], 'no room to draft');
       assert.equal(it.emitted.length, 1);
@@ -105,8 +163,17 @@ test('a prompt that fills the context exactly gets one token, then the decoder i
 // 0..2^53 - 1 or Infinity, where 0, Infinity and leaving it out set no limit; anything else is
 // refused with the same message in both.
 const uniform = () => Float32Array.from([0.25, 0.25, 0.25, 0.25]);
-const stepDecoder = (maxTokens) => sd.createDecoder({ targetStep: uniform, draftStep: uniform, gamma: 3, seed: 2, prompt: [0], maxTokens });
-const MAX_TOKENS_MESSAGE = /^maxTokens: expected an integer in 0\.\.9007199254740991 \(0 = no limit\) or Infinity, got /;
+const stepDecoder = (maxTokens) =>
+  sd.createDecoder({
+    targetStep: uniform,
+    draftStep: uniform,
+    gamma: 3,
+    seed: 2,
+    prompt: [0],
+    maxTokens,
+  });
+const MAX_TOKENS_MESSAGE =
+  /^maxTokens: expected an integer in 0\.\.9007199254740991 \(0 = no limit\) or Infinity, got /;
 const MAX_TOKENS_CASES = [
   // [value, the limit it sets (null: none) or a refusal]
   [undefined, null],
@@ -124,10 +191,13 @@ const MAX_TOKENS_CASES = [
   [5n, 'refused'],
 ];
 for (const [value, limit] of MAX_TOKENS_CASES) {
-  const shown = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value) ?? String(value);
+  const shown = typeof value === 'bigint' ? `${value}n` : (JSON.stringify(value) ?? String(value));
   test(`maxTokens ${String(value)} (${shown}): ${limit === 'refused' ? 'refused' : limit === null ? 'no limit' : `${limit} tokens`}, in createDecoder and generate() alike`, async () => {
     if (limit === 'refused') {
-      const check = (e) => e instanceof sd.SpecdecError && e.argument === 'maxTokens' && MAX_TOKENS_MESSAGE.test(e.message);
+      const check = (e) =>
+        e instanceof sd.SpecdecError &&
+        e.argument === 'maxTokens' &&
+        MAX_TOKENS_MESSAGE.test(e.message);
       assert.throws(() => stepDecoder(value), check);
       const dec = stepDecoder(undefined);
       await assert.rejects(dec.generate({ maxTokens: value }).next(), check);
@@ -138,7 +208,8 @@ for (const [value, limit] of MAX_TOKENS_CASES) {
     for (let i = 0; i < 40 && !made.done; i++) made.step();
     const dec = stepDecoder(undefined);
     let n = 0;
-    for await (const it of dec.generate({ maxTokens: value })) if ((n += it.emitted.length) >= 60) break;
+    for await (const it of dec.generate({ maxTokens: value }))
+      if ((n += it.emitted.length) >= 60) break;
     if (limit === null) {
       assert.equal(made.done, false);
       assert.ok(made.generatedTokens.length >= 40);
@@ -161,9 +232,25 @@ test('limits: the frozen defaults and caps equal what the module reports, and lo
   const { limits: fromIndex } = await import('specdec');
   assert.equal(fromIndex, limits);
   // The defaults are the decoder's: gamma and gammaMax left out draft limits.gamma tokens.
-  const step = (tokens) => Float32Array.from({ length: 4 }, (_, i) => (i === tokens.length % 4 ? 0.7 : 0.1));
-  const dec = sd.createDecoder({ targetStep: step, draftStep: step, prompt: [0], maxTokens: 20, seed: 1 });
+  const step = (tokens) =>
+    Float32Array.from({ length: 4 }, (_, i) => (i === tokens.length % 4 ? 0.7 : 0.1));
+  const dec = sd.createDecoder({
+    targetStep: step,
+    draftStep: step,
+    prompt: [0],
+    maxTokens: 20,
+    seed: 1,
+  });
   assert.equal(dec.step().proposed.length, limits.gamma);
   dec.dispose();
-  assert.throws(() => sd.createDecoder({ targetStep: step, draftStep: step, prompt: [0], gamma: limits.maxGamma + 1 }), new RegExp(`gamma: must be in 1\\.\\.${limits.maxGamma}`));
+  assert.throws(
+    () =>
+      sd.createDecoder({
+        targetStep: step,
+        draftStep: step,
+        prompt: [0],
+        gamma: limits.maxGamma + 1,
+      }),
+    new RegExp(`gamma: must be in 1\\.\\.${limits.maxGamma}`),
+  );
 });

@@ -11,7 +11,9 @@ const target = sd.loadModel(bytes.target);
 const draft = sd.loadModel(bytes.draft);
 
 test('loadModel reads the configuration and metadata', (t) => {
-  t.diagnostic(`models: ${MODEL_FILES.target}, ${MODEL_FILES.draft} (shipped: ${USING_SHIPPED_MODELS})`);
+  t.diagnostic(
+    `models: ${MODEL_FILES.target}, ${MODEL_FILES.draft} (shipped: ${USING_SHIPPED_MODELS})`,
+  );
   for (const m of [target, draft]) {
     assert.equal(m.config.vocabSize, 256);
     assert.ok(m.config.nLayer >= 1 && m.config.nHead >= 1 && m.config.nEmbd >= m.config.nHead);
@@ -21,7 +23,10 @@ test('loadModel reads the configuration and metadata', (t) => {
     assert.equal(m.fileBytes, m === target ? bytes.target.length : bytes.draft.length);
   }
   // Accepted as Uint8Array, ArrayBuffer or any view.
-  const copy = bytes.target.buffer.slice(bytes.target.byteOffset, bytes.target.byteOffset + bytes.target.length);
+  const copy = bytes.target.buffer.slice(
+    bytes.target.byteOffset,
+    bytes.target.byteOffset + bytes.target.length,
+  );
   const again = sd.loadModel(copy);
   assert.deepEqual(again.config, target.config);
   again.dispose();
@@ -42,7 +47,11 @@ test('greedy speculative decoding gives exactly the greedy plain tokens', () => 
     const plain = decodeAll({ target, plain: true, temperature: 0, prompt, maxTokens: 120 });
     for (const gamma of [1, 3, 6]) {
       const spec = decodeAll({ target, draft, gamma, temperature: 0, prompt, maxTokens: 120 });
-      assert.deepEqual(spec.tokens, plain.tokens, `gamma ${gamma}, prompt ${JSON.stringify(prompt)}`);
+      assert.deepEqual(
+        spec.tokens,
+        plain.tokens,
+        `gamma ${gamma}, prompt ${JSON.stringify(prompt)}`,
+      );
       assert.ok(spec.stats.targetPasses <= plain.stats.targetPasses);
     }
   }
@@ -53,7 +62,14 @@ test('greedy with a draft that is often wrong (a JS step function) still gives t
   const stubborn = new Float32Array(256);
   stubborn[101] = 1; // 'e'
   const plain = decodeAll({ target, plain: true, temperature: 0, prompt: 'KING', maxTokens: 60 });
-  const spec = decodeAll({ target, draftStep: () => stubborn, gamma: 4, temperature: 0, prompt: 'KING', maxTokens: 60 });
+  const spec = decodeAll({
+    target,
+    draftStep: () => stubborn,
+    gamma: 4,
+    temperature: 0,
+    prompt: 'KING',
+    maxTokens: 60,
+  });
   assert.deepEqual(spec.tokens, plain.tokens);
   assert.ok(spec.stats.accepted < spec.stats.drafted);
   const rejection = spec.records.find((r) => r.correction !== null);
@@ -81,17 +97,29 @@ test('records carry KV-cache lengths, timings and the rows; decoding stops at th
   // Near the end the decoder drafts only what the window can still score.
   assert.ok(last.proposed.length <= 4);
   assert.equal(dec.stats.iterations, steps);
-  assert.throws(() => sd.createDecoder({ target, draft, prompt: new Array(blockSize + 1).fill(97) }), /exceed the model context/);
+  assert.throws(
+    () => sd.createDecoder({ target, draft, prompt: new Array(blockSize + 1).fill(97) }),
+    /exceed the model context/,
+  );
   dec.dispose();
 });
 
 test('prompt ids outside the vocabulary are refused at creation', () => {
-  assert.throws(() => sd.createDecoder({ target, draft, prompt: [97, 300] }), /prompt\[1\]: token id 300 outside the target model's vocabulary/);
+  assert.throws(
+    () => sd.createDecoder({ target, draft, prompt: [97, 300] }),
+    /prompt\[1\]: token id 300 outside the target model's vocabulary/,
+  );
 });
 
 test('ms per token in WASM (diagnostic)', (t) => {
   const run = (options) => {
-    const dec = sd.createDecoder({ prompt: 'ROMEO:', seed: 1, temperature: 0.8, maxTokens: 200, ...options });
+    const dec = sd.createDecoder({
+      prompt: 'ROMEO:',
+      seed: 1,
+      temperature: 0.8,
+      maxTokens: 200,
+      ...options,
+    });
     while (!dec.done) dec.step();
     const s = dec.stats;
     dec.dispose();
@@ -101,7 +129,9 @@ test('ms per token in WASM (diagnostic)', (t) => {
   run({ target, draft, gamma: 4 });
   const plain = run({ target, plain: true });
   const spec = run({ target, draft, gamma: 4 });
-  t.diagnostic(`plain: ${plain.msPerToken.toFixed(3)} ms/token; speculative (gamma 4): ${spec.msPerToken.toFixed(3)} ms/token, ` +
-    `${spec.tokensPerPass.toFixed(2)} tokens/pass, acceptance ${spec.acceptanceRate.toFixed(3)}`);
+  t.diagnostic(
+    `plain: ${plain.msPerToken.toFixed(3)} ms/token; speculative (gamma 4): ${spec.msPerToken.toFixed(3)} ms/token, ` +
+      `${spec.tokensPerPass.toFixed(2)} tokens/pass, acceptance ${spec.acceptanceRate.toFixed(3)}`,
+  );
   assert.ok(plain.msPerToken > 0 && spec.msPerToken > 0);
 });

@@ -7,7 +7,16 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadSpecdec } from 'specdec';
-import { FALSE_ALARM, MARKOV_TARGET, markovSteps, ROOT, TINY_MODEL, applySampling, chiSquare, modelBytes } from './support.mjs';
+import {
+  FALSE_ALARM,
+  MARKOV_TARGET,
+  markovSteps,
+  ROOT,
+  TINY_MODEL,
+  applySampling,
+  chiSquare,
+  modelBytes,
+} from './support.mjs';
 
 const sd = await loadSpecdec();
 
@@ -23,9 +32,20 @@ const MODES = [
   { name: "gamma 'auto' (measured)", options: { draftStep, gamma: 'auto' }, minDrafted: 300 },
   { name: "gamma 'heuristic'", options: { draftStep, gamma: 'heuristic', gammaMax: 6 } },
   { name: 'prompt lookup alone', options: { promptLookup: true, gamma: 3 } },
-  { name: 'prompt lookup and draft', options: { draftStep, promptLookup: { maxNgram: 2 }, costModel: COSTS } },
+  {
+    name: 'prompt lookup and draft',
+    options: { draftStep, promptLookup: { maxNgram: 2 }, costModel: COSTS },
+  },
   { name: 'tree [3, 2], distinct children', options: { draftStep, tree: { branches: [3, 2] } } },
-  { name: 'tree [2, 2, 2], independent children', options: { draftStep, tree: { branches: [2, 2, 2], replacement: true }, temperature: 0.7, topK: 3 } },
+  {
+    name: 'tree [2, 2, 2], independent children',
+    options: {
+      draftStep,
+      tree: { branches: [2, 2, 2], replacement: true },
+      temperature: 0.7,
+      topK: 3,
+    },
+  },
 ];
 
 for (const [k, mode] of MODES.entries()) {
@@ -50,7 +70,10 @@ for (const [k, mode] of MODES.entries()) {
     }
     const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
     assert.deepEqual(chi.impossible, []);
-    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
+    assert.ok(
+      chi.pValue > FALSE_ALARM,
+      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
+    );
     assert.ok(drafted > (mode.minDrafted ?? 20_000), `the mode drafted (${drafted} tokens)`);
   });
 }
@@ -87,7 +110,17 @@ test('greedy: every mode gives exactly the greedy plain tokens', () => {
 
 test('records and stats say which gamma and which drafter each iteration used', () => {
   const prompt = 'KING:\nThe king is dead. KING:\nThe king';
-  const r = decodeAll({ target, draft, promptLookup: true, gamma: 'heuristic', gammaMax: 6, prompt, maxTokens: 150, seed: 1, temperature: 0.8 });
+  const r = decodeAll({
+    target,
+    draft,
+    promptLookup: true,
+    gamma: 'heuristic',
+    gammaMax: 6,
+    prompt,
+    maxTokens: 150,
+    seed: 1,
+    temperature: 0.8,
+  });
   const hist = new Array(7).fill(0);
   const by = { none: 0, draft: 0, lookup: 0, heads: 0 };
   for (const rec of r.records) {
@@ -112,16 +145,33 @@ test('records and stats say which gamma and which drafter each iteration used', 
   // none with given costs (then time is v(k) and c alone, and a pass is the unit).
   const { overheadMs, passMs } = r.estimates;
   assert.deepEqual(Object.keys(overheadMs).sort(), ['draft', 'heads', 'lookup', 'none']);
-  for (const ms of Object.values(overheadMs)) assert.ok(Number.isFinite(ms) && ms >= 0, JSON.stringify(overheadMs));
+  for (const ms of Object.values(overheadMs))
+    assert.ok(Number.isFinite(ms) && ms >= 0, JSON.stringify(overheadMs));
   assert.ok(overheadMs.draft > 0 && overheadMs.lookup > 0, JSON.stringify(overheadMs));
   assert.ok(passMs > 0 && passMs < 1000);
-  const given = decodeAll({ target, draft, promptLookup: true, gamma: 'auto', costModel: { c: 0.1, verifyCost: [1, 1.2] }, prompt, maxTokens: 20, seed: 1 });
+  const given = decodeAll({
+    target,
+    draft,
+    promptLookup: true,
+    gamma: 'auto',
+    costModel: { c: 0.1, verifyCost: [1, 1.2] },
+    prompt,
+    maxTokens: 20,
+    seed: 1,
+  });
   assert.deepEqual(given.estimates.overheadMs, { none: 0, draft: 0, lookup: 0, heads: 0 });
   assert.equal(given.estimates.passMs, 1);
 });
 
 test('a tree record lists every node, its test and the accepted path', () => {
-  const r = decodeAll({ target, draft, tree: { branches: [3, 2] }, prompt: 'First Citizen:\n', maxTokens: 60, seed: 5 });
+  const r = decodeAll({
+    target,
+    draft,
+    tree: { branches: [3, 2] },
+    prompt: 'First Citizen:\n',
+    maxTokens: 60,
+    seed: 5,
+  });
   for (const rec of r.records) {
     const { nodes, path } = rec.tree;
     // The burst is path tokens + a bonus or correction, cut to the token budget only at the end.
@@ -132,7 +182,8 @@ test('a tree record lists every node, its test and the accepted path', () => {
     nodes.forEach((n, i) => {
       assert.ok(n.parent < i && n.parent >= -1);
       assert.equal(n.depth, n.parent < 0 ? 1 : nodes[n.parent].depth + 1);
-      if (n.status !== 'unexamined') assert.ok(n.acceptProb >= 0 && n.acceptProb <= 1 && n.u !== null);
+      if (n.status !== 'unexamined')
+        assert.ok(n.acceptProb >= 0 && n.acceptProb <= 1 && n.u !== null);
     });
     path.forEach((v, d) => {
       assert.equal(nodes[v].status, 'accepted');
@@ -151,8 +202,14 @@ test('a tree record lists every node, its test and the accepted path', () => {
     assert.equal(seen.size, nodes.length);
   }
   const cut = r.records.filter((rec) => rec.emitted.length < rec.tree.path.length + 1);
-  assert.ok(cut.every((rec) => rec === r.records.at(-1)), 'only the last burst is cut to the budget');
-  assert.equal(r.records.reduce((n, rec) => n + rec.emitted.length, 0), 60);
+  assert.ok(
+    cut.every((rec) => rec === r.records.at(-1)),
+    'only the last burst is cut to the budget',
+  );
+  assert.equal(
+    r.records.reduce((n, rec) => n + rec.emitted.length, 0),
+    60,
+  );
   assert.ok(r.stats.tokensPerPass > 1.5);
 });
 
@@ -164,20 +221,32 @@ test('a tree record lists every node, its test and the accepted path', () => {
 // schedule, at T = 0 and 0.8.
 test("gamma 'auto' (given costs): within 5% of the best fixed gamma, ahead of 'heuristic'", () => {
   const costModel = { c: 0.09, verifyCost: [1, 1.29, 1.65, 1.92, 2.37, 2.7, 3.05, 3.4, 3.75] };
-  const cost = (rec) => rec.gamma * costModel.c + costModel.verifyCost[rec.targetPositions - 1] + 0.15;
+  const cost = (rec) =>
+    rec.gamma * costModel.c + costModel.verifyCost[rec.targetPositions - 1] + 0.15;
   const prompts = [
     'ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet is the sun.\n',
-    'KING RICHARD II:\nOld John of Gaunt, time-honour\'d Lancaster,\nHast thou, according to thy oath and band,\n',
+    "KING RICHARD II:\nOld John of Gaunt, time-honour'd Lancaster,\nHast thou, according to thy oath and band,\n",
     'First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak.\n',
     'DUKE VINCENTIO:\nNo, holy father; throw away that thought;\nBelieve not that the dribbling dart of love\n',
   ];
   for (const temperature of [0, 0.8]) {
     const rate = {};
     for (const gamma of [1, 2, 3, 'auto', 'heuristic']) {
-      let tokens = 0, time = 0;
+      let tokens = 0,
+        time = 0;
       for (const [i, prompt] of prompts.entries()) {
         for (const seed of [1, 2]) {
-          const run = decodeAll({ target, draft, gamma, costModel, temperature, prompt, maxTokens: 128, seed: 100 * i + seed, distributions: false });
+          const run = decodeAll({
+            target,
+            draft,
+            gamma,
+            costModel,
+            temperature,
+            prompt,
+            maxTokens: 128,
+            seed: 100 * i + seed,
+            distributions: false,
+          });
           for (const rec of run.records) {
             tokens += rec.emitted.length;
             time += cost(rec);
@@ -203,55 +272,137 @@ test('loadHeads: heads draft for their target; greedy heads == greedy plain', ()
   assert.equal(heads.count, 3);
   assert.equal(heads.metadata.format, 'specdec-heads');
   assert.equal(heads.target, tiny);
-  const plain = decodeAll({ target: tiny, plain: true, temperature: 0, prompt: 'ROMEO: hello', maxTokens: 50 });
+  const plain = decodeAll({
+    target: tiny,
+    plain: true,
+    temperature: 0,
+    prompt: 'ROMEO: hello',
+    maxTokens: 50,
+  });
   for (const tree of [undefined, { branches: [2, 2] }]) {
-    const r = decodeAll({ target: tiny, heads, tree, temperature: 0, prompt: 'ROMEO: hello', maxTokens: 50 });
+    const r = decodeAll({
+      target: tiny,
+      heads,
+      tree,
+      temperature: 0,
+      prompt: 'ROMEO: hello',
+      maxTokens: 50,
+    });
     assert.deepEqual(r.tokens, plain.tokens);
     assert.equal(r.records[0].drafter, 'none'); // nothing to draft from before the first pass
     assert.ok(r.stats.byDrafter.heads > 0);
   }
   heads.dispose();
-  assert.throws(() => heads.count.toFixed() && sd.createDecoder({ target: tiny, heads, prompt: 'a' }), /heads: this Heads has been disposed/);
+  assert.throws(
+    () => heads.count.toFixed() && sd.createDecoder({ target: tiny, heads, prompt: 'a' }),
+    /heads: this Heads has been disposed/,
+  );
 });
 
 test('bad input: clear errors naming the argument', () => {
   const heads = sd.loadHeads(tinyHeadsBytes, tiny);
   const cases = [
-    [{ target, draft, gamma: 'fast' }, 'gamma', /gamma: expected an integer in 1\.\.32, 'auto' or 'heuristic', got the string "fast"/],
-    [{ target, draft, gamma: 'auto', gammaMax: 0 }, 'gammaMax', /gammaMax: must be in 1\.\.32, got 0/],
-    [{ target, promptLookup: { minNgram: 3, maxNgram: 2 } }, 'promptLookup.minNgram', /exceeds maxNgram 2/],
-    [{ target, promptLookup: { minNgram: 0 } }, 'promptLookup.minNgram', /must be in 1\.\.32, got 0/],
+    [
+      { target, draft, gamma: 'fast' },
+      'gamma',
+      /gamma: expected an integer in 1\.\.32, 'auto' or 'heuristic', got the string "fast"/,
+    ],
+    [
+      { target, draft, gamma: 'auto', gammaMax: 0 },
+      'gammaMax',
+      /gammaMax: must be in 1\.\.32, got 0/,
+    ],
+    [
+      { target, promptLookup: { minNgram: 3, maxNgram: 2 } },
+      'promptLookup.minNgram',
+      /exceeds maxNgram 2/,
+    ],
+    [
+      { target, promptLookup: { minNgram: 0 } },
+      'promptLookup.minNgram',
+      /must be in 1\.\.32, got 0/,
+    ],
     [{ target, promptLookup: { n: 2 } }, 'n', /unknown option of promptLookup/],
-    [{ target, plain: true, promptLookup: true }, 'promptLookup', /does not combine with plain decoding/],
+    [
+      { target, plain: true, promptLookup: true },
+      'promptLookup',
+      /does not combine with plain decoding/,
+    ],
     [{ target, draft, tree: { branches: [] } }, 'tree.branches', /must list at least one depth/],
     [{ target, draft, tree: { branches: [0] } }, 'tree.branches[0]', /must be in 1\.\.8, got 0/],
     [{ target, draft, tree: { branches: [9] } }, 'tree.branches[0]', /must be in 1\.\.8, got 9/],
     [{ target, draft, tree: { branches: [8, 8] } }, 'tree.branches', /more than 64 nodes/],
     [{ target, draft, tree: [3, 2] }, 'tree', /tree: options must be an object/],
-    [{ target, promptLookup: true, tree: { branches: [2] } }, 'tree', /needs a draft model \(or draftStep\) or heads/],
-    [{ target, draft, gamma: 'auto', tree: { branches: [2] } }, 'gamma', /a tree's depth is fixed by tree\.branches/],
-    [{ target, draft, gamma: 3, tree: { branches: [2] } }, 'gamma', /differs from the tree's depth 1/],
+    [
+      { target, promptLookup: true, tree: { branches: [2] } },
+      'tree',
+      /needs a draft model \(or draftStep\) or heads/,
+    ],
+    [
+      { target, draft, gamma: 'auto', tree: { branches: [2] } },
+      'gamma',
+      /a tree's depth is fixed by tree\.branches/,
+    ],
+    [
+      { target, draft, gamma: 3, tree: { branches: [2] } },
+      'gamma',
+      /differs from the tree's depth 1/,
+    ],
     [{ target, draft, plain: true, tree: { branches: [2] } }, 'tree', /a tree needs a drafter/],
-    [{ target, draft, gamma: 'auto', costModel: { c: 0.1, verifyCost: [1, -1] } }, 'costModel.verifyCost[1]', /must be finite and > 0/],
-    [{ target, draft, costModel: { c: 0.1 } }, 'costModel.verifyCost', /expected an array of numbers/],
-    [{ target }, 'draft', /draft: give exactly one of draft \(a Model\), draftStep .* or draftScore .*, or use promptLookup or heads/],
-    [{ target: tiny, heads, draft }, 'heads', /either a draft \(draft, draftStep or draftScore\) or heads/],
+    [
+      { target, draft, gamma: 'auto', costModel: { c: 0.1, verifyCost: [1, -1] } },
+      'costModel.verifyCost[1]',
+      /must be finite and > 0/,
+    ],
+    [
+      { target, draft, costModel: { c: 0.1 } },
+      'costModel.verifyCost',
+      /expected an array of numbers/,
+    ],
+    [
+      { target },
+      'draft',
+      /draft: give exactly one of draft \(a Model\), draftStep .* or draftScore .*, or use promptLookup or heads/,
+    ],
+    [
+      { target: tiny, heads, draft },
+      'heads',
+      /either a draft \(draft, draftStep or draftScore\) or heads/,
+    ],
     [{ target, heads }, 'heads', /loaded for another target model/],
     [{ target: tiny, heads: target }, 'heads', /expected a Heads/],
   ];
   for (const [options, argument, message] of cases) {
-    assert.throws(() => sd.createDecoder({ prompt: 'ROMEO:', ...options }), (e) => {
-      assert.ok(e instanceof sd.SpecdecError, `${e}`);
-      assert.match(e.message, message);
-      assert.equal(e.argument, argument, e.message);
-      return true;
-    }, JSON.stringify(Object.keys(options)));
+    assert.throws(
+      () => sd.createDecoder({ prompt: 'ROMEO:', ...options }),
+      (e) => {
+        assert.ok(e instanceof sd.SpecdecError, `${e}`);
+        assert.match(e.message, message);
+        assert.equal(e.argument, argument, e.message);
+        return true;
+      },
+      JSON.stringify(Object.keys(options)),
+    );
   }
   // Heads made for another target are refused at load time, naming the file.
-  assert.throws(() => sd.loadHeads(tinyHeadsBytes, target), (e) => e.argument === 'bytes' && /heads file: made for a/.test(e.message));
-  assert.throws(() => sd.loadHeads(bytes.target, target), (e) => e.argument === 'bytes' && /heads file: __metadata__ 'format' = 'specdec-gpt', expected 'specdec-heads'/.test(e.message));
-  assert.throws(() => sd.loadHeads(new Uint8Array(3), tiny), (e) => e.argument === 'bytes');
-  assert.throws(() => sd.loadHeads(tinyHeadsBytes, {}), (e) => e.argument === 'target');
+  assert.throws(
+    () => sd.loadHeads(tinyHeadsBytes, target),
+    (e) => e.argument === 'bytes' && /heads file: made for a/.test(e.message),
+  );
+  assert.throws(
+    () => sd.loadHeads(bytes.target, target),
+    (e) =>
+      e.argument === 'bytes' &&
+      /heads file: __metadata__ 'format' = 'specdec-gpt', expected 'specdec-heads'/.test(e.message),
+  );
+  assert.throws(
+    () => sd.loadHeads(new Uint8Array(3), tiny),
+    (e) => e.argument === 'bytes',
+  );
+  assert.throws(
+    () => sd.loadHeads(tinyHeadsBytes, {}),
+    (e) => e.argument === 'target',
+  );
   heads.dispose();
 });
 
@@ -259,12 +410,22 @@ test('heads and decoders over them leave nothing behind', () => {
   const fresh = sd.memoryStats().inUseBytes;
   for (let i = 0; i < 200; i++) {
     const heads = sd.loadHeads(tinyHeadsBytes, tiny);
-    const dec = sd.createDecoder({ target: tiny, heads, tree: { branches: [2, 1] }, prompt: 'ab', maxTokens: 8, seed: i });
+    const dec = sd.createDecoder({
+      target: tiny,
+      heads,
+      tree: { branches: [2, 1] },
+      prompt: 'ab',
+      maxTokens: 8,
+      seed: i,
+    });
     heads.dispose(); // the decoder keeps what it needs
     while (!dec.done) dec.step();
     dec.dispose();
   }
-  assert.ok(sd.memoryStats().inUseBytes - fresh < 64 * 1024, `${sd.memoryStats().inUseBytes - fresh} bytes`);
+  assert.ok(
+    sd.memoryStats().inUseBytes - fresh < 64 * 1024,
+    `${sd.memoryStats().inUseBytes - fresh} bytes`,
+  );
 });
 
 // gamma 'auto' charges each drafter its own time per iteration outside the passes (generate()
@@ -290,12 +451,30 @@ test("gamma 'auto': a drafter is charged its own per-iteration overhead", async 
     { what: "lookup's iterations cost 15 ms more", lookupMs: 15, atMost: 0.08 },
   ];
   for (const c of cases) {
-    const dec = sd.createDecoder({ targetScore, scoreOutput: 'probs', promptLookup: true, gamma: 'auto', prompt: [0, 1, 1, 3, 3, 2, 0, 0, 1, 1, 3, 3, 2, 0], maxTokens: 200, seed: 3, temperature: 1, distributions: false });
+    const dec = sd.createDecoder({
+      targetScore,
+      scoreOutput: 'probs',
+      promptLookup: true,
+      gamma: 'auto',
+      prompt: [0, 1, 1, 3, 3, 2, 0, 0, 1, 1, 3, 3, 2, 0],
+      maxTokens: 200,
+      seed: 3,
+      temperature: 1,
+      distributions: false,
+    });
     for await (const rec of dec.generate()) if (rec.drafter === 'lookup') busy(c.lookupMs);
     const { byDrafter, iterations } = dec.stats;
     dec.dispose();
     const share = byDrafter.lookup / iterations;
-    if (c.atLeast !== undefined) assert.ok(share >= c.atLeast, `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`);
-    if (c.atMost !== undefined) assert.ok(share <= c.atMost, `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`);
+    if (c.atLeast !== undefined)
+      assert.ok(
+        share >= c.atLeast,
+        `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`,
+      );
+    if (c.atMost !== undefined)
+      assert.ok(
+        share <= c.atMost,
+        `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`,
+      );
   }
 });

@@ -29,8 +29,24 @@ for (const { seed, gamma, maxTokens } of [
   { seed: 2 ** 40 + 3, gamma: 7, maxTokens: 100 },
 ]) {
   test(`toy-demo parity: seed ${seed}, gamma ${gamma}, ${maxTokens} tokens`, { skip }, () => {
-    const ref = native(['toy-demo', '--seed', String(seed), '--gamma', String(gamma), '--max-tokens', String(maxTokens), '--json']);
-    const dec = sd.createDecoder({ targetStep: () => TOY_TARGET, draftStep: () => TOY_DRAFT, gamma, seed, prompt: [0], maxTokens });
+    const ref = native([
+      'toy-demo',
+      '--seed',
+      String(seed),
+      '--gamma',
+      String(gamma),
+      '--max-tokens',
+      String(maxTokens),
+      '--json',
+    ]);
+    const dec = sd.createDecoder({
+      targetStep: () => TOY_TARGET,
+      draftStep: () => TOY_DRAFT,
+      gamma,
+      seed,
+      prompt: [0],
+      maxTokens,
+    });
     const trace = [];
     while (!dec.done) {
       const it = dec.step();
@@ -48,27 +64,72 @@ for (const { seed, gamma, maxTokens } of [
 const BIG_SEEDS = [2n ** 53n + 1n, 2n ** 63n - 1n, 2n ** 63n, 2n ** 63n + 12345n, 2n ** 64n - 1n];
 for (const seed of BIG_SEEDS) {
   test(`toy-demo parity at 64-bit seed ${seed}`, { skip }, () => {
-    const ref = native(['toy-demo', '--seed', String(seed), '--gamma', '3', '--max-tokens', '40', '--json']);
-    const dec = sd.createDecoder({ targetStep: () => TOY_TARGET, draftStep: () => TOY_DRAFT, gamma: 3, seed, prompt: [0], maxTokens: 40 });
+    const ref = native([
+      'toy-demo',
+      '--seed',
+      String(seed),
+      '--gamma',
+      '3',
+      '--max-tokens',
+      '40',
+      '--json',
+    ]);
+    const dec = sd.createDecoder({
+      targetStep: () => TOY_TARGET,
+      draftStep: () => TOY_DRAFT,
+      gamma: 3,
+      seed,
+      prompt: [0],
+      maxTokens: 40,
+    });
     while (!dec.done) dec.step();
     assert.deepEqual(dec.generatedTokens, ref.tokens);
     dec.dispose();
   });
 }
 test('64-bit seeds near 2^63 decode differently (no clamping)', { skip }, () => {
-  const tokens = (seed) => native(['toy-demo', '--seed', String(seed), '--gamma', '3', '--max-tokens', '40', '--json']).tokens;
+  const tokens = (seed) =>
+    native(['toy-demo', '--seed', String(seed), '--gamma', '3', '--max-tokens', '40', '--json'])
+      .tokens;
   assert.notDeepEqual(tokens(2n ** 64n - 1n), tokens(2n ** 63n - 1n));
   assert.notDeepEqual(tokens(2n ** 63n), tokens(2n ** 63n - 1n));
 });
 
-const BAD_SEEDS = ['18446744073709551616', '99999999999999999999999', '-1', '-0', '+5', ' 5', '5 ', '1e3', '0x10', ''];
+const BAD_SEEDS = [
+  '18446744073709551616',
+  '99999999999999999999999',
+  '-1',
+  '-0',
+  '+5',
+  ' 5',
+  '5 ',
+  '1e3',
+  '0x10',
+  '',
+];
 for (const subcommand of ['toy-demo', 'generate']) {
   test(`${subcommand} refuses --seed outside [0, 2^64) or not an integer`, { skip }, () => {
     for (const seed of BAD_SEEDS) {
-      const args = subcommand === 'toy-demo' ? ['toy-demo', '--json'] : ['generate', '--target', MODEL_FILES.target, '--plain', '--prompt', 'a', '--max-tokens', '2', '--json'];
+      const args =
+        subcommand === 'toy-demo'
+          ? ['toy-demo', '--json']
+          : [
+              'generate',
+              '--target',
+              MODEL_FILES.target,
+              '--plain',
+              '--prompt',
+              'a',
+              '--max-tokens',
+              '2',
+              '--json',
+            ];
       const r = spawnSync(NATIVE_CLI, [...args, '--seed', seed], { cwd: ROOT, encoding: 'utf8' });
       assert.notEqual(r.status, 0, `--seed '${seed}' was accepted: ${r.stdout.slice(0, 80)}`);
-      assert.ok(r.stderr.includes(`--seed: must be an integer in [0, 2^64), got '${seed}'`), `--seed '${seed}': ${r.stderr}`);
+      assert.ok(
+        r.stderr.includes(`--seed: must be an integer in [0, 2^64), got '${seed}'`),
+        `--seed '${seed}': ${r.stderr}`,
+      );
     }
   });
 }
@@ -76,7 +137,15 @@ for (const subcommand of ['toy-demo', 'generate']) {
 // specdec generate with the models of support.mjs (the shipped pair when present).
 const GENERATE_CASES = [
   { name: 'speculative, temperature 0.8', gamma: 4, temperature: 0.8, seed: 42, maxTokens: 60 },
-  { name: 'speculative, gamma 2, top-k 20, top-p 0.9', gamma: 2, temperature: 1, topK: 20, topP: 0.9, seed: 5, maxTokens: 60 },
+  {
+    name: 'speculative, gamma 2, top-k 20, top-p 0.9',
+    gamma: 2,
+    temperature: 1,
+    topK: 20,
+    topP: 0.9,
+    seed: 5,
+    maxTokens: 60,
+  },
   { name: 'speculative, greedy', gamma: 5, temperature: 0, seed: 0, maxTokens: 60 },
   { name: 'plain, temperature 1', plain: true, temperature: 1, seed: 9, maxTokens: 60 },
 ];
@@ -86,7 +155,20 @@ const bytes = await modelBytes();
 for (const c of GENERATE_CASES) {
   test(`generate parity (${c.name})`, { skip }, () => {
     const prompt = 'ROMEO:';
-    const args = ['generate', '--target', MODEL_FILES.target, '--prompt', prompt, '--seed', String(c.seed), '--max-tokens', String(c.maxTokens), '--temperature', String(c.temperature), '--json'];
+    const args = [
+      'generate',
+      '--target',
+      MODEL_FILES.target,
+      '--prompt',
+      prompt,
+      '--seed',
+      String(c.seed),
+      '--max-tokens',
+      String(c.maxTokens),
+      '--temperature',
+      String(c.temperature),
+      '--json',
+    ];
     if (c.plain) args.push('--plain');
     else args.push('--draft', MODEL_FILES.draft, '--gamma', String(c.gamma));
     if (c.topK !== undefined) args.push('--top-k', String(c.topK));
@@ -95,7 +177,13 @@ for (const c of GENERATE_CASES) {
 
     const target = sd.loadModel(bytes.target);
     const draft = c.plain ? undefined : sd.loadModel(bytes.draft);
-    const options = { target, prompt, seed: c.seed, maxTokens: c.maxTokens, temperature: c.temperature };
+    const options = {
+      target,
+      prompt,
+      seed: c.seed,
+      maxTokens: c.maxTokens,
+      temperature: c.temperature,
+    };
     if (c.plain) options.plain = true;
     else Object.assign(options, { draft, gamma: c.gamma });
     if (c.topK !== undefined) options.topK = c.topK;
@@ -107,7 +195,10 @@ for (const c of GENERATE_CASES) {
       trace.push({ proposed: it.proposed, n_accepted: it.nAccepted, emitted: it.emitted });
     }
     assert.deepEqual(dec.generatedTokens, ref.tokens);
-    assert.deepEqual(trace, ref.trace.map(({ proposed, n_accepted, emitted }) => ({ proposed, n_accepted, emitted })));
+    assert.deepEqual(
+      trace,
+      ref.trace.map(({ proposed, n_accepted, emitted }) => ({ proposed, n_accepted, emitted })),
+    );
     // Both decode bytes as TextDecoder does (ill-formed UTF-8 -> U+FFFD per maximal subpart).
     assert.equal(dec.generatedText, ref.text);
     assert.equal(dec.stats.accepted, ref.stats.accepted);

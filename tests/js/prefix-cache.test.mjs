@@ -3,7 +3,12 @@
 // cache, which tree nodes an accepted path walks down, which tree nodes a grown tree reuses.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { commonPrefixLength, keptPrefix, reusableTreeNodes, treePath } from '../../web/lib/prefix-cache.js';
+import {
+  commonPrefixLength,
+  keptPrefix,
+  reusableTreeNodes,
+  treePath,
+} from '../../web/lib/prefix-cache.js';
 
 test('commonPrefixLength', () => {
   for (const [cached, tokens, want] of [
@@ -51,20 +56,50 @@ test('treePath: the nodes an accepted path walks down, as far as the tokens matc
   }
   assert.deepEqual(treePath([1, 2], null, [1, 2, 10]), [], 'no tree');
   // a node's children are searched after it: the first matching child in drawing order
-  assert.deepEqual(treePath([], { tokens: [5, 5, 6], parents: [-1, -1, 1] }, [5, 6]), [0], 'node 0 matches first; its child does not');
+  assert.deepEqual(
+    treePath([], { tokens: [5, 5, 6], parents: [-1, -1, 1] }, [5, 6]),
+    [0],
+    'node 0 matches first; its child does not',
+  );
 });
 
 test('reusableTreeNodes: unchanged nodes before tree.first, on the same cached sequence', () => {
-  const grown = { tokens: [10, 20, 11, 12, 13], parents: [-1, -1, 0, 2, 3], first: 4, withRoot: false };
+  const grown = {
+    tokens: [10, 20, 11, 12, 13],
+    parents: [-1, -1, 0, 2, 3],
+    first: 4,
+    withRoot: false,
+  };
   for (const [cached, old, tokens, next, want, why] of [
     [[1, 2], tree, [1, 2], grown, 4, 'a tree grown by one depth'],
     [[1, 2], tree, [1, 2], { ...grown, first: 2 }, 2, 'only nodes before first'],
-    [[1, 2], tree, [1, 2], { ...grown, withRoot: true, first: 0 }, 0, 'a pass with its root row starts afresh'],
+    [
+      [1, 2],
+      tree,
+      [1, 2],
+      { ...grown, withRoot: true, first: 0 },
+      0,
+      'a pass with its root row starts afresh',
+    ],
     [[1, 2], tree, [1, 2, 3], grown, 0, 'another sequence'],
     [[1, 2], tree, [1, 9], grown, 0, 'another sequence of the same length'],
     [[1, 2], null, [1, 2], grown, 0, 'no tree before'],
-    [[1, 2], { tokens: [10, 21, 11, 12], parents: [-1, -1, 0, 2] }, [1, 2], grown, 1, 'node 1 changed'],
-    [[1, 2], { tokens: [10, 20, 11, 12], parents: [-1, -1, 1, 2] }, [1, 2], grown, 2, 'node 2 moved'],
+    [
+      [1, 2],
+      { tokens: [10, 21, 11, 12], parents: [-1, -1, 0, 2] },
+      [1, 2],
+      grown,
+      1,
+      'node 1 changed',
+    ],
+    [
+      [1, 2],
+      { tokens: [10, 20, 11, 12], parents: [-1, -1, 1, 2] },
+      [1, 2],
+      grown,
+      2,
+      'node 2 moved',
+    ],
   ]) {
     assert.equal(reusableTreeNodes(cached, old, tokens, next), want, why);
   }

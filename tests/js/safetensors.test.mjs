@@ -9,8 +9,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  DTYPES, MAX_HEADER_BYTES, f32ToF16, fnv1a64, halfToFloatTable, readSafetensorsHeader,
-  safetensorsHeaderLength, tensorBytes, tensorFloat32, wteFingerprint,
+  DTYPES,
+  MAX_HEADER_BYTES,
+  f32ToF16,
+  fnv1a64,
+  halfToFloatTable,
+  readSafetensorsHeader,
+  safetensorsHeaderLength,
+  tensorBytes,
+  tensorFloat32,
+  wteFingerprint,
 } from '../../web/lib/safetensors.js';
 import { gptTensorShapes, readGptSafetensors } from '../../web/lib/gpt-safetensors.js';
 import { SpecdecError } from '../../web/lib/errors.js';
@@ -20,7 +28,9 @@ const fixture = (name) => new Uint8Array(readFileSync(path.join(ROOT, 'tests/fix
 
 /** A file of a header (an object, or JSON text) and a data section. */
 function file(header, data = new Uint8Array(0)) {
-  const json = new TextEncoder().encode(typeof header === 'string' ? header : JSON.stringify(header));
+  const json = new TextEncoder().encode(
+    typeof header === 'string' ? header : JSON.stringify(header),
+  );
   const out = new Uint8Array(8 + json.length + data.length);
   new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
   out.set(json, 8);
@@ -30,18 +40,27 @@ function file(header, data = new Uint8Array(0)) {
 const f32 = (n) => ({ dtype: 'F32', shape: [n], data_offsets: [0, 4 * n] });
 
 test('a header: metadata, tensors with their byte ranges, the data start and the parameter count', () => {
-  const bytes = file(JSON.stringify({
-    __metadata__: { name: 'x', proto: 'a key like any other' },
-    a: { dtype: 'F32', shape: [2, 3], data_offsets: [0, 24] },
-    b: { dtype: 'F16', shape: [4], data_offsets: [24, 32] },
-    empty: { dtype: 'F16', shape: [0, 5], data_offsets: [32, 32] },
-  }).replace('"proto"', '"__proto__"'), new Uint8Array(32));
+  const bytes = file(
+    JSON.stringify({
+      __metadata__: { name: 'x', proto: 'a key like any other' },
+      a: { dtype: 'F32', shape: [2, 3], data_offsets: [0, 24] },
+      b: { dtype: 'F16', shape: [4], data_offsets: [24, 32] },
+      empty: { dtype: 'F16', shape: [0, 5], data_offsets: [32, 32] },
+    }).replace('"proto"', '"__proto__"'),
+    new Uint8Array(32),
+  );
   const h = readSafetensorsHeader(bytes);
   assert.equal(h.metadata.name, 'x');
   assert.ok(Object.hasOwn(h.metadata, '__proto__'), 'a __proto__ key stays a key');
   assert.equal(Object.getPrototypeOf(h.metadata), Object.prototype);
   assert.deepEqual([...h.tensors.keys()], ['a', 'b', 'empty']);
-  assert.deepEqual(h.tensors.get('a'), { dtype: 'F32', shape: [2, 3], numel: 6, begin: 0, end: 24 });
+  assert.deepEqual(h.tensors.get('a'), {
+    dtype: 'F32',
+    shape: [2, 3],
+    numel: 6,
+    begin: 0,
+    end: 24,
+  });
   assert.equal(h.dataStart, bytes.length - 32);
   assert.equal(h.nParams, 10);
   assert.equal(tensorBytes(bytes, h, h.tensors.get('b')).length, 8);
@@ -50,43 +69,126 @@ test('a header: metadata, tensors with their byte ranges, the data start and the
 const REFUSALS = [
   ['empty', new Uint8Array(0), /^model file: 0 bytes is too short for the 8-byte header length$/],
   ['5 bytes', new Uint8Array(5), /5 bytes is too short/],
-  ['header length 2^40', (() => { const b = file({}); new DataView(b.buffer).setBigUint64(0, 2n ** 40n, true); return b; })(),
-    /header length 1099511627776 exceeds the limit of 1048576 bytes/],
-  ['header past the end', file({ a: f32(1) }).subarray(0, 20), /header length \d+ exceeds the 12 bytes after the length field \(truncated file\?\)/],
+  [
+    'header length 2^40',
+    (() => {
+      const b = file({});
+      new DataView(b.buffer).setBigUint64(0, 2n ** 40n, true);
+      return b;
+    })(),
+    /header length 1099511627776 exceeds the limit of 1048576 bytes/,
+  ],
+  [
+    'header past the end',
+    file({ a: f32(1) }).subarray(0, 20),
+    /header length \d+ exceeds the 12 bytes after the length field \(truncated file\?\)/,
+  ],
   ['not JSON', file('safetensors'), /^model file: header: not JSON/],
   ['not an object', file('[1, 2]'), /header must be a JSON object, got array/],
-  ['metadata not an object', file({ __metadata__: 'x' }), /__metadata__ must be an object, got string/],
-  ['metadata not strings', file({ __metadata__: { n_layer: 2 } }), /__metadata__ value of 'n_layer' must be a string, got number/],
+  [
+    'metadata not an object',
+    file({ __metadata__: 'x' }),
+    /__metadata__ must be an object, got string/,
+  ],
+  [
+    'metadata not strings',
+    file({ __metadata__: { n_layer: 2 } }),
+    /__metadata__ value of 'n_layer' must be a string, got number/,
+  ],
   ['entry not an object', file({ a: 1 }), /tensor 'a': entry must be an object, got number/],
-  ['unknown key', file({ a: { ...f32(1), extra: 1 } }, new Uint8Array(4)), /tensor 'a': unknown key 'extra'/],
-  ['missing shape', file({ a: { dtype: 'F32', data_offsets: [0, 4] } }), /tensor 'a': missing 'shape'/],
-  ['dtype BF16', file({ a: { ...f32(1), dtype: 'BF16' } }, new Uint8Array(4)), /tensor 'a' has dtype 'BF16' \(supported: F32, F16, I8\)/],
-  ['dtype not a string', file({ a: { ...f32(1), dtype: 4 } }, new Uint8Array(4)), /tensor 'a': dtype must be a string/],
-  ['rank 9', file({ a: { dtype: 'F32', shape: [1, 1, 1, 1, 1, 1, 1, 1, 1], data_offsets: [0, 4] } }, new Uint8Array(4)), /shape must be an array of at most 8 integers/],
-  ['negative dimension', file({ a: { dtype: 'F32', shape: [-1], data_offsets: [0, 4] } }), /shape must hold non-negative integers/],
-  ['fractional dimension', file({ a: { dtype: 'F32', shape: [1.5], data_offsets: [0, 4] } }), /shape must hold non-negative integers/],
-  ['2^80 elements', file({ a: { dtype: 'F32', shape: [2 ** 40, 2 ** 40], data_offsets: [0, 4] } }), /shape \[1099511627776, 1099511627776\] is too large/],
-  ['offsets not two', file({ a: { dtype: 'F32', shape: [1], data_offsets: [0] } }), /data_offsets must be two non-negative integers/],
-  ['offsets reversed', file({ a: { dtype: 'F32', shape: [1], data_offsets: [4, 0] } }, new Uint8Array(4)), /data_offsets \[4, 0\] are outside the data section of 4 bytes/],
-  ['offsets past the end', file({ a: f32(2) }, new Uint8Array(4)), /data_offsets \[0, 8\] are outside the data section of 4 bytes/],
-  ['offsets not the shape', file({ a: { dtype: 'F16', shape: [3], data_offsets: [0, 8] } }, new Uint8Array(8)), /data_offsets \[0, 8\] span 8 bytes, but shape \[3\] of F16 needs 6/],
-  ['overlap', file({ a: f32(2), b: { dtype: 'F32', shape: [1], data_offsets: [4, 8] } }, new Uint8Array(8)), /tensors 'a' and 'b' overlap \(bytes \[0, 8\) and \[4, 8\)\)/],
+  [
+    'unknown key',
+    file({ a: { ...f32(1), extra: 1 } }, new Uint8Array(4)),
+    /tensor 'a': unknown key 'extra'/,
+  ],
+  [
+    'missing shape',
+    file({ a: { dtype: 'F32', data_offsets: [0, 4] } }),
+    /tensor 'a': missing 'shape'/,
+  ],
+  [
+    'dtype BF16',
+    file({ a: { ...f32(1), dtype: 'BF16' } }, new Uint8Array(4)),
+    /tensor 'a' has dtype 'BF16' \(supported: F32, F16, I8\)/,
+  ],
+  [
+    'dtype not a string',
+    file({ a: { ...f32(1), dtype: 4 } }, new Uint8Array(4)),
+    /tensor 'a': dtype must be a string/,
+  ],
+  [
+    'rank 9',
+    file(
+      { a: { dtype: 'F32', shape: [1, 1, 1, 1, 1, 1, 1, 1, 1], data_offsets: [0, 4] } },
+      new Uint8Array(4),
+    ),
+    /shape must be an array of at most 8 integers/,
+  ],
+  [
+    'negative dimension',
+    file({ a: { dtype: 'F32', shape: [-1], data_offsets: [0, 4] } }),
+    /shape must hold non-negative integers/,
+  ],
+  [
+    'fractional dimension',
+    file({ a: { dtype: 'F32', shape: [1.5], data_offsets: [0, 4] } }),
+    /shape must hold non-negative integers/,
+  ],
+  [
+    '2^80 elements',
+    file({ a: { dtype: 'F32', shape: [2 ** 40, 2 ** 40], data_offsets: [0, 4] } }),
+    /shape \[1099511627776, 1099511627776\] is too large/,
+  ],
+  [
+    'offsets not two',
+    file({ a: { dtype: 'F32', shape: [1], data_offsets: [0] } }),
+    /data_offsets must be two non-negative integers/,
+  ],
+  [
+    'offsets reversed',
+    file({ a: { dtype: 'F32', shape: [1], data_offsets: [4, 0] } }, new Uint8Array(4)),
+    /data_offsets \[4, 0\] are outside the data section of 4 bytes/,
+  ],
+  [
+    'offsets past the end',
+    file({ a: f32(2) }, new Uint8Array(4)),
+    /data_offsets \[0, 8\] are outside the data section of 4 bytes/,
+  ],
+  [
+    'offsets not the shape',
+    file({ a: { dtype: 'F16', shape: [3], data_offsets: [0, 8] } }, new Uint8Array(8)),
+    /data_offsets \[0, 8\] span 8 bytes, but shape \[3\] of F16 needs 6/,
+  ],
+  [
+    'overlap',
+    file({ a: f32(2), b: { dtype: 'F32', shape: [1], data_offsets: [4, 8] } }, new Uint8Array(8)),
+    /tensors 'a' and 'b' overlap \(bytes \[0, 8\) and \[4, 8\)\)/,
+  ],
 ];
 
 for (const [what, bytes, message] of REFUSALS) {
   test(`readSafetensorsHeader refuses: ${what}`, () => {
-    assert.throws(() => readSafetensorsHeader(bytes), (e) => {
-      assert.ok(e instanceof SpecdecError, `a SpecdecError, got ${e}`);
-      assert.match(e.message, /^model file: /);
-      assert.match(e.message, message);
-      return true;
-    });
+    assert.throws(
+      () => readSafetensorsHeader(bytes),
+      (e) => {
+        assert.ok(e instanceof SpecdecError, `a SpecdecError, got ${e}`);
+        assert.match(e.message, /^model file: /);
+        assert.match(e.message, message);
+        return true;
+      },
+    );
   });
 }
 
 test('messages start with the label given', () => {
-  assert.throws(() => readSafetensorsHeader(new Uint8Array(3), { label: 'models/x.safetensors' }), /^SpecdecError: models\/x\.safetensors: 3 bytes is too short/);
-  assert.throws(() => readGptSafetensors(new Uint8Array(3)), (e) => e.argument === 'bytes' && /^bytes: model file: 3 bytes/.test(e.message));
+  assert.throws(
+    () => readSafetensorsHeader(new Uint8Array(3), { label: 'models/x.safetensors' }),
+    /^SpecdecError: models\/x\.safetensors: 3 bytes is too short/,
+  );
+  assert.throws(
+    () => readGptSafetensors(new Uint8Array(3)),
+    (e) => e.argument === 'bytes' && /^bytes: model file: 3 bytes/.test(e.message),
+  );
 });
 
 test('header only: the length first, then the header with the size of the whole file', () => {
@@ -98,22 +200,41 @@ test('header only: the length first, then the header with the size of the whole 
   assert.deepEqual(a, b);
   // without fileBytes the header alone has no data section: its tensors are outside it
   assert.throws(() => readSafetensorsHeader(head), /are outside the data section of 0 bytes/);
-  assert.throws(() => readSafetensorsHeader(head.subarray(0, 100), { fileBytes: whole.length }), /only 92 bytes of the header were given/);
+  assert.throws(
+    () => readSafetensorsHeader(head.subarray(0, 100), { fileBytes: whole.length }),
+    /only 92 bytes of the header were given/,
+  );
   const big = new Uint8Array(8);
   new DataView(big.buffer).setBigUint64(0, BigInt(MAX_HEADER_BYTES + 1), true);
-  assert.throws(() => safetensorsHeaderLength(big), /header length 1048577 exceeds the limit of 1048576 bytes/);
+  assert.throws(
+    () => safetensorsHeaderLength(big),
+    /header length 1048577 exceeds the limit of 1048576 bytes/,
+  );
 });
 
 test('the float16 table: fixed values, sign symmetry, even steps in each binade, NaN payloads kept', () => {
   const t = halfToFloatTable();
   assert.equal(t.length, 65536);
   assert.equal(halfToFloatTable(), t, 'one table, made once');
-  for (const [h, v] of [[0x0000, 0], [0x0001, 2 ** -24], [0x03ff, 1023 * 2 ** -24], [0x0400, 2 ** -14], [0x3555, 0.333251953125],
-    [0x3c00, 1], [0x3c01, 1 + 2 ** -10], [0x4000, 2], [0xc000, -2], [0x7bff, 65504], [0x7c00, Infinity], [0xfc00, -Infinity]]) {
+  for (const [h, v] of [
+    [0x0000, 0],
+    [0x0001, 2 ** -24],
+    [0x03ff, 1023 * 2 ** -24],
+    [0x0400, 2 ** -14],
+    [0x3555, 0.333251953125],
+    [0x3c00, 1],
+    [0x3c01, 1 + 2 ** -10],
+    [0x4000, 2],
+    [0xc000, -2],
+    [0x7bff, 65504],
+    [0x7c00, Infinity],
+    [0xfc00, -Infinity],
+  ]) {
     assert.equal(t[h], v, `0x${h.toString(16)}`);
   }
   assert.ok(Object.is(t[0x8000], -0), '0x8000 is -0');
-  for (let h = 0; h < 0x7c00; h++) assert.ok(Object.is(t[h | 0x8000], -t[h]), `0x${h.toString(16)} and its negative`);
+  for (let h = 0; h < 0x7c00; h++)
+    assert.ok(Object.is(t[h | 0x8000], -t[h]), `0x${h.toString(16)} and its negative`);
   // from 0x0000 up, the step is 2^-24 through the subnormals and the first binade, then doubles
   // with each exponent: a half is sign × mantissa × 2^(exponent − 25)
   for (let h = 1; h < 0x7c00; h++) {
@@ -121,8 +242,17 @@ test('the float16 table: fixed values, sign symmetry, even steps in each binade,
     assert.equal(t[h] - t[h - 1], 2 ** (e - 25), `step at 0x${h.toString(16)}`);
   }
   const bits = new Uint32Array(t.buffer);
-  for (const [h, b] of [[0x7e00, 0x7fc00000], [0x7c01, 0x7f802000], [0xfe01, 0xffc02000], [0x7fff, 0x7fffe000]]) {
-    assert.equal(bits[h], b, `NaN 0x${h.toString(16)}: the bits of model/safetensors.cc f16_to_f32`);
+  for (const [h, b] of [
+    [0x7e00, 0x7fc00000],
+    [0x7c01, 0x7f802000],
+    [0xfe01, 0xffc02000],
+    [0x7fff, 0x7fffe000],
+  ]) {
+    assert.equal(
+      bits[h],
+      b,
+      `NaN 0x${h.toString(16)}: the bits of model/safetensors.cc f16_to_f32`,
+    );
   }
 });
 
@@ -144,7 +274,10 @@ test('dtypes: F32, F16 and I8 widen to the same values at any byte offset', () =
   const h = readSafetensorsHeader(bytes);
   assert.deepEqual([...tensorFloat32(bytes, h, h.tensors.get('a'))], values);
   // I8: the integers themselves (a scale tensor beside them is the model's to apply)
-  const q = file({ q: { dtype: 'I8', shape: [2, 2], data_offsets: [1, 5] } }, Uint8Array.from([9, 0x80, 0xff, 0, 127]));
+  const q = file(
+    { q: { dtype: 'I8', shape: [2, 2], data_offsets: [1, 5] } },
+    Uint8Array.from([9, 0x80, 0xff, 0, 127]),
+  );
   const hq = readSafetensorsHeader(q);
   assert.equal(hq.nParams, 4);
   assert.deepEqual([...tensorFloat32(q, hq, hq.tensors.get('q'))], [-128, -1, 0, 127]);
@@ -162,7 +295,8 @@ test('the wte fingerprint is the one the C++ side wrote into the heads files (mo
   cases.push(['models/target.safetensors', 'models/target-heads.safetensors']);
   for (const [model, heads] of cases) {
     const m = readGptSafetensors(new Uint8Array(readFileSync(path.join(ROOT, model))));
-    const want = readSafetensorsHeader(new Uint8Array(readFileSync(path.join(ROOT, heads)))).metadata.target_fingerprint;
+    const want = readSafetensorsHeader(new Uint8Array(readFileSync(path.join(ROOT, heads))))
+      .metadata.target_fingerprint;
     assert.match(want, /^[0-9a-f]{16}$/);
     assert.equal(wteFingerprint(m.tensors.get('transformer.wte.weight')), want, model);
   }
@@ -178,7 +312,8 @@ test('the GPT reader: the fixtures in F32 and F16 (the same weights, rounded), t
     const h = b.tensors.get(name);
     assert.equal(h.length, t.length, name);
     // each F16 value is its F32 value rounded to 11 significant bits (half an ulp at most)
-    for (let i = 0; i < t.length; i++) assert.ok(Math.abs(h[i] - t[i]) <= Math.abs(t[i]) * 2 ** -11 + 2 ** -25, `${name}[${i}]`);
+    for (let i = 0; i < t.length; i++)
+      assert.ok(Math.abs(h[i] - t[i]) <= Math.abs(t[i]) * 2 ** -11 + 2 ** -25, `${name}[${i}]`);
   }
   assert.equal(a.metadata.name, 'tiny');
 });
@@ -193,27 +328,58 @@ test('the GPT reader refuses a file that is not specdec GPT: config, tensor set,
     return file(header.replace(from, to), data);
   };
   for (const [bad, message] of [
-    [edited('"n_layer":"2"', '"n_layer":"65"'), /^bytes: model file: n_layer = 65 is outside 1\.\.64$/],
+    [
+      edited('"n_layer":"2"', '"n_layer":"65"'),
+      /^bytes: model file: n_layer = 65 is outside 1\.\.64$/,
+    ],
     [edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
     [edited('"vocab_size":"256"', '"vocab_size":"257"'), /vocab_size = 257, expected 256/],
-    [edited('"block_size":"640"', '"block_size":"64O"'), /__metadata__ 'block_size' is '64O', not a decimal integer/],
+    [
+      edited('"block_size":"640"', '"block_size":"64O"'),
+      /__metadata__ 'block_size' is '64O', not a decimal integer/,
+    ],
     [edited('"n_embd":"32",', ''), /__metadata__ 'n_embd' is missing/],
-    [edited('transformer.ln_f.bias', 'transformer.ln_g.bias'), /unexpected tensor 'transformer.ln_g.bias'/],
-    [edited('"shape":[640,32]', '"shape":[32,640]'), /tensor 'transformer.wpe.weight' has shape \[32, 640\], expected \[640, 32\]/],
+    [
+      edited('transformer.ln_f.bias', 'transformer.ln_g.bias'),
+      /unexpected tensor 'transformer.ln_g.bias'/,
+    ],
+    [
+      edited('"shape":[640,32]', '"shape":[32,640]'),
+      /tensor 'transformer.wpe.weight' has shape \[32, 640\], expected \[640, 32\]/,
+    ],
   ]) {
-    assert.throws(() => readGptSafetensors(bad), (e) => e instanceof SpecdecError && e.argument === 'bytes' && message.test(e.message), String(message));
+    assert.throws(
+      () => readGptSafetensors(bad),
+      (e) => e instanceof SpecdecError && e.argument === 'bytes' && message.test(e.message),
+      String(message),
+    );
   }
   // an I8 tensor is read by the container, but it is not a float weight of this reader's GPT
-  const lnf = /"transformer\.ln_f\.bias":\{"dtype":"F16","shape":\[32\],"data_offsets":\[(\d+),(\d+)\]\}/.exec(header);
+  const lnf =
+    /"transformer\.ln_f\.bias":\{"dtype":"F16","shape":\[32\],"data_offsets":\[(\d+),(\d+)\]\}/.exec(
+      header,
+    );
   assert.ok(lnf, 'ln_f.bias in the fixture');
-  const i8 = file(header.replace(lnf[0], `"transformer.ln_f.bias":{"dtype":"I8","shape":[32],"data_offsets":[${lnf[1]},${Number(lnf[1]) + 32}]}`), data);
+  const i8 = file(
+    header.replace(
+      lnf[0],
+      `"transformer.ln_f.bias":{"dtype":"I8","shape":[32],"data_offsets":[${lnf[1]},${Number(lnf[1]) + 32}]}`,
+    ),
+    data,
+  );
   assert.doesNotThrow(() => readSafetensorsHeader(i8));
-  assert.throws(() => readGptSafetensors(i8), /tensor 'transformer.ln_f.bias' has dtype I8; a GPT's tensors are F32 or F16 here/);
+  assert.throws(
+    () => readGptSafetensors(i8),
+    /tensor 'transformer.ln_f.bias' has dtype I8; a GPT's tensors are F32 or F16 here/,
+  );
   const nan = bytes.slice();
   const h = readSafetensorsHeader(nan);
   const wpe = h.tensors.get('transformer.wpe.weight');
   new DataView(nan.buffer).setUint16(h.dataStart + wpe.begin + 2 * 7, 0x7e00, true);
-  assert.throws(() => readGptSafetensors(nan), /tensor 'transformer.wpe.weight' holds a non-finite value \(NaN\) at index 7/);
+  assert.throws(
+    () => readGptSafetensors(nan),
+    /tensor 'transformer.wpe.weight' holds a non-finite value \(NaN\) at index 7/,
+  );
 });
 
 test('f32ToF16: every finite half round-trips, and halfway values round to even', () => {

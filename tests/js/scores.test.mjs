@@ -6,7 +6,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec } from 'specdec';
-import { FALSE_ALARM, MARKOV_TARGET, MARKOV_DRAFT, applySampling, chiSquare, modelBytes } from './support.mjs';
+import {
+  FALSE_ALARM,
+  MARKOV_TARGET,
+  MARKOV_DRAFT,
+  applySampling,
+  chiSquare,
+  modelBytes,
+} from './support.mjs';
 
 const sd = await loadSpecdec();
 const bytes = await modelBytes();
@@ -16,7 +23,7 @@ const draft = sd.loadModel(bytes.draft);
 // A seeded generator for the tests' own delays (not the decoder's randomness).
 function lcg(seed) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 // Resolves after a random wait: mostly a few microtask hops, sometimes a timer.
@@ -56,7 +63,12 @@ async function drain(dec) {
 const CASES = [
   { name: 'gamma 2', gamma: 2 },
   { name: 'gamma 4, temperature 0.7, topK 3', gamma: 4, temperature: 0.7, topK: 3 },
-  { name: "gamma 'auto' (given costs)", gamma: 'auto', gammaMax: 5, costModel: { c: 0.2, verifyCost: [1, 1.1, 1.2, 1.3, 1.4, 1.5] } },
+  {
+    name: "gamma 'auto' (given costs)",
+    gamma: 'auto',
+    gammaMax: 5,
+    costModel: { c: 0.2, verifyCost: [1, 1.1, 1.2, 1.3, 1.4, 1.5] },
+  },
   { name: 'plain decoding', plain: true },
 ];
 
@@ -87,7 +99,10 @@ for (const [k, c] of CASES.entries()) {
     await Promise.all(runs);
     const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
     assert.deepEqual(chi.impossible, []);
-    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
+    assert.ok(
+      chi.pValue > FALSE_ALARM,
+      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
+    );
     if (!c.plain) assert.ok(accepted < 0.9 * drafted, `accepted ${accepted} of ${drafted}`);
   });
 }
@@ -115,7 +130,11 @@ function markovTree(table, wait, calls) {
 
 for (const [k, c] of [
   { name: 'tree 2x2, both callbacks', tree: { branches: [2, 2] } },
-  { name: 'tree 3x1 with replacement, temperature 0.8', tree: { branches: [3, 1], replacement: true }, temperature: 0.8 },
+  {
+    name: 'tree 3x1 with replacement, temperature 0.8',
+    tree: { branches: [3, 1], replacement: true },
+    temperature: 0.8,
+  },
 ].entries()) {
   test(`async score callbacks that score trees follow the target's law (${c.name})`, async () => {
     const { name, ...settings } = c;
@@ -144,7 +163,10 @@ for (const [k, c] of [
     await Promise.all(runs);
     const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
     assert.deepEqual(chi.impossible, []);
-    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
+    assert.ok(
+      chi.pValue > FALSE_ALARM,
+      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
+    );
     // every target pass was one scoreTree call over the root and every node
     assert.equal(targetCalls.length, iterations);
     for (const q of targetCalls) assert.deepEqual([q.first, q.withRoot], [0, true]);
@@ -156,10 +178,18 @@ for (const [k, c] of [
 test('a scoreTree that is not a function, or rows of the wrong count, are refused by name', async () => {
   const bad = markovScore(TARGET_LOGITS, async () => {});
   bad.scoreTree = 3;
-  assert.throws(() => sd.createDecoder({ prompt: [1], targetScore: bad, draft, tree: { branches: [2] } }), /targetScore\.scoreTree: expected a function \(tokens, tree\)/);
+  assert.throws(
+    () => sd.createDecoder({ prompt: [1], targetScore: bad, draft, tree: { branches: [2] } }),
+    /targetScore\.scoreTree: expected a function \(tokens, tree\)/,
+  );
   const short = markovScore(TARGET_LOGITS, async () => {});
   short.scoreTree = () => new Float32Array(4); // one row, the tree wants 3
-  const dec = sd.createDecoder({ prompt: [1], targetScore: short, draftScore: markovTree(DRAFT_LOGITS, async () => {}, []), tree: { branches: [2] } });
+  const dec = sd.createDecoder({
+    prompt: [1],
+    targetScore: short,
+    draftScore: markovTree(DRAFT_LOGITS, async () => {}, []),
+    tree: { branches: [2] },
+  });
   await assert.rejects(dec.step(), /targetScore: returned 4 values, expected nLast = 3 rows/);
   dec.dispose();
 });
@@ -172,7 +202,8 @@ async function viaCallbacks(options, { targetAsync = true, draftAsync = true, se
   const ts = sd.modelStep(target);
   const ds = sd.modelStep(draft);
   const wait = delayer(seed);
-  const wrap = (step, isAsync) => (isAsync ? async (tokens, n) => (await wait(), step(tokens, n)) : (tokens, n) => step(tokens, n));
+  const wrap = (step, isAsync) =>
+    isAsync ? async (tokens, n) => (await wait(), step(tokens, n)) : (tokens, n) => step(tokens, n);
   const dec = sd.createDecoder({
     ...options,
     targetScore: wrap(ts, targetAsync),
@@ -202,7 +233,16 @@ const PAIR_CASES = [
   { name: 'T 0.8, gamma 3', options: { temperature: 0.8, gamma: 3 } },
   { name: 'T 0.8, plain', options: { temperature: 0.8, plain: true } },
   // Given costs: the choice between lookup and the draft must not depend on measured timings.
-  { name: 'T 1, top-p 0.9, prompt lookup beside the draft', options: { temperature: 1, topP: 0.9, gamma: 3, promptLookup: true, costModel: { c: 0.1, verifyCost: [1, 1.1, 1.2, 1.3, 1.4] } } },
+  {
+    name: 'T 1, top-p 0.9, prompt lookup beside the draft',
+    options: {
+      temperature: 1,
+      topP: 0.9,
+      gamma: 3,
+      promptLookup: true,
+      costModel: { c: 0.1, verifyCost: [1, 1.1, 1.2, 1.3, 1.4] },
+    },
+  },
 ];
 
 for (const c of PAIR_CASES) {
@@ -229,8 +269,16 @@ for (const c of PAIR_CASES) {
 test('logits (the default scoreOutput) give the same greedy tokens as probabilities', async () => {
   const ts = sd.modelStep(target);
   const ds = sd.modelStep(draft);
-  const logits = (step) => async (tokens, n) => Float32Array.from(step(tokens, n), (p) => Math.log(Math.max(p, 1e-30)));
-  const dec = sd.createDecoder({ targetScore: logits(ts), draftScore: logits(ds), prompt: 'KING:', temperature: 0, gamma: 4, maxTokens: 150 });
+  const logits = (step) => async (tokens, n) =>
+    Float32Array.from(step(tokens, n), (p) => Math.log(Math.max(p, 1e-30)));
+  const dec = sd.createDecoder({
+    targetScore: logits(ts),
+    draftScore: logits(ds),
+    prompt: 'KING:',
+    temperature: 0,
+    gamma: 4,
+    maxTokens: 150,
+  });
   const tokens = await drain(dec);
   const ref = builtIn({ prompt: 'KING:', temperature: 0, gamma: 4, maxTokens: 150, seed: 1 });
   assert.deepEqual(tokens, ref.tokens);
@@ -258,7 +306,10 @@ test('one target call per iteration over gamma + 1 positions, one draft call per
   assert.equal(calls.target.length, s.iterations);
   assert.equal(s.targetPasses, s.iterations);
   assert.equal(calls.draft, s.drafted);
-  assert.ok(calls.target.every((n) => n === 5 || n < 5), `nLast ${calls.target}`);
+  assert.ok(
+    calls.target.every((n) => n === 5 || n < 5),
+    `nLast ${calls.target}`,
+  );
   assert.ok(calls.target.filter((n) => n === 5).length > s.iterations / 2);
   assert.ok(s.callbackMs > 0 && s.callbackMs <= s.ms, `callbackMs ${s.callbackMs} of ${s.ms}`);
   dec.dispose();
@@ -268,7 +319,14 @@ test('one target call per iteration over gamma + 1 positions, one draft call per
 
 test('sync score callbacks: step() returns the record itself, not a Promise', () => {
   const ts = sd.modelStep(target);
-  const dec = sd.createDecoder({ prompt: 'A', targetScore: ts, draft, scoreOutput: 'probs', seed: 1, maxTokens: 10 });
+  const dec = sd.createDecoder({
+    prompt: 'A',
+    targetScore: ts,
+    draft,
+    scoreOutput: 'probs',
+    seed: 1,
+    maxTokens: 10,
+  });
   const r = dec.step();
   assert.ok(Array.isArray(r.emitted) && r.emitted.length >= 1);
   dec.dispose();
@@ -278,8 +336,17 @@ test('sync score callbacks: step() returns the record itself, not a Promise', ()
 // ------------------------------------------------------------------ concurrency and abort
 
 test('two async decoders interleaved on one event loop each give their own run', async () => {
-  const options = (seed) => ({ prompt: 'ROMEO:', temperature: 0.8, gamma: 3, seed, maxTokens: 120 });
-  const [a, b] = await Promise.all([viaCallbacks(options(11), { seed: 1 }), viaCallbacks(options(12), { seed: 2 })]);
+  const options = (seed) => ({
+    prompt: 'ROMEO:',
+    temperature: 0.8,
+    gamma: 3,
+    seed,
+    maxTokens: 120,
+  });
+  const [a, b] = await Promise.all([
+    viaCallbacks(options(11), { seed: 1 }),
+    viaCallbacks(options(12), { seed: 2 }),
+  ]);
   assert.deepEqual(a.tokens, builtIn(options(11)).tokens);
   assert.deepEqual(b.tokens, builtIn(options(12)).tokens);
   assert.notDeepEqual(a.tokens, b.tokens);
@@ -287,7 +354,13 @@ test('two async decoders interleaved on one event loop each give their own run',
 
 test('generate() with callbacks that answer in microtasks still lets timers run (it yields at least every 8 ms)', async () => {
   // Awaiting such a callback runs no macrotask: only generate()'s own yields let a timer in.
-  const dec = sd.createDecoder({ targetScore: markovScore(TARGET_LOGITS, async () => {}), plain: true, prompt: [0], seed: 3, contextLength: 1e6 });
+  const dec = sd.createDecoder({
+    targetScore: markovScore(TARGET_LOGITS, async () => {}),
+    plain: true,
+    prompt: [0],
+    seed: 3,
+    contextLength: 1e6,
+  });
   let ticks = 0;
   const timer = setInterval(() => ticks++, 1);
   const t0 = performance.now();
@@ -298,7 +371,10 @@ test('generate() with callbacks that answer in microtasks still lets timers run 
     if (performance.now() - t0 > 60 && iterations >= 200) break;
   }
   clearInterval(timer);
-  assert.ok(ticks >= 2, `a timer ran ${ticks} times in ${iterations} iterations (${(performance.now() - t0).toFixed(0)} ms)`);
+  assert.ok(
+    ticks >= 2,
+    `a timer ran ${ticks} times in ${iterations} iterations (${(performance.now() - t0).toFixed(0)} ms)`,
+  );
   dec.dispose();
 });
 
@@ -346,7 +422,10 @@ test('abort while a callback is awaited: generate rejects at once, the next step
   tokens.push(...(await dec.step()).emitted);
   assert.equal(targetCalls, callsAtAbort + 1);
   for await (const r of dec.generate()) tokens.push(...r.emitted);
-  assert.deepEqual(tokens, builtIn({ prompt: 'ROMEO:', temperature: 0.8, gamma: 3, seed: 77, maxTokens: 100 }).tokens);
+  assert.deepEqual(
+    tokens,
+    builtIn({ prompt: 'ROMEO:', temperature: 0.8, gamma: 3, seed: 77, maxTokens: 100 }).tokens,
+  );
   dec.dispose();
   ts.dispose();
   ds.dispose();
@@ -375,14 +454,23 @@ test('a rejected callback leaves the iteration pending; step() while one is awai
   assert.ok(r.emitted.length >= 1);
   const rest = [];
   for await (const x of dec.generate()) rest.push(...x.emitted);
-  assert.deepEqual([...r.emitted, ...rest], builtIn({ prompt: 'AB', seed: 5, maxTokens: 30 }).tokens);
+  assert.deepEqual(
+    [...r.emitted, ...rest],
+    builtIn({ prompt: 'AB', seed: 5, maxTokens: 30 }).tokens,
+  );
   dec.dispose();
   ts.dispose();
 });
 
 test('disposing the decoder while a callback is awaited rejects that step clearly', async () => {
   const ts = sd.modelStep(target);
-  const dec = sd.createDecoder({ prompt: 'AB', targetScore: async (t, n) => (await new Promise((r) => setTimeout(r, 2)), ts(t, n)), draft, scoreOutput: 'probs', maxTokens: 10 });
+  const dec = sd.createDecoder({
+    prompt: 'AB',
+    targetScore: async (t, n) => (await new Promise((r) => setTimeout(r, 2)), ts(t, n)),
+    draft,
+    scoreOutput: 'probs',
+    maxTokens: 10,
+  });
   const p = dec.step();
   dec.dispose();
   await assert.rejects(p, /Decoder.step: this Decoder has been disposed/);
@@ -393,12 +481,22 @@ test('disposing the decoder while a callback is awaited rejects that step clearl
 
 test('bad callbacks and options: errors name the callback or the option', async () => {
   const row = (n, v) => new Float32Array(n * v);
-  const make = (targetScore, extra = {}) => sd.createDecoder({ prompt: [1, 2], targetScore, plain: true, maxTokens: 5, ...extra });
+  const make = (targetScore, extra = {}) =>
+    sd.createDecoder({ prompt: [1, 2], targetScore, plain: true, maxTokens: 5, ...extra });
   const cases = [
     [() => Float32Array.from([0, NaN, 1]), /targetScore: row 0 holds NaN at token 1/],
-    [() => Float32Array.from([0, Infinity, 1]), /targetScore: row 0 holds an infinite logit at token 1/],
-    [() => Float32Array.from([0, -Infinity, 1]), /targetScore: row 0 holds an infinite logit at token 1/],
-    [() => 'logits', /targetScore: expected a Float32Array of nLast × vocabulary values, got the string/],
+    [
+      () => Float32Array.from([0, Infinity, 1]),
+      /targetScore: row 0 holds an infinite logit at token 1/,
+    ],
+    [
+      () => Float32Array.from([0, -Infinity, 1]),
+      /targetScore: row 0 holds an infinite logit at token 1/,
+    ],
+    [
+      () => 'logits',
+      /targetScore: expected a Float32Array of nLast × vocabulary values, got the string/,
+    ],
     [() => new Float32Array(0), /targetScore: returned 0 values/],
   ];
   for (const [fn, re] of cases) {
@@ -407,7 +505,13 @@ test('bad callbacks and options: errors name the callback or the option', async 
     dec.dispose();
   }
   // gamma 4: the target's call asks for nLast = 5 rows
-  const rows = sd.createDecoder({ prompt: [1, 2], targetScore: async () => row(2, 4), draftScore: () => new Float32Array(4), gamma: 4, maxTokens: 5 });
+  const rows = sd.createDecoder({
+    prompt: [1, 2],
+    targetScore: async () => row(2, 4),
+    draftScore: () => new Float32Array(4),
+    gamma: 4,
+    maxTokens: 5,
+  });
   await assert.rejects(rows.step(), /targetScore: returned 8 values, expected nLast = 5 rows/);
   rows.dispose();
   // probabilities checked when scoreOutput is 'probs'
@@ -421,26 +525,59 @@ test('bad callbacks and options: errors name the callback or the option', async 
   assert.throws(() => grow.step(), /targetScore: returned rows of 5 values, 4 before/);
   grow.dispose();
   // draft and target vocabularies must agree
-  const mixed = sd.createDecoder({ prompt: [1], targetScore: (t, n) => new Float32Array(4 * n), draftScore: () => new Float32Array(5), maxTokens: 5 });
+  const mixed = sd.createDecoder({
+    prompt: [1],
+    targetScore: (t, n) => new Float32Array(4 * n),
+    draftScore: () => new Float32Array(5),
+    maxTokens: 5,
+  });
   assert.throws(() => mixed.step(), /vocabularies differ/);
   mixed.dispose();
 
   const f = () => new Float32Array(4);
   const bad = [
-    [{ prompt: [1], target, targetScore: f, plain: true }, /target: give exactly one of target \(a Model\), targetStep .* or targetScore .*; got target and targetScore/],
-    [{ prompt: [1], targetScore: 5, plain: true }, /targetScore: expected a function \(tokens: Int32Array, nLast: number\)/],
-    [{ prompt: [1], targetScore: f, plain: true, scoreOutput: 'softmax' }, /scoreOutput: expected 'logits' or 'probs'/],
-    [{ prompt: [1], target, plain: true, scoreOutput: 'probs' }, /scoreOutput: applies to score callbacks/],
-    [{ prompt: [1], targetScore: f, plain: true, contextLength: 0 }, /contextLength: must be in 1\.\./],
-    [{ prompt: [1], targetScore: f, draft, tree: { branches: [2, 1] } }, /tree: targetScore scores one sequence per call/],
-    [{ prompt: [1], target, draftScore: f, tree: { branches: [2, 1] } }, /tree: draftScore scores one sequence per call; it drafts chains/],
+    [
+      { prompt: [1], target, targetScore: f, plain: true },
+      /target: give exactly one of target \(a Model\), targetStep .* or targetScore .*; got target and targetScore/,
+    ],
+    [
+      { prompt: [1], targetScore: 5, plain: true },
+      /targetScore: expected a function \(tokens: Int32Array, nLast: number\)/,
+    ],
+    [
+      { prompt: [1], targetScore: f, plain: true, scoreOutput: 'softmax' },
+      /scoreOutput: expected 'logits' or 'probs'/,
+    ],
+    [
+      { prompt: [1], target, plain: true, scoreOutput: 'probs' },
+      /scoreOutput: applies to score callbacks/,
+    ],
+    [
+      { prompt: [1], targetScore: f, plain: true, contextLength: 0 },
+      /contextLength: must be in 1\.\./,
+    ],
+    [
+      { prompt: [1], targetScore: f, draft, tree: { branches: [2, 1] } },
+      /tree: targetScore scores one sequence per call/,
+    ],
+    [
+      { prompt: [1], target, draftScore: f, tree: { branches: [2, 1] } },
+      /tree: draftScore scores one sequence per call; it drafts chains/,
+    ],
   ];
   for (const [options, re] of bad) assert.throws(() => sd.createDecoder(options), re);
 });
 
 test('contextLength bounds a decoder whose callbacks have a context window', async () => {
   const ts = sd.modelStep(target);
-  const dec = sd.createDecoder({ prompt: 'abc', targetScore: ts, draft, scoreOutput: 'probs', contextLength: 40, seed: 1 });
+  const dec = sd.createDecoder({
+    prompt: 'abc',
+    targetScore: ts,
+    draft,
+    scoreOutput: 'probs',
+    contextLength: 40,
+    seed: 1,
+  });
   for await (const r of dec.generate()) assert.ok(r.emitted.length >= 1);
   assert.ok(dec.done);
   assert.ok(dec.tokens.length <= 41, `${dec.tokens.length} tokens`);
@@ -450,10 +587,16 @@ test('contextLength bounds a decoder whose callbacks have a context window', asy
 
 // ------------------------------------------------------------------ sd.modelStep
 
-test('modelStep: the model\'s next-token probabilities, with its own cache; disposable', () => {
+test("modelStep: the model's next-token probabilities, with its own cache; disposable", () => {
   const step = sd.modelStep(target);
   assert.equal(step.vocabSize, target.config.vocabSize);
-  const dec = sd.createDecoder({ prompt: 'Good morrow', target, plain: true, maxTokens: 3, seed: 2 });
+  const dec = sd.createDecoder({
+    prompt: 'Good morrow',
+    target,
+    plain: true,
+    maxTokens: 3,
+    seed: 2,
+  });
   const r = dec.step();
   const p = step(sd.encode('Good morrow'));
   assert.equal(p.length, target.config.vocabSize);

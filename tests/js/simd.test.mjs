@@ -67,11 +67,22 @@ function countSimd(r) {
       skipSimdImmediates(r, sub);
     } else if (op === 0xfc) {
       const sub = r.u32();
-      if (sub === 8) { r.u32(); r.byte(); } // memory.init
-      else if (sub === 9) r.u32(); // data.drop
-      else if (sub === 10) { r.byte(); r.byte(); } // memory.copy
-      else if (sub === 11) r.byte(); // memory.fill
-      else if (sub >= 12 && sub <= 17) { r.u32(); if (sub === 12 || sub === 14) r.u32(); } // table ops
+      if (sub === 8) {
+        r.u32();
+        r.byte();
+      } // memory.init
+      else if (sub === 9)
+        r.u32(); // data.drop
+      else if (sub === 10) {
+        r.byte();
+        r.byte();
+      } // memory.copy
+      else if (sub === 11)
+        r.byte(); // memory.fill
+      else if (sub >= 12 && sub <= 17) {
+        r.u32();
+        if (sub === 12 || sub === 14) r.u32();
+      } // table ops
       else if (sub > 7) throw new Error(`unknown 0xFC ${sub}`);
     } else if (op === 0x02 || op === 0x03 || op === 0x04 || op === 0x06) {
       const bt = r.b[r.pos]; // block type: empty, value type or type index (s33)
@@ -79,7 +90,13 @@ function countSimd(r) {
       else r.sleb();
     } else if (op === 0x07 || op === 0x08 || op === 0x09 || op === 0x18 || op === 0x19) {
       if (op !== 0x19) r.u32(); // catch tag / throw tag / rethrow depth / delegate depth
-    } else if (op === 0x0c || op === 0x0d || op === 0x10 || (op >= 0x20 && op <= 0x24) || op === 0xd2) {
+    } else if (
+      op === 0x0c ||
+      op === 0x0d ||
+      op === 0x10 ||
+      (op >= 0x20 && op <= 0x24) ||
+      op === 0xd2
+    ) {
       r.u32(); // br, br_if, call, local.*, global.*, ref.func
     } else if (op === 0x0e) {
       const n = r.u32(); // br_table
@@ -90,15 +107,32 @@ function countSimd(r) {
     } else if (op === 0x1c) {
       const n = r.u32(); // select t*
       for (let i = 0; i < n; i++) r.byte();
-    } else if (op === 0x25 || op === 0x26) r.u32(); // table.get / set
-    else if (op >= 0x28 && op <= 0x3e) { r.u32(); r.u32(); } // loads / stores: memarg
-    else if (op === 0x3f || op === 0x40) r.byte(); // memory.size / grow
-    else if (op === 0x41 || op === 0x42) r.sleb(); // i32.const / i64.const
+    } else if (op === 0x25 || op === 0x26)
+      r.u32(); // table.get / set
+    else if (op >= 0x28 && op <= 0x3e) {
+      r.u32();
+      r.u32();
+    } // loads / stores: memarg
+    else if (op === 0x3f || op === 0x40)
+      r.byte(); // memory.size / grow
+    else if (op === 0x41 || op === 0x42)
+      r.sleb(); // i32.const / i64.const
     else if (op === 0x43) r.skip(4);
     else if (op === 0x44) r.skip(8);
-    else if (op === 0xd0) r.byte(); // ref.null t
-    else if (op === 0x00 || op === 0x01 || op === 0x05 || op === 0x0a || op === 0x0b || op === 0x0f ||
-      op === 0x1a || op === 0x1b || (op >= 0x45 && op <= 0xc4) || op === 0xd1) {
+    else if (op === 0xd0)
+      r.byte(); // ref.null t
+    else if (
+      op === 0x00 ||
+      op === 0x01 ||
+      op === 0x05 ||
+      op === 0x0a ||
+      op === 0x0b ||
+      op === 0x0f ||
+      op === 0x1a ||
+      op === 0x1b ||
+      (op >= 0x45 && op <= 0xc4) ||
+      op === 0xd1
+    ) {
       // no immediates
     } else throw new Error(`unknown opcode 0x${op.toString(16)} at ${r.pos - 1}`);
   }
@@ -140,7 +174,9 @@ test('the built .wasm contains SIMD128 code', async (t) => {
   const bytes = new Uint8Array(await readFile(WASM));
   assert.ok(WebAssembly.validate(bytes), 'the module validates');
   const a = analyse(bytes);
-  t.diagnostic(`${a.functions} functions, ${a.simdFunctions} with SIMD instructions (${a.simdInstructions} in all), ${a.v128Locals} with v128 locals`);
+  t.diagnostic(
+    `${a.functions} functions, ${a.simdFunctions} with SIMD instructions (${a.simdInstructions} in all), ${a.v128Locals} with v128 locals`,
+  );
   assert.ok(a.simdFunctions >= 5, `only ${a.simdFunctions} functions use SIMD`);
   assert.ok(a.simdInstructions >= 200, `only ${a.simdInstructions} SIMD instructions`);
   assert.ok(a.v128Locals >= 3);
@@ -151,7 +187,13 @@ test('the built .wasm contains SIMD128 code', async (t) => {
 // functions by name, so the names appear in the binary's data.
 test('the shipped .wasm carries no benchmark entry points', async () => {
   const text = Buffer.from(await readFile(WASM)).toString('latin1');
-  for (const name of ['benchMatmul', 'benchModelMatmuls', 'benchPassBreakdown', 'benchDecode', 'BenchModel']) {
+  for (const name of [
+    'benchMatmul',
+    'benchModelMatmuls',
+    'benchPassBreakdown',
+    'benchDecode',
+    'BenchModel',
+  ]) {
     assert.ok(!text.includes(name), `${name} is in the shipped module`);
   }
   for (const name of ['measureReadBandwidth', 'kernelSelfCheck']) {
@@ -167,8 +209,23 @@ test('measureReadBandwidth(bytes, repeats, threads) returns GB/s statistics and 
   const s = M.measureReadBandwidth(1 << 20, 3, 1);
   assert.deepEqual(Object.keys(s).sort(), ['max', 'median', 'min', 'runs', 'streams']);
   assert.equal(s.runs, 3);
-  assert.ok(s.min > 0 && s.min <= s.median && s.median <= s.max && Number.isFinite(s.max), JSON.stringify(s));
-  for (const [bytes, repeats, threads] of [[10, 1, 1], [2 ** 31, 1, 1], [1 << 20, 0, 1], [1 << 20, 1.5, 1], [NaN, 1, 1], [1 << 20, 1, 2], [1 << 20, 1, 0]]) {
-    assert.throws(() => M.measureReadBandwidth(bytes, repeats, threads), /bytes|repeats|threads/, `${bytes}, ${repeats}, ${threads}`);
+  assert.ok(
+    s.min > 0 && s.min <= s.median && s.median <= s.max && Number.isFinite(s.max),
+    JSON.stringify(s),
+  );
+  for (const [bytes, repeats, threads] of [
+    [10, 1, 1],
+    [2 ** 31, 1, 1],
+    [1 << 20, 0, 1],
+    [1 << 20, 1.5, 1],
+    [NaN, 1, 1],
+    [1 << 20, 1, 2],
+    [1 << 20, 1, 0],
+  ]) {
+    assert.throws(
+      () => M.measureReadBandwidth(bytes, repeats, threads),
+      /bytes|repeats|threads/,
+      `${bytes}, ${repeats}, ${threads}`,
+    );
   }
 });

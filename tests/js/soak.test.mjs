@@ -87,12 +87,16 @@ function run(opts, V) {
       assert.ok(it.emitted.length >= 1, 'at least one token per iteration');
       assert.ok(it.emitted.length <= (opts.plain ? 1 : opts.gamma + 1), 'at most γ + 1 tokens');
       assert.ok(it.nAccepted <= it.proposed.length);
-      for (const t of it.emitted) assert.ok(Number.isInteger(t) && t >= 0 && t < V, `token ${t} in [0, ${V})`);
+      for (const t of it.emitted)
+        assert.ok(Number.isInteger(t) && t >= 0 && t < V, `token ${t} in [0, ${V})`);
     }
     const tokens = dec.generatedTokens;
     // The budget is exact unless the context filled first (models only: 640 tokens).
     if (tokens.length !== opts.maxTokens) {
-      assert.ok(dec.tokens.length > 640, `${tokens.length} of ${opts.maxTokens} tokens without a full context`);
+      assert.ok(
+        dec.tokens.length > 640,
+        `${tokens.length} of ${opts.maxTokens} tokens without a full context`,
+      );
     }
     return { tokens, iterations };
   } finally {
@@ -102,14 +106,30 @@ function run(opts, V) {
 
 function errorPaths(models) {
   const P = [0.5, 0.5];
-  assert.throws(() => sd.createDecoder({ targetStep: () => P, draftStep: () => P, prompt: [0], gamma: 33 }), /gamma/);
-  assert.throws(() => sd.createDecoder({ target: models.f32, plain: true, prompt: new Array(641).fill(97) }),
-    /prompt: 641 tokens exceed the model context of 640 tokens/);
+  assert.throws(
+    () => sd.createDecoder({ targetStep: () => P, draftStep: () => P, prompt: [0], gamma: 33 }),
+    /gamma/,
+  );
+  assert.throws(
+    () => sd.createDecoder({ target: models.f32, plain: true, prompt: new Array(641).fill(97) }),
+    /prompt: 641 tokens exceed the model context of 640 tokens/,
+  );
   assert.throws(() => sd.loadModel(FILES.f16.subarray(0, 1000)), /bytes: model file:/);
-  const bad = sd.createDecoder({ targetStep: () => [0.9, 0.9], draftStep: () => P, prompt: [0], seed: 1 });
+  const bad = sd.createDecoder({
+    targetStep: () => [0.9, 0.9],
+    draftStep: () => P,
+    prompt: [0],
+    seed: 1,
+  });
   assert.throws(() => bad.step(), /targetStep: returned an invalid distribution/);
   bad.dispose();
-  const throwing = sd.createDecoder({ targetStep: () => { throw new Error('boom'); }, plain: true, prompt: [0] });
+  const throwing = sd.createDecoder({
+    targetStep: () => {
+      throw new Error('boom');
+    },
+    plain: true,
+    prompt: [0],
+  });
   assert.throws(() => throwing.step(), /boom/);
   throwing.dispose();
 }
@@ -122,7 +142,11 @@ test(`soak: ${ITERATIONS} decoder iterations with random settings, heap bounded,
   const counts = { toy: 0, model: 0, plain: 0, spec: 0, greedy: 0, selfDraft: 0, replay: 0 };
 
   for (let epoch = 0; epoch < EPOCHS || iterations < ITERATIONS; epoch++) {
-    const models = { f32: sd.loadModel(FILES.f32), f16: sd.loadModel(FILES.f16), other: sd.loadModel(FILES.other) };
+    const models = {
+      f32: sd.loadModel(FILES.f32),
+      f16: sd.loadModel(FILES.f16),
+      other: sd.loadModel(FILES.other),
+    };
     const epochEnd = Math.min(ITERATIONS, ((epoch + 1) * ITERATIONS) / EPOCHS);
     try {
       while (iterations < epochEnd) {
@@ -145,7 +169,9 @@ test(`soak: ${ITERATIONS} decoder iterations with random settings, heap bounded,
           const peaked = pick([0.5, 3, 12]);
           target = { targetStep: toyStep(V, 1, peaked) };
           const which = int(0, 2);
-          draft = { draftStep: [toyStep(V, 2, peaked), toyStep(V, 1, peaked), toyStep(V, 3, 1)][which] };
+          draft = {
+            draftStep: [toyStep(V, 2, peaked), toyStep(V, 1, peaked), toyStep(V, 3, 1)][which],
+          };
           selfDraft = which === 1;
         }
         const plain = rand() < 0.25;
@@ -163,7 +189,11 @@ test(`soak: ${ITERATIONS} decoder iterations with random settings, heap bounded,
           counts.greedy++;
           const ref = run({ ...base, ...target, plain: true }, V);
           iterations += ref.iterations;
-          assert.deepEqual(spec.tokens, ref.tokens, `greedy speculative == plain (${JSON.stringify(s)})`);
+          assert.deepEqual(
+            spec.tokens,
+            ref.tokens,
+            `greedy speculative == plain (${JSON.stringify(s)})`,
+          );
           greedyChecks++;
         } else if (rand() < 0.1) {
           // The same seed replays the same tokens.
@@ -179,7 +209,11 @@ test(`soak: ${ITERATIONS} decoder iterations with random settings, heap bounded,
           while (!dec.done) {
             const it = dec.step();
             iterations++;
-            assert.equal(it.nAccepted, it.proposed.length, 'a draft equal to the target is always accepted');
+            assert.equal(
+              it.nAccepted,
+              it.proposed.length,
+              'a draft equal to the target is always accepted',
+            );
           }
           dec.dispose();
         }
@@ -190,20 +224,28 @@ test(`soak: ${ITERATIONS} decoder iterations with random settings, heap bounded,
     }
 
     const stats = sd.memoryStats();
-    assert.ok(stats.heapBytes <= SOAK_HEAP_CAP, `wasm memory ${stats.heapBytes} bytes > ${SOAK_HEAP_CAP}`);
+    assert.ok(
+      stats.heapBytes <= SOAK_HEAP_CAP,
+      `wasm memory ${stats.heapBytes} bytes > ${SOAK_HEAP_CAP}`,
+    );
     if (epoch === 0) {
       baseline = stats; // after the first epoch: statics and allocator arenas are in place
     } else {
       const grown = stats.inUseBytes - baseline.inUseBytes;
-      assert.ok(grown <= SOAK_IN_USE_SLACK, `epoch ${epoch}: in use grew by ${grown} bytes (${baseline.inUseBytes} -> ${stats.inUseBytes})`);
+      assert.ok(
+        grown <= SOAK_IN_USE_SLACK,
+        `epoch ${epoch}: in use grew by ${grown} bytes (${baseline.inUseBytes} -> ${stats.inUseBytes})`,
+      );
       assert.equal(stats.jsHandles, baseline.jsHandles, `epoch ${epoch}: JS values held by C++`);
     }
   }
   const ms = performance.now() - t0;
   const end = sd.memoryStats();
-  console.log(`soak (seed ${SEED}): ${iterations} iterations in ${(ms / 1000).toFixed(1)} s; ` +
-    `${JSON.stringify(counts)}; ${greedyChecks} greedy spec == plain checks; ` +
-    `heap ${end.heapBytes} bytes, in use ${end.inUseBytes} (baseline ${baseline.inUseBytes})`);
+  console.log(
+    `soak (seed ${SEED}): ${iterations} iterations in ${(ms / 1000).toFixed(1)} s; ` +
+      `${JSON.stringify(counts)}; ${greedyChecks} greedy spec == plain checks; ` +
+      `heap ${end.heapBytes} bytes, in use ${end.inUseBytes} (baseline ${baseline.inUseBytes})`,
+  );
   assert.ok(iterations >= ITERATIONS);
   assert.ok(greedyChecks >= 50, `only ${greedyChecks} greedy checks`);
 });

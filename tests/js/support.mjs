@@ -142,8 +142,20 @@ export const TRANSFORMERS_FOLDERS = path.join(ROOT, 'build-transformers');
  * date, by models/make_transformers_model.py); returns its name for from_pretrained.
  */
 export function transformersFolder(source, name, { variant, dtypes } = {}) {
-  const flags = [...(variant ? ['--variant', variant] : []), ...(dtypes ? ['--dtypes', dtypes] : [])];
-  execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(TRANSFORMERS_FOLDERS, name), ...flags], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const flags = [
+    ...(variant ? ['--variant', variant] : []),
+    ...(dtypes ? ['--dtypes', dtypes] : []),
+  ];
+  execFileSync(
+    '/usr/bin/python3',
+    [
+      path.join(ROOT, 'models/make_transformers_model.py'),
+      source,
+      path.join(TRANSFORMERS_FOLDERS, name),
+      ...flags,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   return name;
 }
 

@@ -14,10 +14,17 @@ import { MODEL_FILES, ROOT } from './support.mjs';
 
 const single = await loadSpecdec();
 const sd = await loadSpecdec({ threads: 3 });
-const bytes = { target: await readFile(MODEL_FILES.target), draft: await readFile(MODEL_FILES.draft) };
+const bytes = {
+  target: await readFile(MODEL_FILES.target),
+  draft: await readFile(MODEL_FILES.draft),
+};
 
 const sameBits = (a, b) =>
-  a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+  a.length === b.length &&
+  Buffer.compare(
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength),
+    Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+  ) === 0;
 
 test('threads: N starts the threaded build with N threads', () => {
   assert.equal(sd.threaded, true);
@@ -52,7 +59,10 @@ for (const bad of [0, -1, 2.5, 'many', 65, null, NaN, '2', true]) {
 
 test('setThreads checks its count against the threads started', () => {
   for (const bad of [0, 4, 1.5, '2']) {
-    assert.throws(() => sd.setThreads(bad), (e) => e instanceof SpecdecError && e.argument === 'threads');
+    assert.throws(
+      () => sd.setThreads(bad),
+      (e) => e instanceof SpecdecError && e.argument === 'threads',
+    );
   }
   assert.throws(() => single.setThreads(2), /threads: must be in 1\.\.1/);
   sd.setThreads(2);
@@ -75,7 +85,10 @@ test('probabilities are bit-identical at 1, 2 and 3 threads and in the single-th
       const step1 = sd.modelStep(model);
       for (let i = 1; i <= prompt.length; ++i) {
         const row = step1(prompt.slice(0, i));
-        assert.ok(sameBits(row, want.subarray((i - 1) * row.length, i * row.length)), `${t} threads, position ${i}`);
+        assert.ok(
+          sameBits(row, want.subarray((i - 1) * row.length, i * row.length)),
+          `${t} threads, position ${i}`,
+        );
       }
       step.dispose();
       step1.dispose();
@@ -87,22 +100,36 @@ test('probabilities are bit-identical at 1, 2 and 3 threads and in the single-th
   }
 });
 
-test('the pool really splits the passes of the targets', { skip: !MODEL_FILES.target.includes('models/') }, () => {
-  const model = sd.loadModel(bytes.target);
-  const before = sd.threadStats();
-  const dec = sd.createDecoder({ target: model, plain: true, prompt: 'ROMEO:', temperature: 0, maxTokens: 8 });
-  while (!dec.done) dec.step();
-  dec.dispose();
-  model.dispose();
-  const after = sd.threadStats();
-  // Split over the workers, or run serially because the pool's last serial probe beat its
-  // threads (a busy machine: the pool's own choice, kernels/thread_pool.h).
-  assert.ok(after.runs + after.shed > before.runs + before.shed, 'no parallel region ran');
-  // Every part of a run offered to the workers was taken by someone (the caller or a worker).
-  const parts = after.callerParts + after.workerParts - before.callerParts - before.workerParts;
-  assert.ok(parts >= 2 * (after.runs - before.runs), `${parts} parts in ${after.runs - before.runs} runs`);
-  for (const k of ['shed', 'serialWins', 'wakeups', 'serial']) assert.equal(typeof after[k], 'number', k);
-});
+test(
+  'the pool really splits the passes of the targets',
+  { skip: !MODEL_FILES.target.includes('models/') },
+  () => {
+    const model = sd.loadModel(bytes.target);
+    const before = sd.threadStats();
+    const dec = sd.createDecoder({
+      target: model,
+      plain: true,
+      prompt: 'ROMEO:',
+      temperature: 0,
+      maxTokens: 8,
+    });
+    while (!dec.done) dec.step();
+    dec.dispose();
+    model.dispose();
+    const after = sd.threadStats();
+    // Split over the workers, or run serially because the pool's last serial probe beat its
+    // threads (a busy machine: the pool's own choice, kernels/thread_pool.h).
+    assert.ok(after.runs + after.shed > before.runs + before.shed, 'no parallel region ran');
+    // Every part of a run offered to the workers was taken by someone (the caller or a worker).
+    const parts = after.callerParts + after.workerParts - before.callerParts - before.workerParts;
+    assert.ok(
+      parts >= 2 * (after.runs - before.runs),
+      `${parts} parts in ${after.runs - before.runs} runs`,
+    );
+    for (const k of ['shed', 'serialWins', 'wakeups', 'serial'])
+      assert.equal(typeof after[k], 'number', k);
+  },
+);
 
 test('many models and decoders alive at once share one pool and keep their tokens', () => {
   const settings = [
@@ -112,17 +139,27 @@ test('many models and decoders alive at once share one pool and keep their token
     { temperature: 0.8, seed: 4, gamma: 'heuristic' }, // (lookup + draft picks by timing)
   ];
   const alone = settings.map((s) => {
-    const t = single.loadModel(bytes.target), d = single.loadModel(bytes.draft);
+    const t = single.loadModel(bytes.target),
+      d = single.loadModel(bytes.draft);
     const dec = single.createDecoder({ target: t, draft: d, prompt: 'KING:', maxTokens: 60, ...s });
     while (!dec.done) dec.step();
     const tokens = dec.generatedTokens;
-    dec.dispose(); t.dispose(); d.dispose();
+    dec.dispose();
+    t.dispose();
+    d.dispose();
     return tokens;
   });
   const targets = [sd.loadModel(bytes.target), sd.loadModel(bytes.target)];
   const drafts = [sd.loadModel(bytes.draft), sd.loadModel(bytes.draft)];
   const decs = settings.map((s, i) =>
-    sd.createDecoder({ target: targets[i % 2], draft: drafts[(i + 1) % 2], prompt: 'KING:', maxTokens: 60, ...s }));
+    sd.createDecoder({
+      target: targets[i % 2],
+      draft: drafts[(i + 1) % 2],
+      prompt: 'KING:',
+      maxTokens: 60,
+      ...s,
+    }),
+  );
   // Interleaved: one step of each in turn.
   while (decs.some((d) => !d.done)) for (const d of decs) if (!d.done) d.step();
   decs.forEach((d, i) => assert.deepEqual(d.generatedTokens, alone[i], `decoder ${i}`));
@@ -131,7 +168,8 @@ test('many models and decoders alive at once share one pool and keep their token
 
 test('soak: 1,000 decoders created, stepped and disposed on 2 threads leave no memory behind', () => {
   sd.setThreads(2);
-  const target = sd.loadModel(bytes.target), draft = sd.loadModel(bytes.draft);
+  const target = sd.loadModel(bytes.target),
+    draft = sd.loadModel(bytes.draft);
   try {
     const warm = sd.createDecoder({ target, draft, prompt: 'A', maxTokens: 4 });
     while (!warm.done) warm.step();
@@ -140,8 +178,14 @@ test('soak: 1,000 decoders created, stepped and disposed on 2 threads leave no m
     const handles = sd.memoryStats().jsHandles; // a few values Embind keeps for good
     for (let i = 0; i < 1000; ++i) {
       const dec = sd.createDecoder({
-        target, draft, prompt: i % 2 ? 'ROMEO:' : 'JULIET:', maxTokens: 3 + (i % 5),
-        temperature: (i % 3) * 0.5, seed: i, gamma: 1 + (i % 4), plain: i % 7 === 0,
+        target,
+        draft,
+        prompt: i % 2 ? 'ROMEO:' : 'JULIET:',
+        maxTokens: 3 + (i % 5),
+        temperature: (i % 3) * 0.5,
+        seed: i,
+        gamma: 1 + (i % 4),
+        plain: i % 7 === 0,
       });
       for (let s = 0; s < 2 && !dec.done; ++s) dec.step();
       dec.dispose();
@@ -163,17 +207,31 @@ test('measurements take a thread count (B(T), P(T)) and refuse one past maxThrea
   const p = sd.measurePeak({ repeats: 1, threads: 3 });
   assert.equal(p.threads, 3);
   assert.ok(p.gflops > 0);
-  assert.ok(p.intGops > 0 && p.intMin <= p.intGops && p.intGops <= p.intMax, '8-bit dot peak P_int(T)');
-  assert.throws(() => sd.measurePeak({ threads: 4 }), (e) => e.argument === 'threads');
-  assert.throws(() => single.measureReadBandwidth({ threads: 2 }), (e) => e.argument === 'threads');
+  assert.ok(
+    p.intGops > 0 && p.intMin <= p.intGops && p.intGops <= p.intMax,
+    '8-bit dot peak P_int(T)',
+  );
+  assert.throws(
+    () => sd.measurePeak({ threads: 4 }),
+    (e) => e.argument === 'threads',
+  );
+  assert.throws(
+    () => single.measureReadBandwidth({ threads: 2 }),
+    (e) => e.argument === 'threads',
+  );
 });
 
 test('errors from the threaded module are SpecdecErrors naming the argument', () => {
   const model = sd.loadModel(bytes.target);
   try {
-    assert.throws(() => sd.createDecoder({ target: model, plain: true, prompt: 'x', temperature: -1 }),
-      (e) => e instanceof SpecdecError && e.argument === 'temperature');
-    assert.throws(() => sd.loadModel(new Uint8Array(10)), (e) => e instanceof SpecdecError && /model file/.test(e.message));
+    assert.throws(
+      () => sd.createDecoder({ target: model, plain: true, prompt: 'x', temperature: -1 }),
+      (e) => e instanceof SpecdecError && e.argument === 'temperature',
+    );
+    assert.throws(
+      () => sd.loadModel(new Uint8Array(10)),
+      (e) => e instanceof SpecdecError && /model file/.test(e.message),
+    );
     // Still works afterwards.
     const dec = sd.createDecoder({ target: model, plain: true, prompt: 'x', maxTokens: 2 });
     while (!dec.done) dec.step();
@@ -185,7 +243,11 @@ test('errors from the threaded module are SpecdecErrors naming the argument', ()
 
 // In a child process, so that this file's other instances do not count.
 const child = (code) =>
-  execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  execFileSync(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 
 test('after dispose an idle instance uses no CPU, and the process exits by itself', () => {
   const out = child(`
@@ -240,7 +302,13 @@ test('a model handle sent to another worker is refused there with a clear error'
 
 test('the threaded build gives the shipped module its Node glue and worker in the package', async () => {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8'));
-  for (const f of ['specdec-core-mt.js', 'specdec-core-mt.worker.js', 'specdec-core-mt.wasm', 'specdec-core-mt-node.mjs', 'specdec-core-mt-node.worker.cjs']) {
+  for (const f of [
+    'specdec-core-mt.js',
+    'specdec-core-mt.worker.js',
+    'specdec-core-mt.wasm',
+    'specdec-core-mt-node.mjs',
+    'specdec-core-mt-node.worker.cjs',
+  ]) {
     assert.ok(pkg.files.includes(`web/lib/wasm/${f}`), `${f} is not in package.json "files"`);
   }
   assert.ok(pkg.files.includes('web/lib/threads.js'));

@@ -12,16 +12,36 @@ import assert from 'node:assert/strict';
 import * as tf from '@huggingface/transformers';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
-import { greedyFrom as greedyFromWith, oneTokenRow, pooledGroup, softmax } from './adapters-support.mjs';
+import {
+  greedyFrom as greedyFromWith,
+  oneTokenRow,
+  pooledGroup,
+  softmax,
+} from './adapters-support.mjs';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
-import { FALSE_ALARM, MODEL_FILES, applySampling, chiSquare, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
-
+import {
+  FALSE_ALARM,
+  MODEL_FILES,
+  applySampling,
+  chiSquare,
+  modelBytes,
+  transformersFolder,
+  useLocalTransformers,
+} from './support.mjs';
 
 useLocalTransformers(tf);
 
 // the same dtypes as the other transformers tests ask for: one export process for the folder
-const TARGET = transformersFolder(MODEL_FILES.target, 'target', { dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor' });
-const load = (dtype, extra = {}) => tf.AutoModelForCausalLM.from_pretrained(TARGET, { dtype, device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 }, ...extra });
+const TARGET = transformersFolder(MODEL_FILES.target, 'target', {
+  dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor',
+});
+const load = (dtype, extra = {}) =>
+  tf.AutoModelForCausalLM.from_pretrained(TARGET, {
+    dtype,
+    device: 'cpu',
+    session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 },
+    ...extra,
+  });
 
 const sd = await loadSpecdec();
 const draft = sd.loadModel((await modelBytes()).draft);
@@ -53,13 +73,23 @@ for (const dtype of ['q8', 'q4', 'q4f16']) {
     assert.equal(ts.cacheType, dtype === 'q4f16' ? 'float16' : 'float32');
     const N = 100;
     const ref = await greedyFrom(model, PROMPT, N);
-    const got = await decode({ prompt: PROMPT, targetScore: ts, temperature: 0, gamma: 4, maxTokens: N });
+    const got = await decode({
+      prompt: PROMPT,
+      targetScore: ts,
+      temperature: 0,
+      gamma: 4,
+      maxTokens: N,
+    });
     const result = await compareGreedy({
-      got: got.tokens, reference: ref, tie: TIE[dtype],
+      got: got.tokens,
+      reference: ref,
+      tie: TIE[dtype],
       logitsAfter: (prefix) => oneTokenRow(model, PROMPT.concat(prefix)),
       continueFrom: (prefix, n) => greedyFrom(model, PROMPT.concat(prefix), n),
     });
-    console.log(`# ${dtype}: ${describeFlips(result)}; alpha ${got.stats.acceptanceRate.toFixed(3)}, ${got.stats.tokensPerPass.toFixed(2)} tokens/pass`);
+    console.log(
+      `# ${dtype}: ${describeFlips(result)}; alpha ${got.stats.acceptanceRate.toFixed(3)}, ${got.stats.tokensPerPass.toFixed(2)} tokens/pass`,
+    );
     assert.equal(result.mismatch, null, describeFlips(result));
     assert.equal(ts.runs, got.stats.iterations);
     await ts.dispose();
@@ -69,33 +99,52 @@ for (const dtype of ['q8', 'q4', 'q4f16']) {
 // Chi-square at T = 0.8 through the q4f16 adapter (float16 cache and logits): 300 decoders emit
 // two tokens; the first follows the tempered row after the prompt, the second the row after
 // prompt + first (rows read through the adapter, as the decoder saw them).
-test('chi-square at T = 0.8 (q4f16): tokens follow the quantized model\'s tempered distribution', async () => {
+test("chi-square at T = 0.8 (q4f16): tokens follow the quantized model's tempered distribution", async () => {
   const ts = transformersScorer(models.q4f16);
   const prompt = Int32Array.from(enc('KING RICHARD:\nThe'));
   const N = 300;
   const counts = new Map();
   for (let run = 0; run < N; run++) {
-    const { tokens } = await decode({ prompt, targetScore: ts, gamma: 3, temperature: 0.8, seed: 7_000_000 + run, maxTokens: 2, distributions: false });
+    const { tokens } = await decode({
+      prompt,
+      targetScore: ts,
+      gamma: 3,
+      temperature: 0.8,
+      seed: 7_000_000 + run,
+      maxTokens: 2,
+      distributions: false,
+    });
     const row = counts.get(tokens[0]) ?? new Map();
     row.set(tokens[1], (row.get(tokens[1]) ?? 0) + 1);
     counts.set(tokens[0], row);
   }
-  const tempered = async (tokens) => applySampling(softmax(await ts(Int32Array.from(tokens), 1)), { temperature: 0.8 });
-  const firsts = new Map([...counts].map(([t, row]) => [t, [...row.values()].reduce((a, b) => a + b, 0)]));
+  const tempered = async (tokens) =>
+    applySampling(softmax(await ts(Int32Array.from(tokens), 1)), { temperature: 0.8 });
+  const firsts = new Map(
+    [...counts].map(([t, row]) => [t, [...row.values()].reduce((a, b) => a + b, 0)]),
+  );
   const groups = [pooledGroup(firsts, await tempered(prompt), N)];
   for (const [first, row] of counts) {
-    if (firsts.get(first) >= 20) groups.push(pooledGroup(row, await tempered([...prompt, first]), firsts.get(first)));
+    if (firsts.get(first) >= 20)
+      groups.push(pooledGroup(row, await tempered([...prompt, first]), firsts.get(first)));
   }
   const chi = chiSquare(groups);
-  console.log(`# q4f16 chi-square at T 0.8: ${chi.stat.toFixed(1)} on ${chi.dof} dof, p = ${chi.pValue.toFixed(3)} (${groups.length} groups)`);
+  console.log(
+    `# q4f16 chi-square at T 0.8: ${chi.stat.toFixed(1)} on ${chi.dof} dof, p = ${chi.pValue.toFixed(3)} (${groups.length} groups)`,
+  );
   assert.deepEqual(chi.impossible, []);
-  assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
+  assert.ok(
+    chi.pValue > FALSE_ALARM,
+    `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
+  );
   await ts.dispose();
 });
 
 // The pitfall, measured on a held text: rows of k-token passes (k = 5, what gamma 4 verifies)
 // against one-token passes (generate()'s) at the same positions, after the same cached prefix.
-const HELD = enc('DUKE VINCENTIO:\nNo, holy father; throw away that thought;\nBelieve not that the dribbling dart of love\nCan pierce a complete bosom.');
+const HELD = enc(
+  'DUKE VINCENTIO:\nNo, holy father; throw away that thought;\nBelieve not that the dribbling dart of love\nCan pierce a complete bosom.',
+);
 async function rowsBoth(model, k) {
   const one = transformersScorer(model);
   const many = transformersScorer(model);
@@ -103,7 +152,8 @@ async function rowsBoth(model, k) {
   const a = [];
   const b = [];
   for (let end = start + k; end <= HELD.length; end += k) {
-    for (let i = end - k + 1; i <= end; i++) a.push(await one(Int32Array.from(HELD.slice(0, i)), 1));
+    for (let i = end - k + 1; i <= end; i++)
+      a.push(await one(Int32Array.from(HELD.slice(0, i)), 1));
     const rows = await many(Int32Array.from(HELD.slice(0, end)), k);
     for (let r = 0; r < k; r++) b.push(rows.subarray(r * V, (r + 1) * V));
   }
@@ -132,9 +182,12 @@ function compare({ one, many }) {
 test('pitfall: a per-tensor activation scale makes a k-token pass another function; our q8 (a scale per row) does not', async () => {
   const perRow = compare(await rowsBoth(models.q8, 5));
   const perTensor = compare(await rowsBoth(models['q8-tensor'], 5));
-  const line = (r) => `max |logit diff| ${r.worst.toFixed(4)}, top-1 agreement ${r.top1.toFixed(3)}, alpha ${r.alpha08.toFixed(4)} (T 0.8) / ${r.alpha1.toFixed(4)} (T 1) over ${r.n} positions`;
+  const line = (r) =>
+    `max |logit diff| ${r.worst.toFixed(4)}, top-1 agreement ${r.top1.toFixed(3)}, alpha ${r.alpha08.toFixed(4)} (T 0.8) / ${r.alpha1.toFixed(4)} (T 1) over ${r.n} positions`;
   console.log(`# k = 5 pass vs one-token passes, q8 per row: ${line(perRow)}`);
-  console.log(`# k = 5 pass vs one-token passes, q8 per tensor (quantize_dynamic): ${line(perTensor)}`);
+  console.log(
+    `# k = 5 pass vs one-token passes, q8 per tensor (quantize_dynamic): ${line(perTensor)}`,
+  );
   assert.ok(perRow.worst < 1e-3, line(perRow));
   assert.equal(perRow.top1, 1);
   assert.ok(perTensor.worst > 20 * Math.max(perRow.worst, 1e-3), line(perTensor));
@@ -142,7 +195,15 @@ test('pitfall: a per-tensor activation scale makes a k-token pass another functi
   const ts = transformersScorer(models['q8-tensor']);
   const N = 100;
   const ref = await greedyFrom(models['q8-tensor'], PROMPT, N);
-  const got = await decode({ prompt: PROMPT, targetScore: ts, temperature: 0, gamma: 4, maxTokens: N });
-  console.log(`# q8 per tensor, greedy specdec vs its generate(): first different token at ${got.tokens.findIndex((t, i) => t !== ref[i])} of ${N}`);
+  const got = await decode({
+    prompt: PROMPT,
+    targetScore: ts,
+    temperature: 0,
+    gamma: 4,
+    maxTokens: N,
+  });
+  console.log(
+    `# q8 per tensor, greedy specdec vs its generate(): first different token at ${got.tokens.findIndex((t, i) => t !== ref[i])} of ${N}`,
+  );
   await ts.dispose();
 });

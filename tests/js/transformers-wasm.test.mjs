@@ -13,7 +13,13 @@ import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
 import { greedyFrom as greedyFromWith, oneTokenRow } from './adapters-support.mjs';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
-import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
+import {
+  MODEL_FILES,
+  ROOT,
+  modelBytes,
+  transformersFolder,
+  useLocalTransformers,
+} from './support.mjs';
 
 const require = createRequire(import.meta.url);
 ort.env.wasm.numThreads = 1;
@@ -24,9 +30,18 @@ const tf = await import('@huggingface/transformers');
 
 useLocalTransformers(tf);
 // the same dtypes as the other transformers tests ask for: one export process per folder
-const TARGET = transformersFolder(MODEL_FILES.target, 'target', { dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor' });
-const LLAMA = transformersFolder(path.join(ROOT, 'models/llama.safetensors'), 'llama', { dtypes: 'fp32' });
-const load = (name, dtype) => tf.AutoModelForCausalLM.from_pretrained(name, { dtype, device: 'auto', session_options: { executionProviders: ['wasm'] } });
+const TARGET = transformersFolder(MODEL_FILES.target, 'target', {
+  dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor',
+});
+const LLAMA = transformersFolder(path.join(ROOT, 'models/llama.safetensors'), 'llama', {
+  dtypes: 'fp32',
+});
+const load = (name, dtype) =>
+  tf.AutoModelForCausalLM.from_pretrained(name, {
+    dtype,
+    device: 'auto',
+    session_options: { executionProviders: ['wasm'] },
+  });
 
 const sd = await loadSpecdec();
 const draft = sd.loadModel((await modelBytes()).draft);
@@ -35,21 +50,38 @@ const greedyFrom = (model, tokens, n) => greedyFromWith(tf, model, tokens, n);
 
 const PROMPT = enc('ROMEO:\nWhat light');
 const TIE = { q8: 0.02, q4: 0.02, q4f16: 0.1, fp32: 0.02 };
-for (const [name, dtype] of [[TARGET, 'q8'], [TARGET, 'q4'], [TARGET, 'q4f16'], [LLAMA, 'fp32']]) {
+for (const [name, dtype] of [
+  [TARGET, 'q8'],
+  [TARGET, 'q4'],
+  [TARGET, 'q4f16'],
+  [LLAMA, 'fp32'],
+]) {
   test(`wasm: ${name} ${dtype} loads; specdec over it emits its own greedy generate() tokens`, async () => {
     const model = await load(name, dtype);
     const ts = transformersScorer(model);
     const N = 40;
     const ref = await greedyFrom(model, PROMPT, N);
-    const dec = sd.createDecoder({ prompt: PROMPT, targetScore: ts, draft, temperature: 0, gamma: 4, maxTokens: N, contextLength: 256 });
+    const dec = sd.createDecoder({
+      prompt: PROMPT,
+      targetScore: ts,
+      draft,
+      temperature: 0,
+      gamma: 4,
+      maxTokens: N,
+      contextLength: 256,
+    });
     const got = [];
     for await (const r of dec.generate()) got.push(...r.emitted);
     const result = await compareGreedy({
-      got, reference: ref, tie: TIE[dtype],
+      got,
+      reference: ref,
+      tie: TIE[dtype],
       logitsAfter: (prefix) => oneTokenRow(model, PROMPT.concat(prefix)),
       continueFrom: (prefix, n) => greedyFrom(model, PROMPT.concat(prefix), n),
     });
-    console.log(`# wasm ${name} ${dtype}: ${describeFlips(result)}; alpha ${dec.stats.acceptanceRate.toFixed(3)}`);
+    console.log(
+      `# wasm ${name} ${dtype}: ${describeFlips(result)}; alpha ${dec.stats.acceptanceRate.toFixed(3)}`,
+    );
     assert.equal(result.mismatch, null, describeFlips(result));
     dec.dispose();
     await ts.dispose();
@@ -63,10 +95,13 @@ for (const [name, dtype] of [[TARGET, 'q8'], [TARGET, 'q4'], [TARGET, 'q4f16'], 
       const rows = await many(Int32Array.from(text.slice(0, end)), 5);
       for (let r = 0; r < 5; r++) {
         const row = await one(Int32Array.from(text.slice(0, end - 4 + r)), 1);
-        for (let i = 0; i < row.length; i++) worst = Math.max(worst, Math.abs(row[i] - rows[r * row.length + i]));
+        for (let i = 0; i < row.length; i++)
+          worst = Math.max(worst, Math.abs(row[i] - rows[r * row.length + i]));
       }
     }
-    console.log(`# wasm q8, k = 5 pass vs one-token passes: max |logit diff| ${worst.toExponential(1)}`);
+    console.log(
+      `# wasm q8, k = 5 pass vs one-token passes: max |logit diff| ${worst.toExponential(1)}`,
+    );
     assert.ok(worst < 1e-3, `max |logit diff| ${worst}`);
     await one.dispose();
     await many.dispose();

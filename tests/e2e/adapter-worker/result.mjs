@@ -6,7 +6,8 @@ import { repoRoot, screenshot } from '../harness.mjs';
 
 /** Copies the shared page (index.html, page.mjs) and the test's own worker folder into root. */
 export function copyWorkerPage(root, workerFolder) {
-  for (const f of ['index.html', 'page.mjs']) cpSync(path.join(repoRoot, 'tests/e2e/adapter-worker', f), path.join(root, f));
+  for (const f of ['index.html', 'page.mjs'])
+    cpSync(path.join(repoRoot, 'tests/e2e/adapter-worker', f), path.join(root, f));
   cpSync(path.join(repoRoot, 'tests/e2e', workerFolder), root, { recursive: true });
 }
 

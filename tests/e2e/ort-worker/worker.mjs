@@ -8,7 +8,8 @@ ort.env.wasm.numThreads = 1;
 ort.env.wasm.wasmPaths = new URL('./ort/', import.meta.url).href;
 ort.env.logLevel = 'error';
 
-const bytes = async (name) => new Uint8Array(await (await fetch(new URL(`./models/${name}`, import.meta.url))).arrayBuffer());
+const bytes = async (name) =>
+  new Uint8Array(await (await fetch(new URL(`./models/${name}`, import.meta.url))).arrayBuffer());
 
 self.onmessage = async ({ data }) => {
   const progress = (text) => self.postMessage({ type: 'progress', text });
@@ -18,8 +19,16 @@ self.onmessage = async ({ data }) => {
     const target = sd.loadModel(await bytes('target.safetensors'));
     const draft = sd.loadModel(await bytes('draft.safetensors'));
     progress('creating the onnxruntime-web session');
-    const session = await ort.InferenceSession.create(await bytes('target.onnx'), { executionProviders: ['wasm'] });
-    const options = { prompt: data.prompt, temperature: 0, gamma: data.gamma, maxTokens: data.tokens, seed: 1 };
+    const session = await ort.InferenceSession.create(await bytes('target.onnx'), {
+      executionProviders: ['wasm'],
+    });
+    const options = {
+      prompt: data.prompt,
+      temperature: 0,
+      gamma: data.gamma,
+      maxTokens: data.tokens,
+      seed: 1,
+    };
 
     progress('decoding with the built-in pair');
     const ref = sd.createDecoder({ ...options, target, draft });
@@ -27,9 +36,15 @@ self.onmessage = async ({ data }) => {
 
     progress('decoding with the ORT target');
     const scorer = ortScorer(session, { ort });
-    const dec = sd.createDecoder({ ...options, targetScore: scorer, draft, contextLength: target.config.blockSize });
+    const dec = sd.createDecoder({
+      ...options,
+      targetScore: scorer,
+      draft,
+      contextLength: target.config.blockSize,
+    });
     const t0 = performance.now();
-    for await (const r of dec.generate()) progress(`ORT target: ${dec.generatedTokens.length} tokens`);
+    for await (const r of dec.generate())
+      progress(`ORT target: ${dec.generatedTokens.length} tokens`);
     const ms = performance.now() - t0;
     const result = {
       type: 'done',

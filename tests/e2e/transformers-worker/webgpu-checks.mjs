@@ -35,9 +35,16 @@ session.run = async (...args) => {
   }
   return out;
 };
-const counts = () => ({ ortMade: ortGpu.made, ortLive: ortGpu.made - ortGpu.disposed, gpuLive: window.__gpu.live.size, gpuBytes: window.__gpu.bytes, gpuMade: window.__gpu.made });
+const counts = () => ({
+  ortMade: ortGpu.made,
+  ortLive: ortGpu.made - ortGpu.disposed,
+  gpuLive: window.__gpu.live.size,
+  gpuBytes: window.__gpu.bytes,
+  gpuMade: window.__gpu.made,
+});
 
-const ids = (tokens) => new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
+const ids = (tokens) =>
+  new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
 /** One fresh pass of the target over `tokens` (no cache): every row of logits, as float32. */
 async function freshRows(tokens) {
   const out = await target({ input_ids: ids(tokens), attention_mask: tf.ones([1, tokens.length]) });
@@ -45,19 +52,40 @@ async function freshRows(tokens) {
   return rowsAsFloat32(out.logits.data, out.logits.type, 0, out.logits.size);
 }
 async function greedyFrom(tokens, n) {
-  const out = await target.generate({ input_ids: ids(tokens), attention_mask: tf.ones([1, tokens.length]), max_new_tokens: n, do_sample: false });
+  const out = await target.generate({
+    input_ids: ids(tokens),
+    attention_mask: tf.ones([1, tokens.length]),
+    max_new_tokens: n,
+    do_sample: false,
+  });
   return Array.from(out[0].data, Number).slice(tokens.length);
 }
-const scorers = () => [transformersScorer(target, { tokenizer, transformers: tf }), transformersScorer(draft, { transformers: tf })];
+const scorers = () => [
+  transformersScorer(target, { tokenizer, transformers: tf }),
+  transformersScorer(draft, { transformers: tf }),
+];
 
 /** Decodes with a fresh scorer pair; returns tokens, stats, target calls and cut iterations. */
 async function decode(prompt, options) {
   const [ts, ds] = scorers();
-  const dec = sd.createDecoder({ prompt, targetScore: ts, draftScore: ds, contextLength: CONTEXT, ...options });
+  const dec = sd.createDecoder({
+    prompt,
+    targetScore: ts,
+    draftScore: ds,
+    contextLength: CONTEXT,
+    ...options,
+  });
   let cut = 0;
   const t0 = performance.now();
   for await (const r of dec.generate()) if (r.nAccepted < r.proposed.length) cut++;
-  const result = { tokens: dec.generatedTokens, stats: { ...dec.stats }, cut, targetRuns: ts.runs, cacheType: ts.cacheType, ms: performance.now() - t0 };
+  const result = {
+    tokens: dec.generatedTokens,
+    stats: { ...dec.stats },
+    cut,
+    targetRuns: ts.runs,
+    cacheType: ts.cacheType,
+    ms: performance.now() - t0,
+  };
   dec.dispose();
   await ts.dispose();
   await ds.dispose();
@@ -73,10 +101,26 @@ const rng = (seed) => () => {
 
 export const checks = {
   info: async () => ({
-    device: ex.device, dtype: ex.dtype, first: { generated: ex.first.generated, iterations: ex.first.iterations, tokensPerPass: ex.first.tokensPerPass, tokens: ex.first.tokens.length },
-    spans: document.querySelectorAll('#out span').length, corrected: document.querySelectorAll('#out span.corrected').length,
-    text: document.getElementById('out').textContent, status: document.getElementById('status').textContent,
-    adapter: await navigator.gpu.requestAdapter().then((a) => ({ vendor: a.info?.vendor, architecture: a.info?.architecture, description: a.info?.description, f16: a.features.has('shader-f16') })),
+    device: ex.device,
+    dtype: ex.dtype,
+    first: {
+      generated: ex.first.generated,
+      iterations: ex.first.iterations,
+      tokensPerPass: ex.first.tokensPerPass,
+      tokens: ex.first.tokens.length,
+    },
+    spans: document.querySelectorAll('#out span').length,
+    corrected: document.querySelectorAll('#out span.corrected').length,
+    text: document.getElementById('out').textContent,
+    status: document.getElementById('status').textContent,
+    adapter: await navigator.gpu
+      .requestAdapter()
+      .then((a) => ({
+        vendor: a.info?.vendor,
+        architecture: a.info?.architecture,
+        description: a.info?.description,
+        f16: a.features.has('shader-f16'),
+      })),
     counts: counts(),
   }),
 
@@ -88,8 +132,13 @@ export const checks = {
     const generateMs = performance.now() - t0;
     const r = await decode(Int32Array.from(p), { temperature: 0, gamma: 3, maxTokens: tokens });
     const compared = await compareGreedy({
-      got: r.tokens, reference, tie,
-      logitsAfter: async (prefix) => { const rows = await freshRows(p.concat(prefix)); return rows.subarray(rows.length - V); },
+      got: r.tokens,
+      reference,
+      tie,
+      logitsAfter: async (prefix) => {
+        const rows = await freshRows(p.concat(prefix));
+        return rows.subarray(rows.length - V);
+      },
       continueFrom: (prefix, n) => greedyFrom(p.concat(prefix), n),
     });
     return { ...r, reference, compared, generateMs };
@@ -98,10 +147,18 @@ export const checks = {
   /** The adapter's rows after cache cuts (a rejected draft) against a fresh pass over the same tokens. */
   async cut() {
     const ts = transformersScorer(target, { tokenizer, transformers: tf });
-    const base = Array.from(ts.encode('First Citizen:\nBefore we proceed any further, hear me speak.'), Number);
+    const base = Array.from(
+      ts.encode('First Citizen:\nBefore we proceed any further, hear me speak.'),
+      Number,
+    );
     const other = Array.from(ts.encode('xyz'), Number);
     // each call: tokens, nLast; the second and third cut the cache back (a draft rejected)
-    const calls = [[base.slice(0, 24), 4], [base.slice(0, 18).concat(other), 4], [base.slice(0, 21), 3], [base.slice(0, 22), 1]];
+    const calls = [
+      [base.slice(0, 24), 4],
+      [base.slice(0, 18).concat(other), 4],
+      [base.slice(0, 21), 3],
+      [base.slice(0, 22), 1],
+    ];
     const cases = [];
     for (const [tokens, nLast] of calls) {
       const cachedBefore = ts.cachedTokens;
@@ -115,7 +172,16 @@ export const checks = {
         maxDiff = Math.max(maxDiff, Math.abs(rows[i] - want[i]));
         maxAbs = Math.max(maxAbs, Math.abs(want[i]));
       }
-      cases.push({ length: tokens.length, nLast, cachedBefore, forwarded: ts.forwardedTokens - forwardedBefore, cachedAfter: ts.cachedTokens, rows: rows.length / V, maxDiff, maxAbs });
+      cases.push({
+        length: tokens.length,
+        nLast,
+        cachedBefore,
+        forwarded: ts.forwardedTokens - forwardedBefore,
+        cachedAfter: ts.cachedTokens,
+        rows: rows.length / V,
+        maxDiff,
+        maxAbs,
+      });
     }
     await ts.dispose();
     return { cases, counts: counts() };
@@ -128,7 +194,12 @@ export const checks = {
    */
   async sampled({ prompt, tokens, seed, bins }) {
     const p = Array.from(tokenizer.encode(prompt), Number);
-    const r = await decode(Int32Array.from(p), { temperature: 1, gamma: 3, seed, maxTokens: tokens });
+    const r = await decode(Int32Array.from(p), {
+      temperature: 1,
+      gamma: 3,
+      seed,
+      maxTokens: tokens,
+    });
     const rows = await freshRows(p.concat(r.tokens));
     const rand = rng(seed);
     const counts = new Array(bins).fill(0);
@@ -162,8 +233,15 @@ export const checks = {
     const before = counts();
     const kept = [];
     for (let i = 0; i < 3; i++) {
-      const out = await target({ input_ids: ids(Array.from(p)), attention_mask: tf.ones([1, p.length]) });
-      kept.push(...Object.entries(out).filter(([k]) => k !== 'logits').map(([, t]) => t));
+      const out = await target({
+        input_ids: ids(Array.from(p)),
+        attention_mask: tf.ones([1, p.length]),
+      });
+      kept.push(
+        ...Object.entries(out)
+          .filter(([k]) => k !== 'logits')
+          .map(([, t]) => t),
+      );
     }
     const leaked = counts();
     for (const t of kept) t.dispose();

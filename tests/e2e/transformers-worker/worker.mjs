@@ -23,12 +23,20 @@ env.backends.onnx.wasm.numThreads = 1;
 const FP16_TIE = 0.1;
 const ids = (tokens) => new Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
 async function lastLogits(model, tokens) {
-  const { logits } = await model({ input_ids: ids(tokens), attention_mask: ones([1, tokens.length]) });
+  const { logits } = await model({
+    input_ids: ids(tokens),
+    attention_mask: ones([1, tokens.length]),
+  });
   const V = logits.dims.at(-1);
   return rowsAsFloat32(logits.data, logits.type, (tokens.length - 1) * V, tokens.length * V);
 }
 async function greedyFrom(model, tokens, n) {
-  const out = await model.generate({ input_ids: ids(tokens), attention_mask: ones([1, tokens.length]), max_new_tokens: n, do_sample: false });
+  const out = await model.generate({
+    input_ids: ids(tokens),
+    attention_mask: ones([1, tokens.length]),
+    max_new_tokens: n,
+    do_sample: false,
+  });
   return Array.from(out[0].data, Number).slice(tokens.length);
 }
 
@@ -47,13 +55,25 @@ self.onmessage = async ({ data }) => {
       progress(`${dtype}: transformers.js generate()`);
       const inputs = tokenizer(data.prompt);
       let t0 = performance.now();
-      const out = await target.generate({ ...inputs, max_new_tokens: data.tokens, do_sample: false });
+      const out = await target.generate({
+        ...inputs,
+        max_new_tokens: data.tokens,
+        do_sample: false,
+      });
       const generateMs = performance.now() - t0;
       const reference = Array.from(out[0].data, Number).slice(inputs.input_ids.dims[1]);
       progress(`${dtype}: specdec`);
       const targetScore = transformersScorer(target, { tokenizer, transformers });
       const draftScore = transformersScorer(draft, { transformers });
-      const dec = sd.createDecoder({ prompt: targetScore.encode(data.prompt), targetScore, draftScore, temperature: 0, gamma: data.gamma, maxTokens: data.tokens, contextLength: target.config.n_positions });
+      const dec = sd.createDecoder({
+        prompt: targetScore.encode(data.prompt),
+        targetScore,
+        draftScore,
+        temperature: 0,
+        gamma: data.gamma,
+        maxTokens: data.tokens,
+        contextLength: target.config.n_positions,
+      });
       const stream = targetScore.textStream();
       let text = '';
       t0 = performance.now();
@@ -65,15 +85,24 @@ self.onmessage = async ({ data }) => {
         progress('fp16: where the runs part, a near-tie?');
         const promptIds = Array.from(inputs.input_ids.data, Number);
         compared = await compareGreedy({
-          got: tokens, reference, tie: FP16_TIE,
+          got: tokens,
+          reference,
+          tie: FP16_TIE,
           logitsAfter: (prefix) => lastLogits(target, promptIds.concat(prefix)),
           continueFrom: (prefix, n) => greedyFrom(target, promptIds.concat(prefix), n),
         });
       }
       runs[dtype] = {
-        tokens, reference, compared, text, cacheType: targetScore.cacheType,
-        iterations: dec.stats.iterations, tokensPerPass: dec.stats.tokensPerPass, targetRuns: targetScore.runs,
-        ms: performance.now() - t0, generateMs,
+        tokens,
+        reference,
+        compared,
+        text,
+        cacheType: targetScore.cacheType,
+        iterations: dec.stats.iterations,
+        tokensPerPass: dec.stats.tokensPerPass,
+        targetRuns: targetScore.runs,
+        ms: performance.now() - t0,
+        generateMs,
       };
       dec.dispose();
       await targetScore.dispose();

@@ -8,10 +8,21 @@
  *   compareGreedy, describeFlips, checkCachedChains (the prompt, chains after it and a cut, each checked)
  */
 export function int8Checks(h) {
-  const { sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, checkCachedChains } = h;
+  const {
+    sd,
+    bytesOf,
+    seqOf,
+    compareToProbs,
+    makeTree,
+    pathRows,
+    compareGreedy,
+    describeFlips,
+    checkCachedChains,
+  } = h;
   const wasm = new Map();
   const wasm8 = async (name) => {
-    if (!wasm.has(name)) wasm.set(name, sd.loadModel(await bytesOf(`${name}-int8`), { weights: 'int8' }));
+    if (!wasm.has(name))
+      wasm.set(name, sd.loadModel(await bytesOf(`${name}-int8`), { weights: 'int8' }));
     return wasm.get(name);
   };
   const gpu = new Map();
@@ -28,7 +39,14 @@ export function int8Checks(h) {
     return gpu.get(name);
   };
   const wasmGreedy8 = async (prefix, n) => {
-    const dec = sd.createDecoder({ target: await wasm8('target'), plain: true, temperature: 0, prompt: Array.from(prefix), maxTokens: n, distributions: false });
+    const dec = sd.createDecoder({
+      target: await wasm8('target'),
+      plain: true,
+      temperature: 0,
+      prompt: Array.from(prefix),
+      maxTokens: n,
+      distributions: false,
+    });
     while (!dec.done) dec.step();
     const out = dec.generatedTokens;
     dec.dispose();
@@ -39,7 +57,12 @@ export function int8Checks(h) {
     // GPU 8-bit logits against the WASM engine's 8-bit model: the prompt, chains after the
     // cached prefix, a cut back, and a 3x2x1 tree with its root row; the same file quantized
     // at load on the GPU (from the float file) against the 8-bit file's GPU model, bit for bit.
-    async int8Logits({ name = 'target', chains = [1, 2, 5, 17], tree = true, loadTime = false } = {}) {
+    async int8Logits({
+      name = 'target',
+      chains = [1, 2, 5, 17],
+      tree = true,
+      loadTime = false,
+    } = {}) {
       const g = await gpu8(name);
       await g.reset();
       const step = sd.modelStep(await wasm8(name));
@@ -50,13 +73,24 @@ export function int8Checks(h) {
         const rows = treeArgs ? await g.scoreTree(seq, treeArgs) : await g.score(seq, nLast);
         const ms = performance.now() - t0;
         const ref = treeArgs ? pathRows(step, seq, treeArgs, 0, true) : step(seq, nLast);
-        results.push({ what, nLast, ms, ...compareToProbs(rows, ref, nLast), dispatches: g.stats.dispatches - before.dispatches, passes: g.stats.passes - before.passes });
+        results.push({
+          what,
+          nLast,
+          ms,
+          ...compareToProbs(rows, ref, nLast),
+          dispatches: g.stats.dispatches - before.dispatches,
+          passes: g.stats.passes - before.passes,
+        });
       };
       const seq = await checkCachedChains(check, chains);
       if (tree) {
         const t = makeTree([3, 2, 1], Array.from(sd.encode(' through yonder')));
         await g.score(seq, 1);
-        await check('3x2x1 tree (15 nodes) with its root row', seq, 16, { ...t, first: 0, withRoot: true });
+        await check('3x2x1 tree (15 nodes) with its root row', seq, 16, {
+          ...t,
+          first: 0,
+          withRoot: true,
+        });
       }
       step.dispose();
       // The load-time quantizer (webgpu-q8.js) against the 8-bit file (made by specdec quantize):
@@ -79,12 +113,24 @@ export function int8Checks(h) {
         await g.reset();
         const a = await g.score(s, s.length);
         const b = await q.score(s, s.length);
-        quantizedAtLoad = { weights: q.weights, equal: a.every((x, i) => Object.is(x, b[i])), weightBytes: q.weightBytes };
+        quantizedAtLoad = {
+          weights: q.weights,
+          equal: a.every((x, i) => Object.is(x, b[i])),
+          weightBytes: q.weightBytes,
+        };
         q.dispose();
       }
       return {
-        results, quantizer, quantizedAtLoad, via, config: g.config, weights: g.weights, weightBytes: g.weightBytes, fileBytes: g.fileBytes,
-        lastPassDispatches: g.stats.lastPassDispatches, loadMs: g.loadMs,
+        results,
+        quantizer,
+        quantizedAtLoad,
+        via,
+        config: g.config,
+        weights: g.weights,
+        weightBytes: g.weightBytes,
+        fileBytes: g.fileBytes,
+        lastPassDispatches: g.stats.lastPassDispatches,
+        loadMs: g.loadMs,
       };
     },
 
@@ -113,7 +159,14 @@ export function int8Checks(h) {
         const before = g.stats;
         const t0 = performance.now();
         const target = options.heads ? { target: g } : { targetScore: g.scorer() };
-        const dec = sd.createDecoder({ ...target, temperature: 0, prompt: Array.from(promptTokens), maxTokens: only[label], seed: 1, ...options });
+        const dec = sd.createDecoder({
+          ...target,
+          temperature: 0,
+          prompt: Array.from(promptTokens),
+          maxTokens: only[label],
+          seed: 1,
+          ...options,
+        });
         while (!dec.done) await dec.step();
         const ms = performance.now() - t0;
         const got = dec.generatedTokens;
@@ -127,9 +180,17 @@ export function int8Checks(h) {
           tie: 1e-4,
         });
         out.push({
-          label, ms, tokens: got.length, equal: got.every((t, i) => t === reference[i]), flips: cmp.flips, mismatch: cmp.mismatch,
-          account: describeFlips(cmp), gpuPasses: g.stats.passes - before.passes, targetPasses: stats.targetPasses,
-          tokensPerPass: stats.tokensPerPass, byHeads: stats.byDrafter?.heads ?? 0,
+          label,
+          ms,
+          tokens: got.length,
+          equal: got.every((t, i) => t === reference[i]),
+          flips: cmp.flips,
+          mismatch: cmp.mismatch,
+          account: describeFlips(cmp),
+          gpuPasses: g.stats.passes - before.passes,
+          targetPasses: stats.targetPasses,
+          tokensPerPass: stats.tokensPerPass,
+          byHeads: stats.byDrafter?.heads ?? 0,
         });
       }
       heads.dispose?.();
@@ -159,7 +220,9 @@ export function int8Checks(h) {
       const w = 'transformer.h.1.mlp.c_fc.weight';
       return {
         minus128: await refusal(edit((b) => (b[at(`${w}.q8`) + 5] = 0x80))),
-        zeroScale: await refusal(edit((b) => b.fill(0, at(`${w}.scale`) + 6, at(`${w}.scale`) + 8))),
+        zeroScale: await refusal(
+          edit((b) => b.fill(0, at(`${w}.scale`) + 6, at(`${w}.scale`) + 8)),
+        ),
         f32Asked: await refusal(good, { weights: 'f32' }),
         badOption: await refusal(good, { weights: 'int4' }),
       };

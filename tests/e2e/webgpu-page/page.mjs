@@ -11,7 +11,9 @@ const sd = await loadSpecdec();
 const V = 256;
 
 window.__unhandled = [];
-window.addEventListener('unhandledrejection', (e) => window.__unhandled.push(String(e.reason?.message ?? e.reason)));
+window.addEventListener('unhandledrejection', (e) =>
+  window.__unhandled.push(String(e.reason?.message ?? e.reason)),
+);
 
 const files = new Map();
 async function bytesOf(name) {
@@ -45,7 +47,8 @@ async function gpuModel(name) {
   return gpuModels.get(name);
 }
 
-const seqOf = (...parts) => Int32Array.from(parts.flatMap((p) => (typeof p === 'string' ? sd.encode(p) : Array.from(p))));
+const seqOf = (...parts) =>
+  Int32Array.from(parts.flatMap((p) => (typeof p === 'string' ? sd.encode(p) : Array.from(p))));
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -55,7 +58,13 @@ async function capture(fn) {
     await fn();
     return { ok: true };
   } catch (e) {
-    return { ok: false, specdec: e instanceof SpecdecError, name: e?.name, argument: e?.argument, message: String(e?.message ?? e) };
+    return {
+      ok: false,
+      specdec: e instanceof SpecdecError,
+      name: e?.name,
+      argument: e?.argument,
+      message: String(e?.message ?? e),
+    };
   }
 }
 
@@ -94,7 +103,14 @@ function compareToProbs(logits, probs, nRows) {
 
 // Greedy tokens of the WASM engine, plain, after `prefix`.
 async function wasmGreedy(prefix, n) {
-  const dec = sd.createDecoder({ target: await wasmModel('target'), plain: true, temperature: 0, prompt: Array.from(prefix), maxTokens: n, distributions: false });
+  const dec = sd.createDecoder({
+    target: await wasmModel('target'),
+    plain: true,
+    temperature: 0,
+    prompt: Array.from(prefix),
+    maxTokens: n,
+    distributions: false,
+  });
   while (!dec.done) dec.step();
   const out = dec.generatedTokens;
   dec.dispose();
@@ -110,7 +126,6 @@ async function submitted(model, passes) {
   }
   return false;
 }
-
 
 // A draft tree of the given branching (nodes in drawing order, depth by depth), its tokens
 // taken in turn from `pool`.
@@ -147,7 +162,8 @@ function pathRows(step, prefix, tree, first, withRoot) {
   return out;
 }
 
-const CONTINUATION = ' through yonder window breaks? It is the east, and Juliet is the sun. Arise, fair sun, and kill the envious moon';
+const CONTINUATION =
+  ' through yonder window breaks? It is the east, and Juliet is the sun. Arise, fair sun, and kill the envious moon';
 
 /**
  * The passes both logits checks (this file's and int8.mjs's) walk over one cached sequence: the
@@ -173,7 +189,14 @@ async function checkCachedChains(check, chains) {
 window.gpu = {
   async info(name = 'target') {
     const m = await gpuModel(name);
-    return { adapterInfo: m.adapterInfo, config: m.config, device: m.device, loadMs: m.loadMs, liveBuffers: m.liveBuffers, dispatchesPerPass: m.stats.lastPassDispatches };
+    return {
+      adapterInfo: m.adapterInfo,
+      config: m.config,
+      device: m.device,
+      loadMs: m.loadMs,
+      liveBuffers: m.liveBuffers,
+      dispatchesPerPass: m.stats.lastPassDispatches,
+    };
   },
 
   // The GPU pass against the WASM engine: the prompt in one pass (every row), then chains of k
@@ -192,7 +215,10 @@ window.gpu = {
       const after = g.stats;
       const ref = step(seq, nLast);
       results.push({
-        what, nLast, ms, ...compareToProbs(rows, ref, nLast),
+        what,
+        nLast,
+        ms,
+        ...compareToProbs(rows, ref, nLast),
         forwarded: after.forwardedTokens - before.forwardedTokens,
         passes: after.passes - before.passes,
         readbacks: after.readbacks - before.readbacks,
@@ -217,7 +243,12 @@ window.gpu = {
       });
       golden = { rows: gold.target.logits.length, maxRel };
     }
-    return { results, golden, dispatchesPerPass: g.stats.lastPassDispatches, adapter: g.adapterInfo };
+    return {
+      results,
+      golden,
+      dispatchesPerPass: g.stats.lastPassDispatches,
+      adapter: g.adapterInfo,
+    };
   },
 
   // Trees on the GPU against the WASM engine (each path scored as a sequence): a tree with its
@@ -238,7 +269,11 @@ window.gpu = {
       const after = g.stats;
       const nRows = (withRoot ? 1 : 0) + tree.tokens.length - first;
       results.push({
-        what, nodes: tree.tokens.length, nRows, ms, length: rows.length,
+        what,
+        nodes: tree.tokens.length,
+        nRows,
+        ms,
+        length: rows.length,
         ...compareToProbs(rows, pathRows(step, prefix, tree, first, withRoot), nRows),
         forwarded: after.forwardedTokens - before.forwardedTokens,
         passes: after.passes - before.passes,
@@ -248,7 +283,13 @@ window.gpu = {
     };
     const A = seqOf('ROMEO:\nWhat light');
     await g.score(A, 1);
-    await check('3x2x1 tree (15 nodes) with its root row, the prefix cached but its last token', A, makeTree([3, 2, 1], pool), 0, true);
+    await check(
+      '3x2x1 tree (15 nodes) with its root row, the prefix cached but its last token',
+      A,
+      makeTree([3, 2, 1], pool),
+      0,
+      true,
+    );
     // a drafter: depth 1 from the sequence's row, depth 2 for depth 1's 2 nodes, depth 3 for
     // depth 2's 4 nodes (nodes 0, 1 reused from the cache)
     const B = seqOf(A, ' t');
@@ -268,14 +309,30 @@ window.gpu = {
     fresh.dispose();
     let maxDiff = 0;
     for (let i = 0; i < ref.length; i++) maxDiff = Math.max(maxDiff, Math.abs(ref[i] - rows[i]));
-    const commit = { forwarded: after.forwardedTokens - before.forwardedTokens, dispatches: after.lastPassDispatches, maxDiff, cachedAfter: g.cachedTokens, length: C.length };
+    const commit = {
+      forwarded: after.forwardedTokens - before.forwardedTokens,
+      dispatches: after.lastPassDispatches,
+      maxDiff,
+      cachedAfter: g.cachedTokens,
+      length: C.length,
+    };
     // a rejected tree: the next chain after the prefix forgets every node
     await g.scoreTree(C, { ...makeTree([2, 2], pool), first: 0, withRoot: true });
     const D = seqOf(C, 'xyz');
     const b2 = g.stats;
     const rows2 = await g.score(D, 3);
-    const ref2 = pathRows(step, C, { tokens: Int32Array.from(sd.encode('xyz')), parents: Int32Array.from([-1, 0, 1]) }, 0, false);
-    const rejected = { ...compareToProbs(rows2, ref2, 3), forwarded: g.stats.forwardedTokens - b2.forwardedTokens, dispatches: g.stats.lastPassDispatches };
+    const ref2 = pathRows(
+      step,
+      C,
+      { tokens: Int32Array.from(sd.encode('xyz')), parents: Int32Array.from([-1, 0, 1]) },
+      0,
+      false,
+    );
+    const rejected = {
+      ...compareToProbs(rows2, ref2, 3),
+      forwarded: g.stats.forwardedTokens - b2.forwardedTokens,
+      dispatches: g.stats.lastPassDispatches,
+    };
     step.dispose();
     return { results, commit, rejected, nLayer: g.config.nLayer };
   },
@@ -283,7 +340,11 @@ window.gpu = {
   // Greedy decoding with the GPU target and the WASM draft, in every chain mode, against the
   // WASM engine's greedy plain tokens.
   // only: { label: maxTokens } for the modes to run (default: all, maxTokens each).
-  async greedy({ maxTokens = 200, only = null, prompt = 'ROMEO:\nWhat light through yonder window breaks?\n' } = {}) {
+  async greedy({
+    maxTokens = 200,
+    only = null,
+    prompt = 'ROMEO:\nWhat light through yonder window breaks?\n',
+  } = {}) {
     const g = await gpuModel('target');
     const draft = await wasmModel('draft');
     const promptTokens = seqOf(prompt);
@@ -301,7 +362,10 @@ window.gpu = {
       ['GPU target + GPU draft', { draft: await gpuModel('draft'), gamma: 4 }],
       // trees: one GPU pass per tree under its attention mask
       ['tree 2x2x1', { draft, tree: { branches: [2, 2, 1] } }],
-      ['tree 3x1, GPU target + GPU draft', { draft: await gpuModel('draft'), tree: { branches: [3, 1] } }],
+      [
+        'tree 3x1, GPU target + GPU draft',
+        { draft: await gpuModel('draft'), tree: { branches: [3, 1] } },
+      ],
       // heads: the GPU pass hands its hidden states over with the logits
       ['heads', { heads: await wasmHeads(), gamma: 3 }],
       ['heads, tree 2x2', { heads: await wasmHeads(), tree: { branches: [2, 2] } }],
@@ -314,7 +378,14 @@ window.gpu = {
       const t1 = performance.now();
       // heads need the GPU model itself as the target (its fingerprint is checked)
       const target = options.heads ? { target: g } : { targetScore: g.scorer() };
-      const dec = sd.createDecoder({ ...target, temperature: 0, prompt: Array.from(promptTokens), maxTokens: n, seed: 1, ...options });
+      const dec = sd.createDecoder({
+        ...target,
+        temperature: 0,
+        prompt: Array.from(promptTokens),
+        maxTokens: n,
+        seed: 1,
+        ...options,
+      });
       let iterations = 0;
       while (!dec.done) {
         await dec.step();
@@ -333,10 +404,19 @@ window.gpu = {
         tie: 1e-4,
       });
       out.push({
-        label, ms, iterations, tokens: got.length, equal: got.length === Math.min(n, reference.length) && got.every((t, i) => t === reference[i]),
-        flips: cmp.flips, mismatch: cmp.mismatch, account: describeFlips(cmp),
-        gpuPasses: after.passes - before.passes, readbacks: after.readbacks - before.readbacks,
-        targetPasses: stats.targetPasses, tokensPerPass: stats.tokensPerPass,
+        label,
+        ms,
+        iterations,
+        tokens: got.length,
+        equal:
+          got.length === Math.min(n, reference.length) && got.every((t, i) => t === reference[i]),
+        flips: cmp.flips,
+        mismatch: cmp.mismatch,
+        account: describeFlips(cmp),
+        gpuPasses: after.passes - before.passes,
+        readbacks: after.readbacks - before.readbacks,
+        targetPasses: stats.targetPasses,
+        tokensPerPass: stats.tokensPerPass,
       });
     }
     return { reference: reference.length, plainMs, modes: out };
@@ -365,7 +445,14 @@ window.gpu = {
       const ref = await fresh.score(seq, nLast);
       let maxDiff = 0;
       for (let i = 0; i < ref.length; i++) maxDiff = Math.max(maxDiff, Math.abs(ref[i] - rows[i]));
-      out.push({ length: seq.length, nLast, forwarded, cachedAfter: g.cachedTokens, maxDiff, bitEqual: maxDiff === 0 });
+      out.push({
+        length: seq.length,
+        nLast,
+        forwarded,
+        cachedAfter: g.cachedTokens,
+        maxDiff,
+        bitEqual: maxDiff === 0,
+      });
     }
     fresh.dispose();
     return out;
@@ -374,7 +461,16 @@ window.gpu = {
   // Two tokens after a prompt, sampled with top-k 4 at temperature 1, `samples` times, by
   // speculative decoding (GPU target, WASM draft) or plain decoding with the GPU target; with
   // the WASM target's rows to compute the expected joint law in Node.
-  async joint({ samples = 400, gamma = 2, plain = false, tree = null, heads = false, topK = 4, seed = 7_000_000, prompt = 'ROMEO:\nWhat light through yonder win' } = {}) {
+  async joint({
+    samples = 400,
+    gamma = 2,
+    plain = false,
+    tree = null,
+    heads = false,
+    topK = 4,
+    seed = 7_000_000,
+    prompt = 'ROMEO:\nWhat light through yonder win',
+  } = {}) {
     const g = await gpuModel('target');
     const draft = await wasmModel('draft');
     const promptTokens = Array.from(seqOf(prompt));
@@ -388,8 +484,18 @@ window.gpu = {
     const h = heads ? await wasmHeads() : null;
     for (let s = 0; s < samples; s++) {
       const dec = sd.createDecoder({
-        ...(heads ? { target: g, heads: h, gamma } : { targetScore: g.scorer(), ...(plain ? { plain: true } : tree ? { draft, tree } : { draft, gamma }) }), prompt: promptTokens,
-        temperature: 1, topK, maxTokens: 2, seed: seed + s, distributions: false,
+        ...(heads
+          ? { target: g, heads: h, gamma }
+          : {
+              targetScore: g.scorer(),
+              ...(plain ? { plain: true } : tree ? { draft, tree } : { draft, gamma }),
+            }),
+        prompt: promptTokens,
+        temperature: 1,
+        topK,
+        maxTokens: 2,
+        seed: seed + s,
+        distributions: false,
       });
       while (!dec.done) await dec.step();
       const [a, b] = dec.generatedTokens;
@@ -415,28 +521,52 @@ window.gpu = {
     const bytes = await bytesOf('target');
     const A = seqOf('ROMEO:\nWhat light');
     // One step of a decoder over the draft and `target` (a model, or targetScore: a scorer), what it threw.
-    const stepOnce = (target) => capture(async () => {
-      const dec = sd.createDecoder({ ...target, draft: await wasmModel('draft'), prompt: Array.from(A), maxTokens: 5, seed: 1 });
-      try {
-        await dec.step();
-      } finally {
-        dec.dispose();
-      }
-    });
+    const stepOnce = (target) =>
+      capture(async () => {
+        const dec = sd.createDecoder({
+          ...target,
+          draft: await wasmModel('draft'),
+          prompt: Array.from(A),
+          maxTokens: 5,
+          seed: 1,
+        });
+        try {
+          await dec.step();
+        } finally {
+          dec.dispose();
+        }
+      });
     const out = {};
     out.badDevice = await capture(() => sd.loadModel(bytes, { device: 'cuda' }));
-    out.badOption = await capture(() => sd.loadModel(bytes, { device: 'webgpu', precision: 'f16' }));
+    out.badOption = await capture(() =>
+      sd.loadModel(bytes, { device: 'webgpu', precision: 'f16' }),
+    );
     out.wasmSync = (() => {
       const m = sd.loadModel(bytes, { device: 'wasm' });
-      const r = { isPromise: typeof m?.then === 'function', device: m.device ?? 'wasm', isModel: m instanceof sd.Model };
+      const r = {
+        isPromise: typeof m?.then === 'function',
+        device: m.device ?? 'wasm',
+        isModel: m instanceof sd.Model,
+      };
       m.dispose();
       return r;
     })();
     const tiny = { maxStorageBufferBindingSize: 1 << 18, maxBufferSize: 1 << 18 };
-    out.tooLarge = await capture(() => sd.loadModel(bytes, {
-      device: 'webgpu', adapter: { limits: tiny, info: {}, requestDevice: async () => { throw new Error('not to be asked'); } },
-    }));
-    out.noAdapter = await capture(() => sd.loadModel(bytes, { device: 'webgpu', gpu: { requestAdapter: async () => null } }));
+    out.tooLarge = await capture(() =>
+      sd.loadModel(bytes, {
+        device: 'webgpu',
+        adapter: {
+          limits: tiny,
+          info: {},
+          requestDevice: async () => {
+            throw new Error('not to be asked');
+          },
+        },
+      }),
+    );
+    out.noAdapter = await capture(() =>
+      sd.loadModel(bytes, { device: 'webgpu', gpu: { requestAdapter: async () => null } }),
+    );
     out.badBytes = await capture(() => sd.loadModel(bytes.subarray(0, 1000), { device: 'webgpu' }));
 
     const m = await sd.loadModel(bytes, { device: 'webgpu' });
@@ -485,14 +615,21 @@ window.gpu = {
     out.fingerprint = g.fingerprint;
     // heads made for the small target, given the large one on the GPU
     const large = await sd.loadModel(await bytesOf('large-target'), { device: 'webgpu' });
-    out.heads = await capture(async () => sd.createDecoder({ target: large, heads: await wasmHeads(), prompt: [1, 2] }).dispose());
+    out.heads = await capture(async () =>
+      sd.createDecoder({ target: large, heads: await wasmHeads(), prompt: [1, 2] }).dispose(),
+    );
     large.dispose();
     out.badTree = [
       await capture(() => g.scoreTree(A, { tokens: [1, 2], parents: [-1, 5] })),
       await capture(() => g.scoreTree(A, { tokens: [], parents: [] })),
       await capture(() => g.scoreTree(A, { tokens: [1, 2], parents: [-1] })),
       await capture(() => g.scoreTree(A, { tokens: [1, 2], parents: [-1, 0], first: 1 })),
-      await capture(() => g.scoreTree(Array.from({ length: 250 }, () => 65), makeTree([4, 2], [66]))),
+      await capture(() =>
+        g.scoreTree(
+          Array.from({ length: 250 }, () => 65),
+          makeTree([4, 2], [66]),
+        ),
+      ),
     ];
     await new Promise((r) => setTimeout(r, 50));
     out.unhandled = window.__unhandled.slice();
@@ -504,13 +641,20 @@ window.gpu = {
     return {
       hasGpu: 'gpu' in navigator && navigator.gpu !== undefined,
       load: await capture(() => sd.loadModel(new Uint8Array(8), { device: 'webgpu' })),
-      loadReal: await capture(async () => sd.loadModel(await bytesOf('target'), { device: 'webgpu' })),
+      loadReal: await capture(async () =>
+        sd.loadModel(await bytesOf('target'), { device: 'webgpu' }),
+      ),
     };
   },
 
   // bench/gpu.mjs: ms per pass for k new tokens after a cached prefix, median of `repeats`,
   // round robin over k (so that a change of the machine's load touches every k alike).
-  async timePasses({ name = 'target', ks = [1, 2, 3, 4, 5, 6, 7, 8], repeats = 7, prefix = 64 } = {}) {
+  async timePasses({
+    name = 'target',
+    ks = [1, 2, 3, 4, 5, 6, 7, 8],
+    repeats = 7,
+    prefix = 64,
+  } = {}) {
     const g = await gpuModel(name);
     await g.reset();
     const text = seqOf(CONTINUATION, CONTINUATION);
@@ -528,9 +672,18 @@ window.gpu = {
     }
     const after = g.stats;
     const passes = after.passes - before.passes;
-    const rows = ks.map((k, i) => ({ k, ms: median(times[i]), min: Math.min(...times[i]), max: Math.max(...times[i]) }));
+    const rows = ks.map((k, i) => ({
+      k,
+      ms: median(times[i]),
+      min: Math.min(...times[i]),
+      max: Math.max(...times[i]),
+    }));
     return {
-      adapter: g.adapterInfo, config: g.config, loadMs: g.loadMs, rows, prefix,
+      adapter: g.adapterInfo,
+      config: g.config,
+      loadMs: g.loadMs,
+      rows,
+      prefix,
       dispatchesPerPass: (after.dispatches - before.dispatches) / passes,
       readbacksPerPass: (after.readbacks - before.readbacks) / passes,
       forwarded: after.forwardedTokens - before.forwardedTokens,
@@ -540,7 +693,14 @@ window.gpu = {
 
   // bench/gpu.mjs: ms per token of plain and speculative decoding (GPU target, WASM draft) and
   // of the WASM target alone, at temperature 0.8, one seed.
-  async decodeSpeed({ target = 'target', draft = 'draft', maxTokens = 64, gammas = [1, 2, 3, 4], seed = 11, prompt = 'ROMEO:\nBut soft' } = {}) {
+  async decodeSpeed({
+    target = 'target',
+    draft = 'draft',
+    maxTokens = 64,
+    gammas = [1, 2, 3, 4],
+    seed = 11,
+    prompt = 'ROMEO:\nBut soft',
+  } = {}) {
     const g = await gpuModel(target);
     const d = await wasmModel(draft);
     const run = async (options) => {
@@ -551,7 +711,11 @@ window.gpu = {
       const t0 = performance.now();
       while (!dec.done) await dec.step();
       const ms = performance.now() - t0;
-      const r = { msPerToken: ms / (dec.generatedTokens.length - n0), tokensPerPass: dec.stats.tokensPerPass, acceptanceRate: dec.stats.acceptanceRate };
+      const r = {
+        msPerToken: ms / (dec.generatedTokens.length - n0),
+        tokensPerPass: dec.stats.tokensPerPass,
+        acceptanceRate: dec.stats.acceptanceRate,
+      };
       if (options.gamma === 'auto') r.estimates = dec.estimates;
       dec.dispose();
       return r;
@@ -559,10 +723,14 @@ window.gpu = {
     const wasmPlain = await run({ target: await wasmModel(target), plain: true });
     const plain = await run({ targetScore: g.scorer(), plain: true });
     const spec = [];
-    for (const gamma of gammas) spec.push({ gamma, ...(await run({ targetScore: g.scorer(), draft: d, gamma })) });
+    for (const gamma of gammas)
+      spec.push({ gamma, ...(await run({ targetScore: g.scorer(), draft: d, gamma })) });
     const auto = await run({ targetScore: g.scorer(), draft: d, gamma: 'auto' });
     // a tree: its nodes in one GPU pass under the tree mask
-    const tree = { branches: [2, 2, 1], ...(await run({ targetScore: g.scorer(), draft: d, tree: { branches: [2, 2, 1] } })) };
+    const tree = {
+      branches: [2, 2, 1],
+      ...(await run({ targetScore: g.scorer(), draft: d, tree: { branches: [2, 2, 1] } })),
+    };
     return { wasmPlain, plain, spec, auto, tree };
   },
 
@@ -571,7 +739,9 @@ window.gpu = {
   // the decoder stops at the model's block size, as with a built-in target, and the GPU model's
   // own path (not an explicit scorer) decodes the WASM engine's greedy tokens.
   async context({ promptLength = 240, maxTokens = 40 } = {}) {
-    const base = sd.encode('ROMEO:\nWhat light through yonder window breaks? It is the east, and Juliet is the sun. ');
+    const base = sd.encode(
+      'ROMEO:\nWhat light through yonder window breaks? It is the east, and Juliet is the sun. ',
+    );
     const prompt = Array.from({ length: promptLength }, (_, i) => base[i % base.length]);
     const target = await gpuModel('target');
     const dec = sd.createDecoder({ target, plain: true, prompt, temperature: 0, maxTokens });
@@ -585,7 +755,13 @@ window.gpu = {
     const done = dec.done;
     dec.dispose();
     const reference = await wasmGreedy(prompt, tokens.length);
-    return { error, tokens: tokens.length, done, equal: tokens.every((t, i) => t === reference[i]), blockSize: target.config.blockSize };
+    return {
+      error,
+      tokens: tokens.length,
+      done,
+      equal: tokens.every((t, i) => t === reference[i]),
+      blockSize: target.config.blockSize,
+    };
   },
 
   async release(name) {
@@ -604,7 +780,20 @@ window.gpu = {
 };
 
 // 8-bit weights on the GPU (int8.mjs)
-Object.assign(window.gpu, int8Checks({ sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, checkCachedChains }));
+Object.assign(
+  window.gpu,
+  int8Checks({
+    sd,
+    bytesOf,
+    seqOf,
+    compareToProbs,
+    makeTree,
+    pathRows,
+    compareGreedy,
+    describeFlips,
+    checkCachedChains,
+  }),
+);
 
 status.textContent = 'ready';
 window.__ready = true;
