@@ -113,14 +113,12 @@ export const checks = {
     corrected: document.querySelectorAll('#out span.corrected').length,
     text: document.getElementById('out').textContent,
     status: document.getElementById('status').textContent,
-    adapter: await navigator.gpu
-      .requestAdapter()
-      .then((a) => ({
-        vendor: a.info?.vendor,
-        architecture: a.info?.architecture,
-        description: a.info?.description,
-        f16: a.features.has('shader-f16'),
-      })),
+    adapter: await navigator.gpu.requestAdapter().then((a) => ({
+      vendor: a.info?.vendor,
+      architecture: a.info?.architecture,
+      description: a.info?.description,
+      f16: a.features.has('shader-f16'),
+    })),
     counts: counts(),
   }),
 
