@@ -70,8 +70,7 @@ const left = () => budgetMs - (Date.now() - started);
 if (!['first', 'all', 'none'].includes(opt.vk)) fail('--vk: first, all or none');
 if (!(budgetMs > 0)) fail('--budget-min: a positive number of minutes');
 if (!['small', 'large'].includes(opt.pair)) fail('--pair: small or large');
-if ((opt.target || opt.draft) && opt.pair !== 'small')
-  fail('--target/--draft replace the small pair');
+if ((opt.target || opt.draft) && opt.pair !== 'small') fail('--target/--draft replace the small pair');
 
 const dist = path.join(ROOT, 'dist/page');
 const lib = path.join(ROOT, 'web/lib');
@@ -79,8 +78,7 @@ if (!(await stat(path.join(dist, 'index.html')).catch(() => null)))
   fail('dist/page missing: run `npm run build:page` first');
 if (!(await stat(path.join(lib, 'wasm/specdec-core-mt.wasm')).catch(() => null)))
   fail('web/lib/wasm missing: run `npm run build` first');
-if (!(await stat('/usr/bin/chromium').catch(() => null)))
-  fail('Chromium missing (/usr/bin/chromium)');
+if (!(await stat('/usr/bin/chromium').catch(() => null))) fail('Chromium missing (/usr/bin/chromium)');
 for (const f of [opt.target, opt.draft].filter(Boolean))
   if (!(await stat(f).catch(() => null))) fail(`model file missing: ${f}`);
 
@@ -201,9 +199,7 @@ try {
       const deadline = settingEnd - reserve;
       if (deadline - Date.now() < 20000) {
         cut = loads - l;
-        say(
-          `γ ${g} T ${T}: ${cut} of ${loads} loads not run (this setting's share of the budget is spent)`,
-        );
+        say(`γ ${g} T ${T}: ${cut} of ${loads} loads not run (this setting's share of the budget is spent)`);
         break;
       }
       const t0 = Date.now();
@@ -214,11 +210,7 @@ try {
         });
         p.predictedOverMeasured = p.predictedV / p.speedup;
         p.plainSpread = spread(p.plainTpsRepeats);
-        p.library = await libraryPairs(
-          pages.find((x) => x.prompt) ?? p,
-          filesOf(p.files),
-          libRepeats,
-        );
+        p.library = await libraryPairs(pages.find((x) => x.prompt) ?? p, filesOf(p.files), libRepeats);
         pages.push(p);
         result.runs.push({ gamma: g, temperature: T, load: l + 1, ...p });
         say(
@@ -319,8 +311,7 @@ try {
           return { ok: null, text: `γ ${s.gamma} T ${s.temperature}: no page load measured` };
         const all = s.page.verdicts.length === loads && s.page.verdicts.every((v) => v === 'pays');
         const near =
-          s.pageOverLibraryPerLoad.length > 0 &&
-          s.pageOverLibraryPerLoad.every((x) => Math.abs(x - 1) <= 0.1);
+          s.pageOverLibraryPerLoad.length > 0 && s.pageOverLibraryPerLoad.every((x) => Math.abs(x - 1) <= 0.1);
         return {
           ok: all && near,
           text: `γ ${s.gamma} T ${s.temperature}: ${s.page.verdicts.filter((v) => v === 'pays').length}/${loads} pays, page/library ${s.pageOverLibraryPerLoad.map((x) => f(x)).join(', ')}`,

@@ -59,9 +59,7 @@ export async function callbackRouteCost(sd, { target, draft, contextLength, repe
 /** Prints callbackRouteCost's figures as a Markdown table under `title`. */
 export function printCallbackRouteCost(title, overhead) {
   console.log(`## ${title}\n`);
-  console.log(
-    '| path | ms per iteration outside the models | extra over built-in (same repeat) |\n|---|---|---|',
-  );
+  console.log('| path | ms per iteration outside the models | extra over built-in (same repeat) |\n|---|---|---|');
   console.log(`| built-in models | ${cell(overhead.builtin, 4)} | – |`);
   console.log(
     `| the same models as sync score callbacks | ${cell(overhead.sync, 4)} | ${cell(overhead.syncExtra, 4)} |`,

@@ -35,10 +35,8 @@ const THREADS = opt.threads.split(',').map(Number);
 const GAMMAS = opt.gammas.split(',').filter(Boolean).map(Number);
 if (!Number.isInteger(REPEATS) || REPEATS < 1) fail('--repeats: an integer ≥ 1');
 if (!Number.isInteger(MAX_TOKENS) || MAX_TOKENS < 2) fail('--max-tokens: an integer ≥ 2');
-if (!THREADS.length || THREADS.some((t) => !Number.isInteger(t) || t < 1))
-  fail('--threads: a list such as 1,2');
-if (GAMMAS.some((g) => !Number.isInteger(g) || g < 1 || g > 16))
-  fail('--gammas: a list such as 2,3,4');
+if (!THREADS.length || THREADS.some((t) => !Number.isInteger(t) || t < 1)) fail('--threads: a list such as 1,2');
+if (GAMMAS.some((g) => !Number.isInteger(g) || g < 1 || g > 16)) fail('--gammas: a list such as 2,3,4');
 if (opt.only && !['small', 'large'].includes(opt.only)) fail('--only: small or large');
 const PAIRS = [
   { key: 'small', target: 'target', draft: 'draft' },
@@ -47,15 +45,13 @@ const PAIRS = [
 const WEIGHTS = ['f32', 'int8'];
 const file = (name, w) => `${name}${w === 'int8' ? '-int8' : ''}.safetensors`;
 const LIB = path.join(ROOT, 'web/lib');
-if (!(await stat('/usr/bin/chromium').catch(() => null)))
-  fail('Chromium missing (/usr/bin/chromium)');
+if (!(await stat('/usr/bin/chromium').catch(() => null))) fail('Chromium missing (/usr/bin/chromium)');
 if (!(await stat(path.join(LIB, 'wasm/specdec-core.js')).catch(() => null)))
   fail('web/lib/wasm missing: run `npm run build` first');
 for (const p of PAIRS)
   for (const w of WEIGHTS)
     for (const n of [p.target, p.draft]) {
-      if (!(await stat(path.join(ROOT, 'models', file(n, w))).catch(() => null)))
-        fail(`models/${file(n, w)} missing`);
+      if (!(await stat(path.join(ROOT, 'models', file(n, w))).catch(() => null))) fail(`models/${file(n, w)} missing`);
     }
 
 // ---- the page: one module Worker per thread count (its models loaded once, kept across repeats)
@@ -79,8 +75,7 @@ function resolve(urlPath) {
   ]) {
     if (!urlPath.startsWith(prefix)) continue;
     const f = path.resolve(dir, decodeURIComponent(urlPath.slice(prefix.length)));
-    if (!f.startsWith(dir + path.sep) || (prefix === '/models/' && !f.endsWith('.safetensors')))
-      return null;
+    if (!f.startsWith(dir + path.sep) || (prefix === '/models/' && !f.endsWith('.safetensors'))) return null;
     return f;
   }
   return null;
@@ -119,8 +114,7 @@ try {
     isolated: window.bench.isolated,
     cores: window.bench.cores,
   }));
-  if (!env.isolated)
-    result.notes.push('the page is not cross-origin isolated: threads > 1 will fail');
+  if (!env.isolated) result.notes.push('the page is not cross-origin isolated: threads > 1 will fail');
   result.hardwareConcurrency = env.cores;
   const call = (a) =>
     page.evaluate((x) => window.bench.specdec(x), {
@@ -147,9 +141,7 @@ try {
           cell.plain.push(plain.msPerToken);
           cell.tokens ??= plain.tokens;
           if (plain.threadsInUse !== t)
-            result.notes.push(
-              `${p.key} ${w}: asked for ${t} threads, ran ${plain.threadsInUse} (${plain.reason})`,
-            );
+            result.notes.push(`${p.key} ${w}: asked for ${t} threads, ran ${plain.threadsInUse} (${plain.reason})`);
           for (const g of GAMMAS) {
             const s = await call({ model, draft, gamma: g, threads: t });
             (cell.spec[g] ??= []).push(s.msPerToken);
@@ -210,8 +202,7 @@ if (opt.json) {
   );
   const cols = PAIRS.flatMap((p) => THREADS.map((t) => ({ p: p.key, t })));
   const head = ['', ...cols.map(({ p, t }) => `${p}, ${t} thread${t > 1 ? 's' : ''}`)];
-  const row = (label, fn) =>
-    `| ${label} | ${cols.map(({ p, t }) => fn(result.cells[p], t)).join(' | ')} |`;
+  const row = (label, fn) => `| ${label} | ${cols.map(({ p, t }) => fn(result.cells[p], t)).join(' | ')} |`;
   console.log(`| ${head.join(' | ')} |`);
   console.log(`|${head.map(() => '---').join('|')}|`);
   for (const w of WEIGHTS) {
@@ -224,12 +215,7 @@ if (opt.json) {
       ),
     );
   }
-  console.log(
-    row(
-      'int8 ÷ f32 plain (speed)',
-      (c, t) => `**${f(c.f32[t].plain.median / c.int8[t].plain.median)}×**`,
-    ),
-  );
+  console.log(row('int8 ÷ f32 plain (speed)', (c, t) => `**${f(c.f32[t].plain.median / c.int8[t].plain.median)}×**`));
   console.log(
     row(
       'int8 ÷ f32 plain, per repeat: median [min–max]',
@@ -237,12 +223,7 @@ if (opt.json) {
         `${f(c.plainRatioByRepeat[t].median)}× [${f(c.plainRatioByRepeat[t].min)}–${f(c.plainRatioByRepeat[t].max)}]`,
     ),
   );
-  console.log(
-    row(
-      'int8 ÷ f32 speculative (speed)',
-      (c, t) => `${f(c.f32[t].best.median / c.int8[t].best.median)}×`,
-    ),
-  );
+  console.log(row('int8 ÷ f32 speculative (speed)', (c, t) => `${f(c.f32[t].best.median / c.int8[t].best.median)}×`));
   console.log(
     row('greedy speculative == plain', (c, t) =>
       WEIGHTS.map((w) => `${w} ${c[w][t].greedySameAsPlain ? 'yes' : 'NO'}`).join(', '),
@@ -254,9 +235,7 @@ if (opt.json) {
       for (const t of THREADS) {
         const c = runs[p.key][w][t];
         console.log(
-          `- ${p.key} ${w}, ${t} thread(s): plain runs ${c.plain.map((x) => f(x)).join(' ')}; ${Object.entries(
-            c.spec,
-          )
+          `- ${p.key} ${w}, ${t} thread(s): plain runs ${c.plain.map((x) => f(x)).join(' ')}; ${Object.entries(c.spec)
             .map(([g, xs]) => `γ ${g}: ${f(median(xs))}`)
             .join(', ')}`,
         );

@@ -36,11 +36,9 @@ for (const [name, v] of [
   ['repeats', repeats],
   ['tokens', tokens],
 ]) {
-  if (!Number.isInteger(v) || v < 1)
-    throw new Error(`--${name}: expected a positive integer, got ${opt(name)}`);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name}: expected a positive integer, got ${opt(name)}`);
 }
-for (const p of pairs)
-  if (!PAIRS[p]) throw new Error(`--pairs: expected small and/or large, got ${p}`);
+for (const p of pairs) if (!PAIRS[p]) throw new Error(`--pairs: expected small and/or large, got ${p}`);
 
 const root = assembleWebgpuRoot(
   path.join(outDir, 'webgpu-bench-root'),
@@ -65,8 +63,7 @@ async function selfDraftRun(name) {
     async ({ name, tokens, gamma }) => {
       const { loadSpecdec } = await import(new URL('./lib/index.js', location.href).href);
       const sd = await loadSpecdec();
-      const bytes = async (n) =>
-        new Uint8Array(await (await fetch(`./models/${n}.safetensors`)).arrayBuffer());
+      const bytes = async (n) => new Uint8Array(await (await fetch(`./models/${n}.safetensors`)).arrayBuffer());
       const f32 = await bytes(name),
         i8 = await bytes(`${name}-int8`);
       const gpu = await sd.loadModel(f32, { device: 'webgpu' });
@@ -120,16 +117,9 @@ async function selfDraftRun(name) {
       for (const r of rows) {
         const i = r.tokens.findIndex((t, j) => t !== ref[j]);
         r.firstDiff =
-          i < 0 && r.tokens.length === ref.length
-            ? null
-            : i < 0
-              ? Math.min(r.tokens.length, ref.length)
-              : i;
+          i < 0 && r.tokens.length === ref.length ? null : i < 0 ? Math.min(r.tokens.length, ref.length) : i;
         if (r.firstDiff !== null) {
-          const logits = await gpu.score(
-            Int32Array.from([...promptTokens, ...ref.slice(0, r.firstDiff)]),
-            1,
-          );
+          const logits = await gpu.score(Int32Array.from([...promptTokens, ...ref.slice(0, r.firstDiff)]), 1);
           const top = Array.from(logits)
             .map((x, t) => [x, t])
             .sort((a, b) => b[0] - a[0]);
@@ -161,9 +151,7 @@ try {
     for (const pair of pairs) {
       process.stderr.write(`${pair}: self-draft…\n`);
       const r = await selfDraftRun(PAIRS[pair][0]);
-      const soft = /swiftshader/i.test(
-        `${r.adapter.vendor} ${r.adapter.architecture} ${r.adapter.description}`,
-      );
+      const soft = /swiftshader/i.test(`${r.adapter.vendor} ${r.adapter.architecture} ${r.adapter.description}`);
       console.log(
         `${pair} target, adapter ${r.adapter.vendor || '?'} / ${r.adapter.architecture || '?'}${soft ? ' (SwiftShader: a software adapter, times say nothing about GPUs)' : ''}\n`,
       );
@@ -205,9 +193,7 @@ try {
       decodeRows.push({ pair, ...d });
       await run('release', target);
     }
-    const soft = /swiftshader/i.test(
-      `${adapter.vendor} ${adapter.architecture} ${adapter.description}`,
-    );
+    const soft = /swiftshader/i.test(`${adapter.vendor} ${adapter.architecture} ${adapter.description}`);
     say(
       `## specdec's GPT on WebGPU: adapter ${adapter.vendor || '?'} / ${adapter.architecture || '?'}${adapter.description ? ` (${adapter.description})` : ''}`,
     );
@@ -227,9 +213,7 @@ try {
       say('| k | ms / pass | [min–max] | v(k) = t(k)/t(1) |');
       say('|---|---|---|---|');
       for (const r of t.rows)
-        say(
-          `| ${r.k} | ${r.ms.toFixed(1)} | ${r.min.toFixed(1)}–${r.max.toFixed(1)} | ${(r.ms / t1).toFixed(2)} |`,
-        );
+        say(`| ${r.k} | ${r.ms.toFixed(1)} | ${r.min.toFixed(1)}–${r.max.toFixed(1)} | ${(r.ms / t1).toFixed(2)} |`);
       say();
       say(
         `Per pass: ${t.dispatchesPerPass} dispatches (limit 8 × ${t.config.nLayer} + 4 = ${8 * t.config.nLayer + 4}), ${t.readbacksPerPass} read-back, one command buffer; ${t.forwarded} tokens forwarded for ${t.expectedForwarded} asked (only the new ones). Load: ${t.loadMs.toFixed(0)} ms (parsing, upload, kernel compilation).`,

@@ -34,8 +34,7 @@ if (HOGS.some((h) => !Number.isInteger(h) || h < 0 || h > 16))
 const REPEATS = Number(opt.repeats);
 const MAX_TOKENS = Number(opt['max-tokens']);
 const GAMMA = Number(opt.gamma);
-if (!(REPEATS >= 1) || !(MAX_TOKENS >= 1) || !(GAMMA >= 1))
-  fail('--repeats, --max-tokens, --gamma: positive integers');
+if (!(REPEATS >= 1) || !(MAX_TOKENS >= 1) || !(GAMMA >= 1)) fail('--repeats, --max-tokens, --gamma: positive integers');
 const SKIP = new Set(opt.skip.split(',').filter(Boolean));
 const PAIRS = {
   small: { target: 'models/target.safetensors', draft: 'models/draft.safetensors' },
@@ -53,11 +52,9 @@ const log = (m) => process.stderr.write(`bench/load: ${m}\n`);
 const hogs = new Set();
 function startHogs(n) {
   for (let i = 0; i < n; i++) {
-    const p = spawn(
-      process.execPath,
-      ['-e', 'const end = Date.now() + 900000; while (Date.now() < end);'],
-      { stdio: 'ignore' },
-    );
+    const p = spawn(process.execPath, ['-e', 'const end = Date.now() + 900000; while (Date.now() < end);'], {
+      stdio: 'ignore',
+    });
     hogs.add(p);
     p.on('exit', () => hogs.delete(p));
   }
@@ -91,9 +88,7 @@ if (!SKIP.has('native')) {
         '--threads',
         String(threads),
         '--json',
-        ...(mode === 'plain'
-          ? ['--plain']
-          : ['--draft', path.join(ROOT, PAIR.draft), '--gamma', String(GAMMA)]),
+        ...(mode === 'plain' ? ['--plain'] : ['--draft', path.join(ROOT, PAIR.draft), '--gamma', String(GAMMA)]),
       ];
       const out = JSON.parse(execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
       return out.stats.ms_per_token; // wall time over tokens, the prompt's pass included
@@ -105,8 +100,7 @@ let sd = null;
 if (!SKIP.has('node')) {
   const { loadSpecdec } = await import(path.join(ROOT, 'web/lib/node.js'));
   sd = await loadSpecdec({ threads: 2 });
-  if (sd.maxThreads < 2)
-    fail(`the package started ${sd.maxThreads} thread(s): ${sd.threadsUnavailableReason ?? ''}`);
+  if (sd.maxThreads < 2) fail(`the package started ${sd.maxThreads} thread(s): ${sd.threadsUnavailableReason ?? ''}`);
   const target = sd.loadModel(readFileSync(path.join(ROOT, PAIR.target)));
   const draft = sd.loadModel(readFileSync(path.join(ROOT, PAIR.draft)));
   sides.push({
@@ -141,8 +135,7 @@ if (!SKIP.has('node')) {
 
 let browser = null;
 if (!SKIP.has('chromium')) {
-  if (!existsSync('/usr/bin/chromium'))
-    fail('Chromium missing (/usr/bin/chromium): install it or --skip chromium');
+  if (!existsSync('/usr/bin/chromium')) fail('Chromium missing (/usr/bin/chromium): install it or --skip chromium');
   const { launchChromium } = await import('../scripts/lib/chromium.mjs');
   const { startServer } = await import('../web/page/serve.mjs');
   const server = await startServer({ root: ROOT });
@@ -172,8 +165,7 @@ if (!SKIP.has('chromium')) {
 if (!sides.length) fail('every side skipped');
 
 // ---- warm-up (compilation, page faults), then one block per hog count
-for (const side of sides)
-  for (const mode of MODES) for (const t of THREADS) await side.decode(mode, t);
+for (const side of sides) for (const mode of MODES) for (const t of THREADS) await side.decode(mode, t);
 
 const result = {
   cpu: CPU,
@@ -228,12 +220,8 @@ try {
   }
 }
 
-console.log(
-  `# specdec under load: ${opt.pair} pair, ${MAX_TOKENS} tokens, greedy, γ ${GAMMA}; ${CPU}`,
-);
-console.log(
-  'ms per token: median [min–max] of the repeats; 2T ÷ 1T: speed of two threads over one, per repeat\n',
-);
+console.log(`# specdec under load: ${opt.pair} pair, ${MAX_TOKENS} tokens, greedy, γ ${GAMMA}; ${CPU}`);
+console.log('ms per token: median [min–max] of the repeats; 2T ÷ 1T: speed of two threads over one, per repeat\n');
 console.log('| hogs | side | mode | 1 thread | 2 threads | 2T ÷ 1T speed |');
 console.log('|---|---|---|---|---|---|');
 for (const b of result.blocks) {
@@ -244,17 +232,10 @@ for (const b of result.blocks) {
   }
 }
 const worst = Math.min(
-  ...result.blocks
-    .filter((b) => b.hogs > 0)
-    .flatMap((b) => b.rows.map((r) => r.speed2over1.median)),
+  ...result.blocks.filter((b) => b.hogs > 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median)),
 );
-const idle = result.blocks
-  .filter((b) => b.hogs === 0)
-  .flatMap((b) => b.rows.map((r) => r.speed2over1.median));
-console.log(
-  `\nunder load, the worst 2T ÷ 1T median: ${Number.isFinite(worst) ? worst.toFixed(2) : '–'} (goal ≥ 0.9)`,
-);
-if (idle.length)
-  console.log(`idle, 2T ÷ 1T medians: ${idle.map((x) => x.toFixed(2)).join(' / ')} (goal ≥ 1.5)`);
+const idle = result.blocks.filter((b) => b.hogs === 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median));
+console.log(`\nunder load, the worst 2T ÷ 1T median: ${Number.isFinite(worst) ? worst.toFixed(2) : '–'} (goal ≥ 0.9)`);
+if (idle.length) console.log(`idle, 2T ÷ 1T medians: ${idle.map((x) => x.toFixed(2)).join(' / ')} (goal ≥ 1.5)`);
 writeJson(opt.json, result);
 process.exit(0);

@@ -70,12 +70,8 @@ const report = {
   repeats: REPEATS,
   pairs: {},
 };
-console.log(
-  `# Decoding modes — ${cpu}, ${os.cpus().length} vCPU, Node ${process.version} (WASM, one thread)`,
-);
-console.log(
-  `${N_PROMPTS} prompts × ${TOKENS} tokens per configuration, median of ${REPEATS} runs.`,
-);
+console.log(`# Decoding modes — ${cpu}, ${os.cpus().length} vCPU, Node ${process.version} (WASM, one thread)`);
+console.log(`${N_PROMPTS} prompts × ${TOKENS} tokens per configuration, median of ${REPEATS} runs.`);
 
 // ---------------------------------------------------------------------------- prompts, measuring
 
@@ -134,20 +130,12 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
     for (const T of [0, 0.8]) {
       const rows = [];
       const list = [['plain', { plain: true }, ORDINARY, T]];
-      for (let g = 1; g <= GAMMA_MAX; g++)
-        list.push([`γ=${g}`, { draft: models.draft, gamma: g }, ORDINARY, T]);
+      for (let g = 1; g <= GAMMA_MAX; g++) list.push([`γ=${g}`, { draft: models.draft, gamma: g }, ORDINARY, T]);
       list.push(['auto', { draft: models.draft, gamma: 'auto', gammaMax: GAMMA_MAX }, ORDINARY, T]);
-      list.push([
-        'heuristic',
-        { draft: models.draft, gamma: 'heuristic', gammaMax: GAMMA_MAX },
-        ORDINARY,
-        T,
-      ]);
+      list.push(['heuristic', { draft: models.draft, gamma: 'heuristic', gammaMax: GAMMA_MAX }, ORDINARY, T]);
       const res = measureAll(models, list);
       const fixed = Object.entries(res).filter(([k]) => k.startsWith('γ='));
-      const [bestName, best] = fixed.reduce((a, b) =>
-        b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a,
-      );
+      const [bestName, best] = fixed.reduce((a, b) => (b[1].tokensPerSecond > a[1].tokensPerSecond ? b : a));
       for (const [k, r] of Object.entries(res)) {
         rows.push([
           k === bestName ? `**${k}** (best fixed)` : k,
@@ -220,20 +208,10 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
           ['plain', { plain: true }, prompts, T],
           ['draft (auto γ)', { draft: models.draft, gamma: 'auto', ...cm }, prompts, T],
           ['lookup (auto γ)', { promptLookup: true, gamma: 'auto', ...cm }, prompts, T],
-          [
-            'lookup + draft (auto γ)',
-            { promptLookup: true, draft: models.draft, gamma: 'auto', ...cm },
-            prompts,
-            T,
-          ],
+          ['lookup + draft (auto γ)', { promptLookup: true, draft: models.draft, gamma: 'auto', ...cm }, prompts, T],
         ];
         if (heads && !opt['no-heads'])
-          list.push([
-            'heads (auto γ)',
-            { heads, gamma: 'auto', gammaMax: heads.count },
-            prompts,
-            T,
-          ]);
+          list.push(['heads (auto γ)', { heads, gamma: 'auto', gammaMax: heads.count }, prompts, T]);
         const r = (res[task] = measureAll(models, list));
         for (const [k, x] of Object.entries(r)) {
           rows.push([
@@ -309,12 +287,7 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
             ];
       const list = [['plain', { plain: true }, ORDINARY, T]];
       for (const [label, branches, g] of shapes) {
-        list.push([
-          label,
-          branches ? { ...dopt, tree: { branches } } : { ...dopt, gamma: g },
-          ORDINARY,
-          T,
-        ]);
+        list.push([label, branches ? { ...dopt, tree: { branches } } : { ...dopt, gamma: g }, ORDINARY, T]);
       }
       const res = measureAll(models, list);
       const rows = Object.entries(res).map(([k, r]) => [

@@ -122,9 +122,7 @@ if (ONLY.has('verify')) {
   const byK = samples.map((xs, i) => ({ k: i + 1, ms: stats(xs) }));
   const one = byK[0].ms.median;
   report.verify = byK.map((x) => ({ k: x.k, ms: x.ms, v: x.ms.median / one }));
-  console.log(
-    '## onnxruntime-web verify cost v(k): a pass over k tokens after 128 cached, in one-token passes\n',
-  );
+  console.log('## onnxruntime-web verify cost v(k): a pass over k tokens after 128 cached, in one-token passes\n');
   console.log('| k | ms | v(k) |\n|---|---|---|');
   for (const x of report.verify) console.log(`| ${x.k} | ${cell(x.ms, 3)} | ${x.v.toFixed(2)} |`);
   await ts.dispose();
@@ -181,18 +179,14 @@ for (const temperature of ONLY.has('decode') ? [0, 0.8] : []) {
   }));
   report.results[`T${temperature}`] = rows;
   console.log(`## T = ${temperature}: tokens/s, and speed-up over ORT plain in the same repeat\n`);
-  console.log(
-    '| configuration | tokens/s | × ORT plain | α | tokens per ORT pass |\n|---|---|---|---|---|',
-  );
+  console.log('| configuration | tokens/s | × ORT plain | α | tokens per ORT pass |\n|---|---|---|---|---|');
   for (const x of rows) {
     console.log(
       `| ${x.name} | ${cell(x.tps, 1)} | ${x.gamma ? cell(x.speedup, 2) : '1'} | ${x.gamma ? x.alpha.toFixed(3) : '–'} | ${x.tpp.toFixed(2)} |`,
     );
   }
   for (const kind of ['specdec', 'ort']) {
-    const best = rows
-      .filter((x) => x.draft === kind)
-      .reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
+    const best = rows.filter((x) => x.draft === kind).reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
     console.log(
       `\nBest with the ${kind === 'specdec' ? 'specdec (built-in)' : 'ORT'} draft: γ ${best.gamma}, **${best.speedup.median.toFixed(2)}×** ORT plain (${cell(best.speedup, 2)}).`,
     );

@@ -23,12 +23,9 @@ const opt = benchOptions({
 const TOKENS = Number(opt.tokens),
   REPEATS = Number(opt.repeats);
 const TARGET = path.join(ROOT, 'models/target.safetensors');
-const PROMPTS = [
-  'ROMEO:',
-  'First Citizen:\n',
-  'KING RICHARD III:\nNow is the',
-  'JULIET:\nO Romeo, Romeo',
-].map((p) => [...Buffer.from(p, 'utf8')]);
+const PROMPTS = ['ROMEO:', 'First Citizen:\n', 'KING RICHARD III:\nNow is the', 'JULIET:\nO Romeo, Romeo'].map((p) => [
+  ...Buffer.from(p, 'utf8'),
+]);
 
 if (opt.child) {
   // One ORT thread count, in this process: { msPerToken, tokens }.
@@ -70,15 +67,7 @@ for (const t of threads) {
   out.ort[t] = JSON.parse(
     execFileSync(
       process.execPath,
-      [
-        fileURLToPath(import.meta.url),
-        '--child',
-        String(t),
-        '--tokens',
-        String(TOKENS),
-        '--repeats',
-        String(REPEATS),
-      ],
+      [fileURLToPath(import.meta.url), '--child', String(t), '--tokens', String(TOKENS), '--repeats', String(REPEATS)],
       { encoding: 'utf8' },
     )
       .trim()
@@ -87,8 +76,7 @@ for (const t of threads) {
   );
   const sd = await loadSpecdec({ threads: t });
   const model = sd.loadModel(readFileSync(TARGET));
-  const decode = (p, n) =>
-    timeDecode(sd, { target: model, plain: true, prompt: p, temperature: 0, maxTokens: n });
+  const decode = (p, n) => timeDecode(sd, { target: model, plain: true, prompt: p, temperature: 0, maxTokens: n });
   decode(PROMPTS[0], 16);
   const runs = [];
   let tokens = null;
@@ -114,9 +102,7 @@ else {
   console.log(
     `\n#### onnxruntime-web vs specdec by thread count (small target, greedy, ${TOKENS} tokens × ${PROMPTS.length} prompts; ${out.cpu})\n`,
   );
-  console.log(
-    '| threads | onnxruntime-web ms/token | specdec ms/token | specdec ÷ ORT time | same tokens |',
-  );
+  console.log('| threads | onnxruntime-web ms/token | specdec ms/token | specdec ÷ ORT time | same tokens |');
   console.log('|---|---|---|---|---|');
   for (const t of threads) {
     const o = out.ort[t],

@@ -82,12 +82,7 @@ export async function measurePeers({ skip, files, configs, repeats: REPEATS, jsD
   if (!skip.has('torch')) {
     const r = spawnSync(
       '/usr/bin/python3',
-      [
-        path.join(ROOT, 'bench/torch_bench.py'),
-        files.target,
-        files.draft,
-        String(Math.min(REPEATS, 5)),
-      ],
+      [path.join(ROOT, 'bench/torch_bench.py'), files.target, files.draft, String(Math.min(REPEATS, 5))],
       { encoding: 'utf8' },
     );
     if (r.status === 0) peers.torch = JSON.parse(r.stdout.trim().split('\n').pop());

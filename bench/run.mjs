@@ -82,9 +82,7 @@ for (const f of [...TARGETS, opt.draft]) {
 
 const wasmDir = path.resolve(opt['wasm-dir']);
 if (!existsSync(path.join(wasmDir, 'specdec-bench.wasm'))) {
-  console.error(
-    `bench: ${path.join(wasmDir, 'specdec-bench.wasm')} missing: run \`scripts/build-wasm --bench\` first`,
-  );
+  console.error(`bench: ${path.join(wasmDir, 'specdec-bench.wasm')} missing: run \`scripts/build-wasm --bench\` first`);
   process.exit(2);
 }
 const { default: createSpecdecModule } = await import(path.join(wasmDir, 'specdec-bench.js'));
@@ -185,9 +183,7 @@ if (!SKIP.has('native')) {
       '--json',
       ...(opt.quick ? ['--quick'] : []),
     ];
-    native = JSON.parse(
-      execFileSync(cli, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 }),
-    );
+    native = JSON.parse(execFileSync(cli, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 }));
   } else {
     peers.nativeError = `native CLI not built (${cli})`;
   }

@@ -27,8 +27,7 @@ const maxT = Math.max(...THREADS);
 const M = await create({
   wasmBinary: readFileSync(path.join(dir, 'specdec-bench-mt.wasm')),
   specdecPoolSize: maxT - 1,
-  locateFile: (p, prefix) =>
-    p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p,
+  locateFile: (p, prefix) => (p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p),
 });
 M.setupThreads(maxT);
 const load = (rel) => M.BenchModel.load(readFileSync(path.join(ROOT, rel)));
@@ -71,9 +70,7 @@ for (const pair of PAIRS) {
           ms = d.specMsPerToken[g - 1].median;
         return `γ ${g}, α ${f(d.alpha[g - 1], 2)}, c ${f(d.draftStepMs.median / plain, 2)}, ${f(ms)} (${f(plain / ms, 2)}×)`;
       };
-      console.log(
-        `| ${pair.key} | ${THREADS[i]} | ${temperature} | ${f(plain)} | ${cellOf(a[i])} | ${cellOf(b[i])} |`,
-      );
+      console.log(`| ${pair.key} | ${THREADS[i]} | ${temperature} | ${f(plain)} | ${cellOf(a[i])} | ${cellOf(b[i])} |`);
     }
   }
   target.delete();

@@ -16,5 +16,4 @@ export const stats = (xs) => ({
 });
 
 /** "median [min–max]" with d decimals ('–' for none). */
-export const cell = (s, d = 2) =>
-  s ? `${s.median.toFixed(d)} [${s.min.toFixed(d)}–${s.max.toFixed(d)}]` : '–';
+export const cell = (s, d = 2) => (s ? `${s.median.toFixed(d)} [${s.min.toFixed(d)}–${s.max.toFixed(d)}]` : '–');

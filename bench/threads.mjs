@@ -41,13 +41,10 @@ const opt = benchOptions({
 });
 const fail = failWith('threads');
 const cores = os.availableParallelism();
-const THREADS = (
-  opt.threads ?? Array.from({ length: Math.min(cores, 16) }, (_, i) => i + 1).join(',')
-)
+const THREADS = (opt.threads ?? Array.from({ length: Math.min(cores, 16) }, (_, i) => i + 1).join(','))
   .split(',')
   .map(Number);
-if (THREADS.some((t) => !Number.isInteger(t) || t < 1 || t > 64))
-  fail('--threads: a list such as 1,2');
+if (THREADS.some((t) => !Number.isInteger(t) || t < 1 || t > 64)) fail('--threads: a list such as 1,2');
 const REPEATS = Number(opt.quick ? 1 : opt.repeats);
 const MAX_TOKENS = Number(opt['max-tokens']);
 const SKIP = new Set(opt.skip.split(',').filter(Boolean));
@@ -88,8 +85,7 @@ const { default: create } = await import(glue);
 const M = await create({
   wasmBinary: readFileSync(path.join(dir, 'specdec-bench-mt.wasm')),
   specdecPoolSize: MAX_T - 1,
-  locateFile: (p, prefix) =>
-    p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p,
+  locateFile: (p, prefix) => (p.endsWith('.worker.js') ? path.join(dir, 'specdec-bench-mt.worker.cjs') : prefix + p),
 });
 const started = M.setupThreads(MAX_T);
 // The single-threaded benchmark module, for what the threaded build costs at one thread.
@@ -114,15 +110,7 @@ function decodeAlternating(models) {
       for (const i of order) {
         progress(`${models[i].key}: WASM decoding, T = ${temperature}, repeat ${r + 1}/${REPEATS}`);
         calls[i][temperature].push(
-          M.benchDecodeByThreads(
-            models[i].target,
-            models[i].draft,
-            THREADS,
-            6,
-            temperature,
-            MAX_TOKENS,
-            1,
-          ),
+          M.benchDecodeByThreads(models[i].target, models[i].draft, THREADS, 6, temperature, MAX_TOKENS, 1),
         );
       }
     }
@@ -141,9 +129,7 @@ function decodeAlternating(models) {
         draftStepMs: over((x) => x.draftStepMs.median),
       };
     });
-  return calls.map((byTemp) =>
-    Object.fromEntries(Object.entries(byTemp).map(([t, runs]) => [t, merge(runs)])),
-  );
+  return calls.map((byTemp) => Object.fromEntries(Object.entries(byTemp).map(([t, runs]) => [t, merge(runs)])));
 }
 
 // The WASM figures of every weight variant of one pair (pairs: the PAIRS entries of that pair).

@@ -52,9 +52,7 @@ let ortVersion = null;
 if (opt.backend === 'wasm') {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
-  ort.env.wasm.wasmPaths = pathToFileURL(
-    `${path.dirname(require.resolve('onnxruntime-web'))}/`,
-  ).href;
+  ort.env.wasm.wasmPaths = pathToFileURL(`${path.dirname(require.resolve('onnxruntime-web'))}/`).href;
   ort.env.logLevel = 'error';
   globalThis[Symbol.for('onnxruntime')] = ort; // transformers.js then runs on it
   ortVersion = `onnxruntime-web ${ort.env.versions?.web ?? ''} wasm, 1 thread`;
@@ -72,11 +70,7 @@ const folderOf = (file) => {
   const name = path.basename(file, '.safetensors');
   execFileSync(
     '/usr/bin/python3',
-    [
-      path.join(ROOT, 'models/make_transformers_model.py'),
-      file,
-      path.join(ROOT, 'build-transformers', name),
-    ],
+    [path.join(ROOT, 'models/make_transformers_model.py'), file, path.join(ROOT, 'build-transformers', name)],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   return name;
@@ -227,9 +221,7 @@ for (const temperature of TEMPERATURES) {
     alpha: c.gamma ? median(runs[i].map((x) => x.alpha)) : null,
     tpp: median(runs[i].map((x) => x.tpp)),
     adapterMs:
-      runs[i][0].adapter === undefined || runs[i][0].adapter === null
-        ? null
-        : median(runs[i].map((x) => x.adapter)),
+      runs[i][0].adapter === undefined || runs[i][0].adapter === null ? null : median(runs[i].map((x) => x.adapter)),
   }));
   const result = (report.results[`T${temperature}`] = { rows });
   console.log(`## T = ${temperature}: tokens/s, and the ratio to generate() in the same repeat\n`);
@@ -242,9 +234,7 @@ for (const temperature of TEMPERATURES) {
     );
   }
   for (const kind of ['specdec', 'tf']) {
-    const best = rows
-      .filter((x) => x.kind === kind)
-      .reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
+    const best = rows.filter((x) => x.kind === kind).reduce((a, b) => (b.speedup.median > a.speedup.median ? b : a));
     result[`best_${kind}`] = { gamma: best.gamma, speedup: best.speedup };
     console.log(
       `\nBest with the ${kind === 'specdec' ? 'specdec (built-in)' : 'transformers.js'} draft: γ ${best.gamma}, **${best.speedup.median.toFixed(2)}×** generate() (${cell(best.speedup, 2)}).`,
@@ -256,9 +246,7 @@ for (const temperature of TEMPERATURES) {
   const iBoth = configs.findIndex((c) => c.lookup);
   const both = stats(runs[iBoth].map((x, r) => x.tps / runs[iAuto][r].tps));
   result.lookupPlusDraftVsDraft = both;
-  console.log(
-    `Draft + prompt lookup ÷ the draft alone (γ auto, same repeat): **${cell(both, 3)}**.`,
-  );
+  console.log(`Draft + prompt lookup ÷ the draft alone (γ auto, same repeat): **${cell(both, 3)}**.`);
   console.log('');
 }
 function i0(x) {

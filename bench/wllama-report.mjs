@@ -36,9 +36,7 @@ export function summarizeModel(m, runs, notes, { config, promptBytes, maxTokens 
       runs: list.map((x) => x.msPerToken),
       alpha: list[list.length - 1].alpha,
       tokensPerPass: list[list.length - 1].tokensPerPass,
-      sameTokensAsPlain:
-        JSON.stringify(list[list.length - 1].tokens) ===
-        JSON.stringify(runs.specdec[t]?.[0]?.tokens),
+      sameTokensAsPlain: JSON.stringify(list[list.length - 1].tokens) === JSON.stringify(runs.specdec[t]?.[0]?.tokens),
     }));
     const best = cells.reduce((a, b) => (b.msPerToken < a.msPerToken ? b : a));
     out.spec[t] = { best, byGamma: cells };
@@ -91,9 +89,7 @@ export function summarizeModel(m, runs, notes, { config, promptBytes, maxTokens 
   // Agreement: each wllama thread count's tokens against specdec's one-thread tokens.
   const ref = out.specdec[1] ?? Object.values(out.specdec)[0];
   out.agreement = {};
-  if (ref)
-    for (const [t, w] of Object.entries(out.wllama))
-      out.agreement[t] = agreement(w.tokens, ref.tokens);
+  if (ref) for (const [t, w] of Object.entries(out.wllama)) out.agreement[t] = agreement(w.tokens, ref.tokens);
   const sd = Object.values(out.specdec).map((x) => x.tokens);
   out.specdecThreadsAgree = sd.every((x) => JSON.stringify(x) === JSON.stringify(sd[0]));
   const wl = Object.values(out.wllama).map((x) => x.tokens);
@@ -133,10 +129,7 @@ export function printResult(result, { json, threadList, type, promptBytes }) {
   const cell = (k, side, t) => f(result.models[k][side][t]?.msPerToken);
   const rows = [];
   for (const t of threadList)
-    rows.push([
-      `specdec plain, ${t} thread${t > 1 ? 's' : ''}`,
-      ...keys.map((k) => cell(k, 'specdec', t)),
-    ]);
+    rows.push([`specdec plain, ${t} thread${t > 1 ? 's' : ''}`, ...keys.map((k) => cell(k, 'specdec', t))]);
   for (const t of threadList) {
     if (!keys.some((k) => result.models[k].spec[t])) continue;
     rows.push([
@@ -150,10 +143,7 @@ export function printResult(result, { json, threadList, type, promptBytes }) {
     ]);
   }
   for (const t of threadList)
-    rows.push([
-      `wllama ${type}, ${t} thread${t > 1 ? 's' : ''}`,
-      ...keys.map((k) => cell(k, 'wllama', t)),
-    ]);
+    rows.push([`wllama ${type}, ${t} thread${t > 1 ? 's' : ''}`, ...keys.map((k) => cell(k, 'wllama', t))]);
   if (threadList.length > 1) {
     const [a, b] = [threadList[0], threadList[threadList.length - 1]];
     rows.push([
@@ -190,18 +180,13 @@ export function printResult(result, { json, threadList, type, promptBytes }) {
     ...keys.map(
       (k) =>
         Object.entries(result.models[k].agreement)
-          .map(
-            ([t, a]) =>
-              `${a.same}/${a.of}${threadList.length > 1 ? ` (${t}t)` : ''}, same first ${a.prefix}`,
-          )
+          .map(([t, a]) => `${a.same}/${a.of}${threadList.length > 1 ? ` (${t}t)` : ''}, same first ${a.prefix}`)
           .join('; ') || '–',
     ),
   ]);
   const head = [
     '',
-    ...keys.map(
-      (k) => `${k} target (${result.models[k].config.nLayer}×${result.models[k].config.nEmbd})`,
-    ),
+    ...keys.map((k) => `${k} target (${result.models[k].config.nLayer}×${result.models[k].config.nEmbd})`),
   ];
   console.log(`| ${head.join(' | ')} |`);
   console.log(`|${head.map(() => '---').join('|')}|`);

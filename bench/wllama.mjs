@@ -58,8 +58,7 @@ const repeats = Number(opt.repeats);
 const threadList = opt.threads.split(',').map(Number);
 if (!Number.isInteger(maxTokens) || maxTokens < 2) fail('--max-tokens: an integer ≥ 2');
 if (!Number.isInteger(repeats) || repeats < 1) fail('--repeats: an integer ≥ 1');
-if (!threadList.length || threadList.some((t) => !Number.isInteger(t) || t < 1))
-  fail('--threads: a list such as 1,2');
+if (!threadList.length || threadList.some((t) => !Number.isInteger(t) || t < 1)) fail('--threads: a list such as 1,2');
 if (opt.only && !['small', 'large'].includes(opt.only)) fail('--only: small or large');
 if (!['f32', 'f16', 'q8_0'].includes(opt.type)) fail('--type: f32, f16 or q8_0');
 if (!['f32', 'int8'].includes(opt.weights)) fail('--weights: f32 or int8');
@@ -69,8 +68,7 @@ const TYPE = opt.type.toUpperCase();
 // specdec's speculative decoding (the pair's draft, greedy) at each of these gammas; the best
 // is reported per thread count. Empty: plain only.
 const specGammas = opt['spec-gammas'].split(',').filter(Boolean).map(Number);
-if (specGammas.some((g) => !Number.isInteger(g) || g < 1 || g > 16))
-  fail('--spec-gammas: a list such as 2,3,4');
+if (specGammas.some((g) => !Number.isInteger(g) || g < 1 || g > 16)) fail('--spec-gammas: a list such as 2,3,4');
 
 const MODELS = [
   { key: 'small', name: `target${SUFFIX}`, draft: `draft${SUFFIX}` },
@@ -97,11 +95,9 @@ async function gguf(name, type = 'f32') {
   const o = await stat(out).catch(() => null);
   if (!o || o.mtimeMs < s.mtimeMs) {
     await mkdir(GGUF_DIR, { recursive: true });
-    const r = spawnSync(
-      process.execPath,
-      [path.join(ROOT, 'models/export_gguf.mjs'), src, out, '--type', type],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), src, out, '--type', type], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     if (r.status !== 0) fail(`export_gguf.mjs failed for ${src}`);
     if (!opt.json) process.stdout.write(r.stdout);
   }
@@ -155,13 +151,9 @@ const { context, userDataDir } = await launchChromium('specdec-wllama-');
 const result = {
   cpu: await cpuName(),
   chromium: context.browser()?.version() ?? '',
-  wllama: JSON.parse(
-    await readFile(path.join(ROOT, 'node_modules/@wllama/wllama/package.json'), 'utf8'),
-  ).version,
+  wllama: JSON.parse(await readFile(path.join(ROOT, 'node_modules/@wllama/wllama/package.json'), 'utf8')).version,
   llamaCpp:
-    (await readFile(path.join(WLLAMA, 'index.js'), 'utf8')).match(
-      /LIBLLAMA_VERSION\s*=\s*"([^"]+)"/,
-    )?.[1] ?? null,
+    (await readFile(path.join(WLLAMA, 'index.js'), 'utf8')).match(/LIBLLAMA_VERSION\s*=\s*"([^"]+)"/)?.[1] ?? null,
   prompt: opt.prompt,
   maxTokens,
   repeats,
@@ -187,8 +179,7 @@ try {
   }));
   result.crossOriginIsolated = env.isolated;
   result.hardwareConcurrency = env.cores;
-  if (!env.isolated)
-    result.notes.push('the page is not cross-origin isolated: wllama falls back to one thread');
+  if (!env.isolated) result.notes.push('the page is not cross-origin isolated: wllama falls back to one thread');
 
   const runs = {}; // key -> { wllama: {t: [runs]}, specdec: {t: [runs]} }
   for (const m of MODELS) runs[m.key] = { wllama: {}, specdec: {}, spec: {} };
@@ -223,9 +214,7 @@ try {
           if (s.note && !result.notes.includes(s.note)) result.notes.push(s.note);
           if (!s.threadsOption) for (const u of threadList) if (u !== 1) specdecSkip.add(u);
           for (const g of specGammas) {
-            progress(
-              `repeat ${r + 1}/${repeats}: ${m.key} specdec speculative gamma ${g}, ${t} thread(s)`,
-            );
+            progress(`repeat ${r + 1}/${repeats}: ${m.key} specdec speculative gamma ${g}, ${t} thread(s)`);
             const x = await page.evaluate((a) => window.bench.specdec(a), {
               model: `/models/${m.name}.safetensors`,
               draft: `/models/${m.draft}.safetensors`,
@@ -248,13 +237,9 @@ try {
       }
     }
   }
-  const noThreadsOption = Object.values(runs).some((r) =>
-    r.specdec[1]?.some((x) => !x.threadsOption),
-  );
+  const noThreadsOption = Object.values(runs).some((r) => r.specdec[1]?.some((x) => !x.threadsOption));
   if (noThreadsOption && threadList.some((t) => t !== 1)) {
-    result.notes.push(
-      'specdec at 1 thread only: this build of the library has no loadSpecdec({ threads }) option',
-    );
+    result.notes.push('specdec at 1 thread only: this build of the library has no loadSpecdec({ threads }) option');
   }
 
   for (const m of MODELS) {
@@ -294,16 +279,10 @@ try {
         result.draftProbe = {
           msPerTokenPlain: plain.map((x) => x.msPerToken),
           msPerTokenWithDraft: withDraft.map((x) => x.msPerToken),
-          sameTokensAsPlain: withDraft.every(
-            (x) => JSON.stringify(x.tokens) === JSON.stringify(plain[0].tokens),
-          ),
+          sameTokensAsPlain: withDraft.every((x) => JSON.stringify(x.tokens) === JSON.stringify(plain[0].tokens)),
           timingKeys: Object.keys(w.timings),
-          draftTimings: Object.fromEntries(
-            Object.entries(w.timings).filter(([k]) => /draft/.test(k)),
-          ),
-          log: [
-            ...new Set(w.log.filter((l) => /specul|spec_|implementations|draft/i.test(l))),
-          ].slice(0, 20),
+          draftTimings: Object.fromEntries(Object.entries(w.timings).filter(([k]) => /draft/.test(k))),
+          log: [...new Set(w.log.filter((l) => /specul|spec_|implementations|draft/i.test(l)))].slice(0, 20),
           logFile: path.relative(ROOT, logFile),
         };
       } catch (e) {

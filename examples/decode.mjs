@@ -2,8 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { loadSpecdec } from 'specdec';
 
-const [targetFile = 'models/target.safetensors', draftFile = 'models/draft.safetensors'] =
-  process.argv.slice(2);
+const [targetFile = 'models/target.safetensors', draftFile = 'models/draft.safetensors'] = process.argv.slice(2);
 const sd = await loadSpecdec();
 const target = sd.loadModel(await readFile(targetFile));
 const draft = sd.loadModel(await readFile(draftFile));

@@ -26,9 +26,7 @@ const { values: opt } = parseArgs({
   },
 });
 const dir = path.resolve(opt.model);
-const missing = ['config.json', 'tokenizer.json', 'onnx/model.onnx'].filter(
-  (f) => !existsSync(path.join(dir, f)),
-);
+const missing = ['config.json', 'tokenizer.json', 'onnx/model.onnx'].filter((f) => !existsSync(path.join(dir, f)));
 if (missing.length) {
   console.error(
     `transformers-lookup: the model folder ${opt.model} lacks ${missing.join(', ')}.\n` +
@@ -167,8 +165,7 @@ for (const T of [0, 0.8, 1]) {
       look.push((1000 * lt) / lms);
       ratios.push(look.at(-1) / gen.at(-1));
     }
-    const cell = (xs, d) =>
-      `${median(xs).toFixed(d)} [${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}]`;
+    const cell = (xs, d) => `${median(xs).toFixed(d)} [${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}]`;
     const load = os.loadavg()[0].toFixed(1);
     console.log(
       `| ${T} | ${task} | ${median(gen).toFixed(1)} | ${median(look).toFixed(1)} | **${cell(ratios, 2)}** | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${(generated / passes).toFixed(2)} | ${drafts} / ${plains} | ${((100 * cutMs) / targetMs).toFixed(1)} | ${load} |`,

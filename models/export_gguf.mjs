@@ -37,12 +37,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  f32ToF16,
-  halfToFloatTable,
-  readSafetensorsHeader,
-  tensorBytes,
-} from '../web/lib/safetensors.js';
+import { f32ToF16, halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../web/lib/safetensors.js';
 import { ALIGNMENT, T, writeGguf } from './gguf_file.mjs';
 
 // ggml tensor types and llama_ftype values.
@@ -118,8 +113,7 @@ function tensorData(bits, kind, rowLength) {
     return b;
   }
   // Q8_0, as ggml's quantize_row_q8_0_ref: d = amax / 127 stored as F16, q = round(x / d).
-  if (rowLength % 32)
-    throw new Error(`q8_0 needs rows of a multiple of 32 values, got ${rowLength}`);
+  if (rowLength % 32) throw new Error(`q8_0 needs rows of a multiple of 32 values, got ${rowLength}`);
   const blocks = bits.length / 32;
   const b = Buffer.alloc(blocks * 34);
   for (let k = 0; k < blocks; k++) {
@@ -130,10 +124,7 @@ function tensorData(bits, kind, rowLength) {
     b.writeUInt16LE(f32ToF16(d), 34 * k);
     for (let j = 0; j < 32; j++) {
       const x = Math.fround(F16_TABLE[bits[32 * k + j]] * id);
-      b.writeInt8(
-        Math.max(-128, Math.min(127, Math.sign(x) * Math.round(Math.abs(x)))),
-        34 * k + 2 + j,
-      ); // roundf: half away from zero
+      b.writeInt8(Math.max(-128, Math.min(127, Math.sign(x) * Math.round(Math.abs(x)))), 34 * k + 2 + j); // roundf: half away from zero
     }
   }
   return b;
@@ -144,9 +135,7 @@ function q8Blocks(q8, scaleBits, shape) {
   const [rows, k] = shape;
   const per = k / 32;
   if (!Number.isInteger(per) || scaleBits.length !== rows * per)
-    throw new Error(
-      `8-bit tensor ${JSON.stringify(shape)}: ${scaleBits.length} scales, expected ${rows * per}`,
-    );
+    throw new Error(`8-bit tensor ${JSON.stringify(shape)}: ${scaleBits.length} scales, expected ${rows * per}`);
   const b = Buffer.alloc(rows * per * 34);
   for (let i = 0; i < rows * per; i++) {
     b.writeUInt16LE(scaleBits[i], 34 * i);
@@ -164,15 +153,11 @@ export function exportGguf(inFile, outFile, type = 'f32') {
   for (const k of ['vocab_size', 'n_layer', 'n_head', 'n_embd', 'block_size']) {
     const v = Number(meta[k]);
     if (!Number.isInteger(v) || v <= 0)
-      throw new Error(
-        `${inFile}: __metadata__.${k} missing or not a positive integer (${meta[k]})`,
-      );
+      throw new Error(`${inFile}: __metadata__.${k} missing or not a positive integer (${meta[k]})`);
     cfg[k] = v;
   }
   if (cfg.vocab_size !== 256)
-    throw new Error(
-      `${inFile}: vocab_size ${cfg.vocab_size}; this exporter writes the 256-byte vocabulary`,
-    );
+    throw new Error(`${inFile}: vocab_size ${cfg.vocab_size}; this exporter writes the 256-byte vocabulary`);
   if (meta.tokenizer !== undefined && meta.tokenizer !== 'bytes')
     throw new Error(`${inFile}: tokenizer ${meta.tokenizer}; expected bytes`);
   if (cfg.n_embd % cfg.n_head)
@@ -203,26 +188,18 @@ export function exportGguf(inFile, outFile, type = 'f32') {
       [`${b}ffn_down.bias`, `${h}mlp.c_proj.bias`, [C]],
     );
   }
-  plan.push(
-    ['output_norm.weight', 'transformer.ln_f.weight', [C]],
-    ['output_norm.bias', 'transformer.ln_f.bias', [C]],
-  );
+  plan.push(['output_norm.weight', 'transformer.ln_f.weight', [C]], ['output_norm.bias', 'transformer.ln_f.bias', [C]]);
   const used = new Set(plan.map((p) => p[1]));
-  for (const p of [...plan])
-    if (int8 && tensors.has(`${p[1]}.q8`)) used.add(`${p[1]}.q8`).add(`${p[1]}.scale`);
+  for (const p of [...plan]) if (int8 && tensors.has(`${p[1]}.q8`)) used.add(`${p[1]}.q8`).add(`${p[1]}.scale`);
   for (const name of tensors.keys()) {
     // A separate LM head equal to wte would be tied; anything else is not a model of this kind.
-    if (!used.has(name) && name !== 'lm_head.weight')
-      throw new Error(`${inFile}: unexpected tensor ${name}`);
+    if (!used.has(name) && name !== 'lm_head.weight') throw new Error(`${inFile}: unexpected tensor ${name}`);
   }
   if (tensors.has('lm_head.weight')) {
     const a = tensors.get('lm_head.weight').bits ?? tensors.get('lm_head.weight').f32;
-    const w =
-      tensors.get('transformer.wte.weight').bits ?? tensors.get('transformer.wte.weight').f32;
+    const w = tensors.get('transformer.wte.weight').bits ?? tensors.get('transformer.wte.weight').f32;
     if (a.length !== w.length || a.some((v, i) => v !== w[i]))
-      throw new Error(
-        `${inFile}: lm_head.weight differs from transformer.wte.weight (untied heads are not handled)`,
-      );
+      throw new Error(`${inFile}: lm_head.weight differs from transformer.wte.weight (untied heads are not handled)`);
   }
 
   const kind2d = int8 ? GGML.F16 : { f32: GGML.F32, f16: GGML.F16, q8_0: GGML.Q8_0 }[type];
@@ -232,9 +209,7 @@ export function exportGguf(inFile, outFile, type = 'f32') {
       const sc = tensors.get(`${sname}.scale`);
       if (!sc) throw new Error(`${inFile}: ${sname}.scale missing beside ${sname}.q8`);
       if (JSON.stringify(q.shape) !== JSON.stringify(shape))
-        throw new Error(
-          `${sname}.q8: shape ${JSON.stringify(q.shape)}, expected ${JSON.stringify(shape)}`,
-        );
+        throw new Error(`${sname}.q8: shape ${JSON.stringify(q.shape)}, expected ${JSON.stringify(shape)}`);
       return {
         name: gname,
         ne: [...shape].reverse(),
@@ -245,9 +220,7 @@ export function exportGguf(inFile, outFile, type = 'f32') {
     const t = tensors.get(sname);
     if (!t) throw new Error(`${inFile}: tensor ${sname} missing`);
     if (JSON.stringify(t.shape) !== JSON.stringify(shape))
-      throw new Error(
-        `${sname}: shape ${JSON.stringify(t.shape)}, expected ${JSON.stringify(shape)}`,
-      );
+      throw new Error(`${sname}: shape ${JSON.stringify(t.shape)}, expected ${JSON.stringify(shape)}`);
     if (t.f32)
       return {
         name: gname,

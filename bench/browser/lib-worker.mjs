@@ -6,8 +6,7 @@
 // at most 8, none started after job.warmMs) on 'open'; on 'pairs', n timed pairs, plain and
 // speculative alternated.
 import { loadSpecdec } from './bench-lib/index.js';
-const load = async (sd, url) =>
-  sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer()));
+const load = async (sd, url) => sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer()));
 function decode(sd, o, plain) {
   const dec = sd.createDecoder(
     plain
@@ -54,11 +53,7 @@ self.onmessage = async ({ data: job }) => {
       let prev = null;
       let warmRounds = 0;
       const t0 = performance.now();
-      for (
-        ;
-        warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < job.warmMs);
-        warmRounds++
-      ) {
+      for (; warmRounds < 8 && (warmRounds < 2 || performance.now() - t0 < job.warmMs); warmRounds++) {
         const cur = [decode(sd, o, true), decode(sd, o, false)];
         if (prev && agree(prev[0], cur[0]) && agree(prev[1], cur[1])) break;
         prev = cur;

@@ -32,22 +32,17 @@ export function pageDriver({ context, server, fetched, settings }) {
           { timeout: until(300000) },
         );
       }
-      await page.waitForFunction(
-        () => document.getElementById('gen-threads').dataset.ready === 'true',
-        null,
-        { timeout: until(60000) },
-      );
+      await page.waitForFunction(() => document.getElementById('gen-threads').dataset.ready === 'true', null, {
+        timeout: until(60000),
+      });
       if (threads) {
         await page.selectOption('#gen-threads', threads);
-        await page.waitForFunction(
-          (n) => document.getElementById('threads-status').dataset.threads === n,
-          threads,
-          { timeout: until(60000) },
-        );
+        await page.waitForFunction((n) => document.getElementById('threads-status').dataset.threads === n, threads, {
+          timeout: until(60000),
+        });
       }
       await page.waitForFunction(
-        () =>
-          ['cpu', 'gpu', 'fallback'].includes(document.getElementById('backends').dataset.state),
+        () => ['cpu', 'gpu', 'fallback'].includes(document.getElementById('backends').dataset.state),
         null,
         { timeout: until(60000) },
       );
@@ -78,9 +73,8 @@ export function pageDriver({ context, server, fetched, settings }) {
       await page.waitForFunction(
         (n) =>
           document.getElementById('spec-state').dataset.state === 'done' &&
-          (document.querySelector('[data-testid="speedup-measured"]').dataset.ratios ?? '')
-            .split(',')
-            .filter(Boolean).length >= n,
+          (document.querySelector('[data-testid="speedup-measured"]').dataset.ratios ?? '').split(',').filter(Boolean)
+            .length >= n,
         runs,
         { timeout: until(600000), polling: 250 },
       );
@@ -105,9 +99,7 @@ export function pageDriver({ context, server, fetched, settings }) {
         const vs = (vk.v ?? '').split(',').map(Number);
         const status = document.getElementById('run-status');
         return {
-          prompt: Array.from(
-            new TextEncoder().encode(document.getElementById('prompt').value || '\n'),
-          ),
+          prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value || '\n')),
           seed: Number(document.getElementById('gen-seed').value),
           threads: Number(document.getElementById('spec-state').dataset.threads),
           ratios: (q('speedup-measured').dataset.ratios ?? '').split(',').map(Number),
@@ -143,9 +135,7 @@ export function pageDriver({ context, server, fetched, settings }) {
     try {
       await page.goto(server.url, { waitUntil: 'load' });
       const p = await page.evaluate(() => ({
-        prompt: Array.from(
-          new TextEncoder().encode(document.getElementById('prompt').value || '\n'),
-        ),
+        prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value || '\n')),
         seed: Number(document.getElementById('gen-seed').value),
       }));
       return {
@@ -194,8 +184,7 @@ export function pageDriver({ context, server, fetched, settings }) {
             new Promise((resolve, reject) => {
               self.benchWorker ??= new Worker('bench-lib-worker.mjs', { type: 'module' });
               const w = self.benchWorker;
-              w.onmessage = (e) =>
-                e.data.error ? reject(new Error(e.data.error)) : resolve(e.data);
+              w.onmessage = (e) => (e.data.error ? reject(new Error(e.data.error)) : resolve(e.data));
               w.onerror = (e) => reject(new Error(e.message));
               w.postMessage(m);
             }),

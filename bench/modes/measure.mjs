@@ -39,11 +39,8 @@ export function modeMeasurer({ sd, tokens, repeats, costModelFlag }) {
       s.gammaHistogram.forEach((n, g) => (hist[g] = (hist[g] ?? 0) + n));
       if (options.costModel) {
         const v = options.costModel.verifyCost;
-        const vk = (k) =>
-          k <= v.length ? v[k - 1] : v.at(-1) + (v.at(-1) - v.at(-2)) * (k - v.length);
-        cost +=
-          s.gammaHistogram.reduce((a, n, g) => a + n * vk(g + 1), 0) +
-          s.draftPasses * options.costModel.c;
+        const vk = (k) => (k <= v.length ? v[k - 1] : v.at(-1) + (v.at(-1) - v.at(-2)) * (k - v.length));
+        cost += s.gammaHistogram.reduce((a, n, g) => a + n * vk(g + 1), 0) + s.draftPasses * options.costModel.c;
       } else if (options.plain && costModelFlag) {
         cost += s.iterations;
       }

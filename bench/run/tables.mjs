@@ -16,11 +16,7 @@ export const note = (s) => console.log(`\n${s}`);
 
 /** Section 1 (printed as soon as it is measured): rows from measureKernels. */
 export function printWasmKernels(rows) {
-  table(
-    'WASM kernel GFLOP/s (matmul timed inside wasm)',
-    ['shape', ...MS.map((m) => `M=${m}`)],
-    rows,
-  );
+  table('WASM kernel GFLOP/s (matmul timed inside wasm)', ['shape', ...MS.map((m) => `M=${m}`)], rows);
   note(
     '"all linear layers" runs the matmuls of one forward pass, each layer with its own weights: the weights stream from L3 as in real decoding (GEMV/GEMM at model scale); the other rows stay in cache.',
   );
@@ -102,9 +98,7 @@ export function printVerify(verify, pasts, spec, native) {
 export function printRooflines(rooflines, peakGflops, native) {
   const nr = native?.roofline ?? [];
   for (const r of rooflines) {
-    const n = nr.find(
-      (x) => x.target === r.file || path.resolve(ROOT, x.target) === path.resolve(r.file),
-    );
+    const n = nr.find((x) => x.target === r.file || path.resolve(ROOT, x.target) === path.resolve(r.file));
     const gf = (k, ms) => (k * r.flops) / (ms * 1e6);
     const nPeak = native?.peak_gflops?.median;
     table(
@@ -139,15 +133,11 @@ export function printRooflines(rooflines, peakGflops, native) {
           `${b.rest.toFixed(3)} (${((100 * b.rest) / b.pass.median).toFixed(1)}%)`,
           (b.pass.median / r.rows[0].pass.median).toFixed(2),
           nb ? Number(nb.pass_ms.median).toFixed(3) : '–',
-          nb
-            ? `${(Number(nb.matmul_ms.median) / Number(nb.roofline_ms)).toFixed(2)}× (${nb.bound})`
-            : '–',
+          nb ? `${(Number(nb.matmul_ms.median) / Number(nb.roofline_ms)).toFixed(2)}× (${nb.bound})` : '–',
         ];
       }),
     );
-    const by = r.bw.byStreams
-      .map((x, i) => `${[1, 2, 4, 8, 16][i]}: ${x.median.toFixed(1)}`)
-      .join(', ');
+    const by = r.bw.byStreams.map((x, i) => `${[1, 2, 4, 8, 16][i]}: ${x.median.toFixed(1)}`).join(', ');
     note(
       `Roofline inputs, measured in this run: one core reads ${(r.weightBytes / 1e6).toFixed(1)} MB at ${cell(r.bw.gbs, 1)} GB/s in WASM, best with ${r.bw.streams} streams (GB/s by stream count ${by})${n ? `; natively ${cell(n.read_gbs, 1)} GB/s with ${n.read_streams} streams` : ''}. Mul+add peak in registers: ${cell(peakGflops, 1)} GFLOP/s (WASM SIMD128)${nPeak ? `, ${nPeak.toFixed(1)} GFLOP/s natively (AVX2, 256-bit)` : ''}. roofline = max(weight bytes / bandwidth, k × flops per token / peak). "matmul" is the pass's matmuls timed alone (the kernel against the roofline), "matmul in the pass" the time inside matmul() during real passes; "rest" = pass − matmul in the pass − attention − GELU (layer norms, residual adds, KV copies, output softmax, allocations, call overhead).`,
     );
@@ -219,14 +209,7 @@ export function printSpec(spec, temperatures, { prompts, maxTokens, native }) {
 export function printBrowser(browser) {
   table(
     `Browser: the page's real-model section in Chromium ${browser.chromium} (worker, WASM), γ = ${browser.gamma}, T = ${browser.temperature}, ${browser.maxTokens} tokens`,
-    [
-      'run',
-      'plain tokens/s',
-      'speculative tokens/s',
-      'measured speedup',
-      'α',
-      'page: predicted E/(γc+v)',
-    ],
+    ['run', 'plain tokens/s', 'speculative tokens/s', 'measured speedup', 'α', 'page: predicted E/(γc+v)'],
     browser.runs.map((r, i) => [
       i + 1,
       r.plainTps.toFixed(0),

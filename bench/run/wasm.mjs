@@ -109,19 +109,17 @@ export function measureRooflines(bench, targets) {
       flops = M.benchFlopsPerToken(bm);
     const bw = M.benchBestReadGbs(weightBytes, REPEATS, MIN_MS);
     const ks = [1, 2, 3, 4, 5, 6, 7, 8];
-    const rows = M.benchPassBreakdown(bm, ks, Array.from(M.benchDecodeContexts(bm)), REPEATS).map(
-      (b) => {
-        const memory = weightBytes / (bw.gbs.median * 1e6),
-          arithmetic = (b.k * flops) / (peak.median * 1e6);
-        const rest = b.pass.median - b.matmulInPass.median - b.attention.median - b.gelu.median;
-        return {
-          ...b,
-          rest,
-          roofline: Math.max(memory, arithmetic),
-          bound: arithmetic > memory ? 'flops' : 'memory',
-        };
-      },
-    );
+    const rows = M.benchPassBreakdown(bm, ks, Array.from(M.benchDecodeContexts(bm)), REPEATS).map((b) => {
+      const memory = weightBytes / (bw.gbs.median * 1e6),
+        arithmetic = (b.k * flops) / (peak.median * 1e6);
+      const rest = b.pass.median - b.matmulInPass.median - b.attention.median - b.gelu.median;
+      return {
+        ...b,
+        rest,
+        roofline: Math.max(memory, arithmetic),
+        bound: arithmetic > memory ? 'flops' : 'memory',
+      };
+    });
     rooflines.push({
       file,
       weightBytes,
@@ -174,10 +172,7 @@ const sum = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, (a?.[k] ?
  *   also pays the per-iteration work outside the model passes that a plain step pays
  *   (S − V(1): sampling, verification, the JS call).
  */
-export function measureSpec(
-  bench,
-  { prompts: PROMPTS, maxTokens, gammaMax: GAMMA_MAX, temperatures },
-) {
+export function measureSpec(bench, { prompts: PROMPTS, maxTokens, gammaMax: GAMMA_MAX, temperatures }) {
   const { sd, repeats: REPEATS } = bench;
   const run = (i, o) => runOne(bench, PROMPTS[i], 1000 + i, maxTokens, o);
   const spec = [];

@@ -76,8 +76,7 @@ export function printPair(pair, engine, byT, cpu) {
   const rows = [];
   rows.push(['B(T), GB/s', ...ts.map((t) => cell(byT[t].read, 1))]);
   rows.push(['P(T), GFLOP/s', ...ts.map((t) => cell(byT[t].peak, 1))]);
-  if (byT[ts[0]].peakInt)
-    rows.push(['P_int(T), GOP/s (8-bit dot)', ...ts.map((t) => cell(byT[t].peakInt, 1))]);
+  if (byT[ts[0]].peakInt) rows.push(['P_int(T), GOP/s (8-bit dot)', ...ts.map((t) => cell(byT[t].peakInt, 1))]);
   rows.push([
     'fork-join, us × regions per pass',
     ...ts.map((t) => `${f(byT[t].forkJoinUs.median, 2)} × ${f(byT[t].regions, 1)}`),
@@ -102,11 +101,7 @@ export function printPair(pair, engine, byT, cpu) {
       }),
     ]);
   }
-  table(
-    `${pair.key} pair, ${engine} (${cpu})`,
-    ['', ...ts.map((t) => `${t} thread${t > 1 ? 's' : ''}`)],
-    rows,
-  );
+  table(`${pair.key} pair, ${engine} (${cpu})`, ['', ...ts.map((t) => `${t} thread${t > 1 ? 's' : ''}`)], rows);
 }
 
 // The goals of issue 19, from this run: T = max vs T = 1.

@@ -53,15 +53,7 @@ async function wllama(args) {
   }
 }
 
-async function wllamaRun({
-  gguf,
-  draft,
-  threads,
-  prompt,
-  maxTokens,
-  warmups = 1,
-  keepLog = false,
-}) {
+async function wllamaRun({ gguf, draft, threads, prompt, maxTokens, warmups = 1, keepLog = false }) {
   keepDebug = keepLog;
   const w = new Wllama({ default: '/wllama/wasm/wllama.wasm' }, { logger });
   const files = [await blob(gguf)];
@@ -121,9 +113,7 @@ async function wllamaRun({
     // the last: predicted_n - 1 decode passes.
     msPerToken: t.predicted_n > 1 ? t.predicted_ms / (t.predicted_n - 1) : NaN,
     promptTokens: t.prompt_n,
-    log: keepLog
-      ? logLines
-      : logLines.filter((l) => /warn|error|speculative|draft/i.test(l)).slice(0, 40),
+    log: keepLog ? logLines : logLines.filter((l) => /warn|error|speculative|draft/i.test(l)).slice(0, 40),
   };
 }
 
@@ -131,23 +121,11 @@ async function wllamaRun({
 const workers = new Map();
 function specdecWorker(threads) {
   if (!workers.has(threads))
-    workers.set(
-      threads,
-      workerClient(new URL('./specdec-worker.mjs', import.meta.url), { threads }, 'specdec worker'),
-    );
+    workers.set(threads, workerClient(new URL('./specdec-worker.mjs', import.meta.url), { threads }, 'specdec worker'));
   return workers.get(threads);
 }
 
-async function specdec({
-  model,
-  draft = null,
-  gamma = 1,
-  threads,
-  prompt,
-  maxTokens,
-  warmups = 1,
-  lib,
-}) {
+async function specdec({ model, draft = null, gamma = 1, threads, prompt, maxTokens, warmups = 1, lib }) {
   return specdecWorker(threads)({ model, draft, gamma, prompt, maxTokens, warmups, lib });
 }
 

@@ -13,8 +13,7 @@ async function instance(threads) {
         return { sd: await lib.loadSpecdec({ threads }), threadsOption: true, note: null };
       } catch (e) {
         // A library without the threads option: one thread only.
-        if (threads !== 1)
-          throw new Error(`loadSpecdec({ threads: ${threads} }) failed: ${e.message}`);
+        if (threads !== 1) throw new Error(`loadSpecdec({ threads: ${threads} }) failed: ${e.message}`);
         return {
           sd: await lib.loadSpecdec(),
           threadsOption: false,
@@ -29,8 +28,7 @@ async function instance(threads) {
 
 async function model(sd, url, threads) {
   const key = `${threads}:${url}`; // a model belongs to the instance that loaded it
-  if (!models.has(key))
-    models.set(key, sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer())));
+  if (!models.has(key)) models.set(key, sd.loadModel(new Uint8Array(await (await fetch(url)).arrayBuffer())));
   return models.get(key);
 }
 

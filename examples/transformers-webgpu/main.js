@@ -43,10 +43,7 @@ export const draft = await AutoModelForCausalLM.from_pretrained('draft', {
 });
 
 /** Streams a continuation of `prompt` into the page; resolves to the decoder's stats and tokens. */
-export async function decode(
-  prompt,
-  { maxTokens = 120, temperature = 0.8, seed = 1, gamma = 3 } = {},
-) {
+export async function decode(prompt, { maxTokens = 120, temperature = 0.8, seed = 1, gamma = 3 } = {}) {
   const targetScore = transformersScorer(target, { tokenizer, transformers });
   const draftScore = transformersScorer(draft, { transformers });
   const contextLength = target.config.n_positions ?? target.config.max_position_embeddings;

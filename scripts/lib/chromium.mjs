@@ -87,10 +87,7 @@ export async function setup({
   webgpu = false,
 } = {}) {
   const index = await stat(path.join(distDir, 'index.html')).catch(() => null);
-  if (!index)
-    throw new Error(
-      'dist/page/index.html missing: run `npm run build && npm run build:page` first',
-    );
+  if (!index) throw new Error('dist/page/index.html missing: run `npm run build && npm run build:page` first');
   await mkdir(outDir, { recursive: true });
   const server = await startServer({ root, throttle, isolation, headers });
   const userDataDir = await mkdtemp(path.join(tmpdir(), 'specdec-e2e-'));
@@ -111,9 +108,7 @@ export async function setup({
     if (new URL(url).origin !== origin) watch.foreignRequests.push(url);
   };
   context.on('request', onRequest);
-  context.on('requestfailed', (req) =>
-    watch.failedRequests.push(`${req.url()} ${req.failure()?.errorText}`),
-  );
+  context.on('requestfailed', (req) => watch.failedRequests.push(`${req.url()} ${req.failure()?.errorText}`));
   const attach = (page) => {
     page.on('console', (msg) => {
       if (msg.type() === 'error') watch.consoleErrors.push(msg.text());

@@ -13,15 +13,7 @@ import path from 'node:path';
 import { setup, openReady, setInput, assertClean, cspViolations, repoRoot } from './harness.mjs';
 
 const AXE = await readFile(path.join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
-const PARTS = [
-  'header.masthead',
-  '#explorer',
-  '#step',
-  '#residual',
-  '#models',
-  '#pitfalls',
-  'footer.foot',
-];
+const PARTS = ['header.masthead', '#explorer', '#step', '#residual', '#models', '#pitfalls', 'footer.foot'];
 
 /** Runs axe on one element; returns its violations, written out for a reader. */
 async function violations(page, selector) {
@@ -46,19 +38,13 @@ async function violations(page, selector) {
 async function checkParts(page, parts, label) {
   const all = [];
   for (const sel of parts) all.push(...(await violations(page, sel)));
-  assert.equal(
-    all.length,
-    0,
-    `axe (${label}) found ${all.length} violation(s):\n${all.join('\n')}`,
-  );
+  assert.equal(all.length, 0, `axe (${label}) found ${all.length} violation(s):\n${all.join('\n')}`);
 }
 
 async function pitfallsReady(page) {
-  await page.waitForFunction(
-    () => document.getElementById('pitfalls').dataset.state === 'ready',
-    null,
-    { timeout: 180000 },
-  );
+  await page.waitForFunction(() => document.getElementById('pitfalls').dataset.state === 'ready', null, {
+    timeout: 180000,
+  });
 }
 
 for (const colorScheme of ['light', 'dark']) {
@@ -90,11 +76,9 @@ for (const colorScheme of ['light', 'dark']) {
     // Section 4 after a short speculative run (text, statistics, charts).
     await setInput(page, 'gen-max', 24);
     await page.click('#run-spec');
-    await page.waitForFunction(
-      () => document.getElementById('spec-state').dataset.state === 'done',
-      null,
-      { timeout: 60000 },
-    );
+    await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+      timeout: 60000,
+    });
     await checkParts(page, ['#models'], 'models after a run');
     // Whether the run paid (class ok), did not (bad) or showed no measurable gain (even) depends
     // on this machine's timing: check the verdict's headline in every colour, whichever the run gave.
@@ -105,8 +89,7 @@ for (const colorScheme of ['light', 'dark']) {
         el.className = c;
         return true;
       }, cls);
-      if (flipped)
-        await checkParts(page, ['#models'], `models after a run, verdict styled "${cls}"`);
+      if (flipped) await checkParts(page, ['#models'], `models after a run, verdict styled "${cls}"`);
     }
 
     // The pitfalls lab: it starts when scrolled into view; switches off, then all on.

@@ -105,10 +105,7 @@ test('chosen, the software adapter runs the target: the verdict and v(k) say so'
   const { page } = env;
   const b = await switchBackend(page, 'gpu');
   assert.equal(b.state, 'gpu');
-  assert.match(
-    b.status,
-    /The target runs on the GPU \(.*swiftshader.*a software adapter.*say nothing about a GPU\)/i,
-  );
+  assert.match(b.status, /The target runs on the GPU \(.*swiftshader.*a software adapter.*say nothing about a GPU\)/i);
   const r = await runBoth(page, 16);
   console.log(`#   verdict: ${r.verdict.slice(0, 160)}…`);
   console.log(`#   v(k): ${r.gpuExplain}`);
@@ -119,9 +116,7 @@ test('chosen, the software adapter runs the target: the verdict and v(k) say so'
   assert.equal(r.vk.curves, 'gpu,cpu', 'the CPU (measured first, as the default) beside it');
   if (r.vk.trusted === 'false') {
     // SwiftShader's timings failed the page's checks (trust.js): it says so and explains nothing.
-    const busy = await page.evaluate(
-      () => document.querySelector('[data-testid="vk-busy"]')?.textContent ?? '',
-    );
+    const busy = await page.evaluate(() => document.querySelector('[data-testid="vk-busy"]')?.textContent ?? '');
     assert.match(busy, /timings can.t be trusted/);
     assert.equal(r.gpuExplain, null, 'no explanation drawn from timings that failed the checks');
   } else {
@@ -199,20 +194,16 @@ test('a GPU lost mid-session: the next run falls back to the CPU with the reason
   const { page } = env;
   // A v(k) measurement of the test before may still be running (the Run buttons wait for it).
   await page.waitForFunction(
-    () =>
-      document.body.dataset.modelsBusy === 'false' &&
-      !document.getElementById('run-plain').disabled,
+    () => document.body.dataset.modelsBusy === 'false' && !document.getElementById('run-plain').disabled,
     null,
     { timeout: 120_000 },
   );
   await page.evaluate(() => window.specdecPage.modelClient.gpuLose());
   await page.fill('#gen-max', '8');
   await page.click('#run-plain');
-  await page.waitForFunction(
-    () => document.getElementById('backends').dataset.state === 'fallback',
-    null,
-    { timeout: 120_000 },
-  );
+  await page.waitForFunction(() => document.getElementById('backends').dataset.state === 'fallback', null, {
+    timeout: 120_000,
+  });
   await page.waitForFunction(() => document.body.dataset.modelsBusy === 'false', null, {
     timeout: 120_000,
   });
@@ -220,21 +211,13 @@ test('a GPU lost mid-session: the next run falls back to the CPU with the reason
   console.log(`#   ${b.status}`);
   assert.equal(b.backend, 'cpu');
   assert.equal(b.gpuChecked, false);
-  assert.match(
-    b.status,
-    /^The target runs on the CPU \(WebAssembly\): the GPU failed \(.*device was lost.*\)\.$/,
-  );
+  assert.match(b.status, /^The target runs on the CPU \(WebAssembly\): the GPU failed \(.*device was lost.*\)\.$/);
   const verdict = await page.textContent(byTestId('verdict'));
-  assert.match(
-    verdict,
-    /Error: The GPU could not run the target .* it runs on the CPU \(WebAssembly\) now/,
-  );
+  assert.match(verdict, /Error: The GPU could not run the target .* it runs on the CPU \(WebAssembly\) now/);
   await page.click('#run-plain');
-  await page.waitForFunction(
-    () => document.getElementById('plain-state').dataset.state === 'done',
-    null,
-    { timeout: 120_000 },
-  );
+  await page.waitForFunction(() => document.getElementById('plain-state').dataset.state === 'done', null, {
+    timeout: 120_000,
+  });
   // the GPU can be chosen again: a new device
   await switchBackend(page, 'gpu');
 });
@@ -265,10 +248,7 @@ test('offline: with the network off and the server stopped, the target still run
     null,
     { timeout: 300_000 },
   );
-  assert.equal(
-    await page.evaluate(() => document.getElementById('spec-state').dataset.state),
-    'done',
-  );
+  assert.equal(await page.evaluate(() => document.getElementById('spec-state').dataset.state), 'done');
   assert.match(await page.textContent(byTestId('verdict')), /^Target on the GPU/);
   assertClean(assert, env.watch, { allowFailed: true });
 });

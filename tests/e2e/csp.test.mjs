@@ -6,16 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  setup,
-  openReady,
-  setInput,
-  text,
-  byTestId,
-  assertClean,
-  cspViolations,
-  distDir,
-} from './harness.mjs';
+import { setup, openReady, setInput, text, byTestId, assertClean, cspViolations, distDir } from './harness.mjs';
 import { CSP } from '../../web/page/csp.js';
 
 let env;
@@ -31,10 +22,7 @@ test('the built page has the policy of csp.js, first in <head>, without unsafe-e
   const html = await readFile(path.join(distDir, 'index.html'), 'utf8');
   const head = html.slice(html.indexOf('<head>') + '<head>'.length).trimStart();
   assert.ok(head.startsWith('<meta http-equiv="Content-Security-Policy"'), 'first in <head>');
-  const content = await env.page.getAttribute(
-    'meta[http-equiv="Content-Security-Policy"]',
-    'content',
-  );
+  const content = await env.page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
   assert.equal(content, CSP);
   assert.doesNotMatch(CSP, /'unsafe-eval'|'unsafe-inline'|\*/);
   assert.match(CSP, /script-src 'self' 'wasm-unsafe-eval'/);
@@ -71,15 +59,11 @@ test('every section works under the policy with no violation', async () => {
   assert.match(await text(page, '#residual-identity'), /./);
   // 2: the step-through on the toy pair (bars sized through the CSSOM, not style attributes).
   await page.click('#step-next');
-  await page.waitForFunction(
-    () => document.querySelectorAll('#step-positions .bar').length > 0,
-    null,
-    { timeout: 30000 },
-  );
+  await page.waitForFunction(() => document.querySelectorAll('#step-positions .bar').length > 0, null, {
+    timeout: 30000,
+  });
   assert.ok(
-    await page.evaluate(() =>
-      [...document.querySelectorAll('#step-positions .bar')].some((b) => b.style.width !== ''),
-    ),
+    await page.evaluate(() => [...document.querySelectorAll('#step-positions .bar')].some((b) => b.style.width !== '')),
     'bar widths applied',
   );
   // 4: the models in the worker, a short speculative run.
@@ -88,11 +72,9 @@ test('every section works under the policy with no violation', async () => {
   });
   await setInput(page, 'gen-max', 30);
   await page.click('#run-spec');
-  await page.waitForFunction(
-    () => document.getElementById('spec-state').dataset.state === 'done',
-    null,
-    { timeout: 60000 },
-  );
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+    timeout: 60000,
+  });
   // The service worker registered and precached everything.
   await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, {
     timeout: 60000,

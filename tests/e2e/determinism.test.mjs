@@ -11,9 +11,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { openWithModels, setInput, assertClean, repoRoot } from './harness.mjs';
 
-const fixture = JSON.parse(
-  await readFile(path.join(repoRoot, 'tests/fixtures/determinism.json'), 'utf8'),
-);
+const fixture = JSON.parse(await readFile(path.join(repoRoot, 'tests/fixtures/determinism.json'), 'utf8'));
 let env;
 before(async () => {
   env = await openWithModels();
@@ -37,8 +35,7 @@ async function usePair(page, c) {
     });
     await page.setInputFiles(`#model-file-${role}`, path.join(repoRoot, rel));
     await page.waitForFunction(
-      () =>
-        ['loaded', 'error'].includes(document.getElementById('model-file-status').dataset.state),
+      () => ['loaded', 'error'].includes(document.getElementById('model-file-status').dataset.state),
       null,
       { timeout: 60000 },
     );
@@ -100,11 +97,9 @@ test('through the form and the Run button: the text shown is the recorded tokens
   await setInput(page, 'gen-seed', c.seed);
   await setInput(page, 'gen-max', c.maxTokens);
   await page.click('#run-spec');
-  await page.waitForFunction(
-    () => document.getElementById('spec-state').dataset.state === 'done',
-    null,
-    { timeout: 60000 },
-  );
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+    timeout: 60000,
+  });
   const shown = await page.textContent('#spec-text');
   // The page shows the UTF-8 text with C0 controls as their visible pictures (tokens.js).
   const generated = new TextDecoder()

@@ -19,9 +19,7 @@ import {
 } from './harness.mjs';
 
 // The heads drafter is enabled exactly when the build had the small target's heads file.
-const HAS_HEADS = !!(
-  await stat(path.join(repoRoot, 'models/target-heads.safetensors')).catch(() => null)
-)?.isFile();
+const HAS_HEADS = !!(await stat(path.join(repoRoot, 'models/target-heads.safetensors')).catch(() => null))?.isFile();
 
 // The copy-heavy preset, written here independently of the page: 149 held-out bytes of
 // tinyshakespeare.txt, then their first 20.
@@ -56,11 +54,7 @@ async function waitForIteration(page, mode) {
   await page.waitForFunction(
     (m) => {
       const p = document.getElementById('step-panel');
-      return (
-        p.dataset.stage === 'draft' &&
-        p.dataset.mode === m &&
-        !document.getElementById('step-next').disabled
-      );
+      return p.dataset.stage === 'draft' && p.dataset.mode === m && !document.getElementById('step-next').disabled;
     },
     mode,
     { timeout: 60000 },
@@ -68,8 +62,7 @@ async function waitForIteration(page, mode) {
 }
 
 async function toLastStage(page) {
-  for (let st = await panel(page); st.step < st.steps; st = await panel(page))
-    await page.click('#step-next');
+  for (let st = await panel(page); st.step < st.steps; st = await panel(page)) await page.click('#step-next');
 }
 
 /** The γ the step-through says this iteration used. */
@@ -82,11 +75,9 @@ async function gammaShown(page) {
 /** Waits until a run started from section 4 (and the v(k) measurement after a first run) is over. */
 async function runAndWait(page, button) {
   await page.click(button);
-  await page.waitForFunction(
-    () => document.getElementById('spec-state').dataset.state === 'done',
-    null,
-    { timeout: 120000 },
-  );
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+    timeout: 120000,
+  });
   await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, {
     timeout: 120000,
   });
@@ -111,11 +102,7 @@ test('γ auto and heuristic in the step-through: each iteration shows the γ it 
   await page.selectOption('#step-source', 'toy4');
   await page.selectOption('#step-gamma-mode', 'auto');
   await waitForIteration(page, 'chain');
-  assert.equal(
-    await page.inputValue('#step-gamma'),
-    '8',
-    'γ becomes the policy’s maximum, 8 by default',
-  );
+  assert.equal(await page.inputValue('#step-gamma'), '8', 'γ becomes the policy’s maximum, 8 by default');
   assert.equal(await text(page, '#step-gamma-label'), 'γ max');
   const seen = [];
   for (let it = 0; it < 3; it++) {
@@ -148,11 +135,7 @@ test('γ auto and heuristic in the step-through: each iteration shows the γ it 
 async function walkTree(page, nodes) {
   assert.equal(Number(await page.getAttribute(byTestId('tree-svg'), 'data-nodes')), nodes);
   assert.equal(await page.locator(byTestId('tree-node')).count(), nodes);
-  assert.equal(
-    await page.locator('.tree-node.n-pending').count(),
-    nodes,
-    'drafted, not tested yet',
-  );
+  assert.equal(await page.locator('.tree-node.n-pending').count(), nodes, 'drafted, not tested yet');
   assert.equal(await page.isDisabled('#step-gamma'), true, 'a tree fixes γ (its depth)');
   let tested = 0;
   for (let st = await panel(page); st.step < st.steps; st = await panel(page)) {
@@ -162,19 +145,14 @@ async function walkTree(page, nodes) {
       tested++;
       // One candidate under test, its numbers in the card, all tests so far in the list.
       assert.equal(await page.locator('.tree-node.n-current').count(), 1);
-      assert.match(
-        await text(page, byTestId('tree-verdict')),
-        /u = \d\.\d{3} → (accepted|rejected)/,
-      );
+      assert.match(await text(page, byTestId('tree-verdict')), /u = \d\.\d{3} → (accepted|rejected)/);
       assert.equal(await page.locator(`${byTestId('tree-tests')} li[data-status]`).count(), tested);
       const card = await text(page, '.tree-side .card');
       assert.match(card, /p\(x\) = \d\.\d{3}\s*q\(x\) = \d\.\d{3}\s*min\(1, p\/q\) = \d\.\d{3}/);
     }
   }
   assert.equal((await panel(page)).stage, 'correct');
-  const statuses = await page
-    .locator(byTestId('tree-node'))
-    .evaluateAll((els) => els.map((e) => e.dataset.status));
+  const statuses = await page.locator(byTestId('tree-node')).evaluateAll((els) => els.map((e) => e.dataset.status));
   const accepted = statuses.filter((x) => x === 'accepted').length;
   const rejected = statuses.filter((x) => x === 'rejected').length;
   assert.equal(accepted + rejected, tested);
@@ -184,10 +162,7 @@ async function walkTree(page, nodes) {
   const nCorrection = await page.locator(byTestId('tree-correction')).count();
   const nBonus = await page.locator(byTestId('tree-bonus')).count();
   assert.equal(nCorrection + nBonus, 1);
-  assert.equal(
-    await page.locator(byTestId(nCorrection ? 'correction-token' : 'bonus-token')).count(),
-    1,
-  );
+  assert.equal(await page.locator(byTestId(nCorrection ? 'correction-token' : 'bonus-token')).count(), 1);
   // The text alternative: every test in order, then the last token.
   const items = await page.locator(`${byTestId('tree-tests')} li`).allTextContents();
   assert.equal(items.length, tested + 1);
@@ -255,10 +230,7 @@ test('section 4: γ auto, then the histogram of the γ used and who drafted each
   for (const id of ['plain-tps', 'spec-tps', 'speedup-measured'])
     assert.match(await text(page, byTestId(id)), /^\d+\.\d+/, id);
   // Either the prediction's words, or (timings that failed the page's checks: trust.js) none.
-  assert.match(
-    await text(page, byTestId('speedup-predicted')),
-    /γ varies|the timings failed the checks/,
-  );
+  assert.match(await text(page, byTestId('speedup-predicted')), /γ varies|the timings failed the checks/);
   await screenshot(page, '4-gamma-histogram', '#run-detail');
   await page.selectOption('#gen-gamma-mode', 'fixed');
   await setInput(page, 'gen-gamma', 4);
@@ -308,10 +280,7 @@ test('section 4: prompt lookup on the copy-heavy preset drafts by copying', asyn
     await text(page, '#step-caption'),
     /^1 · Draft: prompt lookup finds the last \d tokens? “.+” earlier in the text/,
   );
-  assert.match(
-    await text(page, '#step-meta'),
-    /drafted by prompt lookup \(matched the last \d tokens?\)/,
-  );
+  assert.match(await text(page, '#step-meta'), /drafted by prompt lookup \(matched the last \d tokens?\)/);
   await page.selectOption('#step-source', 'toy4');
   // Both: per iteration, lookup or the draft model.
   await page.check('#drafter-both');
@@ -320,10 +289,7 @@ test('section 4: prompt lookup on the copy-heavy preset drafts by copying', asyn
   const both = await drawnRun(page);
   assert.ok(both.segments.every((x) => ['lookup', 'draft', 'none'].includes(x.drafter)));
   assert.equal(await text(page, byTestId('spec-text')), await text(page, byTestId('plain-text')));
-  assert.ok(
-    !requests.some((u) => /shakespeare/i.test(u)),
-    'the passage is embedded, the corpus never fetched',
-  );
+  assert.ok(!requests.some((u) => /shakespeare/i.test(u)), 'the passage is embedded, the corpus never fetched');
   await page.click('#prompt-romeo');
   await setInput(page, 'gen-temp', 0.8);
 });
@@ -346,10 +312,7 @@ test('section 4: a tree with the draft model', async () => {
   // A [2, 2, 1] tree: 10 nodes + the context scored in each pass.
   const ppp = Number(await text(page, byTestId('positions-per-pass')));
   assert.ok(ppp > 8 && ppp <= 11, `positions per pass ${ppp}`);
-  assert.match(
-    await text(page, byTestId('speedup-predicted')),
-    /a tree|the timings failed the checks/,
-  );
+  assert.match(await text(page, byTestId('speedup-predicted')), /a tree|the timings failed the checks/);
   await page.selectOption('#gen-tree', '');
 });
 
@@ -366,22 +329,16 @@ test(`the heads drafter: ${HAS_HEADS ? 'enabled (the build has models/target-hea
   assert.equal(await page.isDisabled('#drafter-heads'), false);
   await page.check('#drafter-heads');
   // Checked on choice: the worker loads them for this target (sd.loadHeads).
-  await page.waitForFunction(
-    () => /\d+ heads/.test(document.getElementById('drafter-heads-why').textContent),
-    null,
-    { timeout: 30000 },
-  );
+  await page.waitForFunction(() => /\d+ heads/.test(document.getElementById('drafter-heads-why').textContent), null, {
+    timeout: 30000,
+  });
   assert.match(await text(page, byTestId('gen-note')), /The heads guess at most \d+ tokens ahead/);
   await page.selectOption('#gen-tree', '2,2,1');
   await setInput(page, 'gen-max', 40);
   await runAndWait(page, '#run-spec');
   assert.match(await text(page, byTestId('spec-config')), /heads, tree \[2, 2, 1\]/);
   const { segments } = await drawnRun(page);
-  assert.equal(
-    segments[0].drafter,
-    'none',
-    'the first iteration is a plain step: the heads need a target pass',
-  );
+  assert.equal(segments[0].drafter, 'none', 'the first iteration is a plain step: the heads need a target pass');
   assert.ok(segments.slice(1).some((x) => x.drafter === 'heads'));
   assert.match(await text(page, byTestId('drafter-counts')), /heads: \d+ iterations/);
   await screenshot(page, '4-heads', '#models');

@@ -27,16 +27,7 @@ async function staticHost(upstream) {
     const body = Buffer.from(await r.arrayBuffer());
     const headers = {};
     r.headers.forEach((v, k) => {
-      if (
-        ![
-          'content-length',
-          'content-encoding',
-          'transfer-encoding',
-          'connection',
-          'keep-alive',
-          'date',
-        ].includes(k)
-      )
+      if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'date'].includes(k))
         headers[k] = v;
     });
     headers.etag = `"${createHash('sha1').update(body).digest('hex')}"`;
@@ -47,10 +38,7 @@ async function staticHost(upstream) {
       return;
     }
     let out = body;
-    if (
-      /\bgzip\b/.test(req.headers['accept-encoding'] ?? '') &&
-      COMPRESSIBLE.test(headers['content-type'] ?? '')
-    ) {
+    if (/\bgzip\b/.test(req.headers['accept-encoding'] ?? '') && COMPRESSIBLE.test(headers['content-type'] ?? '')) {
       out = gzipSync(body);
       headers['content-encoding'] = 'gzip';
     }
@@ -83,11 +71,9 @@ async function firstVisit(hash) {
     await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
       timeout: 30000,
     });
-    await page.waitForFunction(
-      () => document.documentElement.dataset.offlineReady === 'true',
-      null,
-      { timeout: 120000 },
-    );
+    await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, {
+      timeout: 120000,
+    });
     // What the page starts in the background once interactive (the models, on the full page).
     if (!hash || /models|pitfalls/.test(hash)) {
       await page

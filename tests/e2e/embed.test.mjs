@@ -6,15 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  setup,
-  setInput,
-  byTestId,
-  screenshot,
-  assertClean,
-  distDir,
-  expectedSpeedup,
-} from './harness.mjs';
+import { setup, setInput, byTestId, screenshot, assertClean, distDir, expectedSpeedup } from './harness.mjs';
 
 let env;
 let site;
@@ -63,11 +55,7 @@ test('an iframe in a course subfolder shows only the explorer, sized to fit', as
   assert.equal(await inner.isVisible('#explorer'), true);
   // The course site here sends COOP/COEP (the test server does, as scripts/start's): a same-origin
   // iframe of an isolated page is isolated too, so its worker could have threads.
-  assert.equal(
-    await page.evaluate(() => window.crossOriginIsolated),
-    true,
-    'the embedding page is isolated',
-  );
+  assert.equal(await page.evaluate(() => window.crossOriginIsolated), true, 'the embedding page is isolated');
   assert.equal(await inner.evaluate(() => window.crossOriginIsolated), true, 'and so is the frame');
   assert.equal(await inner.evaluate(() => document.documentElement.dataset.isolation), 'isolated');
   for (const id of ['step', 'residual', 'models', 'pitfalls'])
@@ -84,11 +72,7 @@ test('an iframe in a course subfolder shows only the explorer, sized to fit', as
   const h = await page.evaluate(() => window.heights.at(-1));
   assert.ok(h > 300 && h < 3000, `reported height ${h}`);
   // Every request stayed under the page's origin, and the page's own files under its folder.
-  await inner.waitForFunction(
-    () => document.documentElement.dataset.offlineReady === 'true',
-    null,
-    { timeout: 60000 },
-  );
+  await inner.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, { timeout: 60000 });
   const scope = await inner.evaluate(async () => (await navigator.serviceWorker.ready).scope);
   assert.equal(new URL(scope).pathname, '/course/m16/specdec/');
   await screenshot(page, '6-embedded-explorer');

@@ -48,11 +48,7 @@ test('read-outs equal the lesson formulas at several settings', async () => {
     const tokens = Number(await text(page, byTestId('tokens-per-pass')));
     const speedup = Number(await text(page, byTestId('speedup')));
     const best = Number(await text(page, byTestId('optimal-gamma')));
-    assert.equal(
-      tokens.toFixed(2),
-      expectedTokens(alpha, gamma).toFixed(2),
-      `tokens/pass at α=${alpha} γ=${gamma}`,
-    );
+    assert.equal(tokens.toFixed(2), expectedTokens(alpha, gamma).toFixed(2), `tokens/pass at α=${alpha} γ=${gamma}`);
     assert.equal(
       speedup.toFixed(2),
       expectedSpeedup(alpha, gamma, c).toFixed(2),
@@ -65,25 +61,16 @@ test('read-outs equal the lesson formulas at several settings', async () => {
   // The lesson's Exercise 2 table: α = 0.85, c = 0.15.
   for (let gamma = 1; gamma <= 10; gamma++) {
     await set(page, 0.85, gamma, 0.15);
-    assert.equal(
-      await text(page, byTestId('speedup')),
-      expectedSpeedup(0.85, gamma, 0.15).toFixed(2),
-    );
+    assert.equal(await text(page, byTestId('speedup')), expectedSpeedup(0.85, gamma, 0.15).toFixed(2));
   }
 });
 
 test('the optimal-γ marker moves right when c drops', async () => {
   const { page } = env;
   const markerGamma = async () =>
-    Number(
-      await page
-        .locator('#chart-speedup .plot [data-testid="optimal-marker"]')
-        .getAttribute('data-gamma'),
-    );
+    Number(await page.locator('#chart-speedup .plot [data-testid="optimal-marker"]').getAttribute('data-gamma'));
   const markerX = async () => {
-    const box = await page
-      .locator('#chart-speedup .plot [data-testid="optimal-marker"]')
-      .boundingBox();
+    const box = await page.locator('#chart-speedup .plot [data-testid="optimal-marker"]').boundingBox();
     return box.x + box.width / 2;
   };
   await set(page, 0.9, 4, 0.3);
@@ -101,10 +88,7 @@ test('the optimal-γ marker moves right when c drops', async () => {
   assert.ok(x2 > x1, 'the marker moved right on screen');
   // The current-γ dot follows the γ slider.
   await setInput(page, 'gamma', 9);
-  assert.equal(
-    await page.locator('#chart-speedup .plot .current-dot').getAttribute('data-gamma'),
-    '9',
-  );
+  assert.equal(await page.locator('#chart-speedup .plot .current-dot').getAttribute('data-gamma'), '9');
 });
 
 test("the presets set the lesson's three regimes", async () => {
@@ -134,8 +118,7 @@ test("each preset's note says what the cards beside it say", async () => {
     const speedup = await text(page, byTestId('speedup'));
     const best = await text(page, byTestId('optimal-gamma'));
     // The optimal-γ card's line: "3.43× at γ = 10".
-    const [, bestSpeedup] =
-      /^(\d+\.\d\d)× at γ = \d+$/.exec(await text(page, '#optimal-note')) ?? [];
+    const [, bestSpeedup] = /^(\d+\.\d\d)× at γ = \d+$/.exec(await text(page, '#optimal-note')) ?? [];
     assert.ok(
       note.includes(`γ = ${gamma} gives ${speedup}×`),
       `${name}: “${note}” has the speedup card (${speedup}× at γ = ${gamma})`,
@@ -168,10 +151,7 @@ test('the WASM demonstrateSpeculative dots lie on the live curve at c = 0.1', as
     });
   });
   assert.equal(offsets.length, 16, '16 dots, γ = 1..16');
-  assert.ok(
-    Math.max(...offsets) < 0.05,
-    `dots on the curve (max offset ${Math.max(...offsets)} px)`,
-  );
+  assert.ok(Math.max(...offsets) < 0.05, `dots on the curve (max offset ${Math.max(...offsets)} px)`);
   await screenshot(page, '1-explorer', '#explorer');
 });
 
@@ -180,13 +160,8 @@ test('every control on the page has a label', async () => {
   const unlabelled = await page.evaluate(() =>
     [...document.querySelectorAll('input, select, textarea, button, progress')]
       .filter((el) => {
-        if (el.tagName === 'BUTTON')
-          return !el.textContent.trim() && !el.getAttribute('aria-label');
-        return !(
-          el.labels?.length ||
-          el.getAttribute('aria-label') ||
-          el.getAttribute('aria-labelledby')
-        );
+        if (el.tagName === 'BUTTON') return !el.textContent.trim() && !el.getAttribute('aria-label');
+        return !(el.labels?.length || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby'));
       })
       .map((el) => el.outerHTML.slice(0, 80)),
   );

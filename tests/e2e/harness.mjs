@@ -77,9 +77,7 @@ export function assertClean(assert, watch, { allowFailed = false, allowAborted =
   assert.deepEqual(watch.consoleErrors, [], 'console errors');
   assert.deepEqual(watch.foreignRequests, [], 'requests to another origin');
   // allowAborted: a request cancelled by the page's own reload (net::ERR_ABORTED) is no failure.
-  const failed = allowAborted
-    ? watch.failedRequests.filter((r) => !/net::ERR_ABORTED$/.test(r))
-    : watch.failedRequests;
+  const failed = allowAborted ? watch.failedRequests.filter((r) => !/net::ERR_ABORTED$/.test(r)) : watch.failedRequests;
   if (!allowFailed) assert.deepEqual(failed, [], 'failed requests');
 }
 
@@ -102,9 +100,7 @@ export async function dropFile(page, selector, name, bytes) {
       dt.items.add(new File([data], fileName, { type: 'application/octet-stream' }));
       const target = document.querySelector(sel);
       for (const type of ['dragenter', 'dragover', 'drop']) {
-        target.dispatchEvent(
-          new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }),
-        );
+        target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
       }
     },
     [selector, name, Buffer.from(bytes).toString('base64')],

@@ -14,35 +14,19 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  setup,
-  openReady,
-  setInput,
-  text,
-  byTestId,
-  screenshot,
-  assertClean,
-  distDir,
-  repoRoot,
-} from './harness.mjs';
+import { setup, openReady, setInput, text, byTestId, screenshot, assertClean, distDir, repoRoot } from './harness.mjs';
 
 const size = async (rel) => (await stat(path.join(distDir, rel)).catch(() => null))?.size ?? 0;
-const F32_BYTES =
-  (await size('models/target.safetensors')) + (await size('models/draft.safetensors'));
-const INT8_BYTES =
-  (await size('models/target-int8.safetensors')) + (await size('models/draft-int8.safetensors'));
+const F32_BYTES = (await size('models/target.safetensors')) + (await size('models/draft.safetensors'));
+const INT8_BYTES = (await size('models/target-int8.safetensors')) + (await size('models/draft-int8.safetensors'));
 const LARGE_INT8_BYTES =
-  (await size('models/large-target-int8.safetensors')) +
-  (await size('models/large-draft-int8.safetensors'));
+  (await size('models/large-target-int8.safetensors')) + (await size('models/large-draft-int8.safetensors'));
 const LARGE_F32_BYTES =
   (await size('models/large-target.safetensors')) + (await size('models/large-draft.safetensors'));
 const TINY = path.join(repoRoot, 'tests/fixtures/tiny_f32.safetensors');
 const VK_ITERATIONS = 4;
 const mbText = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
-const skip =
-  INT8_BYTES > 0
-    ? false
-    : 'the 8-bit files are not in this build (models/*-int8.safetensors missing)';
+const skip = INT8_BYTES > 0 ? false : 'the 8-bit files are not in this build (models/*-int8.safetensors missing)';
 
 let env;
 const requests = [];
@@ -105,9 +89,7 @@ const weightsRadio = (page) =>
   page.evaluate(() => ({
     checked: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).checked),
     disabled: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).disabled),
-    own: document.getElementById('weights-own').hidden
-      ? null
-      : document.getElementById('weights-own').textContent,
+    own: document.getElementById('weights-own').hidden ? null : document.getElementById('weights-own').textContent,
   }));
 
 /** Runs plain and speculative decoding and waits for the v(k) measurement that follows. */
@@ -125,11 +107,7 @@ async function runAndMeasure(page) {
     { timeout: 240000 },
   );
   const status = await text(page, byTestId('vk-status'));
-  assert.equal(
-    await page.evaluate(() => document.getElementById('vk').dataset.state),
-    'done',
-    status,
-  );
+  assert.equal(await page.evaluate(() => document.getElementById('vk').dataset.state), 'done', status);
   assert.match(
     status,
     new RegExp(`v\\(k\\) from ${8 * VK_ITERATIONS} target passes`),
@@ -141,10 +119,7 @@ async function runAndMeasure(page) {
     `while measuring: ${seen.join(' | ')}`,
   );
   console.log(`v(k): ${status}`);
-  assert.ok(
-    (await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length,
-    'the run produced tokens',
-  );
+  assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length, 'the run produced tokens');
 }
 
 test(
@@ -156,11 +131,9 @@ test(
     const lap = (what) => console.log(`${what}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     await openReady(page, url);
     await fewerVkPasses(page);
-    await page.waitForFunction(
-      () => document.documentElement.dataset.offlineReady === 'true',
-      null,
-      { timeout: 60000 },
-    );
+    await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, {
+      timeout: 60000,
+    });
     await waitModels(page, 'f32');
 
     // 1. The choice, with the sizes of the built files; float32 by default until both are measured.
@@ -172,10 +145,7 @@ test(
         await text(page, byTestId('weights-int8-sizes')),
         new RegExp(`small ${mbText(INT8_BYTES)} · large ${mbText(LARGE_INT8_BYTES)}`),
       );
-      assert.ok(
-        LARGE_INT8_BYTES <= 25e6,
-        `the large int8 pair downloads ${LARGE_INT8_BYTES} bytes (≤ 25 MB)`,
-      );
+      assert.ok(LARGE_INT8_BYTES <= 25e6, `the large int8 pair downloads ${LARGE_INT8_BYTES} bytes (≤ 25 MB)`);
     }
     assert.match(await text(page, byTestId('weights-int8-where')), /downloaded only when chosen/);
     assert.match(
@@ -197,8 +167,7 @@ test(
       page.evaluate(async () => {
         const out = [];
         for (const n of await caches.keys())
-          for (const r of await (await caches.open(n)).keys())
-            out.push(`${n} ${new URL(r.url).pathname}`);
+          for (const r of await (await caches.open(n)).keys()) out.push(`${n} ${new URL(r.url).pathname}`);
         return out;
       });
     assert.deepEqual(
@@ -211,10 +180,7 @@ test(
     // 2. A float32 run and its v(k).
     await runAndMeasure(page);
     lap('float32 run and v(k)');
-    assert.equal(
-      await page.evaluate(() => document.getElementById('vk').dataset.weightsCurves),
-      'f32',
-    );
+    assert.equal(await page.evaluate(() => document.getElementById('vk').dataset.weightsCurves), 'f32');
 
     // 3. int8: the 8-bit files, loaded as they are (the worker's model.weights).
     await page.check('#weights-int8');
@@ -234,9 +200,7 @@ test(
     );
     assert.match(
       await text(page, byTestId('model-load-text')),
-      new RegExp(
-        `^Models ready: the small pair, int8 weights \\(${mbText(INT8_BYTES).replace('.', '\\.')}\\)\\.$`,
-      ),
+      new RegExp(`^Models ready: the small pair, int8 weights \\(${mbText(INT8_BYTES).replace('.', '\\.')}\\)\\.$`),
     );
     // The pair picker's sizes follow: what each pair would download with int8 (the small pair's
     // 8-bit files are not precached: fetched, then kept).
@@ -276,17 +240,11 @@ test(
     await ownFile(page, 'draft', TINY);
     radio = await weightsRadio(page);
     assert.deepEqual([radio.checked, radio.disabled], [['f32'], ['f32', 'int8']]);
-    assert.match(
-      radio.own,
-      /^Your own model files are loaded: float32 weights, as the files hold them\./,
-    );
+    assert.match(radio.own, /^Your own model files are loaded: float32 weights, as the files hold them\./);
     await ownFile(page, 'reset');
     await waitModels(page, 'int8');
     assert.deepEqual(await weightsRadio(page), { checked: ['int8'], disabled: [], own: null });
-    assert.equal(
-      await page.evaluate(() => window.specdecPage.modelClient.info.target.weights),
-      'int8',
-    );
+    assert.equal(await page.evaluate(() => window.specdecPage.modelClient.info.target.weights), 'int8');
 
     lap('int8 loaded, own files and back');
     // 4. An int8 run: tokens, then v(k) with both weight types' curves and rooflines and the verdict.
@@ -296,10 +254,7 @@ test(
     assert.equal(vk.weights, 'int8');
     if (vk.trusted === 'false') {
       // The int8 v(k) failed the page's checks (trust.js): no curves, the busy sentence instead.
-      assert.match(
-        await page.locator('[data-testid="vk-busy"]').first().textContent(),
-        /timings can.t be trusted/,
-      );
+      assert.match(await page.locator('[data-testid="vk-busy"]').first().textContent(), /timings can.t be trusted/);
       lap('int8 v(k) untrusted: curves not compared');
       return;
     }
@@ -315,17 +270,10 @@ test(
     assert.equal(await page.locator('#chart-vk .vk-dot').count(), 8);
     if (vk.bandwidth === 'measured') {
       assert.equal(await page.locator('#chart-vk path.vk-roof').count(), 1, 'the int8 roofline');
-      assert.equal(
-        await page.locator('#chart-vk [data-testid="vk-weights-roof"]').count(),
-        1,
-        'the float32 roofline',
-      );
+      assert.equal(await page.locator('#chart-vk [data-testid="vk-weights-roof"]').count(), 1, 'the float32 roofline');
       assert.match(await text(page, byTestId('vk-fact-int-peak')), /^\d+\.\d GOP\/s$/);
     }
-    assert.match(
-      await text(page, '#vk-current'),
-      /^small target \(int8\), \d+\.\d MB of 8-bit weights, \d+ threads?$/,
-    );
+    assert.match(await text(page, '#vk-current'), /^small target \(int8\), \d+\.\d MB of 8-bit weights, \d+ threads?$/);
     const verdict = await text(page, byTestId('vk-weights-explanation'));
     assert.match(
       verdict,
@@ -355,9 +303,7 @@ test(
       ),
     );
     assert.equal(
-      await page.evaluate(
-        () => JSON.parse(localStorage.getItem('specdec:weights-default')).weights,
-      ),
+      await page.evaluate(() => JSON.parse(localStorage.getItem('specdec:weights-default')).weights),
       i8 < f32 ? 'int8' : 'f32',
     );
     console.log(
@@ -382,15 +328,10 @@ test(
     // 6. The pitfalls lab runs its real-pair cards on the int8 weights (the first of them is enough).
     await page.locator('#pitfalls').scrollIntoViewIfNeeded();
     const card = 'article.pitfall[data-pitfall="tokenizer-mismatch"]';
-    await page.waitForFunction(
-      (sel) => document.querySelector(sel).dataset.state === 'ready',
-      card,
-      { timeout: 120000 },
-    );
-    assert.equal(
-      await page.evaluate(() => window.specdecPage.pitfalls.client.info.weights),
-      'int8',
-    );
+    await page.waitForFunction((sel) => document.querySelector(sel).dataset.state === 'ready', card, {
+      timeout: 120000,
+    });
+    assert.equal(await page.evaluate(() => window.specdecPage.pitfalls.client.info.weights), 'int8');
     assert.equal(await page.locator(card).getAttribute('data-shown-weights'), 'int8');
     assert.equal(
       await page.locator(card).getAttribute('data-match'),
@@ -421,26 +362,18 @@ test(
       'the page starts on the default',
     );
     if (!(await page.isChecked('#weights-int8'))) {
-      await page.waitForFunction(
-        () => document.getElementById('weights-int8-where').dataset.cached === 'true',
-        null,
-        { timeout: 10000 },
-      );
+      await page.waitForFunction(() => document.getElementById('weights-int8-where').dataset.cached === 'true', null, {
+        timeout: 10000,
+      });
       await page.check('#weights-int8');
     }
     await waitModels(page, 'int8');
-    assert.equal(
-      (await pairLabels(page)).small,
-      `small, ${mbText(INT8_BYTES)}`,
-      'after the reload too',
-    );
+    assert.equal((await pairLabels(page)).small, `small, ${mbText(INT8_BYTES)}`, 'after the reload too');
     await setInput(page, 'gen-max', 8);
     await page.click('#run-spec');
-    await page.waitForFunction(
-      () => document.getElementById('spec-state').dataset.state === 'done',
-      null,
-      { timeout: 60000 },
-    );
+    await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+      timeout: 60000,
+    });
     assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
     lap('offline');
     await screenshot(page, 'int8-2-offline', '#models');

@@ -43,16 +43,12 @@ const settings = () => {
   ];
   return {
     values: Object.fromEntries(ids.map((id) => [id, $(id)?.value ?? null])),
-    checked: [...document.querySelectorAll('#models input[type=radio]:checked')]
-      .map((el) => el.id)
-      .sort(),
+    checked: [...document.querySelectorAll('#models input[type=radio]:checked')].map((el) => el.id).sort(),
     residualRows: $('residual-table').tBodies[0].rows.length,
-    shown: ['alpha-out', 'gamma-out', 'cost-out', 'preset-note', 'prompt-note'].map((id) =>
-      $(id).textContent.trim(),
+    shown: ['alpha-out', 'gamma-out', 'cost-out', 'preset-note', 'prompt-note'].map((id) => $(id).textContent.trim()),
+    readouts: [...document.querySelectorAll('[data-testid="tokens-per-pass"], [data-testid="speedup"]')].map(
+      (el) => el.textContent,
     ),
-    readouts: [
-      ...document.querySelectorAll('[data-testid="tokens-per-pass"], [data-testid="speedup"]'),
-    ].map((el) => el.textContent),
     treeDisabled: $('gen-tree').disabled,
   };
 };
@@ -109,10 +105,7 @@ test('a static host: what the learner set before the one reload for isolation is
 
   holding = false;
   for (const go of held.splice(0)) go();
-  await until(
-    page,
-    () => window.crossOriginIsolated && document.documentElement.dataset.settingsKept,
-  );
+  await until(page, () => window.crossOriginIsolated && document.documentElement.dataset.settingsKept);
   assert.deepEqual(
     await page.evaluate(() => JSON.parse(sessionStorage.getItem('e2e-loads'))),
     [false, true],
@@ -138,10 +131,6 @@ test('a static host: what the learner set before the one reload for isolation is
       after.checked.filter((id) => id.startsWith('pair-')),
       ['pair-large'],
     );
-  assert.equal(
-    await page.evaluate((k) => sessionStorage.getItem(k), 'specdec:kept-settings'),
-    null,
-    'read once',
-  );
+  assert.equal(await page.evaluate((k) => sessionStorage.getItem(k), 'specdec:kept-settings'), null, 'read once');
   assertClean(assert, env.watch);
 });

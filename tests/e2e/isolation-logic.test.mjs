@@ -79,17 +79,10 @@ test('a reload happens at most once: exhaustive over every combination of the fa
     const d = isolationDecision(facts);
     if (d.action === 'reload') {
       assert.ok(
-        !facts.isolated &&
-          !facts.embedded &&
-          facts.serviceWorker &&
-          facts.storage &&
-          !facts.attempted,
+        !facts.isolated && !facts.embedded && facts.serviceWorker && facts.storage && !facts.attempted,
         JSON.stringify(facts),
       );
-      assert.ok(
-        facts.controllerChanged || (!facts.controlledAtLoad && facts.activeWorker),
-        JSON.stringify(facts),
-      );
+      assert.ok(facts.controllerChanged || (!facts.controlledAtLoad && facts.activeWorker), JSON.stringify(facts));
     }
     assert.equal(typeof isolationReason(d.state) === 'string' || d.state === 'isolated', true);
   }
@@ -97,9 +90,7 @@ test('a reload happens at most once: exhaustive over every combination of the fa
 
 test('the reload keeps the settings the learner changed, in document order, and says why it happened', () => {
   const state = (entries) =>
-    new Map(
-      entries.map(([key, id, value, rows]) => [key, { id, value, ...(rows ? { rows } : {}) }]),
-    );
+    new Map(entries.map(([key, id, value, rows]) => [key, { id, value, ...(rows ? { rows } : {}) }]));
   const baseline = state([
     ['alpha', 'alpha', '0.8'],
     ['radio:pair', 'pair-small', 'pair-small'],
@@ -125,9 +116,6 @@ test('the reload keeps the settings the learner changed, in document order, and 
     reloadNote('isolated', 3),
     'Reloaded once to turn on threads (cross-origin isolation); your settings were kept.',
   );
-  assert.equal(
-    reloadNote('isolated', 0),
-    'Reloaded once to turn on threads (cross-origin isolation).',
-  );
+  assert.equal(reloadNote('isolated', 0), 'Reloaded once to turn on threads (cross-origin isolation).');
   assert.match(reloadNote('reload-did-not-help', 1), /did not allow; your settings were kept\.$/);
 });

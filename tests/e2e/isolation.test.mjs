@@ -52,8 +52,7 @@ async function recordLoads(context) {
     sessionStorage.setItem('e2e-loads', JSON.stringify(loads));
   });
 }
-const loadsOf = (page) =>
-  page.evaluate(() => JSON.parse(sessionStorage.getItem('e2e-loads') || '[]'));
+const loadsOf = (page) => page.evaluate(() => JSON.parse(sessionStorage.getItem('e2e-loads') || '[]'));
 
 const modelsReady = (frame) => waitForModels(frame, 90000);
 
@@ -79,17 +78,14 @@ async function runSpec(frame, maxTokens) {
   await frame.click('#run-spec');
   await frame.waitForFunction(
     () =>
-      document.getElementById('spec-state').dataset.state === 'done' &&
-      !document.getElementById('run-spec').disabled,
+      document.getElementById('spec-state').dataset.state === 'done' && !document.getElementById('run-spec').disabled,
     null,
     { timeout: 120000 },
   );
   const st = await frame.evaluate(() => ({ ...document.getElementById('spec-state').dataset }));
   // The count the run used: the selector's, unless 1 thread timed faster just then (compare.js
   // chooseThreads, said in the status line).
-  const used = await frame.evaluate(
-    () => document.getElementById('run-status').dataset.threadsUsed ?? '',
-  );
+  const used = await frame.evaluate(() => document.getElementById('run-status').dataset.threadsUsed ?? '');
   return {
     threads: Number(st.threads),
     parallelRuns: Number(st.parallelRuns),
@@ -103,11 +99,7 @@ test("(a, d) isolated from the first load by scripts/start's server: threads > 1
   t.after(() => env.close());
   const { page } = env;
   await openReady(page, env.url);
-  assert.equal(
-    await page.evaluate(() => window.crossOriginIsolated),
-    true,
-    'isolated on the first load',
-  );
+  assert.equal(await page.evaluate(() => window.crossOriginIsolated), true, 'isolated on the first load');
   assert.equal(await page.evaluate(() => document.documentElement.dataset.isolation), 'isolated');
   await modelsReady(page);
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
@@ -115,31 +107,17 @@ test("(a, d) isolated from the first load by scripts/start's server: threads > 1
   const status = await text(page, byTestId('threads-status'));
   console.log(`# ${cores} logical cores: ${status}`);
   if (cores < 2) {
-    assert.match(
-      status,
-      /^1 thread, cross-origin isolated: this machine reports 1 logical core\.$/,
-    );
+    assert.match(status, /^1 thread, cross-origin isolated: this machine reports 1 logical core\.$/);
     return;
   }
   assert.equal(status, `${n} threads, cross-origin isolated.`);
-  assert.equal(
-    await page.evaluate(() => document.getElementById('threads-status').dataset.threads),
-    String(n),
-  );
+  assert.equal(await page.evaluate(() => document.getElementById('threads-status').dataset.threads), String(n));
   assert.equal(await page.inputValue('#gen-threads'), String(n));
-  assert.equal(
-    await page.locator('#gen-threads option').count(),
-    n,
-    'one option per thread count, 1..maxThreads',
-  );
+  assert.equal(await page.locator('#gen-threads option').count(), n, 'one option per thread count, 1..maxThreads');
   assert.equal(await page.isDisabled('#gen-threads'), false);
 
   const many = await runSpec(page, 40);
-  assert.equal(
-    many.threads,
-    many.oneFaster ? 1 : n,
-    'the run used every thread (or 1, faster just then)',
-  );
+  assert.equal(many.threads, many.oneFaster ? 1 : n, 'the run used every thread (or 1, faster just then)');
   if (!many.oneFaster)
     assert.ok(
       many.parallelRuns > 0,
@@ -148,9 +126,7 @@ test("(a, d) isolated from the first load by scripts/start's server: threads > 1
 
   // (d) One thread: the status says so, the decodings use one, and the tokens do not change.
   await page.selectOption('#gen-threads', '1');
-  await page.waitForFunction(
-    () => document.getElementById('threads-status').dataset.threads === '1',
-  );
+  await page.waitForFunction(() => document.getElementById('threads-status').dataset.threads === '1');
   assert.equal(
     await text(page, byTestId('threads-status')),
     `1 thread (chosen; ${n} available), cross-origin isolated.`,
@@ -165,24 +141,16 @@ test("(a, d) isolated from the first load by scripts/start's server: threads > 1
   await page.click('#run-both');
   await page.waitForFunction(
     () =>
-      document.getElementById('spec-state').dataset.state === 'done' &&
-      !document.getElementById('run-both').disabled,
+      document.getElementById('spec-state').dataset.state === 'done' && !document.getElementById('run-both').disabled,
     null,
     { timeout: 180000 },
   );
   for (const id of ['plain-state', 'spec-state']) {
-    assert.equal(
-      await page.evaluate((i) => document.getElementById(i).dataset.threads, id),
-      '1',
-      `${id}: one thread`,
-    );
+    assert.equal(await page.evaluate((i) => document.getElementById(i).dataset.threads, id), '1', `${id}: one thread`);
   }
   assert.equal(
-    (
-      await page.evaluate(
-        () => document.querySelector('[data-testid="speedup-measured"]').dataset.ratios,
-      )
-    ).split(',').length,
+    (await page.evaluate(() => document.querySelector('[data-testid="speedup-measured"]').dataset.ratios)).split(',')
+      .length,
     2,
     'a ratio per repeat',
   );
@@ -197,15 +165,8 @@ test("(a, d) isolated from the first load by scripts/start's server: threads > 1
 test('(b) a static server with no headers: not isolated at first, one reload through the service worker isolates it (offline too)', async (t) => {
   const { env, navigations } = await openWithoutHeaders(t);
   const { page, context } = env;
-  await until(
-    page,
-    () => window.crossOriginIsolated && document.documentElement.dataset.ready === 'true',
-  );
-  assert.deepEqual(
-    await loadsOf(page),
-    [false, true],
-    'a first load without isolation, then one reload with it',
-  );
+  await until(page, () => window.crossOriginIsolated && document.documentElement.dataset.ready === 'true');
+  assert.deepEqual(await loadsOf(page), [false, true], 'a first load without isolation, then one reload with it');
   await sleep(2500);
   assert.equal(navigations.length, 2, `navigations: ${navigations.join(', ')}`);
   assert.deepEqual(await loadsOf(page), [false, true], 'no second reload');
@@ -218,11 +179,7 @@ test('(b) a static server with no headers: not isolated at first, one reload thr
   assert.equal(await page.evaluate(() => !!navigator.serviceWorker.controller), true);
   await modelsReady(page);
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
-  if (cores > 1)
-    assert.match(
-      await text(page, byTestId('threads-status')),
-      /^\d+ threads, cross-origin isolated\.$/,
-    );
+  if (cores > 1) assert.match(await text(page, byTestId('threads-status')), /^\d+ threads, cross-origin isolated\.$/);
 
   // Offline: every response comes from the service worker's caches, with the headers it adds.
   await context.setOffline(true);
@@ -299,11 +256,7 @@ test('(c) embedded in an iframe of a page that is not isolated, from another por
     if (f.parentFrame() === page.mainFrame()) frameLoads.push(f.url());
   });
   await page.goto(new URL('lesson.html', parent.url).href, { waitUntil: 'load' });
-  assert.equal(
-    await page.evaluate(() => window.crossOriginIsolated),
-    false,
-    'the parent is not isolated',
-  );
+  assert.equal(await page.evaluate(() => window.crossOriginIsolated), false, 'the parent is not isolated');
   const frame = await (await page.waitForSelector('#specdec')).contentFrame();
   await frame.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
     timeout: 60000,
@@ -321,10 +274,7 @@ test('(c) embedded in an iframe of a page that is not isolated, from another por
     status,
     /^1 thread: not cross-origin isolated \(embedded in a page that is not cross-origin isolated, or in an iframe without allow="cross-origin-isolated"\)\.$/,
   );
-  assert.equal(
-    await frame.evaluate(() => document.getElementById('threads-status').dataset.threads),
-    '1',
-  );
+  assert.equal(await frame.evaluate(() => document.getElementById('threads-status').dataset.threads), '1');
   assert.equal(await frame.isDisabled('#gen-threads'), true);
   const run = await runSpec(frame, 16);
   assert.equal(run.threads, 1);
@@ -333,8 +283,6 @@ test('(c) embedded in an iframe of a page that is not isolated, from another por
   await screenshot(page, 'isolation-3-embedded');
   // The parent's own requests are the only ones to another origin than the page's.
   const parentOrigin = new URL(parent.url).origin;
-  env.watch.foreignRequests = env.watch.foreignRequests.filter(
-    (u) => new URL(u).origin !== parentOrigin,
-  );
+  env.watch.foreignRequests = env.watch.foreignRequests.filter((u) => new URL(u).origin !== parentOrigin);
   assertClean(assert, env.watch);
 });

@@ -21,31 +21,20 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
   await setInput(page, 'gen-max', 80);
   await setInput(page, 'gen-gamma', 4);
   await page.click('#run-both');
-  await page.waitForFunction(
-    () => document.getElementById('spec-state').dataset.state === 'done',
-    null,
-    { timeout: 120000 },
-  );
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+    timeout: 120000,
+  });
   await page.waitForFunction(() => !document.getElementById('run-both').disabled);
   const plainText = await text(page, byTestId('plain-text'));
   const specText = await text(page, byTestId('spec-text'));
-  assert.ok(
-    plainText.startsWith('ROMEO:') && plainText.length > 'ROMEO:'.length,
-    'plain text emitted',
-  );
-  assert.ok(
-    specText.startsWith('ROMEO:') && specText.length > 'ROMEO:'.length,
-    'speculative text emitted',
-  );
+  assert.ok(plainText.startsWith('ROMEO:') && plainText.length > 'ROMEO:'.length, 'plain text emitted');
+  assert.ok(specText.startsWith('ROMEO:') && specText.length > 'ROMEO:'.length, 'speculative text emitted');
   assert.match(await text(page, '#spec-state'), /^done, 80 tokens · 3 timing repeats$/);
   assert.match(await text(page, '#plain-state'), /^done, 80 tokens · 3 timing repeats$/);
   // Coloured tokens: accepted drafts and at least one correction or bonus.
   const acc = await page.locator('#spec-text .tok.acc').count();
   const fixes = await page.locator('#spec-text .tok.cor, #spec-text .tok.bonus').count();
-  assert.ok(
-    acc + fixes > 0 && fixes > 0,
-    `coloured spans: ${acc} accepted, ${fixes} corrections/bonus`,
-  );
+  assert.ok(acc + fixes > 0 && fixes > 0, `coloured spans: ${acc} accepted, ${fixes} corrections/bonus`);
 
   const alpha = num(await text(page, byTestId('alpha-measured')));
   const tpp = num(await text(page, byTestId('tokens-per-target-pass')));
@@ -55,9 +44,7 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
   const specTps = num(await text(page, byTestId('spec-tps')));
   const measured = num(await text(page, byTestId('speedup-measured')));
   // The page's checks of its timings (trust.js): on a busy machine no prediction, verdict or γ.
-  const trusted = await page.evaluate(
-    () => document.getElementById('verdict').dataset.trusted !== 'false',
-  );
+  const trusted = await page.evaluate(() => document.getElementById('verdict').dataset.trusted !== 'false');
   const predicted = trusted ? num(await text(page, byTestId('speedup-predicted'))) : 1;
   for (const [name, x] of Object.entries({
     alpha,
@@ -74,19 +61,12 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
   assert.ok(alpha <= 1 && tpp >= 1 && tpp <= 5, `α ${alpha}, tokens/pass ${tpp}`);
   // One ratio per repeat (speculative ÷ plain tokens/s); the speedup shown is their median, and
   // the tokens/s shown are the medians of the repeats.
-  const ratios = (
-    await page.evaluate(
-      () => document.querySelector('[data-testid="speedup-measured"]').dataset.ratios,
-    )
-  )
+  const ratios = (await page.evaluate(() => document.querySelector('[data-testid="speedup-measured"]').dataset.ratios))
     .split(',')
     .map(Number);
   assert.equal(ratios.length, 3, `a ratio per repeat: ${ratios}`);
   const sorted = [...ratios].sort((a, b) => a - b);
-  assert.ok(
-    Math.abs(measured - sorted[1]) < 0.0051 + 0.001,
-    `measured ${measured} = the median ratio ${sorted[1]}`,
-  );
+  assert.ok(Math.abs(measured - sorted[1]) < 0.0051 + 0.001, `measured ${measured} = the median ratio ${sorted[1]}`);
   assert.match(await text(page, byTestId('speedup-measured')), / over 3 repeats\)$/);
   // Each line under a run lists the repeats' tokens/s; the table shows their median.
   for (const [line, shown] of [
@@ -110,10 +90,7 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
     return;
   }
   const expectedE = alpha >= 1 ? 5 : (1 - alpha ** 5) / (1 - alpha);
-  assert.ok(
-    Math.abs(predicted - expectedE / (4 * c + 1)) < 0.02,
-    `predicted ${predicted} = E/(γc+1) at measured α, c`,
-  );
+  assert.ok(Math.abs(predicted - expectedE / (4 * c + 1)) < 0.02, `predicted ${predicted} = E/(γc+1) at measured α, c`);
   const verdict = await text(page, byTestId('verdict'));
   // The verdict follows the spread of the repeats (the page's rule, outlier set aside included).
   const kind = ratioVerdict(ratios).kind;
@@ -122,11 +99,7 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
     kind,
     `ratios ${ratios}: ${verdict}`,
   );
-  assert.match(
-    verdict,
-    /^Target on the CPU \(WebAssembly, \d+ threads?\)\. /,
-    'the backend that ran comes first',
-  );
+  assert.match(verdict, /^Target on the CPU \(WebAssembly, \d+ threads?\)\. /, 'the backend that ran comes first');
   const rest = verdict.replace(/^Target on the CPU \(WebAssembly, \d+ threads?\)\. /, '');
   assert.match(
     rest,
@@ -137,10 +110,7 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
     }[kind],
   );
   assert.match(verdict, /γc \+ v/);
-  assert.match(
-    await text(page, byTestId('verdict-rule')),
-    /^Rule: “pays” only when every repeat’s ratio/,
-  );
+  assert.match(await text(page, byTestId('verdict-rule')), /^Rule: “pays” only when every repeat’s ratio/);
   console.log(`# ratios ${ratios.map((r) => r.toFixed(3)).join(', ')} → ${kind}`);
   // The γ the measured cost model predicts to be best; when it is not the run's, a button selects it.
   const best = await text(page, byTestId('best-gamma'));
@@ -151,9 +121,7 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
   if (suggested !== 4) {
     // From v(k) measured at this thread count after the run (section 4's v(k) measurement), or,
     // when that measurement failed the page's checks (a busy machine), from the run's own v.
-    const vkTrusted = await page.evaluate(
-      () => document.getElementById('vk').dataset.trusted !== 'false',
-    );
+    const vkTrusted = await page.evaluate(() => document.getElementById('vk').dataset.trusted !== 'false');
     assert.match(
       best,
       vkTrusted
@@ -185,22 +153,14 @@ test('Stop during "Run both & compare" ends it: no further repeat starts', async
     timeout: 30000,
   });
   const ratios = (
-    await page.evaluate(
-      () => document.querySelector('[data-testid="speedup-measured"]').dataset.ratios,
-    )
+    await page.evaluate(() => document.querySelector('[data-testid="speedup-measured"]').dataset.ratios)
   ).split(',');
-  assert.ok(
-    ratios.length >= 1 && ratios.length < 9,
-    `stopped after ${ratios.length} complete repeats`,
-  );
+  assert.ok(ratios.length >= 1 && ratios.length < 9, `stopped after ${ratios.length} complete repeats`);
   for (const id of ['plain-state', 'spec-state']) {
     const st = await page.evaluate((i) => document.getElementById(i).dataset.state, id);
     assert.ok(['done', 'stopped'].includes(st), `${id}: ${st} (${await text(page, `#${id}`)})`);
   }
-  assert.match(
-    `${await text(page, '#plain-state')} ${await text(page, '#spec-state')}`,
-    /stopped after/,
-  );
+  assert.match(`${await text(page, '#plain-state')} ${await text(page, '#spec-state')}`, /stopped after/);
   // The verdict stays that of the complete repeats.
   assert.match(await text(page, byTestId('verdict')), /measured/);
   await setInput(page, 'gen-repeats', 3);
@@ -224,11 +184,9 @@ test('Stop ends a speculative run early; the page stays responsive', async () =>
   await setInput(page, 'alpha', 0.5);
   assert.equal(await text(page, byTestId('tokens-per-pass')), ((1 - 0.5 ** 5) / 0.5).toFixed(2));
   await page.click('#run-stop');
-  await page.waitForFunction(
-    () => document.getElementById('spec-state').dataset.state === 'stopped',
-    null,
-    { timeout: 10000 },
-  );
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'stopped', null, {
+    timeout: 10000,
+  });
   const state = await text(page, '#spec-state');
   const n = Number(state.match(/stopped after (\d+) tokens/)[1]);
   assert.ok(n > 0 && n < 2000, `stopped after ${n} tokens`);

@@ -56,8 +56,7 @@ test('first visit: interactive, then precached for offline use', async () => {
   const cached = await page.evaluate(async () => {
     const names = await caches.keys();
     const urls = [];
-    for (const n of names)
-      for (const r of await (await caches.open(n)).keys()) urls.push(new URL(r.url).pathname);
+    for (const n of names) for (const r of await (await caches.open(n)).keys()) urls.push(new URL(r.url).pathname);
     return urls;
   });
   for (const want of [
@@ -72,10 +71,7 @@ test('first visit: interactive, then precached for offline use', async () => {
       `precached ${want}: ${cached.join(', ')}`,
     );
   }
-  assert.ok(
-    cached.filter((u) => /\.js$/.test(u.split('?')[0])).length >= 2,
-    'page js and worker js precached',
-  );
+  assert.ok(cached.filter((u) => /\.js$/.test(u.split('?')[0])).length >= 2, 'page js and worker js precached');
   // The threaded WASM build too: its glue, its pthread worker script and its wasm.
   for (const want of [
     /specdec-core-mt-[\w-]+\.js$/,
@@ -131,15 +127,8 @@ test('offline: reload with the network off and the server stopped; everything wo
       if (st.step === st.steps) break;
       await page.click('#step-next');
     }
-    assert.equal(
-      await page.evaluate(() => document.getElementById('step-panel').dataset.stage),
-      'correct',
-    );
-    assert.ok(
-      (await page
-        .locator(`${byTestId('correction-token')}, ${byTestId('bonus-token')}`)
-        .count()) === 1,
-    );
+    assert.equal(await page.evaluate(() => document.getElementById('step-panel').dataset.stage), 'correct');
+    assert.ok((await page.locator(`${byTestId('correction-token')}, ${byTestId('bonus-token')}`).count()) === 1);
   }
 
   // 3. residual
@@ -152,11 +141,9 @@ test('offline: reload with the network off and the server stopped; everything wo
   });
   await setInput(page, 'gen-max', 40);
   await page.click('#run-spec');
-  await page.waitForFunction(
-    () => document.getElementById('spec-state').dataset.state === 'done',
-    null,
-    { timeout: 60000 },
-  );
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+    timeout: 60000,
+  });
   assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
   // Every thread, offline — unless 1 thread timed faster just then (compare.js chooseThreads, said in the status line).
@@ -226,8 +213,5 @@ test('page weight (gzip) of html + js + css + wasm, without models', async () =>
     Object.keys(weight.threadedBuild.files).length >= 3,
     `the threaded build is emitted: ${Object.keys(weight.threadedBuild.files)}`,
   );
-  assert.ok(
-    weight.threadedBuild.gzip < 300 * 1024,
-    `threaded build ${weight.threadedBuild.gzip} bytes gzip`,
-  );
+  assert.ok(weight.threadedBuild.gzip < 300 * 1024, `threaded build ${weight.threadedBuild.gzip} bytes gzip`);
 });

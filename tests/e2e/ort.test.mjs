@@ -20,19 +20,12 @@ before(async () => {
   cpSync(path.join(repoRoot, 'web/lib'), path.join(root, 'lib'), { recursive: true });
   const dist = path.join(repoRoot, 'node_modules/onnxruntime-web/dist');
   mkdirSync(path.join(root, 'ort'));
-  for (const f of [
-    'ort.wasm.min.mjs',
-    'ort-wasm-simd-threaded.mjs',
-    'ort-wasm-simd-threaded.wasm',
-  ]) {
+  for (const f of ['ort.wasm.min.mjs', 'ort-wasm-simd-threaded.mjs', 'ort-wasm-simd-threaded.wasm']) {
     cpSync(path.join(dist, f), path.join(root, 'ort', f));
   }
   for (const f of ['target.safetensors', 'draft.safetensors'])
     cpSync(path.join(repoRoot, 'models', f), path.join(root, 'models', f));
-  cpSync(
-    onnxOf(path.join(repoRoot, 'models/target.safetensors')),
-    path.join(root, 'models/target.onnx'),
-  );
+  cpSync(onnxOf(path.join(repoRoot, 'models/target.safetensors')), path.join(root, 'models/target.onnx'));
   env = await setup({ root });
 });
 

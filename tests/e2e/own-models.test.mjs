@@ -8,15 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  openWithModels,
-  setInput,
-  text,
-  byTestId,
-  assertClean,
-  dropFile,
-  repoRoot,
-} from './harness.mjs';
+import { openWithModels, setInput, text, byTestId, assertClean, dropFile, repoRoot } from './harness.mjs';
 
 const fixture = (name) => path.join(repoRoot, 'tests/fixtures', name);
 let env;
@@ -34,9 +26,7 @@ const weightsRadio = (page) =>
   page.evaluate(() => ({
     checked: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).checked),
     disabled: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).disabled),
-    own: document.getElementById('weights-own').hidden
-      ? null
-      : document.getElementById('weights-own').textContent,
+    own: document.getElementById('weights-own').hidden ? null : document.getElementById('weights-own').textContent,
   }));
 
 /** Waits until the file status settles; returns { state, status, error }. */
@@ -110,11 +100,7 @@ test('malformed files dropped on a zone: header, config and non-finite weights',
       withHeader(header.replace('"n_head":"4"', '"n_head":"3"')),
       /n_head = 3 does not divide n_embd = 32/,
     ],
-    [
-      'nan.safetensors',
-      nanWeights,
-      /tensor 'transformer\.wte\.weight' holds a non-finite value \(nan\) at index 7/,
-    ],
+    ['nan.safetensors', nanWeights, /tensor 'transformer\.wte\.weight' holds a non-finite value \(nan\) at index 7/],
   ];
   for (const [name, bytes, message] of cases) {
     await dropFile(page, '#drop-draft', name, bytes);
@@ -127,19 +113,12 @@ test('malformed files dropped on a zone: header, config and non-finite weights',
 
 test('valid files (picker for the target, drop for the draft) replace the models and run', async () => {
   const { page } = env;
-  assert.deepEqual(
-    await weightsRadio(page),
-    { checked: ['f32'], disabled: [], own: null },
-    'the page’s float32 pair',
-  );
+  assert.deepEqual(await weightsRadio(page), { checked: ['f32'], disabled: [], own: null }, 'the page’s float32 pair');
   // An 8-bit target file (stored quantized): loaded as int8; the radio does not claim float32.
   await page.setInputFiles('#model-file-target', fixture('tiny_int8.safetensors'));
   let out = await fileOutcome(page);
   assert.equal(out.state, 'loaded', out.error);
-  assert.equal(
-    await page.evaluate(() => window.specdecPage.modelClient.info.target.weights),
-    'int8',
-  );
+  assert.equal(await page.evaluate(() => window.specdecPage.modelClient.info.target.weights), 'int8');
   let radio = await weightsRadio(page);
   assert.deepEqual(
     [radio.checked, radio.disabled],
@@ -157,10 +136,7 @@ test('valid files (picker for the target, drop for the draft) replace the models
   assert.equal(out.error, '', 'the alert is cleared');
   radio = await weightsRadio(page);
   assert.deepEqual([radio.checked, radio.disabled], [['f32'], ['f32', 'int8']]);
-  assert.match(
-    radio.own,
-    /^Your own model files are loaded: float32 weights, as the files hold them\./,
-  );
+  assert.match(radio.own, /^Your own model files are loaded: float32 weights, as the files hold them\./);
   await dropFile(
     page,
     '#drop-draft',
@@ -177,28 +153,19 @@ test('valid files (picker for the target, drop for the draft) replace the models
   await setInput(page, 'gen-max', 40);
   await setInput(page, 'gen-temp', 1);
   await page.click('#run-spec');
-  await page.waitForFunction(
-    () => document.getElementById('spec-state').dataset.state === 'done',
-    null,
-    { timeout: 60000 },
-  );
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+    timeout: 60000,
+  });
   assert.match(await text(page, '#spec-state'), /done, 40 tokens/);
   // This draft disagrees with the target: corrections appear.
-  assert.ok(
-    (await page.locator('#spec-text .tok.cor').count()) > 0,
-    'corrections from the residual',
-  );
+  assert.ok((await page.locator('#spec-text .tok.cor').count()) > 0, 'corrections from the residual');
 
   await page.click('#model-file-reset');
   out = await fileOutcome(page);
   assert.equal(out.state, 'loaded', out.error);
   assert.doesNotMatch(await text(page, '#model-info'), /file “/);
   assert.equal(await page.isHidden('#model-file-reset'), true);
-  assert.deepEqual(
-    await weightsRadio(page),
-    { checked: ['f32'], disabled: [], own: null },
-    'the choice is free again',
-  );
+  assert.deepEqual(await weightsRadio(page), { checked: ['f32'], disabled: [], own: null }, 'the choice is free again');
   await setInput(page, 'gen-max', 200);
   await setInput(page, 'gen-temp', 0.8);
   assertClean(assert, env.watch);

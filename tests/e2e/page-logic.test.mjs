@@ -22,13 +22,7 @@ import {
 import { headsStatus, shapeNote } from '../../web/page/src/models/drafters.js';
 import { threadsText } from '../../web/page/src/models/threads.js';
 import { createVkStore, targetKey } from '../../web/page/src/models/vk/store.js';
-import {
-  buttonsState,
-  revealState,
-  stagesOf,
-  stepBack,
-  stepForward,
-} from '../../web/page/src/step/stages.js';
+import { buttonsState, revealState, stagesOf, stepBack, stepForward } from '../../web/page/src/step/stages.js';
 import { createLabQueue, keyOf } from '../../web/page/src/pitfalls/queue.js';
 import { costsText } from '../../web/page/src/models/verdict-view.js';
 import { GAMMA_CAP, GAMMA_DEFAULT, GAMMA_MAX_DEFAULT } from '../../web/page/src/shared/controls.js';
@@ -69,10 +63,7 @@ const sd = {
 };
 
 test('γ: the forms take their default and cap from the library, and give γ as createDecoder takes it', () => {
-  assert.deepEqual(
-    [GAMMA_DEFAULT, GAMMA_MAX_DEFAULT, GAMMA_CAP],
-    [limits.gamma, limits.gammaMax, limits.maxGamma],
-  );
+  assert.deepEqual([GAMMA_DEFAULT, GAMMA_MAX_DEFAULT, GAMMA_CAP], [limits.gamma, limits.gammaMax, limits.maxGamma]);
   const cases = [
     ['fixed', 5, { gamma: 5 }, 'fixed', 5],
     ['auto', 8, { gamma: 'auto', gammaMax: 8 }, 'auto', 8],
@@ -98,10 +89,7 @@ test('results: runs compare when only γ, the drafter, the shape or the pace dif
     }),
   );
   assert.ok(!sameSettings(OPTS, { ...OPTS, temperature: 0 }));
-  assert.ok(
-    !sameSettings(OPTS, { ...OPTS, threads: 1 }),
-    'the thread count changes what a step costs',
-  );
+  assert.ok(!sameSettings(OPTS, { ...OPTS, threads: 1 }), 'the thread count changes what a step costs');
   assert.ok(!sameSettings(OPTS, null));
 });
 
@@ -115,10 +103,7 @@ test("results: repeats keep the first run's counts and the timings' medians", ()
   assert.equal(a.generated, 7);
   assert.equal(a.repeats, 3);
   assert.equal(
-    repeatLine(
-      { summary: a, runs: [run({ tokensPerSecond: 90 }), run({ tokensPerSecond: 120 })] },
-      true,
-    ),
+    repeatLine({ summary: a, runs: [run({ tokensPerSecond: 90 }), run({ tokensPerSecond: 120 })] }, true),
     '7 tokens · 20 target passes · 100.0 tokens/s · 500 ms compute (tokens/s: median of 2 repeats, 90.0, 120.0)',
   );
   assert.equal(repeatLine({ summary: a, runs: [a] }, true), null);
@@ -280,18 +265,9 @@ test('costmodel: the prediction E/(γc + v) takes the means of the runs it expla
   const iterationMs = total(specs, 'computeMs') / total(specs, 'iterations');
   const draftPerIteration = total(specs, 'draftMs') / total(specs, 'iterations');
   const alpha = total(specs, 'accepted') / total(specs, 'examined');
-  const near = (a, b, what) =>
-    assert.ok(Math.abs(a - b) < 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
-  near(
-    f.c,
-    draftPerIteration / 4 / stepMs,
-    'c: the draft time per iteration ÷ γ ÷ the mean plain step',
-  );
-  near(
-    f.v,
-    (iterationMs - draftPerIteration) / stepMs,
-    'v: the rest of a mean iteration, in mean plain steps',
-  );
+  const near = (a, b, what) => assert.ok(Math.abs(a - b) < 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
+  near(f.c, draftPerIteration / 4 / stepMs, 'c: the draft time per iteration ÷ γ ÷ the mean plain step');
+  near(f.v, (iterationMs - draftPerIteration) / stepMs, 'v: the rest of a mean iteration, in mean plain steps');
   near(4 * f.c + f.v, iterationMs / stepMs, 'γc + v: a mean iteration in mean plain steps');
   near(f.alpha, alpha, 'α over the repeats');
   near(f.predictedV, sd.expectedAcceptedTokens(alpha, 4) / (iterationMs / stepMs), 'E/(γc + v)');
@@ -317,10 +293,7 @@ test('costmodel: the prediction E/(γc + v) takes the means of the runs it expla
   });
   assert.equal(k.c, 0);
   near(k.v, iterationMs / stepMs, 'lookup: v');
-  assert.equal(
-    meanCosts({ specRuns: [], gamma: 4, expectedAcceptedTokens: sd.expectedAcceptedTokens }),
-    null,
-  );
+  assert.equal(meanCosts({ specRuns: [], gamma: 4, expectedAcceptedTokens: sd.expectedAcceptedTokens }), null);
 });
 
 test("costmodel: on runs that follow the model the prediction is within 15% of the measured speed-up; the medians' was not", () => {
@@ -344,8 +317,7 @@ test("costmodel: on runs that follow the model the prediction is within 15% of t
       spec: { summary: s },
     } = r;
     const medians = f.E / ((f.gamma * s.draftMsMedian + s.targetMsMedian) / p.targetMsMedian);
-    if (!Object.keys(m).length)
-      assert.ok(medians / measured > 1.15, `medians: ${medians} vs ${measured}`);
+    if (!Object.keys(m).length) assert.ok(medians / measured > 1.15, `medians: ${medians} vs ${measured}`);
   }
 });
 
@@ -413,10 +385,7 @@ test('threads: the line says why the worker has one thread', () => {
     reason: 'not cross-origin isolated: no COOP header',
   };
   assert.equal(threadsText(t), '1 thread: not cross-origin isolated (no COOP header).');
-  assert.equal(
-    threadsText(t, 'the page is embedded'),
-    '1 thread: not cross-origin isolated (the page is embedded).',
-  );
+  assert.equal(threadsText(t, 'the page is embedded'), '1 thread: not cross-origin isolated (the page is embedded).');
 });
 
 test('vk-store: a stopped measurement never replaces a complete one', () => {
@@ -541,11 +510,7 @@ test('pitfalls-queue: one job at a time; a flipped switch goes first; results ar
   assert.deepEqual(log.slice(4), ['queued b', 'cancel a|false|1']);
   finish('a|false|1', 1);
   await settle();
-  assert.equal(
-    log.at(-1),
-    'run b|true|1',
-    'the cancelled job is not shown; the flipped card runs next',
-  );
+  assert.equal(log.at(-1), 'run b|true|1', 'the cancelled job is not shown; the flipped card runs next');
   finish('b|true|1', 2);
   await settle();
   assert.deepEqual(log.slice(-2), ['show b 2', 'run a|false|1']);

@@ -13,28 +13,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  setup,
-  openReady,
-  setInput,
-  text,
-  byTestId,
-  screenshot,
-  assertClean,
-  distDir,
-} from './harness.mjs';
+import { setup, openReady, setInput, text, byTestId, screenshot, assertClean, distDir } from './harness.mjs';
 
 const size = async (rel) => (await stat(path.join(distDir, rel)).catch(() => null))?.size ?? 0;
-const SMALL_BYTES =
-  (await size('models/target.safetensors')) + (await size('models/draft.safetensors'));
-const LARGE_BYTES =
-  (await size('models/large-target.safetensors')) + (await size('models/large-draft.safetensors'));
+const SMALL_BYTES = (await size('models/target.safetensors')) + (await size('models/draft.safetensors'));
+const LARGE_BYTES = (await size('models/large-target.safetensors')) + (await size('models/large-draft.safetensors'));
 const HAS_LARGE =
-  (await size('models/large-target.safetensors')) > 0 &&
-  (await size('models/large-draft.safetensors')) > 0;
-const skipLarge = HAS_LARGE
-  ? false
-  : 'the large pair is not in this build (models/large-*.safetensors missing)';
+  (await size('models/large-target.safetensors')) > 0 && (await size('models/large-draft.safetensors')) > 0;
+const skipLarge = HAS_LARGE ? false : 'the large pair is not in this build (models/large-*.safetensors missing)';
 const mbText = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 let env;
@@ -54,18 +40,15 @@ after(async () => {
 });
 
 const waitPair = (page, name, timeout = 120000) =>
-  page.waitForFunction(
-    (n) => document.body.dataset.modelsReady === 'true' && document.body.dataset.pair === n,
-    name,
-    { timeout },
-  );
+  page.waitForFunction((n) => document.body.dataset.modelsReady === 'true' && document.body.dataset.pair === n, name, {
+    timeout,
+  });
 
 async function cachedUrls(page) {
   return page.evaluate(async () => {
     const out = [];
     for (const n of await caches.keys())
-      for (const r of await (await caches.open(n)).keys())
-        out.push(`${n} ${new URL(r.url).pathname}`);
+      for (const r of await (await caches.open(n)).keys()) out.push(`${n} ${new URL(r.url).pathname}`);
     return out;
   });
 }
@@ -98,22 +81,12 @@ async function checkVk(page, target) {
       await text(page, byTestId('vk-raw')),
       /^Raw pass times \(medians, \d+ threads?\): k = 1: \d+\.\d\d ms/,
     );
-    assert.equal(
-      await page.locator('#chart-vk path.vk-roof').count(),
-      0,
-      'no roofline from untrusted timings',
-    );
+    assert.equal(await page.locator('#chart-vk path.vk-roof').count(), 0, 'no roofline from untrusted timings');
     assert.equal(await page.locator(byTestId('vk-pairs-explanation')).count(), 0);
-    console.log(
-      `# ${target}: v(k) failed the checks: ${await text(page, byTestId('vk-busy-why'))}`,
-    );
+    console.log(`# ${target}: v(k) failed the checks: ${await text(page, byTestId('vk-busy-why'))}`);
     return { bandwidth: '', explanation: '', busy: true };
   }
-  assert.equal(
-    (await page.locator('#chart-vk line.vk-lesson').count()) >= 1,
-    true,
-    'the lesson’s v = 1',
-  );
+  assert.equal((await page.locator('#chart-vk line.vk-lesson').count()) >= 1, true, 'the lesson’s v = 1');
   assert.equal(await page.locator('#chart-vk path.vk-roof').count(), 1, 'the roofline');
   const dots = await page.locator('#chart-vk .vk-dot title').allTextContents();
   assert.match(dots[0], /^k = 1: a pass over 1 token took \d+\.\d\d ms, v = 1\.00$/);
@@ -161,16 +134,9 @@ async function checkVk(page, target) {
   );
   assert.match(explanation, /The small target's \d+\.\d MB/);
   assert.match(explanation, /v\(\d\) = \d+\.\d\d, measured/);
-  assert.equal(
-    (explanation.match(/\. (?=[A-Z])/g) ?? []).length,
-    2,
-    `two sentences after the heading: ${explanation}`,
-  );
+  assert.equal((explanation.match(/\. (?=[A-Z])/g) ?? []).length, 2, `two sentences after the heading: ${explanation}`);
   if (bandwidth === 'measured') {
-    assert.match(
-      explanation,
-      /(one core reads them at|\d+ threads read them at|are read at) \d+\.\d GB\/s/,
-    );
+    assert.match(explanation, /(one core reads them at|\d+ threads read them at|are read at) \d+\.\d GB\/s/);
     assert.match(explanation, /one step takes at least \d+\.\d\d ms/);
     assert.match(await text(page, byTestId('vk-fact-bandwidth')), /^\d+\.\d GB\/s$/);
     assert.match(await text(page, byTestId('vk-fact-floor')), /^\d+\.\d\d ms$/);
@@ -188,9 +154,7 @@ async function checkVk(page, target) {
     );
   }
   assert.match(await text(page, byTestId('vk-fact-peak')), /^\d+\.\d GFLOP\/s$/);
-  const peakTip = page
-    .locator('#vk-facts tr', { has: page.locator(byTestId('vk-fact-peak')) })
-    .locator('.tip');
+  const peakTip = page.locator('#vk-facts tr', { has: page.locator(byTestId('vk-fact-peak')) }).locator('.tip');
   assert.match(
     await peakTip.getAttribute('title'),
     /^(Measured \(sd\.measurePeak\): multiply-adds in registers on \d+ threads? at once|Estimated from the longest measured pass \(k = 8\))/,
@@ -285,10 +249,7 @@ test(
     await waitPair(page, 'large');
     const log = await page.evaluate(() => window.__progressLog);
     const partial = log.filter((e) => e.loaded > 0 && e.loaded < e.total);
-    assert.ok(
-      partial.length >= 3,
-      `progress reported while downloading: ${JSON.stringify(log.slice(0, 5))}`,
-    );
+    assert.ok(partial.length >= 3, `progress reported while downloading: ${JSON.stringify(log.slice(0, 5))}`);
     for (const e of partial) assert.equal(e.total, LARGE_BYTES, 'bytes of the whole pair');
     assert.ok(
       partial.some((e) =>
@@ -303,14 +264,9 @@ test(
     );
     assert.match(
       await text(page, byTestId('model-load-text')),
-      new RegExp(
-        `^Models ready: the large pair, float32 weights \\(${mbText(LARGE_BYTES).replace('.', '\\.')}\\)\\.$`,
-      ),
+      new RegExp(`^Models ready: the large pair, float32 weights \\(${mbText(LARGE_BYTES).replace('.', '\\.')}\\)\\.$`),
     );
-    assert.match(
-      await text(page, '#model-info'),
-      /Target: “large-target”, 6 layers, width 512, 19\.\d\d M parameters/,
-    );
+    assert.match(await text(page, '#model-info'), /Target: “large-target”, 6 layers, width 512, 19\.\d\d M parameters/);
     assert.equal(await page.isChecked('#pair-large'), true);
     assert.equal(
       requests.filter((u) => /large-target\.safetensors\?v=[0-9a-f]{12}$/.test(u)).length >= 1,
@@ -323,37 +279,24 @@ test(
     // Both targets measured now: v(5) of each, measured, and the small one drawn for comparison
     // (when both measurements passed the page's checks).
     if (!busy && /^Why|^What/.test(explanation)) {
-      assert.equal(
-        (explanation.match(/v\(5\) = \d+\.\d\d, measured/g) ?? []).length,
-        2,
-        explanation,
-      );
-      assert.equal(
-        await page.locator('#chart-vk path.vk-other').count(),
-        1,
-        'the small target, measured earlier',
-      );
+      assert.equal((explanation.match(/v\(5\) = \d+\.\d\d, measured/g) ?? []).length, 2, explanation);
+      assert.equal(await page.locator('#chart-vk path.vk-other').count(), 1, 'the small target, measured earlier');
     }
-    await page.waitForFunction(
-      () => document.getElementById('pair-large-where').dataset.cached === 'true',
-      null,
-      { timeout: 10000 },
-    );
+    await page.waitForFunction(() => document.getElementById('pair-large-where').dataset.cached === 'true', null, {
+      timeout: 10000,
+    });
     assert.equal(await text(page, byTestId('pair-large-where')), 'saved for offline use');
     await screenshot(page, 'pairs-3-vk-large', '#vk');
     // The measurement is stoppable; a complete earlier one stays on the chart.
     await page.click('#vk-measure');
-    await page.waitForFunction(
-      () => document.getElementById('vk').dataset.state === 'measuring',
-      null,
-      { timeout: 10000, polling: 10 },
-    );
+    await page.waitForFunction(() => document.getElementById('vk').dataset.state === 'measuring', null, {
+      timeout: 10000,
+      polling: 10,
+    });
     await page.click('#vk-stop');
-    await page.waitForFunction(
-      () => document.getElementById('vk').dataset.state === 'stopped',
-      null,
-      { timeout: 30000 },
-    );
+    await page.waitForFunction(() => document.getElementById('vk').dataset.state === 'stopped', null, {
+      timeout: 30000,
+    });
     assert.match(
       await text(page, byTestId('vk-status')),
       /^Stopped: v\(k\) from \d of 8 pass lengths measured so far; the chart shows the earlier complete measurement\.$/,
@@ -366,51 +309,44 @@ test(
       cached.some((u) => /^specdec-model-pairs .*\/models\/large-target\.safetensors$/.test(u)),
       cached.join(', '),
     );
-    assert.ok(
-      !cached.some((u) => /^workbox-precache.*large-/.test(u)),
-      'runtime cache, not the precache',
-    );
+    assert.ok(!cached.some((u) => /^workbox-precache.*large-/.test(u)), 'runtime cache, not the precache');
   },
 );
 
-test(
-  'switching pairs disposes the old models in the worker (no leak)',
-  { skip: skipLarge },
-  async () => {
-    const { page } = env;
-    const memory = () => page.evaluate(() => window.specdecPage.modelClient.memory());
-    // The step-through on the models holds a decoder in the worker: it must not pin the old pair.
-    const stepReady = () =>
-      page.waitForFunction(
-        () =>
-          document.getElementById('step-panel').dataset.stage === 'draft' &&
-          !document.getElementById('step-next').disabled,
-        null,
-        { timeout: 60000 },
-      );
-    await page.selectOption('#step-source', 'models');
-    await stepReady();
-    const large1 = await memory();
-    await page.check('#pair-small');
-    await waitPair(page, 'small');
-    const small = await memory();
-    await page.check('#pair-large');
-    await waitPair(page, 'large');
-    await stepReady(); // started again, on the large pair
-    assert.doesNotMatch(await text(page, '#step-caption'), /Could not start|Stopped/);
-    const large2 = await memory();
-    // The large pair holds 20.2 M parameters as float32 (80.7 MB), the small one 5.3 M (21.3 MB).
-    assert.ok(
-      large1.inUseBytes - small.inUseBytes > 55e6,
-      `the large pair freed: ${large1.inUseBytes} -> ${small.inUseBytes}`,
+test('switching pairs disposes the old models in the worker (no leak)', { skip: skipLarge }, async () => {
+  const { page } = env;
+  const memory = () => page.evaluate(() => window.specdecPage.modelClient.memory());
+  // The step-through on the models holds a decoder in the worker: it must not pin the old pair.
+  const stepReady = () =>
+    page.waitForFunction(
+      () =>
+        document.getElementById('step-panel').dataset.stage === 'draft' &&
+        !document.getElementById('step-next').disabled,
+      null,
+      { timeout: 60000 },
     );
-    assert.ok(
-      Math.abs(large2.inUseBytes - large1.inUseBytes) < 1024 * 1024,
-      `back where it was: ${large1.inUseBytes} -> ${large2.inUseBytes}`,
-    );
-    assert.equal(large2.jsHandles, large1.jsHandles, 'no JS handle left behind');
-  },
-);
+  await page.selectOption('#step-source', 'models');
+  await stepReady();
+  const large1 = await memory();
+  await page.check('#pair-small');
+  await waitPair(page, 'small');
+  const small = await memory();
+  await page.check('#pair-large');
+  await waitPair(page, 'large');
+  await stepReady(); // started again, on the large pair
+  assert.doesNotMatch(await text(page, '#step-caption'), /Could not start|Stopped/);
+  const large2 = await memory();
+  // The large pair holds 20.2 M parameters as float32 (80.7 MB), the small one 5.3 M (21.3 MB).
+  assert.ok(
+    large1.inUseBytes - small.inUseBytes > 55e6,
+    `the large pair freed: ${large1.inUseBytes} -> ${small.inUseBytes}`,
+  );
+  assert.ok(
+    Math.abs(large2.inUseBytes - large1.inUseBytes) < 1024 * 1024,
+    `back where it was: ${large1.inUseBytes} -> ${large2.inUseBytes}`,
+  );
+  assert.equal(large2.jsHandles, large1.jsHandles, 'no JS handle left behind');
+});
 
 test(
   'offline after first use: the network cut and the server stopped, the large pair still loads',
@@ -425,20 +361,16 @@ test(
       timeout: 30000,
     });
     await waitPair(page, 'small');
-    await page.waitForFunction(
-      () => document.getElementById('pair-large-where').dataset.cached === 'true',
-      null,
-      { timeout: 10000 },
-    );
+    await page.waitForFunction(() => document.getElementById('pair-large-where').dataset.cached === 'true', null, {
+      timeout: 10000,
+    });
     await page.check('#pair-large');
     await waitPair(page, 'large');
     await setInput(page, 'gen-max', 8);
     await page.click('#run-spec');
-    await page.waitForFunction(
-      () => document.getElementById('spec-state').dataset.state === 'done',
-      null,
-      { timeout: 60000 },
-    );
+    await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+      timeout: 60000,
+    });
     assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
     assert.ok(
       requests.slice(before).some((u) => /large-target\.safetensors/.test(u)),

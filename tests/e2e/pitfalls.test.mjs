@@ -18,12 +18,7 @@ const CARDS = [
   'gamma-too-large',
   'changes-quality',
 ];
-const HISTOGRAM_CARDS = [
-  'resample-from-p',
-  'temperature-mismatch',
-  'tokenizer-mismatch',
-  'changes-quality',
-];
+const HISTOGRAM_CARDS = ['resample-from-p', 'temperature-mismatch', 'tokenizer-mismatch', 'changes-quality'];
 // Generous: the goal is 2 s on a 2-core machine; CI and a busy machine get slack.
 const READY_BOUND_MS = 15000;
 
@@ -102,10 +97,7 @@ const v = (st, name) => st.readouts[name]?.value;
 
 /** A card whose timings failed the page's checks: the busy sentence, no chart, no speed claim. */
 function assertBusy(st) {
-  assert.match(
-    st.verdict,
-    /^This machine was busy while measuring: these timings can’t be trusted/,
-  );
+  assert.match(st.verdict, /^This machine was busy while measuring: these timings can’t be trusted/);
   assert.doesNotMatch(st.verdict, /Slower than|Faster than|the best of this sweep/);
   assert.equal(st.speedBars + st.sweepDots, 0, 'nothing drawn from them');
   console.log(`# ${st.id ?? ''} busy: ${st.verdict}`);
@@ -129,17 +121,11 @@ function checkOffState(states) {
     assert.match(st.verdict, /^Consistent with the target's distribution/);
   }
   // The correct rule on the toys accepts as the lesson's α says: 1 − TV(p, q) = 0.9 (4 tokens).
-  assert.ok(
-    Math.abs(v(states['resample-from-p'], 'alpha') - 0.9) < 0.01,
-    `α ${v(states['resample-from-p'], 'alpha')}`,
-  );
+  assert.ok(Math.abs(v(states['resample-from-p'], 'alpha') - 0.9) < 0.01, `α ${v(states['resample-from-p'], 'alpha')}`);
   // The real pair with its distilled draft.
   for (const id of ['tokenizer-mismatch', 'draft-too-weak', 'changes-quality']) {
     assert.ok(v(states[id], 'alpha') > 0.5, `${id} off: α ${v(states[id], 'alpha')}`);
-    assert.ok(
-      v(states[id], 'tokens-per-pass') > 2,
-      `${id} off: tokens per pass ${v(states[id], 'tokens-per-pass')}`,
-    );
+    assert.ok(v(states[id], 'tokens-per-pass') > 2, `${id} off: tokens per pass ${v(states[id], 'tokens-per-pass')}`);
   }
   for (const id of ['draft-too-weak', 'changes-quality']) {
     const sp = v(states[id], 'speedup');
@@ -169,15 +155,10 @@ test('#only=pitfalls: only the lab shows; every card computes its correct state'
     assert.equal(await page.isHidden(`#${id}`), true, `#${id} hidden`);
   assert.equal(await page.isHidden('.masthead'), true);
   assert.equal(await page.locator('.pitfall').count(), CARDS.length);
-  assert.deepEqual(
-    await page.$$eval('.pitfall', (els) => els.map((e) => e.dataset.pitfall)),
-    CARDS,
-  );
+  assert.deepEqual(await page.$$eval('.pitfall', (els) => els.map((e) => e.dataset.pitfall)), CARDS);
   const t0 = Date.now();
   await sectionReady(page);
-  console.log(
-    `# pitfalls: all six cards computed (switches off) in ${Date.now() - t0} ms after the page was ready`,
-  );
+  console.log(`# pitfalls: all six cards computed (switches off) in ${Date.now() - t0} ms after the page was ready`);
   const states = {};
   for (const id of CARDS) states[id] = await cardState(page, id);
   checkOffState(states);
@@ -220,9 +201,7 @@ test('every switch on: the broken state, within a generous time; printed', async
     assert.ok(times[id] < READY_BOUND_MS, `${id}: ready ${times[id]} ms after the switch`);
   }
   const longest = Math.max(0, ...(await page.evaluate(() => window.__longTasks)));
-  console.log(
-    `# time from switch to section ready (ms): ${CARDS.map((id) => `${id} ${times[id]}`).join(', ')}`,
-  );
+  console.log(`# time from switch to section ready (ms): ${CARDS.map((id) => `${id} ${times[id]}`).join(', ')}`);
   console.log(`# longest main-thread task meanwhile: ${Math.round(longest)} ms`);
   assert.ok(longest < 1000, `the page's main thread was blocked for ${longest} ms`);
 
@@ -232,14 +211,8 @@ test('every switch on: the broken state, within a generous time; printed', async
     assert.ok(v(st, 'pvalue') < 1e-3, `${id} on: p-value ${v(st, 'pvalue')} < 1e-3`);
     assert.ok(v(st, 'tv') > 0.02, `${id} on: TV ${v(st, 'tv')}`);
     assert.match(st.verdict, /^Not the target's distribution/);
-    assert.match(
-      st.compare,
-      /^Switched off — .*, same seed: p-value/,
-      `${id}: the correct rule beside it`,
-    );
-    console.log(
-      `# ${id} on: p-value ${v(st, 'pvalue').toExponential(3)}, TV ${v(st, 'tv').toFixed(4)}`,
-    );
+    assert.match(st.compare, /^Switched off — .*, same seed: p-value/, `${id}: the correct rule beside it`);
+    console.log(`# ${id} on: p-value ${v(st, 'pvalue').toExponential(3)}, TV ${v(st, 'tv').toFixed(4)}`);
   }
   // The accept test is unchanged when resampling from p: the same α (same seed, same draws).
   assert.equal(v(on['resample-from-p'], 'alpha'), v(off['resample-from-p'], 'alpha'));
@@ -256,10 +229,7 @@ test('every switch on: the broken state, within a generous time; printed', async
   // A uniform draft: α and tokens per pass collapse, measured slower than plain decoding.
   const weak = on['draft-too-weak'];
   assert.ok(v(weak, 'alpha') < 0.2, `weak draft α ${v(weak, 'alpha')}`);
-  assert.ok(
-    v(weak, 'tokens-per-pass') < 1.3,
-    `weak draft tokens per pass ${v(weak, 'tokens-per-pass')}`,
-  );
+  assert.ok(v(weak, 'tokens-per-pass') < 1.3, `weak draft tokens per pass ${v(weak, 'tokens-per-pass')}`);
   if (!weak.trusted) assertBusy(weak);
   else {
     assert.ok(v(weak, 'speedup') < 1, `weak draft measured speedup ${v(weak, 'speedup')} < 1`);
@@ -298,11 +268,7 @@ test('every switch on: the broken state, within a generous time; printed', async
   assert.ok(v(q, 'pvalue') > 1e-3, `weak draft p-value ${v(q, 'pvalue')}`);
   assert.ok(v(qOff, 'alpha') - v(q, 'alpha') > 0.3, `α ${v(qOff, 'alpha')} vs ${v(q, 'alpha')}`);
   assert.ok(v(q, 'tokens-per-pass') < v(qOff, 'tokens-per-pass'));
-  assert.equal(
-    await page.locator(`${card('changes-quality')} .pf-sample`).count(),
-    2,
-    'a text sample of each draft',
-  );
+  assert.equal(await page.locator(`${card('changes-quality')} .pf-sample`).count(), 2, 'a text sample of each draft');
   console.log(
     `# changes-quality: off α ${v(qOff, 'alpha').toFixed(3)} p-value ${v(qOff, 'pvalue').toExponential(3)} ${v(qOff, 'speedup').toFixed(2)}×; on α ${v(q, 'alpha').toFixed(3)} p-value ${v(q, 'pvalue').toExponential(3)} ${v(q, 'speedup').toFixed(2)}×`,
   );
@@ -396,22 +362,16 @@ test('on the whole page: the lab waits until it is in view, and pauses while sec
       0,
       'nothing computed before the section is in view',
     );
-    assert.equal(
-      await page.locator('.toc a[href="#pitfalls"]').count(),
-      1,
-      'in the table of contents',
-    );
+    assert.equal(await page.locator('.toc a[href="#pitfalls"]').count(), 1, 'in the table of contents');
     await page.locator('#pitfalls').scrollIntoViewIfNeeded();
     await page.waitForSelector('.pitfall[data-state="running"]', { timeout: 10000 });
     // A slow-motion run in section 4: the lab pauses until it ends.
     await page.selectOption('#gen-pace', '150');
     await page.click('#run-spec');
     await page.waitForFunction(() => document.body.dataset.modelsBusy === 'true');
-    await page.waitForFunction(
-      () => document.querySelectorAll('.pitfall[data-state="running"]').length === 0,
-      null,
-      { timeout: 5000 },
-    );
+    await page.waitForFunction(() => document.querySelectorAll('.pitfall[data-state="running"]').length === 0, null, {
+      timeout: 5000,
+    });
     assert.match(await page.textContent('#pitfalls-status'), /paused while section 4 decodes/);
     await page.waitForTimeout(500);
     assert.equal(await page.locator('.pitfall[data-state="running"]').count(), 0, 'still paused');

@@ -15,9 +15,7 @@ after(async () => {
 async function columns(page) {
   return page.evaluate(() => {
     const col = (c) =>
-      [...document.querySelectorAll(`#residual-table [data-col="${c}"]`)].map((td) =>
-        Number(td.textContent),
-      );
+      [...document.querySelectorAll(`#residual-table [data-col="${c}"]`)].map((td) => Number(td.textContent));
     return { min: col('min'), pos: col('pos'), res: col('res'), sum: col('sum') };
   });
 }
@@ -86,10 +84,7 @@ test('a negative q or an all-zero q is refused, with the entry marked; nothing i
   await setInput(page, 'res-q-1', -1);
   assert.equal(await page.inputValue('#res-q-1'), '-1', 'the box keeps what was typed');
   assert.equal(await page.getAttribute('#res-q-1', 'aria-invalid'), 'true');
-  assert.match(
-    await text(page, byTestId('residual-refusal')),
-    /^Not computed: q has -1 at token 1: not a probability/,
-  );
+  assert.match(await text(page, byTestId('residual-refusal')), /^Not computed: q has -1 at token 1: not a probability/);
   assert.equal(await page.locator(byTestId('identity-verdict')).count(), 0, 'no identity claimed');
   const c = await page.evaluate(() =>
     [...document.querySelectorAll('#residual-table [data-col]')].map((td) => td.textContent),
@@ -101,10 +96,7 @@ test('a negative q or an all-zero q is refused, with the entry marked; nothing i
   assert.equal(await page.locator('#chart-residual .res-group').count(), 0, 'no bars drawn');
   // All zeros: refused, not made uniform.
   for (let i = 0; i < 4; i++) await setInput(page, `res-q-${i}`, 0);
-  assert.match(
-    await text(page, byTestId('residual-refusal')),
-    /q is all zeros: there is no distribution to normalise/,
-  );
+  assert.match(await text(page, byTestId('residual-refusal')), /q is all zeros: there is no distribution to normalise/);
   assert.doesNotMatch(await text(page, '#residual-identity'), /normalised\b(?! …)|uniform/);
   // Fixed: computed again, the marks gone.
   for (const [i, v] of [0.2, 0.4, 0.3, 0.1].entries()) await setInput(page, `res-q-${i}`, v);

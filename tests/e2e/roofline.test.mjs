@@ -25,12 +25,7 @@ import {
   explainGpu,
   explainWeights,
 } from '../../web/page/src/shared/roofline-explain.js';
-import {
-  decideDefault,
-  defaultText,
-  keepDefault,
-  storedDefault,
-} from '../../web/page/src/shared/weights.js';
+import { decideDefault, defaultText, keepDefault, storedDefault } from '../../web/page/src/shared/weights.js';
 import { bestGamma, curveVerifyCost } from '../../web/page/src/models/costmodel.js';
 
 const LARGE = 19_177_472; // parameters of the 6 x 512 target
@@ -151,10 +146,7 @@ test('explanation without the bandwidth binding says so; an unmeasured pair says
     bandwidthError: err,
   });
   assert.equal(sentences(t).length, 2, t);
-  assert.match(
-    t,
-    /\(the read bandwidth is not measured: measureReadBandwidth: not in this build of the module\)/,
-  );
+  assert.match(t, /\(the read bandwidth is not measured: measureReadBandwidth: not in this build of the module\)/);
   assert.match(t, /cost only 0\.22 of a step each \(v\(5\) = 1\.90, measured\)/);
   const notRun = explainPairs({
     large: targetCosts({ params: LARGE }),
@@ -196,17 +188,10 @@ test('tokens for the price of one: the longest run of measured v(k) within 10 % 
   });
   assert.deepEqual(tokensForOne(c), { k: 4, v: 4.35 / 4, next: { k: 5, ms: 5, v: 1.25 } });
   assert.equal(tokensForOne(targetCosts({ params: SMALL, passMs: [NaN, 1, 1.5, 2] })).k, 1);
-  assert.equal(
-    tokensForOne(targetCosts({ params: SMALL, passMs: [NaN, 1] })),
-    null,
-    'one point says nothing',
-  );
+  assert.equal(tokensForOne(targetCosts({ params: SMALL, passMs: [NaN, 1] })), null, 'one point says nothing');
   // 2P/B tokens: F/W = 1/2 FLOP per byte for f32 weights.
   assert.ok(Math.abs(ridgeTokens(c) - (2 * 50e9) / 19.2e9) < 1e-9);
-  assert.ok(
-    Number.isNaN(ridgeTokens(targetCosts({ params: SMALL, passMs: [NaN, 1, 2] }))),
-    'no B, no ridge',
-  );
+  assert.ok(Number.isNaN(ridgeTokens(targetCosts({ params: SMALL, passMs: [NaN, 1, 2] }))), 'no B, no ridge');
 });
 
 test('explainThreads: the measured count, the roofline turn, the prediction for the last run', () => {
@@ -233,14 +218,8 @@ test('explainThreads: the measured count, the roofline turn, the prediction for 
     t,
     /^On this machine with 2 threads, one target pass verifies up to 4 tokens for about the price of one \(v\(4\) = 1\.09 measured, within 10 % of a one-token step; v\(5\) = 1\.25\) \(with 1 thread: up to 2\)/,
   );
-  assert.match(
-    t,
-    /the roofline of B\(2\) = 19\.2 GB\/s and P\(2\) = 50\.0 GFLOP\/s turns at k = 2P\/B ≈ 5\.2/,
-  );
-  assert.match(
-    t,
-    /turns at k = 2P\/B ≈ 5\.2, so the measured v\(k\) rises sooner than the roofline/,
-  );
+  assert.match(t, /the roofline of B\(2\) = 19\.2 GB\/s and P\(2\) = 50\.0 GFLOP\/s turns at k = 2P\/B ≈ 5\.2/);
+  assert.match(t, /turns at k = 2P\/B ≈ 5\.2, so the measured v\(k\) rises sooner than the roofline/);
   const s5 = speedup(0.8, 4, 0.05, 1.25);
   assert.match(
     t,
@@ -311,20 +290,12 @@ test('the γ suggestion with v(k) measured at the thread count: the curve, exten
   ]);
   assert.equal(v(2), 1.1);
   assert.ok(Math.abs(v(3) - 1.3) < 1e-12, 'between measured neighbours');
-  assert.ok(
-    Math.abs(v(10) - (2.4 + 2 * (1.4 / 7))) < 1e-12,
-    'beyond k = 8 along the line through v(1) and v(8)',
-  );
+  assert.ok(Math.abs(v(10) - (2.4 + 2 * (1.4 / 7))) < 1e-12, 'beyond k = 8 along the line through v(1) and v(8)');
   assert.equal(curveVerifyCost([{ k: 1, v: 1 }]), null);
   // A flat curve (memory-bound) favours a longer γ than a steep one.
-  const flat = curveVerifyCost(
-    [1, 1.02, 1.04, 1.06, 1.08, 1.1, 1.12, 1.14].map((x, i) => ({ k: i + 1, v: x })),
-  );
-  const steep = curveVerifyCost(
-    [1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5].map((x, i) => ({ k: i + 1, v: x })),
-  );
-  const pick = (curve) =>
-    bestGamma({ alpha: 0.8, gamma: 4, c: 0.05, v: 2, speedup, verifyCost: curve }).gamma;
+  const flat = curveVerifyCost([1, 1.02, 1.04, 1.06, 1.08, 1.1, 1.12, 1.14].map((x, i) => ({ k: i + 1, v: x })));
+  const steep = curveVerifyCost([1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5].map((x, i) => ({ k: i + 1, v: x })));
+  const pick = (curve) => bestGamma({ alpha: 0.8, gamma: 4, c: 0.05, v: 2, speedup, verifyCost: curve }).gamma;
   assert.ok(pick(flat) > pick(steep), `${pick(flat)} vs ${pick(steep)}`);
   // Without a curve: as before (the run's v extrapolated).
   assert.equal(
@@ -381,21 +352,14 @@ test('explainGpu: a hardware GPU with a steep v(k) is not said to verify for fre
   assert.match(text, /v\(4\) = 1\.90/);
   assert.match(text, /Here extra tokens are not free/);
   assert.doesNotMatch(text, /ride along/);
-  assert.match(
-    text,
-    /On the CPU \(WebAssembly, 2 threads\) the same pass cost v\(4\) = 1\.60 \(8\.00 ms\)/,
-  );
+  assert.match(text, /On the CPU \(WebAssembly, 2 threads\) the same pass cost v\(4\) = 1\.60 \(8\.00 ms\)/);
   assert.equal(explainGpu({ costs: gpuCosts([NaN, 2]), gpu: {} }), '', 'one point: nothing to say');
 });
 
 test('8-bit roofline: W the packed bytes, integer ops of the Linear weights at P_int, the LM head at P', () => {
   const intParams = linearParamsOf({ params: SMALL, nLayer: 6, nEmbd: 256 });
   assert.equal(intParams, 12 * 6 * 256 * 256);
-  assert.equal(
-    linearParamsOf({ params: 100, nLayer: 6, nEmbd: 256 }),
-    100,
-    'capped at the parameters',
-  );
+  assert.equal(linearParamsOf({ params: 100, nLayer: 6, nEmbd: 256 }), 100, 'capped at the parameters');
   const c = targetCosts({
     params: SMALL,
     weights: 'int8',
@@ -412,8 +376,7 @@ test('8-bit roofline: W the packed bytes, integer ops of the Linear weights at P
   assert.ok(Math.abs(c.memMs - (6.2e6 / 31e9) * 1000) < 1e-12);
   const perToken = ((2 * intParams) / 80e9) * 1000 + ((2 * (SMALL - intParams)) / 40e9) * 1000;
   assert.ok(Math.abs(c.computeMsPerToken - perToken) < 1e-12);
-  for (const r of c.roof)
-    assert.ok(Math.abs(r.v - Math.max(c.memMs, r.k * perToken) / c.memMs) < 1e-9);
+  for (const r of c.roof) assert.ok(Math.abs(r.v - Math.max(c.memMs, r.k * perToken) / c.memMs) < 1e-9);
   // The same target in float32 reads four times the bytes: its roofline turns later.
   const f = targetCosts({
     params: SMALL,
@@ -472,14 +435,8 @@ test('explainWeights: one pass cheaper, extra tokens relatively dearer — from 
 });
 
 test('the weights default: int8 only when its first measured one-token pass is the faster; decided once', () => {
-  assert.equal(
-    decideDefault({ pair: 'small', where: 'CPU, 2 threads', f32Ms: 1.2, int8Ms: 0.8 }).weights,
-    'int8',
-  );
-  assert.equal(
-    decideDefault({ pair: 'small', where: 'CPU, 2 threads', f32Ms: 0.8, int8Ms: 1.2 }).weights,
-    'f32',
-  );
+  assert.equal(decideDefault({ pair: 'small', where: 'CPU, 2 threads', f32Ms: 1.2, int8Ms: 0.8 }).weights, 'int8');
+  assert.equal(decideDefault({ pair: 'small', where: 'CPU, 2 threads', f32Ms: 0.8, int8Ms: 1.2 }).weights, 'f32');
   assert.equal(decideDefault({ pair: 'small', where: 'x', f32Ms: NaN, int8Ms: 1 }), null);
   assert.match(defaultText(null), /^Default: float32, until this machine has measured both/);
   const mem = new Map();
@@ -493,18 +450,12 @@ test('the weights default: int8 only when its first measured one-token pass is t
   });
   assert.equal(keepDefault(first, storage).weights, 'int8');
   assert.equal(
-    keepDefault(
-      decideDefault({ pair: 'small', where: 'CPU, 1 thread', f32Ms: 1, int8Ms: 2 }),
-      storage,
-    ).weights,
+    keepDefault(decideDefault({ pair: 'small', where: 'CPU, 1 thread', f32Ms: 1, int8Ms: 2 }), storage).weights,
     'int8',
     'the first measurement decides',
   );
   assert.deepEqual(storedDefault(storage), first);
-  assert.match(
-    defaultText(first),
-    /^Default: int8, because .* int8 1\.00 ms against float32 1\.50 ms \(1\.50×\)\.$/,
-  );
+  assert.match(defaultText(first), /^Default: int8, because .* int8 1\.00 ms against float32 1\.50 ms \(1\.50×\)\.$/);
 });
 
 test('the pairs heading says what the numbers under it show (issue 38: never a fixed "pays more")', async () => {
@@ -513,20 +464,11 @@ test('the pairs heading says what the numbers under it show (issue 38: never a f
   const costs = (passMs) => tc({ params: 1e6, passMs });
   const flat = costs([NaN, 10, 10.2, 10.4, 10.6, 10.8]); // an extra token: 0.02 of a step
   const steep = costs([NaN, 1, 1.5, 2, 2.5, 3]); // 0.5 of a step
-  assert.equal(
-    pairsHeading({ large: steep, small: flat, k: 5 }),
-    'Why extra tokens cost the large pair more here.',
-  );
-  assert.equal(
-    pairsHeading({ large: flat, small: steep, k: 5 }),
-    'Why extra tokens cost the large pair less here.',
-  );
+  assert.equal(pairsHeading({ large: steep, small: flat, k: 5 }), 'Why extra tokens cost the large pair more here.');
+  assert.equal(pairsHeading({ large: flat, small: steep, k: 5 }), 'Why extra tokens cost the large pair less here.');
   assert.equal(
     pairsHeading({ large: steep, small: steep, k: 5 }),
     'Why extra tokens cost both pairs about the same here.',
   );
-  assert.equal(
-    pairsHeading({ large: costs([]), small: costs([]), k: 5 }),
-    'What a verify pass costs each pair here.',
-  );
+  assert.equal(pairsHeading({ large: costs([]), small: costs([]), k: 5 }), 'What a verify pass costs each pair here.');
 });

@@ -20,9 +20,7 @@ async function cue(page, selector) {
     const hint = box.nextElementSibling;
     return {
       state: box.dataset.scroll,
-      hint: hint?.classList.contains('scroll-hint')
-        ? getComputedStyle(hint).display !== 'none'
-        : null,
+      hint: hint?.classList.contains('scroll-hint') ? getComputedStyle(hint).display !== 'none' : null,
       mask: getComputedStyle(box).maskImage,
       overflow: box.scrollWidth - box.clientWidth,
     };
@@ -41,9 +39,7 @@ test('phone: the residual table says it scrolls, until its end is reached', asyn
   await page.$eval('#residual-scroll', (b) => {
     b.scrollLeft = b.scrollWidth;
   });
-  await page.waitForFunction(
-    () => document.getElementById('residual-scroll').dataset.scroll === 'left',
-  );
+  await page.waitForFunction(() => document.getElementById('residual-scroll').dataset.scroll === 'left');
   assert.equal((await cue(page, '#residual-scroll')).hint, true, 'still scrolls (back)');
 });
 
@@ -51,14 +47,10 @@ test('phone: a deep tree says it scrolls', async () => {
   const { page } = env;
   await page.selectOption('#step-tree', '3,2,1,1');
   await page.waitForFunction(
-    () =>
-      document.querySelector('#step-tree-view .tree-scroll') &&
-      !document.getElementById('step-next').disabled,
+    () => document.querySelector('#step-tree-view .tree-scroll') && !document.getElementById('step-next').disabled,
   );
   await page.click('#step-next');
-  await page.waitForFunction(
-    () => document.querySelector('#step-tree-view .tree-scroll')?.dataset.scroll === 'right',
-  );
+  await page.waitForFunction(() => document.querySelector('#step-tree-view .tree-scroll')?.dataset.scroll === 'right');
   const c = await cue(page, '#step-tree-view .tree-scroll');
   assert.ok(c.overflow > 0, `the tree is wider than the screen (by ${c.overflow} px)`);
   assert.equal(c.hint, true);
@@ -68,9 +60,7 @@ test('phone: a deep tree says it scrolls', async () => {
 test('wide window: nothing to scroll, no hint', async () => {
   const { page } = env;
   await page.setViewportSize({ width: 1280, height: 900 });
-  await page.waitForFunction(
-    () => document.getElementById('residual-scroll').dataset.scroll === 'none',
-  );
+  await page.waitForFunction(() => document.getElementById('residual-scroll').dataset.scroll === 'none');
   assert.equal((await cue(page, '#residual-scroll')).hint, false);
   assertClean(assert, env.watch);
 });

@@ -24,8 +24,7 @@ test("explorer presets: each note names the card's optimal γ and speedups, and 
       `${key}: ${note}`,
     );
     assert.ok(
-      note.includes(`${best}`) &&
-        note.includes(`${expectedSpeedup(p.alpha, best, p.cost).toFixed(2)}×`),
+      note.includes(`${best}`) && note.includes(`${expectedSpeedup(p.alpha, best, p.cost).toFixed(2)}×`),
       `${key}: ${note}`,
     );
     assert.doesNotMatch(note, /handful|barely/, key);
@@ -37,10 +36,7 @@ test("explorer presets: each note names the card's optimal γ and speedups, and 
     explorerPresetNote('weak', f, 16),
     /the best γ is 2, at 1\.30×.*from γ = 7 on it is slower than plain decoding/,
   );
-  assert.match(
-    explorerPresetNote('cheap', f, 16),
-    /moves from 10 \(3\.43×\) to 16, the end of the slider \(6\.31×\)/,
-  );
+  assert.match(explorerPresetNote('cheap', f, 16), /moves from 10 \(3\.43×\) to 16, the end of the slider \(6\.31×\)/);
   // Another range: the note follows the formulas, not a fixed text.
   assert.match(explorerPresetNote('good', f, 8), /the best γ is 8, the end of the slider/);
 });
@@ -106,10 +102,7 @@ test("step-through: every caption starts with its stage's number and the stage l
   ]) {
     for (const stage of stagesOf(view)) {
       const text = caption(view, stage);
-      assert.ok(
-        text.startsWith(stageHead(stage.kind)),
-        `“${text}” starts with “${stageHead(stage.kind)}”`,
-      );
+      assert.ok(text.startsWith(stageHead(stage.kind)), `“${text}” starts with “${stageHead(stage.kind)}”`);
       for (const other of ['Accept a path', 'Bonus:', 'Sample:'])
         assert.ok(!text.startsWith(`${text[0]} · ${other}`), text);
     }

@@ -104,10 +104,7 @@ test("the first iteration at the page's own settings shows a rejection and the r
   }
   assert.match(await text(page, '#step-counter'), /^Iteration 1/);
   const verdicts = await page.locator(byTestId('position-verdict')).allTextContents();
-  assert.ok(
-    verdicts.at(-1).includes('rejected'),
-    `the first iteration rejects a guess: ${verdicts.join(' | ')}`,
-  );
+  assert.ok(verdicts.at(-1).includes('rejected'), `the first iteration rejects a guess: ${verdicts.join(' | ')}`);
   assert.ok(
     verdicts.some((v) => v.includes('accepted')),
     'and accepts one before it',
@@ -125,10 +122,7 @@ test("the first iteration at the page's own settings shows a rejection and the r
   for (;;) {
     const st = await panelState(page);
     const caption = await text(page, '#step-caption');
-    assert.ok(
-      caption.startsWith(`${number[st.stage]} · ${stages[st.stage]}`),
-      `tree: “${caption}”`,
-    );
+    assert.ok(caption.startsWith(`${number[st.stage]} · ${stages[st.stage]}`), `tree: “${caption}”`);
     if (st.step === st.steps) break;
     await page.click('#step-next');
   }
@@ -144,15 +138,11 @@ test('toy distributions (4 tokens): one iteration, then the next, and back', asy
   await checkIteration(page, 4);
   await screenshot(page, '2-step-toy4-correct', '#step');
   // Toy bars: the whole 4-token vocabulary, labelled readably.
-  const labels = await page
-    .locator('#step-positions article:first-child .bar-label')
-    .allTextContents();
+  const labels = await page.locator('#step-positions article:first-child .bar-label').allTextContents();
   assert.deepEqual(labels.map((l) => l.split('·')[0]).sort(), ['0', '1', '2', '3']);
   // Next iteration, then Back returns to the previous iteration's last stage.
   await page.click('#step-next');
-  await page.waitForFunction(() =>
-    document.getElementById('step-counter').textContent.startsWith('Iteration 2'),
-  );
+  await page.waitForFunction(() => document.getElementById('step-counter').textContent.startsWith('Iteration 2'));
   await page.click('#step-back');
   const st = await panelState(page);
   assert.equal(st.stage, 'correct');
@@ -186,9 +176,7 @@ test('toy distributions (6 tokens) with the keyboard; the draft and verify stage
 test('prefers-reduced-motion turns the transitions off', async () => {
   const { page } = env;
   const durations = await page.evaluate(() =>
-    ['.card', '.bar'].map(
-      (sel) => getComputedStyle(document.querySelector(sel)).transitionDuration,
-    ),
+    ['.card', '.bar'].map((sel) => getComputedStyle(document.querySelector(sel)).transitionDuration),
   );
   assert.deepEqual(durations, ['0s', '0s']);
 });

@@ -56,24 +56,16 @@ before(async () => {
     existsSync(path.join(repoRoot, ORT_DIST, 'ort-wasm-simd-threaded.asyncify.wasm')),
     `${ORT_DIST} (transformers.js's onnxruntime-web) is not where examples/transformers-webgpu/main.js looks`,
   );
-  for (const dir of ['node_modules', 'web', 'examples'])
-    symlinkSync(path.join(repoRoot, dir), path.join(root, dir));
+  for (const dir of ['node_modules', 'web', 'examples']) symlinkSync(path.join(repoRoot, dir), path.join(root, dir));
   cpSync(
     path.join(repoRoot, 'tests/e2e/transformers-worker/webgpu-checks.mjs'),
     path.join(root, 'checks/webgpu-checks.mjs'),
   );
-  cpSync(
-    path.join(repoRoot, 'tests/js/greedy-ties.mjs'),
-    path.join(root, 'checks/greedy-ties.mjs'),
-  );
+  cpSync(path.join(repoRoot, 'tests/js/greedy-ties.mjs'), path.join(root, 'checks/greedy-ties.mjs'));
   const small = path.join(repoRoot, 'build-transformers/draft');
   execFileSync(
     '/usr/bin/python3',
-    [
-      path.join(repoRoot, 'models/make_transformers_model.py'),
-      path.join(repoRoot, 'models/draft.safetensors'),
-      small,
-    ],
+    [path.join(repoRoot, 'models/make_transformers_model.py'), path.join(repoRoot, 'models/draft.safetensors'), small],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const models = path.join(root, 'build-transformers');
@@ -82,10 +74,7 @@ before(async () => {
   const q4 = path.join(small, 'onnx/model_q4.onnx');
   if (existsSync(q4))
     cpSync(q4, path.join(models, 'draft/onnx/model.onnx')); // the example loads its draft as fp32
-  else
-    console.log(
-      "# no model_q4.onnx: the draft is the target's own float32 copy (every draft accepted)",
-    );
+  else console.log("# no model_q4.onnx: the draft is the target's own float32 copy (every draft accepted)");
   env = await setup({ root, webgpu: true, isolation: false }); // a plain static host: ORT on one thread
   await env.context.addInitScript(gpuAccounting);
   page = env.page;
@@ -96,11 +85,10 @@ before(async () => {
   await page.goto(`${env.url}examples/transformers-webgpu/index.html`);
   await Promise.race([
     failed,
-    page.waitForFunction(
-      () => /tokens, target on/.test(document.getElementById('status').textContent),
-      null,
-      { timeout: 240_000, polling: 250 },
-    ),
+    page.waitForFunction(() => /tokens, target on/.test(document.getElementById('status').textContent), null, {
+      timeout: 240_000,
+      polling: 250,
+    }),
   ]);
   const loadMs = Date.now() - t0;
   await page.evaluate(() =>
@@ -126,15 +114,10 @@ test('examples/transformers-webgpu: the target on WebGPU (SwiftShader), the text
   assert.equal(info.first.generated, 64);
   assert.equal(info.spans, info.first.iterations, 'one span per iteration');
   assert.ok(
-    info.text.startsWith('ROMEO:\n') &&
-      info.text.length > 'ROMEO:\n'.length + 32 &&
-      !info.text.includes('\uFFFD'),
+    info.text.startsWith('ROMEO:\n') && info.text.length > 'ROMEO:\n'.length + 32 && !info.text.includes('\uFFFD'),
     info.text,
   );
-  assert.match(
-    info.status,
-    /^64 tokens, target on webgpu \((fp32|fp16)\): [\d.]+ per target pass$/,
-  );
+  assert.match(info.status, /^64 tokens, target on webgpu \((fp32|fp16)\): [\d.]+ per target pass$/);
   console.log(
     `#   ${info.spans} iterations, ${info.corrected} with the draft cut; ${info.first.tokensPerPass.toFixed(2)} tokens per target pass`,
   );
@@ -202,14 +185,8 @@ test("WebGPU: 50 decoders leak no GPU buffer (ORT's GPU tensors all disposed, li
   );
   for (const [i, c] of r.after.entries())
     assert.equal(c.ortLive, 0, `decoder ${i + 1}: ORT tensors on the GPU not disposed`);
-  assert.ok(
-    at(50).gpuLive <= at(10).gpuLive,
-    `live GPUBuffers grew from ${at(10).gpuLive} to ${at(50).gpuLive}`,
-  );
-  assert.ok(
-    at(50).gpuBytes <= at(10).gpuBytes,
-    `GPU bytes grew from ${at(10).gpuBytes} to ${at(50).gpuBytes}`,
-  );
+  assert.ok(at(50).gpuLive <= at(10).gpuLive, `live GPUBuffers grew from ${at(10).gpuLive} to ${at(50).gpuLive}`);
+  assert.ok(at(50).gpuBytes <= at(10).gpuBytes, `GPU bytes grew from ${at(10).gpuBytes} to ${at(50).gpuBytes}`);
   // the accounting sees a leak when there is one
   assert.equal(r.control.leaked.ortLive, r.control.tensors);
   assert.ok(r.control.tensors > 0);

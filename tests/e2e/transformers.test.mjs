@@ -28,9 +28,7 @@ before(async () => {
   cpSync(path.join(repoRoot, 'web/lib'), path.join(root, 'lib'), { recursive: true });
   cpSync(path.join(repoRoot, 'tests/js/greedy-ties.mjs'), path.join(root, 'greedy-ties.mjs'));
   const tfDir = path.dirname(createRequire(import.meta.url).resolve('@huggingface/transformers')); // its dist/
-  const ortDist = path.join(
-    path.dirname(createRequire(path.join(tfDir, 'x.js')).resolve('onnxruntime-web')),
-  );
+  const ortDist = path.join(path.dirname(createRequire(path.join(tfDir, 'x.js')).resolve('onnxruntime-web')));
   mkdirSync(path.join(root, 'tf'));
   cpSync(path.join(tfDir, 'transformers.js'), path.join(root, 'tf/transformers.js'));
   for (const f of ['ort-wasm-simd-threaded.asyncify.mjs', 'ort-wasm-simd-threaded.asyncify.wasm'])
@@ -89,11 +87,9 @@ test('examples/transformers-webgpu without WebGPU: the target falls back to WASM
   await page.goto(`${env.url}examples/transformers-webgpu/index.html`);
   await Promise.race([
     failed,
-    page.waitForFunction(
-      () => /tokens, target on/.test(document.getElementById('status').textContent),
-      null,
-      { timeout: 120_000 },
-    ),
+    page.waitForFunction(() => /tokens, target on/.test(document.getElementById('status').textContent), null, {
+      timeout: 120_000,
+    }),
   ]);
   const r = await page.evaluate(async () => {
     const ex = await import('/examples/transformers-webgpu/main.js');
@@ -113,10 +109,7 @@ test('examples/transformers-webgpu without WebGPU: the target falls back to WASM
   assert.equal(r.dtype, 'fp32');
   assert.equal(r.generated, 64);
   assert.equal(r.spans, r.iterations);
-  assert.ok(
-    r.text.startsWith('ROMEO:\n') && r.text.length > 40 && !r.text.includes('\uFFFD'),
-    r.text,
-  );
+  assert.ok(r.text.startsWith('ROMEO:\n') && r.text.length > 40 && !r.text.includes('\uFFFD'), r.text);
   assertClean(assert, env.watch);
   await page.close();
 });
@@ -133,9 +126,6 @@ test('examples/transformers.mjs without its model folders says which files are m
     r.stderr,
     /missing in build-transformers\/ \(from .*\): target\/config\.json, target\/tokenizer\.json, target\/onnx\/model\.onnx, draft\/config\.json, draft\/onnx\/model\.onnx/,
   );
-  assert.match(
-    r.stderr,
-    /models\/make_transformers_model\.py models\/target\.safetensors build-transformers\/target/,
-  );
+  assert.match(r.stderr, /models\/make_transformers_model\.py models\/target\.safetensors build-transformers\/target/);
   assert.doesNotMatch(r.stderr, /tokenizer_class/);
 });

@@ -28,10 +28,7 @@ function startHogs() {
   const hogs = Array.from({ length: HOGS }, () =>
     spawn(
       process.execPath,
-      [
-        '-e',
-        `const end = Date.now() + ${HOG_S * 1000}; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1);`,
-      ],
+      ['-e', `const end = Date.now() + ${HOG_S * 1000}; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1);`],
       { stdio: 'ignore' },
     ),
   );
@@ -63,8 +60,7 @@ const shown = (page) =>
     const vk = document.getElementById('vk');
     // Each repeat's tokens/s unrounded (the line shows them to 0.1: the spread recomputed from
     // those could cross the limit the page judged by).
-    const tps = (id) =>
-      (document.getElementById(id).dataset.tps ?? '').split(',').filter(Boolean).map(Number);
+    const tps = (id) => (document.getElementById(id).dataset.tps ?? '').split(',').filter(Boolean).map(Number);
     return {
       verdict: verdict.textContent,
       verdictTrusted: verdict.dataset.trusted,
@@ -99,27 +95,14 @@ function assertHonest(s, when) {
       `${when}: the raw times`,
     );
     assert.ok(!s.bestGamma && !s.useBest, `${when}: no γ suggested from untrusted runs`);
-    assert.doesNotMatch(
-      s.verdict,
-      /pays|predicted|E\/\(γc \+ v\)/,
-      `${when}: no verdict, no prediction`,
-    );
+    assert.doesNotMatch(s.verdict, /pays|predicted|E\/\(γc \+ v\)/, `${when}: no verdict, no prediction`);
     assert.match(s.predicted, /^–/);
     assert.match(s.predictedV, /^–/);
   } else {
     // What the verdict speaks from passes the checks as the test reads the numbers.
-    assert.ok(
-      !(spreadOf(s.plainTps) > LIMITS.spread),
-      `${when}: plain repeats ${s.plainTps} agree`,
-    );
-    assert.ok(
-      !(spreadOf(s.specTps) > LIMITS.spread),
-      `${when}: speculative repeats ${s.specTps} agree`,
-    );
-    assert.ok(
-      !(spreadOf(s.ratios) > LIMITS.spread),
-      `${when}: the repeats' speedups ${s.ratios} agree`,
-    );
+    assert.ok(!(spreadOf(s.plainTps) > LIMITS.spread), `${when}: plain repeats ${s.plainTps} agree`);
+    assert.ok(!(spreadOf(s.specTps) > LIMITS.spread), `${when}: speculative repeats ${s.specTps} agree`);
+    assert.ok(!(spreadOf(s.ratios) > LIMITS.spread), `${when}: the repeats' speedups ${s.ratios} agree`);
     assert.ok(s.v >= LIMITS.vMin, `${when}: v = ${s.v}`);
     assert.doesNotMatch(s.verdict, busy);
   }
@@ -133,10 +116,7 @@ function assertHonest(s, when) {
     assert.equal(s.vkV.length, 8);
     for (let k = 2; k <= 8; k++) {
       assert.ok(s.vkV[k - 1] >= LIMITS.vMin, `${when}: v(${k}) = ${s.vkV[k - 1]}`);
-      assert.ok(
-        s.vkV[k - 1] >= LIMITS.vDrop * Math.max(...s.vkV.slice(0, k - 1)),
-        `${when}: v(k) rising: ${s.vkV}`,
-      );
+      assert.ok(s.vkV[k - 1] >= LIMITS.vDrop * Math.max(...s.vkV.slice(0, k - 1)), `${when}: v(k) rising: ${s.vkV}`);
     }
     assert.doesNotMatch(s.vkExplain, busy);
   }

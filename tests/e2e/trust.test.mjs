@@ -54,18 +54,13 @@ test('trust: T threads slower than one fail the check; missing numbers do not', 
   const j = judgeThreads({ T: 2, B1: 79, BT: 7, P1: 30.1, PT: 1.2 });
   assert.equal(j.ok, false);
   assert.equal(j.reasons.length, 2);
-  assert.ok(
-    judgeThreads({ T: 2, B1: 20, BT: 19, P1: 30, PT: 55 }).ok,
-    `within ${LIMITS.threads} of one thread's`,
-  );
+  assert.ok(judgeThreads({ T: 2, B1: 20, BT: 19, P1: 30, PT: 55 }).ok, `within ${LIMITS.threads} of one thread's`);
   assert.ok(judgeThreads({ T: 1, B1: 20, BT: 5 }).ok);
   assert.ok(judgeThreads({ T: 2, B1: null, BT: 5, P1: 30, PT: null }).ok);
 });
 
 test('trust: a run fails when its repeats disagree, its v is below one step, or it disagrees with v(k)', () => {
-  assert.ok(
-    judgeRun({ plainTps: [300, 310, 295], specTps: [400, 390, 410], v: 3.2, gamma: 4, vk: 2.9 }).ok,
-  );
+  assert.ok(judgeRun({ plainTps: [300, 310, 295], specTps: [400, 390, 410], v: 3.2, gamma: 4, vk: 2.9 }).ok);
   assert.ok(
     judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: NaN }).ok,
     'no v(k) yet: nothing to compare',
@@ -80,10 +75,7 @@ test('trust: a run fails when its repeats disagree, its v is below one step, or 
   // That disagreement, and only it, sends v(k) to be measured again (compare.js).
   assert.equal(vs.vkDisagrees, true);
   assert.equal(repeats.vkDisagrees, false);
-  assert.equal(
-    judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: 2.9 }).vkDisagrees,
-    false,
-  );
+  assert.equal(judgeRun({ plainTps: [300, 310], specTps: [400, 405], v: 3.2, gamma: 4, vk: 2.9 }).vkDisagrees, false);
   assert.equal(judgeRun({ v: 0.5, gamma: 4 }).ok, false);
   // Each run's repeats within the limit, their speedups not (large pair under 3 hogs: 1.42–2.87×).
   const ratios = judgeRun({
@@ -99,29 +91,19 @@ test('trust: a run fails when its repeats disagree, its v is below one step, or 
 
 test("trust: a lab card's plain chunks judged; several judgements as one; the busy words", () => {
   assert.ok(judgeChunks([0.8, 0.82, 0.79, 0.81]).ok);
-  const j = both(
-    judgeChunks([0.8, 3, 0.8, 3.2, 0.9, 3.1]),
-    judgeThreads({ T: 2, B1: 10, BT: 1 }),
-    null,
-  );
+  const j = both(judgeChunks([0.8, 3, 0.8, 3.2, 0.9, 3.1]), judgeThreads({ T: 2, B1: 10, BT: 1 }), null);
   assert.equal(j.ok, false);
   assert.equal(j.reasons.length, 2);
   const text = busyText(j);
   assert.ok(text.startsWith(BUSY));
-  assert.match(
-    BUSY,
-    /busy while measuring: these timings can’t be trusted; close other work and measure again/,
-  );
+  assert.match(BUSY, /busy while measuring: these timings can’t be trusted; close other work and measure again/);
   assert.equal(busyText({ ok: true, reasons: [] }), '');
 });
 
 test('trust: the thread count used is the faster now, and the page says which', () => {
   const slow = pickThreads({ 2: [30, 31, 4.9], 1: [4.3, 2.0, 1.2] });
   assert.equal(slow.threads, 1);
-  assert.match(
-    threadsChoiceText(slow, 2),
-    /2 threads were slower than 1 at this moment, so the runs use 1 thread/,
-  );
+  assert.match(threadsChoiceText(slow, 2), /2 threads were slower than 1 at this moment, so the runs use 1 thread/);
   const fast = pickThreads({ 2: [0.5, 0.52], 1: [0.8, 0.82] });
   assert.equal(fast.threads, 2);
   assert.ok(fast.faster);
@@ -138,12 +120,7 @@ test('trust: a v(k) measurement that fails the checks predicts nothing and is me
   const store = createVkStore();
   const model = { params: 4.87e6, pair: 'small' };
   const good = [NaN, 0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9, 2.1];
-  store.record(
-    'small',
-    2,
-    { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) },
-    model,
-  );
+  store.record('small', 2, { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) }, model);
   assert.ok(store.judge('small', 2).ok);
   assert.equal(typeof store.verifyCurve('small', model, 2), 'function');
   assert.ok(!store.needs('small', 2));
@@ -151,12 +128,7 @@ test('trust: a v(k) measurement that fails the checks predicts nothing and is me
   store.invalidate('small', 2);
   assert.ok(store.needs('small', 2), 'a run disagreed: measured again');
   assert.equal(store.get('small', 2).passMs, good);
-  store.record(
-    'small',
-    2,
-    { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) },
-    model,
-  );
+  store.record('small', 2, { passMs: good, sampleMs: good.slice(1).map((m) => [m, m, m * 1.1, m]) }, model);
   assert.ok(!store.needs('small', 2), 'measured again: trusted');
   // B(2) far below B(1): the threads did not get cores.
   store.setBandwidth([{ bytes: 4 * 4.87e6, gbPerSecond: 79 }], 1);

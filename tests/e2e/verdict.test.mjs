@@ -30,10 +30,7 @@ test('every repeat faster: pays; the median is the headline number', () => {
 test('every repeat slower: does not pay', () => {
   const v = ratioVerdict([0.8, 0.85, 0.82, 0.79]);
   assert.equal(v.kind, 'loses');
-  assert.ok(
-    Math.abs(v.median - 0.81) < 1e-12,
-    'median of an even count: the mean of the middle two',
-  );
+  assert.ok(Math.abs(v.median - 0.81) < 1e-12, 'median of an even count: the mean of the middle two');
   const h = verdictHeadline(v);
   assert.equal(h.cls, 'bad');
   assert.match(
@@ -85,10 +82,7 @@ test('one ratio has no spread: no verdict; none at all: the prediction or a hint
   const none = ratioVerdict([NaN, Infinity, 0, -1]);
   assert.equal(none.kind, 'none');
   assert.equal(none.n, 0);
-  assert.match(
-    verdictHeadline(none, { predicted: 1.3 }).text,
-    /^Predicted from the measured costs: 1\.30×/,
-  );
+  assert.match(verdictHeadline(none, { predicted: 1.3 }).text, /^Predicted from the measured costs: 1\.30×/);
   assert.match(verdictHeadline(none).text, /^Run plain decoding too/);
   assert.equal(ratioVerdict(undefined).kind, 'none');
 });
@@ -125,9 +119,7 @@ test('the rule, case by case: one outlier repeat set aside, the rest decide', ()
     const sorted = [...ratios].sort((a, b) => a - b);
     assert.equal(
       v.median,
-      sorted.length % 2
-        ? sorted[sorted.length >> 1]
-        : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2,
+      sorted.length % 2 ? sorted[sorted.length >> 1] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2,
       'the headline number is the median of all repeats',
     );
   }

@@ -66,10 +66,7 @@ test('warm-up: shown in the status line and applied before the first timed repea
     first.seen.some((t) => /^Warming up/.test(t)),
     `"warming up" shown: ${first.seen.join(' | ')}`,
   );
-  assert.ok(
-    first.rounds >= 2 && first.passes >= 12,
-    `warm-up applied: ${first.rounds} rounds, ${first.passes} passes`,
-  );
+  assert.ok(first.rounds >= 2 && first.passes >= 12, `warm-up applied: ${first.rounds} rounds, ${first.passes} passes`);
   // The v(k) measurement after a first run at a thread count keeps the Run buttons disabled: the
   // status line beside them says why (issue 38).
   assert.ok(
@@ -89,9 +86,7 @@ test('warm-up: shown in the status line and applied before the first timed repea
   const again = await runBoth(page);
   assert.equal(again.passes, 0, 'already warm for these models, threads and backend');
   assert.match(again.text, /^Warm \(warmed up earlier/);
-  const max = await page.evaluate(() =>
-    Number(document.getElementById('threads-status').dataset.maxThreads),
-  );
+  const max = await page.evaluate(() => Number(document.getElementById('threads-status').dataset.maxThreads));
   // Whichever count the runs used (1 when it timed faster: a busy machine, compare.js
   // chooseThreads), choosing 1 thread warms nothing again: the warm-up at T holds for 1 too.
   console.log(
@@ -99,11 +94,9 @@ test('warm-up: shown in the status line and applied before the first timed repea
   );
   if (max > 1) {
     await page.selectOption('#gen-threads', '1');
-    await page.waitForFunction(
-      () => document.getElementById('threads-status').dataset.threads === '1',
-      null,
-      { timeout: 30_000 },
-    );
+    await page.waitForFunction(() => document.getElementById('threads-status').dataset.threads === '1', null, {
+      timeout: 30_000,
+    });
     await watchStatus(page);
     const other = await runBoth(page);
     assert.equal(other.passes, 0, '1 thread after a warm-up at T: not warmed up again');
@@ -145,9 +138,7 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
   const agree = (x, y) => Math.abs(x - y) <= 0.15 * Math.min(x, y);
   const vks = [await measure(), await measure()];
   if (vks[0].some((x, i) => !agree(x, vks[1][i]))) vks.push(await measure());
-  console.log(
-    `#   v(k) ${vks.length} times: ${vks.map((v) => v.map((x) => x.toFixed(2)).join(' ')).join(' | ')}`,
-  );
+  console.log(`#   v(k) ${vks.length} times: ${vks.map((v) => v.map((x) => x.toFixed(2)).join(' ')).join(' | ')}`);
   for (const v of vks) assert.equal(v.length, 8);
   for (let k = 2; k <= 8; k++) {
     const at = vks.map((v) => v[k - 1]);
@@ -162,9 +153,7 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
     v: Number.parseFloat(document.querySelector('[data-testid="v-measured"]').textContent),
     gamma: Number(document.getElementById('gen-gamma').value),
     verdict: document.getElementById('verdict').textContent,
-    predicted: Number.parseFloat(
-      document.querySelector('[data-testid="speedup-predicted-v"]').textContent,
-    ),
+    predicted: Number.parseFloat(document.querySelector('[data-testid="speedup-predicted-v"]').textContent),
     trusted: document.getElementById('verdict').dataset.trusted,
   }));
   if (run.trusted === 'false') {
@@ -185,10 +174,7 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
     Math.abs(E / (g * c + v) - shown) <= 0.01 * shown + 0.01,
     `E/(γc + v) = ${E}/(${g}·${c} + ${v}) vs ${shown}`,
   );
-  assert.ok(
-    Math.abs(run.predicted - shown) < 0.006,
-    `prediction cell ${run.predicted} = the sentence's ${shown}`,
-  );
+  assert.ok(Math.abs(run.predicted - shown) < 0.006, `prediction cell ${run.predicted} = the sentence's ${shown}`);
   const section = vks.reduce((sum, v) => sum + v[run.gamma], 0) / vks.length;
   // Printed, not asserted: the runs above are 24 tokens (a handful of speculative passes), too
   // few for a steady median on a shared machine; bench/browser.mjs compares them on 200.

@@ -52,11 +52,7 @@ test("small target: GPU logits equal the WASM engine's (prompt, chains after a c
     assert.equal(row.forwarded, row.nLast, `${row.what}: only the new tokens are forwarded`);
     assert.equal(row.passes, 1);
     assert.equal(row.readbacks, 1, 'one read-back per pass');
-    assert.equal(
-      row.dispatches,
-      DISPATCHES(6),
-      `${row.dispatches} dispatches (limit ${MAX_DISPATCHES(6)})`,
-    );
+    assert.equal(row.dispatches, DISPATCHES(6), `${row.dispatches} dispatches (limit ${MAX_DISPATCHES(6)})`);
   }
   const worst = Math.max(...r.results.map((x) => x.maxRel));
   console.log(
@@ -97,16 +93,8 @@ test("trees: GPU tree passes equal the WASM engine's rows; a drafter's depths re
   console.log(
     `#   accepted path committed: ${r.commit.forwarded} forwarded, ${r.commit.dispatches} dispatches (limit ${MAX_DISPATCHES(r.nLayer)}), max |Δ| vs a fresh model ${r.commit.maxDiff}`,
   );
-  assert.equal(
-    r.commit.forwarded,
-    2,
-    'the path is in the cache: only the bonus token and the row asked before it',
-  );
-  assert.equal(
-    r.commit.dispatches,
-    DISPATCHES(r.nLayer) + r.nLayer,
-    'a copy per layer, in the same command buffer',
-  );
+  assert.equal(r.commit.forwarded, 2, 'the path is in the cache: only the bonus token and the row asked before it');
+  assert.equal(r.commit.dispatches, DISPATCHES(r.nLayer) + r.nLayer, 'a copy per layer, in the same command buffer');
   assert.ok(r.commit.dispatches <= MAX_DISPATCHES(r.nLayer));
   assert.ok(r.commit.maxDiff <= 1e-5, `committed path: ${r.commit.maxDiff}`);
   assert.equal(r.commit.cachedAfter, r.commit.length);
@@ -134,8 +122,7 @@ test("greedy: GPU target + WASM draft emits the WASM engine's greedy plain token
       `#   ${m.label}: ${m.tokens} tokens, ${m.account}, ${m.gpuPasses} GPU passes (${m.tokensPerPass.toFixed(2)} tokens per pass), ${(m.ms / 1000).toFixed(1)} s`,
     );
     assert.equal(m.mismatch, null, `${m.label}: ${m.account}`);
-    for (const f of m.flips)
-      assert.ok(f.gap < 1e-4, `${m.label}: near-tie at ${f.position}, gap ${f.gap}`);
+    for (const f of m.flips) assert.ok(f.gap < 1e-4, `${m.label}: near-tie at ${f.position}, gap ${f.gap}`);
     if (!m.flips.length) assert.ok(m.equal, `${m.label}: tokens differ`);
     assert.equal(m.gpuPasses, m.targetPasses, 'one GPU pass per target pass');
     assert.equal(m.readbacks, m.gpuPasses, 'one read-back per pass');
@@ -145,9 +132,7 @@ test("greedy: GPU target + WASM draft emits the WASM engine's greedy plain token
 
 test("a WebGPU target alone (plain): the decoder stops at its block size, with the WASM engine's greedy tokens", async () => {
   const r = await run('context', { promptLength: 240, maxTokens: 40 });
-  console.log(
-    `#   240-token prompt, maxTokens 40: ${r.tokens} tokens, done ${r.done}${r.error ? `, ${r.error}` : ''}`,
-  );
+  console.log(`#   240-token prompt, maxTokens 40: ${r.tokens} tokens, done ${r.done}${r.error ? `, ${r.error}` : ''}`);
   assert.equal(r.error, null);
   // as with a built-in target: 256 positions scored, the last row's token emitted unscored
   assert.equal(r.tokens, r.blockSize - 240 + 1, 'generation ends when the context is full');
@@ -159,16 +144,10 @@ test("KV rollback: after rejections the rows equal a fresh model's single pass",
   const r = await run('rollback');
   const expectForwarded = [17, 12, 9, 8, 5]; // max(nLast, length − common prefix)
   r.forEach((c, i) => {
-    console.log(
-      `#   ${c.length} tokens, nLast ${c.nLast}: ${c.forwarded} forwarded, max |Δ| vs fresh ${c.maxDiff}`,
-    );
+    console.log(`#   ${c.length} tokens, nLast ${c.nLast}: ${c.forwarded} forwarded, max |Δ| vs fresh ${c.maxDiff}`);
     assert.ok(c.maxDiff <= 1e-6, `case ${i}: ${c.maxDiff}`);
     assert.equal(c.cachedAfter, c.length);
-    assert.equal(
-      c.forwarded,
-      expectForwarded[i],
-      `case ${i}: only the tokens past the common prefix are forwarded`,
-    );
+    assert.equal(c.forwarded, expectForwarded[i], `case ${i}: only the tokens past the common prefix are forwarded`);
   });
 });
 
@@ -237,10 +216,7 @@ test("8-bit weights: GPU logits equal the WASM engine's 8-bit model (chains, a c
   );
   assert.equal(r.weights, 'int8');
   assert.equal(r.lastPassDispatches, DISPATCHES(L));
-  assert.ok(
-    r.weightBytes < (linear.f32 + (2 * V + 12 * L) * C * 4) / 2,
-    `${r.weightBytes} bytes of weights`,
-  );
+  assert.ok(r.weightBytes < (linear.f32 + (2 * V + 12 * L) * C * 4) / 2, `${r.weightBytes} bytes of weights`);
   assert.deepEqual(
     r.quantizer,
     { matrices: 4 * L, differ: 0, weights: 'int8' },
@@ -255,10 +231,7 @@ test("8-bit weights: GPU logits equal the WASM engine's 8-bit model (chains, a c
     bad.zeroScale,
     /^SpecdecError: bytes: model file: tensor 'transformer\.h\.1\.mlp\.c_fc\.weight\.scale' holds the block scale 0 at index 3/,
   );
-  assert.match(
-    bad.f32Asked,
-    /^SpecdecError: weights: 'f32' asked, but the file holds 8-bit weights/,
-  );
+  assert.match(bad.f32Asked, /^SpecdecError: weights: 'f32' asked, but the file holds 8-bit weights/);
   assert.match(bad.badOption, /^SpecdecError: weights: expected 'f32' or 'int8'/);
 });
 
@@ -291,11 +264,7 @@ test('faults: bad options, limits, no adapter, dispose, use after dispose, dispo
   assert.equal(f.badDevice.argument, 'device');
   specdec(f.badOption, 'unknown option', /^precision: unknown option/);
   assert.deepEqual(f.wasmSync, { isPromise: false, device: 'wasm', isModel: true });
-  specdec(
-    f.tooLarge,
-    'too large',
-    /too large for this WebGPU adapter.*maxStorageBufferBindingSize/,
-  );
+  specdec(f.tooLarge, 'too large', /too large for this WebGPU adapter.*maxStorageBufferBindingSize/);
   specdec(f.noAdapter, 'no adapter', /no WebGPU adapter/);
   specdec(f.badBytes, 'bad bytes', /^bytes: model file/);
   assert.ok(f.liveBeforeDispose > 0);
@@ -317,11 +286,7 @@ test('faults: bad options, limits, no adapter, dispose, use after dispose, dispo
     'heads made for another target',
     /^heads: made for another target than this WebGPU model \(the heads' target_fingerprint a96fa93c7691b6e7, this model's weights [0-9a-f]{16}\)/,
   );
-  assert.equal(
-    f.fingerprint,
-    'a96fa93c7691b6e7',
-    "the GPU model's wte fingerprint is the one its heads record",
-  );
+  assert.equal(f.fingerprint, 'a96fa93c7691b6e7', "the GPU model's wte fingerprint is the one its heads record");
   const treeErrors = [
     /^tree\.parents\[1\]: expected -1 \(the root\) or an earlier node 0\.\.0/,
     /^tree\.tokens: a tree of 1\.\.64 nodes, got 0/,
@@ -359,9 +324,7 @@ test('no WebGPU: a default Chromium launch (--disable-gpu) → a SpecdecError', 
     await plain.page.goto(`${plain.url}index.html`);
     await plain.page.waitForFunction(() => window.__ready === true, null, { timeout: 60_000 });
     const r = await plain.page.evaluate(() => window.gpu.noWebgpu());
-    console.log(
-      `#   --disable-gpu: navigator.gpu ${r.hasGpu ? 'present' : 'absent'}; ${r.loadReal.message}`,
-    );
+    console.log(`#   --disable-gpu: navigator.gpu ${r.hasGpu ? 'present' : 'absent'}; ${r.loadReal.message}`);
     assert.equal(r.loadReal.ok, false);
     assert.ok(r.loadReal.specdec);
     assert.match(r.loadReal.message, /WebGPU is not available|no WebGPU adapter|refused a device/);

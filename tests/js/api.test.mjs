@@ -86,11 +86,7 @@ test('createRng: the PCG32 stream, for number and bigint seeds', () => {
 });
 
 test('speculativeVerify: the record, greedy mode, and the RNG advancing', () => {
-  const target = [
-    Float32Array.from([0.1, 0.6, 0.3]),
-    Float32Array.from([0.3, 0.3, 0.4]),
-    [0.2, 0.2, 0.6],
-  ];
+  const target = [Float32Array.from([0.1, 0.6, 0.3]), Float32Array.from([0.3, 0.3, 0.4]), [0.2, 0.2, 0.6]];
   const draft = [
     [0.6, 0.2, 0.2],
     [0.2, 0.2, 0.6],
@@ -183,10 +179,7 @@ test('decoder records: every documented field, streamed UTF-8 text', () => {
   assert.equal(dec.generatedText, expected);
   assert.equal(dec.text, 'hi' + expected);
   assert.ok(expected.startsWith(streamed) && streamed.length >= expected.length - 2);
-  assert.ok(
-    !streamed.includes('\ufffd'),
-    'a character split between iterations is held back, not broken',
-  );
+  assert.ok(!streamed.includes('\ufffd'), 'a character split between iterations is held back, not broken');
   const r = records[0];
   for (const key of [
     'iteration',
@@ -365,10 +358,7 @@ test('generate: exact token counts, continuing, the decoder budget, abort, and y
   const already = new AbortController();
   already.abort(new Error('stop now'));
   await assert.rejects(c.generate({ signal: already.signal }).next(), /stop now/);
-  await assert.rejects(
-    c.generate({ maxTokens: -1 }).next(),
-    /maxTokens: expected an integer in 0\.\./,
-  );
+  await assert.rejects(c.generate({ maxTokens: -1 }).next(), /maxTokens: expected an integer in 0\.\./);
   await assert.rejects(c.generate({ max: 3 }).next(), /max: unknown option of generate/);
   c.dispose();
 });
@@ -382,10 +372,7 @@ const CONCURRENT_GENERATE = [
   ['step functions', { targetStep: U16, draftStep: U16 }],
   ['plain step function', { targetStep: U16, plain: true }],
   ['sync score callbacks', { targetScore: L16, draftScore: L16 }],
-  [
-    'async score callbacks',
-    { targetScore: async (t, n) => L16(t, n), draftScore: async (t, n) => L16(t, n) },
-  ],
+  ['async score callbacks', { targetScore: async (t, n) => L16(t, n), draftScore: async (t, n) => L16(t, n) }],
   ['prompt lookup, sync target', { targetScore: L16, promptLookup: true }],
 ];
 for (const [what, options] of CONCURRENT_GENERATE) {
@@ -408,10 +395,7 @@ for (const [what, options] of CONCURRENT_GENERATE) {
     assert.equal(first.value, 20);
     assert.equal(second.status, 'rejected', `the second loop ran (${second.value} tokens)`);
     assert.ok(second.reason instanceof SpecdecError, String(second.reason));
-    assert.match(
-      second.reason.message,
-      /^Decoder\.generate: another generate\(\) loop is running on this decoder/,
-    );
+    assert.match(second.reason.message, /^Decoder\.generate: another generate\(\) loop is running on this decoder/);
     assert.equal(dec.generatedTokens.length, 20);
     // Ended by running out, by break, by return() and by a throw: each frees the decoder for the next.
     assert.equal(await collect(5), 5);
@@ -422,8 +406,7 @@ for (const [what, options] of CONCURRENT_GENERATE) {
     await g.return();
     const stop = new AbortController();
     await assert.rejects(async () => {
-      for await (const it of dec.generate({ signal: stop.signal }))
-        if (it) stop.abort(new Error('stopped'));
+      for await (const it of dec.generate({ signal: stop.signal })) if (it) stop.abort(new Error('stopped'));
     }, /stopped/);
     // A loop whose signal aborted while it waited at a yield holds the decoder until it is next
     // iterated (as the refusal says), then ends with the signal's reason.
@@ -431,10 +414,7 @@ for (const [what, options] of CONCURRENT_GENERATE) {
     const h = dec.generate({ maxTokens: 50, signal: held.signal });
     await h.next();
     held.abort(new Error('held'));
-    await assert.rejects(
-      dec.generate().next(),
-      /one whose signal aborted ends when it is next iterated/,
-    );
+    await assert.rejects(dec.generate().next(), /one whose signal aborted ends when it is next iterated/);
     await assert.rejects(h.next(), /held/);
     const before = dec.generatedTokens.length;
     assert.equal(await collect(7), 7);

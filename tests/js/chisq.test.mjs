@@ -50,8 +50,7 @@ const close = (got, want, rel, what) => {
 };
 
 test('chi-square survival function against reference values (relative error < 1e-9)', () => {
-  for (const [df, x, want] of REFERENCE)
-    close(chiSquareSurvival(x, df), want, 1e-9, `df=${df} x=${x}`);
+  for (const [df, x, want] of REFERENCE) close(chiSquareSurvival(x, df), want, 1e-9, `df=${df} x=${x}`);
 });
 
 test('the textbook 5% critical values give 0.05', () => {

@@ -40,24 +40,15 @@ test('bestGamma picks the maximum of E / (γc + v(γ+1)) over 1..gammaMax', () =
     const r = bestGamma({ alpha, gamma, c, v, speedup });
     assert.equal(r.gamma, want, `alpha ${alpha} gamma ${gamma} c ${c} v ${v}`);
     let brute = -Infinity;
-    for (let g = 1; g <= 16; g++)
-      brute = Math.max(brute, speedup(alpha, g, c, verifyCostAt(v, gamma, g + 1)));
+    for (let g = 1; g <= 16; g++) brute = Math.max(brute, speedup(alpha, g, c, verifyCostAt(v, gamma, g + 1)));
     assert.equal(r.speedup, brute);
-    assert.equal(
-      r.current,
-      speedup(alpha, gamma, c, v),
-      "current = the run's own prediction E/(γc+v)",
-    );
+    assert.equal(r.current, speedup(alpha, gamma, c, v), "current = the run's own prediction E/(γc+v)");
     assert.ok(r.speedup >= r.current);
   }
 });
 
 test('bestGamma refuses what is not a measurement', () => {
   for (const bad of [{ c: NaN }, { v: 0 }, { v: -1 }, { c: -0.1 }, { alpha: NaN }, { gamma: 0 }]) {
-    assert.equal(
-      bestGamma({ alpha: 0.7, gamma: 4, c: 0.1, v: 2, speedup, ...bad }),
-      null,
-      JSON.stringify(bad),
-    );
+    assert.equal(bestGamma({ alpha: 0.7, gamma: 4, c: 0.1, v: 2, speedup, ...bad }), null, JSON.stringify(bad));
   }
 });

@@ -12,9 +12,7 @@ import { ROOT } from './support.mjs';
 
 const single = await loadSpecdec();
 const threaded = await loadSpecdec({ threads: 3 });
-const fixture = JSON.parse(
-  await readFile(path.join(ROOT, 'tests/fixtures/determinism.json'), 'utf8'),
-);
+const fixture = JSON.parse(await readFile(path.join(ROOT, 'tests/fixtures/determinism.json'), 'utf8'));
 
 const models = new Map();
 async function model(sd, rel) {
@@ -33,9 +31,7 @@ function decoderOptions(c) {
   return {
     prompt: c.prompt,
     plain: c.plain,
-    ...(c.tree
-      ? { tree: { branches: c.tree, replacement: c.replacement ?? false } }
-      : { gamma: c.gamma }),
+    ...(c.tree ? { tree: { branches: c.tree, replacement: c.replacement ?? false } } : { gamma: c.gamma }),
     ...(c.lookup ? { promptLookup: true } : {}),
     temperature: c.temperature,
     topK: c.topK,
@@ -66,8 +62,7 @@ for (const { name, sd, threads } of VARIANTS)
       opts.target = await model(sd, c.target);
       if (!c.plain && c.draft) opts.draft = await model(sd, c.draft);
       let heads = null;
-      if (c.heads)
-        opts.heads = heads = sd.loadHeads(await readFile(path.join(ROOT, c.heads)), opts.target);
+      if (c.heads) opts.heads = heads = sd.loadHeads(await readFile(path.join(ROOT, c.heads)), opts.target);
       const dec = sd.createDecoder(opts);
       try {
         while (!dec.done) dec.step();

@@ -129,18 +129,9 @@ test('slug follows GitHub: lowercase, punctuation dropped, spaces to hyphens', (
     ['Set-up on a fresh Debian machine', 'set-up-on-a-fresh-debian-machine'],
     ['Dependencies, and why each', 'dependencies-and-why-each'],
     ['The C++ API (src/)', 'the-c-api-src'],
-    [
-      'Threads, measured (AMD EPYC Zen 5, 2 vCPU, 2026-12-01)',
-      'threads-measured-amd-epyc-zen-5-2-vcpu-2026-12-01',
-    ],
-    [
-      'Decoding modes (one decoder, one record shape)',
-      'decoding-modes-one-decoder-one-record-shape',
-    ],
-    [
-      'Your own runtime: score callbacks, and onnxruntime-web',
-      'your-own-runtime-score-callbacks-and-onnxruntime-web',
-    ],
+    ['Threads, measured (AMD EPYC Zen 5, 2 vCPU, 2026-12-01)', 'threads-measured-amd-epyc-zen-5-2-vcpu-2026-12-01'],
+    ['Decoding modes (one decoder, one record shape)', 'decoding-modes-one-decoder-one-record-shape'],
+    ['Your own runtime: score callbacks, and onnxruntime-web', 'your-own-runtime-score-callbacks-and-onnxruntime-web'],
     ['`specdec/ort`: the adapter', 'specdecort-the-adapter'],
     ['**Bold** and *em*', 'bold-and-em'],
     ['snake_case stays', 'snake_case-stays'],
@@ -163,14 +154,12 @@ test('the checker finds dead files and anchors, and only those', () => {
       '```',
       '[ref]: docs/api.md#calls',
     ].join('\n'),
-    'docs/api.md':
-      '# The API\n\n### Calls\n\nBack to [the top](../README.md#top) and [src](../src/a.cc#L3).',
+    'docs/api.md': '# The API\n\n### Calls\n\nBack to [the top](../README.md#top) and [src](../src/a.cc#L3).',
     'src/a.cc': '',
   };
   const fsys = {
     read: (p) => files[p],
-    kind: (p) =>
-      p in files ? 'file' : Object.keys(files).some((f) => f.startsWith(`${p}/`)) ? 'dir' : null,
+    kind: (p) => (p in files ? 'file' : Object.keys(files).some((f) => f.startsWith(`${p}/`)) ? 'dir' : null),
   };
   assert.deepEqual(
     deadLinks(
@@ -183,14 +172,8 @@ test('the checker finds dead files and anchors, and only those', () => {
   const broken = [
     ['[x](missing.md)', 'README.md:1: missing.md (no such file: missing.md)'],
     ['[x](#nowhere)', 'README.md:1: #nowhere (no heading #nowhere in README.md)'],
-    [
-      '[x](docs/api.md#calls-1)',
-      'README.md:1: docs/api.md#calls-1 (no heading #calls-1 in docs/api.md)',
-    ],
-    [
-      '[x](docs/api.md#The-API)',
-      'README.md:1: docs/api.md#The-API (no heading #The-API in docs/api.md)',
-    ],
+    ['[x](docs/api.md#calls-1)', 'README.md:1: docs/api.md#calls-1 (no heading #calls-1 in docs/api.md)'],
+    ['[x](docs/api.md#The-API)', 'README.md:1: docs/api.md#The-API (no heading #The-API in docs/api.md)'],
     ['[x](../elsewhere.md)', 'README.md:1: ../elsewhere.md (outside the repository)'],
     ['[x]: docs/gone.md', 'README.md:1: docs/gone.md (no such file: docs/gone.md)'],
   ];

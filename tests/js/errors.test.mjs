@@ -42,12 +42,7 @@ const CASES = [
   ['not an array', () => sd.acceptanceRate('0.5', Q), 'p', 'expected a Float32Array'],
   ['a string entry', () => sd.totalVariation([0.5, '0.5'], [0.5, 0.5]), 'p', 'not a number'],
   ['empty distribution', () => sd.acceptanceRate([], []), 'p', 'empty'],
-  [
-    'verify: too few target rows',
-    () => sd.speculativeVerify([P], [Q], [0], rng1),
-    'targetProbs',
-    'expected 2 rows',
-  ],
+  ['verify: too few target rows', () => sd.speculativeVerify([P], [Q], [0], rng1), 'targetProbs', 'expected 2 rows'],
   [
     'verify: too many draft rows',
     () => sd.speculativeVerify([P, P], [Q, Q], [0], rng1),
@@ -78,12 +73,7 @@ const CASES = [
     'draftTokens[0]',
     'outside [0, 3)',
   ],
-  [
-    'verify: non-integer token',
-    () => sd.speculativeVerify([P, P], [Q], [0.5], rng1),
-    'draftTokens[0]',
-    'token id',
-  ],
+  ['verify: non-integer token', () => sd.speculativeVerify([P, P], [Q], [0.5], rng1), 'draftTokens[0]', 'token id'],
   [
     'verify: token the draft cannot propose',
     () => sd.speculativeVerify([P, P], [[0, 0.5, 0.5]], [0], rng1),
@@ -111,12 +101,7 @@ const CASES = [
   ['analytics: negative cost', () => sd.speculativeSpeedup(0.5, 4, -1), 'c', 'finite number >= 0'],
   ['analytics: verifyCost 0', () => sd.speculativeSpeedup(0.5, 4, 0.1, 0), 'verifyCost', '> 0'],
   ['analytics: gammaMax 40', () => sd.optimalGamma(0.5, 0.1, 40), 'gammaMax', '1..32'],
-  [
-    'analytics: unknown option',
-    () => sd.demonstrateSpeculative({ cost: 0.1 }),
-    'cost',
-    'unknown option',
-  ],
+  ['analytics: unknown option', () => sd.demonstrateSpeculative({ cost: 0.1 }), 'cost', 'unknown option'],
   ['seed: negative', () => sd.createRng(-1), 'seed', 'integer in [0, 2^53]'],
   ['seed: too large', () => sd.createRng(2 ** 60), 'seed', 'integer in [0, 2^53]'],
   ['seed: bigint too large', () => sd.createRng(1n << 64n), 'seed', '[0, 2^64)'],
@@ -129,15 +114,13 @@ const CASES = [
   ],
   [
     'decoder: gamma 0',
-    () =>
-      sd.createDecoder({ targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0], gamma: 0 }),
+    () => sd.createDecoder({ targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0], gamma: 0 }),
     'gamma',
     '1..32',
   ],
   [
     'decoder: gamma 33',
-    () =>
-      sd.createDecoder({ targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0], gamma: 33 }),
+    () => sd.createDecoder({ targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0], gamma: 33 }),
     'gamma',
     '1..32',
   ],
@@ -153,16 +136,10 @@ const CASES = [
     'prompt',
     'required',
   ],
-  [
-    'decoder: no draft',
-    () => sd.createDecoder({ targetStep: toyStep(P), prompt: [0] }),
-    'draft',
-    'exactly one',
-  ],
+  ['decoder: no draft', () => sd.createDecoder({ targetStep: toyStep(P), prompt: [0] }), 'draft', 'exactly one'],
   [
     'decoder: both target kinds',
-    () =>
-      sd.createDecoder({ target: {}, targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0] }),
+    () => sd.createDecoder({ target: {}, targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0] }),
     'target',
     'exactly one',
   ],
@@ -198,15 +175,13 @@ const CASES = [
   ],
   [
     'decoder: topK -1',
-    () =>
-      sd.createDecoder({ targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0], topK: -1 }),
+    () => sd.createDecoder({ targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0], topK: -1 }),
     'topK',
     'must be in',
   ],
   [
     'decoder: seed 1.5',
-    () =>
-      sd.createDecoder({ targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0], seed: 1.5 }),
+    () => sd.createDecoder({ targetStep: toyStep(P), draftStep: toyStep(Q), prompt: [0], seed: 1.5 }),
     'seed',
     'integer',
   ],
@@ -230,12 +205,7 @@ const CASES = [
     'bytes',
     'JSON',
   ],
-  [
-    'model: truncated file',
-    () => sd.loadModel(tinyBytes.subarray(0, tinyBytes.length - 100)),
-    'bytes',
-    'model file',
-  ],
+  ['model: truncated file', () => sd.loadModel(tinyBytes.subarray(0, tinyBytes.length - 100)), 'bytes', 'model file'],
   [
     'model: corrupted header',
     () => {
@@ -410,18 +380,9 @@ test('a model from another instance is refused', async () => {
 // is freed once the step has returned (not under the running C++ call), and the instance works.
 const V16 = (tokens, nLast) => new Float32Array(nLast * 16); // uniform logits over 16 tokens
 const DISPOSED_BY_CALLBACK = [
-  [
-    'sync targetScore',
-    (dec) => ({ draftScore: V16, targetScore: (t, n) => (dec().dispose(), V16(t, n)) }),
-  ],
-  [
-    'sync draftScore',
-    (dec) => ({ draftScore: (t, n) => (dec().dispose(), V16(t, n)), targetScore: V16 }),
-  ],
-  [
-    'sync targetScore, plain',
-    (dec) => ({ plain: true, targetScore: (t, n) => (dec().dispose(), V16(t, n)) }),
-  ],
+  ['sync targetScore', (dec) => ({ draftScore: V16, targetScore: (t, n) => (dec().dispose(), V16(t, n)) })],
+  ['sync draftScore', (dec) => ({ draftScore: (t, n) => (dec().dispose(), V16(t, n)), targetScore: V16 })],
+  ['sync targetScore, plain', (dec) => ({ plain: true, targetScore: (t, n) => (dec().dispose(), V16(t, n)) })],
   [
     'sync targetScore.scoreTree',
     (dec) => {
@@ -434,14 +395,8 @@ const DISPOSED_BY_CALLBACK = [
       };
     },
   ],
-  [
-    'async targetScore',
-    (dec) => ({ draftScore: V16, targetScore: async (t, n) => (dec().dispose(), V16(t, n)) }),
-  ],
-  [
-    'async draftScore',
-    (dec) => ({ draftScore: async (t, n) => (dec().dispose(), V16(t, n)), targetScore: V16 }),
-  ],
+  ['async targetScore', (dec) => ({ draftScore: V16, targetScore: async (t, n) => (dec().dispose(), V16(t, n)) })],
+  ['async draftScore', (dec) => ({ draftScore: async (t, n) => (dec().dispose(), V16(t, n)), targetScore: V16 })],
   ['targetStep', (dec) => ({ targetStep: () => (dec().dispose(), P), draftStep: toyStep(Q) })],
   ['draftStep', (dec) => ({ targetStep: toyStep(P), draftStep: () => (dec().dispose(), Q) })],
   ['targetStep, plain', (dec) => ({ plain: true, targetStep: () => (dec().dispose(), P) })],
@@ -486,12 +441,7 @@ const OUTSIDE_VOCABULARY = [
     'prompt[3]',
     99,
   ],
-  [
-    'prompt lookup alone',
-    { promptLookup: true, targetScore: V16, prompt: [1, 17, 1] },
-    'prompt[1]',
-    17,
-  ],
+  ['prompt lookup alone', { promptLookup: true, targetScore: V16, prompt: [1, 17, 1] }, 'prompt[1]', 17],
   [
     'step model + draftScore',
     {

@@ -166,10 +166,7 @@ for (const [k, c] of DECODER_CASES.entries()) {
     }
     const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
     assert.deepEqual(chi.impossible, []);
-    assert.ok(
-      chi.pValue > FALSE_ALARM,
-      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
-    );
+    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
     if (!c.plain) {
       // Not a tautology: the draft was rejected often enough for the residual to matter.
       assert.ok(accepted < 0.9 * drafted, `accepted ${accepted} of ${drafted}`);

@@ -144,11 +144,7 @@ test('an 8-bit file exports as Q8_0 with its own blocks: the same F16 scale and 
   const dir = mkdtempSync(path.join(tmpdir(), 'specdec-gguf-'));
   try {
     const out = path.join(dir, 'tiny-q8.gguf');
-    assert.equal(
-      exportGguf(src, out, 'f32').type,
-      'q8_0',
-      'an 8-bit file is written as Q8_0 whatever the type asked',
-    );
+    assert.equal(exportGguf(src, out, 'f32').type, 'q8_0', 'an 8-bit file is written as Q8_0 whatever the type asked');
     const file = readFileSync(out);
     const g = readGguf(file);
     assert.equal(g.kv['general.file_type'], 7, 'MOSTLY_Q8_0');
@@ -160,11 +156,7 @@ test('an 8-bit file exports as Q8_0 with its own blocks: the same F16 scale and 
     const blocks = q.numel / 32;
     for (let i = 0; i < blocks; i += Math.max(1, Math.floor(blocks / 41))) {
       const at = g.data + qkv.offset + 34 * i;
-      assert.equal(
-        file.readUInt16LE(at),
-        st.buf.readUInt16LE(st.dataStart + sc.begin + 2 * i),
-        `block ${i}: scale`,
-      );
+      assert.equal(file.readUInt16LE(at), st.buf.readUInt16LE(st.dataStart + sc.begin + 2 * i), `block ${i}: scale`);
       for (let j = 0; j < 32; j++) {
         assert.equal(
           file.readInt8(at + 2 + j),

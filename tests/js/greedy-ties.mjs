@@ -18,14 +18,7 @@
  * @returns {Promise<{ flips: { position: number, gap: number }[], mismatch: null | { position: number, gap: number } }>}
  *   every near-tie where the runs parted, and the first position that is not one (null: none)
  */
-export async function compareGreedy({
-  got,
-  reference,
-  logitsAfter,
-  continueFrom,
-  tie,
-  maxFlips = 4,
-}) {
+export async function compareGreedy({ got, reference, logitsAfter, continueFrom, tie, maxFlips = 4 }) {
   const flips = [];
   let ref = reference.slice();
   for (;;) {
@@ -44,7 +37,5 @@ export async function compareGreedy({
 export function describeFlips({ flips, mismatch }) {
   const list = flips.map((f) => `${f.position} (gap ${f.gap.toFixed(4)})`).join(', ');
   const head = flips.length ? `near-ties at ${list}` : 'no near-tie';
-  return mismatch
-    ? `${head}; parted at ${mismatch.position} with a logit gap of ${mismatch.gap.toFixed(4)}`
-    : head;
+  return mismatch ? `${head}; parted at ${mismatch.position} with a logit gap of ${mismatch.gap.toFixed(4)}` : head;
 }

@@ -45,15 +45,7 @@ const cases = [
     [{ position: 2, gap: 0.01 }],
     { position: 3, gap: 1 },
   ],
-  [
-    'a gap above the tie is a mismatch',
-    { '0,1': 0.5 },
-    [0, 1, 1, 0],
-    [0, 1, 0, 0],
-    0.1,
-    [],
-    { position: 2, gap: 0.5 },
-  ],
+  ['a gap above the tie is a mismatch', { '0,1': 0.5 }, [0, 1, 1, 0], [0, 1, 0, 0], 0.1, [], { position: 2, gap: 0.5 }],
   ['a difference at 0', {}, [1, 1, 2], [0, 1, 2], 0.1, [], { position: 0, gap: 1 }],
 ];
 

@@ -53,10 +53,7 @@ test('loadModel: weights int8 quantizes at load; a quantized file loads as it is
     assert.ok(sameBits(a, b) && sameBits(b, c), 'load-time quantization == the quantized file');
     let diff = 0;
     for (let i = 0; i < a.length; i++) diff = Math.max(diff, Math.abs(a[i] - f[i]));
-    assert.ok(
-      diff > 0 && diff < 0.05,
-      `8-bit probabilities near float32 ones, not equal (max |diff| ${diff})`,
-    );
+    assert.ok(diff > 0 && diff < 0.05, `8-bit probabilities near float32 ones, not equal (max |diff| ${diff})`);
   } finally {
     for (const m of [f32, atLoad, stored, asked]) m.dispose();
   }
@@ -73,10 +70,7 @@ test('quantizeModelFile gives the file specdec quantize ships, byte for byte', a
 
 test('refusals name what is wrong', () => {
   const cases = [
-    [
-      () => sd.loadModel(tinyF32, { weights: 'int4' }),
-      /weights: expected 'f32' or 'int8', got the string "int4"/,
-    ],
+    [() => sd.loadModel(tinyF32, { weights: 'int4' }), /weights: expected 'f32' or 'int8', got the string "int4"/],
     [
       () => sd.loadModel(tinyInt8, { weights: 'f32' }),
       /bytes: model file: stores 8-bit weights .* cannot be loaded as float32/,

@@ -89,16 +89,10 @@ test('1000 models and decoders created and disposed: the wasm heap does not grow
   for (let i = 0; i < 1000; i++) round(i);
   const after = sd.memoryStats();
   const grown = after.inUseBytes - before.inUseBytes;
-  assert.ok(
-    grown <= BOUND,
-    `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`,
-  );
+  assert.ok(grown <= BOUND, `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`);
   assert.equal(after.jsHandles, before.jsHandles, 'JS values held by C++');
   // The memory itself only grows while something big is alive at once (a few MB here).
-  assert.ok(
-    after.heapBytes <= Math.max(before.heapBytes, 64 << 20),
-    `wasm memory ${after.heapBytes} bytes`,
-  );
+  assert.ok(after.heapBytes <= Math.max(before.heapBytes, 64 << 20), `wasm memory ${after.heapBytes} bytes`);
 });
 
 test('1000 rounds of errors (C++ and JS exceptions through wasm): nothing leaks', () => {
@@ -107,10 +101,7 @@ test('1000 rounds of errors (C++ and JS exceptions through wasm): nothing leaks'
   for (let i = 0; i < 1000; i++) errorRound(i);
   const after = sd.memoryStats();
   const grown = after.inUseBytes - before.inUseBytes;
-  assert.ok(
-    grown <= BOUND,
-    `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`,
-  );
+  assert.ok(grown <= BOUND, `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`);
   assert.equal(after.jsHandles, before.jsHandles, 'JS values held by C++');
 });
 
@@ -201,10 +192,7 @@ test('the fuzz corpora through loadModel / loadHeads: no leak per load, failed o
     const after = sd.memoryStats();
     if (loaded === 0) refused++;
     const grown = after.inUseBytes - before.inUseBytes;
-    assert.ok(
-      grown < 200,
-      `${f.name}: in use grew by ${grown} bytes over 200 loads (${loaded} loaded)`,
-    );
+    assert.ok(grown < 200, `${f.name}: in use grew by ${grown} bytes over 200 loads (${loaded} loaded)`);
     assert.equal(after.jsHandles, before.jsHandles, `${f.name}: JS values held by C++`);
   }
   assert.ok(refused >= 20, `the corpora hold hostile files (${refused} refused)`);

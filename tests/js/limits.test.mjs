@@ -38,22 +38,11 @@ const REFUSALS = [
     edited('"block_size":"640"', '"block_size":"1000000000"'),
     /block_size = 1000000000 is outside 1\.\.8192/,
   ],
-  [
-    'n_head not dividing n_embd',
-    edited('"n_head":"4"', '"n_head":"3"'),
-    /n_head = 3 does not divide n_embd = 32/,
-  ],
-  [
-    'vocabulary not 256',
-    edited('"vocab_size":"256"', '"vocab_size":"50257"'),
-    /vocab_size = 50257, expected 256/,
-  ],
+  ['n_head not dividing n_embd', edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
+  ['vocabulary not 256', edited('"vocab_size":"256"', '"vocab_size":"50257"'), /vocab_size = 50257, expected 256/],
   [
     'parameters over 512 MiB',
-    edited(
-      '"n_layer":"2","n_head":"4","n_embd":"32"',
-      '"n_layer":"64","n_head":"4","n_embd":"4096"',
-    ),
+    edited('"n_layer":"2","n_head":"4","n_embd":"32"', '"n_layer":"64","n_head":"4","n_embd":"4096"'),
     /exceed the limit of 536870912 bytes/,
   ],
   [
@@ -195,9 +184,7 @@ for (const [value, limit] of MAX_TOKENS_CASES) {
   test(`maxTokens ${String(value)} (${shown}): ${limit === 'refused' ? 'refused' : limit === null ? 'no limit' : `${limit} tokens`}, in createDecoder and generate() alike`, async () => {
     if (limit === 'refused') {
       const check = (e) =>
-        e instanceof sd.SpecdecError &&
-        e.argument === 'maxTokens' &&
-        MAX_TOKENS_MESSAGE.test(e.message);
+        e instanceof sd.SpecdecError && e.argument === 'maxTokens' && MAX_TOKENS_MESSAGE.test(e.message);
       assert.throws(() => stepDecoder(value), check);
       const dec = stepDecoder(undefined);
       await assert.rejects(dec.generate({ maxTokens: value }).next(), check);
@@ -208,8 +195,7 @@ for (const [value, limit] of MAX_TOKENS_CASES) {
     for (let i = 0; i < 40 && !made.done; i++) made.step();
     const dec = stepDecoder(undefined);
     let n = 0;
-    for await (const it of dec.generate({ maxTokens: value }))
-      if ((n += it.emitted.length) >= 60) break;
+    for await (const it of dec.generate({ maxTokens: value })) if ((n += it.emitted.length) >= 60) break;
     if (limit === null) {
       assert.equal(made.done, false);
       assert.ok(made.generatedTokens.length >= 40);
@@ -232,8 +218,7 @@ test('limits: the frozen defaults and caps equal what the module reports, and lo
   const { limits: fromIndex } = await import('specdec');
   assert.equal(fromIndex, limits);
   // The defaults are the decoder's: gamma and gammaMax left out draft limits.gamma tokens.
-  const step = (tokens) =>
-    Float32Array.from({ length: 4 }, (_, i) => (i === tokens.length % 4 ? 0.7 : 0.1));
+  const step = (tokens) => Float32Array.from({ length: 4 }, (_, i) => (i === tokens.length % 4 ? 0.7 : 0.1));
   const dec = sd.createDecoder({
     targetStep: step,
     draftStep: step,

@@ -11,9 +11,7 @@ const target = sd.loadModel(bytes.target);
 const draft = sd.loadModel(bytes.draft);
 
 test('loadModel reads the configuration and metadata', (t) => {
-  t.diagnostic(
-    `models: ${MODEL_FILES.target}, ${MODEL_FILES.draft} (shipped: ${USING_SHIPPED_MODELS})`,
-  );
+  t.diagnostic(`models: ${MODEL_FILES.target}, ${MODEL_FILES.draft} (shipped: ${USING_SHIPPED_MODELS})`);
   for (const m of [target, draft]) {
     assert.equal(m.config.vocabSize, 256);
     assert.ok(m.config.nLayer >= 1 && m.config.nHead >= 1 && m.config.nEmbd >= m.config.nHead);
@@ -23,10 +21,7 @@ test('loadModel reads the configuration and metadata', (t) => {
     assert.equal(m.fileBytes, m === target ? bytes.target.length : bytes.draft.length);
   }
   // Accepted as Uint8Array, ArrayBuffer or any view.
-  const copy = bytes.target.buffer.slice(
-    bytes.target.byteOffset,
-    bytes.target.byteOffset + bytes.target.length,
-  );
+  const copy = bytes.target.buffer.slice(bytes.target.byteOffset, bytes.target.byteOffset + bytes.target.length);
   const again = sd.loadModel(copy);
   assert.deepEqual(again.config, target.config);
   again.dispose();
@@ -47,11 +42,7 @@ test('greedy speculative decoding gives exactly the greedy plain tokens', () => 
     const plain = decodeAll({ target, plain: true, temperature: 0, prompt, maxTokens: 120 });
     for (const gamma of [1, 3, 6]) {
       const spec = decodeAll({ target, draft, gamma, temperature: 0, prompt, maxTokens: 120 });
-      assert.deepEqual(
-        spec.tokens,
-        plain.tokens,
-        `gamma ${gamma}, prompt ${JSON.stringify(prompt)}`,
-      );
+      assert.deepEqual(spec.tokens, plain.tokens, `gamma ${gamma}, prompt ${JSON.stringify(prompt)}`);
       assert.ok(spec.stats.targetPasses <= plain.stats.targetPasses);
     }
   }

@@ -70,10 +70,7 @@ for (const [k, mode] of MODES.entries()) {
     }
     const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
     assert.deepEqual(chi.impossible, []);
-    assert.ok(
-      chi.pValue > FALSE_ALARM,
-      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
-    );
+    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
     assert.ok(drafted > (mode.minDrafted ?? 20_000), `the mode drafted (${drafted} tokens)`);
   });
 }
@@ -145,8 +142,7 @@ test('records and stats say which gamma and which drafter each iteration used', 
   // none with given costs (then time is v(k) and c alone, and a pass is the unit).
   const { overheadMs, passMs } = r.estimates;
   assert.deepEqual(Object.keys(overheadMs).sort(), ['draft', 'heads', 'lookup', 'none']);
-  for (const ms of Object.values(overheadMs))
-    assert.ok(Number.isFinite(ms) && ms >= 0, JSON.stringify(overheadMs));
+  for (const ms of Object.values(overheadMs)) assert.ok(Number.isFinite(ms) && ms >= 0, JSON.stringify(overheadMs));
   assert.ok(overheadMs.draft > 0 && overheadMs.lookup > 0, JSON.stringify(overheadMs));
   assert.ok(passMs > 0 && passMs < 1000);
   const given = decodeAll({
@@ -182,8 +178,7 @@ test('a tree record lists every node, its test and the accepted path', () => {
     nodes.forEach((n, i) => {
       assert.ok(n.parent < i && n.parent >= -1);
       assert.equal(n.depth, n.parent < 0 ? 1 : nodes[n.parent].depth + 1);
-      if (n.status !== 'unexamined')
-        assert.ok(n.acceptProb >= 0 && n.acceptProb <= 1 && n.u !== null);
+      if (n.status !== 'unexamined') assert.ok(n.acceptProb >= 0 && n.acceptProb <= 1 && n.u !== null);
     });
     path.forEach((v, d) => {
       assert.equal(nodes[v].status, 'accepted');
@@ -221,8 +216,7 @@ test('a tree record lists every node, its test and the accepted path', () => {
 // schedule, at T = 0 and 0.8.
 test("gamma 'auto' (given costs): within 5% of the best fixed gamma, ahead of 'heuristic'", () => {
   const costModel = { c: 0.09, verifyCost: [1, 1.29, 1.65, 1.92, 2.37, 2.7, 3.05, 3.4, 3.75] };
-  const cost = (rec) =>
-    rec.gamma * costModel.c + costModel.verifyCost[rec.targetPositions - 1] + 0.15;
+  const cost = (rec) => rec.gamma * costModel.c + costModel.verifyCost[rec.targetPositions - 1] + 0.15;
   const prompts = [
     'ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet is the sun.\n',
     "KING RICHARD II:\nOld John of Gaunt, time-honour'd Lancaster,\nHast thou, according to thy oath and band,\n",
@@ -307,68 +301,32 @@ test('bad input: clear errors naming the argument', () => {
       'gamma',
       /gamma: expected an integer in 1\.\.32, 'auto' or 'heuristic', got the string "fast"/,
     ],
-    [
-      { target, draft, gamma: 'auto', gammaMax: 0 },
-      'gammaMax',
-      /gammaMax: must be in 1\.\.32, got 0/,
-    ],
-    [
-      { target, promptLookup: { minNgram: 3, maxNgram: 2 } },
-      'promptLookup.minNgram',
-      /exceeds maxNgram 2/,
-    ],
-    [
-      { target, promptLookup: { minNgram: 0 } },
-      'promptLookup.minNgram',
-      /must be in 1\.\.32, got 0/,
-    ],
+    [{ target, draft, gamma: 'auto', gammaMax: 0 }, 'gammaMax', /gammaMax: must be in 1\.\.32, got 0/],
+    [{ target, promptLookup: { minNgram: 3, maxNgram: 2 } }, 'promptLookup.minNgram', /exceeds maxNgram 2/],
+    [{ target, promptLookup: { minNgram: 0 } }, 'promptLookup.minNgram', /must be in 1\.\.32, got 0/],
     [{ target, promptLookup: { n: 2 } }, 'n', /unknown option of promptLookup/],
-    [
-      { target, plain: true, promptLookup: true },
-      'promptLookup',
-      /does not combine with plain decoding/,
-    ],
+    [{ target, plain: true, promptLookup: true }, 'promptLookup', /does not combine with plain decoding/],
     [{ target, draft, tree: { branches: [] } }, 'tree.branches', /must list at least one depth/],
     [{ target, draft, tree: { branches: [0] } }, 'tree.branches[0]', /must be in 1\.\.8, got 0/],
     [{ target, draft, tree: { branches: [9] } }, 'tree.branches[0]', /must be in 1\.\.8, got 9/],
     [{ target, draft, tree: { branches: [8, 8] } }, 'tree.branches', /more than 64 nodes/],
     [{ target, draft, tree: [3, 2] }, 'tree', /tree: options must be an object/],
-    [
-      { target, promptLookup: true, tree: { branches: [2] } },
-      'tree',
-      /needs a draft model \(or draftStep\) or heads/,
-    ],
-    [
-      { target, draft, gamma: 'auto', tree: { branches: [2] } },
-      'gamma',
-      /a tree's depth is fixed by tree\.branches/,
-    ],
-    [
-      { target, draft, gamma: 3, tree: { branches: [2] } },
-      'gamma',
-      /differs from the tree's depth 1/,
-    ],
+    [{ target, promptLookup: true, tree: { branches: [2] } }, 'tree', /needs a draft model \(or draftStep\) or heads/],
+    [{ target, draft, gamma: 'auto', tree: { branches: [2] } }, 'gamma', /a tree's depth is fixed by tree\.branches/],
+    [{ target, draft, gamma: 3, tree: { branches: [2] } }, 'gamma', /differs from the tree's depth 1/],
     [{ target, draft, plain: true, tree: { branches: [2] } }, 'tree', /a tree needs a drafter/],
     [
       { target, draft, gamma: 'auto', costModel: { c: 0.1, verifyCost: [1, -1] } },
       'costModel.verifyCost[1]',
       /must be finite and > 0/,
     ],
-    [
-      { target, draft, costModel: { c: 0.1 } },
-      'costModel.verifyCost',
-      /expected an array of numbers/,
-    ],
+    [{ target, draft, costModel: { c: 0.1 } }, 'costModel.verifyCost', /expected an array of numbers/],
     [
       { target },
       'draft',
       /draft: give exactly one of draft \(a Model\), draftStep .* or draftScore .*, or use promptLookup or heads/,
     ],
-    [
-      { target: tiny, heads, draft },
-      'heads',
-      /either a draft \(draft, draftStep or draftScore\) or heads/,
-    ],
+    [{ target: tiny, heads, draft }, 'heads', /either a draft \(draft, draftStep or draftScore\) or heads/],
     [{ target, heads }, 'heads', /loaded for another target model/],
     [{ target: tiny, heads: target }, 'heads', /expected a Heads/],
   ];
@@ -422,10 +380,7 @@ test('heads and decoders over them leave nothing behind', () => {
     while (!dec.done) dec.step();
     dec.dispose();
   }
-  assert.ok(
-    sd.memoryStats().inUseBytes - fresh < 64 * 1024,
-    `${sd.memoryStats().inUseBytes - fresh} bytes`,
-  );
+  assert.ok(sd.memoryStats().inUseBytes - fresh < 64 * 1024, `${sd.memoryStats().inUseBytes - fresh} bytes`);
 });
 
 // gamma 'auto' charges each drafter its own time per iteration outside the passes (generate()
@@ -467,14 +422,8 @@ test("gamma 'auto': a drafter is charged its own per-iteration overhead", async 
     dec.dispose();
     const share = byDrafter.lookup / iterations;
     if (c.atLeast !== undefined)
-      assert.ok(
-        share >= c.atLeast,
-        `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`,
-      );
+      assert.ok(share >= c.atLeast, `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`);
     if (c.atMost !== undefined)
-      assert.ok(
-        share <= c.atMost,
-        `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`,
-      );
+      assert.ok(share <= c.atMost, `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`);
   }
 });

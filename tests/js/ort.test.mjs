@@ -61,10 +61,7 @@ for (const [label, sides] of [
       // One target run per iteration; the cache forwards each position about once (the
       // accepted prefix is kept, the rejected tail cut), never the whole sequence again.
       assert.equal(got.runs, got.stats.iterations);
-      assert.ok(
-        got.forwarded < greedy.prompt.length + 200 + got.stats.drafted,
-        `forwarded ${got.forwarded}`,
-      );
+      assert.ok(got.forwarded < greedy.prompt.length + 200 + got.stats.drafted, `forwarded ${got.forwarded}`);
     },
   );
 }
@@ -96,8 +93,7 @@ test("ortScorer logits give the built-in model's probabilities (softmax), rows f
       const max = Math.max(...row);
       const z = row.reduce((s, x) => s + Math.exp(x - max), 0);
       let worst = 0;
-      for (let i = 0; i < V; i++)
-        worst = Math.max(worst, Math.abs(Math.exp(row[i] - max) / z - probs[r * V + i]));
+      for (let i = 0; i < V; i++) worst = Math.max(worst, Math.abs(Math.exp(row[i] - max) / z - probs[r * V + i]));
       assert.ok(worst < 2e-4, `row ${r} of nLast ${nLast}: max |p_ort - p| = ${worst}`);
     }
   }
@@ -123,10 +119,7 @@ test('ortScorer refuses sessions it cannot drive, with the reason', () => {
       fake(['input_ids'], ['logits']),
       /no past_key_values\.\{i\}\.key \/ \.value inputs: export the model with its KV cache/,
     ],
-    [
-      fake(['input_ids', ...past], ['logits', 'present.0.key']),
-      /output present\.0\.value is missing/,
-    ],
+    [fake(['input_ids', ...past], ['logits', 'present.0.key']), /output present\.0\.value is missing/],
     [
       fake(['input_ids', ...past], ['logits', ...present]),
       /options\.numHeads: the session does not say its KV cache's shape/,
@@ -148,14 +141,8 @@ test('ortScorer refuses sessions it cannot drive, with the reason', () => {
     ],
   ];
   for (const [s, re] of cases) assert.throws(() => ortScorer(s, { ort }), re);
-  assert.throws(
-    () => ortScorer(targetSession, { ort, heads: 4 }),
-    /options\.heads: unknown option of ortScorer/,
-  );
-  assert.throws(
-    () => ortScorer(targetSession, { ort: {} }),
-    /options\.ort: expected the onnxruntime-web module/,
-  );
+  assert.throws(() => ortScorer(targetSession, { ort, heads: 4 }), /options\.heads: unknown option of ortScorer/);
+  assert.throws(() => ortScorer(targetSession, { ort: {} }), /options\.ort: expected the onnxruntime-web module/);
   // numHeads / headSize given by hand work where metadata is silent
   assert.equal(
     typeof ortScorer(fake(['input_ids', ...past], ['logits', ...present]), {
@@ -197,10 +184,7 @@ async function fp16Session(file) {
 
 test('float16 KV cache: speculative greedy through ortScorer equals plain greedy on the same session; logits near float32', async () => {
   const session16 = await fp16Session(MODEL_FILES.target);
-  assert.equal(
-    session16.inputMetadata.find((m) => m.name === 'past_key_values.0.key').type,
-    'float16',
-  );
+  assert.equal(session16.inputMetadata.find((m) => m.name === 'past_key_values.0.key').type, 'float16');
   const decodeWith = async (options) => {
     const ts = ortScorer(session16, { ort });
     const dec = sd.createDecoder({
@@ -253,10 +237,7 @@ test('ortScorer: cacheType where the session does not say its cache type', () =>
   const past = ['past_key_values.0.key', 'past_key_values.0.value'];
   const present = ['present.0.key', 'present.0.value'];
   const s = fake(['input_ids', ...past], ['logits', ...present]);
-  assert.equal(
-    typeof ortScorer(s, { ort, numHeads: 4, headSize: 8, cacheType: 'float16' }),
-    'function',
-  );
+  assert.equal(typeof ortScorer(s, { ort, numHeads: 4, headSize: 8, cacheType: 'float16' }), 'function');
   assert.throws(
     () => ortScorer(s, { ort, numHeads: 4, headSize: 8, cacheType: 'int8' }),
     /options\.cacheType: expected 'float32' or 'float16'/,
@@ -265,8 +246,7 @@ test('ortScorer: cacheType where the session does not say its cache type', () =>
 
 test('cutPool: cuts land in reused buffers, correct after reuse; outgrown or detached buffers are not reused', () => {
   // a fake cache tensor (1, H, S, D) whose values say where they came from: h * 1000 + s * 10 + d
-  const at = (S, D) => (_, i) =>
-    Math.floor(i / (S * D)) * 1000 + Math.floor((i / D) % S) * 10 + (i % D);
+  const at = (S, D) => (_, i) => Math.floor(i / (S * D)) * 1000 + Math.floor((i / D) % S) * 10 + (i % D);
   const tensorOf = (H, S, D, Type = Float32Array) => ({
     dims: [1, H, S, D],
     data: Type.from({ length: H * S * D }, at(S, D)),
@@ -286,13 +266,8 @@ test('cutPool: cuts land in reused buffers, correct after reuse; outgrown or det
     const cut = pool.cut(src, src.data, n, make);
     assert.deepEqual(cut.dims, [1, H, n, D]);
     assert.ok(cut.data instanceof Type);
-    assert.deepEqual(
-      Array.from(cut.data),
-      Array.from({ length: H * n * D }, at(n, D)),
-      `H ${H} S ${S} n ${n}`,
-    );
-    if (last)
-      assert.equal(cut.data.buffer === last, reused, `buffer reuse for H ${H} S ${S} n ${n}`);
+    assert.deepEqual(Array.from(cut.data), Array.from({ length: H * n * D }, at(n, D)), `H ${H} S ${S} n ${n}`);
+    if (last) assert.equal(cut.data.buffer === last, reused, `buffer reuse for H ${H} S ${S} n ${n}`);
     pool.release(cut);
     pool.release(cut); // released twice: listed once
     pool.release({ dims: [1, 1, 1, 1] }); // not made by the pool: nothing

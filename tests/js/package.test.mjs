@@ -4,15 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import {
-  mkdtempSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-  statSync,
-} from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -107,9 +99,7 @@ test('the tarball holds exactly the whitelisted files', (t) => {
     'web/lib/wasm/specdec-core.js',
     'web/lib/index.js',
     'web/lib/threads.js',
-    ...['core', 'decoder', 'errors', 'handles', 'options', 'records', 'text'].map(
-      (f) => `web/lib/${f}.js`,
-    ),
+    ...['core', 'decoder', 'errors', 'handles', 'options', 'records', 'text'].map((f) => `web/lib/${f}.js`),
   ];
   const raw = size(wasm) + js.reduce((a, f) => a + size(f), 0);
   const zipped = gz(wasm) + js.reduce((a, f) => a + gz(f), 0);
@@ -131,10 +121,7 @@ test('the tarball holds exactly the whitelisted files', (t) => {
   t.diagnostic(
     `threaded build (wasm + glue + worker): ${mt.reduce((a, f) => a + size(f), 0)} B raw, ${mtZipped} B gzip`,
   );
-  assert.ok(
-    mtZipped <= 240 * 1024,
-    `${mtZipped} bytes gzip (threaded build) exceeds the 240 KB goal`,
-  );
+  assert.ok(mtZipped <= 240 * 1024, `${mtZipped} bytes gzip (threaded build) exceeds the 240 KB goal`);
 });
 
 test('npm pack smoke test: install into an empty folder, import from Node, decode 50 tokens', () => {
@@ -159,9 +146,7 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
     dec.dispose(); target.dispose(); draft.dispose();
   `;
   writeFileSync(path.join(consumer, 'smoke.mjs'), script);
-  const out = JSON.parse(
-    execFileSync(process.execPath, ['smoke.mjs'], { cwd: consumer, encoding: 'utf8' }),
-  );
+  const out = JSON.parse(execFileSync(process.execPath, ['smoke.mjs'], { cwd: consumer, encoding: 'utf8' }));
   assert.equal(out.n, 50);
   assert.equal(out.tokens.length, 50);
   assert.ok(out.text.startsWith('ROMEO:'));
@@ -169,9 +154,7 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
   assert.match(out.ortError, /^session: expected an onnxruntime-web InferenceSession/);
   assert.equal(out.maxGamma, 32);
   // The installed package resolves to its node entry and ships its types.
-  const pkg = JSON.parse(
-    readFileSync(path.join(consumer, 'node_modules/specdec/package.json'), 'utf8'),
-  );
+  const pkg = JSON.parse(readFileSync(path.join(consumer, 'node_modules/specdec/package.json'), 'utf8'));
   assert.equal(pkg.exports['.'].types, './web/lib/specdec.d.ts');
   assert.equal(pkg.exports['./ort'].types, './web/lib/ort.d.ts');
   assert.equal(pkg.peerDependenciesMeta['onnxruntime-web'].optional, true);
@@ -190,23 +173,17 @@ test('a Vite consumer builds and emits the wasm asset', () => {
      document.getElementById('out').textContent = String(sd.optimalGamma(0.8, 0.1, 10));`,
   );
   const vite = path.join(ROOT, 'node_modules/vite/bin/vite.js');
-  execFileSync(
-    process.execPath,
-    [vite, 'build', '--logLevel', 'warn', '--outDir', 'dist', '--emptyOutDir'],
-    {
-      cwd: consumer,
-      encoding: 'utf8',
-      env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') },
-    },
-  );
+  execFileSync(process.execPath, [vite, 'build', '--logLevel', 'warn', '--outDir', 'dist', '--emptyOutDir'], {
+    cwd: consumer,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') },
+  });
   const assets = readdirSync(path.join(consumer, 'dist/assets'));
   // Both builds' wasm are emitted as files (the threaded one is fetched only when used).
   const wasm = assets.filter((f) => f.endsWith('.wasm'));
   assert.equal(wasm.length, 2, `assets: ${assets}`);
   const bytesOf = (f) => readFileSync(path.join(consumer, 'dist/assets', f));
-  const single = wasm.find((f) =>
-    bytesOf(f).equals(readFileSync(path.join(ROOT, 'web/lib/wasm/specdec-core.wasm'))),
-  );
+  const single = wasm.find((f) => bytesOf(f).equals(readFileSync(path.join(ROOT, 'web/lib/wasm/specdec-core.wasm'))));
   const threaded = wasm.find((f) =>
     bytesOf(f).equals(readFileSync(path.join(ROOT, 'web/lib/wasm/specdec-core-mt.wasm'))),
   );

@@ -64,16 +64,7 @@ for (const { seed, gamma, maxTokens } of [
 const BIG_SEEDS = [2n ** 53n + 1n, 2n ** 63n - 1n, 2n ** 63n, 2n ** 63n + 12345n, 2n ** 64n - 1n];
 for (const seed of BIG_SEEDS) {
   test(`toy-demo parity at 64-bit seed ${seed}`, { skip }, () => {
-    const ref = native([
-      'toy-demo',
-      '--seed',
-      String(seed),
-      '--gamma',
-      '3',
-      '--max-tokens',
-      '40',
-      '--json',
-    ]);
+    const ref = native(['toy-demo', '--seed', String(seed), '--gamma', '3', '--max-tokens', '40', '--json']);
     const dec = sd.createDecoder({
       targetStep: () => TOY_TARGET,
       draftStep: () => TOY_DRAFT,
@@ -89,41 +80,19 @@ for (const seed of BIG_SEEDS) {
 }
 test('64-bit seeds near 2^63 decode differently (no clamping)', { skip }, () => {
   const tokens = (seed) =>
-    native(['toy-demo', '--seed', String(seed), '--gamma', '3', '--max-tokens', '40', '--json'])
-      .tokens;
+    native(['toy-demo', '--seed', String(seed), '--gamma', '3', '--max-tokens', '40', '--json']).tokens;
   assert.notDeepEqual(tokens(2n ** 64n - 1n), tokens(2n ** 63n - 1n));
   assert.notDeepEqual(tokens(2n ** 63n), tokens(2n ** 63n - 1n));
 });
 
-const BAD_SEEDS = [
-  '18446744073709551616',
-  '99999999999999999999999',
-  '-1',
-  '-0',
-  '+5',
-  ' 5',
-  '5 ',
-  '1e3',
-  '0x10',
-  '',
-];
+const BAD_SEEDS = ['18446744073709551616', '99999999999999999999999', '-1', '-0', '+5', ' 5', '5 ', '1e3', '0x10', ''];
 for (const subcommand of ['toy-demo', 'generate']) {
   test(`${subcommand} refuses --seed outside [0, 2^64) or not an integer`, { skip }, () => {
     for (const seed of BAD_SEEDS) {
       const args =
         subcommand === 'toy-demo'
           ? ['toy-demo', '--json']
-          : [
-              'generate',
-              '--target',
-              MODEL_FILES.target,
-              '--plain',
-              '--prompt',
-              'a',
-              '--max-tokens',
-              '2',
-              '--json',
-            ];
+          : ['generate', '--target', MODEL_FILES.target, '--plain', '--prompt', 'a', '--max-tokens', '2', '--json'];
       const r = spawnSync(NATIVE_CLI, [...args, '--seed', seed], { cwd: ROOT, encoding: 'utf8' });
       assert.notEqual(r.status, 0, `--seed '${seed}' was accepted: ${r.stdout.slice(0, 80)}`);
       assert.ok(

@@ -3,12 +3,7 @@
 // cache, which tree nodes an accepted path walks down, which tree nodes a grown tree reuses.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  commonPrefixLength,
-  keptPrefix,
-  reusableTreeNodes,
-  treePath,
-} from '../../web/lib/prefix-cache.js';
+import { commonPrefixLength, keptPrefix, reusableTreeNodes, treePath } from '../../web/lib/prefix-cache.js';
 
 test('commonPrefixLength', () => {
   for (const [cached, tokens, want] of [
@@ -73,33 +68,12 @@ test('reusableTreeNodes: unchanged nodes before tree.first, on the same cached s
   for (const [cached, old, tokens, next, want, why] of [
     [[1, 2], tree, [1, 2], grown, 4, 'a tree grown by one depth'],
     [[1, 2], tree, [1, 2], { ...grown, first: 2 }, 2, 'only nodes before first'],
-    [
-      [1, 2],
-      tree,
-      [1, 2],
-      { ...grown, withRoot: true, first: 0 },
-      0,
-      'a pass with its root row starts afresh',
-    ],
+    [[1, 2], tree, [1, 2], { ...grown, withRoot: true, first: 0 }, 0, 'a pass with its root row starts afresh'],
     [[1, 2], tree, [1, 2, 3], grown, 0, 'another sequence'],
     [[1, 2], tree, [1, 9], grown, 0, 'another sequence of the same length'],
     [[1, 2], null, [1, 2], grown, 0, 'no tree before'],
-    [
-      [1, 2],
-      { tokens: [10, 21, 11, 12], parents: [-1, -1, 0, 2] },
-      [1, 2],
-      grown,
-      1,
-      'node 1 changed',
-    ],
-    [
-      [1, 2],
-      { tokens: [10, 20, 11, 12], parents: [-1, -1, 1, 2] },
-      [1, 2],
-      grown,
-      2,
-      'node 2 moved',
-    ],
+    [[1, 2], { tokens: [10, 21, 11, 12], parents: [-1, -1, 0, 2] }, [1, 2], grown, 1, 'node 1 changed'],
+    [[1, 2], { tokens: [10, 20, 11, 12], parents: [-1, -1, 1, 2] }, [1, 2], grown, 2, 'node 2 moved'],
   ]) {
     assert.equal(reusableTreeNodes(cached, old, tokens, next), want, why);
   }

@@ -73,10 +73,7 @@ const CASES = [
       });
       assert.ok(isUniform(u));
       assert.equal(r.nAccepted, 0);
-      assert.ok(
-        [0, 2, 3, 4].includes(r.correction),
-        `correction ${r.correction} from the residual`,
-      );
+      assert.ok([0, 2, 3, 4].includes(r.correction), `correction ${r.correction} from the residual`);
       assert.equal(r.bonus, null);
       assert.deepEqual(r.emitted, [r.correction]);
       assert.ok(r.residual instanceof Float32Array);
@@ -158,14 +155,8 @@ const CASES = [
       assert.equal(r.proposedText, '\u0003\u0001\u0002');
       const [a, b] = r.positions;
       assert.equal(r.positions.length, 2);
-      assert.deepEqual(
-        { ...a, u: 0 },
-        { token: 3, text: BYTE(3), p: 1, q: 1, acceptProb: 1, u: 0, accepted: true },
-      );
-      assert.deepEqual(
-        { ...b, u: 0 },
-        { token: 1, text: BYTE(1), p: 0, q: 1, acceptProb: 0, u: 0, accepted: false },
-      );
+      assert.deepEqual({ ...a, u: 0 }, { token: 3, text: BYTE(3), p: 1, q: 1, acceptProb: 1, u: 0, accepted: true });
+      assert.deepEqual({ ...b, u: 0 }, { token: 1, text: BYTE(1), p: 0, q: 1, acceptProb: 0, u: 0, accepted: false });
       assert.equal(r.nAccepted, 1);
       assert.equal(r.correction, 3);
       assert.deepEqual(r.emitted, [3, 3]);
@@ -216,17 +207,13 @@ const CASES = [
       );
       assert.ok(isUniform(nodes[two].u));
       // tested first, 1 is rejected (and 2 then has q 1); tested second, it is never examined
-      if (one.status === 'rejected')
-        assert.deepEqual([one.p, one.q, one.acceptProb, nodes[two].q], [0, 0.5, 0, 1]);
+      if (one.status === 'rejected') assert.deepEqual([one.p, one.q, one.acceptProb, nodes[two].q], [0, 0.5, 0, 1]);
       else assert.deepEqual([one.status, one.u, nodes[two].q], ['unexamined', null, 0.5]);
       assert.deepEqual(
         r.positions.map((p) => [p.token, p.p, p.q, p.accepted]),
         [[2, 1, nodes[two].q, true]],
       );
-      assert.deepEqual(
-        [r.proposed, r.emitted, r.bonus, r.correction, r.targetPositions],
-        [[], [2, 2], 2, null, 3],
-      );
+      assert.deepEqual([r.proposed, r.emitted, r.bonus, r.correction, r.targetPositions], [[], [2, 2], 2, null, 3]);
     },
   },
 ];
@@ -237,10 +224,7 @@ test('records: every field as worked out by hand, over rejection, bonus, greedy,
     let iteration = 0;
     for (let step = 0; step < 3 && !dec.done; step++) {
       const r = await dec.step();
-      const extra = [
-        ...(r.tree ? ['tree'] : []),
-        ...(r.targetProbs ? ['targetProbs', 'draftProbs'] : []),
-      ];
+      const extra = [...(r.tree ? ['tree'] : []), ...(r.targetProbs ? ['targetProbs', 'draftProbs'] : [])];
       assert.deepEqual(Object.keys(r), [...FIELDS, ...extra], name);
       assert.equal(r.iteration, iteration++);
       assert.equal(r.vocab, V);
@@ -265,12 +249,8 @@ test('residualTop: the 10 largest entries, ties by lower token, as a full sort o
     i % 5 === 0 ? 0 : [0.5, 0.25, 0.125][i % 3] * ((i * 7919) % 13),
   );
   probs[17] = Number.NaN;
-  const sorted = [...probs.keys()]
-    .filter((i) => probs[i] > 0)
-    .sort((a, b) => probs[b] - probs[a] || a - b);
-  const expected = sorted
-    .slice(0, 10)
-    .map((token) => ({ token, text: `<${token}>`, p: probs[token] }));
+  const sorted = [...probs.keys()].filter((i) => probs[i] > 0).sort((a, b) => probs[b] - probs[a] || a - b);
+  const expected = sorted.slice(0, 10).map((token) => ({ token, text: `<${token}>`, p: probs[token] }));
   assert.deepEqual(
     topEntries(probs, 10, (t) => `<${t}>`),
     expected,

@@ -28,9 +28,7 @@ const fixture = (name) => new Uint8Array(readFileSync(path.join(ROOT, 'tests/fix
 
 /** A file of a header (an object, or JSON text) and a data section. */
 function file(header, data = new Uint8Array(0)) {
-  const json = new TextEncoder().encode(
-    typeof header === 'string' ? header : JSON.stringify(header),
-  );
+  const json = new TextEncoder().encode(typeof header === 'string' ? header : JSON.stringify(header));
   const out = new Uint8Array(8 + json.length + data.length);
   new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
   out.set(json, 8);
@@ -85,43 +83,24 @@ const REFUSALS = [
   ],
   ['not JSON', file('safetensors'), /^model file: header: not JSON/],
   ['not an object', file('[1, 2]'), /header must be a JSON object, got array/],
-  [
-    'metadata not an object',
-    file({ __metadata__: 'x' }),
-    /__metadata__ must be an object, got string/,
-  ],
+  ['metadata not an object', file({ __metadata__: 'x' }), /__metadata__ must be an object, got string/],
   [
     'metadata not strings',
     file({ __metadata__: { n_layer: 2 } }),
     /__metadata__ value of 'n_layer' must be a string, got number/,
   ],
   ['entry not an object', file({ a: 1 }), /tensor 'a': entry must be an object, got number/],
-  [
-    'unknown key',
-    file({ a: { ...f32(1), extra: 1 } }, new Uint8Array(4)),
-    /tensor 'a': unknown key 'extra'/,
-  ],
-  [
-    'missing shape',
-    file({ a: { dtype: 'F32', data_offsets: [0, 4] } }),
-    /tensor 'a': missing 'shape'/,
-  ],
+  ['unknown key', file({ a: { ...f32(1), extra: 1 } }, new Uint8Array(4)), /tensor 'a': unknown key 'extra'/],
+  ['missing shape', file({ a: { dtype: 'F32', data_offsets: [0, 4] } }), /tensor 'a': missing 'shape'/],
   [
     'dtype BF16',
     file({ a: { ...f32(1), dtype: 'BF16' } }, new Uint8Array(4)),
     /tensor 'a' has dtype 'BF16' \(supported: F32, F16, I8\)/,
   ],
-  [
-    'dtype not a string',
-    file({ a: { ...f32(1), dtype: 4 } }, new Uint8Array(4)),
-    /tensor 'a': dtype must be a string/,
-  ],
+  ['dtype not a string', file({ a: { ...f32(1), dtype: 4 } }, new Uint8Array(4)), /tensor 'a': dtype must be a string/],
   [
     'rank 9',
-    file(
-      { a: { dtype: 'F32', shape: [1, 1, 1, 1, 1, 1, 1, 1, 1], data_offsets: [0, 4] } },
-      new Uint8Array(4),
-    ),
+    file({ a: { dtype: 'F32', shape: [1, 1, 1, 1, 1, 1, 1, 1, 1], data_offsets: [0, 4] } }, new Uint8Array(4)),
     /shape must be an array of at most 8 integers/,
   ],
   [
@@ -206,10 +185,7 @@ test('header only: the length first, then the header with the size of the whole 
   );
   const big = new Uint8Array(8);
   new DataView(big.buffer).setBigUint64(0, BigInt(MAX_HEADER_BYTES + 1), true);
-  assert.throws(
-    () => safetensorsHeaderLength(big),
-    /header length 1048577 exceeds the limit of 1048576 bytes/,
-  );
+  assert.throws(() => safetensorsHeaderLength(big), /header length 1048577 exceeds the limit of 1048576 bytes/);
 });
 
 test('the float16 table: fixed values, sign symmetry, even steps in each binade, NaN payloads kept', () => {
@@ -233,8 +209,7 @@ test('the float16 table: fixed values, sign symmetry, even steps in each binade,
     assert.equal(t[h], v, `0x${h.toString(16)}`);
   }
   assert.ok(Object.is(t[0x8000], -0), '0x8000 is -0');
-  for (let h = 0; h < 0x7c00; h++)
-    assert.ok(Object.is(t[h | 0x8000], -t[h]), `0x${h.toString(16)} and its negative`);
+  for (let h = 0; h < 0x7c00; h++) assert.ok(Object.is(t[h | 0x8000], -t[h]), `0x${h.toString(16)} and its negative`);
   // from 0x0000 up, the step is 2^-24 through the subnormals and the first binade, then doubles
   // with each exponent: a half is sign × mantissa × 2^(exponent − 25)
   for (let h = 1; h < 0x7c00; h++) {
@@ -248,11 +223,7 @@ test('the float16 table: fixed values, sign symmetry, even steps in each binade,
     [0xfe01, 0xffc02000],
     [0x7fff, 0x7fffe000],
   ]) {
-    assert.equal(
-      bits[h],
-      b,
-      `NaN 0x${h.toString(16)}: the bits of model/safetensors.cc f16_to_f32`,
-    );
+    assert.equal(bits[h], b, `NaN 0x${h.toString(16)}: the bits of model/safetensors.cc f16_to_f32`);
   }
 });
 
@@ -274,10 +245,7 @@ test('dtypes: F32, F16 and I8 widen to the same values at any byte offset', () =
   const h = readSafetensorsHeader(bytes);
   assert.deepEqual([...tensorFloat32(bytes, h, h.tensors.get('a'))], values);
   // I8: the integers themselves (a scale tensor beside them is the model's to apply)
-  const q = file(
-    { q: { dtype: 'I8', shape: [2, 2], data_offsets: [1, 5] } },
-    Uint8Array.from([9, 0x80, 0xff, 0, 127]),
-  );
+  const q = file({ q: { dtype: 'I8', shape: [2, 2], data_offsets: [1, 5] } }, Uint8Array.from([9, 0x80, 0xff, 0, 127]));
   const hq = readSafetensorsHeader(q);
   assert.equal(hq.nParams, 4);
   assert.deepEqual([...tensorFloat32(q, hq, hq.tensors.get('q'))], [-128, -1, 0, 127]);
@@ -295,8 +263,8 @@ test('the wte fingerprint is the one the C++ side wrote into the heads files (mo
   cases.push(['models/target.safetensors', 'models/target-heads.safetensors']);
   for (const [model, heads] of cases) {
     const m = readGptSafetensors(new Uint8Array(readFileSync(path.join(ROOT, model))));
-    const want = readSafetensorsHeader(new Uint8Array(readFileSync(path.join(ROOT, heads))))
-      .metadata.target_fingerprint;
+    const want = readSafetensorsHeader(new Uint8Array(readFileSync(path.join(ROOT, heads)))).metadata
+      .target_fingerprint;
     assert.match(want, /^[0-9a-f]{16}$/);
     assert.equal(wteFingerprint(m.tensors.get('transformer.wte.weight')), want, model);
   }
@@ -328,21 +296,12 @@ test('the GPT reader refuses a file that is not specdec GPT: config, tensor set,
     return file(header.replace(from, to), data);
   };
   for (const [bad, message] of [
-    [
-      edited('"n_layer":"2"', '"n_layer":"65"'),
-      /^bytes: model file: n_layer = 65 is outside 1\.\.64$/,
-    ],
+    [edited('"n_layer":"2"', '"n_layer":"65"'), /^bytes: model file: n_layer = 65 is outside 1\.\.64$/],
     [edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
     [edited('"vocab_size":"256"', '"vocab_size":"257"'), /vocab_size = 257, expected 256/],
-    [
-      edited('"block_size":"640"', '"block_size":"64O"'),
-      /__metadata__ 'block_size' is '64O', not a decimal integer/,
-    ],
+    [edited('"block_size":"640"', '"block_size":"64O"'), /__metadata__ 'block_size' is '64O', not a decimal integer/],
     [edited('"n_embd":"32",', ''), /__metadata__ 'n_embd' is missing/],
-    [
-      edited('transformer.ln_f.bias', 'transformer.ln_g.bias'),
-      /unexpected tensor 'transformer.ln_g.bias'/,
-    ],
+    [edited('transformer.ln_f.bias', 'transformer.ln_g.bias'), /unexpected tensor 'transformer.ln_g.bias'/],
     [
       edited('"shape":[640,32]', '"shape":[32,640]'),
       /tensor 'transformer.wpe.weight' has shape \[32, 640\], expected \[640, 32\]/,
@@ -355,10 +314,7 @@ test('the GPT reader refuses a file that is not specdec GPT: config, tensor set,
     );
   }
   // an I8 tensor is read by the container, but it is not a float weight of this reader's GPT
-  const lnf =
-    /"transformer\.ln_f\.bias":\{"dtype":"F16","shape":\[32\],"data_offsets":\[(\d+),(\d+)\]\}/.exec(
-      header,
-    );
+  const lnf = /"transformer\.ln_f\.bias":\{"dtype":"F16","shape":\[32\],"data_offsets":\[(\d+),(\d+)\]\}/.exec(header);
   assert.ok(lnf, 'ln_f.bias in the fixture');
   const i8 = file(
     header.replace(

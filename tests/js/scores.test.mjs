@@ -6,14 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec } from 'specdec';
-import {
-  FALSE_ALARM,
-  MARKOV_TARGET,
-  MARKOV_DRAFT,
-  applySampling,
-  chiSquare,
-  modelBytes,
-} from './support.mjs';
+import { FALSE_ALARM, MARKOV_TARGET, MARKOV_DRAFT, applySampling, chiSquare, modelBytes } from './support.mjs';
 
 const sd = await loadSpecdec();
 const bytes = await modelBytes();
@@ -99,10 +92,7 @@ for (const [k, c] of CASES.entries()) {
     await Promise.all(runs);
     const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
     assert.deepEqual(chi.impossible, []);
-    assert.ok(
-      chi.pValue > FALSE_ALARM,
-      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
-    );
+    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
     if (!c.plain) assert.ok(accepted < 0.9 * drafted, `accepted ${accepted} of ${drafted}`);
   });
 }
@@ -163,10 +153,7 @@ for (const [k, c] of [
     await Promise.all(runs);
     const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
     assert.deepEqual(chi.impossible, []);
-    assert.ok(
-      chi.pValue > FALSE_ALARM,
-      `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
-    );
+    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
     // every target pass was one scoreTree call over the root and every node
     assert.equal(targetCalls.length, iterations);
     for (const q of targetCalls) assert.deepEqual([q.first, q.withRoot], [0, true]);
@@ -269,8 +256,7 @@ for (const c of PAIR_CASES) {
 test('logits (the default scoreOutput) give the same greedy tokens as probabilities', async () => {
   const ts = sd.modelStep(target);
   const ds = sd.modelStep(draft);
-  const logits = (step) => async (tokens, n) =>
-    Float32Array.from(step(tokens, n), (p) => Math.log(Math.max(p, 1e-30)));
+  const logits = (step) => async (tokens, n) => Float32Array.from(step(tokens, n), (p) => Math.log(Math.max(p, 1e-30)));
   const dec = sd.createDecoder({
     targetScore: logits(ts),
     draftScore: logits(ds),
@@ -343,10 +329,7 @@ test('two async decoders interleaved on one event loop each give their own run',
     seed,
     maxTokens: 120,
   });
-  const [a, b] = await Promise.all([
-    viaCallbacks(options(11), { seed: 1 }),
-    viaCallbacks(options(12), { seed: 2 }),
-  ]);
+  const [a, b] = await Promise.all([viaCallbacks(options(11), { seed: 1 }), viaCallbacks(options(12), { seed: 2 })]);
   assert.deepEqual(a.tokens, builtIn(options(11)).tokens);
   assert.deepEqual(b.tokens, builtIn(options(12)).tokens);
   assert.notDeepEqual(a.tokens, b.tokens);
@@ -422,10 +405,7 @@ test('abort while a callback is awaited: generate rejects at once, the next step
   tokens.push(...(await dec.step()).emitted);
   assert.equal(targetCalls, callsAtAbort + 1);
   for await (const r of dec.generate()) tokens.push(...r.emitted);
-  assert.deepEqual(
-    tokens,
-    builtIn({ prompt: 'ROMEO:', temperature: 0.8, gamma: 3, seed: 77, maxTokens: 100 }).tokens,
-  );
+  assert.deepEqual(tokens, builtIn({ prompt: 'ROMEO:', temperature: 0.8, gamma: 3, seed: 77, maxTokens: 100 }).tokens);
   dec.dispose();
   ts.dispose();
   ds.dispose();
@@ -454,10 +434,7 @@ test('a rejected callback leaves the iteration pending; step() while one is awai
   assert.ok(r.emitted.length >= 1);
   const rest = [];
   for await (const x of dec.generate()) rest.push(...x.emitted);
-  assert.deepEqual(
-    [...r.emitted, ...rest],
-    builtIn({ prompt: 'AB', seed: 5, maxTokens: 30 }).tokens,
-  );
+  assert.deepEqual([...r.emitted, ...rest], builtIn({ prompt: 'AB', seed: 5, maxTokens: 30 }).tokens);
   dec.dispose();
   ts.dispose();
 });
@@ -485,18 +462,9 @@ test('bad callbacks and options: errors name the callback or the option', async 
     sd.createDecoder({ prompt: [1, 2], targetScore, plain: true, maxTokens: 5, ...extra });
   const cases = [
     [() => Float32Array.from([0, NaN, 1]), /targetScore: row 0 holds NaN at token 1/],
-    [
-      () => Float32Array.from([0, Infinity, 1]),
-      /targetScore: row 0 holds an infinite logit at token 1/,
-    ],
-    [
-      () => Float32Array.from([0, -Infinity, 1]),
-      /targetScore: row 0 holds an infinite logit at token 1/,
-    ],
-    [
-      () => 'logits',
-      /targetScore: expected a Float32Array of nLast × vocabulary values, got the string/,
-    ],
+    [() => Float32Array.from([0, Infinity, 1]), /targetScore: row 0 holds an infinite logit at token 1/],
+    [() => Float32Array.from([0, -Infinity, 1]), /targetScore: row 0 holds an infinite logit at token 1/],
+    [() => 'logits', /targetScore: expected a Float32Array of nLast × vocabulary values, got the string/],
     [() => new Float32Array(0), /targetScore: returned 0 values/],
   ];
   for (const [fn, re] of cases) {
@@ -544,18 +512,9 @@ test('bad callbacks and options: errors name the callback or the option', async 
       { prompt: [1], targetScore: 5, plain: true },
       /targetScore: expected a function \(tokens: Int32Array, nLast: number\)/,
     ],
-    [
-      { prompt: [1], targetScore: f, plain: true, scoreOutput: 'softmax' },
-      /scoreOutput: expected 'logits' or 'probs'/,
-    ],
-    [
-      { prompt: [1], target, plain: true, scoreOutput: 'probs' },
-      /scoreOutput: applies to score callbacks/,
-    ],
-    [
-      { prompt: [1], targetScore: f, plain: true, contextLength: 0 },
-      /contextLength: must be in 1\.\./,
-    ],
+    [{ prompt: [1], targetScore: f, plain: true, scoreOutput: 'softmax' }, /scoreOutput: expected 'logits' or 'probs'/],
+    [{ prompt: [1], target, plain: true, scoreOutput: 'probs' }, /scoreOutput: applies to score callbacks/],
+    [{ prompt: [1], targetScore: f, plain: true, contextLength: 0 }, /contextLength: must be in 1\.\./],
     [
       { prompt: [1], targetScore: f, draft, tree: { branches: [2, 1] } },
       /tree: targetScore scores one sequence per call/,

@@ -90,13 +90,7 @@ function countSimd(r) {
       else r.sleb();
     } else if (op === 0x07 || op === 0x08 || op === 0x09 || op === 0x18 || op === 0x19) {
       if (op !== 0x19) r.u32(); // catch tag / throw tag / rethrow depth / delegate depth
-    } else if (
-      op === 0x0c ||
-      op === 0x0d ||
-      op === 0x10 ||
-      (op >= 0x20 && op <= 0x24) ||
-      op === 0xd2
-    ) {
+    } else if (op === 0x0c || op === 0x0d || op === 0x10 || (op >= 0x20 && op <= 0x24) || op === 0xd2) {
       r.u32(); // br, br_if, call, local.*, global.*, ref.func
     } else if (op === 0x0e) {
       const n = r.u32(); // br_table
@@ -187,13 +181,7 @@ test('the built .wasm contains SIMD128 code', async (t) => {
 // functions by name, so the names appear in the binary's data.
 test('the shipped .wasm carries no benchmark entry points', async () => {
   const text = Buffer.from(await readFile(WASM)).toString('latin1');
-  for (const name of [
-    'benchMatmul',
-    'benchModelMatmuls',
-    'benchPassBreakdown',
-    'benchDecode',
-    'BenchModel',
-  ]) {
+  for (const name of ['benchMatmul', 'benchModelMatmuls', 'benchPassBreakdown', 'benchDecode', 'BenchModel']) {
     assert.ok(!text.includes(name), `${name} is in the shipped module`);
   }
   for (const name of ['measureReadBandwidth', 'kernelSelfCheck']) {
@@ -209,10 +197,7 @@ test('measureReadBandwidth(bytes, repeats, threads) returns GB/s statistics and 
   const s = M.measureReadBandwidth(1 << 20, 3, 1);
   assert.deepEqual(Object.keys(s).sort(), ['max', 'median', 'min', 'runs', 'streams']);
   assert.equal(s.runs, 3);
-  assert.ok(
-    s.min > 0 && s.min <= s.median && s.median <= s.max && Number.isFinite(s.max),
-    JSON.stringify(s),
-  );
+  assert.ok(s.min > 0 && s.min <= s.median && s.median <= s.max && Number.isFinite(s.max), JSON.stringify(s));
   for (const [bytes, repeats, threads] of [
     [10, 1, 1],
     [2 ** 31, 1, 1],

@@ -87,16 +87,12 @@ function run(opts, V) {
       assert.ok(it.emitted.length >= 1, 'at least one token per iteration');
       assert.ok(it.emitted.length <= (opts.plain ? 1 : opts.gamma + 1), 'at most γ + 1 tokens');
       assert.ok(it.nAccepted <= it.proposed.length);
-      for (const t of it.emitted)
-        assert.ok(Number.isInteger(t) && t >= 0 && t < V, `token ${t} in [0, ${V})`);
+      for (const t of it.emitted) assert.ok(Number.isInteger(t) && t >= 0 && t < V, `token ${t} in [0, ${V})`);
     }
     const tokens = dec.generatedTokens;
     // The budget is exact unless the context filled first (models only: 640 tokens).
     if (tokens.length !== opts.maxTokens) {
-      assert.ok(
-        dec.tokens.length > 640,
-        `${tokens.length} of ${opts.maxTokens} tokens without a full context`,
-      );
+      assert.ok(dec.tokens.length > 640, `${tokens.length} of ${opts.maxTokens} tokens without a full context`);
     }
     return { tokens, iterations };
   } finally {
@@ -106,10 +102,7 @@ function run(opts, V) {
 
 function errorPaths(models) {
   const P = [0.5, 0.5];
-  assert.throws(
-    () => sd.createDecoder({ targetStep: () => P, draftStep: () => P, prompt: [0], gamma: 33 }),
-    /gamma/,
-  );
+  assert.throws(() => sd.createDecoder({ targetStep: () => P, draftStep: () => P, prompt: [0], gamma: 33 }), /gamma/);
   assert.throws(
     () => sd.createDecoder({ target: models.f32, plain: true, prompt: new Array(641).fill(97) }),
     /prompt: 641 tokens exceed the model context of 640 tokens/,
@@ -189,11 +182,7 @@ test(`soak: ${ITERATIONS} decoder iterations with random settings, heap bounded,
           counts.greedy++;
           const ref = run({ ...base, ...target, plain: true }, V);
           iterations += ref.iterations;
-          assert.deepEqual(
-            spec.tokens,
-            ref.tokens,
-            `greedy speculative == plain (${JSON.stringify(s)})`,
-          );
+          assert.deepEqual(spec.tokens, ref.tokens, `greedy speculative == plain (${JSON.stringify(s)})`);
           greedyChecks++;
         } else if (rand() < 0.1) {
           // The same seed replays the same tokens.
@@ -209,11 +198,7 @@ test(`soak: ${ITERATIONS} decoder iterations with random settings, heap bounded,
           while (!dec.done) {
             const it = dec.step();
             iterations++;
-            assert.equal(
-              it.nAccepted,
-              it.proposed.length,
-              'a draft equal to the target is always accepted',
-            );
+            assert.equal(it.nAccepted, it.proposed.length, 'a draft equal to the target is always accepted');
           }
           dec.dispose();
         }
@@ -224,10 +209,7 @@ test(`soak: ${ITERATIONS} decoder iterations with random settings, heap bounded,
     }
 
     const stats = sd.memoryStats();
-    assert.ok(
-      stats.heapBytes <= SOAK_HEAP_CAP,
-      `wasm memory ${stats.heapBytes} bytes > ${SOAK_HEAP_CAP}`,
-    );
+    assert.ok(stats.heapBytes <= SOAK_HEAP_CAP, `wasm memory ${stats.heapBytes} bytes > ${SOAK_HEAP_CAP}`);
     if (epoch === 0) {
       baseline = stats; // after the first epoch: statics and allocator arenas are in place
     } else {

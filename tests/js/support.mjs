@@ -18,8 +18,7 @@ const FIXTURES = {
   target: path.join(ROOT, 'tests/fixtures/tiny_f32.safetensors'),
   draft: path.join(ROOT, 'tests/fixtures/tiny_f16.safetensors'),
 };
-export const MODEL_FILES =
-  existsSync(SHIPPED.target) && existsSync(SHIPPED.draft) ? SHIPPED : FIXTURES;
+export const MODEL_FILES = existsSync(SHIPPED.target) && existsSync(SHIPPED.draft) ? SHIPPED : FIXTURES;
 export const USING_SHIPPED_MODELS = MODEL_FILES === SHIPPED;
 
 export const TINY_MODEL = FIXTURES.target;
@@ -142,18 +141,10 @@ export const TRANSFORMERS_FOLDERS = path.join(ROOT, 'build-transformers');
  * date, by models/make_transformers_model.py); returns its name for from_pretrained.
  */
 export function transformersFolder(source, name, { variant, dtypes } = {}) {
-  const flags = [
-    ...(variant ? ['--variant', variant] : []),
-    ...(dtypes ? ['--dtypes', dtypes] : []),
-  ];
+  const flags = [...(variant ? ['--variant', variant] : []), ...(dtypes ? ['--dtypes', dtypes] : [])];
   execFileSync(
     '/usr/bin/python3',
-    [
-      path.join(ROOT, 'models/make_transformers_model.py'),
-      source,
-      path.join(TRANSFORMERS_FOLDERS, name),
-      ...flags,
-    ],
+    [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(TRANSFORMERS_FOLDERS, name), ...flags],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   return name;

@@ -85,10 +85,7 @@ test('probabilities are bit-identical at 1, 2 and 3 threads and in the single-th
       const step1 = sd.modelStep(model);
       for (let i = 1; i <= prompt.length; ++i) {
         const row = step1(prompt.slice(0, i));
-        assert.ok(
-          sameBits(row, want.subarray((i - 1) * row.length, i * row.length)),
-          `${t} threads, position ${i}`,
-        );
+        assert.ok(sameBits(row, want.subarray((i - 1) * row.length, i * row.length)), `${t} threads, position ${i}`);
       }
       step.dispose();
       step1.dispose();
@@ -100,36 +97,28 @@ test('probabilities are bit-identical at 1, 2 and 3 threads and in the single-th
   }
 });
 
-test(
-  'the pool really splits the passes of the targets',
-  { skip: !MODEL_FILES.target.includes('models/') },
-  () => {
-    const model = sd.loadModel(bytes.target);
-    const before = sd.threadStats();
-    const dec = sd.createDecoder({
-      target: model,
-      plain: true,
-      prompt: 'ROMEO:',
-      temperature: 0,
-      maxTokens: 8,
-    });
-    while (!dec.done) dec.step();
-    dec.dispose();
-    model.dispose();
-    const after = sd.threadStats();
-    // Split over the workers, or run serially because the pool's last serial probe beat its
-    // threads (a busy machine: the pool's own choice, kernels/thread_pool.h).
-    assert.ok(after.runs + after.shed > before.runs + before.shed, 'no parallel region ran');
-    // Every part of a run offered to the workers was taken by someone (the caller or a worker).
-    const parts = after.callerParts + after.workerParts - before.callerParts - before.workerParts;
-    assert.ok(
-      parts >= 2 * (after.runs - before.runs),
-      `${parts} parts in ${after.runs - before.runs} runs`,
-    );
-    for (const k of ['shed', 'serialWins', 'wakeups', 'serial'])
-      assert.equal(typeof after[k], 'number', k);
-  },
-);
+test('the pool really splits the passes of the targets', { skip: !MODEL_FILES.target.includes('models/') }, () => {
+  const model = sd.loadModel(bytes.target);
+  const before = sd.threadStats();
+  const dec = sd.createDecoder({
+    target: model,
+    plain: true,
+    prompt: 'ROMEO:',
+    temperature: 0,
+    maxTokens: 8,
+  });
+  while (!dec.done) dec.step();
+  dec.dispose();
+  model.dispose();
+  const after = sd.threadStats();
+  // Split over the workers, or run serially because the pool's last serial probe beat its
+  // threads (a busy machine: the pool's own choice, kernels/thread_pool.h).
+  assert.ok(after.runs + after.shed > before.runs + before.shed, 'no parallel region ran');
+  // Every part of a run offered to the workers was taken by someone (the caller or a worker).
+  const parts = after.callerParts + after.workerParts - before.callerParts - before.workerParts;
+  assert.ok(parts >= 2 * (after.runs - before.runs), `${parts} parts in ${after.runs - before.runs} runs`);
+  for (const k of ['shed', 'serialWins', 'wakeups', 'serial']) assert.equal(typeof after[k], 'number', k);
+});
 
 test('many models and decoders alive at once share one pool and keep their tokens', () => {
   const settings = [
@@ -207,10 +196,7 @@ test('measurements take a thread count (B(T), P(T)) and refuse one past maxThrea
   const p = sd.measurePeak({ repeats: 1, threads: 3 });
   assert.equal(p.threads, 3);
   assert.ok(p.gflops > 0);
-  assert.ok(
-    p.intGops > 0 && p.intMin <= p.intGops && p.intGops <= p.intMax,
-    '8-bit dot peak P_int(T)',
-  );
+  assert.ok(p.intGops > 0 && p.intMin <= p.intGops && p.intGops <= p.intMax, '8-bit dot peak P_int(T)');
   assert.throws(
     () => sd.measurePeak({ threads: 4 }),
     (e) => e.argument === 'threads',

@@ -12,12 +12,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@huggingface/transformers';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
-import {
-  greedyFrom as greedyFromWith,
-  oneTokenRow,
-  pooledGroup,
-  softmax,
-} from './adapters-support.mjs';
+import { greedyFrom as greedyFromWith, oneTokenRow, pooledGroup, softmax } from './adapters-support.mjs';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
 import {
   FALSE_ALARM,
@@ -118,25 +113,18 @@ test("chi-square at T = 0.8 (q4f16): tokens follow the quantized model's tempere
     row.set(tokens[1], (row.get(tokens[1]) ?? 0) + 1);
     counts.set(tokens[0], row);
   }
-  const tempered = async (tokens) =>
-    applySampling(softmax(await ts(Int32Array.from(tokens), 1)), { temperature: 0.8 });
-  const firsts = new Map(
-    [...counts].map(([t, row]) => [t, [...row.values()].reduce((a, b) => a + b, 0)]),
-  );
+  const tempered = async (tokens) => applySampling(softmax(await ts(Int32Array.from(tokens), 1)), { temperature: 0.8 });
+  const firsts = new Map([...counts].map(([t, row]) => [t, [...row.values()].reduce((a, b) => a + b, 0)]));
   const groups = [pooledGroup(firsts, await tempered(prompt), N)];
   for (const [first, row] of counts) {
-    if (firsts.get(first) >= 20)
-      groups.push(pooledGroup(row, await tempered([...prompt, first]), firsts.get(first)));
+    if (firsts.get(first) >= 20) groups.push(pooledGroup(row, await tempered([...prompt, first]), firsts.get(first)));
   }
   const chi = chiSquare(groups);
   console.log(
     `# q4f16 chi-square at T 0.8: ${chi.stat.toFixed(1)} on ${chi.dof} dof, p = ${chi.pValue.toFixed(3)} (${groups.length} groups)`,
   );
   assert.deepEqual(chi.impossible, []);
-  assert.ok(
-    chi.pValue > FALSE_ALARM,
-    `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
-  );
+  assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
   await ts.dispose();
 });
 
@@ -152,8 +140,7 @@ async function rowsBoth(model, k) {
   const a = [];
   const b = [];
   for (let end = start + k; end <= HELD.length; end += k) {
-    for (let i = end - k + 1; i <= end; i++)
-      a.push(await one(Int32Array.from(HELD.slice(0, i)), 1));
+    for (let i = end - k + 1; i <= end; i++) a.push(await one(Int32Array.from(HELD.slice(0, i)), 1));
     const rows = await many(Int32Array.from(HELD.slice(0, end)), k);
     for (let r = 0; r < k; r++) b.push(rows.subarray(r * V, (r + 1) * V));
   }
@@ -185,9 +172,7 @@ test('pitfall: a per-tensor activation scale makes a k-token pass another functi
   const line = (r) =>
     `max |logit diff| ${r.worst.toFixed(4)}, top-1 agreement ${r.top1.toFixed(3)}, alpha ${r.alpha08.toFixed(4)} (T 0.8) / ${r.alpha1.toFixed(4)} (T 1) over ${r.n} positions`;
   console.log(`# k = 5 pass vs one-token passes, q8 per row: ${line(perRow)}`);
-  console.log(
-    `# k = 5 pass vs one-token passes, q8 per tensor (quantize_dynamic): ${line(perTensor)}`,
-  );
+  console.log(`# k = 5 pass vs one-token passes, q8 per tensor (quantize_dynamic): ${line(perTensor)}`);
   assert.ok(perRow.worst < 1e-3, line(perRow));
   assert.equal(perRow.top1, 1);
   assert.ok(perTensor.worst > 20 * Math.max(perRow.worst, 1e-3), line(perTensor));

@@ -13,13 +13,7 @@ import * as tf from '@huggingface/transformers';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
 import { greedyFrom as greedyFromWith } from './adapters-support.mjs';
-import {
-  MODEL_FILES,
-  ROOT,
-  modelBytes,
-  transformersFolder,
-  useLocalTransformers,
-} from './support.mjs';
+import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
 useLocalTransformers(tf);
 
@@ -43,8 +37,7 @@ const llama = await load(LLAMA);
 const gpt = await load(TARGET);
 const tokenizer = await tf.AutoTokenizer.from_pretrained(LLAMA);
 const CONTEXT = 256;
-const ids = (tokens) =>
-  new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
+const ids = (tokens) => new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
 /** transformers.js's own greedy generate() after `tokens`. */
 const greedyFrom = (model, tokens, n) => greedyFromWith(tf, model, tokens, n);
 async function decode(options) {
@@ -59,9 +52,7 @@ async function decode(options) {
 test('the Llama folder loads as LlamaForCausalLM with a grouped-query cache (2 KV heads of 32)', () => {
   assert.equal(llama.constructor.name, 'LlamaForCausalLM');
   assert.equal(llama.config.model_type, 'llama');
-  const meta = llama.sessions.model.inputMetadata?.find?.(
-    (m) => m.name === 'past_key_values.0.key',
-  );
+  const meta = llama.sessions.model.inputMetadata?.find?.((m) => m.name === 'past_key_values.0.key');
   if (meta?.shape) assert.deepEqual([meta.shape[1], meta.shape[3]], [2, 32]);
 });
 
@@ -85,10 +76,7 @@ test('Llama as target (built-in draft) and as draft (GPT target): greedy equals 
     'first differing token',
   );
   assert.equal(ts.runs, asTarget.stats.iterations); // one Llama pass per iteration
-  assert.ok(
-    asTarget.stats.accepted < asTarget.stats.examined,
-    'some drafts rejected: the cache was cut',
-  );
+  assert.ok(asTarget.stats.accepted < asTarget.stats.examined, 'some drafts rejected: the cache was cut');
   // as the draft: the tokens are the GPT target's greedy continuation
   const gs = transformersScorer(gpt);
   const ds = transformersScorer(llama);
@@ -107,8 +95,7 @@ test('Llama as target (built-in draft) and as draft (GPT target): greedy equals 
     'first differing token',
   );
   assert.ok(asDraft.stats.accepted < asDraft.stats.examined);
-  const fmt = (s) =>
-    `alpha ${s.acceptanceRate.toFixed(3)}, ${s.tokensPerPass.toFixed(2)} tokens/pass`;
+  const fmt = (s) => `alpha ${s.acceptanceRate.toFixed(3)}, ${s.tokensPerPass.toFixed(2)} tokens/pass`;
   console.log(
     `# Llama target + built-in draft: ${fmt(asTarget.stats)}; GPT target + Llama draft: ${fmt(asDraft.stats)} (T 0, gamma 4, ${N} tokens)`,
   );
@@ -117,9 +104,7 @@ test('Llama as target (built-in draft) and as draft (GPT target): greedy equals 
 
 test('the Llama cache is cut back to the common prefix: rows then equal a fresh pass', async () => {
   const ts = transformersScorer(llama);
-  const text = Array.from(
-    new TextEncoder().encode('First Citizen:\nBefore we proceed any further, hear me speak.'),
-  );
+  const text = Array.from(new TextEncoder().encode('First Citizen:\nBefore we proceed any further, hear me speak.'));
   const rejected = text.slice(0, 40).concat([120, 121, 122, 123]); // a draft that went astray
   await ts(Int32Array.from(text.slice(0, 36)), 1);
   await ts(Int32Array.from(rejected), 5);
@@ -141,14 +126,11 @@ test('the Llama cache is cut back to the common prefix: rows then equal a fresh 
 });
 
 test('caches the adapter cannot cut back are refused with the reason', () => {
-  const refuses = (fn, re) =>
-    assert.throws(fn, (e) => e instanceof SpecdecError && re.test(e.message), String(re));
+  const refuses = (fn, re) => assert.throws(fn, (e) => e instanceof SpecdecError && re.test(e.message), String(re));
   // a fake of the loaded Llama whose session's metadata declares another cache layout
   const withCache = (shape) => {
     const s = llama.sessions.model;
-    const inputMetadata = s.inputMetadata.map((m) =>
-      m.name.startsWith('past_key_values.') ? { ...m, shape } : m,
-    );
+    const inputMetadata = s.inputMetadata.map((m) => (m.name.startsWith('past_key_values.') ? { ...m, shape } : m));
     return Object.assign(Object.create(Object.getPrototypeOf(llama)), {
       config: llama.config,
       forward: llama.forward,
@@ -167,7 +149,5 @@ test('caches the adapter cannot cut back are refused with the reason', () => {
     () => transformersScorer(withCache(['batch_size', 'past_sequence_length', 2, 32])),
     /^model: LlamaForCausalLM's KV cache has its sequence axis at 1, not 2/,
   );
-  assert.doesNotThrow(() =>
-    transformersScorer(withCache(['batch_size', 2, 'past_sequence_length', 32])),
-  );
+  assert.doesNotThrow(() => transformersScorer(withCache(['batch_size', 2, 'past_sequence_length', 32])));
 });

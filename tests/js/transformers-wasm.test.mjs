@@ -13,13 +13,7 @@ import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
 import { greedyFrom as greedyFromWith, oneTokenRow } from './adapters-support.mjs';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
-import {
-  MODEL_FILES,
-  ROOT,
-  modelBytes,
-  transformersFolder,
-  useLocalTransformers,
-} from './support.mjs';
+import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
 
 const require = createRequire(import.meta.url);
 ort.env.wasm.numThreads = 1;
@@ -79,9 +73,7 @@ for (const [name, dtype] of [
       logitsAfter: (prefix) => oneTokenRow(model, PROMPT.concat(prefix)),
       continueFrom: (prefix, n) => greedyFrom(model, PROMPT.concat(prefix), n),
     });
-    console.log(
-      `# wasm ${name} ${dtype}: ${describeFlips(result)}; alpha ${dec.stats.acceptanceRate.toFixed(3)}`,
-    );
+    console.log(`# wasm ${name} ${dtype}: ${describeFlips(result)}; alpha ${dec.stats.acceptanceRate.toFixed(3)}`);
     assert.equal(result.mismatch, null, describeFlips(result));
     dec.dispose();
     await ts.dispose();
@@ -95,13 +87,10 @@ for (const [name, dtype] of [
       const rows = await many(Int32Array.from(text.slice(0, end)), 5);
       for (let r = 0; r < 5; r++) {
         const row = await one(Int32Array.from(text.slice(0, end - 4 + r)), 1);
-        for (let i = 0; i < row.length; i++)
-          worst = Math.max(worst, Math.abs(row[i] - rows[r * row.length + i]));
+        for (let i = 0; i < row.length; i++) worst = Math.max(worst, Math.abs(row[i] - rows[r * row.length + i]));
       }
     }
-    console.log(
-      `# wasm q8, k = 5 pass vs one-token passes: max |logit diff| ${worst.toExponential(1)}`,
-    );
+    console.log(`# wasm q8, k = 5 pass vs one-token passes: max |logit diff| ${worst.toExponential(1)}`);
     assert.ok(worst < 1e-3, `max |logit diff| ${worst}`);
     await one.dispose();
     await many.dispose();

@@ -74,8 +74,7 @@ const PROMPT = 'ROMEO:\nWhat light';
 // Largest logit gap that float16's rounding may flip between a k-token pass and generate()'s
 // one-token passes (the fp16 logits differ from the fp32 model's by up to ~0.1 on this pair).
 const FP16_TIE = 0.1;
-const ids = (tokens) =>
-  new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
+const ids = (tokens) => new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
 /** The model's next-token logits after `tokens` (one forward pass, no cache). */
 async function lastLogits(model, tokens) {
   const { logits } = await model({
@@ -95,10 +94,7 @@ for (const dtype of ['fp32', 'fp16']) {
     const out = await target.generate({ ...inputs, max_new_tokens: 200, do_sample: false });
     const ref = Array.from(out[0].data, Number).slice(inputs.input_ids.dims[1]);
     assert.equal(ref.length, 200);
-    const got = await decode(
-      { prompt: PROMPT, temperature: 0, gamma: 4, maxTokens: 200 },
-      { target, draft },
-    );
+    const got = await decode({ prompt: PROMPT, temperature: 0, gamma: 4, maxTokens: 200 }, { target, draft });
     assert.equal(got.tokens.length, 200);
     if (dtype === 'fp32') {
       const first = got.tokens.findIndex((t, i) => t !== ref[i]);
@@ -118,10 +114,7 @@ for (const dtype of ['fp32', 'fp16']) {
     }
     // One target run per iteration; the cache forwards each position about once.
     assert.equal(got.runs, got.stats.iterations);
-    assert.ok(
-      got.forwarded < PROMPT.length + 200 + got.stats.drafted,
-      `forwarded ${got.forwarded}`,
-    );
+    assert.ok(got.forwarded < PROMPT.length + 200 + got.stats.drafted, `forwarded ${got.forwarded}`);
     assert.ok(got.stats.tokensPerPass > 1.5, `tokens per pass ${got.stats.tokensPerPass}`);
     console.log(
       `# ${dtype}: ${got.stats.tokensPerPass.toFixed(2)} tokens per target pass, alpha ${got.stats.acceptanceRate.toFixed(3)}`,
@@ -165,10 +158,7 @@ test("the rows are the model's own logits for the last nLast positions; the cach
       const cutBefore = ts.cutTensors;
       const rows = await ts(tokens.slice(0, n), nLast);
       // the third call cuts every cache tensor (key and value of each layer) once; the others none
-      assert.equal(
-        ts.cutTensors - cutBefore,
-        n === tokens.length - 2 ? 2 * target.config.n_layer : 0,
-      );
+      assert.equal(ts.cutTensors - cutBefore, n === tokens.length - 2 ? 2 * target.config.n_layer : 0);
       assert.equal(rows.length, nLast * V);
       if (reference) {
         const want = rowsOf(reference, n - nLast, nLast);
@@ -181,8 +171,7 @@ test("the rows are the model's own logits for the last nLast positions; the cach
       // float16 logits, widened: close to the float32 model's (the cache rounded to float16)
       const rows = await ts(tokens, 5);
       let worst = 0;
-      for (let i = 0; i < rows.length; i++)
-        worst = Math.max(worst, Math.abs(rows[i] - fp32Rows[i]));
+      for (let i = 0; i < rows.length; i++) worst = Math.max(worst, Math.abs(rows[i] - fp32Rows[i]));
       assert.ok(worst < 0.25, `fp16 vs fp32 logits: max difference ${worst}`);
       await ts(tokens.slice(0, tokens.length - 2), 2);
     }
@@ -221,9 +210,7 @@ test("chi-square: tokens decoded through the adapter follow the target model's d
     row.set(out[1], (row.get(out[1]) ?? 0) + 1);
     counts.set(out[0], row);
   }
-  const firsts = new Map(
-    [...counts].map(([t, row]) => [t, [...row.values()].reduce((a, b) => a + b, 0)]),
-  );
+  const firsts = new Map([...counts].map(([t, row]) => [t, [...row.values()].reduce((a, b) => a + b, 0)]));
   const groups = [pooledGroup(firsts, softmax(await ts(prompt, 1)), N)];
   for (const [first, row] of counts) {
     const n = firsts.get(first);
@@ -235,17 +222,13 @@ test("chi-square: tokens decoded through the adapter follow the target model's d
     `# chi-square through the adapter: ${chi.stat.toFixed(1)} on ${chi.dof} dof, p = ${chi.pValue.toFixed(3)} (${groups.length} groups)`,
   );
   assert.deepEqual(chi.impossible, []);
-  assert.ok(
-    chi.pValue > FALSE_ALARM,
-    `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`,
-  );
+  assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
   await ts.dispose();
   await ds.dispose();
 });
 
 test('bad input: models the adapter cannot drive, mismatched vocabularies, bad options → SpecdecError naming the cause', async () => {
-  const refuses = (fn, re) =>
-    assert.throws(fn, (e) => e instanceof SpecdecError && re.test(e.message), String(re));
+  const refuses = (fn, re) => assert.throws(fn, (e) => e instanceof SpecdecError && re.test(e.message), String(re));
   // not a causal LM: a BERT-type encoder (last_hidden_state, no logits)
   const encoder = await tf.AutoModel.from_pretrained(
     transformersFolder(MODEL_FILES.target, 'target-encoder', { variant: 'encoder' }),
@@ -267,14 +250,11 @@ test('bad input: models the adapter cannot drive, mismatched vocabularies, bad o
   await encoder.dispose();
   await noPast.dispose();
   // an encoder-decoder, a pipeline, something else
-  const seq2seq = Object.assign(
-    Object.create({ constructor: { name: 'T5ForConditionalGeneration' } }),
-    {
-      forward() {},
-      config: { is_encoder_decoder: true },
-      sessions: { encoder_model: {}, decoder_model_merged: {} },
-    },
-  );
+  const seq2seq = Object.assign(Object.create({ constructor: { name: 'T5ForConditionalGeneration' } }), {
+    forward() {},
+    config: { is_encoder_decoder: true },
+    sessions: { encoder_model: {}, decoder_model_merged: {} },
+  });
   refuses(
     () => transformersScorer(seq2seq),
     /^model: T5ForConditionalGeneration is an encoder-decoder model, not a decoder-only causal language model/,
@@ -295,10 +275,7 @@ test('bad input: models the adapter cannot drive, mismatched vocabularies, bad o
     () => transformersScorer(models.fp32.target, { transformers: {} }),
     /^options\.transformers: expected the @huggingface\/transformers module/,
   );
-  refuses(
-    () => transformersScorer(models.fp32.target).encode('x'),
-    /^encode: give options\.tokenizer/,
-  );
+  refuses(() => transformersScorer(models.fp32.target).encode('x'), /^encode: give options\.tokenizer/);
 
   // mismatched vocabularies: a draft of 300 tokens under a target of 256, and the reverse
   const other = await load(transformersFolder('random:300', 'random-v300', { dtypes: 'fp32' }));

@@ -81,13 +81,11 @@ test('loadModel webgpu: no adapter, limits too small, a bad file', async () => {
   await assert.rejects(
     sd.loadModel(bytes.target, { device: 'webgpu', adapter: adapter(2 ** 30) }),
     (e) =>
-      e instanceof SpecdecError &&
-      /the adapter refused a device \(the test adapter has no device\)/.test(e.message),
+      e instanceof SpecdecError && /the adapter refused a device \(the test adapter has no device\)/.test(e.message),
   );
   await assert.rejects(
     sd.loadModel(bytes.target.subarray(0, 4000), { device: 'webgpu', adapter: adapter(2 ** 30) }),
-    (e) =>
-      e instanceof SpecdecError && e.argument === 'bytes' && /^bytes: model file/.test(e.message),
+    (e) => e instanceof SpecdecError && e.argument === 'bytes' && /^bytes: model file/.test(e.message),
   );
   // options are checked at once, before anything asynchronous
   assert.throws(
@@ -190,21 +188,9 @@ test('the WebGPU reader refuses what the WASM loader refuses, for the same reaso
       edited('"n_layer":"2"', '"n_layer":2'),
       /__metadata__ value of 'n_layer' must be a string/,
     ],
-    [
-      'n_layer 100000',
-      edited('"n_layer":"2"', '"n_layer":"100000"'),
-      /n_layer = 100000 is outside 1\.\.64/,
-    ],
-    [
-      'vocabulary not 256',
-      edited('"vocab_size":"256"', '"vocab_size":"50257"'),
-      /vocab_size = 50257, expected 256/,
-    ],
-    [
-      'n_head not dividing n_embd',
-      edited('"n_head":"4"', '"n_head":"3"'),
-      /n_head = 3 does not divide n_embd = 32/,
-    ],
+    ['n_layer 100000', edited('"n_layer":"2"', '"n_layer":"100000"'), /n_layer = 100000 is outside 1\.\.64/],
+    ['vocabulary not 256', edited('"vocab_size":"256"', '"vocab_size":"50257"'), /vocab_size = 50257, expected 256/],
+    ['n_head not dividing n_embd', edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
     [
       'a tensor too many',
       edited(wte, `${wte},"extra":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}`),
@@ -283,10 +269,7 @@ test('createDecoder takes a WebGPU model as target through its score callback (a
   // Heads with a WebGPU target: its weights' fingerprint must be the one the heads record, and
   // its answers must carry the hidden states ({ logits, hidden }); the stand-in has none.
   const { readFile } = await import('node:fs/promises');
-  const heads = sd.loadHeads(
-    await readFile(new URL('../../models/target-heads.safetensors', import.meta.url)),
-    target,
-  );
+  const heads = sd.loadHeads(await readFile(new URL('../../models/target-heads.safetensors', import.meta.url)), target);
   assert.throws(
     () => sd.createDecoder({ target: { ...fake, fingerprint: '0123456789abcdef' }, heads, prompt }),
     /SpecdecError: heads: made for another target than this WebGPU model \(the heads' target_fingerprint a96fa93c7691b6e7, this model's weights 0123456789abcdef\)/,
@@ -407,9 +390,7 @@ test('readGpuModel: an 8-bit file reads through the one safetensors reader, equa
   // the float tensors: the same set (no 8-bit Linear weight among them) and the same values
   assert.deepEqual([...stored.tensors.keys()].sort(), [...atLoad.tensors.keys()].sort());
   assert.ok(
-    ![...stored.tensors.keys()].some(
-      (n) => /\.(q8|scale)$/.test(n) || stored.q8.has(n.replace(/\.weight$/, '')),
-    ),
+    ![...stored.tensors.keys()].some((n) => /\.(q8|scale)$/.test(n) || stored.q8.has(n.replace(/\.weight$/, ''))),
   );
   for (const [name, t] of atLoad.tensors)
     assert.ok(
@@ -420,9 +401,7 @@ test('readGpuModel: an 8-bit file reads through the one safetensors reader, equa
   assert.throws(
     () =>
       readGpuModel(
-        new Uint8Array(
-          readFileSync(new URL('../../models/target-int8.safetensors', import.meta.url)),
-        ),
+        new Uint8Array(readFileSync(new URL('../../models/target-int8.safetensors', import.meta.url))),
         'f32',
       ),
     /holds 8-bit weights/,

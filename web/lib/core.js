@@ -90,9 +90,7 @@ function lessonApi(M, owner, own) {
       } else if (rng !== undefined && rng !== null) {
         own(rng, Rng, 'rng');
       }
-      return verifyRecord(
-        M.speculativeVerify(target.flat, draft, tokens, target.vocab, nativeRng, greedy),
-      );
+      return verifyRecord(M.speculativeVerify(target.flat, draft, tokens, target.vocab, nativeRng, greedy));
     },
 
     expectedAcceptedTokens(alpha, gamma) {
@@ -114,8 +112,7 @@ function lessonApi(M, owner, own) {
       const c = number(o.c ?? 0.1, 'c');
       const gammaMax = gammaArg(o.gammaMax ?? limits.gammaMax, 'gammaMax');
       const alphas = o.alphas ?? [0.4, 0.6, 0.8, 0.9];
-      if (!isNumericArray(alphas))
-        fail(`alphas: expected an array of numbers, got ${describe(alphas)}`);
+      if (!isNumericArray(alphas)) fail(`alphas: expected an array of numbers, got ${describe(alphas)}`);
       Array.from(alphas).forEach((a, i) => number(a, `alphas[${i}]`));
       const r = M.demonstrateSpeculative(Array.from(alphas), gammaMax, c);
       return Array.from(r.gamma, (gamma, i) => ({
@@ -155,13 +152,8 @@ function modelOptions(options) {
     device = 'wasm',
     weights: w,
     ...gpuOptions
-  } = checkOptions(
-    options,
-    ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'],
-    'loadModel',
-  );
-  if (w !== undefined && w !== 'f32' && w !== 'int8')
-    fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
+  } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
+  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
   if (device === 'webgpu') {
     // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
     const { gpuDevice, ...rest } = gpuOptions;
@@ -175,8 +167,7 @@ function modelOptions(options) {
     };
   }
   if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
-  if (Object.keys(gpuOptions).length)
-    fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
+  if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
   return { gpu: null, weights: w === undefined ? 0 : w === 'f32' ? 1 : 2 };
 }
 
@@ -269,15 +260,12 @@ export function createApi(M, threadInfo = { requested: 1, reason: null }) {
     if (!(handle instanceof Class)) {
       // A handle posted to another worker arrives as a plain object (its wasm object stays behind).
       const copied =
-        handle !== null &&
-        typeof handle === 'object' &&
-        Object.getPrototypeOf(handle) === Object.prototype
+        handle !== null && typeof handle === 'object' && Object.getPrototypeOf(handle) === Object.prototype
           ? ` (a ${Class.name} cannot cross to another worker or another specdec instance: load it where it is used)`
           : '';
       fail(`${name}: expected a ${Class.name}, got ${describe(handle)}${copied}`);
     }
-    if (handle[OWNER] !== owner)
-      fail(`${name}: this ${Class.name} belongs to another specdec instance`);
+    if (handle[OWNER] !== owner) fail(`${name}: this ${Class.name} belongs to another specdec instance`);
     return handle[NATIVE](name);
   };
 
@@ -309,10 +297,7 @@ export async function instantiate(factory, moduleArg, threads = { requested: 1, 
   const M = await factory({ ...moduleArg, SpecdecError });
   threads.onReady?.(M);
   const started = M.setupThreads(threads.requested);
-  const reason =
-    started >= threads.requested
-      ? null
-      : (threads.reason ?? 'this build of the module has no threads');
+  const reason = started >= threads.requested ? null : (threads.reason ?? 'this build of the module has no threads');
   return createApi(M, { requested: threads.requested, reason });
 }
 
@@ -328,9 +313,7 @@ export function loader(create, known) {
     }
     for (const key of Object.keys(options)) {
       if (!known.includes(key)) {
-        throw new SpecdecError(
-          `${key}: unknown option of loadSpecdec (known: ${known.join(', ')})`,
-        );
+        throw new SpecdecError(`${key}: unknown option of loadSpecdec (known: ${known.join(', ')})`);
       }
     }
     return create(options);

@@ -18,21 +18,14 @@ import {
 import { utf8Encoder } from './text.js';
 import { Heads, Model } from './handles.js';
 import { Decoder } from './decoder.js';
-import {
-  DECODER_OPTIONS,
-  costModelOption,
-  gammaOptions,
-  lookupOption,
-  treeOption,
-} from './options.js';
+import { DECODER_OPTIONS, costModelOption, gammaOptions, lookupOption, treeOption } from './options.js';
 
 // Brands a WebGPU model (webgpu.js, imported only when one is loaded).
 const GPU_MODEL = Symbol.for('specdec.webgpuModel');
 
 // A step function (tokens) => probabilities, its answers checked (synchronous, one vocabulary).
 function stepFunction(fn, name) {
-  if (typeof fn !== 'function')
-    fail(`${name}: expected a function (tokens) => probabilities, got ${describe(fn)}`);
+  if (typeof fn !== 'function') fail(`${name}: expected a function (tokens) => probabilities, got ${describe(fn)}`);
   let vocab = -1;
   return (tokens) => {
     const out = fn(tokens);
@@ -42,9 +35,7 @@ function stepFunction(fn, name) {
     const probs = probVector(out, `${name}(…) result`);
     if (vocab < 0) vocab = probs.length;
     else if (probs.length !== vocab) {
-      fail(
-        `${name}: returned ${probs.length} probabilities, expected ${vocab} (as in its first call)`,
-      );
+      fail(`${name}: returned ${probs.length} probabilities, expected ${vocab} (as in its first call)`);
     }
     return probs;
   };
@@ -61,8 +52,7 @@ function withGpuModels(options, own) {
     const m = o[role];
     if (m?.[GPU_MODEL] !== true) continue;
     if (m.disposed) fail(`${role}: this WebGPU model has been disposed`);
-    if (o[`${role}Score`] !== undefined)
-      fail(`${role}: give a WebGPU model or ${role}Score, not both`);
+    if (o[`${role}Score`] !== undefined) fail(`${role}: give a WebGPU model or ${role}Score, not both`);
     if (o.scoreOutput === 'probs')
       fail(
         `scoreOutput: 'probs' does not apply with a WebGPU ${role}, whose rows are logits (give your own callbacks logits)`,
@@ -82,10 +72,7 @@ function withGpuModels(options, own) {
     o = { ...o, [role]: undefined, [`${role}Score`]: m.scorer() };
   }
   if (gpuContext !== Infinity) {
-    const asked =
-      o.contextLength === undefined
-        ? Infinity
-        : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
+    const asked = o.contextLength === undefined ? Infinity : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
     o = { ...o, contextLength: Math.min(asked, gpuContext) };
   }
   return { o, gpuHeads };
@@ -98,17 +85,12 @@ function sourceRoles(o, { plain, lookup, tree, gpuHeads, own }) {
   const given = (role) => [role, `${role}Step`, `${role}Score`].filter((k) => o[k] !== undefined);
   if (o.heads !== undefined) {
     if (plain) fail('heads: heads draft; they do not combine with plain decoding');
-    if (given('draft').length)
-      fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
+    if (given('draft').length) fail(`heads: give either a draft (draft, draftStep or draftScore) or heads, not both`);
     if (o.targetScore !== undefined && !gpuHeads)
-      fail(
-        'heads: they read the hidden states of a built-in target Model (or a WebGPU one), not of targetScore',
-      );
+      fail('heads: they read the hidden states of a built-in target Model (or a WebGPU one), not of targetScore');
     own(o.heads, Heads, 'heads');
     if (!gpuHeads && o.target !== o.heads.target)
-      fail(
-        "heads: loaded for another target model than this decoder's target (sd.loadHeads(bytes, target))",
-      );
+      fail("heads: loaded for another target model than this decoder's target (sd.loadHeads(bytes, target))");
   }
   const draftOptional = plain || lookup || o.heads !== undefined;
   const roles = ['target'];
@@ -171,12 +153,8 @@ function setSources(M, native, o, roles, contextLength, own) {
  * @param {object} options
  */
 export function createDecoder({ M, owner, own }, options) {
-  if (options === undefined)
-    fail('options: createDecoder needs { prompt, target | targetStep, ... }');
-  const { o, gpuHeads } = withGpuModels(
-    checkOptions(options, DECODER_OPTIONS, 'createDecoder'),
-    own,
-  );
+  if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
+  const { o, gpuHeads } = withGpuModels(checkOptions(options, DECODER_OPTIONS, 'createDecoder'), own);
   const plain = o.plain ?? false;
   if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
   const { gamma, gammaMax } = gammaOptions(o.gamma, o.gammaMax);
@@ -188,8 +166,7 @@ export function createDecoder({ M, owner, own }, options) {
   const topP = number(o.topP ?? 1, 'topP');
   const maxTokens = maxTokensArg(o.maxTokens ?? 0);
   const distributions = o.distributions ?? true;
-  if (typeof distributions !== 'boolean')
-    fail(`distributions: expected a boolean, got ${describe(distributions)}`);
+  if (typeof distributions !== 'boolean') fail(`distributions: expected a boolean, got ${describe(distributions)}`);
   const detokenize = o.detokenize ?? null;
   if (detokenize !== null && typeof detokenize !== 'function')
     fail(`detokenize: expected a function (token ids) => string, got ${describe(detokenize)}`);
@@ -201,15 +178,12 @@ export function createDecoder({ M, owner, own }, options) {
   const [seedHigh, seedLow] = seedHalves(seed);
   if (o.prompt === undefined) fail('prompt: required (a string or an array of token ids)');
   const prompt =
-    typeof o.prompt === 'string'
-      ? Int32Array.from(utf8Encoder.encode(o.prompt))
-      : tokenArray(o.prompt, 'prompt');
+    typeof o.prompt === 'string' ? Int32Array.from(utf8Encoder.encode(o.prompt)) : tokenArray(o.prompt, 'prompt');
 
   const scoreOutput = o.scoreOutput ?? 'logits';
   if (scoreOutput !== 'logits' && scoreOutput !== 'probs')
     fail(`scoreOutput: expected 'logits' or 'probs', got ${describe(scoreOutput)}`);
-  const contextLength =
-    o.contextLength === undefined ? 0 : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
+  const contextLength = o.contextLength === undefined ? 0 : integer(o.contextLength, 'contextLength', 1, 0x7fffffff);
   const { roles, scoreRoles } = sourceRoles(o, {
     plain,
     lookup: lookup.enabled,
@@ -223,10 +197,7 @@ export function createDecoder({ M, owner, own }, options) {
     own(o[role], Model, role);
     const vocab = o[role].config.vocabSize;
     const bad = prompt.findIndex((t) => t >= vocab);
-    if (bad >= 0)
-      fail(
-        `prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`,
-      );
+    if (bad >= 0) fail(`prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`);
   }
 
   const native = new M.Decoder(); // holds the step functions until deleted

@@ -2,14 +2,7 @@
 // async score callbacks), generate(), and the query/answer loop for score callbacks (the
 // callbacks' calls and answers: scored.js).
 
-import {
-  SpecdecError,
-  checkOptions,
-  checkSignal,
-  detokenizeFailed,
-  fail,
-  maxTokensArg,
-} from './errors.js';
+import { SpecdecError, checkOptions, checkSignal, detokenizeFailed, fail, maxTokensArg } from './errors.js';
 import { bytesOf, decode, detokenizeStream, tokenText } from './text.js';
 import { HOLD, Handle, NATIVE } from './handles.js';
 import { queryOf, recordOf } from './records.js';
@@ -151,19 +144,14 @@ export class Decoder extends Handle {
     if (this.#scores) {
       const { signal } = checkOptions(options, ['signal'], 'step');
       checkSignal(signal);
-      if (this.#busy)
-        fail(
-          'Decoder.step: the previous step() is still waiting for a score callback; await it first',
-        );
+      if (this.#busy) fail('Decoder.step: the previous step() is still waiting for a score callback; await it first');
       if (!native.inIteration() && native.done())
         fail('Decoder.step: the decoder is done (token budget spent or context full)');
       const out = this.#stepScored(native);
       return isThenable(out) ? this.#raced(out, signal) : out;
     }
-    if (this.#busy)
-      fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
-    if (native.done())
-      fail('Decoder.step: the decoder is done (token budget spent or context full)');
+    if (this.#busy) fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
+    if (native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
     // Held: a step function (or detokenize) that disposes the decoder frees it after this step.
     return this[HOLD](() => {
       this.#busy = true;
@@ -173,8 +161,7 @@ export class Decoder extends Handle {
         raw = native.step();
       } catch (e) {
         // The C++ decoder checks every row it gets; name the step function that returned it.
-        const m =
-          e instanceof SpecdecError && /^(target|draft) distribution: (.*)$/s.exec(e.message);
+        const m = e instanceof SpecdecError && /^(target|draft) distribution: (.*)$/s.exec(e.message);
         if (m && this.#stepRoles.includes(m[1])) {
           throw new SpecdecError(`${m[1]}Step: returned an invalid distribution: ${m[2]}`);
         }
@@ -216,8 +203,7 @@ export class Decoder extends Handle {
     try {
       while (run.pending) {
         const rows = await run.pending;
-        if (epoch !== this.#epoch)
-          fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
+        if (epoch !== this.#epoch) fail('Decoder.step: abandoned (aborted); the next step() asks the callback again');
         this[NATIVE]('Decoder.step'); // disposed while the callback ran: say so
         this.#supplyScored(native, run.query, rows);
         run = this[HOLD](() => this.#drive(native, t0));

@@ -34,8 +34,7 @@ export function describe(x) {
   if (Array.isArray(x)) return `an array of length ${x.length}`;
   if (ArrayBuffer.isView(x)) return `a ${x.constructor.name} of length ${x.length}`;
   if (typeof x === 'object') return `an object (${x.constructor?.name ?? 'Object'})`;
-  if (typeof x === 'string')
-    return `the string ${JSON.stringify(x.length > 40 ? x.slice(0, 40) + '…' : x)}`;
+  if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? x.slice(0, 40) + '…' : x)}`;
   return `${typeof x} ${String(x)}`;
 }
 
@@ -136,8 +135,7 @@ export function bytesArg(bytes, what) {
   let u8;
   if (bytes instanceof Uint8Array) u8 = bytes;
   else if (bytes instanceof ArrayBuffer) u8 = new Uint8Array(bytes);
-  else if (ArrayBuffer.isView(bytes))
-    u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  else if (ArrayBuffer.isView(bytes)) u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   else fail(`bytes: expected a Uint8Array or ArrayBuffer holding ${what}, got ${describe(bytes)}`);
   const MAX_FILE_BYTES = 8 + 2 ** 20 + 512 * 2 ** 20;
   if (u8.byteLength > MAX_FILE_BYTES) {
@@ -162,10 +160,7 @@ export function detokenizeFailed({ thrown }, record) {
 
 /** Refuses a signal option that is not an AbortSignal (undefined: none). */
 export function checkSignal(signal) {
-  if (
-    signal !== undefined &&
-    (typeof signal !== 'object' || signal === null || !('aborted' in signal))
-  ) {
+  if (signal !== undefined && (typeof signal !== 'object' || signal === null || !('aborted' in signal))) {
     fail(`signal: expected an AbortSignal, got ${describe(signal)}`);
   }
 }

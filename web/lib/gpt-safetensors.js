@@ -71,9 +71,7 @@ export function readGptSafetensors(u8, { file, skip = () => false } = {}) {
   for (const [js, key] of CONFIG_KEYS) {
     const s = meta[key];
     if (typeof s !== 'string' || !/^(0|[1-9]\d{0,8})$/.test(s))
-      bad(
-        `__metadata__ '${key}' is ${s === undefined ? 'missing' : `'${s}', not a decimal integer`}`,
-      );
+      bad(`__metadata__ '${key}' is ${s === undefined ? 'missing' : `'${s}', not a decimal integer`}`);
     config[js] = Number(s);
   }
   const { vocabSize: V, nLayer: L, nHead: H, nEmbd: C, blockSize: T } = config;
@@ -99,8 +97,7 @@ export function readGptSafetensors(u8, { file, skip = () => false } = {}) {
     }
     const out = tensorFloat32(u8, file, t);
     for (let i = 0; i < out.length; i++) {
-      if (!Number.isFinite(out[i]))
-        bad(`tensor '${name}' holds a non-finite value (${out[i]}) at index ${i}`);
+      if (!Number.isFinite(out[i])) bad(`tensor '${name}' holds a non-finite value (${out[i]}) at index ${i}`);
     }
     tensors.set(name, out);
   }

@@ -9,17 +9,7 @@ import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiate, loader, SpecdecError } from './core.js';
 import { browserThreadsBlocker, requestedThreads } from './threads.js';
 
-export {
-  SpecdecError,
-  Rng,
-  Model,
-  Heads,
-  Decoder,
-  encode,
-  decode,
-  tokenText,
-  limits,
-} from './core.js';
+export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
 
 const MT_GLUE = new URL('./wasm/specdec-core-mt.js', import.meta.url).href;
 const MT_WORKER = new URL('./wasm/specdec-core-mt.worker.js', import.meta.url).href;
@@ -56,14 +46,12 @@ async function create(options) {
     if (reason === null) {
       try {
         const { default: factory } = await import(/* @vite-ignore */ MT_GLUE);
-        const wasmUrl =
-          options.threadedWasmUrl !== undefined ? String(options.threadedWasmUrl) : MT_WASM;
+        const wasmUrl = options.threadedWasmUrl !== undefined ? String(options.threadedWasmUrl) : MT_WASM;
         const worker = startableWorkerUrl(MT_WORKER);
         const arg = {
           specdecPoolSize: requested - 1,
           mainScriptUrlOrBlob: MT_GLUE,
-          locateFile: (path) =>
-            path.endsWith('.worker.js') ? worker : path.endsWith('.wasm') ? wasmUrl : path,
+          locateFile: (path) => (path.endsWith('.worker.js') ? worker : path.endsWith('.wasm') ? wasmUrl : path),
         };
         if (options.threadedWasmBinary !== undefined) arg.wasmBinary = options.threadedWasmBinary;
         return await instantiate(factory, arg, { requested, reason: null });

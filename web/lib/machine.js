@@ -17,8 +17,7 @@ export function machineApi(M, threadInfo) {
       const bytes = integer(o.bytes ?? 64 * 2 ** 20, 'bytes', 4096, 1024 * 2 ** 20);
       const repeats = integer(o.repeats ?? 5, 'repeats', 1, 1000);
       const threads = integer(o.threads ?? M.threadsInUse(), 'threads', 1, M.maxThreads());
-      if (typeof M.measureReadBandwidth !== 'function')
-        fail('measureReadBandwidth: not in this build of the module');
+      if (typeof M.measureReadBandwidth !== 'function') fail('measureReadBandwidth: not in this build of the module');
       const r = M.measureReadBandwidth(bytes, repeats, threads);
       return { gbPerSecond: r.median, min: r.min, max: r.max, runs: r.runs, bytes, threads };
     },

@@ -10,17 +10,7 @@ import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiate, loader, SpecdecError } from './core.js';
 import { requestedThreads } from './threads.js';
 
-export {
-  SpecdecError,
-  Rng,
-  Model,
-  Heads,
-  Decoder,
-  encode,
-  decode,
-  tokenText,
-  limits,
-} from './core.js';
+export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
 
 const WASM_URL = new URL('./wasm/specdec-core.wasm', import.meta.url);
 const MT_GLUE = new URL('./wasm/specdec-core-mt-node.mjs', import.meta.url);

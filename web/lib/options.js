@@ -11,15 +11,8 @@ const int32 = (x, name) => (x === undefined ? undefined : integer(x, name, ...IN
 // gamma: an integer (fixed), 'auto' or 'heuristic', or undefined (the default); gammaMax an
 // integer or undefined. One value each on the wire.
 export function gammaOptions(gamma, gammaMax) {
-  if (
-    gamma !== undefined &&
-    gamma !== 'auto' &&
-    gamma !== 'heuristic' &&
-    !Number.isInteger(gamma)
-  ) {
-    fail(
-      `gamma: expected an integer in 1..${limits.maxGamma}, 'auto' or 'heuristic', got ${describe(gamma)}`,
-    );
+  if (gamma !== undefined && gamma !== 'auto' && gamma !== 'heuristic' && !Number.isInteger(gamma)) {
+    fail(`gamma: expected an integer in 1..${limits.maxGamma}, 'auto' or 'heuristic', got ${describe(gamma)}`);
   }
   return { gamma, gammaMax: int32(gammaMax, 'gammaMax') };
 }
@@ -30,9 +23,7 @@ export function costModelOption(cost) {
   const o = checkOptions(cost, ['c', 'verifyCost'], 'costModel');
   const c = number(o.c, 'costModel.c');
   if (!isNumericArray(o.verifyCost))
-    fail(
-      `costModel.verifyCost: expected an array of numbers v(1), v(2), ..., got ${describe(o.verifyCost)}`,
-    );
+    fail(`costModel.verifyCost: expected an array of numbers v(1), v(2), ..., got ${describe(o.verifyCost)}`);
   const v = Array.from(o.verifyCost, (x, i) => number(x, `costModel.verifyCost[${i}]`));
   return { c, verifyCost: v };
 }
@@ -54,13 +45,10 @@ export function treeOption(tree) {
   if (tree === undefined) return null;
   const o = checkOptions(tree, ['branches', 'replacement'], 'tree');
   if (!isNumericArray(o.branches))
-    fail(
-      `tree.branches: expected an array of children per depth, e.g. [3, 2, 1, 1], got ${describe(o.branches)}`,
-    );
+    fail(`tree.branches: expected an array of children per depth, e.g. [3, 2, 1, 1], got ${describe(o.branches)}`);
   const branches = Array.from(o.branches, (b, i) => int32(b, `tree.branches[${i}]`));
   const replacement = o.replacement ?? false;
-  if (typeof replacement !== 'boolean')
-    fail(`tree.replacement: expected a boolean, got ${describe(replacement)}`);
+  if (typeof replacement !== 'boolean') fail(`tree.replacement: expected a boolean, got ${describe(replacement)}`);
   return { branches, replacement };
 }
 

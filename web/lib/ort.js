@@ -68,10 +68,7 @@ export function cutPool() {
     cut(t, data, n, make) {
       const bytes = (data.length / t.dims[2]) * n * data.BYTES_PER_ELEMENT;
       const i = free.findIndex((b) => b.byteLength >= bytes);
-      const buffer =
-        i >= 0
-          ? free.splice(i, 1)[0]
-          : new ArrayBuffer(Math.ceil((1.25 * data.byteLength) / 4096) * 4096);
+      const buffer = i >= 0 ? free.splice(i, 1)[0] : new ArrayBuffer(Math.ceil((1.25 * data.byteLength) / 4096) * 4096);
       const into = new data.constructor(buffer, 0, bytes / data.BYTES_PER_ELEMENT);
       const kept = keepPositions(data, t.dims, n, into);
       const tensor = make(kept.data, kept.dims);
@@ -139,8 +136,7 @@ export function kvCacheScorer(name, backend) {
     if (disposed) fail(`${name}: disposed`);
     await backend.prepare?.();
     const n = tokens.length;
-    if (!Number.isInteger(nLast) || nLast < 1 || nLast > n)
-      fail(`nLast: must be in 1..${n}, got ${nLast}`);
+    if (!Number.isInteger(nLast) || nLast < 1 || nLast > n) fail(`nLast: must be in 1..${n}, got ${nLast}`);
     backend.checkTokens?.(tokens);
     const keep = keptPrefix(cached, tokens, nLast);
     if (past && keep < cached.length) await truncate(keep);
@@ -210,16 +206,12 @@ function describeSession(session, options) {
     !Array.isArray(session.inputNames) ||
     !Array.isArray(session.outputNames)
   ) {
-    fail(
-      'session: expected an onnxruntime-web InferenceSession (with run, inputNames, outputNames)',
-    );
+    fail('session: expected an onnxruntime-web InferenceSession (with run, inputNames, outputNames)');
   }
   const inputs = session.inputNames;
   const outputs = session.outputNames;
-  if (!inputs.includes('input_ids'))
-    fail(`session: the model has no input_ids input (inputs: ${inputs.join(', ')})`);
-  if (!outputs.includes('logits'))
-    fail(`session: the model has no logits output (outputs: ${outputs.join(', ')})`);
+  if (!inputs.includes('input_ids')) fail(`session: the model has no input_ids input (inputs: ${inputs.join(', ')})`);
+  if (!outputs.includes('logits')) fail(`session: the model has no logits output (outputs: ${outputs.join(', ')})`);
   let layers = 0;
   for (const name of inputs) {
     const m = PAST.exec(name);
@@ -232,10 +224,8 @@ function describeSession(session, options) {
   }
   for (let i = 0; i < layers; i++) {
     for (const kv of ['key', 'value']) {
-      if (!inputs.includes(`past_key_values.${i}.${kv}`))
-        fail(`session: input past_key_values.${i}.${kv} is missing`);
-      if (!outputs.includes(`present.${i}.${kv}`))
-        fail(`session: output present.${i}.${kv} is missing`);
+      if (!inputs.includes(`past_key_values.${i}.${kv}`)) fail(`session: input past_key_values.${i}.${kv} is missing`);
+      if (!outputs.includes(`present.${i}.${kv}`)) fail(`session: output present.${i}.${kv} is missing`);
     }
   }
   let heads = options.numHeads;
@@ -247,9 +237,7 @@ function describeSession(session, options) {
     if (heads === undefined && typeof meta.shape[1] === 'number') heads = meta.shape[1];
     if (headSize === undefined && typeof meta.shape[3] === 'number') headSize = meta.shape[3];
     if (meta.type && !CACHE_TYPES.includes(meta.type))
-      fail(
-        `session: the KV cache is ${meta.type}; this adapter handles float32 and float16 caches`,
-      );
+      fail(`session: the KV cache is ${meta.type}; this adapter handles float32 and float16 caches`);
   }
   for (const [name, v] of [
     ['numHeads', heads],
@@ -293,8 +281,7 @@ export function ortScorer(session, options = {}) {
   if (typeof options !== 'object' || options === null) fail('options: expected an object');
   const known = ['ort', 'numHeads', 'headSize', 'cacheType'];
   for (const key of Object.keys(options)) {
-    if (!known.includes(key))
-      fail(`options.${key}: unknown option of ortScorer (known: ${known.join(', ')})`);
+    if (!known.includes(key)) fail(`options.${key}: unknown option of ortScorer (known: ${known.join(', ')})`);
   }
   const info = describeSession(session, options);
   const { layers, heads, headSize, cacheType } = info;
@@ -313,8 +300,7 @@ export function ortScorer(session, options = {}) {
       const T = ortModule.Tensor;
       const len = fresh.length;
       const feeds = { input_ids: new T('int64', BigInt64Array.from(fresh, BigInt), [1, len]) };
-      if (info.hasMask)
-        feeds.attention_mask = new T('int64', new BigInt64Array(P + len).fill(1n), [1, P + len]);
+      if (info.hasMask) feeds.attention_mask = new T('int64', new BigInt64Array(P + len).fill(1n), [1, P + len]);
       if (info.hasPositions)
         feeds.position_ids = new T(
           'int64',
@@ -330,8 +316,7 @@ export function ortScorer(session, options = {}) {
       const out = await session.run(feeds);
       const present = {};
       for (let i = 0; i < layers; i++) {
-        for (const kv of ['key', 'value'])
-          present[`past_key_values.${i}.${kv}`] = out[`present.${i}.${kv}`];
+        for (const kv of ['key', 'value']) present[`past_key_values.${i}.${kv}`] = out[`present.${i}.${kv}`];
       }
       const made = [feeds.input_ids, feeds.attention_mask, feeds.position_ids];
       if (!past)
@@ -347,12 +332,7 @@ export function ortScorer(session, options = {}) {
       };
     },
     async cut(t, n) {
-      return pool.cut(
-        t,
-        await dataOf(t),
-        n,
-        (data, dims) => new ortModule.Tensor(t.type, data, dims),
-      );
+      return pool.cut(t, await dataOf(t), n, (data, dims) => new ortModule.Tensor(t.type, data, dims));
     },
     dataOf,
     release: (t) => {

@@ -70,20 +70,11 @@ export function treePath(cached, tree, tokens) {
  * @param {{ tokens: ArrayLike<number>, parents: ArrayLike<number>, first: number, withRoot: boolean }} tree
  */
 export function reusableTreeNodes(cached, old, tokens, tree) {
-  if (
-    !old ||
-    tree.withRoot ||
-    cached.length !== tokens.length ||
-    commonPrefixLength(cached, tokens) !== tokens.length
-  )
+  if (!old || tree.withRoot || cached.length !== tokens.length || commonPrefixLength(cached, tokens) !== tokens.length)
     return 0;
   let reused = 0;
   const n = Math.min(old.tokens.length, tree.first);
-  while (
-    reused < n &&
-    old.tokens[reused] === tree.tokens[reused] &&
-    old.parents[reused] === tree.parents[reused]
-  )
+  while (reused < n && old.tokens[reused] === tree.tokens[reused] && old.parents[reused] === tree.parents[reused])
     reused++;
   return reused;
 }

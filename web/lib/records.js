@@ -29,8 +29,7 @@ export function treeRecord(raw, tokenText = byteTokenText) {
 
 export function rowsOf(flat, vocab) {
   const rows = [];
-  for (let i = 0; i + vocab <= flat.length && vocab > 0; i += vocab)
-    rows.push(flat.slice(i, i + vocab));
+  for (let i = 0; i + vocab <= flat.length && vocab > 0; i += vocab) rows.push(flat.slice(i, i + vocab));
   return rows;
 }
 
@@ -130,9 +129,7 @@ export function recordOf(wire, { iteration, ms, tokenText = byteTokenText, text,
     });
   }
   // The residual: float32s two to an entry (a copy).
-  const residual = nResidual
-    ? new Float32Array(wire.buffer, wire.byteOffset + 8 * at, nResidual).slice()
-    : null;
+  const residual = nResidual ? new Float32Array(wire.buffer, wire.byteOffset + 8 * at, nResidual).slice() : null;
   // The wire is read: what follows may call into wasm (a tokenizer, extras()).
   for (const pos of positions) pos.text = tokenText(pos.token);
   const rec = {
@@ -181,8 +178,7 @@ export function queryOf(view) {
   const hidden = (packed[0] & 4) !== 0; // the answer carries the target's hidden states (heads)
   const target = kind === 1 || kind === 3;
   const source = target ? 'targetScore' : 'draftScore';
-  if (kind < 2)
-    return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(2), tree: null };
+  if (kind < 2) return { target, source, hidden, nLast: packed[1], tokens: packed.subarray(2), tree: null };
   const nodes = packed[4];
   const end = packed.length;
   const tree = {

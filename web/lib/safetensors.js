@@ -138,11 +138,9 @@ export function safetensorsHeaderLength(bytes, label = 'model file') {
   const bad = (msg) => {
     throw new SpecdecError(`${label}: ${msg}`);
   };
-  if (bytes.byteLength < 8)
-    bad(`${bytes.byteLength} bytes is too short for the 8-byte header length`);
+  if (bytes.byteLength < 8) bad(`${bytes.byteLength} bytes is too short for the 8-byte header length`);
   const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
-  if (n > MAX_HEADER_BYTES)
-    bad(`header length ${n} exceeds the limit of ${MAX_HEADER_BYTES} bytes`);
+  if (n > MAX_HEADER_BYTES) bad(`header length ${n} exceeds the limit of ${MAX_HEADER_BYTES} bytes`);
   return n;
 }
 
@@ -158,21 +156,15 @@ export function safetensorsHeaderLength(bytes, label = 'model file') {
  *   begin, end: byte offsets in the data section, which starts at byte dataStart of the file;
  *   nParams: the values of all tensors.
  */
-export function readSafetensorsHeader(
-  bytes,
-  { label = 'model file', fileBytes = bytes.byteLength } = {},
-) {
+export function readSafetensorsHeader(bytes, { label = 'model file', fileBytes = bytes.byteLength } = {}) {
   const bad = (msg) => {
     throw new SpecdecError(`${label}: ${msg}`);
   };
   if (fileBytes < 8) bad(`${fileBytes} bytes is too short for the 8-byte header length`);
   const n = safetensorsHeaderLength(bytes, label);
   if (n > fileBytes - 8)
-    bad(
-      `header length ${n} exceeds the ${fileBytes - 8} bytes after the length field (truncated file?)`,
-    );
-  if (n > bytes.byteLength - 8)
-    bad(`header length ${n}: only ${bytes.byteLength - 8} bytes of the header were given`);
+    bad(`header length ${n} exceeds the ${fileBytes - 8} bytes after the length field (truncated file?)`);
+  if (n > bytes.byteLength - 8) bad(`header length ${n}: only ${bytes.byteLength - 8} bytes of the header were given`);
   let header;
   try {
     header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
@@ -187,21 +179,17 @@ export function readSafetensorsHeader(
   let nParams = 0;
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') {
-      if (jsonType(entry) !== 'object')
-        bad(`__metadata__ must be an object, got ${jsonType(entry)}`);
+      if (jsonType(entry) !== 'object') bad(`__metadata__ must be an object, got ${jsonType(entry)}`);
       for (const [key, value] of Object.entries(entry)) {
-        if (typeof value !== 'string')
-          bad(`__metadata__ value of '${key}' must be a string, got ${jsonType(value)}`);
+        if (typeof value !== 'string') bad(`__metadata__ value of '${key}' must be a string, got ${jsonType(value)}`);
         metadata.push([key, value]);
       }
       continue;
     }
     const where = `tensor '${name}'`;
-    if (jsonType(entry) !== 'object')
-      bad(`${where}: entry must be an object, got ${jsonType(entry)}`);
+    if (jsonType(entry) !== 'object') bad(`${where}: entry must be an object, got ${jsonType(entry)}`);
     for (const key of Object.keys(entry)) {
-      if (key !== 'dtype' && key !== 'shape' && key !== 'data_offsets')
-        bad(`${where}: unknown key '${key}'`);
+      if (key !== 'dtype' && key !== 'shape' && key !== 'data_offsets') bad(`${where}: unknown key '${key}'`);
     }
     const { dtype, shape, data_offsets: offsets } = entry;
     for (const [key, v] of [
@@ -219,8 +207,7 @@ export function readSafetensorsHeader(
     if (!shape.every(isCount)) bad(`${where}: shape must hold non-negative integers`);
     const numel = shape.reduce((a, b) => a * b, 1);
     const width = DTYPES[dtype].bytes;
-    if (!Number.isSafeInteger(numel * width))
-      bad(`${where}: shape ${shapeText(shape)} is too large`);
+    if (!Number.isSafeInteger(numel * width)) bad(`${where}: shape ${shapeText(shape)} is too large`);
     if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount))
       bad(`${where}: data_offsets must be two non-negative integers`);
     const [begin, end] = offsets;
@@ -236,9 +223,7 @@ export function readSafetensorsHeader(
   }
   // Sorted by start, a tensor overlaps an earlier one iff it starts before the furthest end so
   // far. Empty tensors occupy no bytes and cannot overlap.
-  const spans = [...tensors]
-    .filter(([, t]) => t.end > t.begin)
-    .sort((a, b) => a[1].begin - b[1].begin);
+  const spans = [...tensors].filter(([, t]) => t.end > t.begin).sort((a, b) => a[1].begin - b[1].begin);
   let furthest = null;
   for (const span of spans) {
     const [name, t] = span;
@@ -304,5 +289,4 @@ export function fnv1a64(bytes) {
  * heads file records of its target (target_fingerprint; model/heads.cc model_fingerprint).
  * @param {Float32Array} wte
  */
-export const wteFingerprint = (wte) =>
-  fnv1a64(new Uint8Array(wte.buffer, wte.byteOffset, wte.byteLength));
+export const wteFingerprint = (wte) => fnv1a64(new Uint8Array(wte.buffer, wte.byteOffset, wte.byteLength));

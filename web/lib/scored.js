@@ -25,9 +25,7 @@ export const yieldToEventLoop = (() => {
 
 /** Whether x is a Promise or another thenable. */
 export function isThenable(x) {
-  return (
-    x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function'
-  );
+  return x !== null && (typeof x === 'object' || typeof x === 'function') && typeof x.then === 'function';
 }
 
 /**
@@ -39,9 +37,7 @@ export function callScore(scores, query, addMs) {
   const t = performance.now();
   // (hidden: heads draft for this target, which hands its hidden states over with the rows)
   const extra = query.hidden ? [{ hidden: true }] : [];
-  const out = query.tree
-    ? fn.scoreTree(query.tokens, query.tree, ...extra)
-    : fn(query.tokens, query.nLast, ...extra);
+  const out = query.tree ? fn.scoreTree(query.tokens, query.tree, ...extra) : fn(query.tokens, query.nLast, ...extra);
   if (!isThenable(out)) {
     addMs(performance.now() - t);
     return out;
@@ -67,15 +63,8 @@ export function scoredRows(query, answer) {
   let rows = answer;
   let hidden = null;
   if (query.hidden) {
-    if (
-      answer === null ||
-      typeof answer !== 'object' ||
-      !('logits' in answer) ||
-      !('hidden' in answer)
-    )
-      fail(
-        `${query.source}: heads draft from this target: expected { logits, hidden }, got ${describe(answer)}`,
-      );
+    if (answer === null || typeof answer !== 'object' || !('logits' in answer) || !('hidden' in answer))
+      fail(`${query.source}: heads draft from this target: expected { logits, hidden }, got ${describe(answer)}`);
     rows = answer.logits;
     hidden =
       answer.hidden instanceof Float32Array
@@ -88,9 +77,7 @@ export function scoredRows(query, answer) {
   }
   if (rows instanceof Float32Array) return { flat: rows, hidden };
   const what = query.tree ? `${query.source}.scoreTree` : query.source;
-  const shape = query.tree
-    ? `${query.nLast} rows (the root row and the nodes' rows asked)`
-    : 'nLast';
+  const shape = query.tree ? `${query.nLast} rows (the root row and the nodes' rows asked)` : 'nLast';
   if (!isNumericArray(rows))
     fail(`${what}: expected a Float32Array of ${shape} × vocabulary values, got ${describe(rows)}`);
   return { flat: Float32Array.from(rows), hidden };

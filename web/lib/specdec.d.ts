@@ -376,10 +376,7 @@ export type AsyncScoreFunction = ((
    * previous depth's nodes (withRoot false; depth 1 comes as a plain call). Flat rows × V, as
    * the plain call's; a chain is always asked as a plain call.
    */
-  scoreTree?: (
-    tokens: Int32Array,
-    tree: ScoreTreeQuery,
-  ) => Float32Array | number[] | Promise<Float32Array | number[]>;
+  scoreTree?: (tokens: Int32Array, tree: ScoreTreeQuery) => Float32Array | number[] | Promise<Float32Array | number[]>;
 };
 
 /** A draft tree asked of a score callback's scoreTree (nodes in drawing order: parents first). */
@@ -618,11 +615,7 @@ export interface Specdec {
    * Tokens per pass and speedup for every alpha and gamma = 1..gammaMax (alpha-major).
    * Defaults: c 0.1, alphas [0.4, 0.6, 0.8, 0.9], gammaMax 8.
    */
-  demonstrateSpeculative(options?: {
-    c?: number;
-    alphas?: number[];
-    gammaMax?: number;
-  }): DemoPoint[];
+  demonstrateSpeculative(options?: { c?: number; alphas?: number[]; gammaMax?: number }): DemoPoint[];
 
   /**
    * Parses a safetensors file (F32 or F16, or 8-bit as made by quantizeModelFile / `specdec

@@ -25,8 +25,7 @@ export function bytesOf(tokens) {
 
 /** Decodes byte tokens as UTF-8 (invalid or incomplete sequences become U+FFFD). */
 export function decode(tokens) {
-  if (!isNumericArray(tokens))
-    fail(`tokens: expected an array of token ids, got ${describe(tokens)}`);
+  if (!isNumericArray(tokens)) fail(`tokens: expected an array of token ids, got ${describe(tokens)}`);
   return new TextDecoder().decode(bytesOf(tokens));
 }
 
@@ -70,7 +69,6 @@ export function detokenizeStream(detokenize) {
  */
 export function tokenText(token) {
   if (token >= 0 && token < 0x80) return String.fromCharCode(token);
-  if (token >= 0x80 && token <= 0xff)
-    return `\\x${token.toString(16).toUpperCase().padStart(2, '0')}`;
+  if (token >= 0x80 && token <= 0xff) return `\\x${token.toString(16).toUpperCase().padStart(2, '0')}`;
   return `<${token}>`;
 }

@@ -19,16 +19,9 @@ export const AUTO_CAP = 16;
 export function requestedThreads(threads, cores) {
   if (threads === undefined) return 1;
   if (threads === 'auto') return Math.max(1, Math.min(AUTO_CAP, Math.floor(cores) || 1));
-  if (
-    typeof threads !== 'number' ||
-    !Number.isInteger(threads) ||
-    threads < 1 ||
-    threads > MAX_THREADS
-  ) {
+  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
     const shown = typeof threads === 'string' ? JSON.stringify(threads) : String(threads);
-    throw new SpecdecError(
-      `threads: must be 'auto' or an integer in 1..${MAX_THREADS}, got ${shown}`,
-    );
+    throw new SpecdecError(`threads: must be 'auto' or an integer in 1..${MAX_THREADS}, got ${shown}`);
   }
   return threads;
 }

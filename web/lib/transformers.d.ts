@@ -72,10 +72,7 @@ export interface TransformersScorer {
 }
 
 /** Makes a score callback from a transformers.js causal LM (see TransformersScorer). */
-export function transformersScorer(
-  model: unknown,
-  options?: TransformersScorerOptions,
-): TransformersScorer;
+export function transformersScorer(model: unknown, options?: TransformersScorerOptions): TransformersScorer;
 
 /** A TextStream over any (ids) => string, e.g. a tokenizer's decode. */
 export function textStream(detokenize: (ids: number[]) => string): TextStream;

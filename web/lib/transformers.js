@@ -36,9 +36,7 @@ const nameOf = (model) => model?.constructor?.name || 'the model';
 /** What the adapter needs from a loaded model; refuses, with the reason, what it cannot drive. */
 function describeModel(model) {
   if (typeof model === 'function' && model.model && model.tokenizer) {
-    fail(
-      'model: got a pipeline; pass pipeline.model (and pipeline.tokenizer as options.tokenizer)',
-    );
+    fail('model: got a pipeline; pass pipeline.model (and pipeline.tokenizer as options.tokenizer)');
   }
   // transformers.js models are callable objects (model(inputs) runs forward)
   if (
@@ -55,11 +53,7 @@ function describeModel(model) {
   const name = nameOf(model);
   const config = model.config ?? {};
   const sessions = Object.keys(model.sessions);
-  if (
-    config.is_encoder_decoder ||
-    sessions.includes('decoder_model_merged') ||
-    sessions.includes('encoder_model')
-  ) {
+  if (config.is_encoder_decoder || sessions.includes('decoder_model_merged') || sessions.includes('encoder_model')) {
     fail(
       `model: ${name} is an encoder-decoder model, not a decoder-only causal language model (AutoModelForCausalLM); specdec scores one sequence`,
     );
@@ -95,15 +89,13 @@ function describeModel(model) {
     );
   }
   const unknown = inputs.filter((n) => !HANDLED_INPUTS.includes(n) && !PAST.test(n));
-  if (unknown.length)
-    fail(`model: ${name}'s session needs inputs this adapter does not give: ${unknown.join(', ')}`);
+  if (unknown.length) fail(`model: ${name}'s session needs inputs this adapter does not give: ${unknown.join(', ')}`);
   const layers = new Set(past.map((n) => PAST.exec(n)[1])).size;
   for (let i = 0; i < layers; i++) {
     for (const kv of ['key', 'value']) {
       if (!inputs.includes(`past_key_values.${i}.${kv}`))
         fail(`model: ${name}'s session lacks input past_key_values.${i}.${kv}`);
-      if (!outputs.includes(`present.${i}.${kv}`))
-        fail(`model: ${name}'s session lacks output present.${i}.${kv}`);
+      if (!outputs.includes(`present.${i}.${kv}`)) fail(`model: ${name}'s session lacks output present.${i}.${kv}`);
     }
   }
   const meta = Array.isArray(session.inputMetadata)
@@ -111,12 +103,9 @@ function describeModel(model) {
     : null;
   const cacheType = meta?.type ?? null;
   if (cacheType && !CACHE_TYPES.includes(cacheType))
-    fail(
-      `model: ${name}'s KV cache is ${cacheType}; this adapter handles float32 and float16 caches`,
-    );
+    fail(`model: ${name}'s KV cache is ${cacheType}; this adapter handles float32 and float16 caches`);
   if (Array.isArray(meta?.shape)) checkCacheShape(name, meta.shape);
-  const vocabSize =
-    Number.isInteger(config.vocab_size) && config.vocab_size > 0 ? config.vocab_size : null;
+  const vocabSize = Number.isInteger(config.vocab_size) && config.vocab_size > 0 ? config.vocab_size : null;
   return { name, layers, cacheType, vocabSize, keepLogits: inputs.includes('num_logits_to_keep') };
 }
 
@@ -174,16 +163,13 @@ export function transformersScorer(model, options = {}) {
   if (typeof options !== 'object' || options === null) fail('options: expected an object');
   const known = ['tokenizer', 'transformers'];
   for (const key of Object.keys(options)) {
-    if (!known.includes(key))
-      fail(`options.${key}: unknown option of transformersScorer (known: ${known.join(', ')})`);
+    if (!known.includes(key)) fail(`options.${key}: unknown option of transformersScorer (known: ${known.join(', ')})`);
   }
   const info = describeModel(model);
   const tokenizer = checkTokenizer(options.tokenizer);
   let tf = options.transformers ?? null;
   if (tf && typeof tf.Tensor !== 'function')
-    fail(
-      'options.transformers: expected the @huggingface/transformers module (with its Tensor class)',
-    );
+    fail('options.transformers: expected the @huggingface/transformers module (with its Tensor class)');
   let checked = false;
   let vocabSize = info.vocabSize;
 
@@ -191,9 +177,7 @@ export function transformersScorer(model, options = {}) {
   let ones = new BigInt64Array(0); // the attention mask: all ones (views of one buffer)
   const presentNames = new Map(); // forward()'s output name -> its past_key_values input's name
   const dataOf = async (t) =>
-    t.location && t.location !== 'cpu' && t.location !== 'cpu-pinned'
-      ? t.ort_tensor.getData()
-      : t.data;
+    t.location && t.location !== 'cpu' && t.location !== 'cpu-pinned' ? t.ort_tensor.getData() : t.data;
   const pool = cutPool();
   const release = (t) => {
     pool.release(t);
@@ -224,15 +208,13 @@ export function transformersScorer(model, options = {}) {
     async run(fresh, P, past, nLast) {
       const T = tf.Tensor;
       const len = fresh.length;
-      if (ones.length < P + len)
-        ones = new BigInt64Array(Math.max(2 * ones.length, P + len, 256)).fill(1n);
+      if (ones.length < P + len) ones = new BigInt64Array(Math.max(2 * ones.length, P + len, 256)).fill(1n);
       const inputs = {
         input_ids: new T('int64', BigInt64Array.from(fresh, BigInt), [1, len]),
         attention_mask: new T('int64', new BigInt64Array(ones.buffer, 0, P + len), [1, P + len]),
         past_key_values: past, // null: transformers.js makes the empty cache of the session's type
       };
-      if (info.keepLogits)
-        inputs.num_logits_to_keep = new T('int64', BigInt64Array.of(BigInt(nLast)), []);
+      if (info.keepLogits) inputs.num_logits_to_keep = new T('int64', BigInt64Array.of(BigInt(nLast)), []);
       const out = await model.forward(inputs);
       const present = {};
       const extra = [inputs.input_ids, inputs.attention_mask, inputs.num_logits_to_keep];
@@ -274,8 +256,7 @@ export function transformersScorer(model, options = {}) {
   }
 
   const needTokenizer = (what) => {
-    if (!tokenizer)
-      fail(`${what}: give options.tokenizer (the model's tokenizer) to transformersScorer`);
+    if (!tokenizer) fail(`${what}: give options.tokenizer (the model's tokenizer) to transformersScorer`);
   };
   const detokenize = (ids) => {
     needTokenizer('detokenize');
@@ -292,10 +273,7 @@ export function transformersScorer(model, options = {}) {
       value: (text, { addSpecialTokens = true } = {}) => {
         needTokenizer('encode');
         if (typeof text !== 'string') fail(`text: expected a string, got ${describe(text)}`);
-        return Int32Array.from(
-          tokenizer.encode(text, { add_special_tokens: addSpecialTokens }),
-          Number,
-        );
+        return Int32Array.from(tokenizer.encode(text, { add_special_tokens: addSpecialTokens }), Number);
       },
     },
     detokenize: { value: detokenize },

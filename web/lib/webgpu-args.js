@@ -13,8 +13,7 @@ export function sequenceArg(tokens) {
 /** Refuses a token id past the vocabulary; `name` is the argument's (tokens, tree.tokens). */
 export function checkVocabulary(ids, vocabSize, name) {
   const bad = ids.findIndex((x) => x >= vocabSize);
-  if (bad >= 0)
-    fail(`${name}[${bad}]: token id ${ids[bad]} outside the vocabulary [0, ${vocabSize})`);
+  if (bad >= 0) fail(`${name}[${bad}]: token id ${ids[bad]} outside the vocabulary [0, ${vocabSize})`);
 }
 
 /**
@@ -27,8 +26,7 @@ export function treeArg(tree, vocabSize) {
     fail(`tree: expected { tokens, parents, first, withRoot }, got ${describe(tree)}`);
   const nodes = tokenArray(tree.tokens, 'tree.tokens');
   const n = nodes.length;
-  if (n < 1 || n > MAX_TREE_NODES)
-    fail(`tree.tokens: a tree of 1..${MAX_TREE_NODES} nodes, got ${n}`);
+  if (n < 1 || n > MAX_TREE_NODES) fail(`tree.tokens: a tree of 1..${MAX_TREE_NODES} nodes, got ${n}`);
   checkVocabulary(nodes, vocabSize, 'tree.tokens');
   if (tree.parents === undefined || tree.parents === null || tree.parents.length !== n)
     fail(`tree.parents: expected ${n} entries (one per node), got ${describe(tree.parents)}`);
@@ -40,8 +38,7 @@ export function treeArg(tree, vocabSize) {
       );
   }
   const withRoot = tree.withRoot ?? true;
-  if (typeof withRoot !== 'boolean')
-    fail(`tree.withRoot: expected a boolean, got ${describe(withRoot)}`);
+  if (typeof withRoot !== 'boolean') fail(`tree.withRoot: expected a boolean, got ${describe(withRoot)}`);
   const first = tree.first ?? 0;
   integer(first, 'tree.first', 0, withRoot ? 0 : n - 1);
   return { tokens: nodes, parents, first, withRoot };

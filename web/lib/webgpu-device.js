@@ -18,17 +18,14 @@ export function checkLoadOptions(options) {
       fail(`${key}: unknown option of loadGpuModel (known: ${GPU_LOAD_OPTIONS.join(', ')})`);
   }
   const w = options.weights;
-  if (w !== undefined && w !== 'f32' && w !== 'int8')
-    fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
+  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
 }
 
 /** score()'s options: { hidden } (read back the rows' final hidden states too). */
 export function hiddenOption(options) {
   if (options === undefined) return false;
-  if (options === null || typeof options !== 'object')
-    fail(`options: expected { hidden }, got ${describe(options)}`);
-  for (const key of Object.keys(options))
-    if (key !== 'hidden') fail(`${key}: unknown option of score (known: hidden)`);
+  if (options === null || typeof options !== 'object') fail(`options: expected { hidden }, got ${describe(options)}`);
+  for (const key of Object.keys(options)) if (key !== 'hidden') fail(`${key}: unknown option of score (known: hidden)`);
   if (options.hidden !== undefined && typeof options.hidden !== 'boolean')
     fail(`hidden: expected a boolean, got ${describe(options.hidden)}`);
   return options.hidden === true;
@@ -63,10 +60,7 @@ export async function findAdapter(options) {
  */
 export function checkBufferLimits(config, limits, what) {
   const biggest = largestBuffer(config);
-  const maxBinding = Math.min(
-    limits.maxStorageBufferBindingSize ?? Infinity,
-    limits.maxBufferSize ?? Infinity,
-  );
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize ?? Infinity, limits.maxBufferSize ?? Infinity);
   if (biggest > maxBinding) {
     fail(
       `bytes: the model is too large for this WebGPU ${what}: a buffer of ${biggest} bytes exceeds maxStorageBufferBindingSize / maxBufferSize = ${maxBinding}`,
@@ -157,7 +151,6 @@ export async function inErrorScopes(dev, build) {
   }
   if (error) throw error;
   if (oom) fail(`webgpu: out of GPU memory while uploading the model (${oom.message})`);
-  if (validation)
-    fail(`webgpu: the device refused the model's buffers or kernels (${validation.message})`);
+  if (validation) fail(`webgpu: the device refused the model's buffers or kernels (${validation.message})`);
   return built;
 }

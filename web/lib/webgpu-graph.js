@@ -45,15 +45,11 @@ const padded = (n) => Math.ceil(n / 4) * 4;
 
 /** Bytes of the model's largest buffer (a weight matrix, the cache of a layer or an activation). */
 export function largestBuffer({ nEmbd: C, vocabSize: V, blockSize: T }) {
-  return (
-    Math.max(C * padded(4 * C), 4 * C * padded(C), C * padded(V), V * C, T * C, T * 4 * C, T * V) *
-    4
-  );
+  return Math.max(C * padded(4 * C), 4 * C * padded(C), C * padded(V), V * C, T * C, T * 4 * C, T * V) * 4;
 }
 
 /** Workgroup memory of the attention kernel: scores (blockSize), query (head size), reduction (64). */
-export const attentionWorkgroupBytes = ({ blockSize, nEmbd, nHead }) =>
-  (blockSize + nEmbd / nHead + 64) * 4;
+export const attentionWorkgroupBytes = ({ blockSize, nEmbd, nHead }) => (blockSize + nEmbd / nHead + 64) * 4;
 
 // (rows, cols) row-major -> (cols, rows4), rows4 = rows rounded up to a multiple of 4 (zeros):
 // a weight matrix (out, in) as the matmul kernel reads it, a vec4 of 4 outputs per load.
@@ -150,9 +146,7 @@ export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = fa
         });
   };
   // 8-bit weights: the kernels of webgpu-q8-kernels.js (the WASM engine's arithmetic, see there).
-  const mm = q8
-    ? (K, N, mode) => q8MatmulKernel(cfg, K, N, mode, dot4)
-    : (K, N, mode) => matmulKernel(cfg, K, N, mode);
+  const mm = q8 ? (K, N, mode) => q8MatmulKernel(cfg, K, N, mode, dot4) : (K, N, mode) => matmulKernel(cfg, K, N, mode);
   const [embed, ln, qkv, proj, fc, mproj, head, attn, commit] = await Promise.all([
     pipeline(embedKernel(cfg), 'embed'),
     pipeline(q8 ? q8LayernormKernel(cfg) : layernormKernel(cfg), 'layernorm'),
@@ -180,11 +174,7 @@ export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = fa
   steps.push([embed, group(embed, [g.tokens, g.wte, g.wpe, g.x, g.positions]), (r) => [r, 1]]);
   for (const w of layers) {
     steps.push([ln, group(ln, [g.x, w.ln1w, w.ln1b, g.xn]), (r) => [r, 1]]);
-    steps.push([
-      qkv,
-      group(qkv, [g.xn, w.wqkv, w.bqkv, g.q, w.kc, w.vc]),
-      (r) => [cols(3 * C), c1(r)],
-    ]);
+    steps.push([qkv, group(qkv, [g.xn, w.wqkv, w.bqkv, g.q, w.kc, w.vc]), (r) => [cols(3 * C), c1(r)]]);
     steps.push([attn, group(attn, [g.q, w.kc, w.vc, g.att, g.ancestors]), (r) => [r, H]]);
     steps.push([proj, group(proj, [g.att, w.wproj, w.bproj, g.x]), (r) => [cols(C), c1(r)]]);
     steps.push([ln, group(ln, [g.x, w.ln2w, w.ln2b, g.xn]), (r) => [r, 1]]);
@@ -220,11 +210,7 @@ export function submitPass(dev, graph, cfg, { fresh, pos0, nLast, tree, commit, 
   const { g, steps, commits } = graph;
   const rows = fresh.length;
   const { vocabSize: V, nEmbd: C } = cfg;
-  dev.queue.writeBuffer(
-    g.params,
-    0,
-    new Uint32Array([pos0, rows, rows - nLast, tree ? tree.base : NO_TREE]),
-  );
+  dev.queue.writeBuffer(g.params, 0, new Uint32Array([pos0, rows, rows - nLast, tree ? tree.base : NO_TREE]));
   dev.queue.writeBuffer(g.tokens, 0, Uint32Array.from(fresh));
   const positions = tree ? tree.positions : Uint32Array.from({ length: rows }, (_, i) => pos0 + i);
   dev.queue.writeBuffer(g.positions, 0, positions);
@@ -251,8 +237,7 @@ export function submitPass(dev, graph, cfg, { fresh, pos0, nLast, tree, commit, 
     }
     pass.end();
     enc.copyBufferToBuffer(g.logits, 0, g.staging, 0, nLast * V * 4);
-    if (hidden)
-      enc.copyBufferToBuffer(g.xn, (rows - nLast) * C * 4, g.staging, nLast * V * 4, nLast * C * 4);
+    if (hidden) enc.copyBufferToBuffer(g.xn, (rows - nLast) * C * 4, g.staging, nLast * V * 4, nLast * C * 4);
     dev.queue.submit([enc.finish()]);
   } finally {
     scope = dev.popErrorScope(); // balanced even when encoding threw

@@ -39,9 +39,7 @@ export const f = (x) => {
 // (webgpu-q8-kernels.js): the same bindings and steps, so that one text serves both.
 
 /** A LayerNorm's bindings: x, weight, bias, out (a row of width C each). */
-export const layernormBindings = (
-  C,
-) => /* wgsl */ `@group(0) @binding(1) var<storage, read> x: array<f32>;
+export const layernormBindings = (C) => /* wgsl */ `@group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> weight: array<f32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;

@@ -96,13 +96,8 @@ export class GpuModel {
   async _init({ tensors, q8 }, limits, dot4) {
     checkBufferLimits(this.config, limits, 'device');
     let bytes = 0; // of the weights (the buffers made with data)
-    const buffer = (size, usage, data) => (
-      (bytes += data?.byteLength ?? 0),
-      this._buffer(size, usage, data)
-    );
-    this.#k = await inErrorScopes(this.#gpu, () =>
-      buildGraph(this.#gpu, this.config, tensors, buffer, q8, dot4),
-    );
+    const buffer = (size, usage, data) => ((bytes += data?.byteLength ?? 0), this._buffer(size, usage, data));
+    this.#k = await inErrorScopes(this.#gpu, () => buildGraph(this.#gpu, this.config, tensors, buffer, q8, dot4));
     /** Bytes of the weights in GPU memory (8-bit: quants and binary16 scales; the rest float32). */
     this.weightBytes = bytes;
   }
@@ -151,8 +146,7 @@ export class GpuModel {
       scope.catch(() => {});
       // A device lost during the pass aborts the mapping before device.lost has settled: give
       // it a turn of the event loop, so that the error says what happened.
-      if (!this.#disposed && !this.#lost)
-        await Promise.race([dev.lost, new Promise((r) => setTimeout(r, 20))]);
+      if (!this.#disposed && !this.#lost) await Promise.race([dev.lost, new Promise((r) => setTimeout(r, 20))]);
       this.#check('score');
       throw new SpecdecError(`score: the WebGPU read-back failed (${e?.message ?? e})`);
     }
@@ -194,9 +188,7 @@ export class GpuModel {
     const commit = this.#followTree(tokens);
     const keep = this.#keep(tokens, nLast);
     const fresh = tokens.subarray(keep);
-    const rows = await this.#guarded(commit, () =>
-      this.#pass(fresh, keep, nLast, null, commit, hidden),
-    );
+    const rows = await this.#guarded(commit, () => this.#pass(fresh, keep, nLast, null, commit, hidden));
     this.#check('score');
     for (const t of fresh) this.#cached.push(t);
     return rows;
@@ -228,9 +220,7 @@ export class GpuModel {
     const n = tree.tokens.length;
     const { first, withRoot } = tree;
     if (tokens.length + n > blockSize)
-      fail(
-        `tree: ${tokens.length} tokens and ${n} tree nodes exceed the context of ${blockSize} tokens (block_size)`,
-      );
+      fail(`tree: ${tokens.length} tokens and ${n} tree nodes exceed the context of ${blockSize} tokens (block_size)`);
     // The nodes of the last tree pass are reused when it asked about the same sequence and the
     // tree has only grown since (a drafter asks depth by depth).
     const reused = reusableTreeNodes(this.#cached, this.#tree, tokens, tree);
@@ -247,9 +237,7 @@ export class GpuModel {
     const nLast = (withRoot ? 1 : 0) + n - first;
     // Reused nodes stay where they are: the pass starts after them (the tail is then empty).
     const pos0 = keep + reused;
-    const rows = await this.#guarded(commit, () =>
-      this.#pass(fresh, pos0, nLast, layout, commit, hidden),
-    );
+    const rows = await this.#guarded(commit, () => this.#pass(fresh, pos0, nLast, layout, commit, hidden));
     this.#check('scoreTree');
     for (const t of tail) this.#cached.push(t);
     this.#tree = { tokens: Array.from(tree.tokens), parents: Array.from(tree.parents) };

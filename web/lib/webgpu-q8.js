@@ -9,13 +9,7 @@
 // bits, two per u32, scale (b, n) at half b N + n. Bytes per weight: 1 + 2 / 32.
 import { fail } from './errors.js';
 import { readGptSafetensors } from './gpt-safetensors.js';
-import {
-  f32ToF16,
-  halfToFloatTable,
-  readSafetensorsHeader,
-  tensorBytes,
-  tensorFloat32,
-} from './safetensors.js';
+import { f32ToF16, halfToFloatTable, readSafetensorsHeader, tensorBytes, tensorFloat32 } from './safetensors.js';
 
 export const Q8_BLOCK = 32;
 /** The Linear layers of a block held as 8-bit weights (the rest stays float32). */
@@ -51,8 +45,7 @@ export function quantizeWeights(w, n, k) {
         scales[r * B + b] = 0x3c00; // 1.0, every quant 0
         continue;
       }
-      if (!Number.isFinite(d))
-        fail(`bytes: a weight of ${Math.fround(amax)} is too large for a binary16 block scale`);
+      if (!Number.isFinite(d)) fail(`bytes: a weight of ${Math.fround(amax)} is too large for a binary16 block scale`);
       scales[r * B + b] = h;
       for (let j = 0; j < Q8_BLOCK; j++) q[at + j] = roundClamp(Math.fround(w[at + j] / d));
     }
@@ -94,20 +87,15 @@ export function readGpuModel(u8, want) {
   const need = (name, dtype, shape) => {
     const t = file.tensors.get(name);
     if (!t) fail(`${label}: missing tensor '${name}'`);
-    if (t.dtype !== dtype)
-      fail(`${label}: tensor '${name}' has dtype ${t.dtype}, expected ${dtype}`);
+    if (t.dtype !== dtype) fail(`${label}: tensor '${name}' has dtype ${t.dtype}, expected ${dtype}`);
     if (t.shape.join() !== shape.join())
-      fail(
-        `${label}: tensor '${name}' has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`,
-      );
+      fail(`${label}: tensor '${name}' has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]`);
     return t;
   };
   const C = Number(file.metadata.n_embd);
   const L = Number(file.metadata.n_layer);
   if (!(C > 0 && C % Q8_BLOCK === 0))
-    fail(
-      `${label}: n_embd = ${file.metadata.n_embd} is not a multiple of ${Q8_BLOCK} (8-bit blocks)`,
-    );
+    fail(`${label}: n_embd = ${file.metadata.n_embd} is not a multiple of ${Q8_BLOCK} (8-bit blocks)`);
   for (let l = 0; Number.isInteger(L) && l < L && l < 64; l++) {
     for (const [lin, n, k] of [
       ['attn.c_attn', 3 * C, C],
@@ -116,17 +104,13 @@ export function readGpuModel(u8, want) {
       ['mlp.c_proj', C, 4 * C],
     ]) {
       const name = `transformer.h.${l}.${lin}.weight`;
-      if (file.tensors.has(name))
-        fail(`${label}: tensor '${name}' is float beside 8-bit weights (mixed layouts)`);
+      if (file.tensors.has(name)) fail(`${label}: tensor '${name}' is float beside 8-bit weights (mixed layouts)`);
       const tq = need(`${name}.q8`, 'I8', [n, k]);
       const ts = need(`${name}.scale`, 'F16', [n, k / Q8_BLOCK]);
       const q = new Int8Array(tq.numel);
       q.set(new Int8Array(tensorBytes(u8, file, tq).slice().buffer));
       const bad = q.indexOf(-128);
-      if (bad >= 0)
-        fail(
-          `${label}: tensor '${name}.q8' holds -128 at index ${bad} (quants are in [-127, 127])`,
-        );
+      if (bad >= 0) fail(`${label}: tensor '${name}.q8' holds -128 at index ${bad} (quants are in [-127, 127])`);
       const raw = tensorBytes(u8, file, ts);
       const scales = new Uint16Array(raw.slice().buffer);
       const values = tensorFloat32(u8, file, ts);
@@ -140,8 +124,7 @@ export function readGpuModel(u8, want) {
   }
   // The other tensors: readGptSafetensors checks them as it checks any file, and leaves the
   // 8-bit ones (read above) to this reader.
-  const skip = (name) =>
-    name.endsWith('.q8') || name.endsWith('.scale') || q8.has(name.replace(/\.weight$/, ''));
+  const skip = (name) => name.endsWith('.q8') || name.endsWith('.scale') || q8.has(name.replace(/\.weight$/, ''));
   return { ...readGptSafetensors(u8, { file, skip }), q8, weights: 'int8' };
 }
 
@@ -175,10 +158,7 @@ export function packForGpu({ n, k, q, scales }) {
   const sc = new Uint16Array(Math.ceil((B * n) / 2) * 2);
   for (let r = 0; r < n; r++) {
     for (let b = 0; b < B; b++) {
-      bytes.set(
-        src.subarray(r * k + b * Q8_BLOCK, r * k + (b + 1) * Q8_BLOCK),
-        (b * n + r) * Q8_BLOCK,
-      );
+      bytes.set(src.subarray(r * k + b * Q8_BLOCK, r * k + (b + 1) * Q8_BLOCK), (b * n + r) * Q8_BLOCK);
       sc[b * n + r] = scales[r * B + b];
     }
   }

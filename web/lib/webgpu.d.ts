@@ -42,11 +42,7 @@ export interface GpuModelStats {
 /** The score callback of a GpuModel (its KV cache is the model's). */
 export interface GpuScorer {
   (tokens: Int32Array | ArrayLike<number>, nLast: number): Promise<Float32Array>;
-  (
-    tokens: Int32Array | ArrayLike<number>,
-    nLast: number,
-    options: { hidden: true },
-  ): Promise<GpuRowsWithHidden>;
+  (tokens: Int32Array | ArrayLike<number>, nLast: number, options: { hidden: true }): Promise<GpuRowsWithHidden>;
   readonly model: GpuModel;
   readonly vocabSize: number;
   readonly blockSize: number;
@@ -105,11 +101,7 @@ export class GpuModel {
   /** The logits (flat nLast × vocabSize) of the last nLast positions of tokens. Queued: one pass at a time. */
   score(tokens: Int32Array | ArrayLike<number>, nLast?: number): Promise<Float32Array>;
   /** With { hidden: true }: the logits and the final hidden states of the same rows, one read-back. */
-  score(
-    tokens: Int32Array | ArrayLike<number>,
-    nLast: number,
-    options: { hidden: true },
-  ): Promise<GpuRowsWithHidden>;
+  score(tokens: Int32Array | ArrayLike<number>, nLast: number, options: { hidden: true }): Promise<GpuRowsWithHidden>;
   /**
    * The logits of a draft tree below `tokens`, one pass: the root's row (withRoot), then the
    * rows of nodes first .. n − 1 (flat). Nodes already cached by the previous tree pass over the

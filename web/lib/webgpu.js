@@ -35,19 +35,11 @@ export async function loadGpuModel(bytes, options = {}) {
   const u8 = bytesArg(bytes, 'a safetensors file');
   const adapter = await findAdapter(options);
   const parsed = readGpuModel(u8, options.weights);
-  const { device, ownsDevice, adapterInfo, limits } = await openDevice(
-    adapter,
-    options.device ?? null,
-    parsed.config,
-  );
+  const { device, ownsDevice, adapterInfo, limits } = await openDevice(adapter, options.device ?? null, parsed.config);
   const model = new GpuModel(device, ownsDevice, adapterInfo, parsed, u8.byteLength);
   try {
     const gpu = options.gpu ?? globalThis.navigator?.gpu;
-    await model._init(
-      parsed,
-      limits,
-      gpu?.wgslLanguageFeatures?.has?.('packed_4x8_integer_dot_product') === true,
-    );
+    await model._init(parsed, limits, gpu?.wgslLanguageFeatures?.has?.('packed_4x8_integer_dot_product') === true);
   } catch (e) {
     model.dispose();
     throw e;
@@ -57,7 +49,6 @@ export async function loadGpuModel(bytes, options = {}) {
 
 /** The score callback of a GPU model (model.scorer()). */
 export const gpuScorer = (model) => {
-  if (!(model instanceof GpuModel))
-    fail(`model: expected a WebGPU model (loadGpuModel), got ${describe(model)}`);
+  if (!(model instanceof GpuModel)) fail(`model: expected a WebGPU model (loadGpuModel), got ${describe(model)}`);
   return model.scorer();
 };

@@ -74,8 +74,7 @@ export async function startServer({
         'Cache-Control': 'no-cache',
         ...extra,
       });
-      if (req.method !== 'HEAD' && throttle?.match(url.pathname))
-        await sendSlowly(res, body, throttle.bytesPerSecond);
+      if (req.method !== 'HEAD' && throttle?.match(url.pathname)) await sendSlowly(res, body, throttle.bytesPerSecond);
       else res.end(req.method === 'HEAD' ? undefined : body);
       if (log) console.log(`200 ${req.url}`);
     } catch (err) {
@@ -122,9 +121,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const port = Number(opt('--port', process.env.PORT || 8080));
   const exists = await stat(path.join(root, 'index.html')).catch(() => null);
   if (!exists) {
-    console.error(
-      `specdec: ${root}/index.html not found — build the page first: npm run build && npm run build:page`,
-    );
+    console.error(`specdec: ${root}/index.html not found — build the page first: npm run build && npm run build:page`);
     process.exit(1);
   }
   const isolation = !args.includes('--no-isolation');

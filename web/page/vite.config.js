@@ -89,17 +89,12 @@ function specdecModels() {
         source: path.resolve(repoRoot, spec[role]),
       })),
       // Optional: the pair works without it (the heads drafter is then disabled).
-      heads: spec.heads
-        ? { role: 'heads', name: outName('heads'), source: path.resolve(repoRoot, spec.heads) }
-        : null,
+      heads: spec.heads ? { role: 'heads', name: outName('heads'), source: path.resolve(repoRoot, spec.heads) } : null,
       // Optional: the pair's 8-bit files (never precached).
       int8: spec.int8
         ? ['target', 'draft'].map((role) => ({
             role,
-            name:
-              index === 0
-                ? `models/${role}-int8.safetensors`
-                : `models/${pair}-${role}-int8.safetensors`,
+            name: index === 0 ? `models/${role}-int8.safetensors` : `models/${pair}-${role}-int8.safetensors`,
             source: path.resolve(repoRoot, spec.int8[role]),
           }))
         : null,
@@ -115,17 +110,12 @@ function specdecModels() {
   const available = (p) => p.files.every(present);
   const hasHeads = (p) => available(p) && !!p.heads && present(p.heads);
   const hasInt8 = (p) => available(p) && !!p.int8 && p.int8.every(present);
-  const shipped = (p) => [
-    ...p.files,
-    ...(hasHeads(p) ? [p.heads] : []),
-    ...(hasInt8(p) ? p.int8 : []),
-  ];
+  const shipped = (p) => [...p.files, ...(hasHeads(p) ? [p.heads] : []), ...(hasInt8(p) ? p.int8 : [])];
   const relative = (f) => path.relative(repoRoot, f.source);
   // The module's source: computed once per build (and on each dev request, cheap enough).
   function pairsModule() {
     const out = {};
-    const hash = (f) =>
-      `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`;
+    const hash = (f) => `?v=${createHash('sha256').update(readFileSync(f.source)).digest('hex').slice(0, 12)}`;
     const hashOf = (p, f) => (p.precached ? '' : hash(f));
     const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
     for (const p of pairs) {
@@ -208,8 +198,7 @@ function specdecModels() {
       for (const p of pairs) {
         for (const f of p.files) {
           if (present(f)) this.addWatchFile(f.source);
-          else if (p.spec.required)
-            this.error(`model file missing: ${f.source} (see web/page/models.config.js)`);
+          else if (p.spec.required) this.error(`model file missing: ${f.source} (see web/page/models.config.js)`);
         }
         if (!available(p))
           this.warn(
@@ -241,8 +230,7 @@ function specdecModels() {
     },
     generateBundle() {
       for (const p of pairs.filter(available)) {
-        for (const f of shipped(p))
-          this.emitFile({ type: 'asset', fileName: f.name, source: readFileSync(f.source) });
+        for (const f of shipped(p)) this.emitFile({ type: 'asset', fileName: f.name, source: readFileSync(f.source) });
       }
     },
     configureServer(server) {

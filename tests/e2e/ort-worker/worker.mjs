@@ -43,8 +43,7 @@ self.onmessage = async ({ data }) => {
       contextLength: target.config.blockSize,
     });
     const t0 = performance.now();
-    for await (const r of dec.generate())
-      progress(`ORT target: ${dec.generatedTokens.length} tokens`);
+    for await (const r of dec.generate()) progress(`ORT target: ${dec.generatedTokens.length} tokens`);
     const ms = performance.now() - t0;
     const result = {
       type: 'done',

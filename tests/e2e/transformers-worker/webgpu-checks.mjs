@@ -43,8 +43,7 @@ const counts = () => ({
   gpuMade: window.__gpu.made,
 });
 
-const ids = (tokens) =>
-  new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
+const ids = (tokens) => new tf.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
 /** One fresh pass of the target over `tokens` (no cache): every row of logits, as float32. */
 async function freshRows(tokens) {
   const out = await target({ input_ids: ids(tokens), attention_mask: tf.ones([1, tokens.length]) });
@@ -145,10 +144,7 @@ export const checks = {
   /** The adapter's rows after cache cuts (a rejected draft) against a fresh pass over the same tokens. */
   async cut() {
     const ts = transformersScorer(target, { tokenizer, transformers: tf });
-    const base = Array.from(
-      ts.encode('First Citizen:\nBefore we proceed any further, hear me speak.'),
-      Number,
-    );
+    const base = Array.from(ts.encode('First Citizen:\nBefore we proceed any further, hear me speak.'), Number);
     const other = Array.from(ts.encode('xyz'), Number);
     // each call: tokens, nLast; the second and third cut the cache back (a draft rejected)
     const calls = [

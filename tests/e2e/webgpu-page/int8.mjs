@@ -8,21 +8,10 @@
  *   compareGreedy, describeFlips, checkCachedChains (the prompt, chains after it and a cut, each checked)
  */
 export function int8Checks(h) {
-  const {
-    sd,
-    bytesOf,
-    seqOf,
-    compareToProbs,
-    makeTree,
-    pathRows,
-    compareGreedy,
-    describeFlips,
-    checkCachedChains,
-  } = h;
+  const { sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, checkCachedChains } = h;
   const wasm = new Map();
   const wasm8 = async (name) => {
-    if (!wasm.has(name))
-      wasm.set(name, sd.loadModel(await bytesOf(`${name}-int8`), { weights: 'int8' }));
+    if (!wasm.has(name)) wasm.set(name, sd.loadModel(await bytesOf(`${name}-int8`), { weights: 'int8' }));
     return wasm.get(name);
   };
   const gpu = new Map();
@@ -57,12 +46,7 @@ export function int8Checks(h) {
     // GPU 8-bit logits against the WASM engine's 8-bit model: the prompt, chains after the
     // cached prefix, a cut back, and a 3x2x1 tree with its root row; the same file quantized
     // at load on the GPU (from the float file) against the 8-bit file's GPU model, bit for bit.
-    async int8Logits({
-      name = 'target',
-      chains = [1, 2, 5, 17],
-      tree = true,
-      loadTime = false,
-    } = {}) {
+    async int8Logits({ name = 'target', chains = [1, 2, 5, 17], tree = true, loadTime = false } = {}) {
       const g = await gpu8(name);
       await g.reset();
       const step = sd.modelStep(await wasm8(name));
@@ -220,9 +204,7 @@ export function int8Checks(h) {
       const w = 'transformer.h.1.mlp.c_fc.weight';
       return {
         minus128: await refusal(edit((b) => (b[at(`${w}.q8`) + 5] = 0x80))),
-        zeroScale: await refusal(
-          edit((b) => b.fill(0, at(`${w}.scale`) + 6, at(`${w}.scale`) + 8)),
-        ),
+        zeroScale: await refusal(edit((b) => b.fill(0, at(`${w}.scale`) + 6, at(`${w}.scale`) + 8))),
         f32Asked: await refusal(good, { weights: 'f32' }),
         badOption: await refusal(good, { weights: 'int4' }),
       };

@@ -11,9 +11,7 @@ const sd = await loadSpecdec();
 const V = 256;
 
 window.__unhandled = [];
-window.addEventListener('unhandledrejection', (e) =>
-  window.__unhandled.push(String(e.reason?.message ?? e.reason)),
-);
+window.addEventListener('unhandledrejection', (e) => window.__unhandled.push(String(e.reason?.message ?? e.reason)));
 
 const files = new Map();
 async function bytesOf(name) {
@@ -340,11 +338,7 @@ window.gpu = {
   // Greedy decoding with the GPU target and the WASM draft, in every chain mode, against the
   // WASM engine's greedy plain tokens.
   // only: { label: maxTokens } for the modes to run (default: all, maxTokens each).
-  async greedy({
-    maxTokens = 200,
-    only = null,
-    prompt = 'ROMEO:\nWhat light through yonder window breaks?\n',
-  } = {}) {
+  async greedy({ maxTokens = 200, only = null, prompt = 'ROMEO:\nWhat light through yonder window breaks?\n' } = {}) {
     const g = await gpuModel('target');
     const draft = await wasmModel('draft');
     const promptTokens = seqOf(prompt);
@@ -362,10 +356,7 @@ window.gpu = {
       ['GPU target + GPU draft', { draft: await gpuModel('draft'), gamma: 4 }],
       // trees: one GPU pass per tree under its attention mask
       ['tree 2x2x1', { draft, tree: { branches: [2, 2, 1] } }],
-      [
-        'tree 3x1, GPU target + GPU draft',
-        { draft: await gpuModel('draft'), tree: { branches: [3, 1] } },
-      ],
+      ['tree 3x1, GPU target + GPU draft', { draft: await gpuModel('draft'), tree: { branches: [3, 1] } }],
       // heads: the GPU pass hands its hidden states over with the logits
       ['heads', { heads: await wasmHeads(), gamma: 3 }],
       ['heads, tree 2x2', { heads: await wasmHeads(), tree: { branches: [2, 2] } }],
@@ -408,8 +399,7 @@ window.gpu = {
         ms,
         iterations,
         tokens: got.length,
-        equal:
-          got.length === Math.min(n, reference.length) && got.every((t, i) => t === reference[i]),
+        equal: got.length === Math.min(n, reference.length) && got.every((t, i) => t === reference[i]),
         flips: cmp.flips,
         mismatch: cmp.mismatch,
         account: describeFlips(cmp),
@@ -538,9 +528,7 @@ window.gpu = {
       });
     const out = {};
     out.badDevice = await capture(() => sd.loadModel(bytes, { device: 'cuda' }));
-    out.badOption = await capture(() =>
-      sd.loadModel(bytes, { device: 'webgpu', precision: 'f16' }),
-    );
+    out.badOption = await capture(() => sd.loadModel(bytes, { device: 'webgpu', precision: 'f16' }));
     out.wasmSync = (() => {
       const m = sd.loadModel(bytes, { device: 'wasm' });
       const r = {
@@ -641,20 +629,13 @@ window.gpu = {
     return {
       hasGpu: 'gpu' in navigator && navigator.gpu !== undefined,
       load: await capture(() => sd.loadModel(new Uint8Array(8), { device: 'webgpu' })),
-      loadReal: await capture(async () =>
-        sd.loadModel(await bytesOf('target'), { device: 'webgpu' }),
-      ),
+      loadReal: await capture(async () => sd.loadModel(await bytesOf('target'), { device: 'webgpu' })),
     };
   },
 
   // bench/gpu.mjs: ms per pass for k new tokens after a cached prefix, median of `repeats`,
   // round robin over k (so that a change of the machine's load touches every k alike).
-  async timePasses({
-    name = 'target',
-    ks = [1, 2, 3, 4, 5, 6, 7, 8],
-    repeats = 7,
-    prefix = 64,
-  } = {}) {
+  async timePasses({ name = 'target', ks = [1, 2, 3, 4, 5, 6, 7, 8], repeats = 7, prefix = 64 } = {}) {
     const g = await gpuModel(name);
     await g.reset();
     const text = seqOf(CONTINUATION, CONTINUATION);
@@ -723,8 +704,7 @@ window.gpu = {
     const wasmPlain = await run({ target: await wasmModel(target), plain: true });
     const plain = await run({ targetScore: g.scorer(), plain: true });
     const spec = [];
-    for (const gamma of gammas)
-      spec.push({ gamma, ...(await run({ targetScore: g.scorer(), draft: d, gamma })) });
+    for (const gamma of gammas) spec.push({ gamma, ...(await run({ targetScore: g.scorer(), draft: d, gamma })) });
     const auto = await run({ targetScore: g.scorer(), draft: d, gamma: 'auto' });
     // a tree: its nodes in one GPU pass under the tree mask
     const tree = {
@@ -739,9 +719,7 @@ window.gpu = {
   // the decoder stops at the model's block size, as with a built-in target, and the GPU model's
   // own path (not an explicit scorer) decodes the WASM engine's greedy tokens.
   async context({ promptLength = 240, maxTokens = 40 } = {}) {
-    const base = sd.encode(
-      'ROMEO:\nWhat light through yonder window breaks? It is the east, and Juliet is the sun. ',
-    );
+    const base = sd.encode('ROMEO:\nWhat light through yonder window breaks? It is the east, and Juliet is the sun. ');
     const prompt = Array.from({ length: promptLength }, (_, i) => base[i % base.length]);
     const target = await gpuModel('target');
     const dec = sd.createDecoder({ target, plain: true, prompt, temperature: 0, maxTokens });

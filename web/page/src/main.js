@@ -71,9 +71,7 @@ async function main() {
   // are back: a pair the learner picked is the one to load.
   if (embed.shows('models')) {
     const later = window.requestIdleCallback ?? ((fn) => setTimeout(fn, 200));
-    Promise.all([isolation.settled, restored?.done]).then(() =>
-      later(() => client.ensureLoaded().catch(() => {})),
-    );
+    Promise.all([isolation.settled, restored?.done]).then(() => later(() => client.ensureLoaded().catch(() => {})));
   }
 }
 
@@ -85,8 +83,7 @@ function setUpEmbedding() {
   const only = m ? m[1].split(',') : null;
   if (only) {
     document.documentElement.classList.add('embedded');
-    for (const section of document.querySelectorAll('main > section'))
-      section.hidden = !only.includes(section.id);
+    for (const section of document.querySelectorAll('main > section')) section.hidden = !only.includes(section.id);
   }
   if (window.parent !== window && 'ResizeObserver' in window) {
     let last = 0;
@@ -136,8 +133,7 @@ function clientOnDemand(make) {
   );
 }
 
-const serviceWorkers =
-  'serviceWorker' in navigator && window.isSecureContext && !import.meta.env.DEV;
+const serviceWorkers = 'serviceWorker' in navigator && window.isSecureContext && !import.meta.env.DEV;
 let decodingCached = null;
 
 /**
@@ -151,8 +147,7 @@ function precacheDecoding() {
     (reg) =>
       new Promise((resolve, reject) => {
         const channel = new MessageChannel();
-        channel.port1.onmessage = (e) =>
-          e.data?.ok ? resolve() : reject(new Error(e.data?.error ?? 'not cached'));
+        channel.port1.onmessage = (e) => (e.data?.ok ? resolve() : reject(new Error(e.data?.error ?? 'not cached')));
         reg.active.postMessage({ type: 'specdec:precache', group: 'decoding' }, [channel.port2]);
       }),
   );

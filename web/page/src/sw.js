@@ -48,12 +48,7 @@ const ownUrl = (url) => url.startsWith(scope);
 /** The response with the isolation headers it lacks (the same response when it lacks none). */
 function withIsolation(response) {
   // Opaque and redirect responses cannot be rebuilt (and are never the page's own files).
-  if (
-    !response ||
-    response.type === 'opaque' ||
-    response.type === 'opaqueredirect' ||
-    response.status === 0
-  )
+  if (!response || response.type === 'opaque' || response.type === 'opaqueredirect' || response.status === 0)
     return response;
   const headers = new Headers(response.headers);
   let changed = false;
@@ -73,8 +68,7 @@ function withIsolation(response) {
 
 // A workbox plugin: the last step before a strategy's response goes to the page.
 const isolation = {
-  handlerWillRespond: async ({ request, response }) =>
-    ownUrl(request.url) ? withIsolation(response) : response,
+  handlerWillRespond: async ({ request, response }) => (ownUrl(request.url) ? withIsolation(response) : response),
 };
 
 self.skipWaiting();
@@ -97,9 +91,7 @@ precacheAndRoute(manifest.filter((e) => !decodingFile(e.url)));
 const DECODING_CACHE = 'specdec-decoding';
 const REVISION = 'X-Specdec-Revision';
 const decoding = new Map(
-  manifest
-    .filter((e) => decodingFile(e.url))
-    .map((e) => [new URL(e.url, scope).href, e.revision ?? '']),
+  manifest.filter((e) => decodingFile(e.url)).map((e) => [new URL(e.url, scope).href, e.revision ?? '']),
 );
 let filling = null;
 /** absolute URL -> the promise of its caching, while a fill fetches it (the route waits for it). */
@@ -129,9 +121,7 @@ async function cacheOne(cache, url, revision) {
 // then the models; each file once, and a request for a file being fetched waits for it.
 async function fillDecoding() {
   const cache = await caches.open(DECODING_CACHE);
-  const order = [...decoding].sort(
-    ([a], [b]) => Number(a.includes('/models/')) - Number(b.includes('/models/')),
-  );
+  const order = [...decoding].sort(([a], [b]) => Number(a.includes('/models/')) - Number(b.includes('/models/')));
   let chain = Promise.resolve();
   for (const [url, revision] of order) {
     const p = chain.then(() => cacheOne(cache, url, revision));
@@ -159,8 +149,7 @@ self.addEventListener('message', (event) => {
 self.addEventListener('activate', (event) => {
   event.waitUntil(
     caches.open(DECODING_CACHE).then(async (cache) => {
-      for (const request of await cache.keys())
-        if (!decoding.has(request.url)) await cache.delete(request);
+      for (const request of await cache.keys()) if (!decoding.has(request.url)) await cache.delete(request);
     }),
   );
 });

@@ -147,15 +147,11 @@ function legend(f, items) {
     const x = (i % 2) * colW;
     const item = s('g', { transform: `translate(${x},0)` });
     let mark;
-    if (cls === 'optimal-marker')
-      mark = s('path', { class: cls, d: `M6,${y - 5}L11,${y}L6,${y + 5}L1,${y}Z` });
+    if (cls === 'optimal-marker') mark = s('path', { class: cls, d: `M6,${y - 5}L11,${y}L6,${y + 5}L1,${y}Z` });
     else if (cls === 'demo-dot') mark = s('circle', { class: cls, cx: 6, cy: y, r: 3.5 });
     else if (cls === 'current-dot') mark = s('circle', { class: cls, cx: 6, cy: y, r: 4.5 });
     else mark = s('line', { class: cls, x1: 0, x2: 12, y1: y, y2: y });
-    item.append(
-      mark,
-      s('text', { class: 'legend-text', x: 18, y, 'dominant-baseline': 'middle' }, [text]),
-    );
+    item.append(mark, s('text', { class: 'legend-text', x: 18, y, 'dominant-baseline': 'middle' }, [text]));
     g.append(item);
   });
   return g;
@@ -182,11 +178,9 @@ function drawTokens(svg, { alpha, gamma, best, gammas, tokens, demoPoints }) {
         y1: f.y(limit),
         y2: f.y(limit),
       }),
-      s(
-        'text',
-        { class: 'note', x: f.x(GAMMA_MAX + 0.5) - 4, y: f.y(limit) - 5, 'text-anchor': 'end' },
-        [`limit 1/(1 − α) = ${limit.toFixed(2)}`],
-      ),
+      s('text', { class: 'note', x: f.x(GAMMA_MAX + 0.5) - 4, y: f.y(limit) - 5, 'text-anchor': 'end' }, [
+        `limit 1/(1 − α) = ${limit.toFixed(2)}`,
+      ]),
     );
   }
   f.plot.append(
@@ -254,9 +248,7 @@ function drawSpeedup(svg, { gamma, cost, best, gammas, speedups, demoPoints }) {
     const sp = field(p, 'speedup');
     f.plot.append(
       s('circle', { class: 'demo-dot', cx: f.x(p.gamma), cy: f.y(sp), r: 3.5 }, [
-        s('title', {}, [
-          `demonstrateSpeculative (c = ${DEMO_C}): γ = ${p.gamma}, ${sp.toFixed(3)}×`,
-        ]),
+        s('title', {}, [`demonstrateSpeculative (c = ${DEMO_C}): γ = ${p.gamma}, ${sp.toFixed(3)}×`]),
       ]),
     );
   }
@@ -264,9 +256,7 @@ function drawSpeedup(svg, { gamma, cost, best, gammas, speedups, demoPoints }) {
   const bx = f.x(best);
   const by = f.y(speedups[best - 1]);
   f.plot.append(
-    s('text', { class: 'note optimal-label', x: bx, y: by - 13, 'text-anchor': 'middle' }, [
-      `optimal γ = ${best}`,
-    ]),
+    s('text', { class: 'note optimal-label', x: bx, y: by - 13, 'text-anchor': 'middle' }, [`optimal γ = ${best}`]),
   );
   svg.append(
     legend(f, [

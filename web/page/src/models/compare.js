@@ -6,14 +6,7 @@
 // them (results.js: c, v, α and E from the means of the runs it explains), and the verdict
 // (verdict-view.js).
 import { readOptions, repeatsChoice } from '../shared/options.js';
-import {
-  aggregate,
-  compareRuns,
-  emptyResults,
-  needsCalibration,
-  runFactsOf,
-  typicalGamma,
-} from './results.js';
+import { aggregate, compareRuns, emptyResults, needsCalibration, runFactsOf, typicalGamma } from './results.js';
 import { showMeasured, showVerdict } from './verdict-view.js';
 import { judgeRun, pickThreads, threadsChoiceText } from '../shared/trust.js';
 
@@ -50,9 +43,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
 
   function showComparison() {
     const plainSt = results.plain?.summary;
-    cell('plain-tps').textContent = plainSt?.tokensPerSecond
-      ? plainSt.tokensPerSecond.toFixed(1)
-      : '–';
+    cell('plain-tps').textContent = plainSt?.tokensPerSecond ? plainSt.tokensPerSecond.toFixed(1) : '–';
     const f = compareRuns(results, sd);
     if (!f) return;
     runs.showSpecStats(f.specSt);
@@ -233,10 +224,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       const asked = readOptions();
       // Warm at the count the last run with this choice used (the engine may be warm there
       // already: the worker skips it then), else at the one asked for.
-      const warmAt =
-        threadsInUse && asked.threads === askedThreads
-          ? { ...asked, threads: threadsInUse }
-          : asked;
+      const warmAt = threadsInUse && asked.threads === askedThreads ? { ...asked, threads: threadsInUse } : asked;
       if (!(await warm(warmAt, modes)) || stopAsked) return;
       const options = await chooseThreads(asked);
       if (stopAsked) {

@@ -22,9 +22,7 @@ export function verifyCostAt(vMeasured, gamma, k) {
  * @param {{ k: number, v: number }[]} points
  */
 export function curveVerifyCost(points) {
-  const pts = (points ?? [])
-    .filter((p) => Number.isFinite(p.v) && p.v > 0)
-    .sort((a, b) => a.k - b.k);
+  const pts = (points ?? []).filter((p) => Number.isFinite(p.v) && p.v > 0).sort((a, b) => a.k - b.k);
   if (pts.length < 2) return null;
   const lastK = pts[pts.length - 1].k;
   const slope = (pts[pts.length - 1].v - pts[0].v) / Math.max(1, lastK - pts[0].k);
@@ -94,13 +92,7 @@ const sum = (runs, f) => runs.reduce((s, r) => s + (Number(f(r)) || 0), 0);
  *   predictedV: number } | null}  predicted: E / (γc + 1); predictedV: E / (γc + v); null when
  *   nothing was timed.
  */
-export function meanCosts({
-  plainRuns = [],
-  specRuns,
-  calibrationMs = NaN,
-  gamma,
-  expectedAcceptedTokens,
-}) {
+export function meanCosts({ plainRuns = [], specRuns, calibrationMs = NaN, gamma, expectedAcceptedTokens }) {
   const specs = (specRuns ?? []).filter((r) => r && r.computeMs > 0);
   const plains = (plainRuns ?? []).filter((r) => r && r.computeMs > 0);
   const iterations = sum(specs, (r) => r.iterations || r.targetPasses);
@@ -116,10 +108,7 @@ export function meanCosts({
       sum(specs, (r) => r.targetPasses),
     );
   const examined = sum(specs, (r) => r.examined);
-  const alpha = Math.min(
-    1,
-    Math.max(0, examined ? sum(specs, (r) => r.accepted) / examined : specs[0].alpha),
-  );
+  const alpha = Math.min(1, Math.max(0, examined ? sum(specs, (r) => r.accepted) / examined : specs[0].alpha));
   const E = Number.isFinite(alpha) ? expectedAcceptedTokens(alpha, gamma) : NaN;
   const ok = stepMs > 0;
   const drafts = sum(specs, (r) => r.draftPasses) > 0; // prompt lookup runs no model: c = 0

@@ -25,8 +25,7 @@ export function headsStatus({ info, pair, headsError }) {
 
 /** Nodes of a tree shape, b1 + b1·b2 + … */
 function nodesOf(tree) {
-  return tree.reduce((acc, b) => ({ n: acc.n * b, sum: acc.sum + acc.n * b }), { n: 1, sum: 0 })
-    .sum;
+  return tree.reduce((acc, b) => ({ n: acc.n * b, sum: acc.sum + acc.n * b }), { n: 1, sum: 0 }).sum;
 }
 
 /**
@@ -53,8 +52,7 @@ export function shapeNote({ note, tree, mode, drafter, headsCount }) {
       'heuristic (Hugging Face’s schedule): γ starts at 5, +2 after a fully accepted draft, −1 otherwise, within 1…γ max.',
     );
   }
-  if (drafter === 'lookup' || drafter === 'both')
-    notes.push('Prompt lookup drafts chains, not trees.');
+  if (drafter === 'lookup' || drafter === 'both') notes.push('Prompt lookup drafts chains, not trees.');
   if (drafter === 'heads' && headsCount) {
     notes.push(
       `The heads guess at most ${headsCount} tokens ahead: a deeper γ or tree is cut to ${headsCount}; the first iteration is a plain step (the heads read the target's last hidden state).`,

@@ -20,9 +20,7 @@ export function initGenControls({ client }) {
     ...shapeControls('gen'),
     genNote: $('gen-note'),
     headsWhy: $('drafter-heads-why'),
-    drafters: Object.fromEntries(
-      ['draft', 'lookup', 'both', 'heads'].map((d) => [d, $(`drafter-${d}`)]),
-    ),
+    drafters: Object.fromEntries(['draft', 'lookup', 'both', 'heads'].map((d) => [d, $(`drafter-${d}`)])),
   };
   let headsError = null; // the loader's refusal of the current target's heads
   let headsCount = null;
@@ -45,10 +43,7 @@ export function initGenControls({ client }) {
     ui.tree.disabled = lookup;
     if (lookup && ui.tree.value) ui.tree.value = '';
     const { tree, mode } = syncShape(ui);
-    const count =
-      drafter === 'heads'
-        ? (headsCount ?? PAIRS[client.info?.pair ?? client.pair]?.heads?.count)
-        : null;
+    const count = drafter === 'heads' ? (headsCount ?? PAIRS[client.info?.pair ?? client.pair]?.heads?.count) : null;
     ui.genNote.textContent = shapeNote({ note, tree, mode, drafter, headsCount: count });
   }
 

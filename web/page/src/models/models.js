@@ -36,9 +36,7 @@ export function ownWeights(info) {
 export function ownWeightsText(w) {
   const a = (x) => `${x === 'int8' ? 'an' : 'a'} ${weightsText(x)}`;
   const held =
-    w.target === w.draft
-      ? `${weightsText(w.target)} weights`
-      : `${a(w.target)} target and ${a(w.draft)} draft`;
+    w.target === w.draft ? `${weightsText(w.target)} weights` : `${a(w.target)} target and ${a(w.draft)} draft`;
   return (
     `Your own model files are loaded: ${held}, as the files hold them. ` +
     'Go back to the page’s models (or pick a pair) to choose float32 or int8.'

@@ -14,9 +14,7 @@ import { loadOnChange } from './radio-load.js';
 function pairLabel(name, p, weights) {
   if (!p.available) return p.label;
   const f = pairFiles(name, weights);
-  return f
-    ? `${name}, ${sizeText(f.bytes)}`
-    : `${name} (no ${weightsText(weights)} files in this build)`;
+  return f ? `${name}, ${sizeText(f.bytes)}` : `${name} (no ${weightsText(weights)} files in this build)`;
 }
 
 /**
@@ -30,9 +28,7 @@ function pairDescription(p, weights) {
   const d = p.files.draft;
   const q = weights === 'int8' && p.int8?.available ? p.int8.files.target.memoryBytes : 0;
   const memory =
-    q > 0
-      ? `${sizeText(q)} of 8-bit weights in memory`
-      : `${sizeText(4 * t.params)} of f32 weights in memory`;
+    q > 0 ? `${sizeText(q)} of 8-bit weights in memory` : `${sizeText(4 * t.params)} of f32 weights in memory`;
   const shape = (f) => `${f.config.nLayer} × ${f.config.nEmbd}`;
   return (
     `target ${shape(t)} (${(t.params / 1e6).toFixed(2)} M parameters, ${memory}), ` +
@@ -66,19 +62,13 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
     });
     input.checked = name === client.pair;
     inputs[name] = input;
-    const desc = h('span', { class: 'pair-desc', id: `pair-${name}-desc` }, [
-      pairDescription(p, client.weights),
-    ]);
+    const desc = h('span', { class: 'pair-desc', id: `pair-${name}-desc` }, [pairDescription(p, client.weights)]);
     descs[name] = desc;
-    wheres[name] = h(
-      'span',
-      { class: 'pair-where', id: `pair-${name}-where`, 'data-testid': `pair-${name}-where` },
-      [''],
-    );
+    wheres[name] = h('span', { class: 'pair-where', id: `pair-${name}-where`, 'data-testid': `pair-${name}-where` }, [
+      '',
+    ]);
     labels[name] = h('span', { class: 'pair-name', 'data-testid': `pair-${name}-label` }, ['']);
-    options.append(
-      h('label', { class: 'pair', for: input.id }, [input, labels[name], desc, wheres[name]]),
-    );
+    options.append(h('label', { class: 'pair', for: input.id }, [input, labels[name], desc, wheres[name]]));
   }
 
   /** The labels, sizes and where the files come from, for the weights in use now. */
@@ -103,9 +93,7 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
       el.textContent = 'downloaded only when picked';
       const cached = await pairIsCached(name, weights);
       if (client.weights !== weights) return; // other weights meanwhile: their refresh says it
-      el.textContent = cached
-        ? 'saved for offline use'
-        : 'downloaded only when picked, then kept for offline use';
+      el.textContent = cached ? 'saved for offline use' : 'downloaded only when picked, then kept for offline use';
       el.dataset.cached = String(cached);
     }
   }

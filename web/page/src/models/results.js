@@ -43,9 +43,7 @@ export function aggregate(runs) {
     tokensPerSecond: med((r) => r.tokensPerSecond),
     draftMsPerPass: med((r) => r.draftMsPerPass),
     targetMsPerPass: med((r) => r.targetMsPerPass),
-    ...(runs[0].targetMsMedian !== undefined
-      ? { targetMsMedian: med((r) => r.targetMsMedian) }
-      : {}),
+    ...(runs[0].targetMsMedian !== undefined ? { targetMsMedian: med((r) => r.targetMsMedian) } : {}),
     ...(runs[0].draftMsMedian !== undefined ? { draftMsMedian: med((r) => r.draftMsMedian) } : {}),
     repeats: runs.length,
   };
@@ -55,8 +53,7 @@ export function aggregate(runs) {
 export function comparisonRatios({ plain, spec, pairedRatios }) {
   const plainSt = plain?.summary;
   const specSt = spec?.summary;
-  if (!plainSt || !specSt || !sameSettings(plain.options, spec.options) || !plainSt.tokensPerSecond)
-    return [];
+  if (!plainSt || !specSt || !sameSettings(plain.options, spec.options) || !plainSt.tokensPerSecond) return [];
   if (pairedRatios?.length) return pairedRatios;
   return [specSt.tokensPerSecond / plainSt.tokensPerSecond];
 }
@@ -65,8 +62,7 @@ export function comparisonRatios({ plain, spec, pairedRatios }) {
  * A run's target pass, ms: the median of its passes when the worker reported them, else their
  * mean (which settings have a plain step; compareRuns then takes the runs' mean step).
  */
-export const passMs = (st) =>
-  Number.isFinite(st?.targetMsMedian) ? st.targetMsMedian : st?.targetMsPerPass;
+export const passMs = (st) => (Number.isFinite(st?.targetMsMedian) ? st.targetMsMedian : st?.targetMsPerPass);
 
 /** One target step of the speculative run's settings, { ms, from }, or null when none is known. */
 export function plainStepMs({ plain, spec, step }) {
@@ -149,8 +145,7 @@ export function compareRuns(results, sd) {
  * when they do not describe a fixed chain from the draft model with measured costs.
  */
 export function runFactsOf(f, { threads, target }) {
-  if (!f || !f.formula || f.o.drafter !== 'draft' || !Number.isFinite(f.c) || !Number.isFinite(f.v))
-    return null;
+  if (!f || !f.formula || f.o.drafter !== 'draft' || !Number.isFinite(f.c) || !Number.isFinite(f.v)) return null;
   return { alpha: f.alpha, gamma: f.gamma, c: Math.max(0, f.c), E: f.E, threads, target };
 }
 
@@ -186,9 +181,7 @@ export function repeatLine(res, isPlain) {
 /** A finished run's state line: "done, 120 tokens · timing repeat 2 of 3 next". */
 export function finishedText(summary, repeat, repeats) {
   const last = repeat === repeats - 1;
-  const done = summary.stopped
-    ? `stopped after ${summary.generated} tokens`
-    : `done, ${summary.generated} tokens`;
+  const done = summary.stopped ? `stopped after ${summary.generated} tokens` : `done, ${summary.generated} tokens`;
   const more =
     summary.stopped || repeats === 1
       ? ''

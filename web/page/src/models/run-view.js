@@ -43,10 +43,7 @@ function statsRows() {
 /** The charts after a run (<div id="run-detail">): the γ histogram and the drafter strip. */
 function runDetail() {
   const chart = (id, children) =>
-    h('figure', { class: 'chart' }, [
-      s('svg', { id, role: 'img', 'aria-labelledby': `${id}-cap` }),
-      ...children,
-    ]);
+    h('figure', { class: 'chart' }, [s('svg', { id, role: 'img', 'aria-labelledby': `${id}-cap` }), ...children]);
   return [
     chart('chart-gamma', [
       h('figcaption', { id: 'chart-gamma-cap' }, [
@@ -79,8 +76,7 @@ function policyText(o) {
 
 /** "prompt lookup, auto γ ≤ 8" / "heads, tree [2, 2, 1]". */
 function configText(o) {
-  const who =
-    o.drafter === 'both' ? 'prompt lookup + draft model' : (DRAFTER_NAMES[o.drafter] ?? o.drafter);
+  const who = o.drafter === 'both' ? 'prompt lookup + draft model' : (DRAFTER_NAMES[o.drafter] ?? o.drafter);
   if (o.tree) return `${who}, tree [${o.tree.join(', ')}]`;
   if (gammaPolicy(o) === 'fixed') return `${who}, γ = ${o.gamma}`;
   return `${who}, ${o.gamma} γ ≤ ${o.gammaMax}`;
@@ -146,16 +142,10 @@ export function initRunView({ client }) {
   }
 
   function showSpecStats(st) {
-    cell('alpha-measured').textContent = st.examined
-      ? `${st.alpha.toFixed(3)} (${st.accepted} / ${st.examined})`
-      : '–';
-    cell('tokens-per-target-pass').textContent = st.targetPasses
-      ? st.tokensPerPass.toFixed(2)
-      : '–';
+    cell('alpha-measured').textContent = st.examined ? `${st.alpha.toFixed(3)} (${st.accepted} / ${st.examined})` : '–';
+    cell('tokens-per-target-pass').textContent = st.targetPasses ? st.tokensPerPass.toFixed(2) : '–';
     cell('positions-per-pass').textContent =
-      st.targetPasses && st.positionsScored
-        ? (st.positionsScored / st.targetPasses).toFixed(2)
-        : '–';
+      st.targetPasses && st.positionsScored ? (st.positionsScored / st.targetPasses).toFixed(2) : '–';
     cell('spec-tps').textContent = st.tokensPerSecond ? st.tokensPerSecond.toFixed(1) : '–';
     showPositions(st);
   }
@@ -200,9 +190,7 @@ export function initRunView({ client }) {
       // pool's workers (0 on one thread).
       stateEl.dataset.threads = String(summary.threads ?? '');
       // Regions handed to the pool: split over threads, or shed to one by its ledger.
-      stateEl.dataset.parallelRuns = String(
-        summary.pool ? summary.pool.runs + summary.pool.shed : '',
-      );
+      stateEl.dataset.parallelRuns = String(summary.pool ? summary.pool.runs + summary.pool.shed : '');
       stateEl.dataset.shedRuns = String(summary.pool?.shed ?? '');
     };
     if (quiet) {

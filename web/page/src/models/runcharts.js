@@ -18,9 +18,7 @@ export const DRAFTER_NAMES = {
  * { draft: { iterations, tokens, accepted }, ... } in DRAFTERS order.
  */
 export function drafterCounts(iters) {
-  const out = Object.fromEntries(
-    DRAFTERS.map((d) => [d, { iterations: 0, tokens: 0, accepted: 0 }]),
-  );
+  const out = Object.fromEntries(DRAFTERS.map((d) => [d, { iterations: 0, tokens: 0, accepted: 0 }]));
   for (const [d, , emitted, accepted] of iters) {
     const c = out[DRAFTERS[d]];
     c.iterations++;
@@ -87,11 +85,9 @@ export function drawGammaHistogram(svg, hist, o = {}) {
   const total = counts.reduce((a, b) => a + b, 0);
   if (!total) {
     f.plot.append(
-      s(
-        'text',
-        { class: 'note', x: (f.m.left + f.W - f.m.right) / 2, y: f.H / 2, 'text-anchor': 'middle' },
-        ['run speculative decoding to see the γ it used'],
-      ),
+      s('text', { class: 'note', x: (f.m.left + f.W - f.m.right) / 2, y: f.H / 2, 'text-anchor': 'middle' }, [
+        'run speculative decoding to see the γ it used',
+      ]),
     );
     svg.dataset.bars = '0';
     return;
@@ -120,9 +116,7 @@ export function drawGammaHistogram(svg, hist, o = {}) {
           ]),
         ],
       ),
-      s('text', { class: 'bar-count', x: f.x(g), y: y - 4, 'text-anchor': 'middle' }, [
-        String(count),
-      ]),
+      s('text', { class: 'bar-count', x: f.x(g), y: y - 4, 'text-anchor': 'middle' }, [String(count)]),
     );
   });
   svg.dataset.bars = String(bars);
@@ -131,17 +125,7 @@ export function drawGammaHistogram(svg, hist, o = {}) {
 
 function niceCounts(top) {
   const step =
-    top <= 5
-      ? 1
-      : top <= 10
-        ? 2
-        : top <= 25
-          ? 5
-          : top <= 50
-            ? 10
-            : top <= 100
-              ? 20
-              : Math.ceil(top / 5 / 50) * 50;
+    top <= 5 ? 1 : top <= 10 ? 2 : top <= 25 ? 5 : top <= 50 ? 10 : top <= 100 ? 20 : Math.ceil(top / 5 / 50) * 50;
   const out = [];
   for (let v = 0; v <= top; v += step) out.push(v);
   return out;
@@ -243,11 +227,9 @@ export function drawPositions(svg, st) {
   });
   if (!st) {
     f.plot.append(
-      s(
-        'text',
-        { class: 'note', x: (f.m.left + f.W - f.m.right) / 2, y: f.H / 2, 'text-anchor': 'middle' },
-        ['run speculative decoding to fill this chart'],
-      ),
+      s('text', { class: 'note', x: (f.m.left + f.W - f.m.right) / 2, y: f.H / 2, 'text-anchor': 'middle' }, [
+        'run speculative decoding to fill this chart',
+      ]),
     );
     return;
   }
@@ -256,15 +238,9 @@ export function drawPositions(svg, st) {
     if (!(r.reached > 0)) return;
     const y = f.y(r.rate);
     f.plot.append(
-      s(
-        'rect',
-        { class: 'pos-bar', x: f.x(i + 1) - bw / 2, y, width: bw, height: Math.max(0, f.y(0) - y) },
-        [
-          s('title', {}, [
-            `position ${i + 1}: ${r.accepted} / ${r.reached} = ${r.rate.toFixed(3)}`,
-          ]),
-        ],
-      ),
+      s('rect', { class: 'pos-bar', x: f.x(i + 1) - bw / 2, y, width: bw, height: Math.max(0, f.y(0) - y) }, [
+        s('title', {}, [`position ${i + 1}: ${r.accepted} / ${r.reached} = ${r.rate.toFixed(3)}`]),
+      ]),
     );
   });
   if (st.examined) {
@@ -276,11 +252,9 @@ export function drawPositions(svg, st) {
         y1: f.y(st.alpha),
         y2: f.y(st.alpha),
       }),
-      s(
-        'text',
-        { class: 'note', x: f.x(n + 0.5) - 4, y: f.y(st.alpha) - 5, 'text-anchor': 'end' },
-        [`α = ${st.alpha.toFixed(3)}`],
-      ),
+      s('text', { class: 'note', x: f.x(n + 0.5) - 4, y: f.y(st.alpha) - 5, 'text-anchor': 'end' }, [
+        `α = ${st.alpha.toFixed(3)}`,
+      ]),
     );
   }
 }

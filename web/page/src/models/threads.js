@@ -12,8 +12,7 @@ export function threadsText(t, isolationReason = null) {
   if (!t) return 'Threads: starting the decoding worker…';
   if (t.threads > 1)
     return `${t.threads} threads, cross-origin isolated${t.maxThreads > t.threads ? ` (${t.maxThreads} available)` : ''}.`;
-  if (t.maxThreads > 1)
-    return `1 thread (chosen; ${t.maxThreads} available), cross-origin isolated.`;
+  if (t.maxThreads > 1) return `1 thread (chosen; ${t.maxThreads} available), cross-origin isolated.`;
   if (t.isolated) {
     return t.reason
       ? `1 thread: ${t.reason}.`
@@ -21,10 +20,7 @@ export function threadsText(t, isolationReason = null) {
   }
   const why =
     isolationReason ??
-    String(t.reason ?? 'SharedArrayBuffer is unavailable').replace(
-      /^not cross-origin isolated: /,
-      '',
-    );
+    String(t.reason ?? 'SharedArrayBuffer is unavailable').replace(/^not cross-origin isolated: /, '');
   return `1 thread: not cross-origin isolated (${why}).`;
 }
 
@@ -52,9 +48,7 @@ export function initThreads({ client, isolation, isBusy, onChange }) {
     status.dataset.isolated = String(info.isolated);
     if (select.options.length !== info.maxThreads) {
       select.replaceChildren(
-        ...Array.from({ length: info.maxThreads }, (_, i) =>
-          h('option', { value: String(i + 1) }, [String(i + 1)]),
-        ),
+        ...Array.from({ length: info.maxThreads }, (_, i) => h('option', { value: String(i + 1) }, [String(i + 1)])),
       );
     }
     const changed = info.threads !== shownThreads;

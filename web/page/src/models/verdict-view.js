@@ -46,39 +46,15 @@ export function showMeasured(cell, el, f) {
  *   ok, the busy sentence and the raw times, and no headline, prediction or suggestion
  * @param {{ plain: object[], spec: object[] }} [o.raw]  the runs' summaries, for the raw times
  */
-export function showVerdict(
-  cell,
-  el,
-  f,
-  { threads, coarseTimer, verifyCurve, speedup, trust = null, raw = null },
-) {
-  const {
-    o,
-    specSt,
-    formula,
-    hist,
-    gamma,
-    c,
-    v,
-    alpha,
-    E,
-    predicted,
-    predictedV,
-    verdict,
-    step,
-    costs,
-  } = f;
+export function showVerdict(cell, el, f, { threads, coarseTimer, verifyCurve, speedup, trust = null, raw = null }) {
+  const { o, specSt, formula, hist, gamma, c, v, alpha, E, predicted, predictedV, verdict, step, costs } = f;
   // Which backend ran the target: the verdict is that backend's.
   const ran = specSt.backend ?? { backend: 'cpu' };
-  const where = h(
-    'span',
-    { class: 'verdict-backend', 'data-testid': 'verdict-backend', 'data-backend': ran.backend },
-    [
-      ran.backend === 'gpu'
-        ? `Target on the GPU (${ran.name}${ran.software ? ', a software adapter' : ''}). `
-        : `Target on the CPU (WebAssembly, ${threadCount(threads)}). `,
-    ],
-  );
+  const where = h('span', { class: 'verdict-backend', 'data-testid': 'verdict-backend', 'data-backend': ran.backend }, [
+    ran.backend === 'gpu'
+      ? `Target on the GPU (${ran.name}${ran.software ? ', a software adapter' : ''}). `
+      : `Target on the CPU (WebAssembly, ${threadCount(threads)}). `,
+  ]);
   el.dataset.backend = ran.backend;
   el.dataset.trusted = String(!trust || trust.ok);
   if (trust && !trust.ok) {
@@ -101,12 +77,8 @@ export function showVerdict(
     el.replaceChildren(where, ...verdictMixed({ verdict, o, specSt, hist }));
     return;
   }
-  cell('speedup-predicted').textContent = Number.isFinite(predicted)
-    ? `${predicted.toFixed(2)}×`
-    : '–';
-  cell('speedup-predicted-v').textContent = Number.isFinite(predictedV)
-    ? `${predictedV.toFixed(2)}×`
-    : '–';
+  cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${predicted.toFixed(2)}×` : '–';
+  cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${predictedV.toFixed(2)}×` : '–';
   const parts = [
     where,
     ...verdictOf({
@@ -151,10 +123,7 @@ export function showVerdict(
 function verdictMixed({ verdict, o, specSt, hist }) {
   const out = [];
   const tpp = specSt.tokensPerPass;
-  const ppp =
-    specSt.positionsScored && specSt.targetPasses
-      ? specSt.positionsScored / specSt.targetPasses
-      : NaN;
+  const ppp = specSt.positionsScored && specSt.targetPasses ? specSt.positionsScored / specSt.targetPasses : NaN;
   const head = verdictHeadline(verdict);
   out.push(h('strong', head.cls ? { class: head.cls } : {}, [head.text]));
   const bits = [
@@ -200,20 +169,7 @@ export function costsText(k, gamma) {
   );
 }
 
-function verdictOf({
-  verdict,
-  predictedV,
-  alpha,
-  gamma,
-  c,
-  v,
-  E,
-  step,
-  costs,
-  specSt,
-  coarseTimer,
-  gpu = null,
-}) {
+function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, costs, specSt, coarseTimer, gpu = null }) {
   const out = [];
   if (!verdict.n && !Number.isFinite(predictedV)) return out;
   const head = verdictHeadline(verdict, { predicted: predictedV });
@@ -230,14 +186,9 @@ function verdictOf({
   out.push(h('strong', head.cls ? { class: head.cls } : {}, [head.text]), why);
   // Why it does not clearly pay, from the measured costs (only what they show).
   const basis = verdict.n ? verdict.median : predictedV;
-  if (
-    verdict.kind === 'loses' ||
-    verdict.kind === 'even' ||
-    (verdict.kind === 'none' && basis < 1)
-  ) {
+  if (verdict.kind === 'loses' || verdict.kind === 'even' || (verdict.kind === 'none' && basis < 1)) {
     const reasons = [];
-    if (c > 0.3)
-      reasons.push(`the draft is not cheap (c = ${c.toFixed(2)}; the lesson assumes c ≪ 1)`);
+    if (c > 0.3) reasons.push(`the draft is not cheap (c = ${c.toFixed(2)}; the lesson assumes c ≪ 1)`);
     if (alpha < 0.6) reasons.push(`the draft agrees too rarely (α = ${alpha.toFixed(2)})`);
     if (v > 1.5) {
       reasons.push(
@@ -259,17 +210,14 @@ function verdictOf({
  * the raw times — each run's tokens/s and each repeat's ratio — with nothing derived from them.
  */
 function busyParts(trust, raw, ratios) {
-  const tps = (runs) =>
-    (runs ?? []).map((r) => r.tokensPerSecond?.toFixed(1) ?? '–').join(', ') || '–';
+  const tps = (runs) => (runs ?? []).map((r) => r.tokensPerSecond?.toFixed(1) ?? '–').join(', ') || '–';
   const rawText =
     `Raw times: plain ${tps(raw?.plain)} tokens/s; speculative ${tps(raw?.spec)} tokens/s` +
     `${ratios?.length ? `; ratio${ratios.length > 1 ? 's' : ''} ${ratios.map((r) => r.toFixed(2)).join(', ')}` : ''}.`;
   return [
     h('strong', { class: 'bad', 'data-testid': 'verdict-busy' }, [BUSY]),
     ' ',
-    h('span', { 'data-testid': 'verdict-busy-why' }, [
-      `What disagreed: ${trust.reasons.join('; ')}.`,
-    ]),
+    h('span', { 'data-testid': 'verdict-busy-why' }, [`What disagreed: ${trust.reasons.join('; ')}.`]),
     ' ',
     h('span', { 'data-testid': 'verdict-raw' }, [rawText]),
   ];
@@ -277,9 +225,7 @@ function busyParts(trust, raw, ratios) {
 
 /** The verdict's rule, under it (only when a speedup was measured). */
 const ruleNote = (verdict) =>
-  verdict.n
-    ? [h('span', { class: 'verdict-rule', 'data-testid': 'verdict-rule' }, [` ${RULE}`])]
-    : [];
+  verdict.n ? [h('span', { class: 'verdict-rule', 'data-testid': 'verdict-rule' }, [` ${RULE}`])] : [];
 
 // Which γ the measured cost model predicts to be best, with a button that selects it.
 // threads: the thread count whose measured v(k) was used (null: extrapolated from the run's v).
@@ -292,11 +238,7 @@ function suggestion(best, gamma, v, threads, c) {
         ? `With c = ${c.toFixed(3)} and v(k) measured at ${threads} thread${threads === 1 ? '' : 's'} (k = 1…8, below)`
         : `With v(k) extrapolated linearly from this run's v(${gamma + 1}) = ${v.toFixed(2)}`;
   if (best.gamma === gamma || best.speedup <= best.current * 1.02) {
-    return [
-      h('span', { 'data-testid': 'best-gamma' }, [
-        ` ${source}, γ = ${gamma} is about the best γ here.`,
-      ]),
-    ];
+    return [h('span', { 'data-testid': 'best-gamma' }, [` ${source}, γ = ${gamma} is about the best γ here.`])];
   }
   const input = document.getElementById('gen-gamma');
   const use = () => {
@@ -310,8 +252,6 @@ function suggestion(best, gamma, v, threads, c) {
       ` ${source}, γ = ${best.gamma} is predicted best here: ` +
         `${best.speedup.toFixed(2)}× instead of ${best.current.toFixed(2)}×. `,
     ]),
-    h('button', { type: 'button', 'data-testid': 'use-best-gamma', onclick: use }, [
-      `Use γ = ${best.gamma}`,
-    ]),
+    h('button', { type: 'button', 'data-testid': 'use-best-gamma', onclick: use }, [`Use γ = ${best.gamma}`]),
   ];
 }

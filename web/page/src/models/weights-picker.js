@@ -5,13 +5,7 @@
 // and a note says so. Under it, the default and why (weights.js).
 import { h } from '../shared/svg.js';
 import { PAIRS, pairFiles, pairIsCached } from '../shared/client.js';
-import {
-  WEIGHTS,
-  defaultText,
-  setChosenWeights,
-  storedDefault,
-  weightsText,
-} from '../shared/weights.js';
+import { WEIGHTS, defaultText, setChosenWeights, storedDefault, weightsText } from '../shared/weights.js';
 import { loadOnChange } from './radio-load.js';
 
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
@@ -47,23 +41,15 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
   for (const w of WEIGHTS) {
     const input = h('input', { type: 'radio', name: 'weights', value: w, id: `weights-${w}` });
     inputs[w] = input;
-    names[w] = h('span', { class: 'pair-name', 'data-testid': `weights-${w}-label` }, [
-      weightsText(w),
-    ]);
-    wheres[w] = h(
-      'span',
-      { class: 'pair-where', id: `weights-${w}-where`, 'data-testid': `weights-${w}-where` },
-      [''],
-    );
+    names[w] = h('span', { class: 'pair-name', 'data-testid': `weights-${w}-label` }, [weightsText(w)]);
+    wheres[w] = h('span', { class: 'pair-where', id: `weights-${w}-where`, 'data-testid': `weights-${w}-where` }, ['']);
     options.append(
       h('label', { class: 'pair', for: input.id }, [
         input,
         names[w],
-        h(
-          'span',
-          { class: 'pair-desc', id: `weights-${w}-desc`, 'data-testid': `weights-${w}-sizes` },
-          [`${sizesText(w)}; ${WHAT[w]}`],
-        ),
+        h('span', { class: 'pair-desc', id: `weights-${w}-desc`, 'data-testid': `weights-${w}-sizes` }, [
+          `${sizesText(w)}; ${WHAT[w]}`,
+        ]),
         wheres[w],
       ]),
     );
@@ -76,9 +62,7 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
     root.dataset.weights = client.info?.weights ?? client.weights;
     for (const w of WEIGHTS) {
       const f = pairFiles(client.pair, w);
-      names[w].textContent = f
-        ? `${weightsText(w)}, ${mb(f.bytes)}`
-        : `${weightsText(w)} (not in this build)`;
+      names[w].textContent = f ? `${weightsText(w)}, ${mb(f.bytes)}` : `${weightsText(w)} (not in this build)`;
       names[w].dataset.bytes = f ? String(f.bytes) : '0';
     }
     def.textContent = defaultText(storedDefault());
@@ -108,8 +92,7 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
   refresh();
 
   loadOnChange(inputs, {
-    inUse: (w) =>
-      w === client.weights && client.info?.weights === w && client.info?.pair === client.pair,
+    inUse: (w) => w === client.weights && client.info?.weights === w && client.info?.pair === client.pair,
     current: () => client.weights,
     check,
     note,
@@ -121,9 +104,7 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
     },
     failText: (w, err) =>
       `Could not load the ${client.pair} pair's ${weightsText(w)} weights: ${err.message}. ` +
-      (client.info
-        ? `Still using the ${weightsText(client.info.weights)} ${client.info.pair ?? 'same'} models.`
-        : ''),
+      (client.info ? `Still using the ${weightsText(client.info.weights)} ${client.info.pair ?? 'same'} models.` : ''),
     isBusy,
     setBusy,
     refresh,

@@ -135,9 +135,7 @@ export function buildCard(def) {
     id: `${id}-break`,
     'aria-describedby': `${id}-why`,
   });
-  const readouts = Object.fromEntries(
-    def.readouts.map((r) => [r, h('span', { class: 'v', 'data-testid': r }, ['–'])]),
-  );
+  const readouts = Object.fromEntries(def.readouts.map((r) => [r, h('span', { class: 'v', 'data-testid': r }, ['–'])]));
   const notes = Object.fromEntries(def.readouts.map((r) => [r, h('span', { class: 'n' })]));
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('role', 'img');
@@ -193,12 +191,7 @@ export function buildCard(def) {
       ]),
       sample,
       h('p', { class: 'pf-fix' }, [h('strong', {}, ['Fix. ']), def.fix]),
-      h('p', { class: 'pf-measured' }, [
-        h('strong', {}, ['What was measured. ']),
-        def.measured,
-        ' ',
-        timing,
-      ]),
+      h('p', { class: 'pf-measured' }, [h('strong', {}, ['What was measured. ']), def.measured, ' ', timing]),
       h('div', { class: 'pf-progress', role: 'status' }, [progress, status]),
     ],
   );

@@ -37,9 +37,7 @@ export function drawHistogram(svg, o) {
     const y0 = f.y(0);
     f.plot.append(
       s('g', { class: 'pf-bin', 'data-label': o.labels[i] }, [
-        s('title', {}, [
-          `${o.labels[i]}: observed ${o.observed[i].toFixed(4)}, p ${o.p[i].toFixed(4)}`,
-        ]),
+        s('title', {}, [`${o.labels[i]}: observed ${o.observed[i].toFixed(4)}, p ${o.p[i].toFixed(4)}`]),
         s('rect', {
           class: `pf-obs${o.bad ? ' bad' : ''}`,
           x: cx - bw / 2,
@@ -54,24 +52,16 @@ export function drawHistogram(svg, o) {
           width: bw + 4,
           height: Math.max(0, y0 - f.y(o.p[i])),
         }),
-        s(
-          'text',
-          { class: 'tick pf-tok', x: cx, y: f.H - f.m.bottom + 15, 'text-anchor': 'middle' },
-          [o.labels[i]],
-        ),
+        s('text', { class: 'tick pf-tok', x: cx, y: f.H - f.m.bottom + 15, 'text-anchor': 'middle' }, [o.labels[i]]),
       ]),
     );
   }
   const lg = s('g', { class: 'legend', transform: `translate(${f.m.left + 8},10)` });
   lg.append(
     s('rect', { class: `pf-obs${o.bad ? ' bad' : ''}`, x: 0, y: -5, width: 12, height: 10 }),
-    s('text', { class: 'legend-text', x: 16, y: 0, 'dominant-baseline': 'middle' }, [
-      'emitted (this run)',
-    ]),
+    s('text', { class: 'legend-text', x: 16, y: 0, 'dominant-baseline': 'middle' }, ['emitted (this run)']),
     s('rect', { class: 'pf-p', x: 140, y: -5, width: 12, height: 10 }),
-    s('text', { class: 'legend-text', x: 156, y: 0, 'dominant-baseline': 'middle' }, [
-      'p, the target (outline)',
-    ]),
+    s('text', { class: 'legend-text', x: 156, y: 0, 'dominant-baseline': 'middle' }, ['p, the target (outline)']),
   );
   svg.append(lg);
 }
@@ -120,17 +110,13 @@ export function drawSpeedupBars(svg, rows) {
           width: Math.max(0, f.x(r.value) - f.x(0)),
           height: h,
         }),
-        s(
-          'text',
-          { class: 'note', x: f.x(r.value) + 4, y: y + h / 2, 'dominant-baseline': 'middle' },
-          [`${r.value.toFixed(2)}×`],
-        ),
+        s('text', { class: 'note', x: f.x(r.value) + 4, y: y + h / 2, 'dominant-baseline': 'middle' }, [
+          `${r.value.toFixed(2)}×`,
+        ]),
       ]),
     );
   });
-  f.plot.append(
-    s('line', { class: 'breakeven', x1: f.x(1), x2: f.x(1), y1: f.m.top, y2: f.H - f.m.bottom }),
-  );
+  f.plot.append(s('line', { class: 'breakeven', x1: f.x(1), x2: f.x(1), y1: f.m.top, y2: f.H - f.m.bottom }));
 }
 
 /**
@@ -155,9 +141,7 @@ export function drawSweep(svg, o) {
   });
   f.plot.append(
     s('line', { class: 'breakeven', x1: f.x(0), x2: f.x(gMax + 1), y1: f.y(1), y2: f.y(1) }),
-    s('text', { class: 'note', x: f.x(0) + 4, y: f.y(1) + 14, 'text-anchor': 'start' }, [
-      'plain decoding = 1×',
-    ]),
+    s('text', { class: 'note', x: f.x(0) + 4, y: f.y(1) + 14, 'text-anchor': 'start' }, ['plain decoding = 1×']),
     s('path', {
       class: 'curve speedup',
       d: pathOf(
@@ -169,11 +153,9 @@ export function drawSweep(svg, o) {
   );
   for (const p of o.points) {
     f.plot.append(
-      s(
-        'circle',
-        { class: 'pf-dot', cx: f.x(p.gamma), cy: f.y(p.speedup), r: 3.5, 'data-gamma': p.gamma },
-        [s('title', {}, [`γ = ${p.gamma}: ${p.speedup.toFixed(2)}×`])],
-      ),
+      s('circle', { class: 'pf-dot', cx: f.x(p.gamma), cy: f.y(p.speedup), r: 3.5, 'data-gamma': p.gamma }, [
+        s('title', {}, [`γ = ${p.gamma}: ${p.speedup.toFixed(2)}×`]),
+      ]),
     );
   }
   const best = o.points.find((p) => p.gamma === o.best);
@@ -187,9 +169,7 @@ export function drawSweep(svg, o) {
         d: `M${x},${y - 8}L${x + 8},${y}L${x},${y + 8}L${x - 8},${y}Z`,
         'data-role': 'optimum',
       }),
-      s('text', { class: 'optimal-label', x, y: y - 12, 'text-anchor': 'middle' }, [
-        `best γ = ${best.gamma}`,
-      ]),
+      s('text', { class: 'optimal-label', x, y: y - 12, 'text-anchor': 'middle' }, [`best γ = ${best.gamma}`]),
     );
   }
   if (cur && cur !== best) {
@@ -201,11 +181,9 @@ export function drawSweep(svg, o) {
         r: 7,
         'data-role': 'current',
       }),
-      s(
-        'text',
-        { class: 'note', x: f.x(cur.gamma) - 10, y: f.y(cur.speedup) + 18, 'text-anchor': 'end' },
-        [`γ = ${cur.gamma}: ${cur.speedup.toFixed(2)}×`],
-      ),
+      s('text', { class: 'note', x: f.x(cur.gamma) - 10, y: f.y(cur.speedup) + 18, 'text-anchor': 'end' }, [
+        `γ = ${cur.gamma}: ${cur.speedup.toFixed(2)}×`,
+      ]),
     );
   }
 }

@@ -56,8 +56,7 @@ export function initPitfalls(embed) {
     const all = [...cards.values()];
     const ready = all.filter((c) => c.el.dataset.state === 'ready').length;
     const failed = all.filter((c) => c.el.dataset.state === 'error').length;
-    section.dataset.state =
-      ready === all.length ? 'ready' : ready + failed === all.length ? 'error' : 'running';
+    section.dataset.state = ready === all.length ? 'ready' : ready + failed === all.length ? 'error' : 'running';
     section.dataset.readyCards = String(ready);
     statusLine.textContent =
       ready === all.length
@@ -104,8 +103,7 @@ export function initPitfalls(embed) {
     wanted: (id) => jobOf(cards.get(id)),
     run,
     cancel: (current) => {
-      if (current.id !== null)
-        client.worker.postMessage({ type: 'pitfall-cancel', target: current.id });
+      if (current.id !== null) client.worker.postMessage({ type: 'pitfall-cancel', target: current.id });
     },
     show: (id, result) => show(cards.get(id), result),
     setState: (id, state, text) => setState(cards.get(id), state, text),
@@ -118,8 +116,7 @@ export function initPitfalls(embed) {
     client: null,
     start: () => start(),
     /** Results shown now, by card. */
-    shown: () =>
-      Object.fromEntries([...cards.values()].map((c) => [c.def.id, lab.cached(jobOf(c)) ?? null])),
+    shown: () => Object.fromEntries([...cards.values()].map((c) => [c.def.id, lab.cached(jobOf(c)) ?? null])),
   };
 
   for (const def of CARDS) {
@@ -165,9 +162,7 @@ export function initPitfalls(embed) {
     });
     api.client = client;
     // The toy cards first: they need no models.
-    const order = [...cards.values()].sort(
-      (a, b) => Number(!!a.def.models) - Number(!!b.def.models),
-    );
+    const order = [...cards.values()].sort((a, b) => Number(!!a.def.models) - Number(!!b.def.models));
     for (const card of order) lab.refresh(card.def.id);
   }
 
@@ -175,8 +170,7 @@ export function initPitfalls(embed) {
     for (const card of cards.values()) lab.refresh(card.def.id);
   });
 
-  for (const card of cards.values())
-    setState(card, 'queued', 'Starts when this section is in view.');
+  for (const card of cards.values()) setState(card, 'queued', 'Starts when this section is in view.');
   if ('IntersectionObserver' in window) {
     const io = new IntersectionObserver(
       (entries) => {

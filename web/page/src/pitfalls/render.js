@@ -37,11 +37,9 @@ function histogramSummary(r) {
   const hst = r.histogram;
   const parts = [`p-value ${formatP(hst.test.pValue)}`, `TV ${hst.tv.toFixed(3)}`];
   const spec = r.decode?.spec;
-  if (spec)
-    parts.push(`α ${spec.alpha.toFixed(2)}`, `${spec.tokensPerPass.toFixed(2)} tokens per pass`);
+  if (spec) parts.push(`α ${spec.alpha.toFixed(2)}`, `${spec.tokensPerPass.toFixed(2)} tokens per pass`);
   else parts.push(`α ${hst.alpha.toFixed(2)}`);
-  if (spec && r.card === 'changes-quality' && speedTrust(r).ok)
-    parts.push(`${spec.speedup.toFixed(2)}× plain`);
+  if (spec && r.card === 'changes-quality' && speedTrust(r).ok) parts.push(`${spec.speedup.toFixed(2)}× plain`);
   return parts.join(', ');
 }
 

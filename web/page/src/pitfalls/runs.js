@@ -116,8 +116,7 @@ async function histogramRounds(sd, o, hooks) {
  * @param {{ key: string, options: object }[]} configs createDecoder options besides the target
  */
 async function decodeRuns(sd, models, configs, o, hooks) {
-  const all =
-    o.plain === false ? [...configs] : [{ key: 'plain', options: { plain: true } }, ...configs];
+  const all = o.plain === false ? [...configs] : [{ key: 'plain', options: { plain: true } }, ...configs];
   const decoders = [];
   try {
     for (const c of all) {
@@ -168,8 +167,7 @@ async function decodeRuns(sd, models, configs, o, hooks) {
         text: decoders[i].generatedText,
       };
     });
-    if (out.plain)
-      for (const c of configs) out[c.key].speedup = out.plain.msPerToken / out[c.key].msPerToken;
+    if (out.plain) for (const c of configs) out[c.key].speedup = out.plain.msPerToken / out[c.key].msPerToken;
     return out;
   } finally {
     for (const dec of decoders) dec.dispose();
@@ -178,8 +176,7 @@ async function decodeRuns(sd, models, configs, o, hooks) {
 
 /** sd.modelStep(model), or an error that says the module lacks it. */
 function modelStepOf(sd, model) {
-  if (typeof sd.modelStep !== 'function')
-    throw new Error('modelStep: not in this build of the specdec module');
+  if (typeof sd.modelStep !== 'function') throw new Error('modelStep: not in this build of the specdec module');
   return sd.modelStep(model);
 }
 
@@ -201,8 +198,7 @@ function unigramOfTarget(sd, models) {
   }
   const V = rows.length / tokens.length;
   const out = new Float32Array(V);
-  for (let r = 0; r < tokens.length; r++)
-    for (let i = 0; i < V; i++) out[i] += rows[r * V + i] / tokens.length;
+  for (let r = 0; r < tokens.length; r++) for (let i = 0; i < V; i++) out[i] += rows[r * V + i] / tokens.length;
   // A floor keeps every byte possible, as a draft's softmax would; then renormalised.
   let total = 0;
   for (let i = 0; i < V; i++) total += out[i] += 1e-6;
@@ -313,18 +309,12 @@ export async function runPitfall(sd, models, job, io) {
         const p = rowAfter(sd, { target: m.target }, o.context, o.temperature);
         const q = rowAfter(
           sd,
-          draftOptions.draft
-            ? { target: draftOptions.draft }
-            : { targetStep: draftOptions.draftStep },
+          draftOptions.draft ? { target: draftOptions.draft } : { targetStep: draftOptions.draftStep },
           o.context,
           o.temperature,
         );
         phase = 'rounds';
-        const h = await histogramRounds(
-          sd,
-          { p, draftRow: q, gamma: 1, rounds, seed, verify, firstOnly: true },
-          hooks,
-        );
+        const h = await histogramRounds(sd, { p, draftRow: q, gamma: 1, rounds, seed, verify, firstOnly: true }, hooks);
         result.histogram = realHistogram(sd, p, h);
         result.p = Array.from(p);
         phase = 'decode';
@@ -348,13 +338,7 @@ export async function runPitfall(sd, models, job, io) {
       const o = { context: LAB.context, temperature: LAB.temperature, seed, tokens: LAB.tokens };
       phase = 'decode';
       const options = job.broken ? { draftStep: () => UNIFORM } : { draft: m.draft };
-      result.decode = await decodeRuns(
-        sd,
-        m,
-        [{ key: 'spec', options: { ...options, gamma: LAB.gamma } }],
-        o,
-        hooks,
-      );
+      result.decode = await decodeRuns(sd, m, [{ key: 'spec', options: { ...options, gamma: LAB.gamma } }], o, hooks);
       break;
     }
     case 'gamma-too-large': {
@@ -379,8 +363,7 @@ export async function runPitfall(sd, models, job, io) {
       throw new Error(`unknown pitfall card ${job.card}`);
   }
   // Decoded texts are shown only by changes-quality; keep the messages small otherwise.
-  if (result.decode && job.card !== 'changes-quality')
-    for (const r of Object.values(result.decode)) delete r.text;
+  if (result.decode && job.card !== 'changes-quality') for (const r of Object.values(result.decode)) delete r.text;
   if (result.sweep) for (const r of result.sweep) delete r.text;
   if (result.plain) delete result.plain.text;
   result.ms = performance.now() - t0;

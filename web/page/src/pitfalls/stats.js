@@ -24,9 +24,8 @@ export function sampleToken(row, u) {
 
 // Lanczos approximation of ln Γ(z) for z > 0 (g = 7, 9 coefficients: about 15 digits).
 const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-  -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
-  1.5056327351493116e-7,
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
 ];
 
 /** ln Γ(z), z > 0. */
@@ -165,9 +164,7 @@ export function poolBins(observed, expected, minExpected = 5) {
  */
 export function chiSquareTest(counts, probs, { minExpected = 5 } = {}) {
   if (counts.length !== probs.length)
-    throw new RangeError(
-      `chiSquareTest: ${counts.length} counts for ${probs.length} probabilities`,
-    );
+    throw new RangeError(`chiSquareTest: ${counts.length} counts for ${probs.length} probabilities`);
   let n = 0;
   for (let i = 0; i < counts.length; i++) n += counts[i];
   let total = 0;
@@ -204,7 +201,6 @@ export function histogramTV(counts, probs) {
  */
 export function noiseTV(probs, n) {
   let tv = 0;
-  for (let i = 0; i < probs.length; i++)
-    tv += Math.sqrt((2 * probs[i] * (1 - probs[i])) / (Math.PI * n));
+  for (let i = 0; i < probs.length; i++) tv += Math.sqrt((2 * probs[i] * (1 - probs[i])) / (Math.PI * n));
   return tv / 2;
 }

@@ -67,8 +67,7 @@ export function initResidual(sd) {
       input.addEventListener('input', () => {
         const [, which, idx] = input.id.split('-');
         // Kept as typed: an entry that is not a probability is refused (check), not replaced.
-        (which === 'p' ? p : q)[Number(idx)] =
-          input.value.trim() === '' ? NaN : Number(input.value);
+        (which === 'p' ? p : q)[Number(idx)] = input.value.trim() === '' ? NaN : Number(input.value);
         update();
       });
     }
@@ -91,13 +90,10 @@ export function initResidual(sd) {
     // Refused: nothing is computed from numbers that are not a distribution.
     const refusals = [P.error && `p ${P.error}`, Q.error && `q ${Q.error}`].filter(Boolean);
     if (refusals.length) {
-      for (const row of rows)
-        for (const td of row.querySelectorAll('[data-col]')) td.textContent = '–';
+      for (const row of rows) for (const td of row.querySelectorAll('[data-col]')) td.textContent = '–';
       identity.replaceChildren(
         h('p', {}, [
-          h('strong', { class: 'bad', 'data-testid': 'residual-refusal' }, [
-            `Not computed: ${refusals.join('; ')}.`,
-          ]),
+          h('strong', { class: 'bad', 'data-testid': 'residual-refusal' }, [`Not computed: ${refusals.join('; ')}.`]),
           ' Correct the marked entries (probabilities are 0 or more, and at least one is above 0).',
         ]),
       );
@@ -130,13 +126,9 @@ export function initResidual(sd) {
         .map((x) => x.toFixed(3))
         .join(', ')}]`;
     if (Math.abs(P.sum - 1) > 1e-6)
-      notes.push(
-        `p summed to ${P.sum.toFixed(3)}: it is divided by that, and p = ${used(pn)} is used`,
-      );
+      notes.push(`p summed to ${P.sum.toFixed(3)}: it is divided by that, and p = ${used(pn)} is used`);
     if (Math.abs(Q.sum - 1) > 1e-6)
-      notes.push(
-        `q summed to ${Q.sum.toFixed(3)}: it is divided by that, and q = ${used(qn)} is used`,
-      );
+      notes.push(`q summed to ${Q.sum.toFixed(3)}: it is divided by that, and q = ${used(qn)} is used`);
     const exact = maxErr < 1e-6;
     identity.replaceChildren(
       h('p', {}, [
@@ -155,11 +147,7 @@ export function initResidual(sd) {
         ]),
       ]),
       ...(notes.length
-        ? [
-            h('p', { class: 'small', 'data-testid': 'residual-normalised' }, [
-              notes.join('; ') + '.',
-            ]),
-          ]
+        ? [h('p', { class: 'small', 'data-testid': 'residual-normalised' }, [notes.join('; ') + '.'])]
         : []),
     );
     draw(chart, { p: Array.from(pn), q: Array.from(qn), mins, pos, recovered });
@@ -204,8 +192,7 @@ export function check(values) {
   const bad = values.flatMap((x, i) => (Number.isFinite(x) && x >= 0 ? [] : [i]));
   if (bad.length) {
     const what = bad.map(
-      (i) =>
-        `${Number.isNaN(values[i]) ? 'an empty or unreadable entry' : values[i]} at token ${i}`,
+      (i) => `${Number.isNaN(values[i]) ? 'an empty or unreadable entry' : values[i]} at token ${i}`,
     );
     return { v: null, sum: NaN, bad, error: `has ${what.join(', ')}: not a probability` };
   }
@@ -262,9 +249,7 @@ function draw(svg, { p, q, mins, pos, recovered }) {
         width: bw * 0.35,
         height: Math.max(0, y0 - f.y(q[i])),
       }),
-      s('text', { class: 'tick', x: cx, y: f.H - f.m.bottom + 16, 'text-anchor': 'middle' }, [
-        String(i),
-      ]),
+      s('text', { class: 'tick', x: cx, y: f.H - f.m.bottom + 16, 'text-anchor': 'middle' }, [String(i)]),
       s('text', { class: 'note', x: x0 + bw / 2, y: f.y(p[i]) - 5, 'text-anchor': 'middle' }, [
         `=${recovered[i].toFixed(2)}`,
       ]),

@@ -40,9 +40,7 @@ export async function pairIsCached(name, weights = 'f32') {
   const f = pairFiles(name, weights);
   if (!f || !('caches' in window)) return false;
   try {
-    const hits = await Promise.all(
-      ['target', 'draft'].map((r) => caches.match(absolute(f.files[r].url))),
-    );
+    const hits = await Promise.all(['target', 'draft'].map((r) => caches.match(absolute(f.files[r].url))));
     return hits.every(Boolean);
   } catch {
     return false;
@@ -112,9 +110,7 @@ export class ModelClient {
       }
       p.reject(err);
     } else if (
-      ['progress', 'chunk', 'started', 'vk-progress', 'warm-progress', 'pitfall-progress'].includes(
-        msg.type,
-      )
+      ['progress', 'chunk', 'started', 'vk-progress', 'warm-progress', 'pitfall-progress'].includes(msg.type)
     ) {
       p.onEvent?.(msg);
     } else {
@@ -144,9 +140,7 @@ export class ModelClient {
       const name = this.pair;
       const req = pairRequest(name, this.weights);
       this.emit({ type: 'load-start', pair: name, weights: this.weights });
-      this.loading = this.request({ type: 'load', ...req }, (ev) =>
-        this.emit({ ...ev, pair: name }),
-      )
+      this.loading = this.request({ type: 'load', ...req }, (ev) => this.emit({ ...ev, pair: name }))
         .then((msg) => {
           this.info = msg.info;
           this.emit({ type: 'loaded', info: msg.info });
@@ -189,9 +183,7 @@ export class ModelClient {
     this.emit({ type: 'load-start', pair: name, weights });
     let msg;
     try {
-      msg = await this.request({ type: 'load', ...req, replace: true }, (ev) =>
-        this.emit({ ...ev, pair: name }),
-      );
+      msg = await this.request({ type: 'load', ...req, replace: true }, (ev) => this.emit({ ...ev, pair: name }));
     } catch (err) {
       this.emit({ type: 'load-error', message: err.message, pair: name, kept: this.info });
       throw err;
@@ -237,10 +229,9 @@ export class ModelClient {
    * the passes per k (default the worker's: 16, 8 on a GPU).
    */
   measureVk(options, onEvent, { iterations } = {}) {
-    return this.request(
-      { type: 'measure-vk', options, ...(iterations ? { iterations } : {}) },
-      onEvent,
-    ).then((m) => m.vk);
+    return this.request({ type: 'measure-vk', options, ...(iterations ? { iterations } : {}) }, onEvent).then(
+      (m) => m.vk,
+    );
   }
   /**
    * Read bandwidth B(T) of `threads` threads at once (default: the threads in use) over buffers

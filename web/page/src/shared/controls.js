@@ -59,9 +59,7 @@ export function showTreeDepth(input, tree) {
 }
 
 const shapeLabel = (b) =>
-  b.length
-    ? `tree [${b.join(', ')}]: ${treeSize(b)} nodes, depth ${b.length}`
-    : 'chain: γ tokens in a row';
+  b.length ? `tree [${b.join(', ')}]: ${treeSize(b)} nodes, depth ${b.length}` : 'chain: γ tokens in a row';
 
 /** The three fields of one form (prefix 'step' or 'gen'): γ policy, γ, draft shape. */
 export function shapeFields(prefix) {

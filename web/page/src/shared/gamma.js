@@ -7,9 +7,7 @@
  * fixed γ ({ gamma: n }), or a policy with its γ max ({ gamma: 'auto', gammaMax: n }).
  */
 export function gammaOf(policy, n) {
-  return policy === 'auto' || policy === 'heuristic'
-    ? { gamma: policy, gammaMax: n }
-    : { gamma: n };
+  return policy === 'auto' || policy === 'heuristic' ? { gamma: policy, gammaMax: n } : { gamma: n };
 }
 
 /** The γ policy of run options: 'fixed', 'auto' or 'heuristic'. */

@@ -59,9 +59,7 @@ const keyOf = (el) => (el.type === 'radio' && el.name ? `radio:${el.name}` : el.
 
 /** The controls of the kept sections, in document order. */
 function controls() {
-  const selector = SECTIONS.map(
-    (s) => `#${s} input[id], #${s} select[id], #${s} textarea[id]`,
-  ).join(', ');
+  const selector = SECTIONS.map((s) => `#${s} input[id], #${s} select[id], #${s} textarea[id]`).join(', ');
   return [...document.querySelectorAll(selector)].filter((el) => !NOT_SETTINGS.has(el.type));
 }
 
@@ -114,22 +112,19 @@ async function replay(record) {
   for (const t of TABLES) {
     const want = record.rows?.[t.id];
     if (!want) continue;
-    for (let n = rowsOf(t); n < want && document.getElementById(t.add); n++)
-      document.getElementById(t.add).click();
+    for (let n = rowsOf(t); n < want && document.getElementById(t.add); n++) document.getElementById(t.add).click();
     for (let n = rowsOf(t); n > want && document.getElementById(t.remove); n--)
       document.getElementById(t.remove).click();
   }
   const $ = (s) => document.getElementById(s.id);
   const items = record.controls.filter((s) => $(s));
-  const ahead = (a, b) =>
-    $(a).compareDocumentPosition($(b)) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
+  const ahead = (a, b) => ($(a).compareDocumentPosition($(b)) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
   items.sort(ahead);
   // Every value first, so that a handler reading another control sees the learner's value.
   for (const s of items) setControl($(s), s);
   for (const s of items) {
     // A control the page enables later (the GPU once an adapter is found) is waited for.
-    if (!$(s) || ($(s).disabled && !s.disabled && !(await until(() => !$(s)?.disabled, 10000))))
-      continue;
+    if (!$(s) || ($(s).disabled && !s.disabled && !(await until(() => !$(s)?.disabled, 10000)))) continue;
     const el = $(s);
     if (!setControl(el, s)) continue;
     el.dispatchEvent(new Event('input', { bubbles: true }));
@@ -211,8 +206,7 @@ export function keepSettings() {
   function restore() {
     const record = take();
     if (!record) return null;
-    for (const s of record.controls)
-      touched.add(keyOf(document.getElementById(s.id) ?? { id: s.id }));
+    for (const s of record.controls) touched.add(keyOf(document.getElementById(s.id) ?? { id: s.id }));
     const count = record.controls.length + Object.keys(record.rows ?? {}).length;
     const done = replay(record)
       .catch((err) => console.warn('specdec: settings not all restored', err))

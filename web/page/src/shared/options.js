@@ -39,10 +39,7 @@ export function readOptions() {
   const prompt = document.getElementById('prompt').value || '\n';
   const drafter = drafterChoice();
   // Prompt lookup drafts chains only (the tree select is disabled then).
-  const tree =
-    drafter === 'lookup' || drafter === 'both'
-      ? null
-      : treeOf(document.getElementById('gen-tree').value);
+  const tree = drafter === 'lookup' || drafter === 'both' ? null : treeOf(document.getElementById('gen-tree').value);
   return {
     prompt: encodeBytes(prompt),
     drafter,

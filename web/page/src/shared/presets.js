@@ -76,9 +76,7 @@ export function explorerPresetNote(key, f, gammaMax) {
   const losing = gammas.find((g) => g > best && at(g) < 1);
   const parts = [`${name} ${head}`];
   if (near.length > 1)
-    parts.push(
-      `Every γ from ${near[0]} to ${near.at(-1)} is within 5% of the best: the curve is flat near its top.`,
-    );
+    parts.push(`Every γ from ${near[0]} to ${near.at(-1)} is within 5% of the best: the curve is flat near its top.`);
   if (best < gammaMax) {
     parts.push(
       `Past γ = ${best} the draft costs more than its extra accepted tokens bring` +

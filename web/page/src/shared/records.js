@@ -5,14 +5,11 @@
 /** Row r (0-based) of a probability matrix given as rows or as a flat array with `vocab`. */
 function rowOf(matrix, r, vocab) {
   if (!matrix) return null;
-  if (Array.isArray(matrix) && matrix.length && typeof matrix[0] !== 'number')
-    return matrix[r] ?? null;
+  if (Array.isArray(matrix) && matrix.length && typeof matrix[0] !== 'number') return matrix[r] ?? null;
   if (!vocab) return null;
   const start = r * vocab;
   if (start + vocab > matrix.length) return null;
-  return matrix.subarray
-    ? matrix.subarray(start, start + vocab)
-    : matrix.slice(start, start + vocab);
+  return matrix.subarray ? matrix.subarray(start, start + vocab) : matrix.slice(start, start + vocab);
 }
 
 /** The entries of a probability row to draw: all of them (fullRows) or the top n plus extras. */
@@ -20,8 +17,7 @@ function pickTokens(rows, { full, top, extra }) {
   const V = rows.find(Boolean)?.length ?? 0;
   if (full) return Array.from({ length: V }, (_, i) => i);
   const score = new Float64Array(V);
-  for (const row of rows)
-    if (row) for (let i = 0; i < V; i++) score[i] = Math.max(score[i], row[i]);
+  for (const row of rows) if (row) for (let i = 0; i < V; i++) score[i] = Math.max(score[i], row[i]);
   const order = Array.from({ length: V }, (_, i) => i).sort((a, b) => score[b] - score[a]);
   const picked = new Set(order.slice(0, top).filter((i) => score[i] > 0));
   for (const t of extra) if (t >= 0 && t < V) picked.add(t);
@@ -58,10 +54,7 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
   const V = (pRows[0] ?? qRows[0])?.length ?? 0;
   const nAccepted = rec.nAccepted ?? rec.verify?.nAccepted ?? 0;
   const emitted = Array.from(rec.emitted ?? []);
-  const rejectedAt =
-    nAccepted < g && positions.length > nAccepted && !positions[nAccepted].accepted
-      ? nAccepted
-      : -1;
+  const rejectedAt = nAccepted < g && positions.length > nAccepted && !positions[nAccepted].accepted ? nAccepted : -1;
   let finalKind = emitted.length <= nAccepted ? null : rejectedAt >= 0 ? 'correction' : 'bonus';
   // Nothing drafted (gamma 0: the policy chose a plain step, lookup found no match, heads before
   // the first target pass): the one token is sampled from p, as plain decoding would.
@@ -170,8 +163,7 @@ export function treeView(rec) {
     });
   const depth = nodes.reduce((d, n) => Math.max(d, n.depth), 0);
   const branches = Array.from({ length: depth }, (_, d) => {
-    const parentsAtD =
-      d === 0 ? [-1] : nodes.map((n, i) => (n.depth === d ? i : null)).filter((i) => i !== null);
+    const parentsAtD = d === 0 ? [-1] : nodes.map((n, i) => (n.depth === d ? i : null)).filter((i) => i !== null);
     return Math.max(0, ...parentsAtD.map((pi) => (kids.get(pi) ?? []).length));
   });
   const path = Array.from(rec.tree.path ?? []);
@@ -210,12 +202,7 @@ export const DRAFTERS = ['draft', 'lookup', 'heads', 'none'];
  */
 export function iterationSummary(rec, emittedCount) {
   const d = DRAFTERS.indexOf(rec.drafter ?? 'draft');
-  return [
-    d < 0 ? 0 : d,
-    rec.gamma ?? (rec.proposed ?? []).length,
-    emittedCount,
-    rec.nAccepted ?? 0,
-  ];
+  return [d < 0 ? 0 : d, rec.gamma ?? (rec.proposed ?? []).length, emittedCount, rec.nAccepted ?? 0];
 }
 
 /** Run statistics the page shows, from decoder.stats plus the measured compute time. */

@@ -32,8 +32,7 @@ export function explainPairs({ large, small, k, bandwidthError = null, threads =
     `v(${k}) = ${f2(c.v)}, ${c.from === 'measured' ? 'measured' : 'by the roofline; run the pair to measure it'}`;
   const step = (c) => (c.stepMs > 0 ? `${f2(c.stepMs)} ms` : null);
   let ride;
-  if (!vl)
-    ride = 'ride along in the same pass (pick the large pair and run it to measure what they cost)';
+  if (!vl) ride = 'ride along in the same pass (pick the large pair and run it to measure what they cost)';
   else if (xl < 0.15) ride = `ride along nearly free: ${f2(xl)} of a step each (${vText(vl)})`;
   else if (Number.isFinite(xs) && xl >= 0.85 * xs) {
     ride = `cost ${f2(xl)} of a step each here, ${xl > 1.15 * xs ? 'more than' : 'about as much as'} on the small target (${vText(vl)})`;
@@ -117,8 +116,7 @@ export function explainThreads({ costs, threads = 1, one = null, run = null, spe
       `v(2) = ${f2(free.next?.v ?? NaN)} measured, more than ${Math.round((ABOUT_ONE - 1) * 100)} % over a one-token step`;
   }
   const oneFree = threads > 1 ? tokensForOne(one) : null;
-  if (oneFree)
-    first += ` (with 1 thread: ${oneFree.k >= 2 ? `up to ${oneFree.k}` : 'none beyond the first'})`;
+  if (oneFree) first += ` (with 1 thread: ${oneFree.k >= 2 ? `up to ${oneFree.k}` : 'none beyond the first'})`;
   const ridge = ridgeTokens(costs);
   // The floor W / B holds only if the measured step is not faster than it; when it is, B(T) was
   // measured low (threads waiting for cores) and the roofline drawn from it says little.
@@ -138,8 +136,7 @@ export function explainThreads({ costs, threads = 1, one = null, run = null, spe
     );
   }
   if (threads > 1 && one) {
-    const slowP =
-      one.peak?.measured && costs.peak?.measured && costs.peak.flops < 1.2 * one.peak.flops;
+    const slowP = one.peak?.measured && costs.peak?.measured && costs.peak.flops < 1.2 * one.peak.flops;
     const slowB = one.gbPerSecond && costs.gbPerSecond && costs.gbPerSecond < 1.1 * one.gbPerSecond;
     if (slowP) {
       parts.push(
@@ -252,8 +249,7 @@ export function explainWeights({ f32, int8, k = 5, cpu = true }) {
       `One pass costs about the same with 8-bit weights here: ${f2(int8.stepMs)} ms against ${f2(f32.stepMs)} ms for float32 (${bytes}).`,
     );
   }
-  const rel =
-    xi > 1.1 * xf ? 'relatively dearer' : xi < 0.9 * xf ? 'relatively cheaper' : 'about as dear';
+  const rel = xi > 1.1 * xf ? 'relatively dearer' : xi < 0.9 * xf ? 'relatively cheaper' : 'about as dear';
   parts.push(
     `Extra verified tokens are ${rel} with 8-bit weights: v(${kk}) = ${f2(vi.v)} against ${f2(vf.v)}, each extra token ${f2(xi)} of int8's own one-token pass against ${f2(xf)} of float32's` +
       ` (a pass over ${kk} tokens: ${f2(vi.ms)} ms against ${f2(vf.ms)} ms).`,

@@ -124,13 +124,10 @@ export function targetCosts({
   }
   let computeMsPerToken = est ? (flop / est.flops) * 1000 : NaN;
   // 8-bit with P_int(T) measured: the integer part at P_int, the float rest at P (when known).
-  if (intEst)
-    computeMsPerToken =
-      (intOps / intEst.ops) * 1000 + (est?.measured ? (floatFlop / est.flops) * 1000 : 0);
+  if (intEst) computeMsPerToken = (intOps / intEst.ops) * 1000 + (est?.measured ? (floatFlop / est.flops) * 1000 : 0);
   const measured = verifyCosts(passMs);
   const roof = [];
-  for (let k = 1; k <= K_MAX; k++)
-    roof.push({ k, v: rooflineRatio(k, { memMs, computeMsPerToken }) });
+  for (let k = 1; k <= K_MAX; k++) roof.push({ k, v: rooflineRatio(k, { memMs, computeMsPerToken }) });
   return {
     params,
     weights: int8 ? 'int8' : 'f32',

@@ -60,10 +60,8 @@ export function niceTicks(lo, hi, n = 5) {
 export function frame(svg, o) {
   // The viewBox follows the drawn width (within limits) so that text keeps a readable size
   // on a phone instead of shrinking with the whole drawing.
-  const shown =
-    svg.getBoundingClientRect().width || svg.parentElement?.getBoundingClientRect().width || 0;
-  const W =
-    o.width ?? Math.round(Math.min(o.maxWidth ?? 560, Math.max(o.minWidth ?? 330, shown || 480)));
+  const shown = svg.getBoundingClientRect().width || svg.parentElement?.getBoundingClientRect().width || 0;
+  const W = o.width ?? Math.round(Math.min(o.maxWidth ?? 560, Math.max(o.minWidth ?? 330, shown || 480)));
   const H = o.height ?? 280;
   const m = { top: 16, right: 16, bottom: 44, left: 52, ...(o.margin || {}) };
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
@@ -102,11 +100,7 @@ export function frame(svg, o) {
   );
   if (o.xLabel) {
     axes.append(
-      s(
-        'text',
-        { class: 'label', x: (m.left + W - m.right) / 2, y: H - 6, 'text-anchor': 'middle' },
-        [o.xLabel],
-      ),
+      s('text', { class: 'label', x: (m.left + W - m.right) / 2, y: H - 6, 'text-anchor': 'middle' }, [o.xLabel]),
     );
   }
   if (o.yLabel) {
@@ -131,9 +125,7 @@ export function frame(svg, o) {
 
 /** A polyline path through points [[x, y], ...] in data units. */
 export function pathOf(points, x, y) {
-  return points
-    .map(([a, b], i) => `${i ? 'L' : 'M'}${x(a).toFixed(2)},${y(b).toFixed(2)}`)
-    .join('');
+  return points.map(([a, b], i) => `${i ? 'L' : 'M'}${x(a).toFixed(2)},${y(b).toFixed(2)}`).join('');
 }
 
 /** Calls fn when the window's width changes (debounced), for charts that size to their box. */

@@ -78,9 +78,7 @@ export function judgeVk({ passMs = [], sampleMs = null }) {
   const reasons = [];
   (sampleMs ?? []).forEach((xs, i) => {
     if (!agree(xs))
-      reasons.push(
-        `the passes over ${i + 1} token${i ? 's' : ''} took ${range(xs)} ms (spread ${f2(spreadOf(xs))}×)`,
-      );
+      reasons.push(`the passes over ${i + 1} token${i ? 's' : ''} took ${range(xs)} ms (spread ${f2(spreadOf(xs))}×)`);
   });
   const one = passMs[1];
   let highest = NaN;
@@ -92,8 +90,7 @@ export function judgeVk({ passMs = [], sampleMs = null }) {
       reasons.push(
         `a pass over ${k} tokens (${f2(passMs[k])} ms) was cheaper than one over 1 (${f2(one)} ms): v(${k}) = ${f2(v)}`,
       );
-    else if (v < LIMITS.vDrop * highest)
-      reasons.push(`v(${k}) = ${f2(v)} is below v(${highestK}) = ${f2(highest)}`);
+    else if (v < LIMITS.vDrop * highest) reasons.push(`v(${k}) = ${f2(v)} is below v(${highestK}) = ${f2(highest)}`);
     if (!(v <= highest)) {
       highest = v;
       highestK = k;
@@ -111,9 +108,7 @@ export function judgeVk({ passMs = [], sampleMs = null }) {
 export function judgeThreads({ T, B1 = null, BT = null, P1 = null, PT = null }) {
   const reasons = [];
   if (T > 1 && B1 > 0 && BT > 0 && BT < LIMITS.threads * B1) {
-    reasons.push(
-      `${T} threads read at ${BT.toFixed(1)} GB/s, slower than 1 thread's ${B1.toFixed(1)} GB/s`,
-    );
+    reasons.push(`${T} threads read at ${BT.toFixed(1)} GB/s, slower than 1 thread's ${B1.toFixed(1)} GB/s`);
   }
   if (T > 1 && P1 > 0 && PT > 0 && PT < LIMITS.threads * P1) {
     reasons.push(
@@ -130,28 +125,17 @@ export function judgeThreads({ T, B1 = null, BT = null, P1 = null, PT = null }) 
  * (one of the two was timed while the machine was busy: compare.js measures v(k) again).
  * @param {{ plainTps?: number[], specTps?: number[], ratios?: number[], v?: number, gamma?: number, vk?: number }} m
  */
-export function judgeRun({
-  plainTps = [],
-  specTps = [],
-  ratios = [],
-  v = NaN,
-  gamma = 0,
-  vk = NaN,
-}) {
+export function judgeRun({ plainTps = [], specTps = [], ratios = [], v = NaN, gamma = 0, vk = NaN }) {
   const reasons = [];
   if (!agree(plainTps)) reasons.push(`the plain repeats ran at ${range(plainTps)} tokens/s`);
   if (!agree(specTps)) reasons.push(`the speculative repeats ran at ${range(specTps)} tokens/s`);
   if (agree(plainTps) && agree(specTps) && !agree(ratios))
     reasons.push(`the repeats' speedups ranged over ${range(ratios)}×`);
   if (Number.isFinite(v) && v < LIMITS.vMin) {
-    reasons.push(
-      `verifying γ + 1 = ${gamma + 1} tokens cost v = ${f2(v)} plain steps, less than one step`,
-    );
+    reasons.push(`verifying γ + 1 = ${gamma + 1} tokens cost v = ${f2(v)} plain steps, less than one step`);
   }
-  const vkDisagrees =
-    Number.isFinite(v) && v >= LIMITS.vMin && vk > 0 && Math.max(v / vk, vk / v) > LIMITS.runVsVk;
-  if (vkDisagrees)
-    reasons.push(`the run's v = ${f2(v)} and the measured v(${gamma + 1}) = ${f2(vk)} disagree`);
+  const vkDisagrees = Number.isFinite(v) && v >= LIMITS.vMin && vk > 0 && Math.max(v / vk, vk / v) > LIMITS.runVsVk;
+  if (vkDisagrees) reasons.push(`the run's v = ${f2(v)} and the measured v(${gamma + 1}) = ${f2(vk)} disagree`);
   return { ok: !reasons.length, reasons, vkDisagrees };
 }
 
@@ -166,9 +150,7 @@ export function judgeChunks(plainChunkMs) {
     ? { ok: true, reasons: [] }
     : {
         ok: false,
-        reasons: [
-          `plain decoding's chunks took ${range(xs)} ms per token (spread ${f2(spreadOf(xs))}×)`,
-        ],
+        reasons: [`plain decoding's chunks took ${range(xs)} ms per token (spread ${f2(spreadOf(xs))}×)`],
       };
 }
 
@@ -218,7 +200,6 @@ export function threadsChoiceText(choice, asked) {
     .map(Number)
     .sort((a, b) => b - a);
   const measured = counts.map(ms).join(', ');
-  if (choice.threads === asked)
-    return `Threads measured just now (${measured}): using ${asked}, the faster now.`;
+  if (choice.threads === asked) return `Threads measured just now (${measured}): using ${asked}, the faster now.`;
   return `Threads measured just now (${measured}): ${asked} threads were slower than ${choice.threads} at this moment, so the runs use ${choice.threads} thread${choice.threads === 1 ? '' : 's'}.`;
 }

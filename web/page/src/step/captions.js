@@ -39,13 +39,10 @@ function noDraftReason(view) {
   if (cfg.drafter === 'lookup') {
     if (!lookupWouldMatch(view.context ?? []))
       return 'prompt lookup found no earlier occurrence of the last 1–3 tokens to copy from';
-    if (cfg.gamma === 'auto' && view.index > 0)
-      return 'the auto policy expected a plain step to pay more than copying';
+    if (cfg.gamma === 'auto' && view.index > 0) return 'the auto policy expected a plain step to pay more than copying';
     return (
       'prompt lookup made no proposal, although the last tokens occur earlier' +
-      (view.index === 0
-        ? ' (this build of the library does not look up before its first target pass)'
-        : '')
+      (view.index === 0 ? ' (this build of the library does not look up before its first target pass)' : '')
     );
   }
   if (cfg.gamma === 'auto')
@@ -121,9 +118,7 @@ export function metaLine(view) {
   return [
     h('span', { class: 'meta-gamma', 'data-testid': 'step-gamma-used' }, [`γ = ${view.gamma}`]),
     ` this iteration, ${how} · ${who}`,
-    view.gammas.length > 1
-      ? h('span', { class: 'meta-history' }, [` · γ so far: ${view.gammas.join(', ')}`])
-      : null,
+    view.gammas.length > 1 ? h('span', { class: 'meta-history' }, [` · γ so far: ${view.gammas.join(', ')}`]) : null,
   ];
 }
 

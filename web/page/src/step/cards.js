@@ -22,10 +22,7 @@ export function contextLine(view) {
 
 /** Rows of bars for a set of tokens: q (draft) and/or p (target), highlighting one token. */
 export function barRows(view, rows, { hi, showP, showQ, residual }) {
-  const max = Math.max(
-    1e-9,
-    ...rows.map((r) => Math.max(showP ? r.p : 0, showQ ? r.q : 0, residual ? r.r : 0)),
-  );
+  const max = Math.max(1e-9, ...rows.map((r) => Math.max(showP ? r.p : 0, showQ ? r.q : 0, residual ? r.r : 0)));
   // Bars are drawn relative to the largest value shown in the card (the numbers are absolute).
   const scale = 0.95 / max;
   return h(
@@ -48,9 +45,7 @@ function barCell(kind, v, scale) {
   const w = Math.max(0, Math.min(100, v * 100 * scale));
   const names = { p: 'p', q: 'q', r: 'p′' };
   return h('span', { class: `bar-cell ${kind}` }, [
-    h('span', { class: 'bar-track' }, [
-      h('span', { class: `bar ${kind}`, style: `width:${w.toFixed(1)}%` }),
-    ]),
+    h('span', { class: 'bar-track' }, [h('span', { class: `bar ${kind}`, style: `width:${w.toFixed(1)}%` })]),
     h('span', { class: 'bar-val' }, [`${names[kind]} ${short(v)}`]),
   ]);
 }
@@ -59,8 +54,7 @@ export function positionCard(view, pos, i, shown) {
   const verdictShown = shown.verdicts.has(i);
   const isCurrent = shown.current === i;
   const skipped =
-    !pos.examined &&
-    (shown.final || shown.verdicts.size >= view.positions.filter((p) => p.examined).length);
+    !pos.examined && (shown.final || shown.verdicts.size >= view.positions.filter((p) => p.examined).length);
   const rejectedHere = view.rejectedAt === i;
   const cls = [
     'card',
@@ -90,14 +84,10 @@ export function positionCard(view, pos, i, shown) {
     const greedy = !Number.isFinite(pos.u);
     if (!greedy) children.push(gauge(pos.acceptProb, pos.u, pos.accepted));
     children.push(
-      h(
-        'p',
-        { class: `verdict-line ${pos.accepted ? 'ok' : 'bad'}`, 'data-testid': 'position-verdict' },
-        [
-          greedy ? 'greedy: is x the argmax? → ' : `u = ${fmt(pos.u)} → `,
-          h('b', {}, [pos.accepted ? 'accepted ✓' : 'rejected ✗']),
-        ],
-      ),
+      h('p', { class: `verdict-line ${pos.accepted ? 'ok' : 'bad'}`, 'data-testid': 'position-verdict' }, [
+        greedy ? 'greedy: is x the argmax? → ' : `u = ${fmt(pos.u)} → `,
+        h('b', {}, [pos.accepted ? 'accepted ✓' : 'rejected ✗']),
+      ]),
     );
   } else if (skipped) {
     children.push(h('p', { class: 'verdict-line muted' }, ['never examined (after a rejection)']));
@@ -121,9 +111,7 @@ export function bonusCard(view, shown) {
   const g = view.positions.length;
   if (g === 0) return plainCard(view, shown);
   const isBonus = shown.final && view.finalKind === 'bonus';
-  const cls = ['card', 'bonus-card', isBonus ? 'bonus' : '', shown.showP ? '' : 'pending']
-    .join(' ')
-    .trim();
+  const cls = ['card', 'bonus-card', isBonus ? 'bonus' : '', shown.showP ? '' : 'pending'].join(' ').trim();
   const children = [
     h('header', { class: 'card-h' }, [
       h('span', { class: 'card-pos' }, [`Position ${g + 1}`]),
@@ -194,19 +182,12 @@ function plainCard(view, shown) {
 }
 
 export function summaryOf(view) {
-  const kindOf = (i) =>
-    i < view.nAccepted ? 'acc' : ({ bonus: 'bonus', plain: 'step' }[view.finalKind] ?? 'cor');
-  const chips = view.emitted.map((t, i) =>
-    h('span', { class: `tok ${kindOf(i)}` }, [view.labelOf(t)]),
-  );
-  const last = { bonus: '1 bonus', plain: '1 sampled (plain step)', correction: '1 correction' }[
-    view.finalKind
-  ];
+  const kindOf = (i) => (i < view.nAccepted ? 'acc' : ({ bonus: 'bonus', plain: 'step' }[view.finalKind] ?? 'cor'));
+  const chips = view.emitted.map((t, i) => h('span', { class: `tok ${kindOf(i)}` }, [view.labelOf(t)]));
+  const last = { bonus: '1 bonus', plain: '1 sampled (plain step)', correction: '1 correction' }[view.finalKind];
   return [
     h('p', { class: 'emitted', 'data-testid': 'emitted' }, [
-      h('span', { class: 'ctx-k' }, [
-        `Emitted (${view.nAccepted} accepted${last ? ` + ${last}` : ''}): `,
-      ]),
+      h('span', { class: 'ctx-k' }, [`Emitted (${view.nAccepted} accepted${last ? ` + ${last}` : ''}): `]),
       ...chips,
     ]),
   ];

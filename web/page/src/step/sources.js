@@ -54,8 +54,7 @@ export function makeToySource(sd, key, setting, seed) {
       const before = Array.from(dec.tokens);
       const view = recordToView(dec.step(), { fullRows: true, context: before });
       view.labelOf = labelOf;
-      view.contextText =
-        (before.length > 14 ? '… ' : '') + before.slice(-14).map(labelOf).join(' ');
+      view.contextText = (before.length > 14 ? '… ' : '') + before.slice(-14).map(labelOf).join(' ');
       view.kvText = `${before.length} token${before.length === 1 ? '' : 's'} so far`;
       view.done = false;
       return view;
@@ -100,13 +99,7 @@ export function makeModelSource(models, setting, seed) {
       // Draft passes: one per depth for the draft model (a tree's depth batched), one for the
       // heads (every head reads the same hidden state), none for prompt lookup.
       const draftSteps =
-        view.drafter === 'draft'
-          ? view.tree
-            ? view.tree.depth
-            : view.gamma
-          : view.drafter === 'heads'
-            ? 1
-            : 0;
+        view.drafter === 'draft' ? (view.tree ? view.tree.depth : view.gamma) : view.drafter === 'heads' ? 1 : 0;
       const usesDraftModel = config.drafter === 'draft' || config.drafter === 'both';
       view.kvText =
         `KV cache after this iteration: target ${view.kv.target ?? '?'}` +

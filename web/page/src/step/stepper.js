@@ -18,14 +18,7 @@ import {
   treeSize,
 } from '../shared/controls.js';
 import { FIRST_SEED, makeModelSource, makeToySource } from './sources.js';
-import {
-  STAGE_NAMES,
-  buttonsState,
-  revealState,
-  stagesOf,
-  stepBack,
-  stepForward,
-} from './stages.js';
+import { STAGE_NAMES, buttonsState, revealState, stagesOf, stepBack, stepForward } from './stages.js';
 import { captionOf, metaLine, treeCaption } from './captions.js';
 import { barRows, bonusCard, contextLine, positionCard, summaryOf } from './cards.js';
 
@@ -55,8 +48,7 @@ export function initStepper(sd, models) {
   };
 
   // The stage list says what the captions say (step/stages.js STAGE_NAMES).
-  for (const li of ui.stages.children)
-    li.textContent = STAGE_NAMES[li.dataset.stage] ?? li.textContent;
+  for (const li of ui.stages.children) li.textContent = STAGE_NAMES[li.dataset.stage] ?? li.textContent;
 
   // history[i] = { view, stages }, cursor = { it, st }
   let history = [];
@@ -79,8 +71,7 @@ export function initStepper(sd, models) {
     source = null;
     history = [];
     cursor = { it: 0, st: 0 };
-    for (const el of [ui.positions, ui.summary, ui.context, ui.meta, ui.treeView])
-      el.replaceChildren();
+    for (const el of [ui.positions, ui.summary, ui.context, ui.meta, ui.treeView]) el.replaceChildren();
     syncControls(ui);
     const setting = readSetting();
     const seed = clampInt(ui.seed.value, 0, 2 ** 31 - 1, FIRST_SEED);
@@ -175,8 +166,7 @@ export function initStepper(sd, models) {
   // Other models in the worker (another pair, a learner's files): the worker disposed the
   // step-through's decoder with the old ones, so start again on the new models.
   models.on((ev) => {
-    if (ev.type === 'loaded' && source?.kind === 'models' && ui.source.value === 'models')
-      restart();
+    if (ev.type === 'loaded' && source?.kind === 'models' && ui.source.value === 'models') restart();
   });
   $('step-form').addEventListener('submit', (e) => e.preventDefault());
   ui.panel.addEventListener('keydown', (e) => {

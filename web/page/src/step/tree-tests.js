@@ -63,9 +63,7 @@ export function currentCard(view, shown, helpers, { correction, bonus }) {
       },
       [
         h('header', { class: 'card-h' }, [
-          h('span', { class: 'card-pos' }, [
-            `Depth ${n.depth} · candidate ${n.child} of ${n.siblings}`,
-          ]),
+          h('span', { class: 'card-pos' }, [`Depth ${n.depth} · candidate ${n.child} of ${n.siblings}`]),
           h('span', { class: 'card-tok' }, ['draft: ', h('b', {}, [view.labelOf(n.token)])]),
         ]),
         greedy
@@ -96,9 +94,7 @@ export function currentCard(view, shown, helpers, { correction, bonus }) {
         'aria-label': correction ? 'The correction' : 'The bonus token',
       },
       [
-        h('header', { class: 'card-h' }, [
-          h('span', { class: 'card-pos' }, [correction ? 'Correction' : 'Bonus']),
-        ]),
+        h('header', { class: 'card-h' }, [h('span', { class: 'card-pos' }, [correction ? 'Correction' : 'Bonus'])]),
         correction && view.residualRows && helpers.barRows
           ? h('div', { class: 'residual-box' }, [
               h('p', { class: 'residual-h' }, ['Residual after the rejected candidates']),
@@ -118,10 +114,7 @@ export function currentCard(view, shown, helpers, { correction, bonus }) {
             class: `verdict-line ${correction ? 'fix' : 'bonus'}`,
             'data-testid': correction ? 'correction-token' : 'bonus-token',
           },
-          [
-            correction ? 'sampled correction: ' : 'bonus token: ',
-            h('b', {}, [view.labelOf(view.finalToken)]),
-          ],
+          [correction ? 'sampled correction: ' : 'bonus token: ', h('b', {}, [view.labelOf(view.finalToken)])],
         ),
       ],
     );

@@ -104,9 +104,7 @@ export function treeFigure(view, shown, helpers = {}) {
         height: BOX_H,
         rx: 6,
       }),
-      s('text', { x: xOf(0), y: rootY, 'text-anchor': 'middle', 'dominant-baseline': 'central' }, [
-        'context',
-      ]),
+      s('text', { x: xOf(0), y: rootY, 'text-anchor': 'middle', 'dominant-baseline': 'central' }, ['context']),
     ]),
   );
   const centre = (i) =>
@@ -196,11 +194,7 @@ export function treeFigure(view, shown, helpers = {}) {
               : `Bonus “${text}”, drawn from the target’s row after the last accepted node`,
           ]),
           s('rect', { x: x - w / 2, y: y - BOX_H / 2, width: w, height: BOX_H, rx: 5 }),
-          s(
-            'text',
-            { class: 'tok-text', x, y, 'text-anchor': 'middle', 'dominant-baseline': 'central' },
-            [text],
-          ),
+          s('text', { class: 'tok-text', x, y, 'text-anchor': 'middle', 'dominant-baseline': 'central' }, [text]),
           s('text', { class: 'tree-test', x, y: y + BOX_H / 2 + 12, 'text-anchor': 'middle' }, [
             correction ? 'correction (residual)' : 'bonus (from p)',
           ]),
@@ -233,17 +227,11 @@ export function treeFigure(view, shown, helpers = {}) {
     );
   }
 
-  const accepted = tree.path
-    .filter((i) => shown.tested.has(i))
-    .map((i) => `“${label(tree.nodes[i].token)}”`);
+  const accepted = tree.path.filter((i) => shown.tested.has(i)).map((i) => `“${label(tree.nodes[i].token)}”`);
   const summary =
     `Draft tree of ${tree.nodes.length} candidates, ${tree.depth} deep (branches ${tree.branches.join(', ')}). ` +
     (accepted.length ? `Accepted so far: ${accepted.join(', ')}. ` : '') +
-    (correction
-      ? `Correction: “${label(view.finalToken)}”.`
-      : bonus
-        ? `Bonus: “${label(view.finalToken)}”.`
-        : '');
+    (correction ? `Correction: “${label(view.finalToken)}”.` : bonus ? `Bonus: “${label(view.finalToken)}”.` : '');
   const svg = s(
     'svg',
     {
@@ -254,12 +242,7 @@ export function treeFigure(view, shown, helpers = {}) {
       'data-testid': 'tree-svg',
       'data-nodes': tree.nodes.length,
     },
-    [
-      s('desc', {}, ['The list after the picture gives every test in order.']),
-      ...frameEls,
-      edges,
-      boxes,
-    ],
+    [s('desc', {}, ['The list after the picture gives every test in order.']), ...frameEls, edges, boxes],
   );
   // Never upscaled; never shrunk below 85% (labels stay readable: a narrow screen scrolls it).
   svg.style.maxWidth = `${W}px`;
@@ -282,9 +265,6 @@ export function treeFigure(view, shown, helpers = {}) {
   return h('div', { class: 'tree-wrap' }, [
     scroller,
     scrollHint('Scroll sideways for the deeper levels ⇆'),
-    h('div', { class: 'tree-side' }, [
-      currentCard(view, shown, helpers, { correction, bonus }),
-      list,
-    ]),
+    h('div', { class: 'tree-side' }, [currentCard(view, shown, helpers, { correction, bonus }), list]),
   ]);
 }

@@ -201,21 +201,16 @@ export async function pitfall(msg) {
   const { models } = state;
   let lastPost = 0;
   try {
-    return await runPitfall(
-      state.sd,
-      models ? { target: models.target, draft: models.draft } : null,
-      msg.job,
-      {
-        progress(done, total, phase) {
-          const now = performance.now();
-          if (now - lastPost < 50 && done < total) return;
-          lastPost = now;
-          post({ type: 'pitfall-progress', id: msg.id, done, total, phase });
-        },
-        cancelled: () => cancelledPitfalls.has(msg.id),
-        yield: yieldNow,
+    return await runPitfall(state.sd, models ? { target: models.target, draft: models.draft } : null, msg.job, {
+      progress(done, total, phase) {
+        const now = performance.now();
+        if (now - lastPost < 50 && done < total) return;
+        lastPost = now;
+        post({ type: 'pitfall-progress', id: msg.id, done, total, phase });
       },
-    );
+      cancelled: () => cancelledPitfalls.has(msg.id),
+      yield: yieldNow,
+    });
   } catch (e) {
     if (e instanceof Cancelled) return null;
     throw e;

@@ -21,9 +21,7 @@ export const gpu = {
 function adapterName(info) {
   const d = String(info.description ?? '').trim();
   if (d) return d;
-  const parts = [info.vendor, info.architecture, info.device]
-    .map((x) => String(x ?? '').trim())
-    .filter(Boolean);
+  const parts = [info.vendor, info.architecture, info.device].map((x) => String(x ?? '').trim()).filter(Boolean);
   return parts.length ? parts.join(' ') : 'unnamed adapter';
 }
 
@@ -85,9 +83,7 @@ export function dropGpu() {
 /** An error that sends the page back to the CPU target, with why. */
 function gpuFailure(reason) {
   dropGpu();
-  const err = new Error(
-    `The GPU could not run the target (${reason}); it runs on the CPU (WebAssembly) now.`,
-  );
+  const err = new Error(`The GPU could not run the target (${reason}); it runs on the CPU (WebAssembly) now.`);
   err.fallback = reason;
   return err;
 }

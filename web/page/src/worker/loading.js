@@ -109,9 +109,7 @@ function install(next, parseMs) {
     parseMs,
     sameWeights: next.target.digest === next.draft.digest,
     // Heads are trained for one target: only a pair's own target has them (loaded on first use).
-    heads: next.target.heads
-      ? { url: next.target.heads.url, count: next.target.heads.count ?? null }
-      : null,
+    heads: next.target.heads ? { url: next.target.heads.url, count: next.target.heads.count ?? null } : null,
     threads: threadInfo(),
   };
   state.stepper?.dec.dispose();
@@ -177,10 +175,7 @@ export async function load(msg) {
     reload: () => fetchBytes(url),
   });
   const targetPart = { ...part(target, bytes.target, msg.urls.target), heads: msg.heads ?? null };
-  return install(
-    { target: targetPart, draft: part(draft, bytes.draft, msg.urls.draft) },
-    performance.now() - t0,
-  );
+  return install({ target: targetPart, draft: part(draft, bytes.draft, msg.urls.draft) }, performance.now() - t0);
 }
 
 /** One file a learner chose, loaded for `role`; every error names the file. */
@@ -218,9 +213,7 @@ export async function loadFiles(msg) {
   if (roles.length === 0) throw new Error('no model file given');
   if (!state.models && roles.length < 2) {
     const missing = roles[0] === 'target' ? 'draft' : 'target';
-    throw new Error(
-      `Choose a ${missing} model file as well: the page's own models are not loaded.`,
-    );
+    throw new Error(`Choose a ${missing} model file as well: the page's own models are not loaded.`);
   }
   const loaded = {};
   const t0 = performance.now();

@@ -3,15 +3,7 @@
 // the compute peak P(T) of T threads. Only the public API of the package is used.
 import { decoderDone } from '../shared/records.js';
 import { K_MAX, median } from '../shared/roofline.js';
-import {
-  state,
-  post,
-  useThreads,
-  clampThreads,
-  requireIdleModels,
-  yieldNow,
-  isPromise,
-} from './state.js';
+import { state, post, useThreads, clampThreads, requireIdleModels, yieldNow, isPromise } from './state.js';
 import { targetFor, gpuFault, backendOf } from './gpu.js';
 import { decoderOptions } from './decoding.js';
 import { gammaDepth } from '../shared/gamma.js';
@@ -79,8 +71,7 @@ export async function warmup(msg) {
   const o = msg.options ?? {};
   useThreads(o.threads);
   const key = warmKey(o);
-  if (!msg.force && state.warmFor.includes(key))
-    return { skipped: true, rounds: [], passes: 0, ms: 0, key };
+  if (!msg.force && state.warmFor.includes(key)) return { skipped: true, rounds: [], passes: 0, ms: 0, key };
   state.running = true;
   state.stopRequested = false;
   const t0 = performance.now();
@@ -90,33 +81,19 @@ export async function warmup(msg) {
   try {
     const target = await targetFor(o);
     const specOpts =
-      o.drafter === 'lookup' || o.drafter === 'both' || o.drafter === 'heads' || o.tree
-        ? { ...o, ...CHAIN }
-        : o;
+      o.drafter === 'lookup' || o.drafter === 'both' || o.drafter === 'heads' || o.tree ? { ...o, ...CHAIN } : o;
     const whole = t0 + WARM_MAX_MS / 2; // the whole-length decodes take at most half the time
+    passes += await wholeDecode(state.sd.createDecoder(decoderOptions(o, true, false, target)), o.maxTokens, whole);
     passes += await wholeDecode(
-      state.sd.createDecoder(decoderOptions(o, true, false, target)),
-      o.maxTokens,
-      whole,
-    );
-    passes += await wholeDecode(
-      state.sd.createDecoder(
-        decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target),
-      ),
+      state.sd.createDecoder(decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target)),
       o.maxTokens,
       whole,
     );
     while (!state.stopRequested) {
       const deadline = t0 + WARM_MAX_MS;
-      const plain = await timedSteps(
-        state.sd.createDecoder(decoderOptions(o, true, false, target)),
-        12,
-        deadline,
-      );
+      const plain = await timedSteps(state.sd.createDecoder(decoderOptions(o, true, false, target)), 12, deadline);
       const spec = await timedSteps(
-        state.sd.createDecoder(
-          decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target),
-        ),
+        state.sd.createDecoder(decoderOptions({ ...specOpts, gamma: gammaDepth(specOpts) }, false, false, target)),
         6,
         deadline,
       );
@@ -144,15 +121,11 @@ export async function warmup(msg) {
 
 /** What a warm-up holds for: the target, the thread count, the backend and the drafter. */
 const warmKey = (o, threads = state.sd.threads) =>
-  [
-    state.models?.info?.target?.digest ?? '',
-    threads,
-    o.backend === 'gpu' ? 'gpu' : 'cpu',
-    o.drafter ?? 'draft',
-  ].join('|');
+  [state.models?.info?.target?.digest ?? '', threads, o.backend === 'gpu' ? 'gpu' : 'cpu', o.drafter ?? 'draft'].join(
+    '|',
+  );
 
-const agree = (a, b) =>
-  Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= WARM_AGREE * Math.min(a, b);
+const agree = (a, b) => Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= WARM_AGREE * Math.min(a, b);
 
 /**
  * Steps a decoder, untimed, until it has emitted `maxTokens` tokens (a timed repeat's length),
@@ -250,12 +223,7 @@ export async function measureVk(msg) {
   try {
     for (const k of ks) {
       const dec = state.sd.createDecoder(
-        decoderOptions(
-          { ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) },
-          k === 1,
-          false,
-          target,
-        ),
+        decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, k === 1, false, target),
       );
       decs.push(dec);
       let first = dec.step(); // reads the prompt: not a k-token pass

@@ -58,9 +58,7 @@ export const clampThreads = (t) =>
 
 /** The thread pool's counters (zeros for a build without them), and their change over a run. */
 export const poolStats = () =>
-  typeof state.sd.threadStats === 'function'
-    ? state.sd.threadStats()
-    : { runs: 0, serial: 0, wakeups: 0, shed: 0 };
+  typeof state.sd.threadStats === 'function' ? state.sd.threadStats() : { runs: 0, serial: 0, wakeups: 0, shed: 0 };
 // shed: regions the pool ran on one thread because its ledger found threads losing (a busy machine).
 export const poolDelta = (a, b) => ({
   runs: b.runs - a.runs,

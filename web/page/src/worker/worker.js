@@ -88,8 +88,7 @@ function requireIdle(message = 'a run is already in progress') {
 async function handle(msg) {
   switch (msg.type) {
     case 'init':
-      if (!state.sd && !state.sdLoading && msg.threads !== undefined)
-        state.threadsOption = msg.threads;
+      if (!state.sd && !state.sdLoading && msg.threads !== undefined) state.threadsOption = msg.threads;
       return null;
     case 'threads':
       await ensureSd();

@@ -21,22 +21,12 @@ export function busyExplain(trust, where, measured) {
     ' ',
     h('span', { 'data-testid': 'vk-busy-why' }, [`What disagreed: ${trust.reasons.join('; ')}.`]),
     ' ',
-    h('span', { 'data-testid': 'vk-raw' }, [
-      `Raw pass times (medians, ${where}): ${passes || '–'}.`,
-    ]),
+    h('span', { 'data-testid': 'vk-raw' }, [`Raw pass times (medians, ${where}): ${passes || '–'}.`]),
   ];
 }
 
 // Facts that are measured as they are (no model drawn from them): shown under a busy measurement.
-const RAW_FACTS = new Set([
-  'weights',
-  'bandwidth',
-  'bandwidth-1',
-  'step',
-  'peak',
-  'peak-1',
-  'int-peak',
-]);
+const RAW_FACTS = new Set(['weights', 'bandwidth', 'bandwidth-1', 'step', 'peak', 'peak-1', 'int-peak']);
 
 /**
  * A CPU measurement that failed the checks (trust.js, models/vk/store.js judge): the busy sentence,
@@ -57,18 +47,12 @@ export function renderBusy({ ui, store, info, key, T }, trust) {
   ui.root.dataset.weightsCurves = current.weights;
   ui.root.dataset.vOther = '';
   ui.root.dataset.stepMsOther = '';
-  ui.root.dataset.bandwidth = current.gbPerSecond
-    ? 'measured'
-    : store.bandwidthError()
-      ? 'unavailable'
-      : 'pending';
+  ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : store.bandwidthError() ? 'unavailable' : 'pending';
   ui.root.dataset.points = String(current.measured.length);
   ui.root.dataset.threads = String(T);
   ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
   ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
-  const rows = cpuFactRows(current, one, T, store.bandwidthError()).filter(([id]) =>
-    RAW_FACTS.has(id),
-  );
+  const rows = cpuFactRows(current, one, T, store.bandwidthError()).filter(([id]) => RAW_FACTS.has(id));
   ui.facts.replaceChildren(...factRows(rows));
   ui.measure.textContent = 'Measure v(k) again';
   ui.explain.replaceChildren(...busyExplain(trust, threadsText(T), current.measured));

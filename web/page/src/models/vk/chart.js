@@ -30,9 +30,7 @@ export function drawVk(svg, data) {
   // At T > 1: the same target's v(k) measured on 1 thread (if it was) and the 1-thread roofline.
   const oneMeasured = data?.one?.measured ?? [];
   const oneRoof =
-    data?.one && data.one.memSource === 'bandwidth'
-      ? data.one.roof.filter((p) => Number.isFinite(p.v))
-      : [];
+    data?.one && data.one.memSource === 'bandwidth' ? data.one.roof.filter((p) => Number.isFinite(p.v)) : [];
   const top = Math.max(
     2,
     ...measured.map((p) => p.v),
@@ -60,9 +58,7 @@ export function drawVk(svg, data) {
     s('line', { class: 'vk-lesson', x1: xl, x2: xr, y1: f.y(1), y2: f.y(1) }, [
       s('title', {}, ['The lesson’s assumption: verifying γ + 1 tokens costs one step, v = 1.']),
     ]),
-    s('text', { class: 'note', x: xr - 4, y: f.y(1) + 14, 'text-anchor': 'end' }, [
-      'lesson: v = 1',
-    ]),
+    s('text', { class: 'note', x: xr - 4, y: f.y(1) + 14, 'text-anchor': 'end' }, ['lesson: v = 1']),
   );
   if (!cur || !measured.length) {
     f.plot.append(
@@ -223,9 +219,7 @@ export function drawVk(svg, data) {
     for (const p of wMeasured) {
       f.plot.append(
         s('circle', { class: 'vk-weights-dot', cx: f.x(p.k), cy: f.y(p.v), r: 3 }, [
-          s('title', {}, [
-            `${data.weights.label}, k = ${p.k}: ${p.ms.toFixed(2)} ms, v = ${p.v.toFixed(2)}`,
-          ]),
+          s('title', {}, [`${data.weights.label}, k = ${p.k}: ${p.ms.toFixed(2)} ms, v = ${p.v.toFixed(2)}`]),
         ]),
       );
     }
@@ -252,17 +246,12 @@ export function drawVk(svg, data) {
   }
   // Legend, top left.
   const items = [
-    [
-      'vk-measured',
-      data.gpu ? `measured v(k), ${data.label}` : `measured v(k), ${data.label}, ${threadsText(T)}`,
-    ],
+    ['vk-measured', data.gpu ? `measured v(k), ${data.label}` : `measured v(k), ${data.label}, ${threadsText(T)}`],
     ...(roof.length
       ? [
           [
             'vk-roof',
-            cur.memSource === 'bandwidth'
-              ? `memory-floor roofline, ${threadsText(T)}`
-              : 'roofline (estimated)',
+            cur.memSource === 'bandwidth' ? `memory-floor roofline, ${threadsText(T)}` : 'roofline (estimated)',
           ],
         ]
       : []),

@@ -72,30 +72,15 @@ export function cpuFactRows(c, one, T, bwErr, w = null) {
         : `${threadsText(T)} reading at once, each its own part of a ${sizeText(bwBytes(c))} buffer (sd.measureReadBandwidth).`,
     ],
     ...(one ? [['bandwidth-1', 'Read bandwidth, 1 thread: B(1)', gb(one.gbPerSecond)]] : []),
-    [
-      'floor',
-      `Memory floor of one step, W / B(${T})`,
-      c.memSource === 'bandwidth' ? `${c.memMs.toFixed(2)} ms` : '–',
-    ],
+    ['floor', `Memory floor of one step, W / B(${T})`, c.memSource === 'bandwidth' ? `${c.memMs.toFixed(2)} ms` : '–'],
     [
       'step',
       `Measured one-token step, ${threadsText(T)}`,
       Number.isFinite(c.stepMs) ? `${c.stepMs.toFixed(2)} ms` : '–',
     ],
-    [
-      'peak',
-      `Compute peak, ${threadsText(T)}: P(${T})${c.peak?.measured ? '' : ' (estimated)'}`,
-      gf(c.peak),
-      peakTip,
-    ],
+    ['peak', `Compute peak, ${threadsText(T)}: P(${T})${c.peak?.measured ? '' : ' (estimated)'}`, gf(c.peak), peakTip],
     ...(one
-      ? [
-          [
-            'peak-1',
-            `Compute peak, 1 thread: P(1)${one.peak?.measured ? '' : ' (estimated)'}`,
-            gf(one.peak),
-          ],
-        ]
+      ? [['peak-1', `Compute peak, 1 thread: P(1)${one.peak?.measured ? '' : ' (estimated)'}`, gf(one.peak)]]
       : []),
     ...(c.peak?.measured && c.achieved
       ? [
@@ -110,26 +95,16 @@ export function cpuFactRows(c, one, T, bwErr, w = null) {
     ...intRows,
     [
       'ridge',
-      c.weights === 'int8'
-        ? 'Roofline turns at k = (W / B) / (ops per token / P_int)'
-        : 'Roofline turns at k = 2P / B',
+      c.weights === 'int8' ? 'Roofline turns at k = (W / B) / (ops per token / P_int)' : 'Roofline turns at k = 2P / B',
       Number.isFinite(ridge) ? ridge.toFixed(1) : '–',
       c.weights === 'int8'
         ? 'Below this many tokens the 8-bit pass is bound by reading its weights once (W / B); above it by its integer arithmetic. About 1 byte per weight and 2 operations per weight: the turn comes about four times sooner than with f32 weights at the same peak.'
         : 'Below this many tokens a pass is bound by reading the weights once (W / B); above it by arithmetic (k F / P). F / W = ½ FLOP per byte for f32 weights, hence 2P / B.',
     ],
-    ...(f32 &&
-    int8 &&
-    Number.isFinite(ridgeTokens(f32)) &&
-    Number.isFinite(ridgeTokens(int8)) &&
-    c === int8
+    ...(f32 && int8 && Number.isFinite(ridgeTokens(f32)) && Number.isFinite(ridgeTokens(int8)) && c === int8
       ? [['ridge-f32', 'float32 roofline turns at k', ridgeTokens(f32).toFixed(1)]]
       : []),
-    ...(f32 &&
-    int8 &&
-    Number.isFinite(ridgeTokens(f32)) &&
-    Number.isFinite(ridgeTokens(int8)) &&
-    c === f32
+    ...(f32 && int8 && Number.isFinite(ridgeTokens(f32)) && Number.isFinite(ridgeTokens(int8)) && c === f32
       ? [['ridge-int8', '8-bit roofline turns at k', ridgeTokens(int8).toFixed(1)]]
       : []),
   ];
@@ -181,9 +156,7 @@ export function gpuFactRows(gpu, b) {
 export function factRows(rows) {
   return rows.map(([id, name, v, tip]) =>
     h('tr', {}, [
-      h('th', { scope: 'row' }, [
-        tip ? h('span', { class: 'tip', title: tip, tabindex: '0' }, [name]) : name,
-      ]),
+      h('th', { scope: 'row' }, [tip ? h('span', { class: 'tip', title: tip, tabindex: '0' }, [name]) : name]),
       h('td', { 'data-testid': `vk-fact-${id}` }, [v]),
     ]),
   );

@@ -105,36 +105,25 @@ export function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup 
   const other =
     otherKey && otherOk && store.has(otherKey, T) && pairParams(pairs, otherBase)
       ? {
-          costs: store.costs(
-            otherKey,
-            store.model(otherKey) ?? pairParams(pairs, otherBase),
-            T,
-            peak,
-          ),
+          costs: store.costs(otherKey, store.model(otherKey) ?? pairParams(pairs, otherBase), T, peak),
           label: labelOf(otherKey),
         }
       : null;
   // The same pair with the other weights (float32 beside int8), when measured at T: its curve and roofline.
   const wk = otherWeightsKey(key);
-  const wCosts =
-    wk && store.has(wk, T) && store.model(wk) && store.judge(wk, T).ok
-      ? store.costs(wk, null, T)
-      : null;
+  const wCosts = wk && store.has(wk, T) && store.model(wk) && store.judge(wk, T).ok ? store.costs(wk, null, T) : null;
   const weights = wCosts?.measured.length ? { costs: wCosts, label: labelOf(wk) } : null;
   const one = T > 1 ? store.costs(key, info.target, 1) : null;
   // The same target's GPU curve, once measured there.
   const gpuSide = store.gpuCosts(key, info.target);
-  const backend = gpuSide?.measured.length
-    ? { costs: gpuSide, label: `GPU (${gpuSide.gpu?.name || 'WebGPU'})` }
-    : null;
+  const backend = gpuSide?.measured.length ? { costs: gpuSide, label: `GPU (${gpuSide.gpu?.name || 'WebGPU'})` } : null;
   ui.root.dataset.curves = backend ? 'cpu,gpu' : 'cpu';
   drawVk(ui.chart, { current, label: labelOf(key), other, one, threads: T, backend, weights });
   ui.root.dataset.weights = current.weights;
   ui.root.dataset.weightsCurves = weights ? 'f32,int8' : current.weights;
   // For scripts and tests: the other weights' measured v(k) and one-token pass.
   ui.root.dataset.vOther = weights ? wCosts.measured.map((m) => m.v.toFixed(4)).join(',') : '';
-  ui.root.dataset.stepMsOther =
-    weights && Number.isFinite(wCosts.stepMs) ? wCosts.stepMs.toFixed(4) : '';
+  ui.root.dataset.stepMsOther = weights && Number.isFinite(wCosts.stepMs) ? wCosts.stepMs.toFixed(4) : '';
   const bwErr = store.bandwidthError();
   ui.root.dataset.bandwidth = current.gbPerSecond ? 'measured' : bwErr ? 'unavailable' : 'pending';
   ui.root.dataset.points = String(current.measured.length);
@@ -142,9 +131,7 @@ export function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup 
   // For scripts (bench/browser.mjs, tests): the measured v(k), k = 1.., and the one-token pass.
   ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
   ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
-  ui.facts.replaceChildren(
-    ...factRows(cpuFactRows(current, one, T, bwErr, weights?.costs ?? null)),
-  );
+  ui.facts.replaceChildren(...factRows(cpuFactRows(current, one, T, bwErr, weights?.costs ?? null)));
   ui.measure.textContent = current.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
   // The explanation: the two shipped targets, measured where measured, the roofline elsewhere;
   // then what T threads make of a pass.
@@ -158,24 +145,12 @@ export function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup 
   const wText = weights ? explainWeights({ ...byWeights(current, wCosts), k }) : '';
   const extra = [
     ...(threadsPart
-      ? [
-          ' ',
-          h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [
-            threadsPart,
-          ]),
-        ]
+      ? [' ', h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [threadsPart])]
       : []),
     ...weightsPart(wText),
   ];
-  if (
-    pairParams(pairs, 'large') &&
-    pairParams(pairs, 'small') &&
-    current.measured.length >= 2 &&
-    !int8 &&
-    otherOk
-  ) {
-    const costs = (name) =>
-      store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
+  if (pairParams(pairs, 'large') && pairParams(pairs, 'small') && current.measured.length >= 2 && !int8 && otherOk) {
+    const costs = (name) => store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
     const [large, small] = [costs('large'), costs('small')];
     const text = explainPairs({ large, small, k, bandwidthError: bwErr, threads: T });
     // The heading says what the numbers under it show (roofline-explain.js pairsHeading).

@@ -16,8 +16,7 @@ const MAX_BANDWIDTH_BYTES = 256 * 2 ** 20;
  * parameter count of a float32 target.
  */
 export function modelOf(m) {
-  if (typeof m === 'number')
-    return { params: m, weights: 'f32', weightBytes: weightBytesOf(m), intParams: 0 };
+  if (typeof m === 'number') return { params: m, weights: 'f32', weightBytes: weightBytesOf(m), intParams: 0 };
   const params = m?.params ?? 0;
   const weights = m?.weights === 'int8' ? 'int8' : 'f32';
   const nLayer = m?.nLayer ?? m?.config?.nLayer ?? 0;
@@ -92,12 +91,9 @@ export function createVkStore() {
       // sampleMs: every timed pass per k, when the worker sent them (judge reads their spread).
       const samples = vk.sampleMs ? { sampleMs: vk.sampleMs } : {};
       const m =
-        where === 'gpu'
-          ? { passMs: vk.passMs, ...samples, gpu: vk.backend }
-          : { passMs: vk.passMs, ...samples };
+        where === 'gpu' ? { passMs: vk.passMs, ...samples, gpu: vk.backend } : { passMs: vk.passMs, ...samples };
       if (!vk.stopped) byKey.set(slot, m);
-      else if (!byKey.get(slot) || byKey.get(slot).partial)
-        byKey.set(slot, { ...m, partial: true });
+      else if (!byKey.get(slot) || byKey.get(slot).partial) byKey.set(slot, { ...m, partial: true });
       return byKey.get(slot);
     },
     /**
@@ -127,8 +123,7 @@ export function createVkStore() {
     /** B(T) over the weight bytes of a target (modelOf's input), if measured. */
     bandwidth: (m, T) => bandwidthBy.get(at(bwBytes(m), T)),
     /** The sizes of `sizes` still to measure at t threads (at T itself: all of them, afresh). */
-    bandwidthWanted: (sizes, t, T) =>
-      t === T ? sizes : sizes.filter((b) => !bandwidthBy.has(at(b, t))),
+    bandwidthWanted: (sizes, t, T) => (t === T ? sizes : sizes.filter((b) => !bandwidthBy.has(at(b, t)))),
     /** Keeps the worker's bandwidth answers at t threads ([{ bytes, gbPerSecond } | { bytes, error }]). */
     setBandwidth(results, t) {
       for (const r of results) bandwidthBy.set(at(r.bytes, t), r);

@@ -187,10 +187,7 @@ export function initVk({
     ui.stop.hidden = false;
     ui.progress.hidden = false;
     ui.progress.value = 0;
-    status(
-      `Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, taking turns…`,
-      'measuring',
-    );
+    status(`Measuring v(k) of the ${labelOf(key)} on ${where}: k = 1…${K_MAX}, taking turns…`, 'measuring');
     try {
       const vk = await client.measureVk(options, (ev) => {
         if (ev.type === 'warm-progress') {
@@ -241,8 +238,7 @@ export function initVk({
       const where = onGpu() ? 'the GPU' : threadsText(currentThreads());
       if (!store.has(key, whereOf(currentThreads())))
         status(`Run the models to measure v(k) of the ${labelOf(key)} on ${where}.`, 'empty');
-      else
-        status(`v(k) of the ${labelOf(key)} on ${where}, measured earlier on this page.`, 'done');
+      else status(`v(k) of the ${labelOf(key)} on ${where}, measured earlier on this page.`, 'done');
     }
     if (!measuring) render();
   }
@@ -260,11 +256,7 @@ export function initVk({
      */
     verifyCurve(threads) {
       if (!client.info) return null;
-      return store.verifyCurve(
-        targetKey(client.info),
-        client.info.target,
-        whereOf(threads ?? currentThreads()),
-      );
+      return store.verifyCurve(targetKey(client.info), client.info.target, whereOf(threads ?? currentThreads()));
     },
     /**
      * v(k) of the loaded target at this thread count when measured and trusted (trust.js), else
@@ -276,8 +268,7 @@ export function initVk({
     },
     /** A run disagreed with the loaded target's measurement at this thread count: measure it again (models/vk/store.js invalidate). */
     invalidate(threads) {
-      if (client.info)
-        store.invalidate(targetKey(client.info), whereOf(threads ?? currentThreads()));
+      if (client.info) store.invalidate(targetKey(client.info), whereOf(threads ?? currentThreads()));
     },
     /** Whether the loaded target's measurement at this thread count failed the checks. */
     untrusted(threads) {
