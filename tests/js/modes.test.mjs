@@ -405,7 +405,10 @@ test("gamma 'auto': a drafter is charged its own per-iteration overhead", async 
     { what: 'lookup costs what a plain step costs', lookupMs: 0, atLeast: 0.2 },
     { what: "lookup's iterations cost 15 ms more", lookupMs: 15, atMost: 0.08 },
   ];
-  for (const c of cases) {
+  // The policy reads wall-clock costs, which other programs on a shared machine disturb (a run
+  // under three other jobs saw lookup draft 4 of 199 iterations): each case gets three runs, and
+  // one of them must show the property.
+  const lookupShare = async (lookupMs) => {
     const dec = sd.createDecoder({
       targetScore,
       scoreOutput: 'probs',
@@ -417,13 +420,18 @@ test("gamma 'auto': a drafter is charged its own per-iteration overhead", async 
       temperature: 1,
       distributions: false,
     });
-    for await (const rec of dec.generate()) if (rec.drafter === 'lookup') busy(c.lookupMs);
+    for await (const rec of dec.generate()) if (rec.drafter === 'lookup') busy(lookupMs);
     const { byDrafter, iterations } = dec.stats;
     dec.dispose();
-    const share = byDrafter.lookup / iterations;
-    if (c.atLeast !== undefined)
-      assert.ok(share >= c.atLeast, `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`);
-    if (c.atMost !== undefined)
-      assert.ok(share <= c.atMost, `${c.what}: lookup drafted ${byDrafter.lookup} of ${iterations}`);
+    return { share: byDrafter.lookup / iterations, text: `${byDrafter.lookup} of ${iterations}` };
+  };
+  for (const c of cases) {
+    const seen = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const { share, text } = await lookupShare(c.lookupMs);
+      seen.push(text);
+      if ((c.atLeast === undefined || share >= c.atLeast) && (c.atMost === undefined || share <= c.atMost)) break;
+      assert.ok(attempt < 2, `${c.what}: lookup drafted ${seen.join(', then ')}`);
+    }
   }
 });
