@@ -152,36 +152,23 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   };
   // What threads saved on this run: the caller's own parts' time scaled to every part, against
   // the time taken (negative: a worker's part kept the caller waiting).
-  const double serial_us = mine > 0 ? us(t1 - t0) / mine * parts : 0.0;
-  const double saved_us = mine > 0 ? serial_us - us(Clock::now() - t0) : 0.0;
-  account(parts - mine, parts * helpers / (helpers + 1.0), saved_us, serial_us);
+  const double saved_us = mine > 0 ? us(t1 - t0) / mine * parts - us(Clock::now() - t0) : 0.0;
+  account(parts - mine, parts * helpers / (helpers + 1.0), saved_us);
 }
 
-void ThreadPool::account(int worker_parts, double fair_parts, double saved_us, double serial_us) {
+void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {
   window_worker_parts_ += worker_parts;
   window_fair_parts_ += fair_parts;
   window_saved_us_ += saved_us;
-  window_serial_us_ += serial_us;
-  ++window_runs_;
-  // A window closes after kWindowRuns runs, or as soon as threads have lost kAbortLossMicros
-  // in it (a worker preempted inside a part costs a time slice: a few such runs already cost
-  // more than the window could save), or after a quarter of it if no worker took any part.
-  const bool lost_much = window_saved_us_ < -kAbortLossMicros;
-  const bool none_taken = window_runs_ >= kWindowRuns / 4 && window_worker_parts_ == 0;
-  if (window_runs_ < kWindowRuns && !lost_much && !none_taken) return;
+  if (++window_runs_ < kWindowRuns) return;
   const bool absent = window_worker_parts_ < kMinWorkerShare * window_fair_parts_;
   const bool losing = window_saved_us_ < 0.0;
-  // Serial long enough that this window's loss is at most 1/kLossRatio of the time spent
-  // serial after it: the cost of trying threads again stays bounded however much a try loses.
-  const double run_us = window_serial_us_ / window_runs_;
-  const double amortize = losing && run_us > 0.0 ? -window_saved_us_ * kLossRatio / run_us : 0.0;
   window_worker_parts_ = 0;
-  window_fair_parts_ = window_saved_us_ = window_serial_us_ = 0.0;
+  window_fair_parts_ = window_saved_us_ = 0.0;
   window_runs_ = 0;
   if (absent || losing) {
     losing_windows_.fetch_add(1, std::memory_order_relaxed);
-    shed_left_ =
-        static_cast<int>(std::min<double>(kMaxShedRuns, std::max<double>(shed_next_, amortize)));
+    shed_left_ = shed_next_;
     shed_next_ = std::min(shed_next_ * 2, kMaxShedRuns);
   } else {
     shed_next_ = kMinShedRuns;

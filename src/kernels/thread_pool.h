@@ -22,11 +22,8 @@
 // run, the caller's own parts' time scaled to every part, minus the time taken). When the
 // workers took under kMinWorkerShare of their fair share (V8's workers take too little in their
 // first, baseline-compiled windows, an absent one almost none), or threads lost time, the next
-// runs go serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns, and at
-// least kLossRatio times the time the window lost; the workers sleep meanwhile), then threads
-// are tried again. A window that has already lost kAbortLossMicros closes at once (one time
-// slice lost costs more than a window of runs saves), and one in which no worker took a part
-// closes after a quarter of its runs. Idle, the workers take their share and
+// runs go serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns; the
+// workers sleep meanwhile), then threads are tried again. Idle, the workers take their share and
 // threads save time: nothing is shed. Counts, not timings, carry most of the decision, so it
 // holds on a machine whose timings are noise.
 //
@@ -67,10 +64,6 @@ class ThreadPool {
   static constexpr double kMinWorkerShare = 0.3;
   static constexpr int kMinShedRuns = 512;
   static constexpr int kMaxShedRuns = 8192;
-  // A window that has lost this much closes at once; serial runs after a losing window last at
-  // least kLossRatio times the time it lost.
-  static constexpr double kAbortLossMicros = 1000.0;
-  static constexpr double kLossRatio = 20.0;
 
   // Whether this build can run threads at all (native; WebAssembly built with -pthread).
   static bool has_threads();
@@ -131,7 +124,7 @@ class ThreadPool {
   int take_parts(uint32_t gen);
   void wait_for_parts(int parts);
   // The ledger after a parallel run: the parts workers took, their fair share, time saved.
-  void account(int worker_parts, double fair_parts, double saved_us, double serial_us);
+  void account(int worker_parts, double fair_parts, double saved_us);
 
   // One per worker, on its own cache line: the caller bumps `go` of exactly the workers a run
   // may use, so a worker wakes only for runs it may take part in.
@@ -172,8 +165,7 @@ class ThreadPool {
   int window_worker_parts_ = 0;
   double window_fair_parts_ = 0.0;
   double window_saved_us_ = 0.0;
-  double window_serial_us_ = 0.0;  // the runs' serial time, estimated from the caller's parts
-  int shed_left_ = 0;              // runs still to do serially
+  int shed_left_ = 0;  // runs still to do serially
   int shed_next_ = kMinShedRuns;
 
   std::atomic<uint64_t> runs_{0}, serial_{0}, wakeups_{0}, worker_parts_{0}, caller_parts_{0},
