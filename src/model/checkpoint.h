@@ -1,0 +1,76 @@
+// A checkpoint as the model sees it, whatever format it came in: the architecture's
+// hyperparameters and its tensors under Hugging Face state-dict names, in one layout.
+// Frontends (model/hf_folder.h: a Hugging Face folder; model/gguf.h: a GGUF file) produce one;
+// GPTModel::from_checkpoint builds a model from it. Dependencies: frontends -> checkpoint ->
+// model. Our own nanoGPT files keep their loader (gpt_loader.cc).
+//
+// The one layout every frontend delivers:
+// - names are those of transformers' *ForCausalLM state dicts: Llama / Qwen2
+//   "model.embed_tokens.weight", "model.layers.{i}.input_layernorm.weight",
+//   "model.layers.{i}.self_attn.{q,k,v,o}_proj.weight" (Qwen2 also "{q,k,v}_proj.bias"),
+//   "model.layers.{i}.post_attention_layernorm.weight", "model.layers.{i}.mlp.{gate,up,down}_proj
+//   .weight", "model.norm.weight", "lm_head.weight" (absent when tied); GPT-2
+//   "transformer.wte.weight", "transformer.wpe.weight", "transformer.h.{i}.ln_{1,2}.{weight,bias}",
+//   "transformer.h.{i}.attn.c_{attn,proj}.{weight,bias}", "transformer.h.{i}.mlp.c_{fc,proj}
+//   .{weight,bias}", "transformer.ln_f.{weight,bias}" (a checkpoint saved without the
+//   "transformer." prefix gets it);
+// - every Linear weight is (out_features, in_features), row-major, as torch.nn.Linear holds it:
+//   GPT-2's Conv1D weights (stored (in, out)) arrive transposed;
+// - rotary rows in Hugging Face's half-rotation order: a GGUF "llama" file's Q and K rows
+//   (permuted by llama.cpp's converter) arrive un-permuted;
+// - shape is PyTorch's order (a GGUF ne[] reversed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace specdec {
+
+enum class Family { kGPT2, kLlama, kQwen2 };
+const char* family_name(Family f);  // "gpt2" / "llama" / "qwen2" (config.json model_type)
+
+// The hyperparameters the forward pass needs, under config.json's names in the comments.
+struct FamilyConfig {
+  Family family = Family::kLlama;
+  int vocab_size = 0;       // vocab_size (rows of the embedding; may exceed the tokenizer's)
+  int n_layer = 0;          // num_hidden_layers / n_layer
+  int n_head = 0;           // num_attention_heads / n_head
+  int n_kv_head = 0;        // num_key_value_heads (GPT-2: n_head)
+  int n_embd = 0;           // hidden_size / n_embd
+  int head_dim = 0;         // head_dim, else n_embd / n_head
+  int n_ff = 0;             // intermediate_size / n_inner (GPT-2 default 4 * n_embd)
+  int max_positions = 0;    // max_position_embeddings / n_positions
+  float norm_eps = 1e-5f;   // rms_norm_eps / layer_norm_epsilon
+  double rope_theta = 1e4;  // rope_theta (Llama, Qwen2)
+  bool tied_head = false;   // tie_word_embeddings: no lm_head.weight, the head reads the embedding
+  int bos_token_id = -1;    // -1: none given
+  std::vector<int> eos_token_ids;  // eos_token_id (an int or a list in config.json)
+};
+
+// How a tensor's bytes encode its values (little-endian). Q8_0 / Q4_0: GGUF's blocks of 32
+// along the last (in_features) dimension: Q8_0 = f16 d + 32 int8 (34 bytes), Q4_0 = f16 d +
+// 16 bytes of nibbles (18 bytes); value = d * q (Q4_0: q = nibble - 8).
+enum class TensorType { kF32, kF16, kBF16, kQ8_0, kQ4_0 };
+const char* tensor_type_name(TensorType t);  // "F32" ... "Q4_0", as the formats spell them
+
+struct CheckpointTensor {
+  TensorType type = TensorType::kF32;
+  std::vector<uint64_t> shape;    // PyTorch order; a Linear weight is (out, in)
+  const uint8_t* data = nullptr;  // `bytes` bytes inside the caller's buffers or Checkpoint::owned
+  size_t bytes = 0;
+};
+
+struct Checkpoint {
+  FamilyConfig config;
+  std::map<std::string, CheckpointTensor> tensors;  // by the names above
+  // Storage for tensors a frontend had to rewrite (transposed, un-permuted); tensors point here
+  // or into the buffers the frontend was given, which must outlive the checkpoint.
+  std::vector<std::vector<uint8_t>> owned;
+
+  const CheckpointTensor* find(const std::string& name) const;
+};
+
+}  // namespace specdec
