@@ -3,31 +3,13 @@
 namespace specdec {
 
 const char* family_name(Family f) {
-  switch (f) {
-    case Family::kGPT2:
-      return "gpt2";
-    case Family::kLlama:
-      return "llama";
-    case Family::kQwen2:
-      return "qwen2";
-  }
-  return "?";
+  static const char* const kNames[] = {"gpt2", "llama", "qwen2"};  // Family's order
+  return kNames[static_cast<int>(f)];
 }
 
 const char* tensor_type_name(TensorType t) {
-  switch (t) {
-    case TensorType::kF32:
-      return "F32";
-    case TensorType::kF16:
-      return "F16";
-    case TensorType::kBF16:
-      return "BF16";
-    case TensorType::kQ8_0:
-      return "Q8_0";
-    case TensorType::kQ4_0:
-      return "Q4_0";
-  }
-  return "?";
+  static const char* const kNames[] = {"F32", "F16", "BF16", "Q8_0", "Q4_0"};  // TensorType's order
+  return kNames[static_cast<int>(t)];
 }
 
 const CheckpointTensor* Checkpoint::find(const std::string& name) const {
