@@ -112,6 +112,17 @@ std::string stats_json(const DecoderStats& s, double wall_ms) {
          ",\"ms_per_token\":" + json_number(s.generated ? wall_ms / s.generated : 0.0) + "}";
 }
 
+// What the thread pool did: runs given to the workers or kept on the caller, and why.
+std::string pool_json(const kernels::ThreadPool& pool) {
+  const kernels::ThreadPool::Stats p = pool.stats();
+  return "{\"threads\":" + std::to_string(pool.max_threads()) +
+         ",\"runs\":" + std::to_string(p.runs) + ",\"serial\":" + std::to_string(p.serial) +
+         ",\"shed\":" + std::to_string(p.shed) + ",\"busy\":" + std::to_string(p.busy) +
+         ",\"losing_windows\":" + std::to_string(p.losing_windows) +
+         ",\"worker_parts\":" + std::to_string(p.worker_parts) +
+         ",\"caller_parts\":" + std::to_string(p.caller_parts) + "}";
+}
+
 // --tree "3,2,1,1": children per node at each depth (values checked by the decoder).
 std::vector<int> tree_branches(const std::string& t) {
   std::vector<int> branches;
@@ -240,10 +251,11 @@ int cmd_generate(const std::vector<std::string>& argv) {
   if (json) {
     const std::vector<int> generated = decoder.generated();
     std::printf(
-        "{\"prompt\":%s,\"text\":%s,\"tokens\":%s,\"settings\":%s,\"trace\":%s,\"stats\":%s}\n",
+        "{\"prompt\":%s,\"text\":%s,\"tokens\":%s,\"settings\":%s,\"trace\":%s,\"stats\":%s,"
+        "\"pool\":%s}\n",
         json_escape(prompt).c_str(), json_escape(decode(generated)).c_str(),
         json_array(generated).c_str(), settings_json(args, options, seed).c_str(),
-        trace_json(records).c_str(), stats_json(stats, wall_ms).c_str());
+        trace_json(records).c_str(), stats_json(stats, wall_ms).c_str(), pool_json(pool).c_str());
     return 0;
   }
   std::printf("\n");

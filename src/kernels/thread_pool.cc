@@ -2,8 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
@@ -97,8 +105,50 @@ void ThreadPool::hold_workers(bool hold) {
 
 ThreadPool::Stats ThreadPool::stats() const {
   constexpr auto r = std::memory_order_relaxed;
-  return {runs_.load(r),         serial_.load(r),        wakeups_.load(r), worker_parts_.load(r),
-          caller_parts_.load(r), caller_sleeps_.load(r), shed_.load(r),    losing_windows_.load(r)};
+  return {runs_.load(r),         serial_.load(r),         wakeups_.load(r),
+          worker_parts_.load(r), caller_parts_.load(r),   caller_sleeps_.load(r),
+          shed_.load(r),         losing_windows_.load(r), busy_.load(r)};
+}
+
+ThreadPool::MachineLoad ThreadPool::system_load() {
+  MachineLoad load;
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+  // Opened once and read again from its start each time (a fresh reading; ~a quarter of the
+  // cost of opening it again); the cores this process may use are read once.
+  static const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  static const int cores = [] {
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof(set), &set) == 0
+               ? CPU_COUNT(&set)
+               : static_cast<int>(std::thread::hardware_concurrency());
+  }();
+  load.cores = cores;
+  char text[128];
+  const ssize_t n = fd < 0 ? -1 : pread(fd, text, sizeof(text) - 1, 0);
+  if (n <= 0) return load;
+  // "0.52 0.58 0.59 3/250 12345": the fourth field is runnable tasks / all tasks.
+  text[n] = '\0';
+  const char* slash = std::strchr(text, '/');
+  const char* p = slash;
+  while (p && p > text && p[-1] >= '0' && p[-1] <= '9') --p;
+  if (p && p < slash) load.runnable = std::atoi(p);
+#endif
+  return load;
+}
+
+int ThreadPool::threads_with_a_core(MachineLoad load, int ours, int max_threads) {
+  if (load.runnable < 0 || load.cores < 1) return max_threads;
+  const int others = std::max(0, load.runnable - ours);
+  return std::clamp(load.cores - others, 1, max_threads);
+}
+
+int ThreadPool::threads_with_a_core_now() const {
+  if (!probe_) return max_threads_;
+  int ours = 1;  // the caller, and the workers awake (spinning or in a part): runnable too
+  for (int id = 1; id < max_threads_; ++id) {
+    ours += !slots_[id].sleeping.load(std::memory_order_relaxed);
+  }
+  return threads_with_a_core(probe_(), ours, max_threads_);
 }
 
 void ThreadPool::run_erased(int parts, Call call, void* ctx) {
@@ -115,7 +165,9 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
     for (int p = 0; p < parts; ++p) call(ctx, p);
     return;
   }
-  if (adaptive_.load(std::memory_order_relaxed) && shed_left_ > 0) {
+  const bool adaptive = adaptive_.load(std::memory_order_relaxed);
+  if (adaptive && shed_left_ == 0 && window_runs_ == 0) begin_window();
+  if (adaptive && shed_left_ > 0) {
     --shed_left_;
     shed_.fetch_add(1, std::memory_order_relaxed);
     PartScope scope;
@@ -131,7 +183,7 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   const uint32_t gen = ++gen_;
   // Release: a worker whose claim reads this ticket sees call_, ctx_ and done_ above.
   ticket_.store(uint64_t{gen} << 32 | uint64_t(parts) << 16, std::memory_order_release);
-  const int helpers = (parts < usable ? parts : usable) - 1;
+  const int helpers = std::min({parts, usable, adaptive ? window_threads_ : usable}) - 1;
   for (int id = 1; id <= helpers; ++id) {
     Slot& s = slots_[id];
     // seq_cst pairs with the worker's store of `sleeping` before it re-reads `go`: either it
@@ -146,7 +198,7 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   caller_parts_.fetch_add(mine, std::memory_order_relaxed);
   const auto t1 = Clock::now();
   wait_for_parts(parts);
-  if (!adaptive_.load(std::memory_order_relaxed)) return;
+  if (!adaptive) return;
   const auto us = [](Clock::duration d) {
     return std::chrono::duration<double, std::micro>(d).count();
   };
@@ -154,6 +206,20 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   // the time taken (negative: a worker's part kept the caller waiting).
   const double saved_us = mine > 0 ? us(t1 - t0) / mine * parts - us(Clock::now() - t0) : 0.0;
   account(parts - mine, parts * helpers / (helpers + 1.0), saved_us);
+}
+
+void ThreadPool::begin_window() {
+  // Asks the system at most every kProbeMicros (a read costs microseconds); a window is tried
+  // only if the machine has a core for a worker now.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_probe_ >= std::chrono::microseconds(kProbeMicros)) {
+    last_probe_ = now;
+    window_threads_ = threads_with_a_core_now();
+  }
+  if (window_threads_ == 1) {
+    busy_.fetch_add(1, std::memory_order_relaxed);
+    shed_left_ = kBusyShedRuns;
+  }
 }
 
 void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {

@@ -27,6 +27,15 @@
 // threads save time: nothing is shed. Counts, not timings, carry most of the decision, so it
 // holds on a machine whose timings are noise.
 //
+// Where the system says how busy it is (Linux natively: /proc/loadavg's runnable tasks), the
+// caller also asks it before each window: when the other programs' runnable tasks leave no
+// core for a worker, the window is not tried at all (its runs go serial, kBusyShedRuns of them,
+// then the caller asks again: asking is cheap and harmless, so a passing task costs little), and
+// with cores for only some workers a run uses only those. A window tried on such a machine costs
+// far more than it can save — one worker preempted inside a part holds the run up for a time slice,
+// milliseconds against runs of tens of microseconds — and a process that decodes a hundred tokens
+// never gets past its first probes. WebAssembly has no such count: the ledger alone decides there.
+//
 // Determinism: the pool only says which thread runs which part. The callers (kernels/parallel.h)
 // split work by outputs — panels of a matmul's output rows, (token, head) pairs of attention —
 // and a part computes the same outputs with the same operations whichever thread takes it, so
@@ -41,6 +50,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -64,6 +74,8 @@ class ThreadPool {
   static constexpr double kMinWorkerShare = 0.3;
   static constexpr int kMinShedRuns = 512;
   static constexpr int kMaxShedRuns = 8192;
+  static constexpr int kProbeMicros = 4000;  // the system's load is read at most this often
+  static constexpr int kBusyShedRuns = 128;  // serial runs when no core is free, then ask again
 
   // Whether this build can run threads at all (native; WebAssembly built with -pthread).
   static bool has_threads();
@@ -106,6 +118,7 @@ class ThreadPool {
     uint64_t caller_sleeps = 0;   // runs whose caller slept waiting for a worker's part
     uint64_t shed = 0;            // runs done serially because the ledger said threads lost
     uint64_t losing_windows = 0;  // windows in which threads lost (each sheds runs)
+    uint64_t busy = 0;            // windows not tried: no core free for a worker (runs shed)
   };
   Stats stats() const;
 
@@ -116,6 +129,21 @@ class ThreadPool {
   void set_adaptive(bool on) { adaptive_.store(on, std::memory_order_relaxed); }
   bool adaptive() const { return adaptive_.load(std::memory_order_relaxed); }
 
+  // What the system says of its load: the cores this process may use and the tasks runnable
+  // on the machine now (this thread included); runnable < 0 where it does not say.
+  struct MachineLoad {
+    int cores = 0;
+    int runnable = -1;
+  };
+  using LoadProbe = MachineLoad (*)();
+  static MachineLoad system_load();  // the default probe
+  // How many of max_threads threads the machine has cores for: its cores minus the runnable
+  // tasks that are not ours (`ours` of them are this pool's threads awake), at least 1;
+  // max_threads where the load is unknown.
+  static int threads_with_a_core(MachineLoad load, int ours, int max_threads);
+  // For tests: another probe, or null to let the ledger alone decide. Call before runs begin.
+  void set_load_probe(LoadProbe probe) { probe_ = probe; }
+
  private:
   using Call = void (*)(void*, int);
   void run_erased(int parts, Call call, void* ctx);
@@ -125,6 +153,10 @@ class ThreadPool {
   void wait_for_parts(int parts);
   // The ledger after a parallel run: the parts workers took, their fair share, time saved.
   void account(int worker_parts, double fair_parts, double saved_us);
+  // Before a window: how many threads the machine has cores for now (1 .. max_threads_).
+  int threads_with_a_core_now() const;
+  // Sets window_threads_ from the system's load; sheds kBusyShedRuns runs if it is 1.
+  void begin_window();
 
   // One per worker, on its own cache line: the caller bumps `go` of exactly the workers a run
   // may use, so a worker wakes only for runs it may take part in.
@@ -167,9 +199,12 @@ class ThreadPool {
   double window_saved_us_ = 0.0;
   int shed_left_ = 0;  // runs still to do serially
   int shed_next_ = kMinShedRuns;
+  int window_threads_ = kMaxThreads;  // threads this window may use (the machine's free cores)
+  std::chrono::steady_clock::time_point last_probe_{};
+  LoadProbe probe_ = &ThreadPool::system_load;
 
   std::atomic<uint64_t> runs_{0}, serial_{0}, wakeups_{0}, worker_parts_{0}, caller_parts_{0},
-      caller_sleeps_{0}, shed_{0}, losing_windows_{0};
+      caller_sleeps_{0}, shed_{0}, losing_windows_{0}, busy_{0};
 };
 
 }  // namespace specdec::kernels

@@ -56,6 +56,7 @@ TEST(ThreadPool, RunsEveryPartOnce) {
 
 TEST(ThreadPool, PartsSpreadOverTheThreadsInUse) {
   ThreadPool pool(3);
+  pool.set_load_probe(nullptr);  // a busy test machine must not send these runs serial
   const std::thread::id caller = std::this_thread::get_id();
   uint64_t by_workers = 0;
   for (int rep = 0; rep < 20; ++rep) {
@@ -119,6 +120,7 @@ TEST(ThreadPool, AWorkerThatNeverRunsDoesNotStopARun) {
 // sleeps instead of being woken for runs it never takes.
 TEST(ThreadPool, RunsGoSerialWhileAWorkerIsAbsent) {
   ThreadPool pool(2);
+  pool.set_load_probe(nullptr);
   pool.hold_workers(true);
   for (int rep = 0; rep < ThreadPool::kWindowRuns + 10; ++rep) pool.run(2, [](int) {});
   EXPECT_EQ(pool.stats().runs, static_cast<uint64_t>(ThreadPool::kWindowRuns));
@@ -131,6 +133,7 @@ TEST(ThreadPool, RunsGoSerialWhileAWorkerIsAbsent) {
 // every part not yet claimed.
 TEST(ThreadPool, TheCallerTakesThePartsAStalledWorkerHasNotClaimed) {
   ThreadPool pool(2);
+  pool.set_load_probe(nullptr);
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> on_worker{0};
   pool.run(8, [&](int) {
@@ -157,6 +160,7 @@ TEST(ThreadPool, RunsGoSerialWhileThreadsLose) {
     }
   };
   ThreadPool pool(2);
+  pool.set_load_probe(nullptr);
   stalling(pool, ThreadPool::kWindowRuns + 8);
   EXPECT_GE(pool.stats().losing_windows, 1u);
   EXPECT_GE(pool.stats().shed, 1u);  // runs after the window ran on the caller alone
@@ -164,6 +168,63 @@ TEST(ThreadPool, RunsGoSerialWhileThreadsLose) {
   fixed.set_adaptive(false);
   stalling(fixed, ThreadPool::kWindowRuns + 8);
   EXPECT_EQ(fixed.stats().shed, 0u);
+}
+
+// What the system says of its load decides before any window is tried: with no core free for a
+// worker (other programs' runnable tasks fill the cores) every run goes serial, on the caller,
+// and is still complete; with a free core the workers are asked as before.
+ThreadPool::MachineLoad full_machine() { return {2, 64}; }
+ThreadPool::MachineLoad idle_machine() { return {2, 1}; }
+
+TEST(ThreadPool, NoFreeCoreSendsRunsSerialBeforeAnyWindow) {
+  ThreadPool pool(2);
+  pool.set_load_probe(&full_machine);
+  for (int rep = 0; rep < 100; ++rep) {
+    std::vector<std::atomic<int>> hits(4);
+    pool.run(4, [&](int p) { hits[p].fetch_add(1); });
+    for (int p = 0; p < 4; ++p) ASSERT_EQ(hits[p].load(), 1) << "part " << p;
+  }
+  EXPECT_EQ(pool.stats().runs, 0u);
+  EXPECT_EQ(pool.stats().shed, 100u);
+  EXPECT_EQ(pool.stats().busy, 1u);  // one look: 100 runs < kBusyShedRuns
+  EXPECT_EQ(pool.stats().worker_parts, 0u);
+  ThreadPool idle(2);
+  idle.set_load_probe(&idle_machine);
+  for (int rep = 0; rep < ThreadPool::kWindowRuns; ++rep) idle.run(4, [](int) {});
+  EXPECT_EQ(idle.stats().runs, static_cast<uint64_t>(ThreadPool::kWindowRuns));  // one window
+  EXPECT_EQ(idle.stats().busy, 0u);
+}
+
+TEST(ThreadPool, ThreadsWithACore) {
+  struct Case {
+    int cores, runnable, ours, max_threads, want;
+  };
+  const Case kCases[] = {
+      {2, 1, 1, 2, 2},   // idle: only the caller runs
+      {2, 2, 2, 2, 2},   // idle, the worker awake
+      {2, 2, 1, 2, 1},   // one other task: no core for a worker
+      {2, 3, 2, 2, 1},   // one other task, the worker awake
+      {2, 99, 1, 2, 1},  // a full machine: the caller alone
+      {8, 3, 1, 8, 6},   // two others on eight cores: six threads
+      {8, 9, 8, 8, 7},   // one other, all ours awake
+      {16, 1, 1, 4, 4},  // more cores than threads
+      {4, -1, 1, 4, 4},  // the system does not say: every thread
+      {0, 5, 1, 3, 3},   // nor here
+  };
+  for (const Case& c : kCases) {
+    EXPECT_EQ(ThreadPool::threads_with_a_core({c.cores, c.runnable}, c.ours, c.max_threads), c.want)
+        << c.cores << " cores, " << c.runnable << " runnable, " << c.ours << " ours";
+  }
+}
+
+TEST(ThreadPool, TheSystemSaysItsLoadOnLinux) {
+  const ThreadPool::MachineLoad load = ThreadPool::system_load();
+#if defined(__linux__)
+  EXPECT_GE(load.cores, 1);
+  EXPECT_GE(load.runnable, 1);  // this thread runs
+#else
+  EXPECT_EQ(load.runnable, -1);
+#endif
 }
 
 TEST(ThreadPool, RejectsBadSizes) {
@@ -199,6 +260,7 @@ TEST(ThreadPool, ConcurrentCallersShareOnePool) {
 
 TEST(ThreadPool, WakesWorkersThatWentToSleep) {
   ThreadPool pool(3);
+  pool.set_load_probe(nullptr);
   pool.set_spin_micros(0);  // sleep at once
   for (int i = 0; i < 20; ++i) {
     std::atomic<int> hits{0};
@@ -253,6 +315,7 @@ TEST(ParallelMatmul, AnySplitIsBitIdentical) {
 
 TEST(ParallelMatmul, SmallMatricesStayOnOneThread) {
   ThreadPool pool(2);
+  pool.set_load_probe(nullptr);
   Rng rng(3);
   const size_t n = 256, k = 128;  // the small draft's LM head: 32k multiply-adds
   const std::vector<float> w = random_floats(rng, n * k), x = random_floats(rng, k);
@@ -303,6 +366,7 @@ TEST_P(ForwardThreads, LogitsBitIdenticalAt1To3Threads) {
   const PassOutputs one = run_passes(model);
   for (int threads : {2, 3}) {
     ThreadPool pool(threads);
+    pool.set_load_probe(nullptr);
     model.set_thread_pool(&pool);
     const PassOutputs got = run_passes(model);
     ASSERT_EQ(got.logits.size(), one.logits.size());
