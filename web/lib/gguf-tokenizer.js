@@ -39,7 +39,8 @@ export const GGUF_PRE_TOKENIZERS = Object.freeze({
     normalizer: { type: 'NFC' },
     pre_tokenizer: { type: 'Sequence', pretokenizers: [split(QWEN2_REGEX), byteLevel(false)] },
   },
-  // SmolLM / StarCoder: digits one by one, then GPT-2's regex (llama.cpp groups them so).
+  // SmolLM / StarCoder: digits one by one, then GPT-2's regex (llama.cpp groups them so; SmolLM2's
+  // tokenizer.json: Digits{individual_digits} then ByteLevel{use_regex}; no fixture tests it).
   smollm: {
     pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel(true)] },
   },
