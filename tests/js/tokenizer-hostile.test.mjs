@@ -53,6 +53,19 @@ test('a small GGUF tokenizer reads; its ids are bytes and merges', () => {
   assert.equal(tok.decode(tok.encode('héé')), 'héé');
 });
 
+test('a token "__proto__" is a token like any other; unknown options are refused', () => {
+  const pairs = replace('tokenizer.ggml.tokens', 'strings', [...BYTES, 'he', '__proto__']).map((p) =>
+    p[0].endsWith('token_type') ? [p[0], 'i32s', [...BYTES.map(() => 1), 1, 1]] : p,
+  );
+  const tok = tokenizerFromGguf(gguf(pairs));
+  assert.equal(tok.decode([257]), '__proto__'); // a normal token: in the vocabulary object
+  refused(() => tokenizerFromGguf(gguf(GPT2_PAIRS), { add_bos: true }), /add_bos: unknown option of tokenizerFromGguf/);
+  refused(
+    () => createTokenizer({ tokenizer: {}, tokenizer_config: {} }),
+    /tokenizer_config: unknown option of createTokenizer/,
+  );
+});
+
 const HEADER_CASES = [
   ['bad magic', () => gguf([], { magic: 'GGUG' }), /not a GGUF file: the magic is 47 47 55 47/],
   ['version 1', () => gguf([], { version: 1 }), /gguf: version 1 is not supported/],

@@ -10,7 +10,7 @@
 // Token types (token_type): 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte;
 // 2 and 3 become special added tokens, 4 plain added tokens (matched whole in text).
 
-import { describe, fail } from './errors.js';
+import { checkOptions, describe, fail } from './errors.js';
 import { readGgufMetadata } from './gguf-meta.js';
 import { hfTokenizer, MAX_VOCAB, Tokenizer } from './tokenizer.js';
 
@@ -171,7 +171,8 @@ function metadataOf(source) {
  * add_bos_token, else llama.cpp's default (SentencePiece and Llama 3 yes, others no). EOS ids:
  * eos_token_id, eot_token_id and eom_token_id.
  */
-export function tokenizerFromGguf(source, { addBos } = {}) {
+export function tokenizerFromGguf(source, options) {
+  const { addBos } = checkOptions(options, ['addBos'], 'tokenizerFromGguf');
   const meta = metadataOf(source);
   const model = get(meta, 'model', (v) => typeof v === 'string', 'the tokenizer model ("gpt2" or "llama")');
   if (model !== 'gpt2' && model !== 'llama') {
@@ -180,13 +181,13 @@ export function tokenizerFromGguf(source, { addBos } = {}) {
   const tokens = get(
     meta,
     'tokens',
-    (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_VOCAB,
+    (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_VOCAB && v.every((t) => typeof t === 'string'),
     `1..${MAX_VOCAB} strings`,
   );
   const n = tokens.length;
   const given = get(meta, 'token_type', isIntArray(n), `an integer array of ${n} types`, false);
   const typeOf = given ? Int32Array.from(given) : new Int32Array(n).fill(1);
-  const vocab = {};
+  const vocab = Object.create(null); // a token may be "__proto__"
   for (let id = 0; id < n; id++) {
     const t = tokens[id];
     if (Object.hasOwn(vocab, t) && typeOf[id] === 1 && typeOf[vocab[t]] === 1) {

@@ -351,7 +351,13 @@ export function hfTokenizer(json, tconf, what) {
  * (generation_config.json), whose eos_token_id (an id or a list) are added to the EOS ids.
  * Each may be the parsed object, its JSON text or its bytes. `addBos` overrides the BOS rule.
  */
-export function createTokenizer({ tokenizer, tokenizerConfig, config, generationConfig, addBos } = {}) {
+export function createTokenizer(options) {
+  const known = ['tokenizer', 'tokenizerConfig', 'config', 'generationConfig', 'addBos'];
+  const { tokenizer, tokenizerConfig, config, generationConfig, addBos } = checkOptions(
+    options,
+    known,
+    'createTokenizer',
+  );
   const json = { ...jsonArg(tokenizer, 'tokenizer', true) };
   json.added_tokens ??= [];
   const tconf = jsonArg(tokenizerConfig, 'tokenizerConfig', false);
