@@ -1,0 +1,377 @@
+// The tokenizers of real checkpoints (Llama 2/3, Mistral, Qwen2, GPT-2, SmolLM): a Hugging Face
+// `tokenizer.json` (+ `tokenizer_config.json`) run by @huggingface/tokenizers (the code
+// transformers.js bundles), and what specdec adds around it:
+// - a per-token byte table (token id -> the UTF-8 bytes it stands for), from which decode() and
+//   the streaming detokenizer make text: a TextDecoder in stream mode holds back half a
+//   character until the token that completes it arrives, so a valid sequence cut anywhere never
+//   shows U+FFFD (prefix decode() of the library does);
+// - BOS by specdec's rule (families-design.md §4.4), not by the post-processor; EOS ids as the
+//   union of the tokenizer's and the model config's.
+// Two kinds are read: byte-level BPE (a ByteLevel pre-tokenizer or decoder: GPT-2's byte <->
+// character map) and SentencePiece-style BPE (byte_fallback / ▁: `<0xNN>` tokens are bytes, ▁ is
+// a space, the first piece's prefix space is dropped as the decoder's Strip does).
+// The GGUF tokenizer (gguf-tokenizer.js) builds a tokenizer.json from the file's metadata and
+// comes back here; it is re-exported below (the two modules import each other; neither uses the
+// other while it loads).
+
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import { checkOptions, describe, fail, SpecdecError } from './errors.js';
+
+export { tokenizerFromGguf } from './gguf-tokenizer.js';
+export { readGgufMetadata } from './gguf-meta.js';
+
+/** Ids are below this (4,194,304; real vocabularies have up to 262,144 tokens). */
+export const MAX_VOCAB = 2 ** 22;
+const LLAMA3_BOS = '<|begin_of_text|>';
+const SPACE = 0x20;
+
+// GPT-2's bytes_to_unicode, inverted: the character a byte-level vocabulary writes for each
+// byte. Printable Latin-1 bytes stand for themselves; the other 68 are moved to U+0100.. in order.
+const BYTE_OF_CHAR = (() => {
+  const table = new Int16Array(324).fill(-1);
+  let moved = 0;
+  for (let b = 0; b < 256; b++) {
+    const kept = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    table[kept ? b : 256 + moved++] = b;
+  }
+  return table;
+})();
+
+const utf8 = new TextEncoder();
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }); // a token may be U+FEFF
+
+// Writers of one token's bytes into out at o; they return the new end. `out` has room for 3
+// bytes per UTF-16 unit of the piece (UTF-8's most), more than either needs.
+function writeByteLevel(piece, out, o) {
+  for (let i = 0; i < piece.length; i++) {
+    const c = piece.charCodeAt(i);
+    const b = c < BYTE_OF_CHAR.length ? BYTE_OF_CHAR[c] : -1;
+    if (b >= 0) out[o++] = b;
+    else {
+      const ch = String.fromCodePoint(piece.codePointAt(i)); // not from the byte map: the character itself
+      o += utf8.encodeInto(ch, out.subarray(o)).written;
+      i += ch.length - 1;
+    }
+  }
+  return o;
+}
+
+function writeSentencePiece(piece, out, o) {
+  const m = piece.length === 6 && piece.startsWith('<0x') ? /^<0x([0-9A-Fa-f]{2})>$/.exec(piece) : null;
+  if (m) {
+    out[o] = parseInt(m[1], 16);
+    return o + 1;
+  }
+  return o + utf8.encodeInto(piece.replaceAll('\u2581', ' '), out.subarray(o)).written;
+}
+
+/** The tokenizer of a checkpoint. Build it with createTokenizer() or tokenizerFromGguf(). */
+export class Tokenizer {
+  /** @internal Use createTokenizer / tokenizerFromGguf. */
+  constructor(hf, info) {
+    this._hf = hf;
+    /** 'byte-level' (GPT-2, Llama 3, Qwen) or 'sentencepiece' (Llama 2, Mistral, TinyLlama). */
+    this.kind = info.kind;
+    /** Ids 0..vocabSize-1 have tokens (a model's vocab_size may be larger: padded rows). */
+    this.vocabSize = hf.model.vocab.length;
+    /** The BOS id, null when the tokenizer has none. */
+    this.bosId = info.bosId;
+    /** Whether encode() prepends BOS by default, and which rule decided it. */
+    this.addsBos = info.addsBos;
+    this.bosSource = info.bosSource;
+    /** The ids that end generation (sorted, unique). */
+    this.eosIds = Object.freeze([...new Set(info.eosIds)].sort((a, b) => a - b));
+    /** The ids of special tokens (BOS, EOS, chat markers...), sorted. */
+    const added = [...hf.get_added_tokens_decoder()];
+    this.specialIds = Object.freeze(
+      added
+        .filter(([, t]) => t.special)
+        .map(([id]) => id)
+        .sort((a, b) => a - b),
+    );
+    /** SentencePiece: the decoder drops the space the normalizer put before the first piece. */
+    this.stripsPrefixSpace = info.stripsPrefixSpace;
+    this._special = new Set(this.specialIds);
+    this._table = null;
+  }
+
+  /**
+   * Token ids of `text`. BOS is prepended when `addBos` (default: this.addsBos); no other special
+   * token is added, and special tokens written in the text are matched as such.
+   * @returns {Int32Array}
+   */
+  encode(text, options) {
+    const { addBos = this.addsBos } = checkOptions(options, ['addBos'], 'encode');
+    if (typeof text !== 'string') fail(`text: expected a string, got ${describe(text)}`);
+    if (typeof addBos !== 'boolean') fail(`addBos: expected a boolean, got ${describe(addBos)}`);
+    if (addBos && this.bosId === null) fail('addBos: this tokenizer has no BOS token');
+    const { ids } = this._hf.encode(text, { add_special_tokens: false });
+    const start = addBos ? 1 : 0;
+    const out = new Int32Array(ids.length + start);
+    if (addBos) out[0] = this.bosId;
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i] === undefined) fail(`text: no token for piece ${i} and no unknown token to stand for it`);
+      out[i + start] = ids[i];
+    }
+    return out;
+  }
+
+  /**
+   * The text of `ids` (the byte table through one TextDecoder; invalid bytes become U+FFFD).
+   * `skipSpecial` drops special tokens; `continues` says the ids follow earlier text (a
+   * SentencePiece first piece then keeps its space).
+   */
+  decode(ids, options) {
+    const d = this.detokenizer(options);
+    return d.push(ids) + d.end();
+  }
+
+  /**
+   * A streaming detokenizer: push(ids or one id) returns the text they complete; an incomplete
+   * UTF-8 character is held back until the token that completes it; end() flushes (U+FFFD only
+   * if the sequence itself is invalid UTF-8).
+   * @returns {{ push(ids: ArrayLike<number> | number): string, end(): string }}
+   */
+  detokenizer(options) {
+    const { skipSpecial = false, continues = false } = checkOptions(
+      options,
+      ['skipSpecial', 'continues'],
+      'detokenizer',
+    );
+    const table = this.byteTable();
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    let atStart = this.stripsPrefixSpace && !continues;
+    let count = 0;
+    const push = (ids) => {
+      const list = typeof ids === 'number' ? [ids] : ids;
+      if (list === null || typeof list !== 'object' || typeof list.length !== 'number') {
+        fail(`ids: expected token ids (an array or one id), got ${describe(ids)}`);
+      }
+      const parts = [];
+      for (let i = 0; i < list.length; i++, count++) {
+        const id = list[i];
+        if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) {
+          fail(`ids[${count}]: expected a token id (integer >= 0), got ${describe(id)}`);
+        }
+        if (id >= this.vocabSize || (skipSpecial && this._special.has(id))) continue;
+        let b = table.bytes.subarray(table.offsets[id], table.offsets[id + 1]);
+        if (atStart) {
+          if (b[0] === SPACE && !this._special.has(id)) b = b.subarray(1);
+          atStart = false;
+        }
+        parts.push(decoder.decode(b, { stream: true }));
+      }
+      return parts.join('');
+    };
+    return { push, end: () => decoder.decode() };
+  }
+
+  /** The UTF-8 bytes token `id` stands for (a copy; empty for ids without a token). */
+  tokenBytes(id) {
+    const t = this.byteTable();
+    if (!Number.isInteger(id) || id < 0) fail(`id: expected a token id, got ${describe(id)}`);
+    return id < this.vocabSize ? t.bytes.slice(t.offsets[id], t.offsets[id + 1]) : new Uint8Array(0);
+  }
+
+  /**
+   * How token `id` shows on its own: its text when its bytes are valid UTF-8, else the bytes
+   * with the non-ASCII ones as <0xNN>; `<id N>` for an id without a token.
+   */
+  pieceText(id) {
+    if (Number.isInteger(id) && id >= this.vocabSize) return `<id ${id}>`;
+    const b = this.tokenBytes(id);
+    try {
+      return strictUtf8.decode(b);
+    } catch {
+      return Array.from(b, (x) => (x < 0x80 ? String.fromCharCode(x) : `<0x${x.toString(16).toUpperCase()}>`)).join('');
+    }
+  }
+
+  isSpecial(id) {
+    return this._special.has(id);
+  }
+
+  /**
+   * Every token's bytes: token id's bytes are bytes[offsets[id] .. offsets[id + 1]). Built on
+   * first use (40-90 ms for 128k-151k tokens), then kept. Special and added tokens stand for
+   * their text.
+   * @returns {{ bytes: Uint8Array, offsets: Uint32Array }}
+   */
+  byteTable() {
+    if (this._table) return this._table;
+    const added = this._hf.get_added_tokens_decoder();
+    const vocab = this._hf.model.vocab;
+    const pieceOf = (id) => (added.has(id) ? added.get(id).content : vocab[id]);
+    let room = 0;
+    for (let id = 0; id < this.vocabSize; id++) room += 3 * (pieceOf(id)?.length ?? 0);
+    const out = new Uint8Array(room);
+    const offsets = new Uint32Array(this.vocabSize + 1);
+    let o = 0;
+    for (let id = 0; id < this.vocabSize; id++) {
+      const piece = pieceOf(id);
+      if (added.has(id)) o += utf8.encodeInto(piece, out.subarray(o)).written;
+      else if (typeof piece === 'string') {
+        o = this.kind === 'byte-level' ? writeByteLevel(piece, out, o) : writeSentencePiece(piece, out, o);
+      } // else a hole in the ids: no bytes
+      offsets[id + 1] = o;
+    }
+    this._table = { bytes: out.slice(0, o), offsets };
+    return this._table;
+  }
+}
+
+// ---------------------------------------------------------------------------- tokenizer.json
+
+function jsonArg(x, name, required) {
+  if (x === undefined || x === null) {
+    if (required) fail(`${name}: missing (the parsed JSON, its text or its bytes)`);
+    return {};
+  }
+  let v = x;
+  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) v = new TextDecoder().decode(v);
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch (e) {
+      fail(`${name}: not valid JSON (${e.message})`);
+    }
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(`${name}: expected an object, got ${describe(v)}`);
+  return v;
+}
+
+const typesIn = (part, key) =>
+  !part ? [] : [part.type, ...(Array.isArray(part[key]) ? part[key].flatMap((p) => typesIn(p, key)) : [])];
+
+function checkIds(json) {
+  const bad = (where, id) =>
+    fail(
+      `tokenizer.json: ${where}: id ${typeof id === 'number' ? id : describe(id)} is not an integer in 0..${MAX_VOCAB - 1}`,
+    );
+  const ok = (id) => Number.isInteger(id) && id >= 0 && id < MAX_VOCAB;
+  for (const [piece, id] of Object.entries(json.model.vocab))
+    if (!ok(id)) bad(`model.vocab[${JSON.stringify(piece)}]`, id);
+  json.added_tokens.forEach((t, i) => {
+    if (typeof t !== 'object' || t === null || typeof t.content !== 'string') {
+      fail(`tokenizer.json: added_tokens[${i}]: expected { id, content }, got ${describe(t)}`);
+    }
+    if (!ok(t.id)) bad(`added_tokens[${i}]`, t.id);
+  });
+}
+
+// Which kind of BPE this is; anything else is refused naming the field.
+function kindOf(json) {
+  const m = json.model;
+  if (typeof m !== 'object' || m === null) fail(`tokenizer.json: model: expected an object, got ${describe(m)}`);
+  if (m.type !== 'BPE') {
+    fail(
+      `tokenizer.json: model.type ${JSON.stringify(m.type)} is not supported (specdec reads "BPE": byte-level as GPT-2, Llama 3, Qwen; SentencePiece-style with byte_fallback as Llama 2, Mistral)`,
+    );
+  }
+  if (typeof m.vocab !== 'object' || m.vocab === null || Array.isArray(m.vocab)) {
+    fail(`tokenizer.json: model.vocab: expected an object token -> id, got ${describe(m.vocab)}`);
+  }
+  if (!Array.isArray(m.merges)) fail(`tokenizer.json: model.merges: expected an array, got ${describe(m.merges)}`);
+  if (!Array.isArray(json.added_tokens)) {
+    fail(`tokenizer.json: added_tokens: expected an array, got ${describe(json.added_tokens)}`);
+  }
+  const pre = typesIn(json.pre_tokenizer, 'pretokenizers');
+  const dec = typesIn(json.decoder, 'decoders');
+  if (pre.includes('ByteLevel') || dec.includes('ByteLevel')) return 'byte-level';
+  if (m.byte_fallback === true || pre.includes('Metaspace') || dec.includes('Metaspace')) return 'sentencepiece';
+  return fail(
+    `tokenizer.json: a BPE with neither a ByteLevel pre_tokenizer/decoder nor model.byte_fallback or Metaspace: its tokens' bytes are unknown (pre_tokenizer [${pre}], decoder [${dec}])`,
+  );
+}
+
+// SentencePiece decoders drop one leading space: Strip{start >= 1} or a Metaspace that prepends.
+function stripsPrefixSpace(json, kind) {
+  if (kind !== 'sentencepiece') return false;
+  const flat = (d) => (!d ? [] : [d, ...(Array.isArray(d.decoders) ? d.decoders.flatMap(flat) : [])]);
+  return flat(json.decoder).some(
+    (d) =>
+      (d.type === 'Strip' && d.content === ' ' && d.start >= 1) ||
+      (d.type === 'Metaspace' && (d.prepend_scheme ? d.prepend_scheme !== 'never' : d.add_prefix_space !== false)),
+  );
+}
+
+const tokenContent = (t) => (typeof t === 'string' ? t : t && typeof t.content === 'string' ? t.content : null);
+
+function idList(x, name) {
+  if (x === undefined || x === null) return [];
+  const list = Array.isArray(x) ? x : [x];
+  for (const id of list) {
+    if (!Number.isInteger(id) || id < 0) fail(`${name}: expected a token id or a list of them, got ${describe(x)}`);
+  }
+  return list;
+}
+
+// BOS by specdec's rule (design §4.4): the caller's option; else tokenizer_config.add_bos_token;
+// else whether the post-processor puts a special token first; else the Llama 3 family default.
+function bosRule(hf, json, tconf, addBos) {
+  const post = json.post_processor;
+  const single = post && post.type === 'TemplateProcessing' && Array.isArray(post.single) ? post.single : [];
+  const postBos = single.length > 0 && single[0].SpecialToken ? single[0].SpecialToken.id : null;
+  const content = tokenContent(tconf.bos_token) ?? postBos;
+  const bosId = content === null ? null : (hf.token_to_id(content) ?? null);
+  let addsBos = false;
+  let bosSource = 'none';
+  if (addBos !== undefined) {
+    if (typeof addBos !== 'boolean') fail(`addBos: expected a boolean, got ${describe(addBos)}`);
+    [addsBos, bosSource] = [addBos, 'option'];
+  } else if (typeof tconf.add_bos_token === 'boolean') {
+    [addsBos, bosSource] = [tconf.add_bos_token, 'tokenizer_config.add_bos_token'];
+  } else if (postBos !== null) {
+    [addsBos, bosSource] = [true, 'post_processor'];
+  } else if (content === LLAMA3_BOS) {
+    [addsBos, bosSource] = [true, 'Llama 3 default'];
+  }
+  if (addsBos && bosId === null) {
+    fail(
+      `tokenizer_config.json: bos_token: ${JSON.stringify(content)} is not a token, but BOS is to be added (${bosSource})`,
+    );
+  }
+  return { bosId, addsBos, bosSource };
+}
+
+/** @internal Builds the library's tokenizer, wrapping its errors. */
+export function hfTokenizer(json, tconf, what) {
+  const full = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, ...json };
+  try {
+    return new HfTokenizer(full, tconf);
+  } catch (e) {
+    if (e instanceof SpecdecError) throw e;
+    return fail(`${what}: ${e.message}`);
+  }
+}
+
+/**
+ * A tokenizer from a Hugging Face folder's files: `tokenizer` (tokenizer.json) and, when given,
+ * `tokenizerConfig` (tokenizer_config.json), `config` (config.json) and `generationConfig`
+ * (generation_config.json), whose eos_token_id (an id or a list) are added to the EOS ids.
+ * Each may be the parsed object, its JSON text or its bytes. `addBos` overrides the BOS rule.
+ */
+export function createTokenizer(options) {
+  const known = ['tokenizer', 'tokenizerConfig', 'config', 'generationConfig', 'addBos'];
+  const { tokenizer, tokenizerConfig, config, generationConfig, addBos } = checkOptions(
+    options,
+    known,
+    'createTokenizer',
+  );
+  const json = { ...jsonArg(tokenizer, 'tokenizer', true) };
+  json.added_tokens ??= [];
+  const tconf = jsonArg(tokenizerConfig, 'tokenizerConfig', false);
+  const conf = jsonArg(config, 'config', false);
+  const gen = jsonArg(generationConfig, 'generationConfig', false);
+  const kind = kindOf(json);
+  checkIds(json);
+  const hf = hfTokenizer(json, tconf, 'tokenizer.json');
+  const eos = tokenContent(tconf.eos_token);
+  const eosIds = [
+    ...(eos !== null && hf.token_to_id(eos) !== undefined ? [hf.token_to_id(eos)] : []),
+    ...idList(conf.eos_token_id, 'config.eos_token_id'),
+    ...idList(gen.eos_token_id, 'generationConfig.eos_token_id'),
+  ];
+  const bos = bosRule(hf, json, tconf, addBos);
+  return new Tokenizer(hf, { kind, ...bos, eosIds, stripsPrefixSpace: stripsPrefixSpace(json, kind) });
+}
