@@ -191,7 +191,7 @@ void log_softmax(float* x, size_t n) {
 // ------------------------------------------------------------------ layer norm
 
 void layernorm_reference(const float* x, const float* weight, const float* bias, size_t n,
-                         float* out) {
+                         float* out, float eps) {
   const float mean = canonical_sum(n, [&](size_t i) { return x[i]; }) / static_cast<float>(n);
   const float var = canonical_sum(n,
                                   [&](size_t i) {
@@ -199,11 +199,12 @@ void layernorm_reference(const float* x, const float* weight, const float* bias,
                                     return d * d;
                                   }) /
                     static_cast<float>(n);
-  const float rstd = 1.0f / std::sqrt(var + kLayerNormEps);
+  const float rstd = 1.0f / std::sqrt(var + eps);
   for (size_t i = 0; i < n; ++i) out[i] = ((x[i] - mean) * rstd) * weight[i] + bias[i];
 }
 
-void layernorm(const float* x, const float* weight, const float* bias, size_t n, float* out) {
+void layernorm(const float* x, const float* weight, const float* bias, size_t n, float* out,
+               float eps) {
   const size_t n4 = n - n % 4;
   F4 acc = zero();
   for (size_t i = 0; i < n4; i += 4) acc = add(acc, load(x + i));
@@ -222,7 +223,7 @@ void layernorm(const float* x, const float* weight, const float* bias, size_t n,
     const float d = x[i] - mean;
     sq += d * d;
   }
-  const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(n) + kLayerNormEps);
+  const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
 
   const F4 rv = splat(rstd);
   for (size_t i = 0; i < n4; i += 4) {
@@ -232,13 +233,47 @@ void layernorm(const float* x, const float* weight, const float* bias, size_t n,
   for (size_t i = n4; i < n; ++i) out[i] = ((x[i] - mean) * rstd) * weight[i] + bias[i];
 }
 
-// ------------------------------------------------------------------ GELU, SiLU, add
+// ------------------------------------------------------------------ RMS norm
+
+void rmsnorm_reference(const float* x, const float* weight, size_t n, float eps, float* out) {
+  const float ss = canonical_sum(n, [&](size_t i) { return x[i] * x[i]; });
+  const float rstd = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  for (size_t i = 0; i < n; ++i) out[i] = (x[i] * rstd) * weight[i];
+}
+
+void rmsnorm(const float* x, const float* weight, size_t n, float eps, float* out) {
+  const float rstd = 1.0f / std::sqrt(dot(x, x, n) / static_cast<float>(n) + eps);
+  const size_t n4 = n - n % 4;
+  const F4 rv = splat(rstd);
+  for (size_t i = 0; i < n4; i += 4) store(out + i, mul(mul(load(x + i), rv), load(weight + i)));
+  for (size_t i = n4; i < n; ++i) out[i] = (x[i] * rstd) * weight[i];
+}
+
+// ------------------------------------------------------------------ GELU, SiLU, SwiGLU, add
 
 void gelu_reference(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = (0.5f * x[i]) * (1.0f + portable_erf(x[i] * kSqrtHalf));
 }
 
 void gelu(float* x, size_t n) { map_inplace(x, n, gelu4); }
+
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kGeluCubic = 0.044715f;
+
+void gelu_tanh_reference(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const float u = kSqrt2OverPi * (x[i] + kGeluCubic * (x[i] * x[i] * x[i]));
+    x[i] = x[i] / (1.0f + portable_exp(-2.0f * u));
+  }
+}
+
+void gelu_tanh(float* x, size_t n) {
+  const F4 one = splat(1.0f), k = splat(kSqrt2OverPi), c = splat(kGeluCubic), m2 = splat(-2.0f);
+  map_inplace(x, n, [=](F4 v) {
+    const F4 u = mul(k, add(v, mul(c, mul(mul(v, v), v))));
+    return div(v, add(one, exp4(mul(m2, u))));
+  });
+}
 
 void silu_reference(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + portable_exp(-x[i]));
@@ -247,6 +282,26 @@ void silu_reference(float* x, size_t n) {
 void silu(float* x, size_t n) {
   const F4 one = splat(1.0f);
   map_inplace(x, n, [one](F4 v) { return div(v, add(one, exp4(neg(v)))); });
+}
+
+void swiglu_reference(const float* gate_up, size_t rows, size_t n_ff, float* out) {
+  for (size_t t = 0; t < rows; ++t) {
+    const float* g = gate_up + t * 2 * n_ff;
+    float* o = out + t * n_ff;
+    std::copy(g, g + n_ff, o);
+    silu_reference(o, n_ff);
+    for (size_t j = 0; j < n_ff; ++j) o[j] = o[j] * g[n_ff + j];
+  }
+}
+
+void swiglu(const float* gate_up, size_t rows, size_t n_ff, float* out) {
+  for (size_t t = 0; t < rows; ++t) {
+    const float* g = gate_up + t * 2 * n_ff;
+    float* o = out + t * n_ff;
+    std::copy(g, g + n_ff, o);
+    silu(o, n_ff);
+    for (size_t j = 0; j < n_ff; ++j) o[j] = o[j] * g[n_ff + j];
+  }
 }
 
 void add_inplace(float* x, const float* y, size_t n) {

@@ -91,4 +91,55 @@ inline float portable_erf(float x) {
   return x < 0.0f ? -r : r;
 }
 
+// Double precision exp, log, sin and cos from +, -, *, /, floor and exact exponent manipulation
+// only, for tables computed once at load (the rotary embedding's angles, kernels/rope.h): the
+// same bits on every platform, unlike libm's. Error ~1e-16 relative on the ranges used (the
+// angles of rotary positions, |a| < 2^20, for sin/cos), far below the float rounding after.
+inline double portable_exp_d(double x) {
+  if (std::isnan(x)) return x;
+  if (x > 709.0) return std::numeric_limits<double>::infinity();
+  if (x < -745.0) return 0.0;
+  // exp(x) = 2^n exp(r), r = x - n ln 2 (ln 2 in two parts, as fdlibm), |r| <= 0.35: Taylor to
+  // degree 14 in Horner form (the next term < 1e-18).
+  const double n = std::floor(x * 1.44269504088896338700 + 0.5);
+  const double r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  double y = 1.0;
+  for (int k = 14; k >= 1; --k) y = 1.0 + y * r / k;
+  return std::ldexp(y, static_cast<int>(n));
+}
+
+// requires: x > 0 and finite.
+inline double portable_log_d(double x) {
+  int e = 0;
+  double m = std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1): exact
+  if (m < 0.70710678118654752440) {
+    m = m + m;
+    e -= 1;
+  }
+  // log m = 2 atanh s, s = (m - 1) / (m + 1), |s| <= 0.172: the odd series to s^25.
+  const double s = (m - 1.0) / (m + 1.0), z = s * s;
+  double y = 1.0 / 25.0;
+  for (int k = 23; k >= 1; k -= 2) y = 1.0 / k + z * y;
+  return 2.0 * s * y + e * 6.93147180369123816490e-01 + e * 1.90821492927058770002e-10;
+}
+
+// sin and cos of a (|a| < 2^20): a = k pi/2 + r with pi/2 in three parts (fdlibm's Cody-Waite
+// split: k times each of the first two is exact), |r| <= pi/4, Taylor series to r^21 / r^20.
+inline void portable_sincos_d(double a, double* sin_out, double* cos_out) {
+  const double k = std::floor(a * 6.36619772367581382433e-01 + 0.5);
+  const double r = ((a - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) -
+                   k * 2.02226624879595063154e-21;
+  const double z = r * r;
+  double s = 1.0, c = 1.0;
+  for (int j = 10; j >= 1; --j) {
+    s = 1.0 - z * s / ((2 * j) * (2 * j + 1));
+    c = 1.0 - z * c / ((2 * j - 1) * (2 * j));
+  }
+  s = r * s;
+  const long q = static_cast<long>(k - 4.0 * std::floor(k / 4.0));  // k mod 4, in 0..3
+  const double sv[4] = {s, c, -s, -c}, cv[4] = {c, -s, -c, s};
+  *sin_out = sv[q];
+  *cos_out = cv[q];
+}
+
 }  // namespace specdec

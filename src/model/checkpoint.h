@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/rope.h"
+
 namespace specdec {
 
 enum class Family { kGPT2, kLlama, kQwen2 };
@@ -48,6 +50,12 @@ struct FamilyConfig {
   bool tied_head = false;   // tie_word_embeddings: no lm_head.weight, the head reads the embedding
   int bos_token_id = -1;    // -1: none given
   std::vector<int> eos_token_ids;  // eos_token_id (an int or a list in config.json)
+  // Added for the model (families-model): rope_scaling {rope_type "llama3", factor,
+  // low_freq_factor, high_freq_factor, original_max_position_embeddings}; factor 0: none.
+  kernels::RopeScaling rope_scaling;
+  // GPT-2's activation_function "gelu" (exact erf, as our nanoGPT files) instead of "gelu_new"
+  // / "gelu_pytorch_tanh" (the tanh GELU, the default).
+  bool gelu_erf = false;
 };
 
 // How a tensor's bytes encode its values (little-endian). Q8_0 / Q4_0: GGUF's blocks of 32

@@ -10,6 +10,7 @@
 #include "kernels/matmul_q8.h"
 #include "kernels/ops.h"
 #include "kernels/parallel.h"
+#include "kernels/rope.h"
 
 namespace specdec {
 
@@ -104,51 +105,91 @@ void check_pass(const std::vector<int>& tokens, const KVCache& cache, const GPTC
   }
 }
 
-// out (T, C) = layernorm of each row of x (T, C).
-void layernorm_rows(const std::vector<float>& x, const std::vector<float>& weight,
-                    const std::vector<float>& bias, size_t T, size_t C, std::vector<float>& out) {
-  for (size_t t = 0; t < T; ++t) layernorm(&x[t * C], weight.data(), bias.data(), C, &out[t * C]);
+// out (T, C) = the config's norm (LayerNorm or RMSNorm) of each row of x (T, C).
+void norm_rows(const GPTConfig& cfg, const std::vector<float>& x, const std::vector<float>& weight,
+               const std::vector<float>& bias, size_t T, std::vector<float>& out) {
+  const size_t C = cfg.n_embd;
+  for (size_t t = 0; t < T; ++t) {
+    if (cfg.norm == NormKind::kRmsNorm) {
+      kernels::rmsnorm(&x[t * C], weight.data(), C, cfg.norm_eps, &out[t * C]);
+    } else {
+      layernorm(&x[t * C], weight.data(), bias.data(), C, &out[t * C], cfg.norm_eps);
+    }
+  }
 }
 
-// Copies the keys and values of qkv (T, 3C) into layer l's slots pos0 .. pos0 + T - 1.
+// Rotates the q and k heads of each token's row of qkv (T, Q + 2 KV) by its position.
+void rope_rows(const GPTConfig& cfg, const GPTWeights& w, const PassLayout& lay, size_t T,
+               std::vector<float>& qkv) {
+  const size_t Q = cfg.q_dim(), QKV = Q + 2 * cfg.kv_dim(), hd = cfg.head_size(), half = hd / 2;
+  for (size_t t = 0; t < T; ++t) {
+    const float* c = &w.rope_cos[lay.position[t] * half];
+    const float* s = &w.rope_sin[lay.position[t] * half];
+    kernels::rope_half(&qkv[t * QKV], cfg.n_head, hd, c, s);
+    kernels::rope_half(&qkv[t * QKV + Q], cfg.kv_heads(), hd, c, s);
+  }
+}
+
+// Copies the keys and values of qkv (T, Q + 2 KV) into layer l's slots pos0 .. pos0 + T - 1.
 void store_kv(const std::vector<float>& qkv, size_t T, const GPTConfig& cfg, int l,
               KVCache& cache) {
-  const size_t C = cfg.n_embd, H = cfg.n_head, hs = cfg.head_size(), pos0 = cache.size();
+  const size_t Q = cfg.q_dim(), KV = cfg.kv_dim(), QKV = Q + 2 * KV;
+  const size_t Hkv = cfg.kv_heads(), hs = cfg.head_size(), pos0 = cache.size();
   for (size_t t = 0; t < T; ++t) {
-    for (size_t h = 0; h < H; ++h) {
-      const float* k = &qkv[t * 3 * C + C + h * hs];
-      const float* v = &qkv[t * 3 * C + 2 * C + h * hs];
+    for (size_t h = 0; h < Hkv; ++h) {
+      const float* k = &qkv[t * QKV + Q + h * hs];
+      const float* v = &qkv[t * QKV + Q + KV + h * hs];
       std::copy(k, k + hs, cache.keys(l, h) + (pos0 + t) * hs);
       std::copy(v, v + hs, cache.values(l, h) + (pos0 + t) * hs);
     }
   }
 }
 
-// att (T, C) = each token's heads attending over layer l's cached slots: a sequence token to
-// slots 0 .. pos0 + t, a tree node to the sequence, its ancestors and itself. One (token, head)
-// pair per item, split over the pool: each output row of att is one item's, computed as on one
-// thread. scores: (pos0 + T,) one query row's weights, per thread.
+// att (T, Q) = each token's heads attending over layer l's cached slots: a sequence token to
+// slots 0 .. pos0 + t, a tree node to the sequence, its ancestors and itself; query head h reads
+// KV head h / (H / Hkv). One (token, head) pair per item, split over the pool: each output row
+// of att is one item's, computed as on one thread. scores: (pos0 + T,) one query row's weights,
+// per thread.
 void attend_pass(kernels::ThreadPool* pool, const std::vector<float>& qkv, const PassLayout& lay,
                  size_t T, const GPTConfig& cfg, int l, KVCache& cache, std::vector<float>& att) {
-  const size_t C = cfg.n_embd, H = cfg.n_head, hs = cfg.head_size(), pos0 = cache.size();
+  const size_t Q = cfg.q_dim(), QKV = Q + 2 * cfg.kv_dim(), H = cfg.n_head;
+  const size_t group = H / cfg.kv_heads(), hs = cfg.head_size(), pos0 = cache.size();
   const size_t attend_macs = 2 * T * H * (pos0 + T) * hs;
   const size_t parts = kernels::parts_for(pool, attend_macs, kernels::kMinMacsPerPart);
   kernels::for_ranges(pool, parts, T * H, 1, [&](size_t i0, size_t i1) {
     thread_local std::vector<float> scores;
     if (scores.size() < pos0 + T) scores.resize(pos0 + T);
     for (size_t i = i0; i < i1; ++i) {
-      const size_t t = i / H, h = i % H;
-      const float* q = &qkv[t * 3 * C + h * hs];
-      float* out = &att[t * C + h * hs];
+      const size_t t = i / H, h = i % H, kvh = h / group;
+      const float* q = &qkv[t * QKV + h * hs];
+      float* out = &att[t * Q + h * hs];
       if (t < lay.n_seq) {
-        attend(q, cache.keys(l, h), cache.values(l, h), pos0 + t + 1, hs, scores.data(), out);
+        attend(q, cache.keys(l, kvh), cache.values(l, kvh), pos0 + t + 1, hs, scores.data(), out);
       } else {
         const std::vector<size_t>& vis = lay.tree_visible[t];
-        attend_gather(q, cache.keys(l, h), cache.values(l, h), lay.seq_len, vis.data(), vis.size(),
-                      hs, scores.data(), out);
+        attend_gather(q, cache.keys(l, kvh), cache.values(l, kvh), lay.seq_len, vis.data(),
+                      vis.size(), hs, scores.data(), out);
       }
     }
   });
+}
+
+// The bias of a Linear layer, or null when the family has none.
+const float* bias_or_null(const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); }
+
+// x (T, C) = wte[token] (+ wpe[position] for learned positions).
+void embed(const GPTConfig& cfg, const GPTWeights& w, const std::vector<int>& tokens,
+           const PassLayout& lay, std::vector<float>& x) {
+  const size_t C = cfg.n_embd;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const float* tok = w.wte.data() + static_cast<size_t>(tokens[t]) * C;
+    if (cfg.positions == PositionKind::kRotary) {
+      std::copy(tok, tok + C, &x[t * C]);
+      continue;
+    }
+    const float* pos = w.wpe.data() + lay.position[t] * C;
+    for (size_t c = 0; c < C; ++c) x[t * C + c] = tok[c] + pos[c];
+  }
 }
 
 }  // namespace
@@ -158,61 +199,68 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
                                      std::vector<float>* hidden) const {
   const GPTConfig& cfg = config_;
   const size_t T = tokens.size();  // new tokens in this pass
-  const size_t C = cfg.n_embd, V = cfg.vocab_size;
-  const size_t pos0 = cache.size();  // slot of tokens[0]
+  const size_t C = cfg.n_embd, V = cfg.vocab_size, F = cfg.ff();
+  const size_t Q = cfg.q_dim(), QKV = Q + 2 * cfg.kv_dim();  // q width; q | k | v width
+  const bool swiglu = cfg.mlp == MlpKind::kSwiGlu;
+  const size_t FC = swiglu ? 2 * F : F;  // c_fc's outputs: gate | up, or fc
+  const size_t pos0 = cache.size();      // slot of tokens[0]
   check_pass(tokens, cache, cfg);
   const PassLayout lay = layout_pass(tree_parents, cache, T, cfg.block_size);
   kernels::ThreadPool* const pool = pool_;  // null: one thread
 
   // Activations, one row per new token.
-  std::vector<float> x(T * C);               // (T, C) residual stream
-  std::vector<float> xn(T * C);              // (T, C) layer-norm output
-  std::vector<float> qkv(T * 3 * C);         // (T, 3C) q | k | v, heads side by side in each
-  std::vector<float> att(T * C);             // (T, C) attention output, heads concatenated
-  std::vector<float> proj(T * C);            // (T, C) a block's contribution to the residual
-  std::vector<float> hidden_mlp(T * 4 * C);  // (T, 4C) MLP hidden layer
-  std::vector<float> logits(T * V);          // (T, V)
+  std::vector<float> x(T * C);      // (T, C) residual stream
+  std::vector<float> xn(T * C);     // (T, C) norm output
+  std::vector<float> qkv(T * QKV);  // (T, Q + 2 KV) q | k | v, heads side by side in each
+  std::vector<float> att(T * Q);    // (T, Q) attention output, heads concatenated
+  std::vector<float> proj(T * C);   // (T, C) a block's contribution to the residual
+  std::vector<float> fc(T * FC);    // (T, FC) c_fc's output
+  std::vector<float> act(swiglu ? T * F : 0);  // (T, F) SwiGLU's output (GELU works in fc)
+  std::vector<float> logits(T * V);            // (T, V)
   // 8-bit weights: a Linear layer's input quantized per block of 32 (kernels/matmul_q8.h).
   const bool int8 = weight_type_ == Weights::kInt8;
-  std::vector<int16_t> x8(int8 ? T * 4 * C : 0);                    // (T, K) K <= 4C
-  std::vector<float> sx(int8 ? T * 4 * C / kernels::kQ8Block : 0);  // (T, K / 32)
+  const size_t K = std::max({C, Q, F});                         // widest Linear input
+  std::vector<int16_t> x8(int8 ? T * K : 0);                    // (T, k) k <= K
+  std::vector<float> sx(int8 ? T * K / kernels::kQ8Block : 0);  // (T, k / 32)
   // out (T, n) = in (T, k) @ W^T + bias, for either layout of W.
-  auto linear = [&](const float* in, size_t k, const LinearWeights& W, size_t n, const float* bias,
-                    float* out) {
-    if (!W.int8()) return kernels::matmul(pool, in, T, k, W.f32.data(), n, bias, out);
+  auto linear = [&](const float* in, size_t k, const LinearWeights& W, size_t n,
+                    const std::vector<float>& bias, float* out) {
+    const float* b = bias_or_null(bias);
+    if (!W.int8()) return kernels::matmul(pool, in, T, k, W.f32.data(), n, b, out);
     kernels::quantize_rows_q8(in, T, k, x8.data(), sx.data());
-    kernels::matmul_q8(pool, x8.data(), sx.data(), T, k, W.q8.data(), W.scale.data(), n, bias, out);
+    kernels::matmul_q8(pool, x8.data(), sx.data(), T, k, W.q8.data(), W.scale.data(), n, b, out);
   };
 
-  // x = wte[token] + wpe[position]
-  for (size_t t = 0; t < T; ++t) {
-    const float* tok = weights_.wte.data() + static_cast<size_t>(tokens[t]) * C;
-    const float* pos = weights_.wpe.data() + lay.position[t] * C;
-    for (size_t c = 0; c < C; ++c) x[t * C + c] = tok[c] + pos[c];
-  }
-
+  embed(cfg, weights_, tokens, lay, x);
   for (int l = 0; l < cfg.n_layer; ++l) {
     const LayerWeights& w = weights_.layers[l];
 
-    // x = x + attn(ln_1(x)); this pass's keys and values are stored first, since token t
+    // x = x + attn(norm_1(x)); this pass's keys and values are stored first, since token t
     // attends to slots that include the earlier tokens of the same pass.
-    layernorm_rows(x, w.ln_1_weight, w.ln_1_bias, T, C, xn);
-    linear(xn.data(), C, w.c_attn, 3 * C, w.c_attn_bias.data(), qkv.data());
+    norm_rows(cfg, x, w.ln_1_weight, w.ln_1_bias, T, xn);
+    linear(xn.data(), C, w.c_attn, QKV, w.c_attn_bias, qkv.data());
+    if (cfg.positions == PositionKind::kRotary) rope_rows(cfg, weights_, lay, T, qkv);
     store_kv(qkv, T, cfg, l, cache);
     attend_pass(pool, qkv, lay, T, cfg, l, cache, att);
-    linear(att.data(), C, w.attn_proj, C, w.attn_proj_bias.data(), proj.data());
+    linear(att.data(), Q, w.attn_proj, C, w.attn_proj_bias, proj.data());
     add_inplace(x.data(), proj.data(), T * C);
 
-    // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(.)))
-    layernorm_rows(x, w.ln_2_weight, w.ln_2_bias, T, C, xn);
-    linear(xn.data(), C, w.c_fc, 4 * C, w.c_fc_bias.data(), hidden_mlp.data());
-    kernels::gelu(pool, hidden_mlp.data(), T * 4 * C);
-    linear(hidden_mlp.data(), 4 * C, w.mlp_proj, C, w.mlp_proj_bias.data(), proj.data());
+    // x = x + mlp(norm_2(x)): c_proj(gelu(c_fc(.))) or down(silu(gate(.)) * up(.))
+    norm_rows(cfg, x, w.ln_2_weight, w.ln_2_bias, T, xn);
+    linear(xn.data(), C, w.c_fc, FC, w.c_fc_bias, fc.data());
+    if (swiglu) {
+      kernels::swiglu(fc.data(), T, F, act.data());
+    } else if (cfg.mlp == MlpKind::kGeluTanh) {
+      kernels::gelu_tanh(fc.data(), T * F);
+    } else {
+      kernels::gelu(pool, fc.data(), T * F);
+    }
+    linear(swiglu ? act.data() : fc.data(), F, w.mlp_proj, C, w.mlp_proj_bias, proj.data());
     add_inplace(x.data(), proj.data(), T * C);
   }
 
-  // logits = ln_f(x) @ lm_head^T
-  layernorm_rows(x, weights_.ln_f_weight, weights_.ln_f_bias, T, C, xn);
+  // logits = norm_f(x) @ lm_head^T
+  norm_rows(cfg, x, weights_.ln_f_weight, weights_.ln_f_bias, T, xn);
   kernels::matmul(pool, xn.data(), T, C, weights_.lm_head.data(), V, nullptr, logits.data());
   if (hidden) hidden->assign(xn.begin(), xn.end());
   // Commit the pass: its slots, and the tree nodes' parents and depths.
@@ -227,9 +275,9 @@ const char* weights_name(Weights w) { return w == Weights::kInt8 ? "int8" : "f32
 
 size_t GPTModel::weight_bytes() const {
   const GPTWeights& w = weights_;
-  size_t bytes =
-      (w.wte.size() + w.wpe.size() + w.ln_f_weight.size() + w.ln_f_bias.size() + w.lm_head.size()) *
-      4;
+  size_t bytes = (w.wte.size() + w.wpe.size() + w.rope_cos.size() + w.rope_sin.size() +
+                  w.ln_f_weight.size() + w.ln_f_bias.size() + w.lm_head.size()) *
+                 4;
   for (const LayerWeights& l : w.layers) {
     bytes += l.c_attn.bytes() + l.attn_proj.bytes() + l.c_fc.bytes() + l.mlp_proj.bytes();
     bytes += (l.ln_1_weight.size() + l.ln_1_bias.size() + l.c_attn_bias.size() +

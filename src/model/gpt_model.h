@@ -1,7 +1,10 @@
-// A small byte-level GPT (nanoGPT / GPT-2 shape; reference: class GPT in models/model.py):
-// token + position embeddings, n_layer pre-LayerNorm blocks of causal multi-head
-// self-attention and a GELU MLP, a final LayerNorm, and an LM head tied to the token
-// embedding unless the file carries lm_head.weight. Weights are immutable after loading; all
+// A decoder-only transformer: our byte-level nanoGPT files (reference: class GPT in
+// models/model.py) and the Llama / Qwen2 / GPT-2 checkpoints (model/checkpoint.h) in one
+// forward pass with named differences (GPTConfig): token embeddings (+ learned positions, or
+// rotary positions on q and k), n_layer pre-norm blocks (LayerNorm or RMSNorm) of causal
+// self-attention (grouped-query when n_kv_head < n_head) and an MLP (GELU, tanh GELU or
+// SwiGLU), a final norm, and an LM head tied to the token embedding unless the checkpoint
+// carries lm_head.weight. Weights are immutable after loading; all
 // per-sequence state lives in a KVCache, so one GPTModel can serve several sequences (e.g. the
 // draft and the target of self-speculation).
 #pragma once
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "kernels/thread_pool.h"
+#include "model/checkpoint.h"
 #include "model/gpt_config.h"
 #include "model/kv_cache.h"
 
@@ -24,6 +28,15 @@ constexpr int kMaxEmbd = 4096;
 constexpr int kMaxBlockSize = 8192;
 constexpr uint64_t kMaxParamBytes = uint64_t{512} << 20;    // weights as float32
 constexpr uint64_t kMaxKVCacheBytes = uint64_t{256} << 20;  // one full KVCache
+
+// The same for the Llama / Qwen2 / GPT-2 families (from_checkpoint), sized for real small
+// checkpoints (SmolLM2-360M f32 1.45 GB, TinyLlama-1.1B int8 ~1.6 GB, Qwen2.5's 151,936 tokens).
+constexpr int kMaxFamilyVocab = 262144;
+constexpr int kMaxFamilyLayers = 128;
+constexpr int kMaxFamilyEmbd = 8192;                            // also bounds H hd and F / 4
+constexpr uint64_t kMaxFamilyParamBytes = uint64_t{3} << 30;    // weights as held in memory
+constexpr uint64_t kMaxFamilyKVCacheBytes = uint64_t{1} << 30;  // one full KVCache
+constexpr int kDefaultFamilyContext = 4096;  // context when none is asked: min(this, max_positions)
 
 // How a model holds the weights of its Linear layers (attention and MLP): float32, or 8-bit
 // blocks with a scale per 32 weights (kernels/matmul_q8.h). Embeddings, layer norms, biases and
@@ -41,27 +54,31 @@ struct LinearWeights {
   size_t bytes() const { return f32.size() * 4 + q8.size() + scale.size() * 4; }
 };
 
+// A bias or a norm's bias that a family does not have is empty. Q = H hd, KV = Hkv hd; nanoGPT:
+// Q = KV = C, F = 4C.
 struct LayerWeights {
   std::vector<float> ln_1_weight;     // (C,)
-  std::vector<float> ln_1_bias;       // (C,)
-  LinearWeights c_attn;               // (3C, C): q, k, v rows
-  std::vector<float> c_attn_bias;     // (3C,)
-  LinearWeights attn_proj;            // (C, C): attn.c_proj
-  std::vector<float> attn_proj_bias;  // (C,)
+  std::vector<float> ln_1_bias;       // (C,) LayerNorm only
+  LinearWeights c_attn;               // (Q + 2 KV, C): q, k, v rows fused (q_proj|k_proj|v_proj)
+  std::vector<float> c_attn_bias;     // (Q + 2 KV,) or empty
+  LinearWeights attn_proj;            // (C, Q): attn.c_proj / o_proj
+  std::vector<float> attn_proj_bias;  // (C,) or empty
   std::vector<float> ln_2_weight;     // (C,)
-  std::vector<float> ln_2_bias;       // (C,)
-  LinearWeights c_fc;                 // (4C, C): mlp.c_fc
-  std::vector<float> c_fc_bias;       // (4C,)
-  LinearWeights mlp_proj;             // (C, 4C): mlp.c_proj
-  std::vector<float> mlp_proj_bias;   // (C,)
+  std::vector<float> ln_2_bias;       // (C,) LayerNorm only
+  LinearWeights c_fc;                 // (F, C) mlp.c_fc; SwiGLU: (2F, C) gate_proj|up_proj fused
+  std::vector<float> c_fc_bias;       // (F,) / (2F,) or empty
+  LinearWeights mlp_proj;             // (C, F): mlp.c_proj / down_proj
+  std::vector<float> mlp_proj_bias;   // (C,) or empty
 };
 
 struct GPTWeights {
   std::vector<float> wte;            // (V, C) token embeddings, row-major (looked up by id)
-  std::vector<float> wpe;            // (block_size, C) position embeddings
+  std::vector<float> wpe;            // (block_size, C) learned position embeddings, or empty
+  std::vector<float> rope_cos;       // (block_size, hd / 2) rotary table (kernels/rope.h), or empty
+  std::vector<float> rope_sin;       // (block_size, hd / 2)
   std::vector<LayerWeights> layers;  // n_layer blocks
   std::vector<float> ln_f_weight;    // (C,)
-  std::vector<float> ln_f_bias;      // (C,)
+  std::vector<float> ln_f_bias;      // (C,) LayerNorm only
   std::vector<float> lm_head;        // (V, C) packed float32: lm_head.weight, or wte when tied
 };
 
@@ -75,6 +92,20 @@ class GPTModel {
   static GPTModel from_safetensors(const uint8_t* bytes, size_t size,
                                    const Weights* weights = nullptr);
   static GPTModel from_file(const std::string& path, const Weights* weights = nullptr);
+
+  // A Llama / Qwen2 / GPT-2 model from a checkpoint (model/checkpoint.h) of any frontend. Checks
+  // the config (kMaxFamily* limits) and every tensor's name, shape, type and byte size against
+  // it, refusing non-finite values, and throws specdec::Error "model file: ..." naming the
+  // tensor and shape. F16 / BF16 widen to float. Q8_0 / Q4_0 Linear weights load as our 8-bit
+  // blocks without requantizing (same scale, same quants; a zero scale or a -128 quant is
+  // accepted, a non-finite scale refused); with weights kF32 they are widened to float instead
+  // (exact), quantized embeddings and heads always are. weights: null keeps the checkpoint's
+  // kind (8-bit if any Linear weight is quantized: its float Linear weights are then quantized);
+  // kInt8 quantizes float Linear weights at load, as from_safetensors does.
+  // context: the positions the model runs (its KVCache capacity): 0 = min(max_positions,
+  // kDefaultFamilyContext); never more than max_positions nor kMaxBlockSize.
+  static GPTModel from_checkpoint(const Checkpoint& checkpoint, const Weights* weights = nullptr,
+                                  int context = 0);
 
   // Weights are large: moves only (copies would be silent and slow).
   GPTModel(GPTModel&&) = default;

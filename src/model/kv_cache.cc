@@ -8,11 +8,13 @@ namespace specdec {
 
 KVCache::KVCache(const GPTConfig& config) : config_(config) {
   if (config.n_layer < 1 || config.n_head < 1 || config.n_embd < 1 || config.block_size < 1 ||
-      config.n_embd % config.n_head != 0) {
+      config.kv_heads() < 1 || config.n_head % config.kv_heads() != 0 || config.head_size() < 1 ||
+      (config.head_dim == 0 && config.n_embd % config.n_head != 0)) {
     fail("KVCache: invalid config (n_layer ", config.n_layer, ", n_head ", config.n_head,
-         ", n_embd ", config.n_embd, ", block_size ", config.block_size, ")");
+         ", n_kv_head ", config.n_kv_head, ", n_embd ", config.n_embd, ", head_dim ",
+         config.head_dim, ", block_size ", config.block_size, ")");
   }
-  const size_t n = static_cast<size_t>(config.n_layer) * config.block_size * config.n_embd;
+  const size_t n = static_cast<size_t>(config.n_layer) * config.block_size * config.kv_dim();
   k_.assign(n, 0.0f);
   v_.assign(n, 0.0f);
 }
@@ -40,7 +42,7 @@ void KVCache::commit_path(const std::vector<size_t>& path) {
   // overwrites a slot still to be read.
   const size_t hs = config_.head_size();
   for (int l = 0; l < config_.n_layer; ++l) {
-    for (int h = 0; h < config_.n_head; ++h) {
+    for (int h = 0; h < config_.kv_heads(); ++h) {
       float* k = keys(l, h);
       float* v = values(l, h);
       for (size_t d = 0; d < path.size(); ++d) {

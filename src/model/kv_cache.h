@@ -8,7 +8,8 @@
 
 namespace specdec {
 
-// Keys and values of the positions a model has seen, for every layer and head, in slots.
+// Keys and values of the positions a model has seen, for every layer and key/value head (with
+// grouped-query attention several query heads read one), in slots.
 // The first linear_size() slots hold a plain sequence (slot i = position i). Slots after them
 // may hold the nodes of a draft tree (GPTModel::forward with parents): each such slot has a
 // parent (another tree slot, or kTreeRoot for the end of the sequence) and sits at position
@@ -40,7 +41,8 @@ class KVCache {
   // every other tree slot. Throws specdec::Error if path is not such a chain.
   void commit_path(const std::vector<size_t>& path);
 
-  // (block_size, head_size) rows of one layer and head; rows >= size() are not yet valid.
+  // (block_size, head_size) rows of one layer and KV head (0 .. kv_heads() - 1); rows >= size()
+  // are not yet valid.
   float* keys(int layer, int head) { return k_.data() + offset(layer, head); }
   float* values(int layer, int head) { return v_.data() + offset(layer, head); }
 
@@ -48,7 +50,7 @@ class KVCache {
   friend class GPTModel;  // the forward pass fills slots size() .. and then commits them
 
   size_t offset(int layer, int head) const {
-    return (static_cast<size_t>(layer) * config_.n_head + head) * config_.block_size *
+    return (static_cast<size_t>(layer) * config_.kv_heads() + head) * config_.block_size *
            config_.head_size();
   }
 
@@ -56,8 +58,8 @@ class KVCache {
   size_t size_ = 0;
   std::vector<int> tree_parent_;    // (tree_size,) for slots linear_size() .. size()
   std::vector<size_t> tree_depth_;  // (tree_size,)
-  std::vector<float> k_;            // (L, H, block_size, head_size)
-  std::vector<float> v_;            // (L, H, block_size, head_size)
+  std::vector<float> k_;            // (L, Hkv, block_size, head_size)
+  std::vector<float> v_;            // (L, Hkv, block_size, head_size)
 };
 
 }  // namespace specdec

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "base/errors.h"
+#include "kernels/bf16.h"
 #include "model/json.h"
 
 namespace specdec {
@@ -21,7 +22,8 @@ struct Span {
 };
 
 TensorView parse_tensor_entry(const std::string& name, const json::Value& entry,
-                              const uint8_t* data, uint64_t data_size, std::vector<Span>& spans) {
+                              const uint8_t* data, uint64_t data_size, std::vector<Span>& spans,
+                              bool bf16) {
   const std::string where = tensor_error_prefix(name);
   if (entry.type != json::Value::Type::kObject) {
     fail(where, ": entry must be an object, got ", json::type_name(entry.type));
@@ -47,8 +49,11 @@ TensorView parse_tensor_entry(const std::string& name, const json::Value& entry,
     t.dtype = DType::kF16;
   } else if (dtype->text == "I8") {
     t.dtype = DType::kI8;
+  } else if (bf16 && dtype->text == "BF16") {
+    t.dtype = DType::kBF16;
   } else {
-    fail(where, " has dtype '", dtype->text, "' (supported: F32, F16, I8)");
+    fail(where, " has dtype '", dtype->text, "' (supported: F32, F16, ", bf16 ? "BF16, " : "",
+         "I8)");
   }
 
   if (shape->type != json::Value::Type::kArray || shape->items.size() > kMaxTensorRank) {
@@ -95,10 +100,13 @@ std::string shape_string(const std::vector<uint64_t>& shape) {
   return s + "]";
 }
 
-size_t dtype_size(DType dtype) { return dtype == DType::kF32 ? 4 : dtype == DType::kF16 ? 2 : 1; }
+size_t dtype_size(DType dtype) {
+  return dtype == DType::kF32 ? 4 : dtype == DType::kF16 || dtype == DType::kBF16 ? 2 : 1;
+}
 
 const char* dtype_name(DType dtype) {
-  return dtype == DType::kF32 ? "F32" : dtype == DType::kF16 ? "F16" : "I8";
+  static const char* const kNames[] = {"F32", "F16", "I8", "BF16"};  // DType's order
+  return kNames[static_cast<int>(dtype)];
 }
 
 const TensorView* SafetensorsView::find(const std::string& name) const {
@@ -106,7 +114,7 @@ const TensorView* SafetensorsView::find(const std::string& name) const {
   return it == tensors.end() ? nullptr : &it->second;
 }
 
-SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size) {
+SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size, bool bf16) {
   if (size < 8) fail("model file: ", size, " bytes is too short for the 8-byte header length");
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
@@ -147,7 +155,7 @@ SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size) {
       }
       continue;
     }
-    TensorView t = parse_tensor_entry(name, entry, data, data_size, spans);
+    TensorView t = parse_tensor_entry(name, entry, data, data_size, spans, bf16);
     view.tensors.emplace(name, std::move(t));
   }
   // Sorted by start, a tensor overlaps an earlier one iff it starts before the furthest end so
@@ -180,7 +188,7 @@ void read_tensor_f32(const TensorView& t, float* out) {
   for (uint64_t i = 0; i < t.numel; ++i) {
     uint16_t h;
     std::memcpy(&h, t.data + 2 * i, sizeof h);
-    out[i] = f16_to_f32(h);
+    out[i] = t.dtype == DType::kBF16 ? kernels::bf16_to_f32(h) : f16_to_f32(h);
   }
 }
 

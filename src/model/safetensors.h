@@ -21,7 +21,7 @@ namespace specdec {
 constexpr size_t kMaxHeaderBytes = size_t{1} << 20;  // 1 MiB: ~10k tensor entries
 constexpr size_t kMaxTensorRank = 8;
 
-enum class DType { kF32, kF16, kI8 };
+enum class DType { kF32, kF16, kI8, kBF16 };  // kBF16: Hugging Face folders only
 
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
@@ -42,12 +42,13 @@ struct SafetensorsView {
 };
 
 // Validates the container: header length within kMaxHeaderBytes and the buffer, strict JSON,
-// a known dtype (F32, F16, I8), rank <= kMaxTensorRank, offsets inside the data section, spanning
+// a known dtype (F32, F16, I8; BF16 too when bf16 is set, as for Hugging Face checkpoints: our
+// own files never hold it), rank <= kMaxTensorRank, offsets inside the data section, spanning
 // exactly numel * dtype size bytes (overflow-checked), no two tensors overlapping.
 // The views point into bytes, which must outlive the result.
-SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size);
+SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size, bool bf16 = false);
 
-// Widens the tensor to float (F16 bit-exactly, incl. subnormals, inf and NaN; I8 as its
+// Widens the tensor to float (F16 and BF16 bit-exactly, incl. subnormals, inf and NaN; I8 as its
 // integer values); out holds
 // t.numel floats. Reads the little-endian data with memcpy (no alignment assumed).
 void read_tensor_f32(const TensorView& t, float* out);

@@ -1,0 +1,218 @@
+// GPTModel::from_checkpoint: the config of a Llama / Qwen2 / GPT-2 checkpoint as a GPTConfig
+// (named differences), its limits, then every tensor of the plan (model/family_plan.h) converted
+// and packed for the kernels. Everything that can be checked is checked before any weight is
+// converted.
+#include <algorithm>
+#include <cmath>
+
+#include "base/errors.h"
+#include "kernels/matmul.h"
+#include "kernels/matmul_q8.h"
+#include "kernels/rope.h"
+#include "model/family_plan.h"
+#include "model/gpt_model.h"
+
+namespace specdec {
+namespace {
+
+using kernels::kQ8Block;
+
+void in_range(const char* field, double v, double lo, double hi) {
+  if (!(v >= lo && v <= hi))
+    fail("model file: config ", field, " = ", v, " is outside ", lo, "..", hi);
+}
+
+// The checkpoint's hyperparameters as the forward pass's named differences.
+GPTConfig config_from(const FamilyConfig& f, int context) {
+  in_range("vocab_size", f.vocab_size, 1, kMaxFamilyVocab);
+  in_range("n_layer", f.n_layer, 1, kMaxFamilyLayers);
+  in_range("n_embd", f.n_embd, 1, kMaxFamilyEmbd);
+  in_range("n_head", f.n_head, 1, kMaxFamilyEmbd);
+  in_range("n_kv_head", f.n_kv_head, 1, f.n_head);
+  in_range("head_dim", f.head_dim, 1, kMaxFamilyEmbd);
+  in_range("n_head * head_dim", double(f.n_head) * f.head_dim, 1, kMaxFamilyEmbd);
+  in_range("n_ff", f.n_ff, 1, 4.0 * kMaxFamilyEmbd);
+  in_range("max_positions", f.max_positions, 1, 1 << 30);
+  in_range("norm_eps", f.norm_eps, 0, 1);
+  if (f.n_head % f.n_kv_head != 0) {
+    fail("model file: config n_kv_head = ", f.n_kv_head, " does not divide n_head = ", f.n_head);
+  }
+  GPTConfig c;
+  c.vocab_size = f.vocab_size;
+  c.n_layer = f.n_layer;
+  c.n_head = f.n_head;
+  c.n_kv_head = f.n_kv_head;
+  c.n_embd = f.n_embd;
+  c.head_dim = f.head_dim;
+  c.n_ff = f.n_ff;
+  c.norm_eps = f.norm_eps;
+  const int cap = std::min(f.max_positions, kMaxBlockSize);
+  if (context == 0) context = std::min(f.max_positions, kDefaultFamilyContext);
+  if (context < 1 || context > cap) {
+    fail("model file: context ", context, " is outside 1..", cap, " (max_positions ",
+         f.max_positions, ", limit ", kMaxBlockSize, ")");
+  }
+  c.block_size = context;
+  if (f.family == Family::kGPT2) {
+    if (f.n_head * f.head_dim != f.n_embd || f.n_kv_head != f.n_head) {
+      fail("model file: a gpt2 config needs n_head * head_dim = n_embd and n_kv_head = n_head (",
+           f.n_head, " x ", f.head_dim, " vs ", f.n_embd, ", ", f.n_kv_head, ")");
+    }
+    c.mlp = f.gelu_erf ? MlpKind::kGeluErf : MlpKind::kGeluTanh;
+    return c;
+  }
+  if (f.head_dim % 2 != 0) fail("model file: config head_dim = ", f.head_dim, " is odd (rotary)");
+  in_range("rope_theta", f.rope_theta, 1e-3, 1e12);
+  c.norm = NormKind::kRmsNorm;
+  c.positions = PositionKind::kRotary;
+  c.rope_theta = f.rope_theta;
+  c.rope_scaling = f.rope_scaling;
+  c.mlp = MlpKind::kSwiGlu;
+  return c;
+}
+
+// Weights and KV cache within kMaxFamily*; 8-bit needs whole blocks along every Linear input.
+void check_memory(const GPTConfig& c, bool int8) {
+  const uint64_t C = c.n_embd, V = c.vocab_size, L = c.n_layer, Q = c.q_dim(), KV = c.kv_dim();
+  const uint64_t FC = c.mlp == MlpKind::kSwiGlu ? 2 * c.ff() : c.ff();
+  const uint64_t linear = L * ((Q + 2 * KV) * C + C * Q + FC * C + C * c.ff());
+  const uint64_t other = 2 * V * C + uint64_t(c.block_size) * C + L * (Q + 2 * KV + FC + 6 * C);
+  const uint64_t bytes = (int8 ? linear + linear / 8 : 4 * linear) + 4 * other;
+  if (bytes > kMaxFamilyParamBytes) {
+    fail("model file: the weights need ", bytes, " bytes in memory (", int8 ? "int8" : "f32",
+         "), over the limit of ", kMaxFamilyParamBytes);
+  }
+  const uint64_t kv = 2 * L * uint64_t(c.block_size) * KV * 4;
+  if (kv > kMaxFamilyKVCacheBytes) {
+    fail("model file: a KV cache of ", L, " layers x ", c.block_size, " positions x ", KV,
+         " needs ", kv, " bytes, over the limit of ", kMaxFamilyKVCacheBytes,
+         " (ask for a shorter context)");
+  }
+  if (int8) {
+    for (uint64_t k : {C, Q, uint64_t(c.ff())}) {
+      if (k % kQ8Block != 0) {
+        fail("model file: 8-bit weights need every Linear input width (n_embd ", C,
+             ", n_head * head_dim ", Q, ", n_ff ", c.ff(), ") to be a multiple of ", kQ8Block);
+      }
+    }
+  }
+}
+
+// A fused Linear weight (n, k) from its parts, packed: float32, or 8-bit blocks (quantized
+// parts taken as they are, float parts quantized as from_safetensors does).
+LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, bool int8) {
+  const size_t k = p.k;
+  size_t n = 0;
+  for (const family::Part& part : p.parts) n += part.rows;
+  LinearWeights out;
+  if (!int8) {
+    std::vector<float> w;
+    w.reserve(n * k);
+    for (const family::Part& part : p.parts) {
+      const std::vector<float> f = family::to_floats(part.name, *ck.find(part.name));
+      w.insert(w.end(), f.begin(), f.end());
+    }
+    out.f32.resize(kernels::packed_size(n, k));
+    kernels::pack_weights(w.data(), n, k, out.f32.data());
+    return out;
+  }
+  std::vector<int8_t> w8(n * k);
+  std::vector<float> scales(n * k / kQ8Block);
+  size_t row = 0;
+  for (const family::Part& part : p.parts) {
+    const CheckpointTensor& t = *ck.find(part.name);
+    int8_t* q = &w8[row * k];
+    float* s = &scales[row * k / kQ8Block];
+    if (family::is_quantized(t.type)) {
+      family::blocks_to_q8(part.name, t, q, s);
+    } else {
+      const std::vector<float> f = family::to_floats(part.name, t);
+      kernels::quantize_weights_q8(f.data(), part.rows, k, q, s);
+      for (size_t i = 0; i < part.rows * k / kQ8Block; ++i) {
+        if (!(std::isfinite(s[i]) && s[i] > 0.0f)) {
+          fail("model file: tensor '", part.name, "' cannot be quantized (block ", i, " scale ",
+               s[i], ")");
+        }
+      }
+    }
+    row += part.rows;
+  }
+  out.q8.resize(kernels::q8_packed_bytes(n, k));
+  out.scale.resize(kernels::q8_packed_scales(n, k));
+  kernels::pack_weights_q8(w8.data(), scales.data(), n, k, out.q8.data(), out.scale.data());
+  return out;
+}
+
+// Whether any Linear weight of the checkpoint is stored in blocks (Q8_0 / Q4_0).
+bool has_quantized_linear(const Checkpoint& ck, const GPTConfig& c, Family family) {
+  for (int l = 0; l < c.n_layer; ++l) {
+    for (const family::LinearPlan& p : family::layer_plan(family, c, l).linears) {
+      for (const family::Part& part : p.parts) {
+        if (family::is_quantized(ck.find(part.name)->type)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+LayerWeights load_layer(const Checkpoint& ck, const family::LayerPlan& plan, bool int8) {
+  LayerWeights lw;
+  for (const family::VectorPlan& v : plan.vectors) {
+    lw.*v.field = family::to_floats(v.part.name, *ck.find(v.part.name));
+  }
+  for (const family::LinearPlan& p : plan.linears) {
+    lw.*p.weight = load_linear(ck, p, int8);
+    std::vector<float>& bias = lw.*p.bias;
+    for (const family::Part& b : p.bias_parts) {
+      if (const CheckpointTensor* t = ck.find(b.name)) {
+        const std::vector<float> f = family::to_floats(b.name, *t);
+        bias.insert(bias.end(), f.begin(), f.end());
+      }
+    }
+  }
+  return lw;
+}
+
+}  // namespace
+
+GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights, int context) {
+  const Family family = ck.config.family;
+  const GPTConfig cfg = config_from(ck.config, context);
+  family::check_tensor_set(ck, cfg, family);
+  const bool stored_int8 = has_quantized_linear(ck, cfg, family);
+  const bool int8 = weights ? *weights == Weights::kInt8 : stored_int8;
+  check_memory(cfg, int8);
+
+  GPTModel model;
+  model.config_ = cfg;
+  model.weight_type_ = int8 ? Weights::kInt8 : Weights::kF32;
+  GPTWeights& w = model.weights_;
+  const family::GlobalNames g = family::global_names(family);
+  const size_t C = cfg.n_embd;
+  w.wte = family::to_floats(g.embed, *ck.find(g.embed));
+  if (cfg.positions == PositionKind::kLearned) {
+    w.wpe = family::to_floats(g.positions, *ck.find(g.positions));
+    w.wpe.resize(static_cast<size_t>(cfg.block_size) * C);  // the positions the model runs
+  } else {
+    const size_t half = cfg.head_size() / 2, T = cfg.block_size;
+    const kernels::RopeScaling& s = cfg.rope_scaling;
+    const std::vector<double> inv =
+        kernels::rope_inv_freq(cfg.rope_theta, cfg.head_size(), s.factor != 0.0 ? &s : nullptr);
+    w.rope_cos.resize(T * half);
+    w.rope_sin.resize(T * half);
+    kernels::rope_table(inv, T, w.rope_cos.data(), w.rope_sin.data());
+  }
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    w.layers.push_back(load_layer(ck, family::layer_plan(family, cfg, l), int8));
+  }
+  w.ln_f_weight = family::to_floats(g.norm_w, *ck.find(g.norm_w));
+  if (!g.norm_b.empty()) w.ln_f_bias = family::to_floats(g.norm_b, *ck.find(g.norm_b));
+  const CheckpointTensor* head = ck.config.tied_head ? nullptr : ck.find("lm_head.weight");
+  const std::vector<float> head_rows =
+      head ? family::to_floats("lm_head.weight", *head) : w.wte;  // tied: the embedding
+  w.lm_head.resize(kernels::packed_size(cfg.vocab_size, C));
+  kernels::pack_weights(head_rows.data(), cfg.vocab_size, C, w.lm_head.data());
+  return model;
+}
+
+}  // namespace specdec

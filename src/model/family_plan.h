@@ -1,0 +1,63 @@
+// The tensors a Llama / Qwen2 / GPT-2 config implies (Hugging Face names, model/checkpoint.h),
+// with their shapes and the LayerWeights field each loads into; the checks of a checkpoint
+// against them; and tensor conversion. Internal to GPTModel::from_checkpoint
+// (model/family_loader.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/checkpoint.h"
+#include "model/gpt_model.h"
+
+namespace specdec::family {
+
+struct Part {  // one checkpoint tensor of a fused weight: (rows, k), or (rows,) for a vector
+  std::string name;
+  uint64_t rows = 0;
+};
+
+// A Linear layer: q/k/v and gate/up fuse into one weight (rows are independent, so every
+// output keeps the arithmetic of an unfused matmul).
+struct LinearPlan {
+  LinearWeights LayerWeights::*weight;
+  std::vector<float> LayerWeights::*bias;
+  std::vector<Part> parts;       // row blocks of the fused weight, in order
+  std::vector<Part> bias_parts;  // their biases (all present or none)
+  uint64_t k = 0;                // in_features
+  bool bias_required = false;
+};
+
+struct VectorPlan {
+  std::vector<float> LayerWeights::*field;
+  Part part;
+};
+
+struct LayerPlan {
+  std::vector<VectorPlan> vectors;
+  std::vector<LinearPlan> linears;
+};
+
+// Layer l's tensors: Llama / Qwen2 "model.layers.{l}.", GPT-2 "transformer.h.{l}.".
+LayerPlan layer_plan(Family family, const GPTConfig& c, int l);
+
+struct GlobalNames {
+  std::string embed, positions, norm_w, norm_b;  // positions, norm_b: GPT-2 only
+};
+GlobalNames global_names(Family family);
+
+// Exactly the planned tensors (optional biases all present or none; lm_head.weight unless
+// tied), each with its shape and the byte size its type implies; throws "model file: ...".
+void check_tensor_set(const Checkpoint& ck, const GPTConfig& c, Family family);
+
+bool is_quantized(TensorType t);  // Q8_0 / Q4_0
+
+// Q8_0 / Q4_0 blocks as our 8-bit blocks without requantizing: q (numel,) and scales
+// (numel / 32,); a non-finite scale is refused.
+void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q, float* scales);
+
+// Any type widened to float (blocks dequantized: d * q, exact); non-finite values refused.
+std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t);
+
+}  // namespace specdec::family

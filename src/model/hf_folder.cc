@@ -1,0 +1,180 @@
+#include "model/hf_folder.h"
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "base/errors.h"
+#include "model/gpt_model.h"
+#include "model/hf_config.h"
+#include "model/json.h"
+#include "model/safetensors.h"
+
+namespace specdec {
+namespace {
+
+constexpr const char* kIndex = "model.safetensors.index.json";
+constexpr const char* kSingle = "model.safetensors";
+
+bool ends_with(const std::string& s, const std::string& t) {
+  return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
+bool starts_with(const std::string& s, const std::string& t) { return s.rfind(t, 0) == 0; }
+
+const FolderFile* find_file(const std::vector<FolderFile>& files, const std::string& name) {
+  for (const FolderFile& f : files) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// The weight files and which tensors each must hold (the index's weight_map; empty for one file).
+std::map<std::string, std::set<std::string>> weight_files(const std::vector<FolderFile>& files) {
+  const FolderFile* index = find_file(files, kIndex);
+  if (!index) {
+    if (!find_file(files, kSingle)) fail("model folder: no ", kSingle, " and no ", kIndex);
+    return {{kSingle, {}}};
+  }
+  const json::Value root = json::parse(reinterpret_cast<const char*>(index->data), index->size);
+  const json::Value* map =
+      root.type == json::Value::Type::kObject ? root.find("weight_map") : nullptr;
+  if (!map || map->type != json::Value::Type::kObject || map->members.empty()) {
+    fail(kIndex, ": no weight_map object of tensor name -> file name");
+  }
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& [tensor, file] : map->members) {
+    if (file.type != json::Value::Type::kString || file.text.find('/') != std::string::npos) {
+      fail(kIndex, ": weight_map['", tensor, "'] is not a file name of the folder");
+    }
+    out[file.text].insert(tensor);
+  }
+  return out;
+}
+
+TensorType tensor_type(const std::string& file, const TensorView& t) {
+  switch (t.dtype) {
+    case DType::kF32:
+      return TensorType::kF32;
+    case DType::kF16:
+      return TensorType::kF16;
+    case DType::kBF16:
+      return TensorType::kBF16;
+    default:
+      fail("model file: ", file, ": tensor '", t.name, "' has dtype ", dtype_name(t.dtype),
+           "; a Hugging Face folder holds F32, F16 or BF16 weights");
+  }
+}
+
+// Checkpoint.h's name of a stored tensor, or "" for a buffer that is not a weight.
+std::string normalised_name(const std::string& name, const FamilyConfig& c) {
+  if (ends_with(name, ".rotary_emb.inv_freq")) return "";
+  if (c.family != Family::kGPT2) return c.tied_head && name == "lm_head.weight" ? "" : name;
+  if (ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias")) return "";
+  if (name == "lm_head.weight") return c.tied_head ? "" : name;
+  return starts_with(name, "transformer.") ? name : "transformer." + name;
+}
+
+bool is_conv1d(const std::string& name) {
+  for (const char* s :
+       {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
+    if (ends_with(name, s)) return true;
+  }
+  return false;
+}
+
+// GPT-2's Conv1D weight (in, out) as a Linear one (out, in), into ck.owned.
+void transpose_conv1d(const std::string& name, CheckpointTensor& t, Checkpoint& ck) {
+  if (t.shape.size() != 2) {
+    fail("model file: tensor '", name, "' has shape ", shape_string(t.shape),
+         ", expected a matrix (Conv1D)");
+  }
+  const size_t rows = t.shape[0], cols = t.shape[1], es = t.bytes / (rows * cols ? rows * cols : 1);
+  std::vector<uint8_t> out(t.bytes);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      std::memcpy(&out[(c * rows + r) * es], t.data + (r * cols + c) * es, es);
+    }
+  }
+  ck.owned.push_back(std::move(out));
+  t.data = ck.owned.back().data();
+  t.shape = {cols, rows};
+}
+
+void add_file(const std::string& file, const FolderFile& f, const std::set<std::string>& listed,
+              Checkpoint& ck) {
+  const SafetensorsView view = parse_safetensors(f.data, f.size, /*bf16=*/true);
+  for (const std::string& name : listed) {
+    if (!view.find(name)) fail(kIndex, " maps tensor '", name, "' to ", file, ", which lacks it");
+  }
+  for (const auto& [stored, t] : view.tensors) {
+    const std::string name = normalised_name(stored, ck.config);
+    if (name.empty()) continue;
+    if (ck.tensors.count(name))
+      fail("model folder: tensor '", name, "' is stored twice (", file, ")");
+    CheckpointTensor ct;
+    ct.type = tensor_type(file, t);
+    ct.shape = t.shape;
+    ct.data = t.data;
+    ct.bytes = t.numel * dtype_size(t.dtype);
+    if (ck.config.family == Family::kGPT2 && is_conv1d(name)) transpose_conv1d(name, ct, ck);
+    ck.tensors[name] = std::move(ct);
+  }
+}
+
+}  // namespace
+
+Checkpoint read_hf_folder(const std::vector<FolderFile>& files) {
+  const FolderFile* config = find_file(files, "config.json");
+  if (!config) fail("model folder: no config.json");
+  Checkpoint ck;
+  ck.config = parse_hf_config(reinterpret_cast<const char*>(config->data), config->size);
+  for (const auto& [file, listed] : weight_files(files)) {
+    const FolderFile* f = find_file(files, file);
+    if (!f) fail("model folder: missing shard '", file, "' (named by ", kIndex, ")");
+    add_file(file, *f, listed, ck);
+  }
+  return ck;
+}
+
+Checkpoint read_hf_folder(const std::string& dir) {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<std::string> names;
+  auto load = [&](const std::string& name) {
+    bytes.push_back(read_file(dir + "/" + name, kMaxFamilyParamBytes + kMaxHeaderBytes + 8));
+    names.push_back(name);
+  };
+  load("config.json");
+  if (std::ifstream(dir + "/" + kIndex).good()) {
+    load(kIndex);
+    const json::Value root =
+        json::parse(reinterpret_cast<const char*>(bytes.back().data()), bytes.back().size());
+    std::set<std::string> shards;
+    const json::Value* map =
+        root.type == json::Value::Type::kObject ? root.find("weight_map") : nullptr;
+    if (map && map->type == json::Value::Type::kObject) {
+      for (const auto& [tensor, file] : map->members) {
+        if (file.type == json::Value::Type::kString && file.text.find('/') == std::string::npos) {
+          shards.insert(file.text);
+        }
+      }
+    }
+    for (const std::string& s : shards) {
+      if (!std::ifstream(dir + "/" + s).good()) {
+        fail("model folder: missing shard '", s, "' (named by ", kIndex, ")");
+      }
+      load(s);
+    }
+  } else {
+    load(kSingle);
+  }
+  std::vector<FolderFile> files;
+  for (size_t i = 0; i < bytes.size(); ++i)
+    files.push_back({names[i], bytes[i].data(), bytes[i].size()});
+  Checkpoint ck = read_hf_folder(files);
+  for (std::vector<uint8_t>& b : bytes) ck.owned.push_back(std::move(b));
+  return ck;
+}
+
+}  // namespace specdec
