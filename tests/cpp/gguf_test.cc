@@ -14,10 +14,12 @@
 #include "model/gguf.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -27,6 +29,7 @@
 
 #include "base/errors.h"
 #include "kernels/half.h"
+#include "model/safetensors.h"
 
 namespace specdec {
 namespace {
@@ -798,6 +801,95 @@ TEST(Gguf, EveryTruncationIsRefused) {
   }
 }
 
+// ------------------------------------------------------------------ models/export_gguf.mjs
+
+// A Hugging Face folder (config.json + model.safetensors, F32; GPT-2's Conv1D weights stored
+// (in, out) as HF stores them) of the model `hf` (checkpoint layout).
+void write_hf_folder(const std::filesystem::path& dir, Family family, const Dims& d,
+                     const std::map<std::string, HfTensor>& hf) {
+  std::filesystem::create_directories(dir);
+  std::vector<TensorData> tensors;
+  for (const auto& [name, t] : hf) {
+    TensorData td{name, DType::kF32, t.shape, encode_f32(t.values)};
+    const bool conv1d =
+        family == Family::kGPT2 && t.shape.size() == 2 && name.find(".h.") != std::string::npos;
+    if (conv1d) {  // (out, in) -> (in, out)
+      const uint64_t rows = t.shape[0], cols = t.shape[1];
+      std::vector<float> tr(t.values.size());
+      for (uint64_t i = 0; i < rows; ++i)
+        for (uint64_t j = 0; j < cols; ++j) tr[j * rows + i] = t.values[i * cols + j];
+      td.shape = {cols, rows};
+      td.data = encode_f32(tr);
+    }
+    tensors.push_back(td);
+  }
+  const std::vector<uint8_t> st = write_safetensors({}, tensors);
+  std::ofstream(dir / "model.safetensors", std::ios::binary)
+      .write(reinterpret_cast<const char*>(st.data()), static_cast<std::streamsize>(st.size()));
+  std::ofstream config(dir / "config.json");
+  if (family == Family::kGPT2) {
+    config << "{\"model_type\": \"gpt2\", \"n_embd\": " << d.n_embd << ", \"n_head\": " << d.n_head
+           << ", \"n_layer\": " << d.n_layer << ", \"n_positions\": " << d.ctx
+           << ", \"n_inner\": " << d.n_ff << ", \"vocab_size\": " << d.vocab
+           << ", \"layer_norm_epsilon\": 1e-5, \"bos_token_id\": 1, \"eos_token_id\": 2}";
+  } else {
+    config << "{\"model_type\": \"" << family_name(family) << "\", \"hidden_size\": " << d.n_embd
+           << ", \"num_attention_heads\": " << d.n_head
+           << ", \"num_key_value_heads\": " << d.n_kv_head << ", \"head_dim\": " << d.head_dim
+           << ", \"num_hidden_layers\": " << d.n_layer << ", \"max_position_embeddings\": " << d.ctx
+           << ", \"intermediate_size\": " << d.n_ff << ", \"vocab_size\": " << d.vocab
+           << ", \"rms_norm_eps\": 1e-6, \"rope_theta\": 500000, \"tie_word_embeddings\": "
+           << (d.tied ? "true" : "false") << ", \"bos_token_id\": 1, \"eos_token_id\": [2]}";
+  }
+}
+
+TEST(Gguf, ExporterTwinsOfHfFoldersLoadAsTheFolder) {
+  // The JS writer permutes, transposes and quantizes on its own; the loader must give back the
+  // folder's tensors (the block types as the C++ encoders above write them: both are ggml's).
+  if (std::system("node --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no node";
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / ("gguf_test_" + std::to_string(::getpid()));
+  const std::pair<Family, const char*> cases[] = {
+      {Family::kLlama, "f32"},  {Family::kLlama, "q8_0"}, {Family::kLlama, "q4_0"},
+      {Family::kLlama, "bf16"}, {Family::kQwen2, "f16"},  {Family::kQwen2, "q8_0"},
+      {Family::kGPT2, "f32"},   {Family::kGPT2, "q8_0"},
+  };
+  const std::map<std::string, uint32_t> kinds = {
+      {"f32", kF32}, {"f16", kF16}, {"bf16", kBF16}, {"q8_0", kQ8_0}, {"q4_0", kQ4_0}};
+  for (const auto& [family, type] : cases) {
+    SCOPED_TRACE(std::string(family_name(family)) + " " + type);
+    Dims d;
+    d.tied = family != Family::kLlama;
+    if (family == Family::kGPT2) d.n_kv_head = d.n_head;
+    const auto hf = hf_model(family, d);
+    const std::filesystem::path dir = tmp / family_name(family), out = tmp / "out.gguf";
+    write_hf_folder(dir, family, d, hf);
+    const std::string cmd = "node '" + std::string(SPECDEC_SOURCE_DIR) +
+                            "/models/export_gguf.mjs' '" + dir.string() + "' '" + out.string() +
+                            "' --type " + type + " >/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::ifstream in(out, std::ios::binary);
+    const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)),
+                                 std::istreambuf_iterator<char>());
+    const Checkpoint ck = checkpoint_from_gguf(b.data(), b.size());
+    EXPECT_EQ(ck.config.n_kv_head, d.n_kv_head);
+    EXPECT_EQ(ck.config.tied_head, d.tied);
+    EXPECT_EQ(ck.config.eos_token_ids, std::vector<int>{2});
+    ASSERT_EQ(ck.tensors.size(), hf.size());
+    for (const auto& [name, t] : hf) {
+      SCOPED_TRACE(name);
+      const CheckpointTensor* ct = ck.find(name);
+      ASSERT_NE(ct, nullptr);
+      EXPECT_EQ(ct->shape, t.shape);
+      const std::vector<uint8_t> want =
+          encode(t.values, t.shape.size() == 1 ? kF32 : kinds.at(type));
+      ASSERT_EQ(ct->bytes, want.size());
+      EXPECT_EQ(std::memcmp(ct->data, want.data(), want.size()), 0);
+    }
+  }
+  std::filesystem::remove_all(tmp);
+}
+
 // Writes the seed corpus of tests/fuzz/fuzz_gguf.cc when SPECDEC_GGUF_CORPUS names a folder.
 TEST(Gguf, WritesFuzzCorpus) {
   const char* dir = std::getenv("SPECDEC_GGUF_CORPUS");
@@ -811,6 +903,9 @@ TEST(Gguf, WritesFuzzCorpus) {
   };
   for (const auto& [name, what] : seeds) {
     Dims dd = d;
+    if (what.second != kQ8_0 && what.second != kQ4_0) {  // no blocks of 32: smaller still
+      dd.n_embd = 8, dd.head_dim = 4, dd.n_ff = 8;
+    }
     if (what.first == Family::kGPT2) dd.n_kv_head = dd.n_head;
     const std::vector<uint8_t> b =
         gguf_model(what.first, dd, what.second, hf_model(what.first, dd)).bytes();
