@@ -6,6 +6,15 @@
 // beside it (models/gguf_file.mjs).
 //
 //   node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
+//   node models/export_gguf.mjs HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]
+//
+// A Hugging Face folder (config.json + model.safetensors, or shards listed in
+// model.safetensors.index.json; F32 / F16 tensors) of model_type llama, qwen2 or gpt2 is written
+// as llama.cpp's converter writes it (conversion/llama.py, qwen2, gpt2.py): tensors renamed
+// (blk.N.attn_q ...), llama's q_proj / k_proj permuted for its pair-wise rotary, GPT-2's Conv1D
+// weights transposed to (out, in), vectors F32 and matrices of --type, a tied lm_head left out.
+// No tokenizer.ggml.* but the BOS / EOS ids: specdec's loader (src/model/gguf.h) needs none,
+// llama.cpp does. This makes GGUF twins of the tiny HF models of the tests.
 //
 // An 8-bit file (specdec quantize / models/quantize.py: metadata weights = int8, each block
 // Linear as NAME.q8 I8 (out, in) and NAME.scale F16 (out, in / 32)) is written as Q8_0 whatever
@@ -34,28 +43,25 @@
 //   BOS/EOS default to id 11 for "gpt2" vocabularies; set here to 0 (the NUL byte, absent from
 //   the training text) so that the end-of-generation token is one the models never produce.
 //   (llama.cpp then logs "special_eos_id is not in special_eog_ids" and adds it: harmless.)
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { f32ToF16, halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../web/lib/safetensors.js';
-import { ALIGNMENT, T, writeGguf } from './gguf_file.mjs';
+import { halfToFloatTable, readSafetensorsHeader, tensorBytes, tensorFloat32 } from '../web/lib/safetensors.js';
+import { ALIGNMENT, GGML, T, encodeTensor, ggufName, llamaPermute, writeGguf } from './gguf_file.mjs';
 
-// ggml tensor types and llama_ftype values.
-const GGML = { F32: 0, F16: 1, Q8_0: 8 };
-const FTYPE = { f32: 0, f16: 1, q8_0: 7 };
+// llama_ftype values.
+const FTYPE = { f32: 0, f16: 1, q8_0: 7, bf16: 32, q4_0: 2 };
 const TOKEN_TYPE_NORMAL = 1;
 
 function usage(message) {
   if (message) console.error(`export_gguf: ${message}`);
-  console.error('usage: node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]');
+  console.error('usage: node models/export_gguf.mjs IN.safetensors|HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]');
   process.exit(2);
 }
 
 // ---- F16 ----------------------------------------------------------------------------------
 // Exact F16 -> F32 (every F16 value is a float): the package's table (web/lib/safetensors.js).
 const F16_TABLE = halfToFloatTable();
-
-// F32 -> F16 (Q8_0's scales): the package's rounding, f32ToF16 (web/lib/safetensors.js).
 
 // ---- safetensors --------------------------------------------------------------------------
 // The container checked by the package's reader (web/lib/safetensors.js); every tensor F16, but
@@ -112,22 +118,12 @@ function tensorData(bits, kind, rowLength) {
     for (let i = 0; i < bits.length; i++) b.writeUInt16LE(bits[i], 2 * i);
     return b;
   }
-  // Q8_0, as ggml's quantize_row_q8_0_ref: d = amax / 127 stored as F16, q = round(x / d).
+  // Q8_0, as ggml's quantize_row_q8_0_ref (models/gguf_file.mjs).
   if (rowLength % 32) throw new Error(`q8_0 needs rows of a multiple of 32 values, got ${rowLength}`);
-  const blocks = bits.length / 32;
-  const b = Buffer.alloc(blocks * 34);
-  for (let k = 0; k < blocks; k++) {
-    let amax = 0;
-    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(F16_TABLE[bits[32 * k + j]]));
-    const d = Math.fround(amax / 127);
-    const id = d ? Math.fround(1 / d) : 0;
-    b.writeUInt16LE(f32ToF16(d), 34 * k);
-    for (let j = 0; j < 32; j++) {
-      const x = Math.fround(F16_TABLE[bits[32 * k + j]] * id);
-      b.writeInt8(Math.max(-128, Math.min(127, Math.sign(x) * Math.round(Math.abs(x)))), 34 * k + 2 + j); // roundf: half away from zero
-    }
-  }
-  return b;
+  return encodeTensor(
+    Float32Array.from(bits, (b) => F16_TABLE[b]),
+    GGML.Q8_0,
+  );
 }
 
 // Q8_0 blocks from an 8-bit file's quants (out, in) and F16 scales (out, in / 32): the same bits.
@@ -269,6 +265,85 @@ export function exportGguf(inFile, outFile, type = 'f32') {
   };
 }
 
+// ---- Hugging Face folders ------------------------------------------------------------------
+const CONV1D = /\.(c_attn|c_proj|c_fc)\.weight$/; // GPT-2's Conv1D: stored (in, out)
+
+function readHfFolder(dir) {
+  const config = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  const index = path.join(dir, 'model.safetensors.index.json');
+  const files = existsSync(index)
+    ? [...new Set(Object.values(JSON.parse(readFileSync(index, 'utf8')).weight_map))]
+    : ['model.safetensors'];
+  const tensors = new Map();
+  for (const file of files) {
+    const buf = readFileSync(path.join(dir, file));
+    const parsed = readSafetensorsHeader(buf, { label: file });
+    for (const [name, t] of parsed.tensors)
+      tensors.set(name, { shape: t.shape, values: tensorFloat32(buf, parsed, t) });
+  }
+  return { config, tensors };
+}
+
+// The hyper-parameters under llama.cpp's keys (gguf-py constants).
+function hfKvs(arch, c, type) {
+  const gpt2 = arch === 'gpt2';
+  const C = c.hidden_size ?? c.n_embd;
+  const H = c.num_attention_heads ?? c.n_head;
+  const headDim = c.head_dim ?? C / H;
+  const kvs = [
+    ['general.architecture', T.STRING, arch],
+    ['general.alignment', T.UINT32, ALIGNMENT],
+    ['general.file_type', T.UINT32, FTYPE[type]],
+    [`${arch}.context_length`, T.UINT32, c.max_position_embeddings ?? c.n_positions],
+    [`${arch}.embedding_length`, T.UINT32, C],
+    [`${arch}.block_count`, T.UINT32, c.num_hidden_layers ?? c.n_layer],
+    [`${arch}.feed_forward_length`, T.UINT32, c.intermediate_size ?? c.n_inner ?? 4 * C],
+    [`${arch}.attention.head_count`, T.UINT32, H],
+  ];
+  if (gpt2) kvs.push([`${arch}.attention.layer_norm_epsilon`, T.FLOAT32, c.layer_norm_epsilon ?? 1e-5]);
+  else
+    kvs.push(
+      [`${arch}.attention.head_count_kv`, T.UINT32, c.num_key_value_heads ?? H],
+      [`${arch}.attention.layer_norm_rms_epsilon`, T.FLOAT32, c.rms_norm_eps],
+      [`${arch}.rope.freq_base`, T.FLOAT32, c.rope_theta ?? 10000],
+      [`${arch}.rope.dimension_count`, T.UINT32, headDim],
+      [`${arch}.attention.key_length`, T.UINT32, headDim],
+      [`${arch}.attention.value_length`, T.UINT32, headDim],
+    );
+  if (Number.isInteger(c.bos_token_id)) kvs.push(['tokenizer.ggml.bos_token_id', T.UINT32, c.bos_token_id]);
+  const eos = [c.eos_token_id].flat().filter(Number.isInteger);
+  if (eos.length) kvs.push(['tokenizer.ggml.eos_token_id', T.UINT32, eos[0]]);
+  return kvs;
+}
+
+export function exportHfFolder(dir, outFile, type = 'f32') {
+  const kinds = { f32: GGML.F32, f16: GGML.F16, bf16: GGML.BF16, q8_0: GGML.Q8_0, q4_0: GGML.Q4_0 };
+  if (!(type in kinds)) throw new Error(`--type ${type}: expected f32, f16, bf16, q8_0 or q4_0`);
+  const { config: c, tensors } = readHfFolder(dir);
+  const arch = c.model_type;
+  if (!['llama', 'qwen2', 'gpt2'].includes(arch)) throw new Error(`${dir}: model_type ${arch} (llama, qwen2, gpt2)`);
+  if (c.rope_scaling) throw new Error(`${dir}: rope_scaling ${JSON.stringify(c.rope_scaling)} is not written`);
+  const tied = c.tie_word_embeddings ?? arch === 'gpt2';
+  const H = c.num_attention_heads ?? c.n_head;
+  const items = [];
+  for (const [name, t] of tensors) {
+    if (/\.attn\.(masked_)?bias$|rotary_emb\.inv_freq$/.test(name) || (tied && name === 'lm_head.weight')) continue;
+    let { shape, values } = t;
+    if (arch === 'gpt2' && CONV1D.test(name)) {
+      const [rows, cols] = shape; // (in, out) -> (out, in)
+      const out = new Float32Array(values.length);
+      for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) out[j * rows + i] = values[i * cols + j];
+      ((shape = [cols, rows]), (values = out));
+    }
+    if (arch === 'llama' && /\.(q|k)_proj\./.test(name)) {
+      values = llamaPermute(values, shape[0], /q_proj/.test(name) ? H : (c.num_key_value_heads ?? H));
+    }
+    const kind = shape.length === 1 ? GGML.F32 : kinds[type];
+    items.push({ name: ggufName(name), ne: [...shape].reverse(), kind, data: encodeTensor(values, kind) });
+  }
+  return { arch, tensors: items.length, bytes: writeGguf(outFile, hfKvs(arch, c, type), items), type };
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   let type = 'f32';
@@ -281,8 +356,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     else files.push(args[i]);
   }
   if (files.length !== 2) usage();
-  if (!['f32', 'f16', 'q8_0'].includes(type)) usage(`--type ${type}: expected f32, f16 or q8_0`);
   try {
+    if (statSync(files[0]).isDirectory()) {
+      const r = exportHfFolder(files[0], files[1], type);
+      console.log(`export_gguf: ${files[1]}: ${r.arch}, ${r.tensors} tensors (${r.type}), ${r.bytes} bytes`);
+      process.exit(0);
+    }
+    if (!['f32', 'f16', 'q8_0'].includes(type)) usage(`--type ${type}: expected f32, f16 or q8_0`);
     const r = exportGguf(files[0], files[1], type);
     const c = r.config;
     console.log(

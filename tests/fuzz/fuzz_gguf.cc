@@ -1,0 +1,102 @@
+// libFuzzer target: arbitrary bytes -> the GGUF frontend (model/gguf.h): parse_gguf, every
+// metadata value read through the typed accessors, then checkpoint_from_gguf.
+//
+// Bad input must end in specdec::Error, never in a crash, UB, a leak or a result that breaks
+// the contract: every view lies inside the buffer, tensors do not overlap, and a checkpoint's
+// tensors lie in the buffer or in Checkpoint::owned with the bytes their shape and type need.
+//
+// Seed corpus: tests/fuzz/corpus/gguf, tiny llama / qwen2 / gpt2 files in each tensor type,
+// written by tests/cpp/gguf_test.cc (SPECDEC_GGUF_CORPUS=DIR build/gguf_test
+// --gtest_filter=Gguf.WritesFuzzCorpus); dictionary: tests/fuzz/fuzz_gguf.dict.
+#include <cstddef>
+#include <cstdint>
+
+#include "base/errors.h"
+#include "fuzz_check.h"
+#include "model/gguf.h"
+
+namespace {
+
+bool in(const uint8_t* p, size_t n, const uint8_t* data, size_t size) {
+  return p >= data && n <= size && p - data <= static_cast<ptrdiff_t>(size - n);
+}
+
+// Bytes a tensor of this type and PyTorch shape needs.
+uint64_t needed_bytes(specdec::TensorType type, const std::vector<uint64_t>& shape) {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  switch (type) {
+    case specdec::TensorType::kF32:
+      return 4 * n;
+    case specdec::TensorType::kQ8_0:
+      return n / 32 * 34;
+    case specdec::TensorType::kQ4_0:
+      return n / 32 * 18;
+    default:
+      return 2 * n;
+  }
+}
+
+void read_every_value(const specdec::GgufFile& f) {
+  using specdec::GgufType;
+  for (const auto& [key, v] : f.metadata) {
+    try {
+      if (v.type == GgufType::kString) {
+        f.get_string(key);
+      } else if (v.type == GgufType::kBool) {
+        f.get_bool(key);
+      } else if (v.type == GgufType::kF32 || v.type == GgufType::kF64) {
+        f.get_f64(key);
+      } else if (v.type != GgufType::kArray) {
+        f.get_i64(key);
+      } else if (v.elem_type == GgufType::kString) {
+        check(f.string_array(key).size() == v.count);
+      } else if (v.elem_type == GgufType::kF32 || v.elem_type == GgufType::kF64) {
+        check(f.float_array(key).size() == v.count);
+      } else if (v.elem_type != GgufType::kBool) {
+        check(f.int_array(key).size() == v.count);
+      }
+    } catch (const specdec::Error&) {
+      // get_i64 of a u64 above INT64_MAX: refused, by name.
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace specdec;
+  GgufFile file;
+  try {
+    file = parse_gguf(data, size);
+  } catch (const Error&) {
+    return 0;
+  }
+  check(file.data_offset <= size && file.alignment >= 1);
+  for (const auto& [key, v] : file.metadata) check(in(v.data, v.bytes, data, size));
+  for (const GgufTensor& t : file.tensors) {
+    check(in(t.data, t.bytes, data, size));
+    check(t.ne.size() >= 1 && t.ne.size() <= kGgufMaxDims);
+    check(t.bytes == needed_bytes(t.type, t.shape()));
+    check(file.find_tensor(t.name) == &t);
+  }
+  read_every_value(file);
+
+  Checkpoint ck;
+  try {
+    ck = checkpoint_from_gguf(file);
+  } catch (const Error&) {
+    return 0;
+  }
+  const FamilyConfig& c = ck.config;
+  check(c.n_layer >= 1 && c.n_embd >= 1 && c.n_head >= 1 && c.n_kv_head >= 1 && c.vocab_size >= 1);
+  check(c.n_head % c.n_kv_head == 0);
+  check(c.tied_head == (ck.find("lm_head.weight") == nullptr));
+  for (const auto& [name, t] : ck.tensors) {
+    check(t.bytes == needed_bytes(t.type, t.shape));
+    bool owned = false;
+    for (const auto& o : ck.owned) owned = owned || (t.data == o.data() && t.bytes == o.size());
+    check(owned || in(t.data, t.bytes, data, size));
+  }
+  return 0;
+}
