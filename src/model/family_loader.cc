@@ -4,6 +4,7 @@
 // converted.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "base/errors.h"
 #include "kernels/matmul.h"
@@ -11,6 +12,7 @@
 #include "kernels/rope.h"
 #include "model/family_plan.h"
 #include "model/gpt_model.h"
+#include "model/hf_folder.h"
 
 namespace specdec {
 namespace {
@@ -213,6 +215,13 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   w.lm_head.resize(kernels::packed_size(cfg.vocab_size, C));
   kernels::pack_weights(head_rows.data(), cfg.vocab_size, C, w.lm_head.data());
   return model;
+}
+
+GPTModel GPTModel::from_path(const std::string& path, const Weights* weights) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return from_checkpoint(read_hf_folder(path), weights);
+  return from_file(path, weights);
 }
 
 }  // namespace specdec
