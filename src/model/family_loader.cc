@@ -2,9 +2,10 @@
 // (named differences), its limits, then every tensor of the plan (model/family_plan.h) converted
 // and packed for the kernels. Everything that can be checked is checked before any weight is
 // converted.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include "base/errors.h"
 #include "kernels/matmul.h"
@@ -218,9 +219,10 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
 }
 
 GPTModel GPTModel::from_path(const std::string& path, const Weights* weights) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return from_checkpoint(read_hf_folder(path), weights);
+  }
   return from_file(path, weights);
 }
 
