@@ -209,14 +209,14 @@ int cmd_generate(const std::vector<std::string>& argv) {
   kernels::ThreadPool pool(static_cast<int>(threads));
   Weights weights;
   const Weights* want = weights_option(args, weights);
-  GPTModel target_model = GPTModel::from_file(args.str("target", ""), want);
+  GPTModel target_model = GPTModel::from_path(args.str("target", ""), want);
   target_model.set_thread_pool(&pool);
   ModelSource target(target_model);
   // The draft model exists only for speculative decoding.
   std::unique_ptr<GPTModel> draft_model;
   std::unique_ptr<ModelSource> draft;
   if (!options.plain && args.has("draft")) {
-    draft_model = std::make_unique<GPTModel>(GPTModel::from_file(args.str("draft", ""), want));
+    draft_model = std::make_unique<GPTModel>(GPTModel::from_path(args.str("draft", ""), want));
     draft_model->set_thread_pool(&pool);
     draft = std::make_unique<ModelSource>(*draft_model);
   }
@@ -234,12 +234,21 @@ int cmd_generate(const std::vector<std::string>& argv) {
                              encode(prompt), options);
   Rng rng(seed);
 
+  // Byte-level models print text; a Hugging Face folder's model (its tokenizer lives in JS) prints
+  // token ids, "[id]" each (the prompt's bytes are its ids).
+  const bool bytes = target_model.config().vocab_size == kByteVocabSize;
+  auto text_of = [bytes](const std::vector<int>& tokens) {
+    if (bytes) return decode(tokens);
+    std::string s;
+    for (int t : tokens) s += "[" + std::to_string(t) + "]";
+    return s;
+  };
   std::vector<IterationRecord> records;
   const auto t0 = std::chrono::steady_clock::now();
   while (!decoder.done()) {
     records.push_back(decoder.step(rng));
     if (!json) {  // stream the text as it comes
-      const std::string piece = decode(records.back().emitted);
+      const std::string piece = text_of(records.back().emitted);
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
     }
@@ -253,7 +262,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
     std::printf(
         "{\"prompt\":%s,\"text\":%s,\"tokens\":%s,\"settings\":%s,\"trace\":%s,\"stats\":%s,"
         "\"pool\":%s}\n",
-        json_escape(prompt).c_str(), json_escape(decode(generated)).c_str(),
+        json_escape(prompt).c_str(), json_escape(text_of(generated)).c_str(),
         json_array(generated).c_str(), settings_json(args, options, seed).c_str(),
         trace_json(records).c_str(), stats_json(stats, wall_ms).c_str(), pool_json(pool).c_str());
     return 0;

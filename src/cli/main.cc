@@ -24,7 +24,8 @@ const Command kCommands[] = {
      "           [--gamma G|auto|heuristic] [--gamma-max G] [--tree 3,2,1,1 [--with-replacement]]\n"
      "           [--min-ngram N] [--max-ngram N] [--temperature T] [--top-k K] [--top-p P]\n"
      "           [--seed S] [--max-tokens N] [--threads N] [--weights f32|int8] [--json]\n"
-     "           decode text (--weights int8 quantizes float files at load)"},
+     "           decode text (--weights int8 quantizes float files at load; T and D may be\n"
+     "           Hugging Face folders: llama / qwen2 / gpt2, tokens shown as [id])"},
     {"logits", specdec::cli::cmd_logits,
      "logits --model M --prompt P [--weights f32|int8] [--json]   next-token log-probabilities"},
     {"quantize", specdec::cli::cmd_quantize,

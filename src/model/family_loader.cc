@@ -2,6 +2,8 @@
 // (named differences), its limits, then every tensor of the plan (model/family_plan.h) converted
 // and packed for the kernels. Everything that can be checked is checked before any weight is
 // converted.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +13,7 @@
 #include "kernels/rope.h"
 #include "model/family_plan.h"
 #include "model/gpt_model.h"
+#include "model/hf_folder.h"
 
 namespace specdec {
 namespace {
@@ -213,6 +216,14 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   w.lm_head.resize(kernels::packed_size(cfg.vocab_size, C));
   kernels::pack_weights(head_rows.data(), cfg.vocab_size, C, w.lm_head.data());
   return model;
+}
+
+GPTModel GPTModel::from_path(const std::string& path, const Weights* weights) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return from_checkpoint(read_hf_folder(path), weights);
+  }
+  return from_file(path, weights);
 }
 
 }  // namespace specdec

@@ -150,7 +150,12 @@ void read_gpt2(const Value& root, FamilyConfig& c) {
 }  // namespace
 
 FamilyConfig parse_hf_config(const char* text, size_t size) {
-  const Value root = json::parse(text, size);
+  Value root;
+  try {
+    root = json::parse(text, size);
+  } catch (const Error& e) {
+    fail("config.json: ", e.what());
+  }
   if (root.type != Value::Type::kObject) fail("config.json: not a JSON object");
   const std::string type = get_string(root, "model_type", nullptr);
   FamilyConfig c;

@@ -37,7 +37,12 @@ std::map<std::string, std::set<std::string>> weight_files(const std::vector<Fold
     if (!find_file(files, kSingle)) fail("model folder: no ", kSingle, " and no ", kIndex);
     return {{kSingle, {}}};
   }
-  const json::Value root = json::parse(reinterpret_cast<const char*>(index->data), index->size);
+  json::Value root;
+  try {
+    root = json::parse(reinterpret_cast<const char*>(index->data), index->size);
+  } catch (const Error& e) {
+    fail(kIndex, ": ", e.what());
+  }
   const json::Value* map =
       root.type == json::Value::Type::kObject ? root.find("weight_map") : nullptr;
   if (!map || map->type != json::Value::Type::kObject || map->members.empty()) {
@@ -148,19 +153,9 @@ Checkpoint read_hf_folder(const std::string& dir) {
   load("config.json");
   if (std::ifstream(dir + "/" + kIndex).good()) {
     load(kIndex);
-    const json::Value root =
-        json::parse(reinterpret_cast<const char*>(bytes.back().data()), bytes.back().size());
-    std::set<std::string> shards;
-    const json::Value* map =
-        root.type == json::Value::Type::kObject ? root.find("weight_map") : nullptr;
-    if (map && map->type == json::Value::Type::kObject) {
-      for (const auto& [tensor, file] : map->members) {
-        if (file.type == json::Value::Type::kString && file.text.find('/') == std::string::npos) {
-          shards.insert(file.text);
-        }
-      }
-    }
-    for (const std::string& s : shards) {
+    // The shards the index names (weight_files checks the index itself).
+    const FolderFile index{kIndex, bytes.back().data(), bytes.back().size()};
+    for (const auto& [s, listed] : weight_files({index})) {
       if (!std::ifstream(dir + "/" + s).good()) {
         fail("model folder: missing shard '", s, "' (named by ", kIndex, ")");
       }
