@@ -268,8 +268,8 @@ GgufFile parse_gguf(const uint8_t* bytes, size_t size) {
   }
   const uint64_t n_tensors = r.u64("model file: tensor_count");
   const uint64_t n_kv = r.u64("model file: metadata_kv_count");
-  // A kv takes at least 8 + 1 + 4 + 1 bytes, a tensor info 8 + 4 + 8 + 4 + 8.
-  if (n_kv > r.left() / 14) fail("model file: metadata_kv_count ", n_kv, " cannot fit in the file");
+  // A kv takes at least 8 + 4 + 1 bytes (an empty key, a u8), a tensor info 8 + 4 + 8 + 4 + 8.
+  if (n_kv > r.left() / 13) fail("model file: metadata_kv_count ", n_kv, " cannot fit in the file");
   if (n_tensors > kGgufMaxTensors || n_tensors > r.left() / 32) {
     fail("model file: tensor_count ", n_tensors, " exceeds the limit of ", kGgufMaxTensors,
          " or the file");

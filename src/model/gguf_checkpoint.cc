@@ -77,7 +77,10 @@ FamilyConfig read_config(const GgufFile& f, Family family, const std::string& ar
     fail("model file: ", a, "attention.head_count ", c.n_head, " is not a multiple of ", a,
          "attention.head_count_kv ", c.n_kv_head);
   }
-  if (gpt2 && c.n_kv_head != c.n_head) fail("model file: gpt2 has head_count_kv == head_count");
+  if (gpt2 && c.n_kv_head != c.n_head) {
+    fail("model file: ", a, "attention.head_count_kv ", c.n_kv_head, " must equal head_count ",
+         c.n_head, " (GPT-2 has no grouped-query attention)");
+  }
   const bool even = c.n_embd % c.n_head == 0;
   if (!f.find(a + "attention.key_length") && !even) {
     fail("model file: ", a, "embedding_length ", c.n_embd, " is not a multiple of ", a,

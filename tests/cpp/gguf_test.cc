@@ -795,7 +795,9 @@ TEST(Gguf, EveryTruncationIsRefused) {
   const std::vector<uint8_t> b =
       gguf_model(Family::kLlama, d, kQ8_0, hf_model(Family::kLlama, d)).bytes();
   ASSERT_EQ(error_of(b), "(accepted)");
-  for (size_t n = 0; n < b.size(); ++n) {
+  // Every byte of the header and the tensor infos (every field), then every 37th of the data.
+  const size_t data_offset = parse_gguf(b.data(), b.size()).data_offset;
+  for (size_t n = 0; n < b.size(); n += n < data_offset ? 1 : 37) {
     const std::string message = error_of({b.begin(), b.begin() + n});
     ASSERT_EQ(message.rfind("model file: ", 0), 0u) << "prefix of " << n << " bytes: " << message;
   }
