@@ -5,7 +5,8 @@
 
 /**
  * @param {object} h page.mjs's helpers: sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows,
- *   compareGreedy, describeFlips, checkCachedChains (the prompt, chains after it and a cut, each checked)
+ *   compareGreedy, describeFlips, checkCachedChains (the prompt, chains after it and a cut, each checked),
+ *   greedyTokens (a WASM model's greedy tokens after a prefix)
  */
 export function int8Checks(h) {
   const { sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, checkCachedChains } = h;
@@ -27,20 +28,7 @@ export function int8Checks(h) {
     }
     return gpu.get(name);
   };
-  const wasmGreedy8 = async (prefix, n) => {
-    const dec = sd.createDecoder({
-      target: await wasm8('target'),
-      plain: true,
-      temperature: 0,
-      prompt: Array.from(prefix),
-      maxTokens: n,
-      distributions: false,
-    });
-    while (!dec.done) dec.step();
-    const out = dec.generatedTokens;
-    dec.dispose();
-    return out;
-  };
+  const wasmGreedy8 = async (prefix, n) => h.greedyTokens(await wasm8('target'), prefix, n);
 
   return {
     // GPU 8-bit logits against the WASM engine's 8-bit model: the prompt, chains after the

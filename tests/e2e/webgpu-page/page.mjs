@@ -99,10 +99,10 @@ function compareToProbs(logits, probs, nRows) {
   return { maxRel, maxAbs, skipped };
 }
 
-// Greedy tokens of the WASM engine, plain, after `prefix`.
-async function wasmGreedy(prefix, n) {
+// Greedy tokens of a WASM model (plain decoding), n after `prefix`.
+function greedyTokens(target, prefix, n) {
   const dec = sd.createDecoder({
-    target: await wasmModel('target'),
+    target,
     plain: true,
     temperature: 0,
     prompt: Array.from(prefix),
@@ -114,6 +114,9 @@ async function wasmGreedy(prefix, n) {
   dec.dispose();
   return out;
 }
+
+// Greedy tokens of the WASM engine's small target, plain, after `prefix`.
+const wasmGreedy = async (prefix, n) => greedyTokens(await wasmModel('target'), prefix, n);
 
 // Waits, in microtasks only (never a task: a read-back needs one to resolve), until the model
 // has submitted `passes` passes; false if it does not within 10,000 turns.
@@ -770,6 +773,7 @@ Object.assign(
     compareGreedy,
     describeFlips,
     checkCachedChains,
+    greedyTokens,
   }),
 );
 
