@@ -360,16 +360,15 @@ test('8-bit roofline: W the packed bytes, integer ops of the Linear weights at P
   const intParams = linearParamsOf({ params: SMALL, nLayer: 6, nEmbd: 256 });
   assert.equal(intParams, 12 * 6 * 256 * 256);
   assert.equal(linearParamsOf({ params: 100, nLayer: 6, nEmbd: 256 }), 100, 'capped at the parameters');
+  // One machine for both weight types: its bandwidth, its measured float peak and its integer peak.
+  const machine = { gbPerSecond: 31, peak: 40e9, peakMeasured: true, intPeak: 80e9 };
   const c = targetCosts({
     params: SMALL,
     weights: 'int8',
     weightBytes: 6.2e6,
     intParams,
     passMs: [NaN, 1, 1.5],
-    gbPerSecond: 31,
-    peak: 40e9,
-    peakMeasured: true,
-    intPeak: 80e9,
+    ...machine,
   });
   assert.equal(c.weights, 'int8');
   assert.equal(c.weightBytes, 6.2e6);
@@ -378,14 +377,7 @@ test('8-bit roofline: W the packed bytes, integer ops of the Linear weights at P
   assert.ok(Math.abs(c.computeMsPerToken - perToken) < 1e-12);
   for (const r of c.roof) assert.ok(Math.abs(r.v - Math.max(c.memMs, r.k * perToken) / c.memMs) < 1e-9);
   // The same target in float32 reads four times the bytes: its roofline turns later.
-  const f = targetCosts({
-    params: SMALL,
-    passMs: [NaN, 2, 2.2],
-    gbPerSecond: 31,
-    peak: 40e9,
-    peakMeasured: true,
-    intPeak: 80e9,
-  });
+  const f = targetCosts({ params: SMALL, passMs: [NaN, 2, 2.2], ...machine });
   assert.equal(f.weights, 'f32');
   assert.equal(f.weightBytes, 4 * SMALL);
   assert.ok(ridgeTokens(f) > ridgeTokens(c));
