@@ -240,14 +240,9 @@ test('explainThreads: the measured count, the roofline turn, the prediction for 
 });
 
 test('explainThreads claims no more than the numbers: no free token, threads that got no cores, a floor the step beats', () => {
-  const dear = targetCosts({
-    params: SMALL,
-    passMs: [NaN, 1, 1.6, 2.2],
-    gbPerSecond: 40,
-    peak: 30e9,
-    peakMeasured: true,
-    threads: 2,
-  });
+  // Both cases below on one machine at 2 threads: B(2) = 40 GB/s, P(2) = 30 GFLOP/s measured.
+  const twoThreads = { gbPerSecond: 40, peak: 30e9, peakMeasured: true, threads: 2 };
+  const dear = targetCosts({ params: SMALL, passMs: [NaN, 1, 1.6, 2.2], ...twoThreads });
   const one = targetCosts({ params: SMALL, gbPerSecond: 45, peak: 29e9, peakMeasured: true });
   const t = explainThreads({ costs: dear, threads: 2, one });
   assert.match(
@@ -260,14 +255,7 @@ test('explainThreads claims no more than the numbers: no free token, threads tha
   );
   assert.match(t, /and B\(2\) = 40\.0 GB\/s is not above B\(1\) = 45\.0 GB\/s either/);
   // The one-token step (0.20 ms) is faster than W/B = 0.49 ms: B was measured low.
-  const low = targetCosts({
-    params: SMALL,
-    passMs: [NaN, 0.2, 0.3, 0.4],
-    gbPerSecond: 40,
-    peak: 30e9,
-    peakMeasured: true,
-    threads: 2,
-  });
+  const low = targetCosts({ params: SMALL, passMs: [NaN, 0.2, 0.3, 0.4], ...twoThreads });
   const u = explainThreads({ costs: low, threads: 2 });
   assert.match(
     u,
