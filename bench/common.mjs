@@ -58,6 +58,15 @@ export function writeJson(file, report, indent = 2) {
   if (file) writeFileSync(file, JSON.stringify(report, null, indent));
 }
 
+/** Decodes to the end with sd.createDecoder(options); returns read(decoder), taken before it is disposed. */
+export function decodeToEnd(sd, options, read) {
+  const dec = sd.createDecoder(options);
+  while (!dec.done) dec.step();
+  const out = read(dec);
+  dec.dispose();
+  return out;
+}
+
 /**
  * Decodes to the end with sd.createDecoder(options), timing the step() loop only.
  * @returns {{ ms: number, tokens: number[] }}

@@ -21,7 +21,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec } from '../web/lib/node.js';
-import { ROOT, benchOptions, writeJson } from './common.mjs';
+import { ROOT, benchOptions, decodeToEnd, writeJson } from './common.mjs';
 import { modeMeasurer } from './modes/measure.mjs';
 import { modePrompts } from './modes/prompts.mjs';
 import { median } from './stats.mjs';
@@ -170,23 +170,14 @@ for (const name of opt.pairs.split(',').filter(Boolean)) {
     // ordinary prompts, draft with gamma auto at T = 0.8).
     let costModel = null;
     if (opt['cost-model']) {
-      const es = ORDINARY.map((prompt, i) => {
-        const dec = sd.createDecoder({
-          target: models.target,
-          draft: models.draft,
-          gamma: 'auto',
-          gammaMax: GAMMA_MAX,
-          prompt,
-          temperature: 0.8,
-          seed: 1000 + i,
-          maxTokens: TOKENS,
-          distributions: false,
-        });
-        while (!dec.done) dec.step();
-        const e = dec.estimates;
-        dec.dispose();
-        return e;
-      });
+      const autoDraft = { target: models.target, draft: models.draft, gamma: 'auto', gammaMax: GAMMA_MAX };
+      const es = ORDINARY.map((prompt, i) =>
+        decodeToEnd(
+          sd,
+          { ...autoDraft, prompt, temperature: 0.8, seed: 1000 + i, maxTokens: TOKENS, distributions: false },
+          (dec) => dec.estimates,
+        ),
+      );
       costModel = {
         c: median(es.map((e) => e.c.draft)),
         verifyCost: es[0].verifyCost.map((_, k) => median(es.map((e) => e.verifyCost[k]))),

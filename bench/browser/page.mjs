@@ -2,6 +2,7 @@
 // driven by Playwright — a load of the page's real-model section ("Run both & compare") and
 // what it shows, the page's default prompt and seed, the model files a load fetched, and the
 // library in a module Worker of a blank page of the same origin (bench/browser/lib-worker.mjs).
+import { setInput } from '../../scripts/lib/chromium.mjs';
 
 /**
  * The page's driver for one bench run. context: the Chromium context; server: the page's server
@@ -47,20 +48,10 @@ export function pageDriver({ context, server, fetched, settings }) {
         { timeout: until(60000) },
       );
       if (!(await page.isChecked('#backend-cpu'))) await page.check('#backend-cpu');
-      const set = (id, v) =>
-        page.evaluate(
-          ([i, value]) => {
-            const el = document.getElementById(i);
-            el.value = String(value);
-            el.dispatchEvent(new Event('input', { bubbles: true }));
-            el.dispatchEvent(new Event('change', { bubbles: true }));
-          },
-          [id, v],
-        );
-      await set('gen-max', maxTokens);
-      await set('gen-gamma', g);
-      await set('gen-temp', T);
-      await set('gen-repeats', runs);
+      await setInput(page, 'gen-max', maxTokens);
+      await setInput(page, 'gen-gamma', g);
+      await setInput(page, 'gen-temp', T);
+      await setInput(page, 'gen-repeats', runs);
       await page.selectOption('#gen-pace', '0');
       await page.waitForFunction(() => !document.getElementById('run-both').disabled, null, {
         timeout: until(60000),

@@ -9,12 +9,10 @@ import { median } from '../stats.mjs';
 export function modeMeasurer({ sd, tokens, repeats, costModelFlag }) {
   // Decodes every prompt with `options`; returns tokens/s and counters summed over the prompts.
   function runOnce(models, options, prompts, temperature) {
-    let ms = 0,
-      generated = 0,
-      passes = 0,
-      accepted = 0,
-      examined = 0,
-      cost = 0;
+    let ms = 0;
+    let cost = 0;
+    // the decoders' counters (dec.stats fields), summed over the prompts
+    const sum = { generated: 0, targetPasses: 0, accepted: 0, examined: 0 };
     const byDrafter = { none: 0, draft: 0, lookup: 0, heads: 0 };
     const hist = [];
     prompts.forEach((prompt, i) => {
@@ -31,10 +29,7 @@ export function modeMeasurer({ sd, tokens, repeats, costModelFlag }) {
       while (!dec.done) dec.step();
       ms += performance.now() - t0;
       const s = dec.stats;
-      generated += s.generated;
-      passes += s.targetPasses;
-      accepted += s.accepted;
-      examined += s.examined;
+      for (const k of Object.keys(sum)) sum[k] += s[k];
       for (const k of Object.keys(byDrafter)) byDrafter[k] += s.byDrafter[k];
       s.gammaHistogram.forEach((n, g) => (hist[g] = (hist[g] ?? 0) + n));
       if (options.costModel) {
@@ -46,18 +41,11 @@ export function modeMeasurer({ sd, tokens, repeats, costModelFlag }) {
       }
       dec.dispose();
     });
-    if (cost)
-      return {
-        tokensPerSecond: generated / cost,
-        tokensPerPass: generated / passes,
-        alpha: examined ? accepted / examined : null,
-        byDrafter,
-        gammaHistogram: Array.from(hist, (x) => x ?? 0),
-      };
     return {
-      tokensPerSecond: (1000 * generated) / ms,
-      tokensPerPass: generated / passes,
-      alpha: examined ? accepted / examined : null,
+      // per unit of modelled time when costs were given (or counted), else per second
+      tokensPerSecond: cost ? sum.generated / cost : (1000 * sum.generated) / ms,
+      tokensPerPass: sum.generated / sum.targetPasses,
+      alpha: sum.examined ? sum.accepted / sum.examined : null,
       byDrafter,
       gammaHistogram: Array.from(hist, (x) => x ?? 0),
     };

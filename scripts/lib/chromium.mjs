@@ -15,10 +15,10 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const distDir = path.join(repoRoot, 'dist/page');
 export const outDir = path.join(repoRoot, 'test-output/e2e');
 
-const CHROMIUM_ARGS = [
+// The switches of every launch: headless, no sandbox, no network of Chromium's own.
+const BASE_ARGS = [
   '--headless',
   '--no-sandbox',
-  '--disable-gpu',
   '--disable-quic',
   '--no-first-run',
   '--disable-background-networking',
@@ -26,33 +26,16 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
   '--disable-dev-shm-usage',
 ];
-// WebGPU on Chromium's bundled SwiftShader adapter (a CPU emulation): no --disable-gpu.
+const CHROMIUM_ARGS = [...BASE_ARGS, '--disable-gpu'];
+// WebGPU on whatever adapter the machine has (a hardware GPU where there is one; bench/gpu.mjs
+// --adapter default): no --disable-gpu.
+const WEBGPU_HARDWARE_ARGS = [...BASE_ARGS, '--enable-unsafe-webgpu'];
+// WebGPU on Chromium's bundled SwiftShader adapter (a CPU emulation).
 const WEBGPU_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-  '--enable-unsafe-webgpu',
+  ...WEBGPU_HARDWARE_ARGS,
   '--enable-features=Vulkan',
   '--use-vulkan=swiftshader',
   '--use-webgpu-adapter=swiftshader',
-];
-// WebGPU on whatever adapter the machine has (a hardware GPU where there is one; bench/gpu.mjs
-// --adapter default): neither --disable-gpu nor the SwiftShader switches.
-const WEBGPU_HARDWARE_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-  '--enable-unsafe-webgpu',
 ];
 
 /**
@@ -144,4 +127,17 @@ export async function setup({
       await rm(userDataDir, { recursive: true, force: true }).catch(() => {});
     },
   };
+}
+
+/** Sets a range/number input of the page by id and fires input + change, as a user's drag would. */
+export async function setInput(page, id, value) {
+  await page.evaluate(
+    ([i, v]) => {
+      const el = document.getElementById(i);
+      el.value = String(v);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+    },
+    [id, value],
+  );
 }

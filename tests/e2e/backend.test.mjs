@@ -8,15 +8,11 @@
 // target on 2 cores).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openReady, byTestId, assertClean, screenshot } from './harness.mjs';
+import { setup, openReady, modelsReady, reloadOffline, byTestId, assertClean, screenshot } from './harness.mjs';
 
 let env;
-before(async () => {
-  env = await setup({ webgpu: true });
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await setup({ webgpu: true })));
+after(() => env?.close());
 
 const backendState = (page) =>
   page.evaluate(() => {
@@ -44,6 +40,19 @@ async function switchBackend(page, want) {
   const b = await backendState(page);
   assert.equal(b.backend, want);
   return b;
+}
+
+/** "Run speculative" alone, `tokens` of it; waits until the models are idle and the run done or failed. */
+async function runSpec(page, tokens) {
+  await page.fill('#gen-max', String(tokens));
+  await page.click('#run-spec');
+  await page.waitForFunction(
+    () =>
+      document.body.dataset.modelsBusy === 'false' &&
+      ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state),
+    null,
+    { timeout: 300_000 },
+  );
 }
 
 // "Run both & compare" once (plain, speculative, then v(k) when not measured yet), `tokens` each.
@@ -79,9 +88,7 @@ async function runBoth(page, tokens) {
 test('a software adapter is named and offered, never the default: the CPU is, and a CPU run loads nothing onto it', async () => {
   const { page, url } = env;
   await openReady(page, url);
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-    timeout: 60_000,
-  });
+  await modelsReady(page, 60_000);
   await settled(page);
   const b = await backendState(page);
   console.log(`#   ${b.status}`);
@@ -141,15 +148,7 @@ test('heads draft for the GPU target (its pass hands over the hidden state)', as
   const { page } = env;
   assert.equal(await page.evaluate(() => document.getElementById('drafter-heads').disabled), false);
   await page.check('#drafter-heads');
-  await page.fill('#gen-max', '12');
-  await page.click('#run-spec');
-  await page.waitForFunction(
-    () =>
-      document.body.dataset.modelsBusy === 'false' &&
-      ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state),
-    null,
-    { timeout: 300_000 },
-  );
+  await runSpec(page, 12);
   const r = await page.evaluate(() => ({
     state: document.getElementById('spec-state').dataset.state,
     counts: document.querySelector('[data-testid="drafter-counts"]').textContent,
@@ -223,31 +222,16 @@ test('a GPU lost mid-session: the next run falls back to the CPU with the reason
 });
 
 test('offline: with the network off and the server stopped, the target still runs on the GPU', async () => {
-  const { page, context, server } = env;
+  const { page } = env;
   await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, {
     timeout: 60_000,
   });
-  await context.setOffline(true);
-  await server.close();
-  await page.reload({ waitUntil: 'load' });
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
-    timeout: 60_000,
-  });
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-    timeout: 60_000,
-  });
+  await reloadOffline(env, 60_000);
+  await modelsReady(page, 60_000);
   await settled(page);
   assert.equal((await backendState(page)).backend, 'cpu', 'a new load: the CPU by default again');
   await switchBackend(page, 'gpu');
-  await page.fill('#gen-max', '8');
-  await page.click('#run-spec');
-  await page.waitForFunction(
-    () =>
-      document.body.dataset.modelsBusy === 'false' &&
-      ['done', 'failed'].includes(document.getElementById('spec-state').dataset.state),
-    null,
-    { timeout: 300_000 },
-  );
+  await runSpec(page, 8);
   assert.equal(await page.evaluate(() => document.getElementById('spec-state').dataset.state), 'done');
   assert.match(await page.textContent(byTestId('verdict')), /^Target on the GPU/);
   assertClean(assert, env.watch, { allowFailed: true });

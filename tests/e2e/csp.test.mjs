@@ -6,17 +6,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setup, openReady, setInput, text, byTestId, assertClean, cspViolations, distDir } from './harness.mjs';
+import { openPage, modelsReady, setInput, text, byTestId, assertClean, cspViolations, distDir } from './harness.mjs';
+import { runSpecDone } from './section4.mjs';
 import { CSP } from '../../web/page/csp.js';
 
 let env;
-before(async () => {
-  env = await setup();
-  await openReady(env.page, env.url);
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await openPage()));
+after(() => env?.close());
 
 test('the built page has the policy of csp.js, first in <head>, without unsafe-eval or unsafe-inline', async () => {
   const html = await readFile(path.join(distDir, 'index.html'), 'utf8');
@@ -67,14 +63,8 @@ test('every section works under the policy with no violation', async () => {
     'bar widths applied',
   );
   // 4: the models in the worker, a short speculative run.
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-    timeout: 60000,
-  });
-  await setInput(page, 'gen-max', 30);
-  await page.click('#run-spec');
-  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
-    timeout: 60000,
-  });
+  await modelsReady(page);
+  await runSpecDone(page, 30);
   // The service worker registered and precached everything.
   await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, {
     timeout: 60000,

@@ -9,16 +9,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { openWithModels, setInput, assertClean, repoRoot } from './harness.mjs';
+import { openPage, setInput, assertClean, repoRoot } from './harness.mjs';
 
 const fixture = JSON.parse(await readFile(path.join(repoRoot, 'tests/fixtures/determinism.json'), 'utf8'));
 let env;
-before(async () => {
-  env = await openWithModels();
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await openPage({ models: true })));
+after(() => env?.close());
 
 let loadedPair = null;
 /** Loads the case's model files through the page's file pickers (only when they change). */

@@ -35,19 +35,12 @@ before(async () => {
   await openReady(env.page, env.url);
   await modelsReady(env.page);
 });
-after(async () => {
-  await env?.close();
-});
+after(() => env?.close());
 
 const panel = (page) =>
   page.evaluate(() => {
-    const p = document.getElementById('step-panel');
-    return {
-      stage: p.dataset.stage,
-      step: Number(p.dataset.step),
-      steps: Number(p.dataset.steps),
-      mode: p.dataset.mode,
-    };
+    const d = document.getElementById('step-panel').dataset;
+    return { stage: d.stage, step: Number(d.step), steps: Number(d.steps), mode: d.mode };
   });
 
 async function waitForIteration(page, mode) {

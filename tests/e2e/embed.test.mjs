@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setup, setInput, byTestId, screenshot, assertClean, distDir, expectedSpeedup } from './harness.mjs';
+import { setup, setInput, byTestId, screenshot, assertClean, distDir } from './harness.mjs';
+import { expectedSpeedup } from './lesson-formulas.mjs';
 
 let env;
 let site;

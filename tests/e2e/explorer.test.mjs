@@ -2,27 +2,12 @@
 // when c drops, the presets work, the WASM dots lie on the live curve at c = 0.1.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  setup,
-  openReady,
-  setInput,
-  text,
-  byTestId,
-  screenshot,
-  assertClean,
-  expectedTokens,
-  expectedSpeedup,
-  expectedOptimalGamma,
-} from './harness.mjs';
+import { openPage, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
+import { expectedTokens, expectedSpeedup, expectedOptimalGamma } from './lesson-formulas.mjs';
 
 let env;
-before(async () => {
-  env = await setup();
-  await openReady(env.page, env.url);
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await openPage()));
+after(() => env?.close());
 
 async function set(page, alpha, gamma, cost) {
   await setInput(page, 'alpha', alpha);

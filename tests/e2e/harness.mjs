@@ -1,17 +1,22 @@
-// Shared helpers of the end-to-end tests. The server and the browser (setup) are
-// scripts/lib/chromium.mjs, which bench/gpu.mjs uses too; here the page helpers built on them.
+// Shared helpers of the end-to-end tests. The server and the browser (setup) and setInput are
+// scripts/lib/chromium.mjs, which the browser benches use too; here the page helpers built on them.
+// The lesson's formulas the read-outs are checked against: lesson-formulas.mjs; section 4's runs,
+// settings and sizes: section4.mjs.
 // Screenshots go to test-output/e2e/.
 import path from 'node:path';
 import { outDir, setup } from '../../scripts/lib/chromium.mjs';
 
-export { setup, repoRoot, distDir, outDir } from '../../scripts/lib/chromium.mjs';
+export { setup, setInput, repoRoot, distDir, outDir } from '../../scripts/lib/chromium.mjs';
+
+/** Waits until the page's WASM module is loaded and every section is wired (<html data-ready="true">). */
+export function pageReady(page, timeout = 30000) {
+  return page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout });
+}
 
 /** Opens the page and waits until the WASM module is loaded and every section is wired. */
 export async function openReady(page, url) {
   await page.goto(url, { waitUntil: 'load' });
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
-    timeout: 30000,
-  });
+  await pageReady(page);
 }
 
 /** Waits until section 4's models are loaded (<body data-models-ready="true">) in a page or frame. */
@@ -21,24 +26,52 @@ export function modelsReady(page, timeout = 60000) {
   });
 }
 
-/** A fresh browser (setup's options) on the built page, opened, ready, with section 4's models loaded. */
-export async function openWithModels(options) {
+/**
+ * A fresh browser (setup's options) on the built page, opened and ready; with models: true, section
+ * 4's models loaded too. What most test files open once, in `before`, and close in `after`.
+ */
+export async function openPage({ models = false, ...options } = {}) {
   const env = await setup(options);
   await openReady(env.page, env.url);
-  await modelsReady(env.page);
+  if (models) await modelsReady(env.page);
   return env;
 }
 
-/** Sets a range/number input by id and fires input + change, as a user's drag would. */
-export async function setInput(page, id, value) {
-  await page.evaluate(
-    ([i, v]) => {
-      const el = document.getElementById(i);
-      el.value = String(v);
-      el.dispatchEvent(new Event('input', { bubbles: true }));
-      el.dispatchEvent(new Event('change', { bubbles: true }));
+/**
+ * Opens examples/transformers-webgpu/ (served at url) in page and waits until its status line
+ * says how many tokens it made; waitOptions: waitForFunction's (timeout, polling). A page error
+ * fails it at once, with the example's message.
+ */
+export async function openTransformersExample(page, url, waitOptions) {
+  const failed = new Promise((_, reject) =>
+    page.once('pageerror', (e) => reject(new Error(`the example failed: ${e.message}`))),
+  );
+  await page.goto(`${url}examples/transformers-webgpu/index.html`);
+  const status = () => /tokens, target on/.test(document.getElementById('status').textContent);
+  await Promise.race([failed, page.waitForFunction(status, null, waitOptions)]);
+}
+
+/**
+ * Offline: cuts the browser's network and stops the page's server (setup's env), then reloads the
+ * page and waits until it is ready (pageReady, within timeout ms); section 4's models are the
+ * caller's to wait for.
+ */
+export async function reloadOffline({ page, context, server }, timeout = 30000) {
+  await context.setOffline(true);
+  await server.close();
+  await page.reload({ waitUntil: 'load' });
+  await pageReady(page, timeout);
+}
+
+/** Waits until the step-through shows its draft stage with the Next button enabled. */
+export function stepDraftReady(page, timeout) {
+  return page.waitForFunction(
+    () => {
+      const p = document.getElementById('step-panel');
+      return p.dataset.stage === 'draft' && !document.getElementById('step-next').disabled;
     },
-    [id, value],
+    null,
+    { timeout },
   );
 }
 
@@ -53,22 +86,6 @@ export async function screenshot(page, name, selector) {
   if (selector) await page.locator(selector).first().screenshot({ path: file });
   else await page.screenshot({ path: file, fullPage: true });
   return file;
-}
-
-/** The lesson's formulas, written independently of the page and the WASM build. */
-export function expectedTokens(alpha, gamma) {
-  if (alpha >= 1) return gamma + 1;
-  return (1 - alpha ** (gamma + 1)) / (1 - alpha);
-}
-export function expectedSpeedup(alpha, gamma, c) {
-  return expectedTokens(alpha, gamma) / (gamma * c + 1);
-}
-export function expectedOptimalGamma(alpha, c, gammaMax = 16) {
-  let best = 1;
-  for (let g = 2; g <= gammaMax; g++) {
-    if (expectedSpeedup(alpha, g, c) > expectedSpeedup(alpha, best, c) + 1e-12) best = g;
-  }
-  return best;
 }
 
 /** Fails with the collected console errors, page errors and foreign requests, if any. */

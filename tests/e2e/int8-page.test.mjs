@@ -12,20 +12,31 @@
 // curves' shape, the verdict and the default computed from them, not about their precision.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { setup, openReady, setInput, text, byTestId, screenshot, assertClean, distDir, repoRoot } from './harness.mjs';
+import {
+  setup,
+  openReady,
+  modelsReady,
+  reloadOffline,
+  stepDraftReady,
+  repoRoot,
+  setInput,
+  text,
+  byTestId,
+  screenshot,
+  assertClean,
+} from './harness.mjs';
+import { runBothUntilVk, runSpecDone, weightsRadio, builtSize, mbText } from './section4.mjs';
 
-const size = async (rel) => (await stat(path.join(distDir, rel)).catch(() => null))?.size ?? 0;
-const F32_BYTES = (await size('models/target.safetensors')) + (await size('models/draft.safetensors'));
-const INT8_BYTES = (await size('models/target-int8.safetensors')) + (await size('models/draft-int8.safetensors'));
+const F32_BYTES = (await builtSize('models/target.safetensors')) + (await builtSize('models/draft.safetensors'));
+const INT8_BYTES =
+  (await builtSize('models/target-int8.safetensors')) + (await builtSize('models/draft-int8.safetensors'));
 const LARGE_INT8_BYTES =
-  (await size('models/large-target-int8.safetensors')) + (await size('models/large-draft-int8.safetensors'));
+  (await builtSize('models/large-target-int8.safetensors')) + (await builtSize('models/large-draft-int8.safetensors'));
 const LARGE_F32_BYTES =
-  (await size('models/large-target.safetensors')) + (await size('models/large-draft.safetensors'));
+  (await builtSize('models/large-target.safetensors')) + (await builtSize('models/large-draft.safetensors'));
 const TINY = path.join(repoRoot, 'tests/fixtures/tiny_f32.safetensors');
 const VK_ITERATIONS = 4;
-const mbText = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const skip = INT8_BYTES > 0 ? false : 'the 8-bit files are not in this build (models/*-int8.safetensors missing)';
 
 let env;
@@ -34,9 +45,7 @@ before(async () => {
   env = await setup();
   env.context.on('request', (r) => requests.push(r.url()));
 });
-after(async () => {
-  await env?.close();
-});
+after(() => env?.close());
 
 const waitModels = (page, weights, timeout = 120000) =>
   page.waitForFunction(
@@ -84,28 +93,13 @@ async function ownFile(page, role, file) {
   assert.equal(await text(page, byTestId('model-file-error')), '');
 }
 
-/** The Weights radio: which is checked, which are disabled, and the own-files sentence (null when hidden). */
-const weightsRadio = (page) =>
-  page.evaluate(() => ({
-    checked: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).checked),
-    disabled: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).disabled),
-    own: document.getElementById('weights-own').hidden ? null : document.getElementById('weights-own').textContent,
-  }));
-
 /** Runs plain and speculative decoding and waits for the v(k) measurement that follows. */
 async function runAndMeasure(page) {
   await setInput(page, 'gen-max', 16);
   await setInput(page, 'gen-gamma', 3);
   await setInput(page, 'gen-repeats', 1);
   await page.evaluate(() => window.vkStatusSeen.clear());
-  await page.click('#run-both');
-  await page.waitForFunction(
-    () =>
-      ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state) &&
-      !document.getElementById('run-both').disabled,
-    null,
-    { timeout: 240000 },
-  );
+  await runBothUntilVk(page, 240000);
   const status = await text(page, byTestId('vk-status'));
   assert.equal(await page.evaluate(() => document.getElementById('vk').dataset.state), 'done', status);
   assert.match(
@@ -126,7 +120,7 @@ test(
   'float32 and int8 weights: the choice, the int8 files, both v(k) curves, the default, offline',
   { skip },
   async () => {
-    const { page, url, context, server } = env;
+    const { page, url } = env;
     const t0 = performance.now();
     const lap = (what) => console.log(`${what}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     await openReady(page, url);
@@ -314,14 +308,7 @@ test(
 
     // 5. The step-through on the int8 models.
     await page.selectOption('#step-source', 'models');
-    await page.waitForFunction(
-      () => {
-        const p = document.getElementById('step-panel');
-        return p.dataset.stage === 'draft' && !document.getElementById('step-next').disabled;
-      },
-      null,
-      { timeout: 60000 },
-    );
+    await stepDraftReady(page, 60000);
     assert.match(await text(page, '#step-meta'), /drafted by the draft model/);
 
     lap('step-through');
@@ -347,15 +334,8 @@ test(
         cached.some((u) => u.includes(`/models/${f}.safetensors`)),
         `${f} kept: ${cached.join(', ')}`,
       );
-    await context.setOffline(true);
-    await server.close();
-    await page.reload({ waitUntil: 'load' });
-    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
-      timeout: 30000,
-    });
-    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-      timeout: 60000,
-    });
+    await reloadOffline(env);
+    await modelsReady(page);
     assert.equal(
       await page.evaluate(() => window.specdecPage.modelClient.weights),
       i8 < f32 ? 'int8' : 'f32',
@@ -369,11 +349,7 @@ test(
     }
     await waitModels(page, 'int8');
     assert.equal((await pairLabels(page)).small, `small, ${mbText(INT8_BYTES)}`, 'after the reload too');
-    await setInput(page, 'gen-max', 8);
-    await page.click('#run-spec');
-    await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
-      timeout: 60000,
-    });
+    await runSpecDone(page, 8);
     assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
     lap('offline');
     await screenshot(page, 'int8-2-offline', '#models');

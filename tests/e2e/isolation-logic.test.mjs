@@ -19,52 +19,36 @@ const base = {
   activeWorker: false,
 };
 const decide = (over) => isolationDecision({ ...base, ...over });
+/** The decision expected: { action, state }. */
+const outcome = (action, state) => ({ action, state });
 
 test('isolated already: nothing to do', () => {
-  assert.deepEqual(decide({ isolated: true, controllerChanged: true }), {
-    action: 'none',
-    state: 'isolated',
-  });
+  assert.deepEqual(decide({ isolated: true, controllerChanged: true }), outcome('none', 'isolated'));
   assert.equal(isolationReason('isolated'), null);
 });
 
 test('a first visit waits for the service worker, then reloads once', () => {
-  assert.deepEqual(decide({}), { action: 'wait', state: 'installing' });
-  assert.deepEqual(decide({ controllerChanged: true }), { action: 'reload', state: 'reloading' });
+  assert.deepEqual(decide({}), outcome('wait', 'installing'));
+  assert.deepEqual(decide({ controllerChanged: true }), outcome('reload', 'reloading'));
   // After that reload, still not isolated: never again in this session.
-  assert.deepEqual(decide({ attempted: true, controlledAtLoad: true }), {
-    action: 'none',
-    state: 'reload-did-not-help',
-  });
-  assert.deepEqual(decide({ attempted: true, controllerChanged: true }), {
-    action: 'none',
-    state: 'reload-did-not-help',
-  });
+  assert.deepEqual(decide({ attempted: true, controlledAtLoad: true }), outcome('none', 'reload-did-not-help'));
+  assert.deepEqual(decide({ attempted: true, controllerChanged: true }), outcome('none', 'reload-did-not-help'));
 });
 
 test('a load that went past an active service worker (a hard reload) reloads once through it', () => {
-  assert.deepEqual(decide({ activeWorker: true }), { action: 'reload', state: 'reloading' });
+  assert.deepEqual(decide({ activeWorker: true }), outcome('reload', 'reloading'));
 });
 
 test('controlled from the start but not isolated: that worker does not isolate it; wait for an update', () => {
-  assert.deepEqual(decide({ controlledAtLoad: true }), {
-    action: 'none',
-    state: 'worker-without-headers',
-  });
-  assert.deepEqual(decide({ controlledAtLoad: true, controllerChanged: true }), {
-    action: 'reload',
-    state: 'reloading',
-  });
+  assert.deepEqual(decide({ controlledAtLoad: true }), outcome('none', 'worker-without-headers'));
+  assert.deepEqual(decide({ controlledAtLoad: true, controllerChanged: true }), outcome('reload', 'reloading'));
 });
 
 test('never in an iframe, without service workers or without sessionStorage', () => {
   for (const over of [{ controllerChanged: true }, { activeWorker: true }, {}]) {
-    assert.deepEqual(decide({ ...over, embedded: true }), { action: 'none', state: 'embedded' });
-    assert.deepEqual(decide({ ...over, serviceWorker: false }), {
-      action: 'none',
-      state: 'no-service-worker',
-    });
-    assert.deepEqual(decide({ ...over, storage: false }), { action: 'none', state: 'no-storage' });
+    assert.deepEqual(decide({ ...over, embedded: true }), outcome('none', 'embedded'));
+    assert.deepEqual(decide({ ...over, serviceWorker: false }), outcome('none', 'no-service-worker'));
+    assert.deepEqual(decide({ ...over, storage: false }), outcome('none', 'no-storage'));
   }
   assert.match(
     isolationReason('embedded'),

@@ -16,6 +16,7 @@ import path from 'node:path';
 import {
   setup,
   openReady,
+  reloadOffline,
   setInput,
   text,
   byTestId,
@@ -72,16 +73,20 @@ async function openWithoutHeaders(t, headers = {}) {
   return { env, navigations };
 }
 
+/** Clicks a Run button of section 4 (by id) and waits until the speculative run is done and the button enabled again. */
+async function runUntilDone(frame, button, timeout) {
+  await frame.click(`#${button}`);
+  await frame.waitForFunction(
+    (id) => document.getElementById('spec-state').dataset.state === 'done' && !document.getElementById(id).disabled,
+    button,
+    { timeout },
+  );
+}
+
 /** Runs speculative decoding from the page's button; returns what #spec-state says about it. */
 async function runSpec(frame, maxTokens) {
   await setInput(frame, 'gen-max', maxTokens);
-  await frame.click('#run-spec');
-  await frame.waitForFunction(
-    () =>
-      document.getElementById('spec-state').dataset.state === 'done' && !document.getElementById('run-spec').disabled,
-    null,
-    { timeout: 120000 },
-  );
+  await runUntilDone(frame, 'run-spec', 120000);
   const st = await frame.evaluate(() => ({ ...document.getElementById('spec-state').dataset }));
   // The count the run used: the selector's, unless 1 thread timed faster just then (compare.js
   // chooseThreads, said in the status line).
@@ -138,13 +143,7 @@ test("(a, d) isolated from the first load by scripts/start's server: threads > 1
 
   // "Run both & compare" runs both decodings on the chosen count, every repeat.
   await setInput(page, 'gen-repeats', 2);
-  await page.click('#run-both');
-  await page.waitForFunction(
-    () =>
-      document.getElementById('spec-state').dataset.state === 'done' && !document.getElementById('run-both').disabled,
-    null,
-    { timeout: 180000 },
-  );
+  await runUntilDone(page, 'run-both', 180000);
   for (const id of ['plain-state', 'spec-state']) {
     assert.equal(await page.evaluate((i) => document.getElementById(i).dataset.threads, id), '1', `${id}: one thread`);
   }
@@ -164,7 +163,7 @@ test("(a, d) isolated from the first load by scripts/start's server: threads > 1
 
 test('(b) a static server with no headers: not isolated at first, one reload through the service worker isolates it (offline too)', async (t) => {
   const { env, navigations } = await openWithoutHeaders(t);
-  const { page, context } = env;
+  const { page } = env;
   await until(page, () => window.crossOriginIsolated && document.documentElement.dataset.ready === 'true');
   assert.deepEqual(await loadsOf(page), [false, true], 'a first load without isolation, then one reload with it');
   await sleep(2500);
@@ -182,12 +181,7 @@ test('(b) a static server with no headers: not isolated at first, one reload thr
   if (cores > 1) assert.match(await text(page, byTestId('threads-status')), /^\d+ threads, cross-origin isolated\.$/);
 
   // Offline: every response comes from the service worker's caches, with the headers it adds.
-  await context.setOffline(true);
-  await env.server.close();
-  await page.reload({ waitUntil: 'load' });
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
-    timeout: 30000,
-  });
+  await reloadOffline(env);
   assert.equal(await page.evaluate(() => window.crossOriginIsolated), true, 'isolated offline');
   await modelsReady(page);
   const run = await runSpec(page, 16);

@@ -3,16 +3,12 @@
 // verdict that follows their spread); Stop ends a run early; the page stays responsive meanwhile.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openWithModels, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
+import { openPage, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
 import { ratioVerdict } from '../../web/page/src/models/verdict.js';
 
 let env;
-before(async () => {
-  env = await openWithModels();
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await openPage({ models: true })));
+after(() => env?.close());
 
 const num = (s) => Number(String(s).replace(/[^0-9.eE+-].*$/, ''));
 

@@ -9,6 +9,9 @@ import { gzipSync } from 'node:zlib';
 import {
   setup,
   openReady,
+  reloadOffline,
+  modelsReady,
+  stepDraftReady,
   setInput,
   text,
   byTestId,
@@ -16,15 +19,13 @@ import {
   assertClean,
   distDir,
   outDir,
-  expectedTokens,
-  expectedSpeedup,
 } from './harness.mjs';
+import { runSpecDone } from './section4.mjs';
+import { expectedTokens, expectedSpeedup } from './lesson-formulas.mjs';
 
 let env;
 const metrics = {};
-before(async () => {
-  env = await setup();
-});
+before(async () => (env = await setup()));
 after(async () => {
   await env?.close();
   await writeFile(path.join(outDir, 'metrics.json'), JSON.stringify(metrics, null, 2) + '\n');
@@ -50,9 +51,7 @@ test('first visit: interactive, then precached for offline use', async () => {
   await page.waitForFunction(() => document.documentElement.dataset.offlineReady === 'true', null, {
     timeout: 60000,
   });
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-    timeout: 60000,
-  });
+  await modelsReady(page);
   const cached = await page.evaluate(async () => {
     const names = await caches.keys();
     const urls = [];
@@ -87,19 +86,12 @@ test('first visit: interactive, then precached for offline use', async () => {
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
   metrics.repeatVisit = await timeToInteractive(page);
   // Let the background model load finish, so the next reload aborts nothing.
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-    timeout: 60000,
-  });
+  await modelsReady(page);
 });
 
 test('offline: reload with the network off and the server stopped; everything works', async () => {
-  const { page, context, server, url } = env;
-  await context.setOffline(true);
-  await server.close();
-  await page.reload({ waitUntil: 'load' });
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, {
-    timeout: 30000,
-  });
+  const { page } = env;
+  await reloadOffline(env);
   metrics.offlineVisit = await timeToInteractive(page);
   // Served by the service worker with the headers the server sent (cached with the responses):
   // still cross-origin isolated, so the decoding worker still gets its threads.
@@ -115,13 +107,7 @@ test('offline: reload with the network off and the server stopped; everything wo
   // 2. step-through on the toy distributions and on the models
   for (const source of ['toy4', 'models']) {
     await page.selectOption('#step-source', source);
-    await page.waitForFunction(
-      () =>
-        document.getElementById('step-panel').dataset.stage === 'draft' &&
-        !document.getElementById('step-next').disabled,
-      null,
-      { timeout: 30000 },
-    );
+    await stepDraftReady(page, 30000);
     for (;;) {
       const st = await page.evaluate(() => document.getElementById('step-panel').dataset);
       if (st.step === st.steps) break;
@@ -136,14 +122,8 @@ test('offline: reload with the network off and the server stopped; everything wo
   assert.match(await text(page, byTestId('identity-verdict')), /^Equal/);
 
   // 4. models: a speculative run
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-    timeout: 60000,
-  });
-  await setInput(page, 'gen-max', 40);
-  await page.click('#run-spec');
-  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
-    timeout: 60000,
-  });
+  await modelsReady(page);
+  await runSpecDone(page, 40);
   assert.ok((await text(page, byTestId('spec-text'))).length > 'ROMEO:'.length);
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
   // Every thread, offline — unless 1 thread timed faster just then (compare.js chooseThreads, said in the status line).

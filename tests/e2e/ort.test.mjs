@@ -29,9 +29,7 @@ before(async () => {
   env = await setup({ root });
 });
 
-after(async () => {
-  await env?.close();
-});
+after(() => env?.close());
 
 test("ORT target in a Worker + specdec draft: greedy tokens equal the built-in pair's", async () => {
   const { page, result } = await workerResult(env, 'ort-worker', 120_000);

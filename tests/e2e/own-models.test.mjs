@@ -8,26 +8,17 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { openWithModels, setInput, text, byTestId, assertClean, dropFile, repoRoot } from './harness.mjs';
+import { openPage, setInput, text, assertClean, dropFile, repoRoot } from './harness.mjs';
+import { weightsRadio } from './section4.mjs';
 
 const fixture = (name) => path.join(repoRoot, 'tests/fixtures', name);
 let env;
 let tinyF32;
 before(async () => {
   tinyF32 = await readFile(fixture('tiny_f32.safetensors'));
-  env = await openWithModels();
+  env = await openPage({ models: true });
 });
-after(async () => {
-  await env?.close();
-});
-
-/** The Weights radio: which is checked, which are disabled, and the own-files sentence (null when hidden). */
-const weightsRadio = (page) =>
-  page.evaluate(() => ({
-    checked: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).checked),
-    disabled: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).disabled),
-    own: document.getElementById('weights-own').hidden ? null : document.getElementById('weights-own').textContent,
-  }));
+after(() => env?.close());
 
 /** Waits until the file status settles; returns { state, status, error }. */
 async function fileOutcome(page) {

@@ -29,16 +29,11 @@ import { GAMMA_CAP, GAMMA_DEFAULT, GAMMA_MAX_DEFAULT } from '../../web/page/src/
 import { gammaDepth, gammaOf, gammaPolicy } from '../../web/page/src/shared/gamma.js';
 import { limits } from 'specdec/limits';
 import { meanCosts } from '../../web/page/src/models/costmodel.js';
+import { SECTION4_DEFAULTS } from './section4.mjs';
 
 const OPTS = {
   prompt: [65],
-  drafter: 'draft',
-  tree: null,
-  gamma: 4,
-  temperature: 0.8,
-  topK: 0,
-  topP: 1,
-  seed: 42,
+  ...SECTION4_DEFAULTS,
   maxTokens: 50,
   paceMs: 0,
   threads: 2,

@@ -11,17 +11,15 @@
 // The large pair decodes a few dozen tokens in all: CI time matters.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
-import { setup, openReady, setInput, text, byTestId, screenshot, assertClean, distDir } from './harness.mjs';
+import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
+import { runBothUntilVk, builtSize, mbText } from './section4.mjs';
 
-const size = async (rel) => (await stat(path.join(distDir, rel)).catch(() => null))?.size ?? 0;
-const SMALL_BYTES = (await size('models/target.safetensors')) + (await size('models/draft.safetensors'));
-const LARGE_BYTES = (await size('models/large-target.safetensors')) + (await size('models/large-draft.safetensors'));
+const SMALL_BYTES = (await builtSize('models/target.safetensors')) + (await builtSize('models/draft.safetensors'));
+const LARGE_BYTES =
+  (await builtSize('models/large-target.safetensors')) + (await builtSize('models/large-draft.safetensors'));
 const HAS_LARGE =
-  (await size('models/large-target.safetensors')) > 0 && (await size('models/large-draft.safetensors')) > 0;
+  (await builtSize('models/large-target.safetensors')) > 0 && (await builtSize('models/large-draft.safetensors')) > 0;
 const skipLarge = HAS_LARGE ? false : 'the large pair is not in this build (models/large-*.safetensors missing)';
-const mbText = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 let env;
 const requests = [];
@@ -35,9 +33,7 @@ before(async () => {
   });
   env.context.on('request', (r) => requests.push(r.url()));
 });
-after(async () => {
-  await env?.close();
-});
+after(() => env?.close());
 
 const waitPair = (page, name, timeout = 120000) =>
   page.waitForFunction((n) => document.body.dataset.modelsReady === 'true' && document.body.dataset.pair === n, name, {
@@ -57,14 +53,7 @@ async function cachedUrls(page) {
 async function runAndMeasure(page, { maxTokens, gamma }) {
   await setInput(page, 'gen-max', maxTokens);
   await setInput(page, 'gen-gamma', gamma);
-  await page.click('#run-both');
-  await page.waitForFunction(
-    () =>
-      ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state) &&
-      !document.getElementById('run-both').disabled,
-    null,
-    { timeout: 240000 },
-  );
+  await runBothUntilVk(page, 240000);
   assert.equal(
     await page.evaluate(() => document.getElementById('vk').dataset.state),
     'done',

@@ -23,12 +23,8 @@ const HISTOGRAM_CARDS = ['resample-from-p', 'temperature-mismatch', 'tokenizer-m
 const READY_BOUND_MS = 15000;
 
 let env;
-before(async () => {
-  env = await setup();
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await setup()));
+after(() => env?.close());
 
 const card = (id) => `[data-pitfall="${id}"]`;
 

@@ -1,16 +1,11 @@
 // Section 3: editable p and q; min(p, q) + p′(1 − α) recovers p, shown per token and drawn.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
+import { openPage, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
 
 let env;
-before(async () => {
-  env = await setup();
-  await openReady(env.page, env.url);
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await openPage()));
+after(() => env?.close());
 
 async function columns(page) {
   return page.evaluate(() => {

@@ -240,14 +240,9 @@ test('explainThreads: the measured count, the roofline turn, the prediction for 
 });
 
 test('explainThreads claims no more than the numbers: no free token, threads that got no cores, a floor the step beats', () => {
-  const dear = targetCosts({
-    params: SMALL,
-    passMs: [NaN, 1, 1.6, 2.2],
-    gbPerSecond: 40,
-    peak: 30e9,
-    peakMeasured: true,
-    threads: 2,
-  });
+  // Both cases below on one machine at 2 threads: B(2) = 40 GB/s, P(2) = 30 GFLOP/s measured.
+  const twoThreads = { gbPerSecond: 40, peak: 30e9, peakMeasured: true, threads: 2 };
+  const dear = targetCosts({ params: SMALL, passMs: [NaN, 1, 1.6, 2.2], ...twoThreads });
   const one = targetCosts({ params: SMALL, gbPerSecond: 45, peak: 29e9, peakMeasured: true });
   const t = explainThreads({ costs: dear, threads: 2, one });
   assert.match(
@@ -260,14 +255,7 @@ test('explainThreads claims no more than the numbers: no free token, threads tha
   );
   assert.match(t, /and B\(2\) = 40\.0 GB\/s is not above B\(1\) = 45\.0 GB\/s either/);
   // The one-token step (0.20 ms) is faster than W/B = 0.49 ms: B was measured low.
-  const low = targetCosts({
-    params: SMALL,
-    passMs: [NaN, 0.2, 0.3, 0.4],
-    gbPerSecond: 40,
-    peak: 30e9,
-    peakMeasured: true,
-    threads: 2,
-  });
+  const low = targetCosts({ params: SMALL, passMs: [NaN, 0.2, 0.3, 0.4], ...twoThreads });
   const u = explainThreads({ costs: low, threads: 2 });
   assert.match(
     u,
@@ -360,16 +348,15 @@ test('8-bit roofline: W the packed bytes, integer ops of the Linear weights at P
   const intParams = linearParamsOf({ params: SMALL, nLayer: 6, nEmbd: 256 });
   assert.equal(intParams, 12 * 6 * 256 * 256);
   assert.equal(linearParamsOf({ params: 100, nLayer: 6, nEmbd: 256 }), 100, 'capped at the parameters');
+  // One machine for both weight types: its bandwidth, its measured float peak and its integer peak.
+  const machine = { gbPerSecond: 31, peak: 40e9, peakMeasured: true, intPeak: 80e9 };
   const c = targetCosts({
     params: SMALL,
     weights: 'int8',
     weightBytes: 6.2e6,
     intParams,
     passMs: [NaN, 1, 1.5],
-    gbPerSecond: 31,
-    peak: 40e9,
-    peakMeasured: true,
-    intPeak: 80e9,
+    ...machine,
   });
   assert.equal(c.weights, 'int8');
   assert.equal(c.weightBytes, 6.2e6);
@@ -378,14 +365,7 @@ test('8-bit roofline: W the packed bytes, integer ops of the Linear weights at P
   assert.ok(Math.abs(c.computeMsPerToken - perToken) < 1e-12);
   for (const r of c.roof) assert.ok(Math.abs(r.v - Math.max(c.memMs, r.k * perToken) / c.memMs) < 1e-9);
   // The same target in float32 reads four times the bytes: its roofline turns later.
-  const f = targetCosts({
-    params: SMALL,
-    passMs: [NaN, 2, 2.2],
-    gbPerSecond: 31,
-    peak: 40e9,
-    peakMeasured: true,
-    intPeak: 80e9,
-  });
+  const f = targetCosts({ params: SMALL, passMs: [NaN, 2, 2.2], ...machine });
   assert.equal(f.weights, 'f32');
   assert.equal(f.weightBytes, 4 * SMALL);
   assert.ok(ridgeTokens(f) > ridgeTokens(c));

@@ -3,16 +3,11 @@
 // hint goes when the end is reached, and is absent where everything fits (a wide window).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openReady, screenshot, assertClean } from './harness.mjs';
+import { openPage, screenshot, assertClean } from './harness.mjs';
 
 let env;
-before(async () => {
-  env = await setup({ viewport: { width: 360, height: 760 }, reducedMotion: 'reduce' });
-  await openReady(env.page, env.url);
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await openPage({ viewport: { width: 360, height: 760 }, reducedMotion: 'reduce' })));
+after(() => env?.close());
 
 /** { state, hint, mask, overflow } of a scroll-x box. */
 async function cue(page, selector) {

@@ -9,7 +9,7 @@ import { check } from '../../web/page/src/residual/residual.js';
 import { STAGE_NAMES, stageHead, stagesOf } from '../../web/page/src/step/stages.js';
 import { captionOf, treeCaption } from '../../web/page/src/step/captions.js';
 import { isolationDecision } from '../../web/page/src/shared/isolation.js';
-import { expectedSpeedup, expectedOptimalGamma } from './harness.mjs';
+import { expectedSpeedup, expectedOptimalGamma } from './lesson-formulas.mjs';
 
 const f = { speedup: expectedSpeedup, optimalGamma: expectedOptimalGamma };
 

@@ -2,16 +2,11 @@
 // tokens) and on the real models, with Next/Back buttons and the keyboard.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
+import { openPage, stepDraftReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
 
 let env;
-before(async () => {
-  env = await setup({ reducedMotion: 'reduce' });
-  await openReady(env.page, env.url);
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await openPage({ reducedMotion: 'reduce' })));
+after(() => env?.close());
 
 async function panelState(page) {
   return page.evaluate(() => {
@@ -20,16 +15,7 @@ async function panelState(page) {
   });
 }
 
-async function waitForIteration(page) {
-  await page.waitForFunction(
-    () => {
-      const p = document.getElementById('step-panel');
-      return p.dataset.stage === 'draft' && !document.getElementById('step-next').disabled;
-    },
-    null,
-    { timeout: 30000 },
-  );
-}
+const waitForIteration = (page) => stepDraftReady(page, 30000);
 
 /** Walks one iteration from its first to its last stage; returns what was seen. */
 async function walkIteration(page, { useKeyboard = false } = {}) {

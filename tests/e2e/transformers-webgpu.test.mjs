@@ -16,7 +16,7 @@ import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describeFlips } from '../js/greedy-ties.mjs';
 import { FALSE_ALARM, chiSquare } from '../js/support.mjs';
-import { setup, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
+import { setup, openTransformersExample, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
 
 const root = path.join(outDir, 'transformers-webgpu-root');
 const ORT_DIST = 'node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist'; // as main.js has it
@@ -79,17 +79,7 @@ before(async () => {
   await env.context.addInitScript(gpuAccounting);
   page = env.page;
   const t0 = Date.now();
-  const failed = new Promise((_, reject) =>
-    page.once('pageerror', (e) => reject(new Error(`the example failed: ${e.message}`))),
-  );
-  await page.goto(`${env.url}examples/transformers-webgpu/index.html`);
-  await Promise.race([
-    failed,
-    page.waitForFunction(() => /tokens, target on/.test(document.getElementById('status').textContent), null, {
-      timeout: 240_000,
-      polling: 250,
-    }),
-  ]);
+  await openTransformersExample(page, env.url, { timeout: 240_000, polling: 250 });
   const loadMs = Date.now() - t0;
   await page.evaluate(() =>
     import('/checks/webgpu-checks.mjs').then((m) => {
@@ -102,9 +92,7 @@ before(async () => {
   );
 });
 
-after(async () => {
-  await env?.close();
-});
+after(() => env?.close());
 
 test('examples/transformers-webgpu: the target on WebGPU (SwiftShader), the text streamed a span per iteration', async () => {
   await screenshot(page, 'transformers-webgpu-example');

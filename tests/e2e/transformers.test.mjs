@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describeFlips } from '../js/greedy-ties.mjs';
 import { copyWorkerPage, workerResult } from './adapter-worker/result.mjs';
-import { setup, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
+import { setup, openTransformersExample, assertClean, screenshot, repoRoot, outDir } from './harness.mjs';
 
 const root = path.join(outDir, 'transformers-worker-root');
 let env;
@@ -51,9 +51,7 @@ before(async () => {
   env = await setup({ root });
 });
 
-after(async () => {
-  await env?.close();
-});
+after(() => env?.close());
 
 test("transformers.js target + draft in a Worker (WASM): greedy tokens equal generate()'s, fp32 (and fp16 but for near-ties)", async () => {
   const { page, result } = await workerResult(env, 'transformers-worker', 240_000);
@@ -81,16 +79,7 @@ test("transformers.js target + draft in a Worker (WASM): greedy tokens equal gen
 
 test('examples/transformers-webgpu without WebGPU: the target falls back to WASM, the text streamed a span per iteration', async () => {
   const page = await env.context.newPage();
-  const failed = new Promise((_, reject) =>
-    page.once('pageerror', (e) => reject(new Error(`the example failed: ${e.message}`))),
-  );
-  await page.goto(`${env.url}examples/transformers-webgpu/index.html`);
-  await Promise.race([
-    failed,
-    page.waitForFunction(() => /tokens, target on/.test(document.getElementById('status').textContent), null, {
-      timeout: 120_000,
-    }),
-  ]);
+  await openTransformersExample(page, env.url, { timeout: 120_000 });
   const r = await page.evaluate(async () => {
     const ex = await import('/examples/transformers-webgpu/main.js');
     return {

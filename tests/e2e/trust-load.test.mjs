@@ -9,19 +9,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { setup, openReady, setInput, text, byTestId, screenshot, assertClean } from './harness.mjs';
+import { setup, openReady, modelsReady, setInput, screenshot, assertClean } from './harness.mjs';
+import { runBothUntilIdle } from './section4.mjs';
 import { LIMITS, spreadOf } from '../../web/page/src/shared/trust.js';
 
 const HOGS = 3;
 const HOG_S = 150;
 
 let env;
-before(async () => {
-  env = await setup();
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await setup()));
+after(() => env?.close());
 
 /** HOGS processes that spin for at most HOG_S seconds; stop() kills each by its pid. */
 function startHogs() {
@@ -40,17 +37,7 @@ function startHogs() {
 }
 
 /** "Run both & compare", then the v(k) measurement that follows a first run at a thread count. */
-async function runBoth(page) {
-  await page.click('#run-both');
-  await page.waitForFunction(
-    () =>
-      document.body.dataset.modelsBusy === 'false' &&
-      document.getElementById('spec-state').dataset.state === 'done' &&
-      ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state),
-    null,
-    { timeout: 240_000 },
-  );
-}
+const runBoth = (page) => runBothUntilIdle(page, 240_000);
 
 /** What section 4 shows now, as the test checks it. */
 const shown = (page) =>
@@ -128,9 +115,7 @@ test('under 3 CPU hogs the page claims nothing from inconsistent timings and say
   let loaded;
   try {
     await openReady(page, url);
-    await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-      timeout: 120_000,
-    });
+    await modelsReady(page, 120_000);
     await setInput(page, 'gen-max', 40);
     await setInput(page, 'gen-repeats', 3);
     await runBoth(page);

@@ -8,15 +8,12 @@
 // budget).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openReady, setInput, assertClean } from './harness.mjs';
+import { setup, openReady, modelsReady, setInput, assertClean } from './harness.mjs';
+import { runBothUntilIdle, SECTION4_DEFAULTS } from './section4.mjs';
 
 let env;
-before(async () => {
-  env = await setup();
-});
-after(async () => {
-  await env?.close();
-});
+before(async () => (env = await setup()));
+after(() => env?.close());
 
 // Every text the run status line shows from now on (a MutationObserver in the page).
 const watchStatus = (page) =>
@@ -30,15 +27,7 @@ const watchStatus = (page) =>
     });
   });
 const runBoth = async (page) => {
-  await page.click('#run-both');
-  await page.waitForFunction(
-    () =>
-      document.body.dataset.modelsBusy === 'false' &&
-      document.getElementById('spec-state').dataset.state === 'done' &&
-      ['done', 'stopped', 'error'].includes(document.getElementById('vk').dataset.state),
-    null,
-    { timeout: 180_000 },
-  );
+  await runBothUntilIdle(page, 180_000);
   return page.evaluate(() => {
     const s = document.getElementById('run-status');
     return {
@@ -54,9 +43,7 @@ const runBoth = async (page) => {
 test('warm-up: shown in the status line and applied before the first timed repeat; not repeated, at 1 thread either', async () => {
   const { page, url } = env;
   await openReady(page, url);
-  await page.waitForFunction(() => document.body.dataset.modelsReady === 'true', null, {
-    timeout: 60_000,
-  });
+  await modelsReady(page, 60_000);
   await setInput(page, 'gen-max', 24);
   await setInput(page, 'gen-repeats', 2);
   await watchStatus(page);
@@ -114,19 +101,13 @@ test('warm-up: shown in the status line and applied before the first timed repea
 test('one cost model: two v(k) measurements agree within 15% at every k', async () => {
   const { page } = env;
   const measure = () =>
-    page.evaluate(async () => {
+    page.evaluate(async (defaults) => {
       const client = window.specdecPage.modelClient;
       // The threads the last run used (the run's v is compared below).
       const threads = Number(document.getElementById('spec-state').dataset.threads);
       const options = {
         prompt: Array.from(new TextEncoder().encode(document.getElementById('prompt').value)),
-        drafter: 'draft',
-        tree: null,
-        gamma: 4,
-        temperature: 0.8,
-        topK: 0,
-        topP: 1,
-        seed: 42,
+        ...defaults,
         maxTokens: 200,
         paceMs: 0,
         threads,
@@ -134,7 +115,7 @@ test('one cost model: two v(k) measurements agree within 15% at every k', async 
       };
       const m = await client.measureVk(options);
       return m.passMs.slice(1).map((ms) => ms / m.passMs[1]);
-    });
+    }, SECTION4_DEFAULTS);
   const agree = (x, y) => Math.abs(x - y) <= 0.15 * Math.min(x, y);
   const vks = [await measure(), await measure()];
   if (vks[0].some((x, i) => !agree(x, vks[1][i]))) vks.push(await measure());

@@ -5,10 +5,12 @@
 
 /**
  * @param {object} h page.mjs's helpers: sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows,
- *   compareGreedy, describeFlips, checkCachedChains (the prompt, chains after it and a cut, each checked)
+ *   describeFlips, checkCachedChains (the prompt, chains after it and a cut, each checked),
+ *   greedyTokens (a WASM model's greedy tokens after a prefix), greedyOnGpu (one mode's greedy
+ *   decoding with a GPU target, compared with reference tokens)
  */
 export function int8Checks(h) {
-  const { sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, compareGreedy, describeFlips, checkCachedChains } = h;
+  const { sd, bytesOf, seqOf, compareToProbs, makeTree, pathRows, describeFlips, checkCachedChains } = h;
   const wasm = new Map();
   const wasm8 = async (name) => {
     if (!wasm.has(name)) wasm.set(name, sd.loadModel(await bytesOf(`${name}-int8`), { weights: 'int8' }));
@@ -27,20 +29,7 @@ export function int8Checks(h) {
     }
     return gpu.get(name);
   };
-  const wasmGreedy8 = async (prefix, n) => {
-    const dec = sd.createDecoder({
-      target: await wasm8('target'),
-      plain: true,
-      temperature: 0,
-      prompt: Array.from(prefix),
-      maxTokens: n,
-      distributions: false,
-    });
-    while (!dec.done) dec.step();
-    const out = dec.generatedTokens;
-    dec.dispose();
-    return out;
-  };
+  const wasmGreedy8 = async (prefix, n) => h.greedyTokens(await wasm8('target'), prefix, n);
 
   return {
     // GPU 8-bit logits against the WASM engine's 8-bit model: the prompt, chains after the
@@ -141,28 +130,8 @@ export function int8Checks(h) {
       for (const [label, options] of modes) {
         if (!(label in only)) continue;
         const before = g.stats;
-        const t0 = performance.now();
-        const target = options.heads ? { target: g } : { targetScore: g.scorer() };
-        const dec = sd.createDecoder({
-          ...target,
-          temperature: 0,
-          prompt: Array.from(promptTokens),
-          maxTokens: only[label],
-          seed: 1,
-          ...options,
-        });
-        while (!dec.done) await dec.step();
-        const ms = performance.now() - t0;
-        const got = dec.generatedTokens;
-        const stats = dec.stats;
-        dec.dispose();
-        const cmp = await compareGreedy({
-          got,
-          reference: reference.slice(0, only[label]),
-          logitsAfter: (prefix) => g.score(seqOf(promptTokens, prefix), 1),
-          continueFrom: (prefix, k) => wasmGreedy8(seqOf(promptTokens, prefix), k),
-          tie: 1e-4,
-        });
+        const compare = { reference, referenceGreedy: wasmGreedy8 };
+        const { got, stats, ms, cmp } = await h.greedyOnGpu(g, promptTokens, only[label], options, compare);
         out.push({
           label,
           ms,

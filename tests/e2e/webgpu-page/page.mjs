@@ -99,10 +99,10 @@ function compareToProbs(logits, probs, nRows) {
   return { maxRel, maxAbs, skipped };
 }
 
-// Greedy tokens of the WASM engine, plain, after `prefix`.
-async function wasmGreedy(prefix, n) {
+// Greedy tokens of a WASM model (plain decoding), n after `prefix`.
+function greedyTokens(target, prefix, n) {
   const dec = sd.createDecoder({
-    target: await wasmModel('target'),
+    target,
     plain: true,
     temperature: 0,
     prompt: Array.from(prefix),
@@ -113,6 +113,45 @@ async function wasmGreedy(prefix, n) {
   const out = dec.generatedTokens;
   dec.dispose();
   return out;
+}
+
+// Greedy tokens of the WASM engine's small target, plain, after `prefix`.
+const wasmGreedy = async (prefix, n) => greedyTokens(await wasmModel('target'), prefix, n);
+
+// Greedy decoding of one mode (`options`: its drafter and shape) with the GPU model g as the
+// target: g itself for heads (their fingerprint is checked), its scorer otherwise; then its
+// tokens against the reference greedy tokens (compareGreedy: a difference must be a near-tie,
+// continued by referenceGreedy(prefix, n)). Returns the tokens, the decoder's stats, its
+// iterations, the wall time, g's stats when the decoding ended and the comparison.
+async function greedyOnGpu(g, promptTokens, maxTokens, options, { reference, referenceGreedy }) {
+  const t0 = performance.now();
+  const target = options.heads ? { target: g } : { targetScore: g.scorer() };
+  const dec = sd.createDecoder({
+    ...target,
+    temperature: 0,
+    prompt: Array.from(promptTokens),
+    maxTokens,
+    seed: 1,
+    ...options,
+  });
+  let iterations = 0;
+  while (!dec.done) {
+    await dec.step();
+    iterations++;
+  }
+  const ms = performance.now() - t0;
+  const after = g.stats;
+  const got = dec.generatedTokens;
+  const stats = dec.stats;
+  dec.dispose();
+  const cmp = await compareGreedy({
+    got,
+    reference: reference.slice(0, maxTokens),
+    logitsAfter: (prefix) => g.score(seqOf(promptTokens, prefix), 1),
+    continueFrom: (prefix, n) => referenceGreedy(seqOf(promptTokens, prefix), n),
+    tie: 1e-4,
+  });
+  return { got, stats, iterations, ms, after, cmp };
 }
 
 // Waits, in microtasks only (never a task: a read-back needs one to resolve), until the model
@@ -366,34 +405,8 @@ window.gpu = {
       if (only && !(label in only)) continue;
       const n = only ? only[label] : maxTokens;
       const before = g.stats;
-      const t1 = performance.now();
-      // heads need the GPU model itself as the target (its fingerprint is checked)
-      const target = options.heads ? { target: g } : { targetScore: g.scorer() };
-      const dec = sd.createDecoder({
-        ...target,
-        temperature: 0,
-        prompt: Array.from(promptTokens),
-        maxTokens: n,
-        seed: 1,
-        ...options,
-      });
-      let iterations = 0;
-      while (!dec.done) {
-        await dec.step();
-        iterations++;
-      }
-      const ms = performance.now() - t1;
-      const after = g.stats;
-      const got = dec.generatedTokens;
-      const stats = dec.stats;
-      dec.dispose();
-      const cmp = await compareGreedy({
-        got,
-        reference: reference.slice(0, n),
-        logitsAfter: (prefix) => g.score(seqOf(promptTokens, prefix), 1),
-        continueFrom: (prefix, n) => wasmGreedy(seqOf(promptTokens, prefix), n),
-        tie: 1e-4,
-      });
+      const compare = { reference, referenceGreedy: wasmGreedy };
+      const { got, stats, iterations, ms, after, cmp } = await greedyOnGpu(g, promptTokens, n, options, compare);
       out.push({
         label,
         ms,
@@ -767,9 +780,10 @@ Object.assign(
     compareToProbs,
     makeTree,
     pathRows,
-    compareGreedy,
     describeFlips,
     checkCachedChains,
+    greedyTokens,
+    greedyOnGpu,
   }),
 );
 
