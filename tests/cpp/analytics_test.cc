@@ -17,11 +17,12 @@ struct TokensCase {
 
 // Hand-computed: 1 + a + ... + a^gamma.
 TEST(Analytics, ExpectedTokensHandComputed) {
+  // alpha 0: the target's one token whatever gamma; alpha 1: all gamma drafts and the bonus.
+  EXPECT_NEAR(expected_accepted_tokens(0.0, 1), 1.0, 1e-6);
+  EXPECT_NEAR(expected_accepted_tokens(0.0, 8), 1.0, 1e-6);
+  EXPECT_NEAR(expected_accepted_tokens(1.0, 4), 5.0, 1e-6);
+  EXPECT_NEAR(expected_accepted_tokens(1.0, 1), 2.0, 1e-6);
   const TokensCase cases[] = {
-      {0.0, 1, 1.0},
-      {0.0, 8, 1.0},
-      {1.0, 4, 5.0},
-      {1.0, 1, 2.0},
       {0.5, 1, 1.5},
       {0.5, 2, 1.75},
       {0.5, 3, 1.875},

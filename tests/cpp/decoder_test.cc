@@ -242,17 +242,24 @@ TEST(Decoder, BadInputThrowsClearErrors) {
             "draft and target vocabularies differ: 2 vs 4");
 }
 
+// The overhead tests' set-up: prompt lookup alone (gamma 3) on a prompt that repeats itself, so
+// that lookup finds drafts in it.
+const std::vector<int> kRepeatingPrompt = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1};
+DecoderOptions lookup_options(int max_new_tokens) {
+  DecoderOptions opt;
+  opt.lookup = true;
+  opt.gamma = 3;
+  opt.max_new_tokens = max_new_tokens;
+  return opt;
+}
+
 // Each iteration's time outside its passes is charged to whoever drafted it (the policy weighs
 // a drafter's own overhead): prompt lookup's iterations and plain steps are counted apart. The
 // first iteration (its pass includes the prompt) and the last (recorded when the next begins)
 // leave no sample.
 TEST(Decoder, OverheadIsChargedToTheIterationsDrafter) {
   StepFunctionSource target(toy_target);
-  DecoderOptions opt;
-  opt.lookup = true;
-  opt.gamma = 3;
-  opt.max_new_tokens = 24;
-  SpeculativeDecoder dec(target, nullptr, {0, 1, 2, 3, 0, 1, 2, 3, 0, 1}, opt);
+  SpeculativeDecoder dec(target, nullptr, kRepeatingPrompt, lookup_options(24));
   Rng rng(5);
   std::vector<Drafter> order;
   while (!dec.done()) order.push_back(dec.step(rng).drafter);
@@ -281,11 +288,7 @@ TEST(Decoder, ThePassAfterARejectionIsChargedToTheDrafterThatLeftIt) {
       }
       return toy_target(seq);
     });
-    DecoderOptions opt;
-    opt.lookup = true;
-    opt.gamma = 3;
-    opt.max_new_tokens = 60;
-    SpeculativeDecoder dec(target, nullptr, {0, 1, 2, 3, 0, 1, 2, 3, 0, 1}, opt);
+    SpeculativeDecoder dec(target, nullptr, kRepeatingPrompt, lookup_options(60));
     Rng rng(7);
     size_t rejected = 0;
     while (!dec.done()) {

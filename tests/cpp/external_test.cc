@@ -32,6 +32,19 @@ const GPTModel& tiny_draft() {
   return m;
 }
 
+// Runs dec to its end, handing a copy of each query it asks to answer(query, rng), which supplies
+// the rows; returns the iterations.
+template <typename Answer>
+std::vector<IterationRecord> answer_queries(SpeculativeDecoder& dec, uint64_t seed, Answer answer) {
+  Rng rng(seed);
+  std::vector<IterationRecord> out;
+  while (!dec.done()) {
+    while (const ExternalQuery* q = dec.advance(rng)) answer(ExternalQuery(*q), rng);
+    out.push_back(dec.finish(rng));
+  }
+  return out;
+}
+
 // Runs a decoder whose external sources are answered by `target_answer` / `draft_answer`
 // (each its own ModelSource), asking every query twice before answering it (the second
 // advance() must return the same query: a caller that gave up and came back).
@@ -46,20 +59,13 @@ std::vector<IterationRecord> run_external(const DecoderOptions& o, bool external
                               : external_draft    ? static_cast<DistributionSource*>(&draft_ext)
                                                   : &draft_model;
   SpeculativeDecoder dec(target, draft, {1, 2, 3}, o);
-  Rng rng(seed);
-  std::vector<IterationRecord> out;
-  while (!dec.done()) {
-    while (const ExternalQuery* q = dec.advance(rng)) {
-      const ExternalQuery first = *q;
-      const ExternalQuery* again = dec.advance(rng);
-      EXPECT_TRUE(again && again->tokens == first.tokens && again->n_last == first.n_last);
-      ModelSource& answer = first.target ? target_model : draft_model;
-      EXPECT_EQ(first.source, first.target ? "targetScore" : "draftScore");
-      dec.supply(answer.next_token_probs(first.tokens, first.n_last), false);
-    }
-    out.push_back(dec.finish(rng));
-  }
-  return out;
+  return answer_queries(dec, seed, [&](const ExternalQuery& first, Rng& rng) {
+    const ExternalQuery* again = dec.advance(rng);
+    EXPECT_TRUE(again && again->tokens == first.tokens && again->n_last == first.n_last);
+    ModelSource& answer = first.target ? target_model : draft_model;
+    EXPECT_EQ(first.source, first.target ? "targetScore" : "draftScore");
+    dec.supply(answer.next_token_probs(first.tokens, first.n_last), false);
+  });
 }
 
 // A tree query's tree, rebuilt from its tokens and parents.
@@ -80,25 +86,18 @@ std::vector<IterationRecord> run_external_trees(const DecoderOptions& o, bool ex
   DistributionSource* draft =
       external_draft ? static_cast<DistributionSource*>(&draft_ext) : &draft_model;
   SpeculativeDecoder dec(target_ext, draft, {1, 2, 3}, o);
-  Rng rng(seed);
-  std::vector<IterationRecord> out;
-  while (!dec.done()) {
-    while (const ExternalQuery* q = dec.advance(rng)) {
-      const ExternalQuery first = *q;
-      ModelSource& answer = first.target ? target_model : draft_model;
-      if (first.tree) {
-        ++*(first.target ? target_trees : draft_trees);
-        const DraftTree t = tree_of(first);
-        EXPECT_EQ(first.n_last, (first.with_root ? 1u : 0u) + t.size() - first.first);
-        EXPECT_EQ(first.with_root, first.target);  // the draft asks for a depth's nodes only
-        dec.supply(answer.tree_probs(first.tokens, t, first.first, first.with_root), false);
-      } else {
-        dec.supply(answer.next_token_probs(first.tokens, first.n_last), false);
-      }
+  return answer_queries(dec, seed, [&](const ExternalQuery& first, Rng&) {
+    ModelSource& answer = first.target ? target_model : draft_model;
+    if (first.tree) {
+      ++*(first.target ? target_trees : draft_trees);
+      const DraftTree t = tree_of(first);
+      EXPECT_EQ(first.n_last, (first.with_root ? 1u : 0u) + t.size() - first.first);
+      EXPECT_EQ(first.with_root, first.target);  // the draft asks for a depth's nodes only
+      dec.supply(answer.tree_probs(first.tokens, t, first.first, first.with_root), false);
+    } else {
+      dec.supply(answer.next_token_probs(first.tokens, first.n_last), false);
     }
-    out.push_back(dec.finish(rng));
-  }
-  return out;
+  });
 }
 
 std::vector<IterationRecord> run_builtin(const DecoderOptions& o, uint64_t seed) {

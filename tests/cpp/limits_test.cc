@@ -202,34 +202,41 @@ class ContextLimit : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete model_; }
   static GPTModel* model_;
+
+  // One arm of each test: the tiny model decoding plain, or speculatively as its own draft.
+  struct Arm {
+    explicit Arm(bool plain) : target(*model_), draft(*model_) { options.plain = plain; }
+    SpeculativeDecoder decoder(std::vector<int> prompt) {
+      return SpeculativeDecoder(target, options.plain ? nullptr : &draft, std::move(prompt),
+                                options);
+    }
+    ModelSource target, draft;
+    DecoderOptions options;
+  };
 };
 GPTModel* ContextLimit::model_ = nullptr;
 
 TEST_F(ContextLimit, PromptLongerThanTheContextIsAClearError) {
   for (const bool plain : {false, true}) {
     SCOPED_TRACE(plain ? "plain" : "speculative");
-    ModelSource target(*model_), draft(*model_);
-    DecoderOptions options;
-    options.plain = plain;
-    options.max_new_tokens = 5;
+    Arm arm(plain);
+    arm.options.max_new_tokens = 5;
     try {
-      SpeculativeDecoder dec(target, plain ? nullptr : &draft, std::vector<int>(641, 'a'), options);
+      SpeculativeDecoder dec = arm.decoder(std::vector<int>(641, 'a'));
       ADD_FAILURE() << "no exception";
     } catch (const Error& e) {
       EXPECT_STREQ(e.what(), "prompt: 641 tokens exceed the model context of 640 tokens");
     }
-    EXPECT_EQ(target.cached_tokens(), 0u) << "nothing was run";
+    EXPECT_EQ(arm.target.cached_tokens(), 0u) << "nothing was run";
   }
 }
 
 TEST_F(ContextLimit, PromptFillingTheContextGetsOneToken) {
   for (const bool plain : {false, true}) {
     SCOPED_TRACE(plain ? "plain" : "speculative");
-    ModelSource target(*model_), draft(*model_);
-    DecoderOptions options;
-    options.plain = plain;
-    options.gamma = 8;
-    SpeculativeDecoder dec(target, plain ? nullptr : &draft, std::vector<int>(640, 'a'), options);
+    Arm arm(plain);
+    arm.options.gamma = 8;
+    SpeculativeDecoder dec = arm.decoder(std::vector<int>(640, 'a'));
     Rng rng(1);
     ASSERT_FALSE(dec.done());
     const IterationRecord rec = dec.step(rng);

@@ -2,9 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec, SpecdecError, encode, decode, tokenText } from 'specdec';
+import { RECORD_FIELDS } from './support.mjs';
 
 const sd = await loadSpecdec();
 const near = (a, b, tol = 1e-6) => assert.ok(Math.abs(a - b) <= tol, `${a} vs ${b}`);
+// Step functions that give the same target row p and draft row q at every position.
+const constantSteps = (p, q) => ({ targetStep: () => p, draftStep: () => q });
 
 test('loadSpecdec() shares one instance; with options it makes a new one', async () => {
   assert.equal(await loadSpecdec(), sd);
@@ -181,29 +184,7 @@ test('decoder records: every documented field, streamed UTF-8 text', () => {
   assert.ok(expected.startsWith(streamed) && streamed.length >= expected.length - 2);
   assert.ok(!streamed.includes('\ufffd'), 'a character split between iterations is held back, not broken');
   const r = records[0];
-  for (const key of [
-    'iteration',
-    'proposed',
-    'proposedText',
-    'positions',
-    'nAccepted',
-    'correction',
-    'bonus',
-    'uFinal',
-    'residual',
-    'residualTop',
-    'emitted',
-    'emittedText',
-    'text',
-    'targetCached',
-    'draftCached',
-    'draftMs',
-    'targetMs',
-    'ms',
-    'vocab',
-    'targetProbs',
-    'draftProbs',
-  ]) {
+  for (const key of [...RECORD_FIELDS, 'targetProbs', 'draftProbs']) {
     assert.ok(key in r, key);
   }
   assert.equal(r.iteration, 0);
@@ -231,13 +212,7 @@ test('decoder records: every documented field, streamed UTF-8 text', () => {
 test('decoder: rejections carry the residual and its top entries; plain decoding has the same shape', () => {
   const p = [0.5, 0.5, 0, 0];
   const q = [0, 0, 0.5, 0.5];
-  const dec = sd.createDecoder({
-    targetStep: () => p,
-    draftStep: () => q,
-    gamma: 2,
-    seed: 4,
-    prompt: [0],
-  });
+  const dec = sd.createDecoder({ ...constantSteps(p, q), gamma: 2, seed: 4, prompt: [0] });
   const r = dec.step();
   assert.equal(r.nAccepted, 0);
   assert.equal(r.positions.length, 1);
@@ -251,13 +226,7 @@ test('decoder: rejections carry the residual and its top entries; plain decoding
   assert.deepEqual(r.emitted, [r.correction]);
   dec.dispose();
 
-  const plain = sd.createDecoder({
-    targetStep: () => p,
-    plain: true,
-    seed: 4,
-    prompt: [0],
-    maxTokens: 3,
-  });
+  const plain = sd.createDecoder({ targetStep: () => p, plain: true, seed: 4, prompt: [0], maxTokens: 3 });
   const pr = plain.step();
   assert.deepEqual(pr.proposed, []);
   assert.deepEqual(pr.positions, []);
@@ -268,13 +237,7 @@ test('decoder: rejections carry the residual and its top entries; plain decoding
   assert.deepEqual(plain.stats.reachedAt, []);
   plain.dispose();
 
-  const lean = sd.createDecoder({
-    targetStep: () => p,
-    draftStep: () => q,
-    seed: 1,
-    prompt: [0],
-    distributions: false,
-  });
+  const lean = sd.createDecoder({ ...constantSteps(p, q), seed: 1, prompt: [0], distributions: false });
   assert.equal('targetProbs' in lean.step(), false);
   lean.dispose();
 });
@@ -282,14 +245,7 @@ test('decoder: rejections carry the residual and its top entries; plain decoding
 test('generate: exact token counts, continuing, the decoder budget, abort, and yielding', async () => {
   const p = Float32Array.from([0.4, 0.3, 0.2, 0.1]);
   const q = Float32Array.from([0.25, 0.25, 0.25, 0.25]);
-  const dec = sd.createDecoder({
-    targetStep: () => p,
-    draftStep: () => q,
-    gamma: 5,
-    seed: 8,
-    prompt: [0],
-    maxTokens: 100,
-  });
+  const dec = sd.createDecoder({ ...constantSteps(p, q), gamma: 5, seed: 8, prompt: [0], maxTokens: 100 });
   let n = 0;
   for await (const it of dec.generate({ maxTokens: 7 })) n += it.emitted.length;
   assert.equal(n, 7);
@@ -309,36 +265,17 @@ test('generate: exact token counts, continuing, the decoder budget, abort, and y
   dec.dispose();
 
   // The same seed gives the same tokens whether run by step() or by generate() in pieces.
-  const a = sd.createDecoder({
-    targetStep: () => p,
-    draftStep: () => q,
-    gamma: 3,
-    seed: 77,
-    prompt: [1],
-    maxTokens: 50,
-  });
+  const seeded = () => sd.createDecoder({ ...constantSteps(p, q), gamma: 3, seed: 77, prompt: [1], maxTokens: 50 });
+  const a = seeded();
   while (!a.done) a.step();
-  const b = sd.createDecoder({
-    targetStep: () => p,
-    draftStep: () => q,
-    gamma: 3,
-    seed: 77,
-    prompt: [1],
-    maxTokens: 50,
-  });
+  const b = seeded();
   for await (const it of b.generate({ maxTokens: 1000 })) void it;
   assert.deepEqual(b.tokens, a.tokens);
   a.dispose();
   b.dispose();
 
   // Abort: the iterator throws the signal's reason; the event loop ran between iterations.
-  const c = sd.createDecoder({
-    targetStep: () => p,
-    draftStep: () => q,
-    gamma: 2,
-    seed: 1,
-    prompt: [0],
-  });
+  const c = sd.createDecoder({ ...constantSteps(p, q), gamma: 2, seed: 1, prompt: [0] });
   const controller = new AbortController();
   let ticks = 0;
   const timer = setInterval(() => ticks++, 0);

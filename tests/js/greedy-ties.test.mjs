@@ -24,27 +24,13 @@ function toy(ties = {}) {
   return { logitsAfter, continueFrom };
 }
 
+const NEAR_TIE = { '0,1': 0.01 }; // tokens 0 and 1 a near-tie after the prefix [0, 1]
+const FLIP_AT_2 = [{ position: 2, gap: 0.01 }];
 const cases = [
   // [name, ties, got, reference, tie, want flips, want mismatch]
   ['equal runs', {}, [0, 1, 2, 0], [0, 1, 2, 0], 0.1, [], null],
-  [
-    'a near-tie at 2, then equal again',
-    { '0,1': 0.01 },
-    [0, 1, 1, 0],
-    [0, 1, 0, 0],
-    0.1,
-    [{ position: 2, gap: 0.01 }],
-    null,
-  ],
-  [
-    'a near-tie, then a real difference',
-    { '0,1': 0.01 },
-    [0, 1, 1, 1],
-    [0, 1, 0, 0],
-    0.1,
-    [{ position: 2, gap: 0.01 }],
-    { position: 3, gap: 1 },
-  ],
+  ['a near-tie at 2, then equal again', NEAR_TIE, [0, 1, 1, 0], [0, 1, 0, 0], 0.1, FLIP_AT_2, null],
+  ['a near-tie, then a real difference', NEAR_TIE, [0, 1, 1, 1], [0, 1, 0, 0], 0.1, FLIP_AT_2, { position: 3, gap: 1 }],
   ['a gap above the tie is a mismatch', { '0,1': 0.5 }, [0, 1, 1, 0], [0, 1, 0, 0], 0.1, [], { position: 2, gap: 0.5 }],
   ['a difference at 0', {}, [1, 1, 2], [0, 1, 2], 0.1, [], { position: 0, gap: 1 }],
 ];

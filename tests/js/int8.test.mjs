@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
-import { ROOT, FALSE_ALARM, chiSquare, applySampling } from './support.mjs';
+import { ROOT, FALSE_ALARM, chiSquare, applySampling, sameBits } from './support.mjs';
 
 const sd = await loadSpecdec();
 const read = (rel) => readFile(path.join(ROOT, rel));
@@ -15,13 +15,6 @@ const tinyF32 = await read('tests/fixtures/tiny_f32.safetensors');
 const tinyInt8 = await read('tests/fixtures/tiny_int8.safetensors');
 const tinyDraft = await read('tests/fixtures/tiny_draft_f16.safetensors');
 const prompt = Array.from(Buffer.from('ROMEO: hello'));
-
-const sameBits = (a, b) =>
-  a.length === b.length &&
-  Buffer.compare(
-    Buffer.from(a.buffer, a.byteOffset, a.byteLength),
-    Buffer.from(b.buffer, b.byteOffset, b.byteLength),
-  ) === 0;
 
 test('loadModel: weights int8 quantizes at load; a quantized file loads as it is', () => {
   const f32 = sd.loadModel(tinyF32);

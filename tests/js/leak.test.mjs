@@ -82,8 +82,13 @@ function errorRound(i) {
   invalid.dispose();
 }
 
-test('1000 models and decoders created and disposed: the wasm heap does not grow', () => {
-  // Warm-up: first-use allocations (statics, allocator arenas) happen here.
+/**
+ * Runs `round(i)` 5 times (the warm-up: first-use allocations such as statics and allocator
+ * arenas happen there), then 1000 times, and asserts that the wasm heap in use grew by at most
+ * BOUND bytes and that C++ holds no more JS values than before; returns the memory stats around
+ * the 1000 rounds.
+ */
+function assertRoundsLeakNothing(round) {
   for (let i = 0; i < 5; i++) round(i);
   const before = sd.memoryStats();
   for (let i = 0; i < 1000; i++) round(i);
@@ -91,18 +96,17 @@ test('1000 models and decoders created and disposed: the wasm heap does not grow
   const grown = after.inUseBytes - before.inUseBytes;
   assert.ok(grown <= BOUND, `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`);
   assert.equal(after.jsHandles, before.jsHandles, 'JS values held by C++');
+  return { before, after };
+}
+
+test('1000 models and decoders created and disposed: the wasm heap does not grow', () => {
+  const { before, after } = assertRoundsLeakNothing(round);
   // The memory itself only grows while something big is alive at once (a few MB here).
   assert.ok(after.heapBytes <= Math.max(before.heapBytes, 64 << 20), `wasm memory ${after.heapBytes} bytes`);
 });
 
 test('1000 rounds of errors (C++ and JS exceptions through wasm): nothing leaks', () => {
-  for (let i = 0; i < 5; i++) errorRound(i);
-  const before = sd.memoryStats();
-  for (let i = 0; i < 1000; i++) errorRound(i);
-  const after = sd.memoryStats();
-  const grown = after.inUseBytes - before.inUseBytes;
-  assert.ok(grown <= BOUND, `in use grew by ${grown} bytes (${before.inUseBytes} -> ${after.inUseBytes})`);
-  assert.equal(after.jsHandles, before.jsHandles, 'JS values held by C++');
+  assertRoundsLeakNothing(errorRound);
 });
 
 // A failed load frees everything it took, to the byte: 1000 failed loads of each kind (and of

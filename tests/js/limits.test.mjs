@@ -6,26 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { loadSpecdec } from 'specdec';
-import { TINY_MODEL } from './support.mjs';
+import { TINY_MODEL, safetensorsParts } from './support.mjs';
 
 const sd = await loadSpecdec();
 const tiny = new Uint8Array(await readFile(TINY_MODEL));
-const headerLength = Number(new DataView(tiny.buffer, tiny.byteOffset).getBigUint64(0, true));
-const header = new TextDecoder().decode(tiny.subarray(8, 8 + headerLength));
-const data = tiny.subarray(8 + headerLength);
-
-function file(headerText, body = data) {
-  const h = new TextEncoder().encode(headerText);
-  const out = new Uint8Array(8 + h.length + body.length);
-  new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
-  out.set(h, 8);
-  out.set(body, 8 + h.length);
-  return out;
-}
-const edited = (from, to) => {
-  assert.ok(header.includes(from), `'${from}' in the fixture's header`);
-  return file(header.replace(from, to));
-};
+const { file, edited, withHeaderLength } = safetensorsParts(tiny);
 
 const REFUSALS = [
   [
@@ -53,15 +38,7 @@ const REFUSALS = [
     ),
     /is too large/,
   ],
-  [
-    'header length 2^40',
-    (() => {
-      const b = tiny.slice();
-      new DataView(b.buffer).setBigUint64(0, 2n ** 40n, true);
-      return b;
-    })(),
-    /header length 1099511627776 exceeds the limit of 1048576 bytes/,
-  ],
+  ['header length 2^40', withHeaderLength(2n ** 40n), /header length 1099511627776 exceeds the limit of 1048576 bytes/],
   ['truncated in the data', tiny.subarray(0, tiny.length - 1), /outside the data section/],
   ['truncated in the header', tiny.subarray(0, 100), /truncated file\?/],
   ['empty', new Uint8Array(0), /0 bytes is too short/],

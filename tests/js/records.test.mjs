@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec } from 'specdec';
+import { RECORD_FIELDS } from './support.mjs';
 
 const sd = await loadSpecdec();
 
@@ -21,31 +22,7 @@ const rows = (r) => (tokens, n) => {
   return out;
 };
 const probs = { scoreOutput: 'probs', contextLength: 64, temperature: 1 };
-const FIELDS = [
-  'iteration',
-  'proposed',
-  'proposedText',
-  'positions',
-  'nAccepted',
-  'correction',
-  'bonus',
-  'uFinal',
-  'residual',
-  'residualTop',
-  'emitted',
-  'emittedText',
-  'text',
-  'targetCached',
-  'draftCached',
-  'draftMs',
-  'targetMs',
-  'ms',
-  'vocab',
-  'gamma',
-  'drafter',
-  'lookupNgram',
-  'targetPositions',
-];
+const FIELDS = [...RECORD_FIELDS, 'gamma', 'drafter', 'lookupNgram', 'targetPositions'];
 const isUniform = (u) => typeof u === 'number' && u >= 0 && u < 1;
 
 const CASES = [

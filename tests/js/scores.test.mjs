@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec } from 'specdec';
-import { FALSE_ALARM, MARKOV_TARGET, MARKOV_DRAFT, applySampling, chiSquare, modelBytes } from './support.mjs';
+import { MARKOV_TARGET, MARKOV_DRAFT, applySampling, assertTransitionsFit, modelBytes } from './support.mjs';
 
 const sd = await loadSpecdec();
 const bytes = await modelBytes();
@@ -49,6 +49,18 @@ async function drain(dec) {
   return tokens;
 }
 
+// One decoder of a law test, run to its maxTokens from its one-token prompt without keeping
+// distributions: adds its transitions to counts[s][t] and returns its stats.
+async function countTransitions(counts, options) {
+  const dec = sd.createDecoder({ ...options, distributions: false });
+  const tokens = [...options.prompt, ...(await drain(dec))];
+  assert.equal(tokens.length, options.maxTokens + 1);
+  for (let i = 1; i < tokens.length; i++) counts[tokens[i - 1]][tokens[i]]++;
+  const stats = dec.stats;
+  dec.dispose();
+  return stats;
+}
+
 // ------------------------------------------------------------------ exactness
 
 // 100 decoders x 500 tokens, all running at once on one event loop, each callback answering
@@ -73,26 +85,15 @@ for (const [k, c] of CASES.entries()) {
     let drafted = 0;
     let accepted = 0;
     const runs = Array.from({ length: 100 }, async (_, run) => {
-      const dec = sd.createDecoder({
-        targetScore: markovScore(TARGET_LOGITS, delayer(run * 7 + k)),
-        ...(c.plain ? {} : { draftScore: markovScore(DRAFT_LOGITS, delayer(run * 13 + k)) }),
-        ...settings,
-        prompt: [run % 4],
-        seed: 9_000_000 + 1000 * k + run,
-        maxTokens: 500,
-        distributions: false,
-      });
-      const tokens = [run % 4, ...(await drain(dec))];
-      assert.equal(tokens.length, 501);
-      for (let i = 1; i < tokens.length; i++) counts[tokens[i - 1]][tokens[i]]++;
-      drafted += dec.stats.drafted;
-      accepted += dec.stats.accepted;
-      dec.dispose();
+      const scores = { targetScore: markovScore(TARGET_LOGITS, delayer(run * 7 + k)) };
+      if (!c.plain) scores.draftScore = markovScore(DRAFT_LOGITS, delayer(run * 13 + k));
+      const seed = 9_000_000 + 1000 * k + run;
+      const stats = await countTransitions(counts, { ...scores, ...settings, prompt: [run % 4], seed, maxTokens: 500 });
+      drafted += stats.drafted;
+      accepted += stats.accepted;
     });
     await Promise.all(runs);
-    const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
-    assert.deepEqual(chi.impossible, []);
-    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
+    assertTransitionsFit(counts, expected);
     if (!c.plain) assert.ok(accepted < 0.9 * drafted, `accepted ${accepted} of ${drafted}`);
   });
 }
@@ -134,26 +135,16 @@ for (const [k, c] of [
     const draftCalls = [];
     let iterations = 0;
     const runs = Array.from({ length: 40 }, async (_, run) => {
-      const dec = sd.createDecoder({
-        targetScore: markovTree(TARGET_LOGITS, delayer(run * 7 + k), targetCalls),
-        draftScore: markovTree(DRAFT_LOGITS, delayer(run * 13 + k), draftCalls),
-        ...settings,
-        prompt: [run % 4],
-        seed: 7_000_000 + 1000 * k + run,
-        maxTokens: 400,
-        distributions: false,
-      });
-      const tokens = [run % 4, ...(await drain(dec))];
-      assert.equal(tokens.length, 401);
-      for (let i = 1; i < tokens.length; i++) counts[tokens[i - 1]][tokens[i]]++;
-      iterations += dec.stats.iterations;
-      assert.equal(dec.stats.targetPasses, dec.stats.iterations);
-      dec.dispose();
+      const targetScore = markovTree(TARGET_LOGITS, delayer(run * 7 + k), targetCalls);
+      const draftScore = markovTree(DRAFT_LOGITS, delayer(run * 13 + k), draftCalls);
+      const seed = 7_000_000 + 1000 * k + run;
+      const options = { targetScore, draftScore, ...settings, prompt: [run % 4], seed, maxTokens: 400 };
+      const stats = await countTransitions(counts, options);
+      iterations += stats.iterations;
+      assert.equal(stats.targetPasses, stats.iterations);
     });
     await Promise.all(runs);
-    const chi = chiSquare(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
-    assert.deepEqual(chi.impossible, []);
-    assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}`);
+    assertTransitionsFit(counts, expected);
     // every target pass was one scoreTree call over the root and every node
     assert.equal(targetCalls.length, iterations);
     for (const q of targetCalls) assert.deepEqual([q.first, q.withRoot], [0, true]);
@@ -305,14 +296,7 @@ test('one target call per iteration over gamma + 1 positions, one draft call per
 
 test('sync score callbacks: step() returns the record itself, not a Promise', () => {
   const ts = sd.modelStep(target);
-  const dec = sd.createDecoder({
-    prompt: 'A',
-    targetScore: ts,
-    draft,
-    scoreOutput: 'probs',
-    seed: 1,
-    maxTokens: 10,
-  });
+  const dec = sd.createDecoder({ prompt: 'A', targetScore: ts, draft, scoreOutput: 'probs', seed: 1, maxTokens: 10 });
   const r = dec.step();
   assert.ok(Array.isArray(r.emitted) && r.emitted.length >= 1);
   dec.dispose();

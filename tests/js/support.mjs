@@ -1,4 +1,5 @@
 // Shared helpers of the JS tests (not a test file itself: node --test runs *.test.mjs).
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -31,6 +32,72 @@ export async function modelBytes() {
 // missing, unless SPECDEC_REQUIRE_NATIVE=1 (set by scripts/test) makes that a failure.
 export const NATIVE_CLI = process.env.SPECDEC_CLI ?? path.join(ROOT, 'build/specdec');
 export const REQUIRE_NATIVE = process.env.SPECDEC_REQUIRE_NATIVE === '1';
+
+// ------------------------------------------------------------------ files and bits
+
+/** Whether two typed arrays hold the same bytes (floats compared bit for bit, not by value). */
+export const sameBits = (a, b) =>
+  a.length === b.length &&
+  Buffer.compare(
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength),
+    Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+  ) === 0;
+
+/**
+ * A safetensors file taken apart for the loaders' refusal tests: its header text and data
+ * section, file(headerText, body = data) to put a file together again, edited(from, to): the
+ * file with one piece of its header replaced (asserting that the piece is there), and
+ * withHeaderLength(n): the file as it is but for the header length it states (a BigInt).
+ */
+export function safetensorsParts(bytes) {
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+  const header = new TextDecoder().decode(bytes.subarray(8, 8 + n));
+  const data = bytes.subarray(8 + n);
+  const file = (headerText, body = data) => {
+    const h = new TextEncoder().encode(headerText);
+    const out = new Uint8Array(8 + h.length + body.length);
+    new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+    out.set(h, 8);
+    out.set(body, 8 + h.length);
+    return out;
+  };
+  const edited = (from, to) => {
+    assert.ok(header.includes(from), `'${from}' in the file's header`);
+    return file(header.replace(from, to));
+  };
+  const withHeaderLength = (n) => {
+    const out = bytes.slice();
+    new DataView(out.buffer).setBigUint64(0, n, true);
+    return out;
+  };
+  return { header, data, file, edited, withHeaderLength };
+}
+
+// ------------------------------------------------------------------ records
+
+// The fields an IterationRecord starts with, in the order web/lib/records.js writes them
+// (records.test checks the order and what follows; api.test checks they are there).
+export const RECORD_FIELDS = [
+  'iteration',
+  'proposed',
+  'proposedText',
+  'positions',
+  'nAccepted',
+  'correction',
+  'bonus',
+  'uFinal',
+  'residual',
+  'residualTop',
+  'emitted',
+  'emittedText',
+  'text',
+  'targetCached',
+  'draftCached',
+  'draftMs',
+  'targetMs',
+  'ms',
+  'vocab',
+];
 
 // ------------------------------------------------------------------ statistics
 
@@ -70,6 +137,20 @@ export function chiSquare(groups) {
   });
   return { stat, dof, pValue: dof > 0 ? chiSquareSf(stat, dof) : 1, impossible };
 }
+
+/**
+ * Asserts that observed counts fit their laws (groups as for chiSquare): no count in a cell of
+ * probability 0, and Pearson's test passed at FALSE_ALARM; `detail` ends the failure message.
+ */
+export function assertChiSquareFits(groups, detail = '') {
+  const chi = chiSquare(groups);
+  assert.deepEqual(chi.impossible, []);
+  assert.ok(chi.pValue > FALSE_ALARM, `chi2 = ${chi.stat.toFixed(2)}, dof ${chi.dof}, p = ${chi.pValue}${detail}`);
+}
+
+/** assertChiSquareFits for transition counts (counts[s][t]: token t after token s) against the rows expected[s]. */
+export const assertTransitionsFit = (counts, expected) =>
+  assertChiSquareFits(counts.map((row, s) => ({ counts: row, probs: expected[s] })));
 
 /**
  * Context-dependent toy models for the decoder tests: first-order Markov chains over 4 tokens
@@ -149,6 +230,13 @@ export function transformersFolder(source, name, { variant, dtypes } = {}) {
   );
   return name;
 }
+
+/**
+ * The small target's folder with every dtype the transformers tests load: one export for all of
+ * them (a test asking for fewer dtypes would make the folder again without the others).
+ */
+export const transformersTarget = () =>
+  transformersFolder(MODEL_FILES.target, 'target', { dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor' });
 
 /** transformers.js loading from build-transformers/ only (nothing fetched), quietly. */
 export function useLocalTransformers(tf) {

@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { loadSpecdec, SpecdecError } from 'specdec';
-import { MODEL_FILES, ROOT } from './support.mjs';
+import { MODEL_FILES, ROOT, sameBits } from './support.mjs';
 
 const single = await loadSpecdec();
 const sd = await loadSpecdec({ threads: 3 });
@@ -18,13 +18,6 @@ const bytes = {
   target: await readFile(MODEL_FILES.target),
   draft: await readFile(MODEL_FILES.draft),
 };
-
-const sameBits = (a, b) =>
-  a.length === b.length &&
-  Buffer.compare(
-    Buffer.from(a.buffer, a.byteOffset, a.byteLength),
-    Buffer.from(b.buffer, b.byteOffset, b.byteLength),
-  ) === 0;
 
 test('threads: N starts the threaded build with N threads', () => {
   assert.equal(sd.threaded, true);

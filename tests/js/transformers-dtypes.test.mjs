@@ -16,20 +16,16 @@ import { greedyFrom as greedyFromWith, oneTokenRow, pooledGroup, softmax } from 
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
 import {
   FALSE_ALARM,
-  MODEL_FILES,
   applySampling,
   chiSquare,
   modelBytes,
-  transformersFolder,
+  transformersTarget,
   useLocalTransformers,
 } from './support.mjs';
 
 useLocalTransformers(tf);
 
-// the same dtypes as the other transformers tests ask for: one export process for the folder
-const TARGET = transformersFolder(MODEL_FILES.target, 'target', {
-  dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor',
-});
+const TARGET = transformersTarget();
 const load = (dtype, extra = {}) =>
   tf.AutoModelForCausalLM.from_pretrained(TARGET, {
     dtype,
@@ -180,13 +176,7 @@ test('pitfall: a per-tensor activation scale makes a k-token pass another functi
   const ts = transformersScorer(models['q8-tensor']);
   const N = 100;
   const ref = await greedyFrom(models['q8-tensor'], PROMPT, N);
-  const got = await decode({
-    prompt: PROMPT,
-    targetScore: ts,
-    temperature: 0,
-    gamma: 4,
-    maxTokens: N,
-  });
+  const got = await decode({ prompt: PROMPT, targetScore: ts, temperature: 0, gamma: 4, maxTokens: N });
   console.log(
     `# q8 per tensor, greedy specdec vs its generate(): first different token at ${got.tokens.findIndex((t, i) => t !== ref[i])} of ${N}`,
   );

@@ -13,17 +13,14 @@ import * as tf from '@huggingface/transformers';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
 import { greedyFrom as greedyFromWith } from './adapters-support.mjs';
-import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
+import { ROOT, modelBytes, transformersFolder, transformersTarget, useLocalTransformers } from './support.mjs';
 
 useLocalTransformers(tf);
 
 const LLAMA = transformersFolder(path.join(ROOT, 'models/llama.safetensors'), 'llama', {
   dtypes: 'fp32',
 });
-// the same dtypes as the other transformers tests ask for: one export process for the folder
-const TARGET = transformersFolder(MODEL_FILES.target, 'target', {
-  dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor',
-});
+const TARGET = transformersTarget();
 const load = (name) =>
   tf.AutoModelForCausalLM.from_pretrained(name, {
     dtype: 'fp32',
@@ -62,14 +59,7 @@ test('Llama as target (built-in draft) and as draft (GPT target): greedy equals 
   const N = 100;
   // as the target: the tokens are the Llama's own greedy continuation
   const ref = await greedyFrom(llama, prompt, N);
-  const asTarget = await decode({
-    prompt,
-    targetScore: ts,
-    draft,
-    temperature: 0,
-    gamma: 4,
-    maxTokens: N,
-  });
+  const asTarget = await decode({ prompt, targetScore: ts, draft, temperature: 0, gamma: 4, maxTokens: N });
   assert.equal(
     asTarget.tokens.findIndex((t, i) => t !== ref[i]),
     -1,
@@ -81,14 +71,7 @@ test('Llama as target (built-in draft) and as draft (GPT target): greedy equals 
   const gs = transformersScorer(gpt);
   const ds = transformersScorer(llama);
   const refGpt = await greedyFrom(gpt, prompt, N);
-  const asDraft = await decode({
-    prompt,
-    targetScore: gs,
-    draftScore: ds,
-    temperature: 0,
-    gamma: 4,
-    maxTokens: N,
-  });
+  const asDraft = await decode({ prompt, targetScore: gs, draftScore: ds, temperature: 0, gamma: 4, maxTokens: N });
   assert.equal(
     asDraft.tokens.findIndex((t, i) => t !== refGpt[i]),
     -1,

@@ -13,7 +13,7 @@ import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
 import { greedyFrom as greedyFromWith, oneTokenRow } from './adapters-support.mjs';
 import { compareGreedy, describeFlips } from './greedy-ties.mjs';
-import { MODEL_FILES, ROOT, modelBytes, transformersFolder, useLocalTransformers } from './support.mjs';
+import { ROOT, modelBytes, transformersFolder, transformersTarget, useLocalTransformers } from './support.mjs';
 
 const require = createRequire(import.meta.url);
 ort.env.wasm.numThreads = 1;
@@ -23,10 +23,7 @@ globalThis[Symbol.for('onnxruntime')] = ort; // before transformers.js is import
 const tf = await import('@huggingface/transformers');
 
 useLocalTransformers(tf);
-// the same dtypes as the other transformers tests ask for: one export process per folder
-const TARGET = transformersFolder(MODEL_FILES.target, 'target', {
-  dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor',
-});
+const TARGET = transformersTarget();
 const LLAMA = transformersFolder(path.join(ROOT, 'models/llama.safetensors'), 'llama', {
   dtypes: 'fp32',
 });

@@ -30,15 +30,13 @@ import {
   chiSquare,
   modelBytes,
   transformersFolder,
+  transformersTarget,
   useLocalTransformers,
 } from './support.mjs';
 
 useLocalTransformers(tf);
 
-// every dtype the transformers tests load (transformers-dtypes, -llama): one export process
-const TARGET = transformersFolder(MODEL_FILES.target, 'target', {
-  dtypes: 'fp32,fp16,q8,q4,q4f16,q8-tensor',
-});
+const TARGET = transformersTarget();
 const DRAFT = transformersFolder(MODEL_FILES.draft, 'draft');
 const load = (name, dtype = 'fp32') =>
   tf.AutoModelForCausalLM.from_pretrained(name, {

@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { readGptSafetensors, dispatchesPerPass } from '../../web/lib/webgpu.js';
 import { readFileSync } from 'node:fs';
-import { safetensorsHeaderLength } from '../../web/lib/safetensors.js';
-import { TINY_MODEL, modelBytes } from './support.mjs';
+import { TINY_MODEL, modelBytes, safetensorsParts } from './support.mjs';
 
 const sd = await loadSpecdec();
 const bytes = await modelBytes();
@@ -127,21 +126,7 @@ test('the WebGPU safetensors reader agrees with the WASM loader', () => {
 
 test('the WebGPU reader refuses what the WASM loader refuses, for the same reason', () => {
   const tiny = new Uint8Array(readFileSync(TINY_MODEL));
-  const n = safetensorsHeaderLength(tiny);
-  const header = new TextDecoder().decode(tiny.subarray(8, 8 + n));
-  const data = tiny.subarray(8 + n);
-  const file = (text, body = data) => {
-    const h = new TextEncoder().encode(text);
-    const out = new Uint8Array(8 + h.length + body.length);
-    new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
-    out.set(h, 8);
-    out.set(body, 8 + h.length);
-    return out;
-  };
-  const edited = (from, to) => {
-    assert.ok(header.includes(from), from);
-    return file(header.replace(from, to));
-  };
+  const { header, data, file, edited, withHeaderLength } = safetensorsParts(tiny);
   const wte = '"transformer.wte.weight":{"dtype":"F32","shape":[256,32],"data_offsets":[0,32768]}';
   const nanData = data.slice();
   new DataView(nanData.buffer).setFloat32(4 * 5, NaN, true);
@@ -149,11 +134,7 @@ test('the WebGPU reader refuses what the WASM loader refuses, for the same reaso
     ['5 bytes', tiny.subarray(0, 5), /5 bytes is too short for the 8-byte header length/],
     [
       'header length 2^40',
-      (() => {
-        const b = tiny.slice();
-        new DataView(b.buffer).setBigUint64(0, 2n ** 40n, true);
-        return b;
-      })(),
+      withHeaderLength(2n ** 40n),
       /header length 1099511627776 exceeds the limit of 1048576 bytes/,
     ],
     ['truncated in the header', tiny.subarray(0, 100), /truncated file\?/],

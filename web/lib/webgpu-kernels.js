@@ -133,6 +133,20 @@ ${LAYERNORM_OUT}}
 }
 
 /**
+ * The 'qkv' epilogue of the matmul kernels: its outputs q, kc and vc (the key and value caches)
+ * at bindings first .. first + 2, and the store of v, row r's column n, into them (the caches at
+ * slot pos0 + r), its lines indented by `indent`.
+ */
+export const qkvOutputs = (first) => `
+@group(0) @binding(${first}) var<storage, read_write> q: array<f32>;
+@group(0) @binding(${first + 1}) var<storage, read_write> kc: array<f32>;
+@group(0) @binding(${first + 2}) var<storage, read_write> vc: array<f32>;`;
+export const qkvStore = (C, indent) => `
+${indent}if (n < ${C}u) { q[r * ${C}u + n] = v; }
+${indent}else if (n < ${2 * C}u) { kc[(p.pos0 + r) * ${C}u + n - ${C}u] = v; }
+${indent}else { vc[(p.pos0 + r) * ${C}u + n - ${2 * C}u] = v; }`;
+
+/**
  * out = x · W (+ bias), W given as (K, N4) vec4s (N padded to a multiple of 4 with zero
  * columns), then an epilogue:
  *   'qkv'    columns [0, C) to q, [C, 2C) to the layer's key cache, [2C, 3C) to its value cache,
@@ -151,15 +165,9 @@ export function matmulKernel({ nEmbd: C }, K, N, mode) {
   let out;
   let epilogue;
   if (mode === 'qkv') {
-    out = `
-@group(0) @binding(4) var<storage, read_write> q: array<f32>;
-@group(0) @binding(5) var<storage, read_write> kc: array<f32>;
-@group(0) @binding(6) var<storage, read_write> vc: array<f32>;`;
+    out = qkvOutputs(4);
     epilogue = `
-        let v = s + bias[n];
-        if (n < ${C}u) { q[r * ${C}u + n] = v; }
-        else if (n < ${2 * C}u) { kc[(p.pos0 + r) * ${C}u + n - ${C}u] = v; }
-        else { vc[(p.pos0 + r) * ${C}u + n - ${2 * C}u] = v; }`;
+        let v = s + bias[n];${qkvStore(C, '        ')}`;
   } else {
     out = `
 @group(0) @binding(${bias ? 4 : 3}) var<storage, read_write> out: array<f32>;`;

@@ -19,6 +19,8 @@ import {
   attentionBindings,
   f,
   layernormBindings,
+  qkvOutputs,
+  qkvStore,
 } from './webgpu-kernels.js';
 
 /** Rows of the 8-bit matmul's workgroup for input width K (its quantized rows fit 16 KiB). */
@@ -131,14 +133,8 @@ export function q8MatmulKernel({ nEmbd: C }, K, N, mode, dot4 = false) {
   let out;
   let epilogue;
   if (mode === 'qkv') {
-    out = `
-@group(0) @binding(5) var<storage, read_write> q: array<f32>;
-@group(0) @binding(6) var<storage, read_write> kc: array<f32>;
-@group(0) @binding(7) var<storage, read_write> vc: array<f32>;`;
-    epilogue = `
-      if (n < ${C}u) { q[r * ${C}u + n] = v; }
-      else if (n < ${2 * C}u) { kc[(p.pos0 + r) * ${C}u + n - ${C}u] = v; }
-      else { vc[(p.pos0 + r) * ${C}u + n - ${2 * C}u] = v; }`;
+    out = qkvOutputs(5);
+    epilogue = qkvStore(C, '      ');
   } else {
     out = `
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;`;

@@ -157,50 +157,63 @@ function legend(f, items) {
   return g;
 }
 
-function drawTokens(svg, { alpha, gamma, best, gammas, tokens, demoPoints }) {
-  const ymax = Math.max(2, Math.max(...tokens) * 1.12);
-  const f = frame(svg, {
+// The frame of both charts: γ from 1 to GAMMA_MAX across, 0..yMax up.
+function gammaFrame(svg, yMax, yLabel) {
+  return frame(svg, {
     xDomain: [0.5, GAMMA_MAX + 0.5],
-    yDomain: [0, ymax],
+    yDomain: [0, yMax],
     xTicks: gammaTicks(),
     xLabel: 'γ (draft tokens per iteration)',
-    yLabel: 'tokens per target pass',
+    yLabel,
     height: 300,
     margin: { top: 50 },
   });
+}
+
+// A horizontal line across frame f at height y.
+const acrossAt = (f, cls, y) =>
+  s('line', { class: cls, x1: f.x(0.5), x2: f.x(GAMMA_MAX + 0.5), y1: f.y(y), y2: f.y(y) });
+
+// The curve through (gammas[i], values[i]).
+const curve = (f, cls, gammas, values) =>
+  s('path', {
+    class: cls,
+    d: pathOf(
+      gammas.map((g, i) => [g, values[i]]),
+      f.x,
+      f.y,
+    ),
+  });
+
+// demonstrateSpeculative's points as dots at their field `key`, each with the tooltip title(p, value).
+function appendDemoDots(f, demoPoints, key, title) {
+  for (const p of demoPoints) {
+    const value = field(p, key);
+    f.plot.append(
+      s('circle', { class: 'demo-dot', cx: f.x(p.gamma), cy: f.y(value), r: 3.5 }, [s('title', {}, [title(p, value)])]),
+    );
+  }
+}
+
+function drawTokens(svg, { alpha, gamma, best, gammas, tokens, demoPoints }) {
+  const ymax = Math.max(2, Math.max(...tokens) * 1.12);
+  const f = gammaFrame(svg, ymax, 'tokens per target pass');
   const limit = 1 / (1 - alpha);
   if (limit < ymax) {
     f.plot.append(
-      s('line', {
-        class: 'asymptote',
-        x1: f.x(0.5),
-        x2: f.x(GAMMA_MAX + 0.5),
-        y1: f.y(limit),
-        y2: f.y(limit),
-      }),
+      acrossAt(f, 'asymptote', limit),
       s('text', { class: 'note', x: f.x(GAMMA_MAX + 0.5) - 4, y: f.y(limit) - 5, 'text-anchor': 'end' }, [
         `limit 1/(1 − α) = ${limit.toFixed(2)}`,
       ]),
     );
   }
-  f.plot.append(
-    s('path', {
-      class: 'curve tokens',
-      d: pathOf(
-        gammas.map((g, i) => [g, tokens[i]]),
-        f.x,
-        f.y,
-      ),
-    }),
+  f.plot.append(curve(f, 'curve tokens', gammas, tokens));
+  appendDemoDots(
+    f,
+    demoPoints,
+    'tokensPerPass',
+    (p, tpp) => `demonstrateSpeculative: γ = ${p.gamma}, ${tpp.toFixed(3)} tokens/pass`,
   );
-  for (const p of demoPoints) {
-    const tpp = field(p, 'tokensPerPass');
-    f.plot.append(
-      s('circle', { class: 'demo-dot', cx: f.x(p.gamma), cy: f.y(tpp), r: 3.5 }, [
-        s('title', {}, [`demonstrateSpeculative: γ = ${p.gamma}, ${tpp.toFixed(3)} tokens/pass`]),
-      ]),
-    );
-  }
   f.plot.append(markers(f, gamma, best, (g) => tokens[g - 1]));
   svg.append(
     legend(f, [
@@ -215,43 +228,18 @@ function drawTokens(svg, { alpha, gamma, best, gammas, tokens, demoPoints }) {
 function drawSpeedup(svg, { gamma, cost, best, gammas, speedups, demoPoints }) {
   const demoMax = Math.max(0, ...demoPoints.map((p) => field(p, 'speedup')));
   const ymax = Math.max(1.5, Math.max(...speedups, demoMax) * 1.12);
-  const f = frame(svg, {
-    xDomain: [0.5, GAMMA_MAX + 0.5],
-    yDomain: [0, ymax],
-    xTicks: gammaTicks(),
-    xLabel: 'γ (draft tokens per iteration)',
-    yLabel: 'speedup ×',
-    height: 300,
-    margin: { top: 50 },
-  });
+  const f = gammaFrame(svg, ymax, 'speedup ×');
   f.plot.append(
-    s('line', {
-      class: 'breakeven',
-      x1: f.x(0.5),
-      x2: f.x(GAMMA_MAX + 0.5),
-      y1: f.y(1),
-      y2: f.y(1),
-    }),
+    acrossAt(f, 'breakeven', 1),
     s('text', { class: 'note', x: f.x(0.5) + 4, y: f.y(1) + 14 }, ['1× = no gain']),
   );
-  f.plot.append(
-    s('path', {
-      class: 'curve speedup',
-      d: pathOf(
-        gammas.map((g, i) => [g, speedups[i]]),
-        f.x,
-        f.y,
-      ),
-    }),
+  f.plot.append(curve(f, 'curve speedup', gammas, speedups));
+  appendDemoDots(
+    f,
+    demoPoints,
+    'speedup',
+    (p, sp) => `demonstrateSpeculative (c = ${DEMO_C}): γ = ${p.gamma}, ${sp.toFixed(3)}×`,
   );
-  for (const p of demoPoints) {
-    const sp = field(p, 'speedup');
-    f.plot.append(
-      s('circle', { class: 'demo-dot', cx: f.x(p.gamma), cy: f.y(sp), r: 3.5 }, [
-        s('title', {}, [`demonstrateSpeculative (c = ${DEMO_C}): γ = ${p.gamma}, ${sp.toFixed(3)}×`]),
-      ]),
-    );
-  }
   f.plot.append(markers(f, gamma, best, (g) => speedups[g - 1]));
   const bx = f.x(best);
   const by = f.y(speedups[best - 1]);

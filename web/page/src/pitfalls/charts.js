@@ -1,6 +1,6 @@
 // The pitfalls lab's charts (section 5), hand-written SVG like the page's others: a histogram
 // of emitted tokens against p, measured speedups as bars, and measured speedup against γ.
-import { frame, pathOf, s } from '../shared/svg.js';
+import { barsFrame, frame, pathOf, s } from '../shared/svg.js';
 
 /** A token as a short label: ␠ for a space, ⏎ for a newline, the character otherwise. */
 export function tokenLabel(text) {
@@ -19,16 +19,12 @@ export function tokenLabel(text) {
 export function drawHistogram(svg, o) {
   const n = o.labels.length;
   const ymax = Math.max(0.05, ...o.p, ...o.observed) * 1.15;
-  const f = frame(svg, {
+  const f = barsFrame(svg, n, ymax, {
     height: 230,
     maxWidth: 520,
     minWidth: 300,
-    xDomain: [0, n],
-    yDomain: [0, ymax],
-    xTicks: [],
     yLabel: 'share of tokens',
     margin: { left: 50, bottom: 34, top: 26 },
-    yFormat: (t) => t.toFixed(2),
   });
   const band = f.x(1) - f.x(0);
   const bw = Math.max(4, Math.min(36, band * 0.62));

@@ -32,6 +32,18 @@ function setReadout(card, name, text, value, note = '') {
   card.notes[name].textContent = note;
 }
 
+/** The tokens-per-pass readout: tokensPerPass of at most γ + 1. */
+function setTokensReadout(card, tokensPerPass, gamma) {
+  setReadout(card, 'tokens-per-pass', tokensPerPass.toFixed(2), tokensPerPass, `of γ + 1 = ${gamma + 1} at most`);
+}
+
+/** The speedup readout from one run's figures (speedup, msPerToken) beside plain decoding's ms per token. */
+function setSpeedupReadout(card, { speedup, msPerToken }, plainMsPerToken, trusted) {
+  const untrusted = trusted ? '' : 'untrusted (a busy machine): ';
+  const note = `${untrusted}plain ${plainMsPerToken.toFixed(2)} ms/token, this ${msPerToken.toFixed(2)}`;
+  setReadout(card, 'speedup', `${speedup.toFixed(2)}×`, speedup, note);
+}
+
 /** The numbers of one state of a histogram card, for the compare line. */
 function histogramSummary(r) {
   const hst = r.histogram;
@@ -99,31 +111,11 @@ function renderHistogram(card, r, otherState, { thisName, otherName }) {
       spec.alpha,
       `${hst.alpha.toFixed(3)} on the histogram's first position`,
     );
-    setReadout(
-      card,
-      'tokens-per-pass',
-      spec.tokensPerPass.toFixed(2),
-      spec.tokensPerPass,
-      `of γ + 1 = ${LAB.gamma + 1} at most`,
-    );
-    if (r.decode.plain) {
-      setReadout(
-        card,
-        'speedup',
-        `${spec.speedup.toFixed(2)}×`,
-        spec.speedup,
-        `${speedTrust(r).ok ? '' : 'untrusted (a busy machine): '}plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`,
-      );
-    }
+    setTokensReadout(card, spec.tokensPerPass, LAB.gamma);
+    if (r.decode.plain) setSpeedupReadout(card, spec, r.decode.plain.msPerToken, speedTrust(r).ok);
   } else {
     setReadout(card, 'alpha', hst.alpha.toFixed(3), hst.alpha);
-    setReadout(
-      card,
-      'tokens-per-pass',
-      hst.tokensPerPass.toFixed(2),
-      hst.tokensPerPass,
-      `of γ + 1 = ${LAB.gamma + 1} at most`,
-    );
+    setTokensReadout(card, hst.tokensPerPass, LAB.gamma);
   }
   // Chart: the bins of the toy, or the real pair's 12 most likely tokens and the rest pooled.
   const n = hst.n;
@@ -155,20 +147,8 @@ function renderWeakDraft(card, r, otherState, { otherName }) {
   const spec = r.decode.spec;
   const trust = speedTrust(r);
   setReadout(card, 'alpha', spec.alpha.toFixed(3), spec.alpha);
-  setReadout(
-    card,
-    'tokens-per-pass',
-    spec.tokensPerPass.toFixed(2),
-    spec.tokensPerPass,
-    `of γ + 1 = ${LAB.gamma + 1} at most`,
-  );
-  setReadout(
-    card,
-    'speedup',
-    `${spec.speedup.toFixed(2)}×`,
-    spec.speedup,
-    `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.decode.plain.msPerToken.toFixed(2)} ms/token, this ${spec.msPerToken.toFixed(2)}`,
-  );
+  setTokensReadout(card, spec.tokensPerPass, LAB.gamma);
+  setSpeedupReadout(card, spec, r.decode.plain.msPerToken, trust.ok);
   if (!trust.ok) {
     // No bars, no "slower" or "faster": the raw times and the busy sentence.
     card.svg.replaceChildren();
@@ -214,20 +194,8 @@ function renderSweep(card, r) {
   const bestNote = card.broken ? `best measured: ${best.gamma}` : 'the best measured';
   setReadout(card, 'gamma', String(cur.gamma), cur.gamma, trust.ok ? bestNote : '');
   setReadout(card, 'alpha', cur.alpha.toFixed(3), cur.alpha);
-  setReadout(
-    card,
-    'tokens-per-pass',
-    cur.tokensPerPass.toFixed(2),
-    cur.tokensPerPass,
-    `of γ + 1 = ${cur.gamma + 1} at most`,
-  );
-  setReadout(
-    card,
-    'speedup',
-    `${cur.speedup.toFixed(2)}×`,
-    cur.speedup,
-    `${trust.ok ? '' : 'untrusted (a busy machine): '}plain ${r.plain.msPerToken.toFixed(2)} ms/token, this ${cur.msPerToken.toFixed(2)}`,
-  );
+  setTokensReadout(card, cur.tokensPerPass, cur.gamma);
+  setSpeedupReadout(card, cur, r.plain.msPerToken, trust.ok);
   if (trust.ok) card.el.dataset.bestGamma = String(best.gamma);
   else delete card.el.dataset.bestGamma;
   if (!trust.ok) {

@@ -1,10 +1,23 @@
 // Section 3, Exercise 3 "The residual, visualised": editable p and q; bars of min(p, q),
 // (p − q)+ and their sum drawn against p. The residual p′ and α come from the WASM build, and
 // the identity min(p, q) + p′·(1 − α) = p is computed and shown token by token.
-import { frame, h, onWidthChange, s, watchScroll } from '../shared/svg.js';
+import { barsFrame, h, onWidthChange, s, watchScroll } from '../shared/svg.js';
 
 const EXERCISE3 = { p: [0.5, 0.2, 0.2, 0.1], q: [0.2, 0.4, 0.3, 0.1] };
 const MAX_TOKENS = 8;
+
+// The input of one probability of the table: which ('p' or 'q'), of token i, holding value.
+const probInput = (which, i, value) =>
+  h('input', {
+    type: 'number',
+    id: `res-${which}-${i}`,
+    min: '0',
+    max: '1',
+    step: '0.01',
+    value: String(value),
+    'aria-label': `${which} of token ${i}`,
+    inputmode: 'decimal',
+  });
 
 export function initResidual(sd) {
   const $ = (id) => document.getElementById(id);
@@ -32,30 +45,8 @@ export function initResidual(sd) {
       ...p.map((_, i) =>
         h('tr', {}, [
           h('th', { scope: 'row' }, [String(i)]),
-          h('td', {}, [
-            h('input', {
-              type: 'number',
-              id: `res-p-${i}`,
-              min: '0',
-              max: '1',
-              step: '0.01',
-              value: String(p[i]),
-              'aria-label': `p of token ${i}`,
-              inputmode: 'decimal',
-            }),
-          ]),
-          h('td', {}, [
-            h('input', {
-              type: 'number',
-              id: `res-q-${i}`,
-              min: '0',
-              max: '1',
-              step: '0.01',
-              value: String(q[i]),
-              'aria-label': `q of token ${i}`,
-              inputmode: 'decimal',
-            }),
-          ]),
+          h('td', {}, [probInput('p', i, p[i])]),
+          h('td', {}, [probInput('q', i, q[i])]),
           h('td', { class: 'num', 'data-col': 'min' }),
           h('td', { class: 'num', 'data-col': 'pos' }),
           h('td', { class: 'num', 'data-col': 'res' }),
@@ -210,16 +201,12 @@ export function check(values) {
 function draw(svg, { p, q, mins, pos, recovered }) {
   const n = p.length;
   const ymax = Math.max(0.2, ...p, ...q) * 1.18;
-  const f = frame(svg, {
+  const f = barsFrame(svg, n, ymax, {
     height: 260,
     maxWidth: 520,
-    xDomain: [0, n],
-    yDomain: [0, ymax],
-    xTicks: [],
     yLabel: 'probability',
     xLabel: 'token',
     margin: { bottom: 40, top: 40 },
-    yFormat: (t) => t.toFixed(2),
   });
   const band = f.x(1) - f.x(0);
   const bw = Math.min(44, band * 0.42);

@@ -123,6 +123,14 @@ export function frame(svg, o) {
   return { svg, x, y, plot, W, H, m };
 }
 
+/**
+ * The frame of a bar chart: n bars side by side (x from 0 to n, no x ticks), y from 0 to yMax
+ * with two-decimal ticks; o: frame's other options.
+ */
+export function barsFrame(svg, n, yMax, o) {
+  return frame(svg, { xDomain: [0, n], yDomain: [0, yMax], xTicks: [], yFormat: (t) => t.toFixed(2), ...o });
+}
+
 /** A polyline path through points [[x, y], ...] in data units. */
 export function pathOf(points, x, y) {
   return points.map(([a, b], i) => `${i ? 'L' : 'M'}${x(a).toFixed(2)},${y(b).toFixed(2)}`).join('');

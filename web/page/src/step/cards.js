@@ -20,6 +20,14 @@ export function contextLine(view) {
   ]);
 }
 
+/** A card's header: its position and what it holds (children of the token span). */
+function cardHeader(position, token) {
+  return h('header', { class: 'card-h' }, [
+    h('span', { class: 'card-pos' }, [position]),
+    h('span', { class: 'card-tok' }, token),
+  ]);
+}
+
 /** Rows of bars for a set of tokens: q (draft) and/or p (target), highlighting one token. */
 export function barRows(view, rows, { hi, showP, showQ, residual }) {
   const max = Math.max(1e-9, ...rows.map((r) => Math.max(showP ? r.p : 0, showQ ? r.q : 0, residual ? r.r : 0)));
@@ -39,6 +47,19 @@ export function barRows(view, rows, { hi, showP, showQ, residual }) {
       ]),
     ),
   );
+}
+
+/** The target's row alone (the bonus slot, a plain step), highlighting the drawn token when `drawn`. */
+function targetRows(view, drawn) {
+  return barRows(view, view.bonusRows, { hi: drawn ? view.finalToken : -1, showP: true, showQ: false });
+}
+
+/** The line naming the token drawn from the target's row (the bonus token, a plain step's token). */
+function drawnLine(view, testId, what) {
+  return h('p', { class: 'verdict-line bonus', 'data-testid': testId }, [
+    what,
+    h('b', {}, [view.labelOf(view.finalToken)]),
+  ]);
 }
 
 function barCell(kind, v, scale) {
@@ -65,10 +86,7 @@ export function positionCard(view, pos, i, shown) {
     .join(' ')
     .trim();
   const children = [
-    h('header', { class: 'card-h' }, [
-      h('span', { class: 'card-pos' }, [`Position ${i + 1}`]),
-      h('span', { class: 'card-tok' }, ['draft: ', h('b', {}, [view.labelOf(pos.token)])]),
-    ]),
+    cardHeader(`Position ${i + 1}`, ['draft: ', h('b', {}, [view.labelOf(pos.token)])]),
     barRows(view, pos.rows, { hi: pos.token, showP: shown.showP, showQ: true }),
   ];
   if (shown.showP) {
@@ -112,20 +130,9 @@ export function bonusCard(view, shown) {
   if (g === 0) return plainCard(view, shown);
   const isBonus = shown.final && view.finalKind === 'bonus';
   const cls = ['card', 'bonus-card', isBonus ? 'bonus' : '', shown.showP ? '' : 'pending'].join(' ').trim();
-  const children = [
-    h('header', { class: 'card-h' }, [
-      h('span', { class: 'card-pos' }, [`Position ${g + 1}`]),
-      h('span', { class: 'card-tok' }, ['bonus slot']),
-    ]),
-  ];
+  const children = [cardHeader(`Position ${g + 1}`, ['bonus slot'])];
   if (shown.showP && view.bonusRows) {
-    children.push(
-      barRows(view, view.bonusRows, {
-        hi: isBonus ? view.finalToken : -1,
-        showP: true,
-        showQ: false,
-      }),
-    );
+    children.push(targetRows(view, isBonus));
     const unused = shown.final && view.finalKind === 'correction';
     children.push(
       h('p', { class: `ratio${unused ? ' muted' : ''}` }, [
@@ -136,12 +143,7 @@ export function bonusCard(view, shown) {
     children.push(h('p', { class: 'ratio muted' }, ['Scored by the same target pass.']));
   }
   if (isBonus) {
-    children.push(
-      h('p', { class: 'verdict-line bonus', 'data-testid': 'bonus-token' }, [
-        'bonus token: ',
-        h('b', {}, [view.labelOf(view.finalToken)]),
-      ]),
-    );
+    children.push(drawnLine(view, 'bonus-token', 'bonus token: '));
   }
   return h('article', { class: cls, 'aria-label': 'Bonus position' }, children);
 }
@@ -149,30 +151,14 @@ export function bonusCard(view, shown) {
 // A plain step (nothing drafted): the one position the target scored, and the token drawn.
 function plainCard(view, shown) {
   const sampled = shown.final && view.finalKind === 'plain';
-  const children = [
-    h('header', { class: 'card-h' }, [
-      h('span', { class: 'card-pos' }, ['Position 1']),
-      h('span', { class: 'card-tok' }, ['next token']),
-    ]),
-  ];
+  const children = [cardHeader('Position 1', ['next token'])];
   if (shown.showP && view.bonusRows) {
-    children.push(
-      barRows(view, view.bonusRows, {
-        hi: sampled ? view.finalToken : -1,
-        showP: true,
-        showQ: false,
-      }),
-    );
+    children.push(targetRows(view, sampled));
   } else {
     children.push(h('p', { class: 'ratio muted' }, ['Scored by the target pass.']));
   }
   if (sampled) {
-    children.push(
-      h('p', { class: 'verdict-line bonus', 'data-testid': 'sampled-token' }, [
-        'sampled from p: ',
-        h('b', {}, [view.labelOf(view.finalToken)]),
-      ]),
-    );
+    children.push(drawnLine(view, 'sampled-token', 'sampled from p: '));
   }
   return h(
     'article',

@@ -8,6 +8,21 @@ import { K_MAX } from '../../shared/roofline.js';
 
 const threadsText = (t) => `${t} thread${t === 1 ? '' : 's'}`;
 
+// The curve through points { k, v } in frame f, with attributes attrs and, if given, a tooltip.
+const curve = (f, points, attrs, title) =>
+  s(
+    'path',
+    {
+      ...attrs,
+      d: pathOf(
+        points.map((p) => [p.k, p.v]),
+        f.x,
+        f.y,
+      ),
+    },
+    title ? [s('title', {}, [title])] : [],
+  );
+
 /**
  * @param {SVGSVGElement} svg
  * @param {object | null} data  { current, label, other?, one?, threads, gpu?, backend?, weights? }: the
@@ -76,24 +91,8 @@ export function drawVk(svg, data) {
     return;
   }
   if (oneRoof.length) {
-    f.plot.append(
-      s(
-        'path',
-        {
-          class: 'vk-roof-one',
-          d: pathOf(
-            oneRoof.map((p) => [p.k, p.v]),
-            f.x,
-            f.y,
-          ),
-        },
-        [
-          s('title', {}, [
-            `Roofline with 1 thread: B(1) = ${data.one.gbPerSecond.toFixed(1)} GB/s, P(1) = ${(data.one.peak.flops / 1e9).toFixed(1)} GFLOP/s.`,
-          ]),
-        ],
-      ),
-    );
+    const title = `Roofline with 1 thread: B(1) = ${data.one.gbPerSecond.toFixed(1)} GB/s, P(1) = ${(data.one.peak.flops / 1e9).toFixed(1)} GFLOP/s.`;
+    f.plot.append(curve(f, oneRoof, { class: 'vk-roof-one' }, title));
   }
   if (roof.length) {
     const estimated = cur.memSource !== 'bandwidth';
@@ -102,120 +101,33 @@ export function drawVk(svg, data) {
       : cur.peak?.fromK
         ? `estimated from k = ${cur.peak.fromK}`
         : 'estimated';
-    f.plot.append(
-      s(
-        'path',
-        {
-          class: `vk-roof${estimated ? ' estimated' : ''}`,
-          d: pathOf(
-            roof.map((p) => [p.k, p.v]),
-            f.x,
-            f.y,
-          ),
-        },
-        [
-          s('title', {}, [
-            estimated
-              ? 'Roofline estimated without a bandwidth measurement: the one-token step stands in for the memory floor.'
-              : `Memory-floor roofline with ${threadsText(T)}: max(W/B(${T}), k·F/P(${T})) / (W/B(${T})), W = ${(cur.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${cur.gbPerSecond.toFixed(1)} GB/s, P(${T}) = ${(cur.peak.flops / 1e9).toFixed(1)} GFLOP/s (${peakWhence}).`,
-          ]),
-        ],
-      ),
-    );
+    const title = estimated
+      ? 'Roofline estimated without a bandwidth measurement: the one-token step stands in for the memory floor.'
+      : `Memory-floor roofline with ${threadsText(T)}: max(W/B(${T}), k·F/P(${T})) / (W/B(${T})), W = ${(cur.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${cur.gbPerSecond.toFixed(1)} GB/s, P(${T}) = ${(cur.peak.flops / 1e9).toFixed(1)} GFLOP/s (${peakWhence}).`;
+    f.plot.append(curve(f, roof, { class: `vk-roof${estimated ? ' estimated' : ''}` }, title));
   }
   if (other.length) {
-    f.plot.append(
-      s(
-        'path',
-        {
-          class: 'vk-other',
-          d: pathOf(
-            other.map((p) => [p.k, p.v]),
-            f.x,
-            f.y,
-          ),
-        },
-        [s('title', {}, [`${data.other.label}, measured earlier on ${threadsText(T)}`])],
-      ),
-    );
+    const title = `${data.other.label}, measured earlier on ${threadsText(T)}`;
+    f.plot.append(curve(f, other, { class: 'vk-other' }, title));
   }
   if (oneMeasured.length) {
-    f.plot.append(
-      s(
-        'path',
-        {
-          class: 'vk-one',
-          d: pathOf(
-            oneMeasured.map((p) => [p.k, p.v]),
-            f.x,
-            f.y,
-          ),
-        },
-        [s('title', {}, [`${data.label}, measured on 1 thread`])],
-      ),
-    );
+    f.plot.append(curve(f, oneMeasured, { class: 'vk-one' }, `${data.label}, measured on 1 thread`));
   }
   if (side.length) {
-    f.plot.append(
-      s(
-        'path',
-        {
-          class: 'vk-backend',
-          'data-testid': 'vk-backend-curve',
-          d: pathOf(
-            side.map((p) => [p.k, p.v]),
-            f.x,
-            f.y,
-          ),
-        },
-        [s('title', {}, [`${data.backend.label}: the same target, measured earlier`])],
-      ),
-    );
+    const title = `${data.backend.label}: the same target, measured earlier`;
+    f.plot.append(curve(f, side, { class: 'vk-backend', 'data-testid': 'vk-backend-curve' }, title));
   }
   const wText = (c) => (c.weights === 'int8' ? '8-bit' : 'float32');
   if (wRoof.length) {
     const w = data.weights.costs;
-    f.plot.append(
-      s(
-        'path',
-        {
-          class: 'vk-roof-weights',
-          'data-testid': 'vk-weights-roof',
-          d: pathOf(
-            wRoof.map((p) => [p.k, p.v]),
-            f.x,
-            f.y,
-          ),
-        },
-        [
-          s('title', {}, [
-            `Roofline of the ${wText(w)} weights with ${threadsText(T)}: W = ${(w.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${w.gbPerSecond.toFixed(1)} GB/s` +
-              `${w.intPeak ? `, P_int(${T}) = ${(w.intPeak.ops / 1e9).toFixed(1)} GOP/s` : w.peak ? `, P(${T}) = ${(w.peak.flops / 1e9).toFixed(1)} GFLOP/s` : ''}.`,
-          ]),
-        ],
-      ),
-    );
+    const title =
+      `Roofline of the ${wText(w)} weights with ${threadsText(T)}: W = ${(w.weightBytes / 1e6).toFixed(1)} MB, B(${T}) = ${w.gbPerSecond.toFixed(1)} GB/s` +
+      `${w.intPeak ? `, P_int(${T}) = ${(w.intPeak.ops / 1e9).toFixed(1)} GOP/s` : w.peak ? `, P(${T}) = ${(w.peak.flops / 1e9).toFixed(1)} GFLOP/s` : ''}.`;
+    f.plot.append(curve(f, wRoof, { class: 'vk-roof-weights', 'data-testid': 'vk-weights-roof' }, title));
   }
   if (wMeasured.length) {
-    f.plot.append(
-      s(
-        'path',
-        {
-          class: 'vk-weights',
-          'data-testid': 'vk-weights-curve',
-          d: pathOf(
-            wMeasured.map((p) => [p.k, p.v]),
-            f.x,
-            f.y,
-          ),
-        },
-        [
-          s('title', {}, [
-            `${data.weights.label}: the same pair with ${wText(data.weights.costs)} weights, measured earlier`,
-          ]),
-        ],
-      ),
-    );
+    const title = `${data.weights.label}: the same pair with ${wText(data.weights.costs)} weights, measured earlier`;
+    f.plot.append(curve(f, wMeasured, { class: 'vk-weights', 'data-testid': 'vk-weights-curve' }, title));
     for (const p of wMeasured) {
       f.plot.append(
         s('circle', { class: 'vk-weights-dot', cx: f.x(p.k), cy: f.y(p.v), r: 3 }, [
@@ -224,17 +136,7 @@ export function drawVk(svg, data) {
       );
     }
   }
-  f.plot.append(
-    s('path', {
-      class: 'vk-measured',
-      'data-testid': 'vk-current-curve',
-      d: pathOf(
-        measured.map((p) => [p.k, p.v]),
-        f.x,
-        f.y,
-      ),
-    }),
-  );
+  f.plot.append(curve(f, measured, { class: 'vk-measured', 'data-testid': 'vk-current-curve' }));
   for (const p of measured) {
     f.plot.append(
       s('circle', { class: 'vk-dot', cx: f.x(p.k), cy: f.y(p.v), r: 4 }, [
