@@ -3,6 +3,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,8 +12,10 @@
 #include "bindings/handles.h"
 #include "bindings/interop.h"
 #include "bindings/threads.h"
+#include "model/gguf.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
+#include "model/hf_folder.h"
 #include "model/model_source.h"
 #include "model/quantize.h"
 
@@ -25,26 +28,79 @@ using emscripten::val;
 // while decoders still use it is safe: the weights go when the last user goes.
 struct ModelHandle {
   std::shared_ptr<const GPTModel> model;
+  double checkpoint_params = 0;  // a GGUF file's or a folder's parameters (0: our own file)
 };
 
-// bytes: Uint8Array holding a safetensors file. Copied into wasm memory, parsed, widened to
-// float (or quantized: weights 2, 'int8'; 0 keeps the file's layout, 1, 'f32', refuses a
-// quantized file); the copy is freed before returning. weights is a number, not a string:
-// Embind's JS side mallocs a string argument and frees it after the call returns, so a call
-// that throws (a refused file) would leak it.
+// Parameters a checkpoint stores (a tied head counted once).
+double count_params(const Checkpoint& c) {
+  double n = 0;
+  for (const auto& [name, t] : c.tensors) {
+    double numel = 1;
+    for (uint64_t d : t.shape) numel *= static_cast<double>(d);
+    n += numel;
+  }
+  return n;
+}
+
+// A JS byte array (Uint8Array) copied into wasm memory.
+std::vector<uint8_t> copy_bytes(const val& bytes) {
+  std::vector<uint8_t> buffer(js_length(bytes));
+  if (!buffer.empty()) {
+    val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
+  }
+  return buffer;
+}
+
+// weights: 0 keeps the file's layout, 1 'f32' (refuses a quantized nanoGPT file; widens a GGUF
+// file's Q8_0 / Q4_0), 2 'int8' (quantizes float Linear weights at load). A number, not a
+// string: Embind's JS side mallocs a string argument and frees it after the call returns, so a
+// call that throws (a refused file) would leak it.
+Weights checked_weights(int weights) {
+  if (weights < 0 || weights > 2) fail("weights: expected 0 (as stored), 1 (f32) or 2 (int8)");
+  return weights == 2 ? Weights::kInt8 : Weights::kF32;
+}
+
+ModelHandle* hold(GPTModel&& model, double checkpoint_params = 0) {
+  auto loaded = std::make_shared<GPTModel>(std::move(model));
+  loaded->set_thread_pool(module_pool());  // the module's threads (null: one)
+  std::shared_ptr<const GPTModel> shared = std::move(loaded);
+  return new ModelHandle{std::move(shared), checkpoint_params};
+}
+
+ModelHandle* hold(const Checkpoint& checkpoint, const Weights* weights) {
+  return hold(GPTModel::from_checkpoint(checkpoint, weights), count_params(checkpoint));
+}
+
+// bytes: Uint8Array holding one model file: our safetensors file, or a GGUF file (llama /
+// qwen2 / gpt2; model/gguf.h), told apart by the GGUF magic. The copy in wasm memory is freed
+// before returning (the model holds its own packed weights).
 ModelHandle* load_model(val bytes, int weights) {
   return guard([&] {
-    if (weights < 0 || weights > 2) fail("weights: expected 0 (as stored), 1 (f32) or 2 (int8)");
-    Weights want = weights == 2 ? Weights::kInt8 : Weights::kF32;
-    std::vector<uint8_t> buffer(js_length(bytes));
-    if (!buffer.empty()) {
-      val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
+    const Weights want = checked_weights(weights);
+    const Weights* asked = weights == 0 ? nullptr : &want;
+    const std::vector<uint8_t> buffer = copy_bytes(bytes);
+    if (buffer.size() >= 4 && std::equal(buffer.begin(), buffer.begin() + 4, "GGUF")) {
+      return hold(checkpoint_from_gguf(buffer.data(), buffer.size()), asked);
     }
-    auto loaded = std::make_shared<GPTModel>(
-        GPTModel::from_safetensors(buffer.data(), buffer.size(), weights == 0 ? nullptr : &want));
-    loaded->set_thread_pool(module_pool());  // the module's threads (null: one)
-    std::shared_ptr<const GPTModel> model = std::move(loaded);
-    return new ModelHandle{std::move(model)};
+    return hold(GPTModel::from_safetensors(buffer.data(), buffer.size(), asked));
+  });
+}
+
+// files: a JS array of [name, Uint8Array] pairs, the files of a Hugging Face folder
+// (config.json, model.safetensors or the shards and their index; others are ignored).
+ModelHandle* load_folder(val files, int weights) {
+  return guard([&] {
+    const Weights want = checked_weights(weights);
+    const size_t n = js_length(files);
+    std::vector<std::vector<uint8_t>> buffers;
+    std::vector<FolderFile> list;
+    buffers.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const val pair = files[i];
+      buffers.push_back(copy_bytes(pair[1]));
+      list.push_back({pair[0].as<std::string>(), buffers.back().data(), buffers.back().size()});
+    }
+    return hold(read_hf_folder(list), weights == 0 ? nullptr : &want);
   });
 }
 
@@ -54,16 +110,14 @@ ModelHandle* load_model_as_stored(val bytes) { return load_model(bytes, 0); }
 // new Uint8Array.
 val quantize_model(val bytes) {
   return guard([&] {
-    std::vector<uint8_t> buffer(js_length(bytes));
-    if (!buffer.empty()) {
-      val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
-    }
+    const std::vector<uint8_t> buffer = copy_bytes(bytes);
     const std::vector<uint8_t> out = quantize_model_file(buffer.data(), buffer.size());
     return uint8_array(out.data(), out.size());
   });
 }
 
-// { vocabSize, nLayer, nHead, nEmbd, blockSize, weights, weightBytes }
+// { vocabSize, nLayer, nHead, nEmbd, blockSize, nKvHead, headDim, weights, weightBytes,
+//   nParams (checkpoints only) }
 val model_config(const ModelHandle& h) {
   return guard([&] {
     const GPTConfig& c = h.model->config();
@@ -73,6 +127,9 @@ val model_config(const ModelHandle& h) {
     o.set("nHead", c.n_head);
     o.set("nEmbd", c.n_embd);
     o.set("blockSize", c.block_size);
+    o.set("nKvHead", c.kv_heads());
+    o.set("headDim", c.head_size());
+    if (h.checkpoint_params > 0) o.set("nParams", h.checkpoint_params);
     o.set("weights", std::string(weights_name(h.model->weight_type())));
     o.set("weightBytes", static_cast<double>(h.model->weight_bytes()));
     return o;
@@ -114,10 +171,7 @@ struct HeadsHandle {
 
 HeadsHandle* load_heads(val bytes, const ModelHandle& target) {
   return guard([&] {
-    std::vector<uint8_t> buffer(js_length(bytes));
-    if (!buffer.empty()) {
-      val(emscripten::typed_memory_view(buffer.size(), buffer.data())).call<void>("set", bytes);
-    }
+    const std::vector<uint8_t> buffer = copy_bytes(bytes);
     auto heads = std::make_shared<const MedusaHeads>(
         MedusaHeads::from_safetensors(buffer.data(), buffer.size(), *target.model));
     return new HeadsHandle{target.model, std::move(heads)};
@@ -149,6 +203,7 @@ void register_model_bindings() {
   class_<ModelHandle>("Model")
       .class_function("load", &load_model_as_stored, allow_raw_pointers())
       .class_function("loadWeights", &load_model, allow_raw_pointers())
+      .class_function("loadFolder", &load_folder, allow_raw_pointers())
       .function("config", &model_config);
   class_<ScorerHandle>("Scorer")
       .class_function("create", &model_scorer, allow_raw_pointers())

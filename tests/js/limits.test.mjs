@@ -74,6 +74,8 @@ test('the module keeps working after the refusals', () => {
     nHead: 4,
     nEmbd: 32,
     blockSize: 640,
+    nKvHead: 4,
+    headDim: 8,
   });
   model.dispose();
 });

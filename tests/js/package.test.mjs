@@ -111,11 +111,12 @@ test('the tarball holds exactly the whitelisted files', (t) => {
     `wasm ${size(wasm)} B (${gz(wasm)} gzip); wasm + browser JS ${raw} B raw, ${zipped} B gzip; tarball ${packed.size} B`,
   );
   // 200 KB until the 8-bit weights (kernels, the quantizer and its safetensors writer: +23 KB
-  // raw wasm) took it to 206 KB gzip when measured; a budget of 216 KB.
-  assert.ok(zipped <= 216 * 1024, `${zipped} bytes gzip exceeds the 216 KB goal`);
+  // raw wasm) took it to 206 KB gzip when measured; the checkpoints people have (Llama / Qwen2 /
+  // GPT-2 forward, Hugging Face folders, GGUF: +47 KB gzip) to 253 KB; a budget of 264 KB.
+  assert.ok(zipped <= 264 * 1024, `${zipped} bytes gzip exceeds the 264 KB goal`);
   // The threaded build is fetched only by instances that run threads. Its JS-based C++
   // exceptions (cmake/wasm.cmake) add invoke_* trampolines: 209 KB gzip when measured; a
-  // budget of 240 KB.
+  // budget of 240 KB; with the checkpoint frontends 282 KB, a budget of 296 KB.
   const mt = [
     'web/lib/wasm/specdec-core-mt.wasm',
     'web/lib/wasm/specdec-core-mt.js',
@@ -125,7 +126,7 @@ test('the tarball holds exactly the whitelisted files', (t) => {
   t.diagnostic(
     `threaded build (wasm + glue + worker): ${mt.reduce((a, f) => a + size(f), 0)} B raw, ${mtZipped} B gzip`,
   );
-  assert.ok(mtZipped <= 240 * 1024, `${mtZipped} bytes gzip (threaded build) exceeds the 240 KB goal`);
+  assert.ok(mtZipped <= 296 * 1024, `${mtZipped} bytes gzip (threaded build) exceeds the 296 KB goal`);
 });
 
 test('npm pack smoke test: install into an empty folder, import from Node, decode 50 tokens', () => {

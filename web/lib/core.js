@@ -127,12 +127,12 @@ function lessonApi(M, owner, own) {
 
 // A native object made from a file's bytes, and what is said of it: the loader's "model file:
 // ..." errors name the argument (bytes), and the object is freed when describing it throws.
-function fromFile(load, describeIt) {
+function fromFile(load, describeIt, arg = 'bytes') {
   let native;
   try {
     native = load();
   } catch (e) {
-    if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
+    if (e instanceof SpecdecError) throw new SpecdecError(`${arg}: ${e.message}`);
     throw e;
   }
   try {
@@ -171,13 +171,63 @@ function modelOptions(options) {
   return { gpu: null, weights: w === undefined ? 0 : w === 'f32' ? 1 : 2 };
 }
 
+const isGguf = (u8) => u8.byteLength >= 4 && u8[0] === 0x47 && u8[1] === 0x47 && u8[2] === 0x55 && u8[3] === 0x46;
+
+// A Hugging Face folder: { 'config.json': bytes, 'model.safetensors': bytes, ... }, a Map of the
+// same, or an array of [name, bytes] pairs.
+function isFolder(x) {
+  return (
+    x instanceof Map ||
+    Array.isArray(x) ||
+    (x !== null && typeof x === 'object' && !ArrayBuffer.isView(x) && !(x instanceof ArrayBuffer))
+  );
+}
+
+function folderFiles(folder) {
+  const entries = folder instanceof Map ? [...folder] : Array.isArray(folder) ? folder : Object.entries(folder);
+  const files = entries.map((entry, i) => {
+    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'string')
+      fail(`files[${i}]: expected a [name, bytes] pair, got ${describe(entry)}`);
+    const [name, bytes] = entry;
+    return [
+      name,
+      typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytesArg(bytes, `the folder's ${name}`),
+    ];
+  });
+  if (!files.some(([name]) => name === 'config.json')) fail("files: a Hugging Face folder needs its 'config.json'");
+  return files;
+}
+
+// What is said of a checkpoint (a GGUF file or a Hugging Face folder) the C++ loader accepted.
+function checkpointInfo(format, fileBytes) {
+  return (m) => {
+    const { weights: held, weightBytes, nParams, ...config } = m.config();
+    return { config, metadata: { format }, nParams, fileBytes, weights: held, weightBytes };
+  };
+}
+
 // Models over module M; own() checks that a handle is this instance's.
 function modelApi(M, owner, own) {
   return {
     loadModel(bytes, options) {
       const { gpu, weights } = modelOptions(options);
+      if (isFolder(bytes)) {
+        if (gpu) fail("device: 'webgpu' loads our own safetensors files only, not a Hugging Face folder");
+        const files = folderFiles(bytes);
+        const fileBytes = files.reduce((n, [, u8]) => n + u8.byteLength, 0);
+        const [native, info] = fromFile(
+          () => M.Model.loadFolder(files, weights),
+          checkpointInfo('hf', fileBytes),
+          'files',
+        );
+        return new Model(native, owner, info);
+      }
       if (gpu) return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
-      const u8 = bytesArg(bytes, 'a safetensors file');
+      const u8 = bytesArg(bytes, 'a model file (our safetensors, or GGUF)');
+      if (isGguf(u8)) {
+        const [native, info] = fromFile(() => M.Model.loadWeights(u8, weights), checkpointInfo('gguf', u8.byteLength));
+        return new Model(native, owner, info);
+      }
       const [native, info] = fromFile(
         () => M.Model.loadWeights(u8, weights),
         (m) => {

@@ -74,7 +74,17 @@ export interface ModelConfig {
   nEmbd: number;
   /** Context window in tokens (max_seq_len). */
   blockSize: number;
+  /** Key/value heads (grouped-query attention; nHead for our files). */
+  nKvHead: number;
+  /** Values per head. */
+  headDim: number;
 }
+
+/** A Hugging Face folder's files, by name (other files, e.g. tokenizer.json, are ignored). */
+export type HfFolder =
+  | Record<string, Uint8Array | ArrayBuffer | string>
+  | Map<string, Uint8Array | ArrayBuffer | string>
+  | Array<[string, Uint8Array | ArrayBuffer | string]>;
 
 /** A GPT loaded with sd.loadModel(bytes). */
 export class Model implements SpecdecHandle {
@@ -622,9 +632,16 @@ export interface Specdec {
    * quantize`) into a model. weights: 'int8' quantizes a float file's Linear weights at load
    * (bit-identical to loading its quantized file); 'f32' refuses a quantized file; absent, the
    * file's own layout. Throws SpecdecError on a bad file or option.
+   *
+   * Also real checkpoints (Llama / Qwen2 / GPT-2, src/README.md): a GGUF file's bytes (F32, F16,
+   * BF16, Q8_0 and Q4_0 tensors; Q8_0 / Q4_0 load as 8-bit without requantizing), or a Hugging
+   * Face folder's files — { 'config.json': ..., 'model.safetensors': ... } (or the shards and
+   * model.safetensors.index.json), a Map or [name, bytes] pairs; config.json may be text. Such a
+   * model's metadata is { format: 'gguf' | 'hf' }; its tokens are the checkpoint's ids
+   * (specdec/tokenizer turns text into them).
    */
   loadModel(
-    bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
+    bytes: Uint8Array | ArrayBuffer | ArrayBufferView | HfFolder,
     options?: { device?: 'wasm'; weights?: 'f32' | 'int8' },
   ): Model;
   /**
