@@ -188,6 +188,28 @@ DecoderOptions decoder_options(const Args& args) {
 
 }  // namespace
 
+namespace {
+
+// --threads N: the models' passes split over N threads (the same tokens for any N).
+int threads_option(const Args& args) {
+  const long long threads = args.integer("threads", 1);
+  if (threads < 1 || threads > kernels::ThreadPool::kMaxThreads) {
+    fail("--threads: must be in 1..", kernels::ThreadPool::kMaxThreads, ", got ", threads);
+  }
+  return static_cast<int>(threads);
+}
+
+// Byte-level models print text; a Hugging Face folder's model (its tokenizer lives in JS) prints
+// token ids, "[id]" each (the prompt's bytes are its ids).
+std::string tokens_text(const std::vector<int>& tokens, bool bytes) {
+  if (bytes) return decode(tokens);
+  std::string s;
+  for (int t : tokens) s += "[" + std::to_string(t) + "]";
+  return s;
+}
+
+}  // namespace
+
 int cmd_generate(const std::vector<std::string>& argv) {
   const Args args(
       argv,
@@ -201,12 +223,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const std::string prompt = args.str("prompt", "");
   const bool json = args.has("json");
 
-  // --threads N: the models' passes split over N threads (the same tokens for any N).
-  const long long threads = args.integer("threads", 1);
-  if (threads < 1 || threads > kernels::ThreadPool::kMaxThreads) {
-    fail("--threads: must be in 1..", kernels::ThreadPool::kMaxThreads, ", got ", threads);
-  }
-  kernels::ThreadPool pool(static_cast<int>(threads));
+  kernels::ThreadPool pool(threads_option(args));
   Weights weights;
   const Weights* want = weights_option(args, weights);
   GPTModel target_model = GPTModel::from_path(args.str("target", ""), want);
@@ -234,15 +251,8 @@ int cmd_generate(const std::vector<std::string>& argv) {
                              encode(prompt), options);
   Rng rng(seed);
 
-  // Byte-level models print text; a Hugging Face folder's model (its tokenizer lives in JS) prints
-  // token ids, "[id]" each (the prompt's bytes are its ids).
   const bool bytes = target_model.config().vocab_size == kByteVocabSize;
-  auto text_of = [bytes](const std::vector<int>& tokens) {
-    if (bytes) return decode(tokens);
-    std::string s;
-    for (int t : tokens) s += "[" + std::to_string(t) + "]";
-    return s;
-  };
+  auto text_of = [bytes](const std::vector<int>& tokens) { return tokens_text(tokens, bytes); };
   std::vector<IterationRecord> records;
   const auto t0 = std::chrono::steady_clock::now();
   while (!decoder.done()) {
