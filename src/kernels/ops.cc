@@ -284,24 +284,26 @@ void silu(float* x, size_t n) {
   map_inplace(x, n, [one](F4 v) { return div(v, add(one, exp4(neg(v)))); });
 }
 
-void swiglu_reference(const float* gate_up, size_t rows, size_t n_ff, float* out) {
+namespace {
+// out (rows, F) = act(gate) * up of gate_up (rows, 2F) = [gate | up] rows.
+template <typename Silu>
+void swiglu_rows(const float* gate_up, size_t rows, size_t n_ff, float* out, Silu act) {
   for (size_t t = 0; t < rows; ++t) {
     const float* g = gate_up + t * 2 * n_ff;
     float* o = out + t * n_ff;
     std::copy(g, g + n_ff, o);
-    silu_reference(o, n_ff);
+    act(o, n_ff);
     for (size_t j = 0; j < n_ff; ++j) o[j] = o[j] * g[n_ff + j];
   }
 }
+}  // namespace
+
+void swiglu_reference(const float* gate_up, size_t rows, size_t n_ff, float* out) {
+  swiglu_rows(gate_up, rows, n_ff, out, silu_reference);
+}
 
 void swiglu(const float* gate_up, size_t rows, size_t n_ff, float* out) {
-  for (size_t t = 0; t < rows; ++t) {
-    const float* g = gate_up + t * 2 * n_ff;
-    float* o = out + t * n_ff;
-    std::copy(g, g + n_ff, o);
-    silu(o, n_ff);
-    for (size_t j = 0; j < n_ff; ++j) o[j] = o[j] * g[n_ff + j];
-  }
+  swiglu_rows(gate_up, rows, n_ff, out, silu);
 }
 
 void add_inplace(float* x, const float* y, size_t n) {

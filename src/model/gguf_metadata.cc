@@ -76,28 +76,37 @@ double read_float(GgufType t, const uint8_t* p) {
 
 }  // namespace
 
-uint64_t GgufFile::get_u64(const std::string& key) const {
-  const GgufValue& v = need_key(*this, key);
-  if (!is_integer(v.type)) wrong_type(key, v, "an integer");
+namespace {
+struct IntegerValue {
   bool negative;
   uint64_t u;
   int64_t i;
-  read_integer(v.type, v.data, &negative, &u, &i);
-  if (negative) fail("model file: key '", key, "' must not be negative, got ", i);
-  return u;
+};
+
+IntegerValue integer_of(const GgufFile& file, const std::string& key, GgufType* type) {
+  const GgufValue& v = need_key(file, key);
+  if (!is_integer(v.type)) wrong_type(key, v, "an integer");
+  IntegerValue r;
+  read_integer(v.type, v.data, &r.negative, &r.u, &r.i);
+  *type = v.type;
+  return r;
+}
+}  // namespace
+
+uint64_t GgufFile::get_u64(const std::string& key) const {
+  GgufType type;
+  const IntegerValue r = integer_of(*this, key, &type);
+  if (r.negative) fail("model file: key '", key, "' must not be negative, got ", r.i);
+  return r.u;
 }
 
 int64_t GgufFile::get_i64(const std::string& key) const {
-  const GgufValue& v = need_key(*this, key);
-  if (!is_integer(v.type)) wrong_type(key, v, "an integer");
-  bool negative;
-  uint64_t u;
-  int64_t i;
-  read_integer(v.type, v.data, &negative, &u, &i);
-  if (v.type == GgufType::kU64 && u > uint64_t{INT64_MAX}) {
-    fail("model file: key '", key, "' is too large: ", u);
+  GgufType type;
+  const IntegerValue r = integer_of(*this, key, &type);
+  if (type == GgufType::kU64 && r.u > uint64_t{INT64_MAX}) {
+    fail("model file: key '", key, "' is too large: ", r.u);
   }
-  return i;
+  return r.i;
 }
 
 double GgufFile::get_f64(const std::string& key) const {
