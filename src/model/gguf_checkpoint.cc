@@ -66,8 +66,10 @@ FamilyConfig read_config(const GgufFile& f, Family family, const std::string& ar
   c.n_kv_head = int_key_or(f, a + "attention.head_count_kv", c.n_head);
   c.max_positions = int_key(f, a + "context_length");
   const bool gpt2 = family == Family::kGPT2;
-  c.n_ff = gpt2 ? int_key_or(f, a + "feed_forward_length", 4 * c.n_embd)
-                : int_key(f, a + "feed_forward_length");
+  const std::string ff_key = a + "feed_forward_length";
+  // GPT-2 files may leave the MLP width out: 4 * n_embd, checked like a stored value.
+  c.n_ff =
+      gpt2 && !f.find(ff_key) ? positive_int(4 * uint64_t(c.n_embd), ff_key) : int_key(f, ff_key);
   const std::string eps_key =
       a + (gpt2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon");
   const double eps = f.get_f64(eps_key);

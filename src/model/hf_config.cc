@@ -1,6 +1,7 @@
 #include "model/hf_config.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "base/errors.h"
@@ -14,10 +15,13 @@ using json::Value;
 bool is_null(const Value* v) { return !v || v->type == Value::Type::kNull; }
 
 // A required (or defaulted, when def >= 0) non-negative integer below 2^31.
-int get_int(const Value& root, const char* key, long def = -1) {
+int get_int(const Value& root, const char* key, int64_t def = -1) {
   const Value* v = root.find(key);
   if (is_null(v)) {
     if (def < 0) fail("config.json: missing '", key, "'");
+    if (def >= (int64_t{1} << 31)) {
+      fail("config.json: '", key, "' is missing and its default ", def, " is not below 2^31");
+    }
     return static_cast<int>(def);
   }
   uint64_t u = 0;
@@ -128,7 +132,7 @@ void read_gpt2(const Value& root, FamilyConfig& c) {
   c.n_kv_head = c.n_head;
   if (c.n_head == 0) fail("config.json: n_head is 0");
   c.head_dim = c.n_embd / c.n_head;
-  c.n_ff = get_int(root, "n_inner", 4L * c.n_embd);
+  c.n_ff = get_int(root, "n_inner", int64_t{4} * c.n_embd);
   c.max_positions = get_int(root, "n_positions");
   c.norm_eps = static_cast<float>(get_double(root, "layer_norm_epsilon", 1e-5));
   c.tied_head = get_bool(root, "tie_word_embeddings", true);

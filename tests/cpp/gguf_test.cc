@@ -789,6 +789,19 @@ TEST(Gguf, Qwen2WithoutItsBiasesIsRefused) {
   EXPECT_EQ(error_of(w.bytes()), "model file: tensor 'blk.1.attn_k.bias' is missing");
 }
 
+// GPT-2 files may leave feed_forward_length out; its default 4 * n_embd is checked, not
+// overflowed (a fuzzer's find under UBSan).
+TEST(Gguf, Gpt2DefaultMlpWidthIsChecked) {
+  const Dims d;
+  GgufWriter w = gguf_model(Family::kGPT2, d, kF32, hf_model(Family::kGPT2, d));
+  w.erase("gpt2.feed_forward_length");
+  w.u32("gpt2.embedding_length", 1u << 30);
+  EXPECT_NE(error_of(w.bytes()).find("key 'gpt2.feed_forward_length' must be 1..2147483647, got "
+                                     "4294967296"),
+            std::string::npos)
+      << error_of(w.bytes());
+}
+
 TEST(Gguf, EveryTruncationIsRefused) {
   Dims d;
   d.n_layer = 1, d.n_embd = 32, d.n_head = 2, d.n_kv_head = 1, d.n_ff = 32, d.vocab = 8, d.ctx = 8;

@@ -215,6 +215,16 @@ TEST(HfConfig, AcceptedVariants) {
   EXPECT_TRUE(g.gelu_erf);
   EXPECT_TRUE(g.tied_head);
   EXPECT_EQ(g.eos_token_ids, std::vector<int>{50256});
+  // The default MLP width 4 * n_embd is checked like a stored value (no int overflow).
+  try {
+    config_of(R"({"model_type":"gpt2","vocab_size":8,"n_embd":1073741824,"n_layer":1,)"
+              R"("n_head":1,"n_positions":8})");
+    ADD_FAILURE() << "n_embd 2^30 without n_inner was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'n_inner' is missing and its default 4294967296"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Q4_0 blocks (d, 16 bytes of nibbles) load as the 8-bit blocks of the same values: the model
