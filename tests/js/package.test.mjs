@@ -22,6 +22,9 @@ const EXPECTED_FILES = [
   'web/lib/handles.js',
   'web/lib/index.js',
   'web/lib/limits.js',
+  'web/lib/lite-node.js',
+  'web/lib/lite.d.ts',
+  'web/lib/lite.js',
   'web/lib/machine.js',
   'web/lib/node.js',
   'web/lib/options.js',
@@ -45,6 +48,8 @@ const EXPECTED_FILES = [
   'web/lib/wasm/specdec-core-mt.worker.js',
   'web/lib/wasm/specdec-core.js',
   'web/lib/wasm/specdec-core.wasm',
+  'web/lib/wasm/specdec-lite.js',
+  'web/lib/wasm/specdec-lite.wasm',
   'web/lib/webgpu-args.js',
   'web/lib/webgpu-device.js',
   'web/lib/webgpu-graph.js',
@@ -82,7 +87,16 @@ before(() => {
     path.join(consumer, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
   );
-  npm(['install', '--offline', '--no-save', '--ignore-scripts', tarball], consumer);
+  // The package's one dependency goes in as a tarball packed from node_modules: offline, npm
+  // resolves a range only from a registry document it has cached, and `npm ci` caches none.
+  const dependencies = Object.keys(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).dependencies);
+  const packedDeps = dependencies.map((name) => {
+    const [entry] = JSON.parse(
+      npm(['pack', '--json', '--pack-destination', work, path.join(ROOT, 'node_modules', name)], ROOT),
+    );
+    return path.join(work, entry.filename);
+  });
+  npm(['install', '--offline', '--no-save', '--ignore-scripts', tarball, ...packedDeps], consumer);
 });
 
 after(() => {
@@ -127,6 +141,13 @@ test('the tarball holds exactly the whitelisted files', (t) => {
     `threaded build (wasm + glue + worker): ${mt.reduce((a, f) => a + size(f), 0)} B raw, ${mtZipped} B gzip`,
   );
   assert.ok(mtZipped <= 296 * 1024, `${mtZipped} bytes gzip (threaded build) exceeds the 296 KB goal`);
+  // specdec/lite (no checkpoint frontends) is what a page needing the lesson's functions loads:
+  // 210 KB gzip when measured (the full build: 253), a budget of 224 KB.
+  const lite = ['web/lib/wasm/specdec-lite.wasm', 'web/lib/wasm/specdec-lite.js', 'web/lib/lite.js', ...js.slice(2)];
+  const liteZipped = lite.reduce((a, f) => a + gz(f), 0);
+  t.diagnostic(`specdec/lite (wasm + glue + browser JS): ${liteZipped} B gzip`);
+  assert.ok(liteZipped <= 224 * 1024, `${liteZipped} bytes gzip (specdec/lite) exceeds the 224 KB goal`);
+  assert.ok(liteZipped < zipped, 'specdec/lite is not smaller than the full build');
 });
 
 test('npm pack smoke test: install into an empty folder, import from Node, decode 50 tokens', () => {
@@ -145,9 +166,17 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
     const { ortScorer } = await import('specdec/ort');
     let ortError = null;
     try { ortScorer({}); } catch (e) { ortError = e instanceof SpecdecError && e.message; }
+    // specdec/lite: the same API, one thread, our own files; a GGUF file is refused by name.
+    const lite = await (await import('specdec/lite')).loadSpecdec();
+    const own = lite.loadModel(await readFile(${JSON.stringify(MODEL_FILES.draft)}));
+    const liteTokens = lite.createDecoder({ target: own, draft: own, seed: 1, prompt: 'A' }).generate({ maxTokens: 3 });
+    let liteN = 0;
+    for await (const it of liteTokens) liteN += it.emitted.length;
+    let liteError = null;
+    try { lite.loadModel(new TextEncoder().encode('GGUF\x03\0\0\0')); } catch (e) { liteError = e instanceof SpecdecError && e.message; }
     // The limits load on their own, without the WebAssembly module.
     const { limits } = await import('specdec/limits');
-    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error, ortError, maxGamma: limits.maxGamma }));
+    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error, ortError, maxGamma: limits.maxGamma, liteN, liteError }));
     dec.dispose(); target.dispose(); draft.dispose();
   `;
   writeFileSync(path.join(consumer, 'smoke.mjs'), script);
@@ -158,10 +187,16 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
   assert.equal(out.error, true);
   assert.match(out.ortError, /^session: expected an onnxruntime-web InferenceSession/);
   assert.equal(out.maxGamma, 32);
+  assert.equal(out.liteN, 3);
+  assert.match(
+    out.liteError,
+    /specdec\/lite reads specdec's own model files only; load GGUF files with the full build/,
+  );
   // The installed package resolves to its node entry and ships its types.
   const pkg = JSON.parse(readFileSync(path.join(consumer, 'node_modules/specdec/package.json'), 'utf8'));
   assert.equal(pkg.exports['.'].types, './web/lib/specdec.d.ts');
   assert.equal(pkg.exports['./ort'].types, './web/lib/ort.d.ts');
+  assert.equal(pkg.exports['./lite'].types, './web/lib/lite.d.ts');
   assert.equal(pkg.peerDependenciesMeta['onnxruntime-web'].optional, true);
 });
 
