@@ -50,6 +50,18 @@ target_link_options(specdec_wasm PRIVATE
   -sENVIRONMENT=web,worker
 )
 
+# The lite module (specdec/lite: specdec-lite.{js,wasm}): the same library and bindings without
+# the checkpoint frontends (GGUF, Hugging Face folders: bindings/lite/no_checkpoints.cc refuses
+# them), for pages that need the lesson's functions and our own models only — the explorer page's
+# main thread, whose #only=explorer embed has a first-visit budget (tests/e2e/embed-cost).
+set(LITE_BINDING_SOURCES ${BINDING_SOURCES})
+list(FILTER LITE_BINDING_SOURCES EXCLUDE REGEX "/checkpoints\\.cc$")
+add_executable(specdec_wasm_lite ${LITE_BINDING_SOURCES}
+  ${CMAKE_SOURCE_DIR}/src/bindings/lite/no_checkpoints.cc)
+set_target_properties(specdec_wasm_lite PROPERTIES OUTPUT_NAME specdec-lite)
+target_link_libraries(specdec_wasm_lite PRIVATE specdec_core)
+target_link_options(specdec_wasm_lite PRIVATE ${SPECDEC_WASM_LINK_OPTIONS} -sENVIRONMENT=web,worker)
+
 # The benchmark's module (bench/run.mjs; scripts/build-wasm --bench): the same library and
 # bindings plus the timing entry points, built only when the benchmark asks for it
 # (EXCLUDE_FROM_ALL). Node only: bench/run.mjs passes the bytes as `wasmBinary`.

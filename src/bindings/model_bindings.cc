@@ -9,13 +9,12 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "bindings/checkpoints.h"
 #include "bindings/handles.h"
 #include "bindings/interop.h"
 #include "bindings/threads.h"
-#include "model/gguf.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
-#include "model/hf_folder.h"
 #include "model/model_source.h"
 #include "model/quantize.h"
 
@@ -30,17 +29,6 @@ struct ModelHandle {
   std::shared_ptr<const GPTModel> model;
   double checkpoint_params = 0;  // a GGUF file's or a folder's parameters (0: our own file)
 };
-
-// Parameters a checkpoint stores (a tied head counted once).
-double count_params(const Checkpoint& c) {
-  double n = 0;
-  for (const auto& [name, t] : c.tensors) {
-    double numel = 1;
-    for (uint64_t d : t.shape) numel *= static_cast<double>(d);
-    n += numel;
-  }
-  return n;
-}
 
 // A JS byte array (Uint8Array) copied into wasm memory.
 std::vector<uint8_t> copy_bytes(const val& bytes) {
@@ -67,20 +55,20 @@ ModelHandle* hold(GPTModel&& model, double checkpoint_params = 0) {
   return new ModelHandle{std::move(shared), checkpoint_params};
 }
 
-ModelHandle* hold(const Checkpoint& checkpoint, const Weights* weights) {
-  return hold(GPTModel::from_checkpoint(checkpoint, weights), count_params(checkpoint));
+ModelHandle* hold(LoadedCheckpoint&& loaded) {
+  return hold(std::move(loaded.model), loaded.params);
 }
 
 // bytes: Uint8Array holding one model file: our safetensors file, or a GGUF file (llama /
-// qwen2 / gpt2; model/gguf.h), told apart by the GGUF magic. The copy in wasm memory is freed
-// before returning (the model holds its own packed weights).
+// qwen2 / gpt2; bindings/checkpoints.h), told apart by the GGUF magic. The copy in wasm memory is
+// freed before returning (the model holds its own packed weights).
 ModelHandle* load_model(val bytes, int weights) {
   return guard([&] {
     const Weights want = checked_weights(weights);
     const Weights* asked = weights == 0 ? nullptr : &want;
     const std::vector<uint8_t> buffer = copy_bytes(bytes);
     if (buffer.size() >= 4 && std::equal(buffer.begin(), buffer.begin() + 4, "GGUF")) {
-      return hold(checkpoint_from_gguf(buffer.data(), buffer.size()), asked);
+      return hold(model_from_gguf(buffer.data(), buffer.size(), asked));
     }
     return hold(GPTModel::from_safetensors(buffer.data(), buffer.size(), asked));
   });
@@ -100,7 +88,7 @@ ModelHandle* load_folder(val files, int weights) {
       buffers.push_back(copy_bytes(pair[1]));
       list.push_back({pair[0].as<std::string>(), buffers.back().data(), buffers.back().size()});
     }
-    return hold(read_hf_folder(list), weights == 0 ? nullptr : &want);
+    return hold(model_from_folder(list, weights == 0 ? nullptr : &want));
   });
 }
 

@@ -352,6 +352,22 @@ export async function instantiate(factory, moduleArg, threads = { requested: 1, 
 }
 
 /**
+ * A single-threaded module from its factory, with loadSpecdec's wasmBinary / wasmUrl options.
+ * @param {(arg: object) => Promise<any>} factory
+ * @param {{ wasmBinary?: ArrayBuffer | Uint8Array, wasmUrl?: string | URL }} options
+ * @param {{ requested: number, reason: string | null }} threads
+ */
+export function instantiateSingle(factory, options, threads) {
+  const arg = {};
+  if (options.wasmBinary !== undefined) arg.wasmBinary = options.wasmBinary;
+  if (options.wasmUrl !== undefined) {
+    const url = String(options.wasmUrl);
+    arg.locateFile = (path, prefix) => (path.endsWith('.wasm') ? url : prefix + path);
+  }
+  return instantiate(factory, arg, threads);
+}
+
+/**
  * An entry's loadSpecdec (index.js, node.js): checks the options against `known`, then
  * create(options); without options one instance is created and shared by every caller.
  */

@@ -6,7 +6,7 @@
 // isolated page or worker). Its glue is imported at run time from its own URL, never bundled,
 // so that every pthread worker imports that same file.
 import createSpecdecModule from './wasm/specdec-core.js';
-import { instantiate, loader, SpecdecError } from './core.js';
+import { instantiate, instantiateSingle, loader, SpecdecError } from './core.js';
 import { browserThreadsBlocker, requestedThreads } from './threads.js';
 
 export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
@@ -61,11 +61,5 @@ async function create(options) {
       }
     }
   }
-  const arg = {};
-  if (options.wasmBinary !== undefined) arg.wasmBinary = options.wasmBinary;
-  if (options.wasmUrl !== undefined) {
-    const url = String(options.wasmUrl);
-    arg.locateFile = (path, prefix) => (path.endsWith('.wasm') ? url : prefix + path);
-  }
-  return instantiate(createSpecdecModule, arg, { requested, reason });
+  return instantiateSingle(createSpecdecModule, options, { requested, reason });
 }

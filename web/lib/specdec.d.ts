@@ -819,6 +819,14 @@ export interface LoadOptions {
  */
 export function loadSpecdec(options?: LoadOptions): Promise<Specdec>;
 
+/** Options of specdec/lite's loadSpecdec (one thread; lite.d.ts). */
+export interface LiteLoadOptions {
+  /** The bytes of specdec-lite.wasm (skips the fetch / file read). */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Browser entry only: where to fetch specdec-lite.wasm from. */
+  wasmUrl?: string | URL;
+}
+
 /**
  * The decoder's defaults and limits, as the C++ core defines them (frozen; usable without
  * loading the WebAssembly module: `import { limits } from 'specdec/limits'`).

@@ -275,6 +275,7 @@ export default defineConfig({
     // The page imports the package by its name, as a course site would.
     alias: [
       { find: /^specdec\/limits$/, replacement: path.resolve(pageDir, '../lib/limits.js') },
+      { find: /^specdec\/lite$/, replacement: path.resolve(pageDir, '../lib/lite.js') },
       { find: /^specdec$/, replacement: path.resolve(pageDir, '../lib/index.js') },
     ],
   },

@@ -1,10 +1,11 @@
-// The page's entry: loads the WASM build of specdec once, wires the five sections, registers
+// The page's entry: loads the lite WASM build of specdec once (specdec/lite: no checkpoint
+// frontends; the decoding worker loads the full build), wires the five sections, registers
 // the service worker (offline after one visit; on a host that cannot send the cross-origin
 // isolation headers it adds them, and the page reloads once to get them: isolation.js, keeping
 // what the learner set in sections 1–4 across that reload: keep.js), and marks
 // the page ready for tests and course authors (<html data-ready="true">, plus a 'specdec-ready'
 // event on window).
-import { loadSpecdec } from 'specdec';
+import { loadSpecdec } from 'specdec/lite';
 import { initExplorer } from './explorer/explorer.js';
 import { initStepper } from './step/stepper.js';
 import { initResidual } from './residual/residual.js';

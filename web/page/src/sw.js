@@ -3,10 +3,10 @@
 //
 // 1. Offline after one visit, in two groups, so that a page that shows only some sections
 //    downloads only what they need:
-//    - 'page' (every visit): the html, the page's script and style, the single-threaded WASM
-//      build; precached on install by workbox; outdated precaches are removed;
-//    - 'decoding': the decoding worker's scripts, the threaded WASM build (its glue and pthread
-//      worker script included), the default model pair. Cached (cache 'specdec-decoding') when a
+//    - 'page' (every visit): the html, the page's script and style, the lite WASM build
+//      (specdec/lite); precached on install by workbox; outdated precaches are removed;
+//    - 'decoding': the decoding worker's scripts, the full WASM builds (threaded, its glue and
+//      pthread worker script included, and single-threaded), the default model pair. Cached (cache 'specdec-decoding') when a
 //      page asks for it (message { type: 'specdec:precache', group: 'decoding' }, answered on the
 //      message's port with { ok }): main.js asks when it starts the decoding worker — at once on
 //      the full page, never in an embedding without sections 4 and 5 unless the step-through is
@@ -81,9 +81,9 @@ const manifest = self.__WB_MANIFEST;
  * Whether a manifest URL (relative to the scope) belongs to the 'decoding' group: by the built
  * files' names — the decoding worker's bundle is named after its entry, worker/worker.js
  * (assets/worker-<hash>.js, every worker/ module inside it), the GPU code after web/lib's
- * webgpu.js, the threaded WASM build after specdec-core-mt.
+ * webgpu.js, the full WASM builds after specdec-core (-mt for the threaded one).
  */
-const decodingFile = (url) => /^models\/|(^|\/)(worker|webgpu|specdec-core-mt)[-.]/.test(url);
+const decodingFile = (url) => /^models\/|(^|\/)(worker|webgpu|specdec-core)[-.]/.test(url);
 precacheAndRoute(manifest.filter((e) => !decodingFile(e.url)));
 
 // The 'decoding' group: absolute URL -> its revision ('' for a file whose name has a hash). A
