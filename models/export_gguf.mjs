@@ -9,8 +9,8 @@
 //   node models/export_gguf.mjs HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]
 //
 // A Hugging Face folder (config.json + model.safetensors, or shards listed in
-// model.safetensors.index.json; F32 / F16 tensors) of model_type llama, qwen2 or gpt2 is written
-// as llama.cpp's converter writes it (conversion/llama.py, qwen2, gpt2.py): tensors renamed
+// model.safetensors.index.json; F32 / F16 / BF16 tensors) of model_type llama, qwen2 or gpt2 is
+// written as llama.cpp's converter writes it (conversion/llama.py, qwen2, gpt2.py): tensors renamed
 // (blk.N.attn_q ...), llama's q_proj / k_proj permuted for its pair-wise rotary, GPT-2's Conv1D
 // weights transposed to (out, in), vectors F32 and matrices of --type, a tied lm_head left out.
 // No tokenizer.ggml.* but the BOS / EOS ids: specdec's loader (src/model/gguf.h) needs none,
@@ -46,7 +46,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { halfToFloatTable, readSafetensorsHeader, tensorBytes, tensorFloat32 } from '../web/lib/safetensors.js';
+import { DTYPES, halfToFloatTable, readSafetensorsHeader, tensorBytes, tensorFloat32 } from '../web/lib/safetensors.js';
 import { ALIGNMENT, GGML, T, encodeTensor, ggufName, llamaPermute, writeGguf } from './gguf_file.mjs';
 
 // llama_ftype values.
@@ -268,6 +268,19 @@ export function exportGguf(inFile, outFile, type = 'f32') {
 // ---- Hugging Face folders ------------------------------------------------------------------
 const CONV1D = /\.(c_attn|c_proj|c_fc)\.weight$/; // GPT-2's Conv1D: stored (in, out)
 
+// The package's dtypes and BF16 (a float's top 16 bits: widened exactly), which HF folders use
+// and the package's JS reader does not take.
+const HF_DTYPES = {
+  ...DTYPES,
+  BF16: {
+    bytes: 2,
+    toFloat32(view, at, out) {
+      const bits = new Uint32Array(out.buffer, out.byteOffset, out.length);
+      for (let i = 0; i < out.length; i++) bits[i] = view.getUint16(at + 2 * i, true) << 16;
+    },
+  },
+};
+
 function readHfFolder(dir) {
   const config = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'));
   const index = path.join(dir, 'model.safetensors.index.json');
@@ -277,9 +290,9 @@ function readHfFolder(dir) {
   const tensors = new Map();
   for (const file of files) {
     const buf = readFileSync(path.join(dir, file));
-    const parsed = readSafetensorsHeader(buf, { label: file });
+    const parsed = readSafetensorsHeader(buf, { label: file, dtypes: HF_DTYPES });
     for (const [name, t] of parsed.tensors)
-      tensors.set(name, { shape: t.shape, values: tensorFloat32(buf, parsed, t) });
+      tensors.set(name, { shape: t.shape, values: tensorFloat32(buf, parsed, t, HF_DTYPES) });
   }
   return { config, tensors };
 }

@@ -150,13 +150,17 @@ export function safetensorsHeaderLength(bytes, label = 'model file') {
  * data_offsets } with a known dtype, rank ≤ 8, offsets inside the data section spanning exactly
  * its values, no two tensors overlapping. Messages start with `label` ("model file: ...").
  * @param {Uint8Array} bytes the file, or at least its 8 + header-length first bytes
- * @param {{ label?: string, fileBytes?: number }} [options] fileBytes: the whole file's size
- *   when `bytes` holds its header only (default bytes.byteLength)
+ * @param {{ label?: string, fileBytes?: number, dtypes?: typeof DTYPES }} [options] fileBytes: the whole file's size
+ *   when `bytes` holds its header only (default bytes.byteLength); dtypes: the dtypes accepted (default DTYPES; a
+ *   tool may add one, as models/export_gguf.mjs adds BF16)
  * @returns {{ metadata: Record<string, string>, tensors: Map<string, { dtype: string, shape: number[], numel: number, begin: number, end: number }>, dataStart: number, nParams: number }}
  *   begin, end: byte offsets in the data section, which starts at byte dataStart of the file;
  *   nParams: the values of all tensors.
  */
-export function readSafetensorsHeader(bytes, { label = 'model file', fileBytes = bytes.byteLength } = {}) {
+export function readSafetensorsHeader(
+  bytes,
+  { label = 'model file', fileBytes = bytes.byteLength, dtypes = DTYPES } = {},
+) {
   const bad = (msg) => {
     throw new SpecdecError(`${label}: ${msg}`);
   };
@@ -200,13 +204,13 @@ export function readSafetensorsHeader(bytes, { label = 'model file', fileBytes =
       if (v === undefined) bad(`${where}: missing '${key}'`);
     }
     if (typeof dtype !== 'string') bad(`${where}: dtype must be a string`);
-    if (!Object.hasOwn(DTYPES, dtype))
-      bad(`${where} has dtype '${dtype}' (supported: ${Object.keys(DTYPES).join(', ')})`);
+    if (!Object.hasOwn(dtypes, dtype))
+      bad(`${where} has dtype '${dtype}' (supported: ${Object.keys(dtypes).join(', ')})`);
     if (!Array.isArray(shape) || shape.length > MAX_TENSOR_RANK)
       bad(`${where}: shape must be an array of at most ${MAX_TENSOR_RANK} integers`);
     if (!shape.every(isCount)) bad(`${where}: shape must hold non-negative integers`);
     const numel = shape.reduce((a, b) => a * b, 1);
-    const width = DTYPES[dtype].bytes;
+    const width = dtypes[dtype].bytes;
     if (!Number.isSafeInteger(numel * width)) bad(`${where}: shape ${shapeText(shape)} is too large`);
     if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount))
       bad(`${where}: data_offsets must be two non-negative integers`);
@@ -255,11 +259,12 @@ export function tensorBytes(bytes, file, tensor) {
  * @param {Uint8Array} bytes the whole file
  * @param {{ dataStart: number }} file what readSafetensorsHeader returned for these bytes
  * @param {{ dtype: string, numel: number, begin: number }} tensor one of its tensors
+ * @param {typeof DTYPES} [dtypes] the table its dtype is looked up in (readSafetensorsHeader's)
  */
-export function tensorFloat32(bytes, file, tensor) {
+export function tensorFloat32(bytes, file, tensor, dtypes = DTYPES) {
   const out = new Float32Array(tensor.numel);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  DTYPES[tensor.dtype].toFloat32(view, file.dataStart + tensor.begin, out);
+  dtypes[tensor.dtype].toFloat32(view, file.dataStart + tensor.begin, out);
   return out;
 }
 
