@@ -6,15 +6,17 @@
 // beside it (models/gguf_file.mjs).
 //
 //   node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
-//   node models/export_gguf.mjs HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]
+//   node models/export_gguf.mjs HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0] [--context N]
 //
 // A Hugging Face folder (config.json + model.safetensors, or shards listed in
 // model.safetensors.index.json; F32 / F16 / BF16 tensors) of model_type llama, qwen2 or gpt2 is
 // written as llama.cpp's converter writes it (conversion/llama.py, qwen2, gpt2.py): tensors renamed
 // (blk.N.attn_q ...), llama's q_proj / k_proj permuted for its pair-wise rotary, GPT-2's Conv1D
 // weights transposed to (out, in), vectors F32 and matrices of --type, a tied lm_head left out.
-// No tokenizer.ggml.* but the BOS / EOS ids: specdec's loader (src/model/gguf.h) needs none,
-// llama.cpp does. This makes GGUF twins of the tiny HF models of the tests.
+// The tokenizer is a byte one of vocab_size tokens (byteTokenizerKvs), with the folder's BOS / EOS
+// ids: specdec's loader (src/model/gguf.h) reads only the ids, llama.cpp needs a tokenizer to load.
+// This makes GGUF twins of the tiny HF models of the tests (tests/e2e/families-wllama.test.mjs
+// runs them in llama.cpp). --context N writes context_length N (llama / qwen2 only).
 //
 // An 8-bit file (specdec quantize / models/quantize.py: metadata weights = int8, each block
 // Linear as NAME.q8 I8 (out, in) and NAME.scale F16 (out, in / 32)) is written as Q8_0 whatever
@@ -55,7 +57,9 @@ const TOKEN_TYPE_NORMAL = 1;
 
 function usage(message) {
   if (message) console.error(`export_gguf: ${message}`);
-  console.error('usage: node models/export_gguf.mjs IN.safetensors|HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]');
+  console.error(
+    'usage: node models/export_gguf.mjs IN.safetensors|HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0] [--context N]',
+  );
   process.exit(2);
 }
 
@@ -297,8 +301,28 @@ function readHfFolder(dir) {
   return { config, tensors };
 }
 
+// A tokenizer of vocab_size tokens for llama.cpp, which loads no model without one (the folders
+// of the tests have none; specdec's loader reads only the special ids): byte-level BPE as for
+// the byte files above, token i = byte i (through bytes_to_unicode) for i < 256, and ids from 256
+// on the ASCII pieces `[i]`, which no text tokenizes into (no merges). A text prompt of bytes
+// < vocab_size is its bytes' ids. (wllama's n_probs fails on a piece that is not UTF-8 alone:
+// bytes 0x80..0xFF; keep k small or the vocabulary under 128 there, families-probes.md.)
+function byteTokenizerKvs(vocabSize) {
+  const bytes = bytesToUnicode();
+  const tokens = Array.from({ length: vocabSize }, (_, i) => (i < 256 ? bytes[i] : `[${i}]`));
+  return [
+    ['tokenizer.ggml.model', T.STRING, 'gpt2'],
+    ['tokenizer.ggml.pre', T.STRING, 'gpt-2'],
+    ['tokenizer.ggml.tokens', T.ARRAY, tokens, T.STRING],
+    ['tokenizer.ggml.token_type', T.ARRAY, tokens.map(() => TOKEN_TYPE_NORMAL), T.INT32],
+    ['tokenizer.ggml.merges', T.ARRAY, [], T.STRING],
+    ['tokenizer.ggml.add_bos_token', T.BOOL, false],
+    ['tokenizer.ggml.add_eos_token', T.BOOL, false],
+  ];
+}
+
 // The hyper-parameters under llama.cpp's keys (gguf-py constants).
-function hfKvs(arch, c, type) {
+function hfKvs(arch, c, type, contextLength) {
   const gpt2 = arch === 'gpt2';
   const C = c.hidden_size ?? c.n_embd;
   const H = c.num_attention_heads ?? c.n_head;
@@ -307,7 +331,7 @@ function hfKvs(arch, c, type) {
     ['general.architecture', T.STRING, arch],
     ['general.alignment', T.UINT32, ALIGNMENT],
     ['general.file_type', T.UINT32, FTYPE[type]],
-    [`${arch}.context_length`, T.UINT32, c.max_position_embeddings ?? c.n_positions],
+    [`${arch}.context_length`, T.UINT32, contextLength ?? c.max_position_embeddings ?? c.n_positions],
     [`${arch}.embedding_length`, T.UINT32, C],
     [`${arch}.block_count`, T.UINT32, c.num_hidden_layers ?? c.n_layer],
     [`${arch}.feed_forward_length`, T.UINT32, c.intermediate_size ?? c.n_inner ?? 4 * C],
@@ -326,16 +350,26 @@ function hfKvs(arch, c, type) {
   if (Number.isInteger(c.bos_token_id)) kvs.push(['tokenizer.ggml.bos_token_id', T.UINT32, c.bos_token_id]);
   const eos = [c.eos_token_id].flat().filter(Number.isInteger);
   if (eos.length) kvs.push(['tokenizer.ggml.eos_token_id', T.UINT32, eos[0]]);
+  kvs.push(...byteTokenizerKvs(c.vocab_size));
   return kvs;
 }
 
-export function exportHfFolder(dir, outFile, type = 'f32') {
+/**
+ * Writes the GGUF twin of a Hugging Face folder. contextLength: the context_length written in
+ * place of max_position_embeddings (llama / qwen2 only: rotary positions run past the trained
+ * length unchanged; GPT-2's learned positions end at n_positions).
+ */
+export function exportHfFolder(dir, outFile, type = 'f32', { contextLength } = {}) {
   const kinds = { f32: GGML.F32, f16: GGML.F16, bf16: GGML.BF16, q8_0: GGML.Q8_0, q4_0: GGML.Q4_0 };
   if (!(type in kinds)) throw new Error(`--type ${type}: expected f32, f16, bf16, q8_0 or q4_0`);
   const { config: c, tensors } = readHfFolder(dir);
   const arch = c.model_type;
   if (!['llama', 'qwen2', 'gpt2'].includes(arch)) throw new Error(`${dir}: model_type ${arch} (llama, qwen2, gpt2)`);
   if (c.rope_scaling) throw new Error(`${dir}: rope_scaling ${JSON.stringify(c.rope_scaling)} is not written`);
+  if (contextLength !== undefined && (arch === 'gpt2' || !(Number.isInteger(contextLength) && contextLength > 0)))
+    throw new Error(
+      `--context ${contextLength}: a positive integer, for llama / qwen2 only (GPT-2's positions are learned)`,
+    );
   const tied = c.tie_word_embeddings ?? arch === 'gpt2';
   const H = c.num_attention_heads ?? c.n_head;
   const items = [];
@@ -354,16 +388,18 @@ export function exportHfFolder(dir, outFile, type = 'f32') {
     const kind = shape.length === 1 ? GGML.F32 : kinds[type];
     items.push({ name: ggufName(name), ne: [...shape].reverse(), kind, data: encodeTensor(values, kind) });
   }
-  return { arch, tensors: items.length, bytes: writeGguf(outFile, hfKvs(arch, c, type), items), type };
+  return { arch, tensors: items.length, bytes: writeGguf(outFile, hfKvs(arch, c, type, contextLength), items), type };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   let type = 'f32';
+  let contextLength;
   const files = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--type') type = args[++i];
     else if (args[i].startsWith('--type=')) type = args[i].slice(7);
+    else if (args[i] === '--context') contextLength = Number(args[++i]);
     else if (args[i] === '-h' || args[i] === '--help') usage();
     else if (args[i].startsWith('-')) usage(`unknown option ${args[i]}`);
     else files.push(args[i]);
@@ -371,11 +407,12 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   if (files.length !== 2) usage();
   try {
     if (statSync(files[0]).isDirectory()) {
-      const r = exportHfFolder(files[0], files[1], type);
+      const r = exportHfFolder(files[0], files[1], type, { contextLength });
       console.log(`export_gguf: ${files[1]}: ${r.arch}, ${r.tensors} tensors (${r.type}), ${r.bytes} bytes`);
       process.exit(0);
     }
     if (!['f32', 'f16', 'q8_0'].includes(type)) usage(`--type ${type}: expected f32, f16 or q8_0`);
+    if (contextLength !== undefined) usage('--context: for Hugging Face folders only');
     const r = exportGguf(files[0], files[1], type);
     const c = r.config;
     console.log(
