@@ -61,7 +61,7 @@ class GPTWithCache(torch.nn.Module):
             att = att.masked_fill(~allowed, float('-inf'))
             y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(1, T, C)
             x = x + block.attn.c_proj(y)
-            x = x + block.mlp.c_proj(F.gelu(block.mlp.c_fc(block.ln_2(x))))
+            x = x + block.mlp.c_proj(F.gelu(block.mlp.c_fc(block.ln_2(x)), approximate=block.gelu))
         x = t.ln_f(x)
         logits = x @ t.wte.weight.t()  # (1, T, V)
         return (logits, *presents)

@@ -67,11 +67,11 @@ def repeat_kv(x, groups):
 class Layer(nn.Module):
     def __init__(self, c):
         super().__init__()
-        C, hd = c['hidden_size'], c['head_dim']
+        C, hd, qkv_bias = c['hidden_size'], c['head_dim'], c.get('qkv_bias', False)
         self.input_norm = nn.Parameter(torch.ones(C))
-        self.q_proj = nn.Linear(C, c['n_head'] * hd, bias=False)
-        self.k_proj = nn.Linear(C, c['n_kv_head'] * hd, bias=False)
-        self.v_proj = nn.Linear(C, c['n_kv_head'] * hd, bias=False)
+        self.q_proj = nn.Linear(C, c['n_head'] * hd, bias=qkv_bias)
+        self.k_proj = nn.Linear(C, c['n_kv_head'] * hd, bias=qkv_bias)
+        self.v_proj = nn.Linear(C, c['n_kv_head'] * hd, bias=qkv_bias)
         self.o_proj = nn.Linear(c['n_head'] * hd, C, bias=False)
         self.post_norm = nn.Parameter(torch.ones(C))
         self.gate_proj = nn.Linear(C, c['intermediate_size'], bias=False)
@@ -80,7 +80,9 @@ class Layer(nn.Module):
 
 
 class Llama(nn.Module):
-    """The model for training and reference: idx (B, T) -> logits (B, T, V); LM head tied."""
+    """The model for training and reference: idx (B, T) -> logits (B, T, V); LM head tied. Two
+    keys beyond CONFIG, for Hugging Face folders (models/hf_tiny.py reads them into this module;
+    our files have neither): qkv_bias (Qwen2's q / k / v biases) and tied False (an lm_head)."""
 
     def __init__(self, **cfg):
         super().__init__()
@@ -88,6 +90,8 @@ class Llama(nn.Module):
         self.embed = nn.Embedding(c['vocab_size'], c['hidden_size'])
         self.layers = nn.ModuleList([Layer(c) for _ in range(c['n_layer'])])
         self.norm = nn.Parameter(torch.ones(c['hidden_size']))
+        if not c.get('tied', True):
+            self.lm_head = nn.Linear(c['hidden_size'], c['vocab_size'], bias=False)
         for name, p in self.named_parameters():
             if p.dim() == 2:
                 std = 0.02 / math.sqrt(2 * c['n_layer']) if name.endswith(('o_proj.weight', 'down_proj.weight')) else 0.02
@@ -110,7 +114,10 @@ class Llama(nn.Module):
             x = x + m.o_proj(y)
             h = rms_norm(x, m.post_norm, eps)
             x = x + m.down_proj(F.silu(m.gate_proj(h)) * m.up_proj(h))
-        return rms_norm(x, self.norm, eps) @ self.embed.weight.t()
+        return rms_norm(x, self.norm, eps) @ self.head_weight().t()
+
+    def head_weight(self):
+        return self.lm_head.weight if hasattr(self, 'lm_head') else self.embed.weight
 
 
 class LlamaWithCache(nn.Module):
@@ -127,9 +134,9 @@ class LlamaWithCache(nn.Module):
         self.embed = store(llama.embed.weight)
         self.norms = nn.ParameterList([store(p) for m in llama.layers for p in (m.input_norm, m.post_norm)] + [store(llama.norm)])
         names = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
-        self.lins = nn.ModuleList([nn.ModuleList([quant_onnx.QLinear(getattr(m, n).weight, None, mode) for n in names])
-                                   for m in llama.layers])
-        self.head = quant_onnx.QLinear(llama.embed.weight, None, mode)
+        self.lins = nn.ModuleList([nn.ModuleList([quant_onnx.QLinear(getattr(m, n).weight, getattr(m, n).bias, mode)
+                                                  for n in names]) for m in llama.layers])
+        self.head = quant_onnx.QLinear(llama.head_weight(), None, mode)
 
     def forward(self, input_ids, attention_mask, position_ids, *past):
         c = self.c
@@ -174,10 +181,15 @@ def load(path):
 
 
 def export(modes, src, out):
-    llama, _ = load(src)
+    export_model(load(src)[0], modes, out)
+
+
+def export_model(llama, modes, out):
+    """The transformers.js files of modes for a Llama module (a file's, or a Hugging Face
+    folder's read by hf_tiny.py)."""
     c = llama.config
     L, nkv, hd = c['n_layer'], c['n_kv_head'], c['head_dim']
-    ids = torch.tensor([list(b'ROMEO:\nWhat light')])
+    ids = torch.tensor([list(b'ROMEO:\nWhat light')]) % c['vocab_size']
     for mode in modes:
         model = LlamaWithCache(llama, mode).eval()
         dtype = torch.float16 if mode in ('fp16', 'q4f16') else torch.float32

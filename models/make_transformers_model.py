@@ -4,6 +4,7 @@
 our own pair with `env.allowRemoteModels = false` (nothing is fetched from a hub). Not shipped.
 
     /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target
+    /usr/bin/python3 models/make_transformers_model.py tests/fixtures/families/qwen2 build-transformers/family-qwen2 --positions 128
 
 writes
     config.json              model_type gpt2 (GPT2LMHeadModel): n_layer, n_head, n_embd, n_positions
@@ -30,6 +31,19 @@ config.json with model_type llama (LlamaForCausalLM: hidden_size, num_attention_
 num_key_value_heads, head_dim, rope_theta...), the same byte-level tokenizer (tokenizer_class
 PreTrainedTokenizerFast, as Llama 3's), and the same files (llama.py's export).
 
+A Hugging Face folder of family llama, qwen2 or gpt2 (config.json + safetensors, e.g.
+tests/fixtures/families/llama) in place of the file: its config.json copied (plus specdec_source),
+generation_config.json without BOS / EOS (generate() runs to max_new_tokens), no tokenizer, and
+onnx/model.onnx (fp32 only) exported from our torch module of the folder (models/hf_tiny.py
+torch_model: llama.py's Llama with Qwen2's q / k / v biases and an untied head where the config
+says so, model.py's GPT with GPT-2's Conv1D weights transposed and gelu_new), the module first
+checked against the folder's reference.json. transformers.js then supplies position_ids, the
+cache handling and the generate loop; the graph's arithmetic is ours.
+--positions N  (Llama / Qwen2 folders) max_position_embeddings raised to N in the copied config.json:
+               RoPE has no position table, the value only caps the context (transformers.js
+               ignores it; specdec's loader refuses a longer context). GPT-2's n_positions is
+               its wpe table's height and stays.
+
 --variant no-past   onnx/model.onnx only, exported without its KV cache (a test fixture)
 random:V in place of the weights: a small randomly initialised GPT with vocabulary V (1 layer,
                     its safetensors kept in the folder): a fixture whose vocabulary differs from ours
@@ -52,6 +66,7 @@ EXPORT = os.path.join(HERE, 'export_onnx.py')
 MODEL = os.path.join(HERE, 'model.py')  # what the exports compute
 QUANT = os.path.join(HERE, 'quant_onnx.py')
 LLAMA = os.path.join(HERE, 'llama.py')
+HF_TINY = os.path.join(HERE, 'hf_tiny.py')
 DTYPE_FILES = {'fp32': 'model.onnx', 'fp16': 'model_fp16.onnx', 'q8': 'model_quantized.onnx',
                'q4': 'model_q4.onnx', 'q4f16': 'model_q4f16.onnx', 'q8-tensor': 'model_q8tensor.onnx'}
 DEFAULT_DTYPES = ('fp32', 'fp16', 'q8', 'q4', 'q4f16')
@@ -126,16 +141,16 @@ def quiet():
         os.close(saved)
 
 
-def export_gpt(src, onnx_dir, dtypes):
-    """Our GPT's files of dtypes ('no-past': model.onnx without the cache), in this process."""
+def export_gpt(load, onnx_dir, dtypes):
+    """The files of dtypes ('no-past': model.onnx without the cache) of our GPT that load()
+    returns, in this process."""
     import torch
     sys.path.insert(0, HERE)
     import export_onnx
     import quant_onnx
-    from model import load_model
 
     for d in dtypes:
-        gpt, _ = load_model(src)  # a fresh copy each: export_fp16 makes the model float16 in place
+        gpt = load()  # a fresh copy each: export_fp16 makes the model float16 in place
         dst = os.path.join(onnx_dir, DTYPE_FILES['fp32' if d == 'no-past' else d])
         tmp = dst + '.tmp'
         with quiet():
@@ -164,9 +179,13 @@ def wrote(path):
     print(f'wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB)')
 
 
-def write_tokenizer(out, vocab, context, tokenizer_class):
+def write_generation_config(out):
     write_json(os.path.join(out, 'generation_config.json'),
                {'bos_token_id': None, 'eos_token_id': None, 'pad_token_id': None})
+
+
+def write_tokenizer(out, vocab, context, tokenizer_class):
+    write_generation_config(out)
     write_json(os.path.join(out, 'tokenizer.json'), tokenizer_json(vocab))
     write_json(os.path.join(out, 'tokenizer_config.json'), {
         'tokenizer_class': tokenizer_class, 'model_max_length': context,
@@ -248,7 +267,7 @@ def make_random(vocab, out):
 
 def main():
     args = sys.argv[1:]
-    opts = {'--variant': 'causal', '--dtypes': ','.join(DEFAULT_DTYPES)}
+    opts = {'--variant': 'causal', '--dtypes': None, '--positions': '0'}
     for flag in opts:
         if flag in args:
             i = args.index(flag)
@@ -256,15 +275,22 @@ def main():
                 sys.exit(__doc__)
             opts[flag] = args[i + 1]
             del args[i:i + 2]
-    variant, dtypes = opts['--variant'], opts['--dtypes'].split(',')
-    if len(args) != 2 or variant not in VARIANTS or any(d not in DTYPE_FILES for d in dtypes):
+    if len(args) != 2 or not opts['--positions'].isdigit():
         sys.exit(__doc__)
     src, out = args
+    hf = os.path.isdir(src)
+    variant = opts['--variant']
+    dtypes = (opts['--dtypes'] or ('fp32' if hf else ','.join(DEFAULT_DTYPES))).split(',')
+    if variant not in VARIANTS or any(d not in DTYPE_FILES for d in dtypes) or (hf and variant != 'causal'):
+        sys.exit(__doc__)
     os.makedirs(out, exist_ok=True)
     # one writer per folder at a time (tests in parallel may ask for the same folder)
     with open(os.path.join(out, '.lock'), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        make(src, out, variant, dtypes)
+        if hf:
+            make_hf(src, out, dtypes, int(opts['--positions']))
+        else:
+            make(src, out, variant, dtypes)
     print(out)
 
 
@@ -298,11 +324,46 @@ def make(src, out, variant, dtypes):
     write_tokenizer(out, cfg['vocab_size'], cfg['block_size'], 'GPT2Tokenizer')
     if variant == 'no-past':
         if not fresh(os.path.join(onnx_dir, 'model.onnx'), deps):
-            export_gpt(src, onnx_dir, ['no-past'])
+            export_gpt(lambda: load_gpt(src), onnx_dir, ['no-past'])
         return
     todo = stale(onnx_dir, dtypes, deps)
     if todo:
-        export_gpt(src, onnx_dir, todo)
+        export_gpt(lambda: load_gpt(src), onnx_dir, todo)
+
+
+def load_gpt(src):
+    sys.path.insert(0, HERE)
+    from model import load_model
+    return load_model(src)[0]
+
+
+def make_hf(src, out, dtypes, positions):
+    """A Hugging Face folder's transformers.js folder (the module doc)."""
+    if dtypes != ['fp32']:
+        sys.exit(f'{src}: a Hugging Face folder is exported as fp32 only (--dtypes {",".join(dtypes)})')
+    with open(os.path.join(src, 'config.json')) as f:
+        cfg = json.load(f)
+    kind = cfg.get('model_type')
+    if kind not in ('llama', 'qwen2', 'gpt2'):
+        sys.exit(f'{src}: model_type {kind!r} is not llama, qwen2 or gpt2')
+    if positions and kind != 'gpt2':
+        cfg['max_position_embeddings'] = max(positions, cfg.get('max_position_embeddings', 0))
+    write_json(os.path.join(out, 'config.json'), {**cfg, 'specdec_source': os.path.basename(os.path.normpath(src))})
+    write_generation_config(out)
+    deps = [os.path.join(src, n) for n in sorted(os.listdir(src))] + \
+        [os.path.abspath(__file__), HF_TINY, LLAMA, MODEL, EXPORT, QUANT]
+    onnx_dir = os.path.join(out, 'onnx')
+    if not stale(onnx_dir, dtypes, deps):
+        return
+    sys.path.insert(0, HERE)
+    import hf_tiny
+    with quiet():
+        if kind == 'gpt2':
+            export_gpt(lambda: hf_tiny.torch_model(src), onnx_dir, dtypes)
+        else:
+            import llama
+            llama.export_model(hf_tiny.torch_model(src), dtypes, onnx_dir)
+    wrote(os.path.join(onnx_dir, DTYPE_FILES['fp32']))
 
 
 if __name__ == '__main__':

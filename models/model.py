@@ -52,9 +52,10 @@ class CausalSelfAttention(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, n_embd, n_head, dropout=0.0):
+    def __init__(self, n_embd, n_head, dropout=0.0, gelu='none'):
         super().__init__()
         self.dropout = dropout
+        self.gelu = gelu  # F.gelu's approximate: 'none' (erf, ours) or 'tanh' (GPT-2's gelu_new)
         self.ln_1 = nn.LayerNorm(n_embd)
         self.attn = CausalSelfAttention(n_embd, n_head, dropout)
         self.ln_2 = nn.LayerNorm(n_embd)
@@ -63,14 +64,16 @@ class Block(nn.Module):
 
     def forward(self, x):  # x (B, T, C) -> (B, T, C)
         x = x + self.attn(self.ln_1(x))
-        h = self.mlp.c_proj(F.gelu(self.mlp.c_fc(self.ln_2(x))))  # exact (erf) GELU
+        h = self.mlp.c_proj(F.gelu(self.mlp.c_fc(self.ln_2(x)), approximate=self.gelu))
         x = x + F.dropout(h, self.dropout, self.training)
         return x
 
 
 class GPT(nn.Module):
     def __init__(self, vocab_size=256, n_layer=6, n_head=8, n_embd=256, block_size=256,
-                 dropout=0.0):  # dropout: training only; not part of the exported config
+                 dropout=0.0, gelu='none'):  # dropout: training only; not part of the exported config
+        # gelu 'tanh': GPT-2's gelu_new, for Hugging Face GPT-2 folders read by hf_tiny.py (our
+        # files are erf-GELU)
         super().__init__()
         self.dropout = dropout
         self.config = dict(vocab_size=vocab_size, n_layer=n_layer, n_head=n_head,
@@ -78,7 +81,7 @@ class GPT(nn.Module):
         self.transformer = nn.ModuleDict(dict(
             wte=nn.Embedding(vocab_size, n_embd),  # (V, C), also the LM head
             wpe=nn.Embedding(block_size, n_embd),  # (block_size, C)
-            h=nn.ModuleList([Block(n_embd, n_head, dropout) for _ in range(n_layer)]),
+            h=nn.ModuleList([Block(n_embd, n_head, dropout, gelu) for _ in range(n_layer)]),
             ln_f=nn.LayerNorm(n_embd)))
         self.apply(self._init)
         for name, p in self.named_parameters():  # GPT-2 scaled init of residual projections
@@ -128,7 +131,7 @@ def fingerprint(model):
 # loader reads) and decode multiplies them back into X.weight; the file reader below is unchanged
 # but for its code in DTYPES. read_stored / write_stored are the container alone (tensors as stored),
 # for models/quantize.py, which copies every other tensor as it is.
-CODES = {torch.float32: 'F32', torch.float16: 'F16', torch.int8: 'I8'}  # torch -> safetensors
+CODES = {torch.float32: 'F32', torch.float16: 'F16', torch.bfloat16: 'BF16', torch.int8: 'I8'}  # torch -> safetensors
 DTYPES = {code: dtype for dtype, code in CODES.items()}
 INT8 = 'int8'  # the block-quantized dtype (q8.py, src/kernels/matmul_q8.h): a block Linear only
 

@@ -4,17 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
-import { ROOT, sameBits } from './support.mjs';
+import { ROOT, familyDir as dir, familyFiles as folder, sameBits } from './support.mjs';
 
 const sd = await loadSpecdec();
 const FAMILIES = ['llama', 'qwen2', 'gpt2'];
-const dir = (family) => path.join(ROOT, 'tests/fixtures/families', family);
-const folder = (family) =>
-  Object.fromEntries(readdirSync(dir(family)).map((name) => [name, readFileSync(path.join(dir(family), name))]));
 
 // Row max-relative distance of log-softmax(logits) and log(probs): the probabilities' own scale.
 function maxLogProbError(probs, logits) {

@@ -1,7 +1,7 @@
 // Shared helpers of the JS tests (not a test file itself: node --test runs *.test.mjs).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,15 @@ export const NATIVE_CLI = process.env.SPECDEC_CLI ?? path.join(ROOT, 'build/spec
 export const REQUIRE_NATIVE = process.env.SPECDEC_REQUIRE_NATIVE === '1';
 
 // ------------------------------------------------------------------ files and bits
+
+/** The Llama / Qwen2 / GPT-2 fixture folders (models/hf_tiny.py): tests/fixtures/families/{llama,qwen2,gpt2}. */
+export const familyDir = (family) => path.join(ROOT, 'tests/fixtures/families', family);
+
+/** A family fixture folder as sd.loadModel takes it: file name -> bytes (reference.json included). */
+export const familyFiles = (family) =>
+  Object.fromEntries(
+    readdirSync(familyDir(family)).map((name) => [name, readFileSync(path.join(familyDir(family), name))]),
+  );
 
 /** Whether two typed arrays hold the same bytes (floats compared bit for bit, not by value). */
 export const sameBits = (a, b) =>
@@ -218,11 +227,16 @@ export function applySampling(row, { temperature = 1, topK = 0, topP = 1 } = {})
 export const TRANSFORMERS_FOLDERS = path.join(ROOT, 'build-transformers');
 
 /**
- * The transformers.js folder of a model file under build-transformers/ (made, or kept when up to
- * date, by models/make_transformers_model.py); returns its name for from_pretrained.
+ * The transformers.js folder of a model file (or a Hugging Face folder) under build-transformers/
+ * (made, or kept when up to date, by models/make_transformers_model.py); returns its name for
+ * from_pretrained.
  */
-export function transformersFolder(source, name, { variant, dtypes } = {}) {
-  const flags = [...(variant ? ['--variant', variant] : []), ...(dtypes ? ['--dtypes', dtypes] : [])];
+export function transformersFolder(source, name, { variant, dtypes, positions } = {}) {
+  const flags = [
+    ...(variant ? ['--variant', variant] : []),
+    ...(dtypes ? ['--dtypes', dtypes] : []),
+    ...(positions ? ['--positions', String(positions)] : []),
+  ];
   execFileSync(
     '/usr/bin/python3',
     [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(TRANSFORMERS_FOLDERS, name), ...flags],
