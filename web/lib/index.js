@@ -1,65 +1,20 @@
 // specdec for browsers and workers (the package's default entry). The wasm files are located
 // next to the glue with new URL('…', import.meta.url), which bundlers such as Vite recognise and
 // emit as assets. Two builds: the single-threaded module (specdec-core.*), statically imported,
-// and the threaded one (specdec-core-mt.*: glue, pthread worker script, wasm), fetched only when
-// an instance asks for more than one thread where SharedArrayBuffer is usable (a cross-origin
-// isolated page or worker). Its glue is imported at run time from its own URL, never bundled,
-// so that every pthread worker imports that same file.
+// and the threaded one (threaded.js), fetched only when an instance asks for more than one thread
+// where threads can run.
 import createSpecdecModule from './wasm/specdec-core.js';
-import { instantiate, instantiateSingle, loader, SpecdecError } from './core.js';
-import { browserThreadsBlocker, requestedThreads } from './threads.js';
+import { instantiateSingle, loader } from './core.js';
+import { THREADED_OPTIONS, threadedOr } from './threaded.js';
 
 export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
-
-const MT_GLUE = new URL('./wasm/specdec-core-mt.js', import.meta.url).href;
-const MT_WORKER = new URL('./wasm/specdec-core-mt.worker.js', import.meta.url).href;
-const MT_WASM = new URL('./wasm/specdec-core-mt.wasm', import.meta.url).href;
-
-// A bundler may inline the small pthread worker script as a data: URL (Vite does below its
-// assetsInlineLimit, 4 KiB by default); a Worker cannot start from one, but it can from a blob:
-// URL of the same bytes, which is same-origin.
-function startableWorkerUrl(url) {
-  if (!url.startsWith('data:')) return url;
-  const comma = url.indexOf(',');
-  const meta = url.slice(5, comma),
-    body = url.slice(comma + 1);
-  const text = meta.endsWith(';base64') ? atob(body) : decodeURIComponent(body);
-  const bytes = Uint8Array.from(text, (c) => c.charCodeAt(0));
-  return URL.createObjectURL(new Blob([bytes], { type: 'text/javascript' }));
-}
-
-const KNOWN = ['wasmBinary', 'wasmUrl', 'threads', 'threadedWasmBinary', 'threadedWasmUrl'];
 
 /**
  * Instantiates the WebAssembly module and returns the API. Without options the instance is
  * created once and shared by every caller (one thread).
  * @type {(options?: import('./specdec').LoadOptions) => Promise<any>}
  */
-export const loadSpecdec = loader(create, KNOWN);
-
-async function create(options) {
-  const cores = globalThis.navigator?.hardwareConcurrency ?? 1;
-  const requested = requestedThreads(options.threads, cores);
-  let reason = null;
-  if (requested > 1) {
-    reason = browserThreadsBlocker();
-    if (reason === null) {
-      try {
-        const { default: factory } = await import(/* @vite-ignore */ MT_GLUE);
-        const wasmUrl = options.threadedWasmUrl !== undefined ? String(options.threadedWasmUrl) : MT_WASM;
-        const worker = startableWorkerUrl(MT_WORKER);
-        const arg = {
-          specdecPoolSize: requested - 1,
-          mainScriptUrlOrBlob: MT_GLUE,
-          locateFile: (path) => (path.endsWith('.worker.js') ? worker : path.endsWith('.wasm') ? wasmUrl : path),
-        };
-        if (options.threadedWasmBinary !== undefined) arg.wasmBinary = options.threadedWasmBinary;
-        return await instantiate(factory, arg, { requested, reason: null });
-      } catch (e) {
-        if (e instanceof SpecdecError) throw e;
-        reason = `the threaded build did not start (${e?.message ?? e})`;
-      }
-    }
-  }
-  return instantiateSingle(createSpecdecModule, options, { requested, reason });
-}
+export const loadSpecdec = loader(
+  (options) => threadedOr(options, (o, threads) => instantiateSingle(createSpecdecModule, o, threads)),
+  ['wasmBinary', 'wasmUrl', ...THREADED_OPTIONS],
+);

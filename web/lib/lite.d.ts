@@ -21,5 +21,5 @@ export {
   LiteLoadOptions,
 } from './specdec';
 
-/** Instantiates the lite module (one thread); without options one instance is shared. */
+/** Instantiates the lite module (with threads in a browser, the threaded build); without options one instance is shared. */
 export function loadSpecdec(options?: LiteLoadOptions): Promise<Specdec>;

@@ -819,12 +819,22 @@ export interface LoadOptions {
  */
 export function loadSpecdec(options?: LoadOptions): Promise<Specdec>;
 
-/** Options of specdec/lite's loadSpecdec (one thread; lite.d.ts). */
+/** Options of specdec/lite's loadSpecdec (lite.d.ts). */
 export interface LiteLoadOptions {
   /** The bytes of specdec-lite.wasm (skips the fetch / file read). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Browser entry only: where to fetch specdec-lite.wasm from. */
   wasmUrl?: string | URL;
+  /**
+   * Browser entry only (Node's lite runs on one thread): as LoadOptions.threads. More than one
+   * thread, where threads can run, starts the one threaded build there is (specdec-core-mt.*, the
+   * full module, which reads checkpoints too); one thread gets the lite module.
+   */
+  threads?: number | 'auto';
+  /** Browser entry only: the bytes of specdec-core-mt.wasm, when threads > 1. */
+  threadedWasmBinary?: ArrayBuffer | Uint8Array;
+  /** Browser entry only: where to fetch specdec-core-mt.wasm from. */
+  threadedWasmUrl?: string | URL;
 }
 
 /**

@@ -81,7 +81,8 @@ const manifest = self.__WB_MANIFEST;
  * Whether a manifest URL (relative to the scope) belongs to the 'decoding' group: by the built
  * files' names — the decoding worker's bundle is named after its entry, worker/worker.js
  * (assets/worker-<hash>.js, every worker/ module inside it), the GPU code after web/lib's
- * webgpu.js, the full WASM builds after specdec-core (-mt for the threaded one).
+ * webgpu.js, the threaded WASM build after specdec-core-mt (the single-threaded module both
+ * threads load, specdec-lite, is in the page's own group).
  */
 const decodingFile = (url) => /^models\/|(^|\/)(worker|webgpu|specdec-core)[-.]/.test(url);
 precacheAndRoute(manifest.filter((e) => !decodingFile(e.url)));

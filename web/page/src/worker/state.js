@@ -2,7 +2,7 @@
 // the two loaded models, the flags of the one request that may run at a time, and the small
 // helpers every part uses (post a message, yield, the thread count). One object, `state`, so
 // that every module reads and writes the same fields.
-import { loadSpecdec } from 'specdec';
+import { loadSpecdec } from 'specdec/lite';
 
 export const state = {
   sd: null, // this worker's WASM instance (ensureSd)
