@@ -79,6 +79,17 @@ void unpack_weights(const float* w_packed, size_t n, size_t k, float* w) {
   });
 }
 
+void unpack_row(const float* w_packed, size_t n, size_t k, size_t row, float* out) {
+  const detail::PackedReader rd(w_packed, n, k);
+  const size_t k4 = k - k % 4, r = row % kPanelRows;
+  const size_t panel = row / kPanelRows * kPanelRows * k;  // logical start of the row's panel
+  // A k-block holds 4 floats of each of the panel's rows, contiguous within one line.
+  for (size_t kb = 0; kb < k4; kb += 4)
+    std::copy_n(rd.at(panel + kb * kPanelRows + r * 4), 4, out + kb);
+  for (size_t kk = k4; kk < k; ++kk)
+    out[kk] = *rd.at(panel + k4 * kPanelRows + (kk - k4) * kPanelRows + r);
+}
+
 void matmul_reference(const float* x, size_t m, size_t k, const float* w, size_t n,
                       const float* bias, float* out) {
   const size_t k4 = k - k % 4;

@@ -73,6 +73,9 @@ void pack_weights(const float* w, size_t n, size_t k, float* w_packed);
 
 // The inverse: W (n, k) row-major from its packed form.
 void unpack_weights(const float* w_packed, size_t n, size_t k, float* w);
+// Row `row` (< n) of W (n, k) from its packed form: k floats into out. What a tied model's
+// embedding lookup reads (the head's packed rows are the embedding).
+void unpack_row(const float* w_packed, size_t n, size_t k, size_t row, float* out);
 
 // x: (m, k) row-major; w_packed: W (n, k) packed; bias: (n,) or null; out: (m, n) row-major.
 // Uses the best kernel compiled in (AVX2 natively, SIMD128 in WASM, scalar otherwise).

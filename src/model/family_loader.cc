@@ -210,11 +210,15 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   }
   w.ln_f_weight = family::to_floats(g.norm_w, *ck.find(g.norm_w));
   if (!g.norm_b.empty()) w.ln_f_bias = family::to_floats(g.norm_b, *ck.find(g.norm_b));
-  const CheckpointTensor* head = ck.config.tied_head ? nullptr : ck.find("lm_head.weight");
-  const std::vector<float> head_rows =
-      head ? family::to_floats("lm_head.weight", *head) : w.wte;  // tied: the embedding
   w.lm_head.resize(kernels::packed_size(cfg.vocab_size, C));
-  kernels::pack_weights(head_rows.data(), cfg.vocab_size, C, w.lm_head.data());
+  if (ck.config.tied_head) {
+    // The embedding is held once, as the head's packed rows (token_embedding unpacks a row).
+    kernels::pack_weights(w.wte.data(), cfg.vocab_size, C, w.lm_head.data());
+    std::vector<float>().swap(w.wte);
+  } else {
+    const std::vector<float> head = family::to_floats("lm_head.weight", *ck.find("lm_head.weight"));
+    kernels::pack_weights(head.data(), cfg.vocab_size, C, w.lm_head.data());
+  }
   return model;
 }
 

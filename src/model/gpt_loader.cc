@@ -302,7 +302,9 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Wei
   model.config_ = cfg;
   model.weight_type_ = want_int8 ? Weights::kInt8 : Weights::kF32;
   GPTWeights& w = model.weights_;
-  w.wte = load_floats(tensor("transformer.wte.weight"));
+  // Tied head (nanoGPT): the logits are x @ wte^T, and the embedding is held once, as the head's
+  // packed rows (token_embedding unpacks a row).
+  if (has_lm_head) w.wte = load_floats(tensor("transformer.wte.weight"));
   w.wpe = load_floats(tensor("transformer.wpe.weight"));
   for (int l = 0; l < cfg.n_layer; ++l) {
     LayerWeights lw;
@@ -318,7 +320,6 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Wei
   }
   w.ln_f_weight = load_floats(tensor("transformer.ln_f.weight"));
   w.ln_f_bias = load_floats(tensor("transformer.ln_f.bias"));
-  // Tied head (nanoGPT): the logits are x @ wte^T.
   w.lm_head = load_packed(tensor(has_lm_head ? "lm_head.weight" : "transformer.wte.weight"));
   return model;
 }

@@ -181,8 +181,9 @@ const float* bias_or_null(const std::vector<float>& b) { return b.empty() ? null
 void embed(const GPTConfig& cfg, const GPTWeights& w, const std::vector<int>& tokens,
            const PassLayout& lay, std::vector<float>& x) {
   const size_t C = cfg.n_embd;
+  std::vector<float> row(w.wte.empty() ? C : 0);
   for (size_t t = 0; t < tokens.size(); ++t) {
-    const float* tok = w.wte.data() + static_cast<size_t>(tokens[t]) * C;
+    const float* tok = token_embedding(cfg, w, static_cast<size_t>(tokens[t]), row.data());
     if (cfg.positions == PositionKind::kRotary) {
       std::copy(tok, tok + C, &x[t * C]);
       continue;
@@ -269,6 +270,14 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
                             lay.tree_parent.end());
   cache.tree_depth_.insert(cache.tree_depth_.end(), lay.tree_depth.begin(), lay.tree_depth.end());
   return logits;
+}
+
+const float* token_embedding(const GPTConfig& cfg, const GPTWeights& w, size_t token,
+                             float* scratch) {
+  const size_t C = cfg.n_embd;
+  if (!w.wte.empty()) return w.wte.data() + token * C;
+  kernels::unpack_row(w.lm_head.data(), cfg.vocab_size, C, token, scratch);
+  return scratch;
 }
 
 const char* weights_name(Weights w) { return w == Weights::kInt8 ? "int8" : "f32"; }

@@ -72,7 +72,7 @@ struct LayerWeights {
 };
 
 struct GPTWeights {
-  std::vector<float> wte;            // (V, C) token embeddings, row-major (looked up by id)
+  std::vector<float> wte;            // (V, C) token embeddings, row-major; empty when tied
   std::vector<float> wpe;            // (block_size, C) learned position embeddings, or empty
   std::vector<float> rope_cos;       // (block_size, hd / 2) rotary table (kernels/rope.h), or empty
   std::vector<float> rope_sin;       // (block_size, hd / 2)
@@ -81,6 +81,11 @@ struct GPTWeights {
   std::vector<float> ln_f_bias;      // (C,) LayerNorm only
   std::vector<float> lm_head;        // (V, C) packed float32: lm_head.weight, or wte when tied
 };
+
+// Token `token`'s embedding (C floats): a view of its wte row, or, when the head is tied (the
+// embedding held once, as the head's packed rows), the row unpacked into scratch (C floats).
+const float* token_embedding(const GPTConfig& cfg, const GPTWeights& w, size_t token,
+                             float* scratch);
 
 class GPTModel {
  public:

@@ -53,11 +53,15 @@ std::vector<float> finite_floats(const TensorView& t) {
 
 uint64_t model_fingerprint(const GPTModel& model) {
   uint64_t h = 0xcbf29ce484222325ULL;
-  const std::vector<float>& wte = model.weights().wte;
-  const auto* bytes = reinterpret_cast<const uint8_t*>(wte.data());
-  for (size_t i = 0; i < wte.size() * sizeof(float); ++i) {
-    h ^= bytes[i];
-    h *= 0x100000001b3ULL;
+  const size_t V = model.config().vocab_size, C = model.config().n_embd;
+  std::vector<float> scratch(C);
+  for (size_t v = 0; v < V; ++v) {  // the embedding's bytes, row by row (a tied one unpacked)
+    const float* row = token_embedding(model.config(), model.weights(), v, scratch.data());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(row);
+    for (size_t i = 0; i < C * sizeof(float); ++i) {
+      h ^= bytes[i];
+      h *= 0x100000001b3ULL;
+    }
   }
   return h;
 }
@@ -142,12 +146,14 @@ std::vector<float> MedusaHeads::forward(const float* h, int next_token) const {
   const size_t K = static_cast<size_t>(n_heads_);
   std::vector<float> r(K * C);  // (K, C) each head's residual output
   std::vector<float> t(C);      // (C,) U_i wte[next_token]
+  std::vector<float> e_row(C);  // (C,) wte[next_token] when the target's head is tied
   const float* e = nullptr;
   if (token_input()) {
     if (next_token < 0 || next_token >= target_->config().vocab_size) {
       fail("heads: token ", next_token, " outside [0, ", V, ")");
     }
-    e = target_->weights().wte.data() + static_cast<size_t>(next_token) * C;
+    e = token_embedding(target_->config(), target_->weights(), static_cast<size_t>(next_token),
+                        e_row.data());
   }
   kernels::ThreadPool* const pool = target_->thread_pool();  // the target's threads
   for (size_t i = 0; i < K; ++i) {

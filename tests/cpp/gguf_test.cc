@@ -29,6 +29,9 @@
 
 #include "base/errors.h"
 #include "kernels/half.h"
+#include "model/gpt_model.h"
+#include "model/heads.h"
+#include "model/kv_cache.h"
 #include "model/safetensors.h"
 
 namespace specdec {
@@ -903,6 +906,33 @@ TEST(Gguf, ExporterTwinsOfHfFoldersLoadAsTheFolder) {
     }
   }
   std::filesystem::remove_all(tmp);
+}
+
+// A tied head keeps the embedding once (as the head's packed rows): no (V, C) float copy, and the
+// same logits, bit for bit, and the same fingerprint as the untied model whose head is the
+// embedding.
+TEST(Gguf, TiedHeadHoldsTheEmbeddingOnce) {
+  for (Family family : {Family::kLlama, Family::kGPT2}) {
+    SCOPED_TRACE(family_name(family));
+    Dims d;
+    d.tied = true;
+    if (family == Family::kGPT2) d.n_kv_head = d.n_head, d.head_dim = d.n_embd / d.n_head;
+    const std::vector<uint8_t> b = gguf_model(family, d, kF32, hf_model(family, d)).bytes();
+    const Checkpoint tied_ck = checkpoint_from_gguf(b.data(), b.size());
+    Checkpoint untied_ck = checkpoint_from_gguf(b.data(), b.size());
+    untied_ck.config.tied_head = false;
+    untied_ck.tensors["lm_head.weight"] = *untied_ck.find(
+        family == Family::kGPT2 ? "transformer.wte.weight" : "model.embed_tokens.weight");
+    const GPTModel tied = GPTModel::from_checkpoint(tied_ck);
+    const GPTModel untied = GPTModel::from_checkpoint(untied_ck);
+    EXPECT_TRUE(tied.weights().wte.empty());
+    EXPECT_EQ(untied.weights().wte.size(), size_t(d.vocab) * d.n_embd);
+    EXPECT_EQ(untied.weight_bytes() - tied.weight_bytes(), size_t(d.vocab) * d.n_embd * 4);
+    EXPECT_EQ(model_fingerprint(tied), model_fingerprint(untied));
+    const std::vector<int> tokens = {0, 5, d.vocab - 1, 3, 17, 3};  // first and last rows too
+    KVCache a(tied.config()), c(untied.config());
+    EXPECT_EQ(tied.forward(tokens, a), untied.forward(tokens, c));
+  }
 }
 
 // Writes the seed corpus of tests/fuzz/fuzz_gguf.cc when SPECDEC_GGUF_CORPUS names a folder.

@@ -4,6 +4,7 @@
 // (4 lanes, 4-row panels) to catch tail bugs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -164,6 +165,30 @@ TEST(Matmul, StripedLayout) {
         Unstriped{1000, 68, "K % 32 != 0"}, Unstriped{2048, 100, "K % 32 != 0"}}) {
     EXPECT_FALSE(packed_striped(u.n, u.k)) << u.n << "x" << u.k << ": " << u.why;
     EXPECT_EQ(packed_size(u.n, u.k), kHeaderFloats + (u.n + 3) / 4 * 4 * u.k);
+  }
+}
+
+// unpack_row returns row i of W exactly, striped or not, with a K % 4 tail, in a last partial
+// panel (what a tied model's embedding lookup reads).
+TEST(Kernels, UnpackRowIsTheRow) {
+  struct Shape {
+    size_t n, k;
+  };
+  for (const Shape& sh : {Shape{256, 256}, Shape{261, 256}, Shape{9, 8192}, Shape{7, 5},
+                          Shape{300, 255}, Shape{1, 1}, Shape{13, 68}}) {
+    const size_t n = sh.n, k = sh.k;
+    std::vector<float> w(n * k);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i) * 0.5f - 3.0f;
+    std::vector<float> packed(packed_size(n, k));
+    pack_weights(w.data(), n, k, packed.data());
+    std::vector<float> row(k, -99.0f);
+    for (size_t i = 0; i < n; i += (n > 20 ? 7 : 1)) {
+      unpack_row(packed.data(), n, k, i, row.data());
+      ASSERT_TRUE(std::equal(row.begin(), row.end(), w.begin() + i * k))
+          << n << "x" << k << " row " << i;
+    }
+    unpack_row(packed.data(), n, k, n - 1, row.data());  // the last row, in a partial panel
+    ASSERT_TRUE(std::equal(row.begin(), row.end(), w.begin() + (n - 1) * k)) << n << "x" << k;
   }
 }
 
