@@ -95,7 +95,8 @@ void transpose_conv1d(const std::string& name, CheckpointTensor& t, Checkpoint& 
     fail("model file: tensor '", name, "' has shape ", shape_string(t.shape),
          ", expected a matrix (Conv1D)");
   }
-  const size_t rows = t.shape[0], cols = t.shape[1], es = t.bytes / (rows * cols != 0 ? rows * cols : 1);
+  const size_t rows = t.shape[0], cols = t.shape[1],
+               es = t.bytes / (rows * cols != 0 ? rows * cols : 1);
   std::vector<uint8_t> out(t.bytes);
   for (size_t r = 0; r < rows; ++r) {
     for (size_t c = 0; c < cols; ++c) {
