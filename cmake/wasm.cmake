@@ -39,6 +39,9 @@ set(SPECDEC_WASM_LINK_OPTIONS
   -sEXPORT_ES6=1
   -sEXPORT_NAME=createSpecdecModule
   -sALLOW_MEMORY_GROWTH=1
+  # Up to 4 GiB of wasm memory (the default stops at 2): a 360M-parameter model in float32, a
+  # 1.1B one in 8-bit (kMaxFamilyParamBytes, 3 GiB of weights, plus a KV cache).
+  -sMAXIMUM_MEMORY=4GB
   # No eval / new Function in the glue: pages can use a CSP without 'unsafe-eval'.
   -sDYNAMIC_EXECUTION=0
   # Nothing reads files: models arrive as bytes.
@@ -102,7 +105,7 @@ target_compile_options(specdec_core_mt PUBLIC -msimd128 -pthread -fexceptions)
 set(SPECDEC_WASM_MT_LINK_OPTIONS
   -O3 -msimd128 -pthread -fexceptions -lembind
   -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createSpecdecModule
-  -sALLOW_MEMORY_GROWTH=1 -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0
+  -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0
   "-sPTHREAD_POOL_SIZE=Math.max(1,Module['specdecPoolSize']|0)"
 )
 set(SPECDEC_NODE_LINK_OPTIONS

@@ -322,7 +322,7 @@ function byteTokenizerKvs(vocabSize) {
 }
 
 // The hyper-parameters under llama.cpp's keys (gguf-py constants).
-function hfKvs(arch, c, type, contextLength) {
+export function hfKvs(arch, c, type, contextLength) {
   const gpt2 = arch === 'gpt2';
   const C = c.hidden_size ?? c.n_embd;
   const H = c.num_attention_heads ?? c.n_head;

@@ -22,8 +22,8 @@ LoadedCheckpoint build(const Checkpoint& checkpoint, const Weights* weights) {
 
 }  // namespace
 
-LoadedCheckpoint model_from_gguf(const uint8_t* bytes, size_t size, const Weights* weights) {
-  return build(checkpoint_from_gguf(bytes, size), weights);
+LoadedCheckpoint model_from_gguf(uint64_t size, const ByteReader& read, const Weights* weights) {
+  return build(checkpoint_from_gguf_stream(size, read), weights);
 }
 
 LoadedCheckpoint model_from_folder(const std::vector<FolderFile>& files, const Weights* weights) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/checkpoint.h"
 #include "model/gpt_model.h"
 #include "model/hf_folder.h"
 
@@ -19,8 +20,10 @@ struct LoadedCheckpoint {
   double params = 0;  // parameters the checkpoint stores (a tied head counted once)
 };
 
-// weights: null keeps the file's layout (Q8_0 / Q4_0 as 8-bit, floats as f32).
-LoadedCheckpoint model_from_gguf(const uint8_t* bytes, size_t size, const Weights* weights);
+// weights: null keeps the file's layout (Q8_0 / Q4_0 as 8-bit, floats as f32). A GGUF file of
+// `size` bytes is streamed through `read` (model/gguf.h: its header from a prefix, then one
+// tensor at a time), so it is never whole in wasm memory beside the model.
+LoadedCheckpoint model_from_gguf(uint64_t size, const ByteReader& read, const Weights* weights);
 LoadedCheckpoint model_from_folder(const std::vector<FolderFile>& files, const Weights* weights);
 
 }  // namespace specdec::bindings

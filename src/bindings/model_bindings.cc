@@ -59,17 +59,31 @@ ModelHandle* hold(LoadedCheckpoint&& loaded) {
   return hold(std::move(loaded.model), loaded.params);
 }
 
+// Copies `n` bytes at `offset` of a JS Uint8Array into wasm memory at `into`.
+void copy_range(const val& bytes, uint64_t offset, size_t n, uint8_t* into) {
+  if (n == 0) return;
+  const val part = bytes.call<val>("subarray", double(offset), double(offset + n));
+  val(emscripten::typed_memory_view(n, into)).call<void>("set", part);
+}
+
 // bytes: Uint8Array holding one model file: our safetensors file, or a GGUF file (llama /
-// qwen2 / gpt2; bindings/checkpoints.h), told apart by the GGUF magic. The copy in wasm memory is
-// freed before returning (the model holds its own packed weights).
+// qwen2 / gpt2; bindings/checkpoints.h), told apart by the GGUF magic. Our files are copied in
+// whole (at most 512 MiB of weights) and the copy freed before returning; a GGUF file is read a
+// tensor at a time as the model is built, so wasm memory holds the model and one tensor.
 ModelHandle* load_model(val bytes, int weights) {
   return guard([&] {
     const Weights want = checked_weights(weights);
     const Weights* asked = weights == 0 ? nullptr : &want;
-    const std::vector<uint8_t> buffer = copy_bytes(bytes);
-    if (buffer.size() >= 4 && std::equal(buffer.begin(), buffer.begin() + 4, "GGUF")) {
-      return hold(model_from_gguf(buffer.data(), buffer.size(), asked));
+    const uint64_t size = js_length(bytes);
+    uint8_t magic[4] = {};
+    if (size >= 4) copy_range(bytes, 0, 4, magic);
+    if (size >= 4 && std::equal(magic, magic + 4, "GGUF")) {
+      const ByteReader read = [&bytes](uint64_t offset, size_t n, uint8_t* into) {
+        copy_range(bytes, offset, n, into);
+      };
+      return hold(model_from_gguf(size, read, asked));
     }
+    const std::vector<uint8_t> buffer = copy_bytes(bytes);
     return hold(GPTModel::from_safetensors(buffer.data(), buffer.size(), asked));
   });
 }

@@ -12,6 +12,13 @@ const char* tensor_type_name(TensorType t) {
   return kNames[static_cast<int>(t)];
 }
 
+const uint8_t* tensor_bytes(const CheckpointTensor& t, std::vector<uint8_t>& scratch) {
+  if (t.data || !t.fetch) return t.data;
+  scratch.resize(t.bytes);
+  t.fetch(scratch.data());
+  return scratch.data();
+}
+
 const CheckpointTensor* Checkpoint::find(const std::string& name) const {
   auto it = tensors.find(name);
   return it == tensors.end() ? nullptr : &it->second;

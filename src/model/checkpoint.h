@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,12 +65,23 @@ struct FamilyConfig {
 enum class TensorType { kF32, kF16, kBF16, kQ8_0, kQ4_0 };
 const char* tensor_type_name(TensorType t);  // "F32" ... "Q4_0", as the formats spell them
 
+// Where a streamed file's bytes come from: copies `bytes` bytes at `offset` of the file into
+// `into` (the bindings read them from the JS buffer the file is in, one tensor at a time).
+using ByteReader = std::function<void(uint64_t offset, size_t bytes, uint8_t* into)>;
+
 struct CheckpointTensor {
   TensorType type = TensorType::kF32;
   std::vector<uint64_t> shape;    // PyTorch order; a Linear weight is (out, in)
   const uint8_t* data = nullptr;  // `bytes` bytes inside the caller's buffers or Checkpoint::owned
   size_t bytes = 0;
+  // A streamed checkpoint's tensor (data null): writes its `bytes` bytes, in this layout
+  // (rewrites done), into `into`. The model's loader fetches each tensor when it converts it and
+  // drops the bytes after, so the file is never whole in memory beside the model.
+  std::function<void(uint8_t* into)> fetch;
 };
+
+// t's bytes: t.data, or fetched into scratch (resized to t.bytes).
+const uint8_t* tensor_bytes(const CheckpointTensor& t, std::vector<uint8_t>& scratch);
 
 struct Checkpoint {
   FamilyConfig config;

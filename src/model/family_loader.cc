@@ -75,11 +75,12 @@ GPTConfig config_from(const FamilyConfig& f, int context) {
 }
 
 // Weights and KV cache within kMaxFamily*; 8-bit needs whole blocks along every Linear input.
-void check_memory(const GPTConfig& c, bool int8) {
+void check_memory(const GPTConfig& c, bool int8, bool tied) {
   const uint64_t C = c.n_embd, V = c.vocab_size, L = c.n_layer, Q = c.q_dim(), KV = c.kv_dim();
   const uint64_t FC = c.mlp == MlpKind::kSwiGlu ? 2 * c.ff() : c.ff();
   const uint64_t linear = L * ((Q + 2 * KV) * C + C * Q + FC * C + C * c.ff());
-  const uint64_t other = 2 * V * C + uint64_t(c.block_size) * C + L * (Q + 2 * KV + FC + 6 * C);
+  const uint64_t other =
+      (tied ? 1 : 2) * V * C + uint64_t(c.block_size) * C + L * (Q + 2 * KV + FC + 6 * C);
   const uint64_t bytes = (int8 ? linear + linear / 8 : 4 * linear) + 4 * other;
   if (bytes > kMaxFamilyParamBytes) {
     fail("model file: the weights need ", bytes, " bytes in memory (", int8 ? "int8" : "f32",
@@ -184,7 +185,7 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   family::check_tensor_set(ck, cfg, family);
   const bool stored_int8 = has_quantized_linear(ck, cfg, family);
   const bool int8 = weights ? *weights == Weights::kInt8 : stored_int8;
-  check_memory(cfg, int8);
+  check_memory(cfg, int8, ck.config.tied_head);
 
   GPTModel model;
   model.config_ = cfg;

@@ -116,7 +116,7 @@ const CheckpointTensor* check_tensor(const Checkpoint& ck, const std::string& na
          shape_string(shape), " (from config.json)");
   }
   const uint64_t want = expected_bytes(name, *t);
-  if (t->bytes != want || (want > 0 && !t->data)) {
+  if (t->bytes != want || (want > 0 && !t->data && !t->fetch)) {
     fail("model file: tensor '", name, "' (", tensor_type_name(t->type), " ", shape_string(shape),
          ") holds ", t->bytes, " bytes, expected ", want);
   }
@@ -169,8 +169,10 @@ void check_tensor_set(const Checkpoint& ck, const GPTConfig& c, Family family) {
 void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q, float* scales) {
   const bool q8 = t.type == TensorType::kQ8_0;
   const size_t block_bytes = q8 ? 34 : 18, n_blocks = t.bytes / block_bytes;
+  std::vector<uint8_t> scratch;
+  const uint8_t* data = tensor_bytes(t, scratch);
   for (size_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* blk = t.data + b * block_bytes;
+    const uint8_t* blk = data + b * block_bytes;
     uint16_t h = 0;
     std::memcpy(&h, blk, 2);
     scales[b] = kernels::f16_to_f32(h);
@@ -198,8 +200,9 @@ std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t)
                            ? t.bytes / (t.type == TensorType::kQ8_0 ? 34 : 18) * kQ8Block
                            : t.bytes / 2;
   std::vector<float> out(numel);
-  const uint8_t* d = t.data;
-  for (size_t i = 0; i < numel; ++i) {
+  std::vector<uint8_t> scratch;
+  const uint8_t* d = is_quantized(t.type) ? nullptr : tensor_bytes(t, scratch);  // blocks: below
+  for (size_t i = 0; d && i < numel; ++i) {
     uint16_t h = 0;
     switch (t.type) {
       case TensorType::kF32:

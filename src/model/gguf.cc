@@ -13,12 +13,15 @@ namespace {
 
 // Reads little-endian fields from [bytes, bytes + size), refusing to read past the end: each
 // failure names the field that did not fit.
+// A header read from a prefix of the file (available < file size) throws GgufNeedsMore where
+// the file has the bytes but the prefix does not; the size checks use the whole file's.
 class Reader {
  public:
-  Reader(const uint8_t* bytes, size_t size) : bytes_(bytes), size_(size) {}
+  Reader(const uint8_t* bytes, size_t available, uint64_t file_size)
+      : bytes_(bytes), available_(available), size_(file_size) {}
 
   size_t pos() const { return pos_; }
-  size_t left() const { return size_ - pos_; }
+  uint64_t left() const { return size_ - pos_; }  // in the file
   const uint8_t* here() const { return bytes_ + pos_; }
 
   void need(uint64_t n, const std::string& field) const {
@@ -26,6 +29,7 @@ class Reader {
       fail(field, " needs ", n, " bytes at offset ", pos_, " but only ", left(),
            " are left (truncated file?)");
     }
+    if (n > available_ - pos_) throw GgufNeedsMore{pos_ + n};
   }
   const uint8_t* take(uint64_t n, const std::string& field) {
     need(n, field);
@@ -50,7 +54,8 @@ class Reader {
 
  private:
   const uint8_t* bytes_;
-  size_t size_;
+  size_t available_;
+  uint64_t size_;
   size_t pos_ = 0;
 };
 
@@ -116,6 +121,7 @@ GgufValue read_value(Reader& r, GgufType type, const std::string& where) {
     }
     for (uint64_t i = 0; i < v.count; ++i) {  // no allocation per element
       if (r.left() < 8) fail(where, ": string ", i, " of ", v.count, " is cut off");
+      r.need(8, where);
       const uint64_t n = Reader::le(r.here(), 8);
       if (n > r.left() - 8) {
         fail(where, ": string ", i, " has length ", n, " but only ", r.left() - 8,
@@ -215,7 +221,7 @@ void place_tensors(GgufFile& f, const uint8_t* data, uint64_t data_size) {
       fail(where, ": bytes [", t.offset, ", ", t.offset, " + ", t.bytes,
            ") are outside the data section of ", data_size, " bytes");
     }
-    t.data = data + t.offset;
+    t.data = data ? data + t.offset : nullptr;
     order.push_back(&t);
   }
   std::sort(order.begin(), order.end(),
@@ -253,8 +259,11 @@ std::string ggml_type_name(uint32_t ggml_type) {
 
 std::vector<uint64_t> GgufTensor::shape() const { return {ne.rbegin(), ne.rend()}; }
 
-GgufFile parse_gguf(const uint8_t* bytes, size_t size) {
-  Reader r(bytes, size);
+// The container from the first `available` bytes of a file of `size` bytes: tensors placed in
+// the data section when `place` (the whole file is there), else left without data (offsets still
+// checked against the file's size).
+GgufFile parse_gguf_any(const uint8_t* bytes, size_t available, uint64_t size, bool place) {
+  Reader r(bytes, available, size);
   const uint32_t magic = r.u32("model file: magic");
   if (magic != kGgufMagic) fail("model file: not a GGUF file (magic 0x", std::hex, magic, ")");
   GgufFile f;
@@ -298,8 +307,19 @@ GgufFile parse_gguf(const uint8_t* bytes, size_t size) {
   } else {
     f.data_offset = r.pos() + static_cast<size_t>(pad);
   }
-  place_tensors(f, bytes + f.data_offset, size - f.data_offset);
+  place_tensors(f, place ? bytes + f.data_offset : nullptr, size - f.data_offset);
   return f;
+}
+
+GgufFile parse_gguf(const uint8_t* bytes, size_t size) {
+  return parse_gguf_any(bytes, size, size, true);
+}
+
+GgufFile parse_gguf_header(const uint8_t* bytes, size_t available, uint64_t file_size) {
+  if (available > file_size)
+    fail("model file: a header of ", available, " bytes of a file of ", file_size);
+  // Never placed, even when the whole file was given: the caller's buffer is only the header's.
+  return parse_gguf_any(bytes, available, file_size, false);
 }
 
 }  // namespace specdec

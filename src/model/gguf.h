@@ -85,7 +85,7 @@ struct GgufFile {
   uint64_t alignment = kGgufDefaultAlignment;
   std::map<std::string, GgufValue> metadata;
   std::vector<GgufTensor> tensors;  // in the file's order
-  size_t data_offset = 0;           // where the data section starts in the buffer
+  uint64_t data_offset = 0;         // where the data section starts in the file
 
   const GgufValue* find(const std::string& key) const;
   const GgufTensor* find_tensor(const std::string& name) const;
@@ -106,7 +106,7 @@ struct GgufFile {
 
  private:
   std::map<std::string, size_t> tensor_index_;
-  friend GgufFile parse_gguf(const uint8_t* bytes, size_t size);
+  friend GgufFile parse_gguf_any(const uint8_t* bytes, size_t available, uint64_t size, bool place);
 };
 
 // Validates the container (see the top of this file) and the tensors' layout: a type of
@@ -115,6 +115,18 @@ struct GgufFile {
 // data section and not overlapping.
 GgufFile parse_gguf(const uint8_t* bytes, size_t size);
 
+// Thrown by parse_gguf_header when the header runs past the bytes it was given (but not past
+// the file): read it again with at least `bytes` bytes.
+struct GgufNeedsMore {
+  uint64_t bytes;
+};
+
+// parse_gguf from the file's first `available` bytes (the header: metadata and tensor infos) of
+// `file_size`: the same checks (offsets against the file's size), but the tensors get no data
+// (data null); checkpoint_from_gguf then reads them through a ByteReader. Throws GgufNeedsMore
+// when `available` ends inside the header.
+GgufFile parse_gguf_header(const uint8_t* bytes, size_t available, uint64_t file_size);
+
 // A checkpoint (checkpoint.h) from a GGUF file of architecture llama, qwen2 or gpt2: the
 // hyperparameters from `{arch}.*` and `tokenizer.ggml.*` keys, the tensors under Hugging Face
 // names, shapes checked against the hyperparameters. Tensors point into `bytes` (which must
@@ -122,7 +134,16 @@ GgufFile parse_gguf(const uint8_t* bytes, size_t size);
 // Checkpoint::owned (llama.cpp's converter permutes them for its pair-wise rotary; design §1.6).
 // Refused by name: other architectures, rope scaling, a sliding window shorter than the
 // context, a partial rotary, Llama 3's rope_freqs unless all 1, unknown or missing tensors.
+// With `read`, tensors without data (parse_gguf_header) are streamed: each one's bytes are read
+// (and llama's Q / K rows un-permuted) when the model's loader converts it; `read` must outlive
+// the checkpoint.
 Checkpoint checkpoint_from_gguf(const uint8_t* bytes, size_t size);
-Checkpoint checkpoint_from_gguf(const GgufFile& file);
+Checkpoint checkpoint_from_gguf(const GgufFile& file, const ByteReader* read = nullptr);
+
+// A streamed GGUF checkpoint of a file of `size` bytes that `read` reads: the header is read
+// from a prefix of first_read bytes (grown fourfold until it holds the header), the tensors
+// one at a time (see above). `read` must outlive the checkpoint.
+Checkpoint checkpoint_from_gguf_stream(uint64_t size, const ByteReader& read,
+                                       size_t first_read = size_t{16} << 20);
 
 }  // namespace specdec

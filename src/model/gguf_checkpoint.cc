@@ -5,8 +5,10 @@
 //
 // GPT-2: llama.cpp's converter (conversion/gpt2.py) transposes HF's Conv1D weights (in, out)
 // before writing them, so a GGUF gpt2 matrix is (out, in) already, as checkpoint.h wants.
+#include <algorithm>
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "base/errors.h"
@@ -232,22 +234,32 @@ std::vector<Entry> gpt2_plan(const FamilyConfig& c) {
 // GGUF row h·d + 2i + s holds HF row h·d + s·d/2 + i (s ∈ {0, 1}, i < d/2, d = rows / heads):
 // llama.cpp's converter interleaves each head's two rotary halves. Whole rows move, so any
 // row-wise type (F32, F16, BF16, Q8_0 and Q4_0 blocks of a row) moves as it is.
-std::vector<uint8_t> unpermute_rows(const GgufTensor& t, uint64_t rows, int heads) {
-  const size_t row_bytes = t.bytes / rows;
+void unpermute_rows(const uint8_t* in, size_t bytes, uint64_t rows, int heads, uint8_t* out) {
+  const size_t row_bytes = bytes / rows;
   const uint64_t d = rows / static_cast<uint64_t>(heads);
-  std::vector<uint8_t> out(t.bytes);
   for (uint64_t h = 0; h < static_cast<uint64_t>(heads); ++h) {
     for (uint64_t i = 0; i < d / 2; ++i) {
       for (uint64_t s = 0; s < 2; ++s) {
         const uint64_t hf_row = h * d + s * (d / 2) + i, gguf_row = h * d + 2 * i + s;
-        std::memcpy(out.data() + hf_row * row_bytes, t.data + gguf_row * row_bytes, row_bytes);
+        std::memcpy(out + hf_row * row_bytes, in + gguf_row * row_bytes, row_bytes);
       }
     }
   }
-  return out;
 }
 
-void add_tensor(const GgufTensor& t, const Entry& e, Checkpoint& ck) {
+// A streamed tensor's fetch: its bytes at `offset` of the file, un-permuted when `heads` > 0.
+std::function<void(uint8_t*)> streamed(const ByteReader& read, uint64_t offset, size_t bytes,
+                                       uint64_t rows, int heads) {
+  return [&read, offset, bytes, rows, heads](uint8_t* into) {
+    if (heads == 0) return read(offset, bytes, into);
+    std::vector<uint8_t> raw(bytes);
+    read(offset, bytes, raw.data());
+    unpermute_rows(raw.data(), bytes, rows, heads, into);
+  };
+}
+
+void add_tensor(const GgufFile& f, const GgufTensor& t, const Entry& e, const ByteReader* read,
+                Checkpoint& ck) {
   const std::string where = "model file: tensor '" + t.name + "'";
   if (t.shape() != e.shape) {
     fail(where, " has shape ", shape_string(t.shape()), ", expected ", shape_string(e.shape));
@@ -261,22 +273,35 @@ void add_tensor(const GgufTensor& t, const Entry& e, Checkpoint& ck) {
   ct.shape = e.shape;
   ct.data = t.data;
   ct.bytes = t.bytes;
-  if (e.permuted_heads > 0) {
-    ck.owned.push_back(unpermute_rows(t, e.shape[0], e.permuted_heads));
+  if (!t.data) {
+    if (!read) fail(where, " has no data (a header without a reader)");
+    ct.fetch = streamed(*read, f.data_offset + t.offset, t.bytes, e.shape[0], e.permuted_heads);
+  } else if (e.permuted_heads > 0) {
+    ck.owned.emplace_back(t.bytes);
+    unpermute_rows(t.data, t.bytes, e.shape[0], e.permuted_heads, ck.owned.back().data());
     ct.data = ck.owned.back().data();
   }
   ck.tensors.emplace(e.hf, std::move(ct));
 }
 
 // Llama 3's rope scaling as llama.cpp writes it: per-frequency divisors. All 1 is no scaling.
-void check_rope_freqs(const GgufTensor& t, const FamilyConfig& c) {
+void check_rope_freqs(const GgufFile& f, const GgufTensor& t, const ByteReader* read,
+                      const FamilyConfig& c) {
   const uint64_t n = static_cast<uint64_t>(c.head_dim / 2);
   if (t.type != TensorType::kF32 || t.ne.size() != 1 || t.ne[0] != n) {
     fail("model file: tensor 'rope_freqs.weight' must be F32 of shape [", n, "]");
   }
+  std::vector<uint8_t> streamed_bytes;
+  const uint8_t* data = t.data;
+  if (!data) {
+    if (!read) fail("model file: tensor 'rope_freqs.weight' has no data");
+    streamed_bytes.resize(t.bytes);
+    (*read)(f.data_offset + t.offset, t.bytes, streamed_bytes.data());
+    data = streamed_bytes.data();
+  }
   for (uint64_t i = 0; i < n; ++i) {
     float x;
-    std::memcpy(&x, t.data + 4 * i, 4);
+    std::memcpy(&x, data + 4 * i, 4);
     if (x != 1.0f) {
       fail("model file: tensor 'rope_freqs.weight' holds Llama 3 rope scaling (factor ", x, " at ",
            i, "): not supported");
@@ -286,7 +311,7 @@ void check_rope_freqs(const GgufTensor& t, const FamilyConfig& c) {
 
 }  // namespace
 
-Checkpoint checkpoint_from_gguf(const GgufFile& f) {
+Checkpoint checkpoint_from_gguf(const GgufFile& f, const ByteReader* read) {
   const std::string arch(f.get_string("general.architecture"));
   Family family;
   if (arch == "llama") {
@@ -317,12 +342,12 @@ Checkpoint checkpoint_from_gguf(const GgufFile& f) {
       if (e.need == Need::kRequired) fail("model file: tensor '", e.gguf, "' is missing");
       continue;
     }
-    add_tensor(*t, e, ck);
+    add_tensor(f, *t, e, read, ck);
     ++used;
   }
   if (const GgufTensor* freqs = f.find_tensor("rope_freqs.weight");
       freqs && family == Family::kLlama) {
-    check_rope_freqs(*freqs, ck.config);
+    check_rope_freqs(f, *freqs, read, ck.config);
     ++used;
   }
   if (used != f.tensors.size()) {
@@ -340,6 +365,20 @@ Checkpoint checkpoint_from_gguf(const GgufFile& f) {
 
 Checkpoint checkpoint_from_gguf(const uint8_t* bytes, size_t size) {
   return checkpoint_from_gguf(parse_gguf(bytes, size));
+}
+
+Checkpoint checkpoint_from_gguf_stream(uint64_t size, const ByteReader& read, size_t first_read) {
+  uint64_t want = std::max<uint64_t>(first_read, 64);
+  for (;;) {
+    std::vector<uint8_t> header(static_cast<size_t>(std::min(want, size)));
+    read(0, header.size(), header.data());
+    try {
+      // The metadata views point into `header`, which the checkpoint does not need after this.
+      return checkpoint_from_gguf(parse_gguf_header(header.data(), header.size(), size), &read);
+    } catch (const GgufNeedsMore& more) {
+      want = std::max(more.bytes, want > size / 4 ? size : want * 4);
+    }
+  }
 }
 
 }  // namespace specdec

@@ -935,6 +935,72 @@ TEST(Gguf, TiedHeadHoldsTheEmbeddingOnce) {
   }
 }
 
+// A streamed GGUF file (its header from a prefix, grown until it holds it; each tensor read when
+// the loader converts it) gives the model the whole file gives, bit for bit; reads nothing but
+// the header before the model is built; and refuses a cut file with the same message.
+TEST(Gguf, StreamedFileLoadsAsTheWholeFile) {
+  const std::pair<Family, uint32_t> cases[] = {{Family::kLlama, kQ8_0},
+                                               {Family::kLlama, kF32},
+                                               {Family::kQwen2, kF16},
+                                               {Family::kGPT2, kF32}};
+  for (const auto& [family, type] : cases) {
+    SCOPED_TRACE(std::string(family_name(family)) + " " + ggml_type_name(type));
+    Dims d;
+    if (family == Family::kGPT2) d.n_kv_head = d.n_head, d.head_dim = d.n_embd / d.n_head;
+    const std::vector<uint8_t> b = gguf_model(family, d, type, hf_model(family, d)).bytes();
+    uint64_t tensor_reads = 0, largest = 0;
+    const ByteReader read = [&](uint64_t offset, size_t n, uint8_t* into) {
+      ASSERT_LE(offset + n, b.size());
+      std::memcpy(into, b.data() + offset, n);
+      tensor_reads += offset > 0;  // the header's reads are prefixes
+      if (offset > 0) largest = std::max<uint64_t>(largest, n);
+    };
+    const Checkpoint streamed = checkpoint_from_gguf_stream(b.size(), read, 64);  // grows 4x
+    // The default first read holds the whole (small) file: the tensors are still read on demand,
+    // never views of the header's buffer, which is gone when the checkpoint is returned.
+    const Checkpoint whole_first = checkpoint_from_gguf_stream(b.size(), read);
+    for (const auto& [name, t] : whole_first.tensors) EXPECT_EQ(t.data, nullptr) << name;
+    const GgufFile whole = parse_gguf(b.data(), b.size());
+    EXPECT_EQ(tensor_reads, 0u) << "tensors read before the model is built";
+    const GPTModel a = GPTModel::from_checkpoint(streamed);
+    const GPTModel a2 = GPTModel::from_checkpoint(whole_first);
+    const GPTModel c = GPTModel::from_checkpoint(checkpoint_from_gguf(b.data(), b.size()));
+    EXPECT_EQ(a.weight_type(), c.weight_type());
+    uint64_t largest_tensor = 0;
+    for (const GgufTensor& t : whole.tensors)
+      largest_tensor = std::max<uint64_t>(largest_tensor, t.bytes);
+    EXPECT_EQ(largest, largest_tensor) << "one tensor at a time";
+    EXPECT_GE(tensor_reads, whole.tensors.size());
+    const std::vector<int> tokens = {1, 7, 3, d.vocab - 1, 0};
+    KVCache ka(a.config()), ka2(a2.config()), kc(c.config());
+    const std::vector<float> want = c.forward(tokens, kc);
+    EXPECT_EQ(a.forward(tokens, ka), want);
+    EXPECT_EQ(a2.forward(tokens, ka2), want);
+  }
+  // Cut files: the same refusal as the whole (cut) buffer gives, wherever the cut falls.
+  Dims d;
+  const std::vector<uint8_t> b =
+      gguf_model(Family::kLlama, d, kQ8_0, hf_model(Family::kLlama, d)).bytes();
+  const uint64_t data_offset = parse_gguf(b.data(), b.size()).data_offset;
+  for (uint64_t cut : {uint64_t{3}, uint64_t{40}, data_offset / 2, data_offset - 1, data_offset + 5,
+                       uint64_t(b.size()) - 1}) {
+    SCOPED_TRACE(cut);
+    const std::vector<uint8_t> part(b.begin(), b.begin() + cut);
+    const ByteReader read = [&](uint64_t offset, size_t n, uint8_t* into) {
+      ASSERT_LE(offset + n, part.size());
+      std::memcpy(into, part.data() + offset, n);
+    };
+    std::string streamed = "(accepted)";
+    try {
+      checkpoint_from_gguf_stream(part.size(), read, 64);
+    } catch (const Error& e) {
+      streamed = e.what();
+    }
+    EXPECT_NE(streamed, "(accepted)");
+    EXPECT_EQ(streamed, error_of(part));
+  }
+}
+
 // Writes the seed corpus of tests/fuzz/fuzz_gguf.cc when SPECDEC_GGUF_CORPUS names a folder.
 TEST(Gguf, WritesFuzzCorpus) {
   const char* dir = std::getenv("SPECDEC_GGUF_CORPUS");

@@ -1,5 +1,6 @@
 // libFuzzer target: arbitrary bytes -> the GGUF frontend (model/gguf.h): parse_gguf, every
-// metadata value read through the typed accessors, then checkpoint_from_gguf.
+// metadata value read through the typed accessors, then checkpoint_from_gguf; and the streamed
+// path (checkpoint_from_gguf_stream) on the same bytes, which must agree.
 //
 // Bad input must end in specdec::Error, never in a crash, UB, a leak or a result that breaks
 // the contract: every view lies inside the buffer, tensors do not overlap, and a checkpoint's
@@ -10,6 +11,9 @@
 // --gtest_filter=Gguf.WritesFuzzCorpus); dictionary: tests/fuzz/fuzz_gguf.dict.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "base/errors.h"
 #include "fuzz_check.h"
@@ -62,6 +66,34 @@ void read_every_value(const specdec::GgufFile& f) {
   }
 }
 
+// The streamed path (the header from a prefix grown from 64 bytes, tensors read on demand) must
+// refuse what the whole buffer refuses, with the same message, and fetch the same bytes.
+void check_streamed(const uint8_t* data, size_t size, const std::string& whole_error,
+                    const specdec::Checkpoint* whole) {
+  using namespace specdec;
+  const ByteReader read = [&](uint64_t offset, size_t n, uint8_t* into) {
+    check(offset <= size && n <= size - offset);
+    if (n > 0) std::memcpy(into, data + offset, n);
+  };
+  Checkpoint streamed;
+  std::string error;
+  try {
+    streamed = checkpoint_from_gguf_stream(size, read, 64);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  check(error == whole_error);
+  if (!whole) return;
+  check(streamed.tensors.size() == whole->tensors.size());
+  for (const auto& [name, t] : whole->tensors) {
+    const CheckpointTensor* s = streamed.find(name);
+    check(s && s->bytes == t.bytes && s->shape == t.shape && s->type == t.type);
+    std::vector<uint8_t> scratch;
+    const uint8_t* got = tensor_bytes(*s, scratch);
+    check(t.bytes == 0 || std::memcmp(got, t.data, t.bytes) == 0);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -69,7 +101,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   GgufFile file;
   try {
     file = parse_gguf(data, size);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    check_streamed(data, size, e.what(), nullptr);
     return 0;
   }
   check(file.data_offset <= size && file.alignment >= 1);
@@ -85,9 +118,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Checkpoint ck;
   try {
     ck = checkpoint_from_gguf(file);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    check_streamed(data, size, e.what(), nullptr);
     return 0;
   }
+  check_streamed(data, size, "", &ck);
   const FamilyConfig& c = ck.config;
   check(c.n_layer >= 1 && c.n_embd >= 1 && c.n_head >= 1 && c.n_kv_head >= 1 && c.vocab_size >= 1);
   check(c.n_head % c.n_kv_head == 0);

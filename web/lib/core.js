@@ -8,6 +8,7 @@ import { limits } from './limits.js';
 import {
   SpecdecError,
   bytesArg,
+  checkFileSize,
   checkOptions,
   describe,
   fail,
@@ -223,11 +224,12 @@ function modelApi(M, owner, own) {
         return new Model(native, owner, info);
       }
       if (gpu) return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
-      const u8 = bytesArg(bytes, 'a model file (our safetensors, or GGUF)');
+      const u8 = bytesArg(bytes, 'a model file (our safetensors, or GGUF)', { sized: false });
       if (isGguf(u8)) {
         const [native, info] = fromFile(() => M.Model.loadWeights(u8, weights), checkpointInfo('gguf', u8.byteLength));
         return new Model(native, owner, info);
       }
+      checkFileSize(u8);
       const [native, info] = fromFile(
         () => M.Model.loadWeights(u8, weights),
         (m) => {

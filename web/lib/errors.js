@@ -128,22 +128,28 @@ export function randomSeed() {
   return (words[0] & 0x1fffff) * TWO_32 + words[1]; // 53 bits
 }
 
-// A safetensors file as a Uint8Array. Refused before it is copied into wasm memory (which never
-// shrinks) when it is larger than the loader's own caps: an 8-byte length, a 1 MiB header and
-// 512 MiB of weights.
-export function bytesArg(bytes, what) {
+// A file as a Uint8Array. A safetensors file (sized: true) is refused before it is copied into
+// wasm memory (which never shrinks) when it is larger than the loader's own caps: an 8-byte
+// length, a 1 MiB header and 512 MiB of weights. A GGUF file is streamed into the model a tensor
+// at a time (bindings/model_bindings.cc), so its size is checked against the weights it makes.
+export function bytesArg(bytes, what, { sized = true } = {}) {
   let u8;
   if (bytes instanceof Uint8Array) u8 = bytes;
   else if (bytes instanceof ArrayBuffer) u8 = new Uint8Array(bytes);
   else if (ArrayBuffer.isView(bytes)) u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   else fail(`bytes: expected a Uint8Array or ArrayBuffer holding ${what}, got ${describe(bytes)}`);
+  if (sized) checkFileSize(u8);
+  return u8;
+}
+
+/** Refuses a safetensors file over the loader's caps (see bytesArg). */
+export function checkFileSize(u8) {
   const MAX_FILE_BYTES = 8 + 2 ** 20 + 512 * 2 ** 20;
   if (u8.byteLength > MAX_FILE_BYTES) {
     fail(
       `bytes: model file: ${u8.byteLength} bytes exceed the limit of ${MAX_FILE_BYTES} (1 MiB header + 512 MiB of weights)`,
     );
   }
-  return u8;
 }
 
 // A SpecdecError for a detokenize that threw while a committed iteration's record was made: the

@@ -5,7 +5,7 @@
 
 namespace specdec::bindings {
 
-LoadedCheckpoint model_from_gguf(const uint8_t*, size_t, const Weights*) {
+LoadedCheckpoint model_from_gguf(uint64_t, const ByteReader&, const Weights*) {
   fail(
       "loadModel: specdec/lite reads specdec's own model files only; load GGUF files with the "
       "full build (import from 'specdec')");

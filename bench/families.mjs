@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+// The models people have, at their real sizes (issue 40): random-weight GGUF files with the
+// shapes of SmolLM2-135M / -360M, TinyLlama-1.1B and llama-68m (written once into
+// .cache/families/, git-ignored), loaded by specdec's WASM engine under Node, each in a fresh
+// process so that its wasm memory is its own:
+//   read     ms to read the file's bytes (fs.readFile, the page cache warm after the first run),
+//   load     ms of sd.loadModel(bytes) (the file is streamed into the model a tensor at a time),
+//            and its ratio to read,
+//   memory   the wasm memory after loading (it never shrinks: the load's high-water mark)
+//            against the weights the model holds (model.weightBytes),
+//   decode   plain greedy decoding, ms per token over --tokens tokens after a 16-token prompt,
+//            at each thread count (the threaded build in Node).
+//
+//   node bench/families.mjs [--shapes smollm2-135m,smollm2-360m] [--types f32,q8_0]
+//                           [--threads 1,2] [--tokens 32] [--json FILE]
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
+import { GGML, encodeTensor, writeGguf } from '../models/gguf_file.mjs';
+import { hfKvs } from '../models/export_gguf.mjs';
+
+// config.json fields of the published checkpoints (src/model/families-design.md §2.1).
+const SHAPES = {
+  'smollm2-135m': {
+    hidden_size: 576,
+    intermediate_size: 1536,
+    num_hidden_layers: 30,
+    num_attention_heads: 9,
+    num_key_value_heads: 3,
+    vocab_size: 49152,
+    tie_word_embeddings: true,
+    rope_theta: 100000,
+    rms_norm_eps: 1e-5,
+    max_position_embeddings: 8192,
+  },
+  'smollm2-360m': {
+    hidden_size: 960,
+    intermediate_size: 2560,
+    num_hidden_layers: 32,
+    num_attention_heads: 15,
+    num_key_value_heads: 5,
+    vocab_size: 49152,
+    tie_word_embeddings: true,
+    rope_theta: 100000,
+    rms_norm_eps: 1e-5,
+    max_position_embeddings: 8192,
+  },
+  'tinyllama-1.1b': {
+    hidden_size: 2048,
+    intermediate_size: 5632,
+    num_hidden_layers: 22,
+    num_attention_heads: 32,
+    num_key_value_heads: 4,
+    vocab_size: 32000,
+    tie_word_embeddings: false,
+    rope_theta: 10000,
+    rms_norm_eps: 1e-5,
+    max_position_embeddings: 2048,
+  },
+  'llama-68m': {
+    hidden_size: 768,
+    intermediate_size: 3072,
+    num_hidden_layers: 2,
+    num_attention_heads: 12,
+    num_key_value_heads: 12,
+    vocab_size: 32000,
+    tie_word_embeddings: false,
+    rope_theta: 10000,
+    rms_norm_eps: 1e-6,
+    max_position_embeddings: 2048,
+  },
+};
+const TYPES = { f32: GGML.F32, q8_0: GGML.Q8_0 };
+const CONTEXT = 2048; // the context written into the files (the KV cache the model allocates)
+
+const fail = failWith('families');
+const opt = benchOptions({
+  shapes: 'smollm2-135m,smollm2-360m',
+  types: 'f32,q8_0',
+  threads: '1,2',
+  tokens: '32',
+  json: undefined,
+  child: undefined,
+});
+
+/** The tensors of a llama-family model of config c as [HF-style GGUF name, ne, is a matrix]. */
+function tensorList(c) {
+  const C = c.hidden_size,
+    F = c.intermediate_size,
+    V = c.vocab_size;
+  const hd = C / c.num_attention_heads,
+    KV = c.num_key_value_heads * hd;
+  const list = [['token_embd.weight', [C, V], true]];
+  for (let i = 0; i < c.num_hidden_layers; i++) {
+    const b = `blk.${i}.`;
+    list.push(
+      [b + 'attn_norm.weight', [C], false],
+      [b + 'attn_q.weight', [C, C], true],
+      [b + 'attn_k.weight', [C, KV], true],
+      [b + 'attn_v.weight', [C, KV], true],
+      [b + 'attn_output.weight', [C, C], true],
+      [b + 'ffn_norm.weight', [C], false],
+      [b + 'ffn_gate.weight', [C, F], true],
+      [b + 'ffn_up.weight', [C, F], true],
+      [b + 'ffn_down.weight', [F, C], true],
+    );
+  }
+  list.push(['output_norm.weight', [C], false]);
+  if (!c.tie_word_embeddings) list.push(['output.weight', [C, V], true]);
+  return list;
+}
+
+/** Writes (once) the random-weight GGUF file of a shape and type; returns its path. */
+function ensureFile(shape, type) {
+  const dir = path.join(ROOT, '.cache', 'families');
+  const file = path.join(dir, `${shape}-${type}.gguf`);
+  if (existsSync(file)) return file;
+  mkdirSync(dir, { recursive: true });
+  const c = { ...SHAPES[shape], model_type: 'llama', bos_token_id: 1, eos_token_id: 2 };
+  let state = 12345;
+  const items = tensorList(c).map(([name, ne, matrix]) => {
+    const n = ne.reduce((a, b) => a * b, 1);
+    const values = new Float32Array(n);
+    if (!matrix) values.fill(1);
+    else {
+      const scale = 0.5 / Math.sqrt(ne[0]); // activations stay O(1) through the layers
+      for (let i = 0; i < n; i++) {
+        state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+        values[i] = (state / 2 ** 32 - 0.5) * 2 * scale;
+      }
+    }
+    const kind = matrix ? TYPES[type] : GGML.F32;
+    return { name, ne, kind, data: encodeTensor(values, kind) };
+  });
+  const t0 = performance.now();
+  writeGguf(file, hfKvs('llama', c, type, CONTEXT), items);
+  console.error(
+    `# wrote ${path.relative(ROOT, file)} (${(statSync(file).size / 1e6).toFixed(0)} MB, ${((performance.now() - t0) / 1e3).toFixed(1)} s)`,
+  );
+  return file;
+}
+
+/** In a child process: load one file, measure, decode at each thread count; prints JSON. */
+async function child({ file, threads, tokens }) {
+  const { loadSpecdec } = await import('../web/lib/node.js');
+  const out = { file: path.basename(file), bytes: statSync(file).size, runs: [] };
+  const maxT = Math.max(...threads);
+  const sd = await loadSpecdec({ threads: maxT });
+  let t0 = performance.now();
+  const bytes = readFileSync(file);
+  out.readMs = performance.now() - t0;
+  t0 = performance.now();
+  const model = sd.loadModel(bytes);
+  out.loadMs = performance.now() - t0;
+  out.heapBytes = sd.memoryStats().heapBytes;
+  out.weightBytes = model.info.weightBytes;
+  out.weights = model.info.weights;
+  const prompt = Array.from({ length: 16 }, (_, i) => 3 + ((i * 7) % 100));
+  for (const T of threads) {
+    sd.useThreads(T);
+    const dec = sd.createDecoder({
+      target: model,
+      plain: true,
+      prompt,
+      temperature: 0,
+      maxTokens: tokens + 1,
+      seed: 1,
+    });
+    dec.step(); // the prompt's pass
+    const start = performance.now();
+    while (!dec.done) dec.step();
+    const ms = performance.now() - start;
+    out.runs.push({ threads: T, msPerToken: ms / (dec.generatedTokens.length - 1) });
+    dec.dispose();
+  }
+  model.dispose();
+  console.log(JSON.stringify(out));
+}
+
+if (opt.child) {
+  await child(JSON.parse(opt.child));
+  process.exit(0);
+}
+
+const shapes = opt.shapes.split(',');
+const types = opt.types.split(',');
+const threads = opt.threads.split(',').map(Number);
+const tokens = Number(opt.tokens);
+for (const s of shapes) if (!SHAPES[s]) fail(`--shapes: unknown shape ${s} (${Object.keys(SHAPES).join(', ')})`);
+for (const t of types) if (!TYPES[t]) fail(`--types: unknown type ${t} (f32, q8_0)`);
+if (!threads.every((t) => Number.isInteger(t) && t >= 1)) fail(`--threads: integers >= 1, got ${opt.threads}`);
+if (!(Number.isInteger(tokens) && tokens >= 2)) fail(`--tokens: an integer >= 2, got ${opt.tokens}`);
+if (!existsSync(path.join(ROOT, 'web/lib/wasm/specdec-core-mt-node.mjs')))
+  fail('no WASM build: run scripts/build-wasm');
+
+const report = { cpu: cpuName(), date: new Date().toISOString(), tokens, results: [] };
+console.log(`# specdec's WASM engine (Node ${process.version}) on random-weight GGUF files of real shapes`);
+console.log(`# ${report.cpu}; plain greedy decoding, ${tokens} tokens after a 16-token prompt`);
+console.log(
+  '| file | MB | read ms | load ms | load / read | weights MB | wasm memory MB | memory / weights | ' +
+    threads.map((t) => `ms/token ${t}T`).join(' | ') +
+    ' |',
+);
+console.log('|---|---|---|---|---|---|---|---|' + threads.map(() => '---|').join(''));
+for (const shape of shapes) {
+  for (const type of types) {
+    const file = ensureFile(shape, type);
+    const json = execFileSync(
+      process.execPath,
+      [new URL(import.meta.url).pathname, '--child', JSON.stringify({ file, threads, tokens })],
+      {
+        encoding: 'utf8',
+        maxBuffer: 1 << 20,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const r = JSON.parse(json.trim().split('\n').pop());
+    report.results.push({ shape, type, ...r });
+    const mb = (b) => (b / 1e6).toFixed(0);
+    console.log(
+      `| ${r.file} | ${mb(r.bytes)} | ${r.readMs.toFixed(0)} | ${r.loadMs.toFixed(0)} | ${(r.loadMs / r.readMs).toFixed(2)} | ${mb(r.weightBytes)} (${r.weights}) | ${mb(r.heapBytes)} | ${(r.heapBytes / r.weightBytes).toFixed(2)} | ` +
+        r.runs.map((x) => x.msPerToken.toFixed(1)).join(' | ') +
+        ' |',
+    );
+  }
+}
+writeJson(opt.json, report);
