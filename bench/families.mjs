@@ -154,11 +154,11 @@ async function child({ file, threads, tokens }) {
   const model = sd.loadModel(bytes);
   out.loadMs = performance.now() - t0;
   out.heapBytes = sd.memoryStats().heapBytes;
-  out.weightBytes = model.info.weightBytes;
-  out.weights = model.info.weights;
+  out.weightBytes = model.weightBytes;
+  out.weights = model.weights;
   const prompt = Array.from({ length: 16 }, (_, i) => 3 + ((i * 7) % 100));
   for (const T of threads) {
-    sd.useThreads(T);
+    sd.setThreads(T);
     const dec = sd.createDecoder({
       target: model,
       plain: true,
@@ -188,7 +188,7 @@ const types = opt.types.split(',');
 const threads = opt.threads.split(',').map(Number);
 const tokens = Number(opt.tokens);
 for (const s of shapes) if (!SHAPES[s]) fail(`--shapes: unknown shape ${s} (${Object.keys(SHAPES).join(', ')})`);
-for (const t of types) if (!TYPES[t]) fail(`--types: unknown type ${t} (f32, q8_0)`);
+for (const t of types) if (!(t in TYPES)) fail(`--types: unknown type ${t} (f32, q8_0)`);
 if (!threads.every((t) => Number.isInteger(t) && t >= 1)) fail(`--threads: integers >= 1, got ${opt.threads}`);
 if (!(Number.isInteger(tokens) && tokens >= 2)) fail(`--tokens: an integer >= 2, got ${opt.tokens}`);
 if (!existsSync(path.join(ROOT, 'web/lib/wasm/specdec-core-mt-node.mjs')))

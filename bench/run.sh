@@ -13,7 +13,8 @@
 # bench/gpu.mjs the GPT on WebGPU in Chromium with whatever adapter is there (here SwiftShader,
 # a software adapter: labelled so; `--skip gpu`); bench/browser.mjs the page's verdict against the
 # library in the same Chromium (`--skip page`); bench/load.mjs 1 and 2 threads under CPU hogs
-# (`--skip load`). The machine should be otherwise
+# (`--skip load`); bench/families.mjs real checkpoint shapes loaded and run (`--skip families`).
+# The machine should be otherwise
 # idle: figures are wall-clock medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,3 +62,7 @@ part page 'node bench/browser.mjs --pair large --threads 2 --gamma 4 --temperatu
 part gpu 'node bench/gpu.mjs --repeats 1' 'node bench/gpu.mjs'
 # A busy machine: 1 and 2 threads while 0, 1, 2 and 4 CPU hogs run (native, Node, Chromium).
 part load 'node bench/load.mjs --hogs 0,2 --repeats 1' 'node bench/load.mjs'
+# The checkpoints people have, at real sizes: random-weight GGUF files of SmolLM2-135M / -360M
+# shapes (written once into .cache/families/, ~4 GB), F32 and Q8_0: load time against reading
+# the bytes, wasm memory against the weights, plain ms/token at 1 and 2 threads.
+part families 'node bench/families.mjs --shapes smollm2-135m --tokens 8' 'node bench/families.mjs'

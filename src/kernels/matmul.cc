@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/errors.h"
 #include "kernels/vec4.h"
 
 namespace specdec::kernels {
@@ -61,15 +62,54 @@ void for_each_packed(size_t n, size_t k, Visit visit) {
 }  // namespace
 
 void pack_weights(const float* w, size_t n, size_t k, float* w_packed) {
-  std::fill(w_packed, w_packed + packed_size(n, k), 0.0f);
+  pack_weights_begin(n, k, w_packed);
+  pack_weights_rows(w, 0, n, n, k, w_packed);
+}
+
+void pack_weights_begin(size_t n, size_t k, float* w_packed) {
   // The data offset: 1 .. kHeaderFloats floats, to the first 64-byte boundary after w_packed.
   const uintptr_t address = reinterpret_cast<uintptr_t>(w_packed + 1);
   const size_t offset = 1 + (64 - address % 64) % 64 / sizeof(float);
+  // Zeros where no weight goes (every float of the data is written below, a panel's rows past n
+  // as zeros): the header and what follows the data, and the pad after each stripe.
+  const size_t total = packed_size(n, k), data = total - kHeaderFloats;
+  std::fill(w_packed, w_packed + offset, 0.0f);
+  std::fill(w_packed + offset + data, w_packed + total, 0.0f);
+  if (packed_striped(n, k)) {
+    const size_t stripe = stripe_floats(n, k);
+    for (size_t s = 1; s <= kStripes; ++s) {
+      std::fill_n(w_packed + offset + s * stripe - kStripePadFloats, kStripePadFloats, 0.0f);
+    }
+  }
   w_packed[0] = static_cast<float>(offset);
+}
+
+void pack_weights_rows(const float* rows_in, size_t first, size_t count, size_t n, size_t k,
+                       float* w_packed) {
+  if (first % kPanelRows != 0 || first + count > n ||
+      (count % kPanelRows != 0 && first + count != n)) {
+    fail("pack_weights_rows: rows [", first, ", ", first + count, ") of ", n,
+         " do not start and end on panels of ", kPanelRows);
+  }
+  const float* w = rows_in - first * k;  // row r of W at w + r * k
   const detail::PackedReader rd(w_packed, n, k);
-  for_each_packed(n, k, [&](size_t q, size_t row, size_t col) {
-    if (row < n) *const_cast<float*>(rd.at(q)) = w[row * k + col];
-  });
+  // for_each_packed's order, a k-block (4 floats of each of the panel's 4 rows, contiguous in
+  // one line) at a time: one address per line instead of one per float (loading a model).
+  const size_t k4 = k - k % 4;
+  for (size_t row0 = first; row0 < first + count; row0 += kPanelRows) {
+    const size_t rows = std::min(kPanelRows, n - row0), panel = row0 * k;
+    for (size_t kb = 0; kb < k4; kb += 4) {
+      float* line = const_cast<float*>(rd.at(panel + kb * kPanelRows));
+      for (size_t r = 0; r < rows; ++r) std::copy_n(w + (row0 + r) * k + kb, 4, line + r * 4);
+      std::fill(line + rows * 4, line + kPanelRows * 4, 0.0f);
+    }
+    for (size_t kk = k4; kk < k; ++kk) {
+      for (size_t r = 0; r < kPanelRows; ++r) {
+        *const_cast<float*>(rd.at(panel + k4 * kPanelRows + (kk - k4) * kPanelRows + r)) =
+            r < rows ? w[(row0 + r) * k + kk] : 0.0f;
+      }
+    }
+  }
 }
 
 void unpack_weights(const float* w_packed, size_t n, size_t k, float* w) {

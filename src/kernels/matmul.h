@@ -70,6 +70,13 @@ size_t packed_size(size_t n, size_t k);
 // Packs W (n, k) row-major into w_packed (packed_size(n, k) floats; padding is zeroed). The
 // data's alignment depends on w_packed's address (see Alignment above).
 void pack_weights(const float* w, size_t n, size_t k, float* w_packed);
+// The same a block of rows at a time (a large matrix converted piecewise, with no full float
+// copy of it): pack_weights_begin once (header, padding), then pack_weights_rows for rows
+// [first, first + count) given row-major at `rows` — first a multiple of kPanelRows, and count
+// too unless the block ends at n (specdec::Error otherwise); every row once.
+void pack_weights_begin(size_t n, size_t k, float* w_packed);
+void pack_weights_rows(const float* rows, size_t first, size_t count, size_t n, size_t k,
+                       float* w_packed);
 
 // The inverse: W (n, k) row-major from its packed form.
 void unpack_weights(const float* w_packed, size_t n, size_t k, float* w);

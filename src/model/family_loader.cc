@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
 #include "base/errors.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_q8.h"
 #include "kernels/rope.h"
 #include "model/family_plan.h"
+#include "model/gguf.h"
 #include "model/gpt_model.h"
 #include "model/hf_folder.h"
 
@@ -147,6 +149,25 @@ LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, boo
   return out;
 }
 
+// The LM head (V, C) packed from tensor t (lm_head.weight, or the embedding when tied), a block of
+// rows at a time: its bytes once, never a (V, C) float copy beside the packed rows.
+std::vector<float> packed_head(const std::string& name, const CheckpointTensor& t, size_t V,
+                               size_t C) {
+  std::vector<uint8_t> scratch;
+  const uint8_t* bytes = tensor_bytes(t, scratch);
+  const size_t row_bytes = t.bytes / V;  // every type stores rows whole (blocks along C)
+  std::vector<float> packed(kernels::packed_size(V, C));
+  kernels::pack_weights_begin(V, C, packed.data());
+  constexpr size_t kBlockRows = 1024;  // a multiple of the panel's rows
+  for (size_t r = 0; r < V; r += kBlockRows) {
+    const size_t rows = std::min(kBlockRows, V - r);
+    CheckpointTensor part{t.type, {rows, C}, bytes + r * row_bytes, rows * row_bytes, {}};
+    const std::vector<float> f = family::to_floats(name, part, r * C);
+    kernels::pack_weights_rows(f.data(), r, rows, V, C, packed.data());
+  }
+  return packed;
+}
+
 // Whether any Linear weight of the checkpoint is stored in blocks (Q8_0 / Q4_0).
 bool has_quantized_linear(const Checkpoint& ck, const GPTConfig& c, Family family) {
   for (int l = 0; l < c.n_layer; ++l) {
@@ -193,7 +214,8 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   GPTWeights& w = model.weights_;
   const family::GlobalNames g = family::global_names(family);
   const size_t C = cfg.n_embd;
-  w.wte = family::to_floats(g.embed, *ck.find(g.embed));
+  // Tied: the embedding is held once, as the head's packed rows (token_embedding unpacks a row).
+  if (!ck.config.tied_head) w.wte = family::to_floats(g.embed, *ck.find(g.embed));
   if (cfg.positions == PositionKind::kLearned) {
     w.wpe = family::to_floats(g.positions, *ck.find(g.positions));
     w.wpe.resize(static_cast<size_t>(cfg.block_size) * C);  // the positions the model runs
@@ -211,15 +233,8 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   }
   w.ln_f_weight = family::to_floats(g.norm_w, *ck.find(g.norm_w));
   if (!g.norm_b.empty()) w.ln_f_bias = family::to_floats(g.norm_b, *ck.find(g.norm_b));
-  w.lm_head.resize(kernels::packed_size(cfg.vocab_size, C));
-  if (ck.config.tied_head) {
-    // The embedding is held once, as the head's packed rows (token_embedding unpacks a row).
-    kernels::pack_weights(w.wte.data(), cfg.vocab_size, C, w.lm_head.data());
-    std::vector<float>().swap(w.wte);
-  } else {
-    const std::vector<float> head = family::to_floats("lm_head.weight", *ck.find("lm_head.weight"));
-    kernels::pack_weights(head.data(), cfg.vocab_size, C, w.lm_head.data());
-  }
+  const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
+  w.lm_head = packed_head(head, *ck.find(head), cfg.vocab_size, C);
   return model;
 }
 
@@ -227,6 +242,19 @@ GPTModel GPTModel::from_path(const std::string& path, const Weights* weights) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return from_checkpoint(read_hf_folder(path), weights);
+  }
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  if (in && in.read(magic, 4) && std::equal(magic, magic + 4, "GGUF")) {
+    // Streamed from the file a tensor at a time, as the bindings stream it from a JS buffer.
+    const ByteReader read = [&](uint64_t offset, size_t bytes, uint8_t* into) {
+      in.clear();
+      in.seekg(static_cast<std::streamoff>(offset));
+      if (!in.read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(bytes))) {
+        fail("model file: ", path, ": cannot read ", bytes, " bytes at offset ", offset);
+      }
+    };
+    return from_checkpoint(checkpoint_from_gguf_stream(uint64_t(st.st_size), read), weights);
   }
   return from_file(path, weights);
 }

@@ -166,7 +166,8 @@ void check_tensor_set(const Checkpoint& ck, const GPTConfig& c, Family family) {
 
 // Q8_0 / Q4_0 blocks as our 8-bit blocks, without requantizing: scales[b] = the block's F16 d
 // widened, q = its int8 quants (Q4_0: nibble - 8; low nibbles are quants 0..15, high 16..31).
-void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q, float* scales) {
+void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q, float* scales,
+                  size_t first_block) {
   const bool q8 = t.type == TensorType::kQ8_0;
   const size_t block_bytes = q8 ? 34 : 18, n_blocks = t.bytes / block_bytes;
   std::vector<uint8_t> scratch;
@@ -177,7 +178,7 @@ void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q,
     std::memcpy(&h, blk, 2);
     scales[b] = kernels::f16_to_f32(h);
     if (!std::isfinite(scales[b])) {
-      fail("model file: tensor '", name, "' block ", b, " has the scale ", scales[b],
+      fail("model file: tensor '", name, "' block ", first_block + b, " has the scale ", scales[b],
            " (must be finite)");
     }
     int8_t* out = q + b * kQ8Block;
@@ -194,20 +195,28 @@ void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q,
 
 // The tensor as float: F16 / BF16 widened, Q8_0 / Q4_0 blocks dequantized (d * q: exact in
 // float); non-finite values refused, naming the tensor and index.
-std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t) {
+std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t,
+                             size_t first_value) {
   const size_t numel = t.type == TensorType::kF32 ? t.bytes / 4
                        : is_quantized(t.type)
                            ? t.bytes / (t.type == TensorType::kQ8_0 ? 34 : 18) * kQ8Block
                            : t.bytes / 2;
   std::vector<float> out(numel);
   std::vector<uint8_t> scratch;
-  const uint8_t* d = is_quantized(t.type) ? nullptr : tensor_bytes(t, scratch);  // blocks: below
+  const uint8_t* d = nullptr;  // blocks: below
+  if (t.type == TensorType::kF32) {
+    // Straight into the floats (a streamed tensor is fetched there: no second copy).
+    if (t.data) {
+      std::memcpy(out.data(), t.data, t.bytes);
+    } else if (t.fetch) {
+      t.fetch(reinterpret_cast<uint8_t*>(out.data()));
+    }
+  } else if (!is_quantized(t.type)) {
+    d = tensor_bytes(t, scratch);
+  }
   for (size_t i = 0; d && i < numel; ++i) {
     uint16_t h = 0;
     switch (t.type) {
-      case TensorType::kF32:
-        std::memcpy(&out[i], d + 4 * i, 4);
-        break;
       case TensorType::kF16:
         std::memcpy(&h, d + 2 * i, 2);
         out[i] = kernels::f16_to_f32(h);
@@ -223,12 +232,13 @@ std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t)
   if (is_quantized(t.type)) {
     std::vector<int8_t> q(numel);
     std::vector<float> scales(numel / kQ8Block);
-    blocks_to_q8(name, t, q.data(), scales.data());
+    blocks_to_q8(name, t, q.data(), scales.data(), first_value / kQ8Block);
     for (size_t i = 0; i < numel; ++i) out[i] = scales[i / kQ8Block] * static_cast<float>(q[i]);
   }
   for (size_t i = 0; i < numel; ++i) {
     if (!std::isfinite(out[i])) {
-      fail("model file: tensor '", name, "' holds a non-finite value (", out[i], ") at index ", i);
+      fail("model file: tensor '", name, "' holds a non-finite value (", out[i], ") at index ",
+           first_value + i);
     }
   }
   return out;

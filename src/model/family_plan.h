@@ -55,9 +55,13 @@ bool is_quantized(TensorType t);  // Q8_0 / Q4_0
 
 // Q8_0 / Q4_0 blocks as our 8-bit blocks without requantizing: q (numel,) and scales
 // (numel / 32,); a non-finite scale is refused.
-void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q, float* scales);
+// first_block: the index of t's first block in the whole tensor (t a part of it), for messages.
+void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q, float* scales,
+                  size_t first_block = 0);
 
 // Any type widened to float (blocks dequantized: d * q, exact); non-finite values refused.
-std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t);
+// first_value: the index of t's first value in the whole tensor (t a part of it), for messages.
+std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t,
+                             size_t first_value = 0);
 
 }  // namespace specdec::family

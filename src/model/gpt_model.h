@@ -111,8 +111,9 @@ class GPTModel {
   // kDefaultFamilyContext); never more than max_positions nor kMaxBlockSize.
   static GPTModel from_checkpoint(const Checkpoint& checkpoint, const Weights* weights = nullptr,
                                   int context = 0);
-  // Natively: a directory is a Hugging Face folder (model/hf_folder.h, default context), any
-  // other path one of our safetensors files (from_file).
+  // Natively: a directory is a Hugging Face folder (model/hf_folder.h, default context), a file
+  // starting "GGUF" a GGUF file (model/gguf.h, streamed a tensor at a time), any other path one
+  // of our safetensors files (from_file).
   static GPTModel from_path(const std::string& path, const Weights* weights = nullptr);
 
   // Weights are large: moves only (copies would be silent and slow).

@@ -935,6 +935,27 @@ TEST(Gguf, TiedHeadHoldsTheEmbeddingOnce) {
   }
 }
 
+// The head is packed a block of rows at a time; a bad value past the first block is still named by
+// its index in the whole tensor (F32), or its block (Q8_0 scale).
+TEST(Gguf, HeadBlocksNameTheWholeTensorsIndex) {
+  Dims d;
+  d.tied = true, d.vocab = 1100;
+  auto hf = hf_model(Family::kLlama, d);
+  const size_t bad = 1050 * size_t(d.n_embd) + 5;  // row 1050: the second block of 1024 rows
+  hf["model.embed_tokens.weight"].values[bad] = std::nanf("");
+  const std::vector<uint8_t> b = gguf_model(Family::kLlama, d, kF32, hf).bytes();
+  try {
+    GPTModel::from_checkpoint(checkpoint_from_gguf(b.data(), b.size()));
+    FAIL() << "accepted a NaN";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "'model.embed_tokens.weight' holds a non-finite value (nan) at index " +
+                  std::to_string(bad)),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A streamed GGUF file (its header from a prefix, grown until it holds it; each tensor read when
 // the loader converts it) gives the model the whole file gives, bit for bit; reads nothing but
 // the header before the model is built; and refuses a cut file with the same message.

@@ -168,6 +168,24 @@ TEST(Matmul, StripedLayout) {
   }
 }
 
+// pack_weights writes every float of the buffer (padding as zeros): a buffer full of NaNs holds
+// none after packing, striped or not, with partial panels and K % 4 tails.
+TEST(Kernels, PackWeightsWritesEveryFloat) {
+  for (auto [n, k] :
+       {std::pair<size_t, size_t>{261, 256}, {9, 8192}, {7, 5}, {300, 255}, {2049, 32}}) {
+    std::vector<float> w(n * k);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 97) - 40.0f;
+    std::vector<float> packed(packed_size(n, k), std::nanf(""));
+    pack_weights(w.data(), n, k, packed.data());
+    size_t nans = 0;
+    for (float x : packed) nans += std::isnan(x);
+    EXPECT_EQ(nans, 0u) << n << "x" << k;
+    std::vector<float> back(n * k);
+    unpack_weights(packed.data(), n, k, back.data());
+    EXPECT_EQ(back, w) << n << "x" << k;
+  }
+}
+
 // unpack_row returns row i of W exactly, striped or not, with a K % 4 tail, in a last partial
 // panel (what a tied model's embedding lookup reads).
 TEST(Kernels, UnpackRowIsTheRow) {
