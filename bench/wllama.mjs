@@ -19,8 +19,13 @@
 //
 //   node bench/wllama.mjs [--max-tokens 200] [--repeats 3] [--only small|large] [--threads 1,2]
 //                         [--type f32|f16|q8_0] [--weights f32|int8] [--prompt TEXT] [--lib DIR]
-//                         [--spec-gammas 2,3,4]
+//                         [--spec-gammas 2,3,4] [--gguf FILE[,FILE]]
 //                         [--draft-probe] [--json]
+//
+// --gguf FILE[,FILE]: instead of our pairs, GGUF files of the checkpoint families (llama / qwen2
+// / gpt2 with a byte tokenizer, e.g. bench/families.mjs's .cache/families/*.gguf), the SAME file
+// read by both sides (specdec through sd.loadModel, which streams it; its Q8_0 blocks as our
+// int8); plain decoding only. The prompt's UTF-8 bytes are the token ids on both sides.
 //
 // --weights int8: both sides run the SAME 8-bit weights: specdec loads models/*-int8.safetensors
 // (its int8 engine, W8A8 in blocks of 32) and wllama the GGUF that export_gguf.mjs writes from
@@ -34,6 +39,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { readGgufMetadata } from '../web/lib/gguf-meta.js';
 import { readSafetensorsHeader } from '../web/lib/safetensors.js';
 import { ROOT, benchOptions, failWith } from './common.mjs';
 import { printResult, summarizeModel } from './wllama-report.mjs';
@@ -51,6 +57,7 @@ const opt = benchOptions({
   'draft-probe': false,
   json: false,
   'spec-gammas': '2,3,4',
+  gguf: undefined,
 });
 const fail = failWith('wllama');
 const maxTokens = Number(opt['max-tokens']);
@@ -67,13 +74,18 @@ const SUFFIX = opt.weights === 'int8' ? '-int8' : ''; // the model files both si
 const TYPE = opt.type.toUpperCase();
 // specdec's speculative decoding (the pair's draft, greedy) at each of these gammas; the best
 // is reported per thread count. Empty: plain only.
-const specGammas = opt['spec-gammas'].split(',').filter(Boolean).map(Number);
+const specGammas = opt.gguf ? [] : opt['spec-gammas'].split(',').filter(Boolean).map(Number);
 if (specGammas.some((g) => !Number.isInteger(g) || g < 1 || g > 16)) fail('--spec-gammas: a list such as 2,3,4');
 
-const MODELS = [
-  { key: 'small', name: `target${SUFFIX}`, draft: `draft${SUFFIX}` },
-  { key: 'large', name: `large-target${SUFFIX}`, draft: `large-draft${SUFFIX}` },
-].filter((m) => !opt.only || m.key === opt.only);
+const GGUF_FILES = opt.gguf ? opt.gguf.split(',').map((f) => path.resolve(f)) : [];
+if (GGUF_FILES.some((f) => path.dirname(f) !== path.dirname(GGUF_FILES[0])))
+  fail('--gguf: the files must be in one folder');
+const MODELS = opt.gguf
+  ? GGUF_FILES.map((f) => ({ key: path.basename(f, '.gguf'), name: path.basename(f), gguf: f, external: true }))
+  : [
+      { key: 'small', name: `target${SUFFIX}`, draft: `draft${SUFFIX}` },
+      { key: 'large', name: `large-target${SUFFIX}`, draft: `large-draft${SUFFIX}` },
+    ].filter((m) => !opt.only || m.key === opt.only);
 
 const promptBytes = Buffer.from(opt.prompt, 'utf8').length;
 const LIB = path.resolve(opt.lib);
@@ -105,7 +117,19 @@ async function gguf(name, type = 'f32') {
 }
 
 const configs = new Map();
-for (const m of MODELS) {
+for (const m of MODELS.filter((x) => x.external)) {
+  const { metadata: meta } = readGgufMetadata((await readFile(m.gguf)).subarray(0, 16 << 20));
+  const arch = meta.get('general.architecture');
+  m.config = {
+    nLayer: Number(meta.get(`${arch}.block_count`)),
+    nEmbd: Number(meta.get(`${arch}.embedding_length`)),
+    nHead: Number(meta.get(`${arch}.attention.head_count`)),
+    blockSize: Number(meta.get(`${arch}.context_length`)),
+  };
+  if (promptBytes + maxTokens > m.config.blockSize) fail(`prompt + --max-tokens > the context of ${m.name}`);
+  configs.set(m.key, m.config);
+}
+for (const m of MODELS.filter((x) => !x.external)) {
   m.gguf = await gguf(m.name, opt.type);
   if (opt['draft-probe'] && m.key === 'small') m.draftGguf = await gguf(m.draft, opt.type);
   const file = path.join(ROOT, 'models', `${m.name}.safetensors`);
@@ -130,6 +154,7 @@ const server = await startIsolatedServer(
     ['/lib/', LIB],
     ['/gguf/', GGUF_DIR],
     ['/models/', path.join(ROOT, 'models')],
+    ...(GGUF_FILES.length ? [['/extern/', path.dirname(GGUF_FILES[0])]] : []),
     ['/', path.join(ROOT, 'bench/wllama')],
   ]),
 );
@@ -192,7 +217,7 @@ try {
       for (const t of threadList) {
         progress(`repeat ${r + 1}/${repeats}: ${m.key} wllama ${t} thread(s)`);
         const w = await page.evaluate((a) => window.bench.wllama(a), {
-          gguf: `/gguf/${path.basename(m.gguf)}`,
+          gguf: m.external ? `/extern/${m.name}` : `/gguf/${path.basename(m.gguf)}`,
           threads: t,
           prompt: opt.prompt,
           maxTokens,
@@ -204,7 +229,7 @@ try {
         progress(`repeat ${r + 1}/${repeats}: ${m.key} specdec ${t} thread(s)`);
         try {
           const s = await page.evaluate((a) => window.bench.specdec(a), {
-            model: `/models/${m.name}.safetensors`,
+            model: m.external ? `/extern/${m.name}` : `/models/${m.name}.safetensors`,
             threads: t,
             prompt: opt.prompt,
             maxTokens,
