@@ -36,6 +36,7 @@ const EXPECTED_FILES = [
   'web/lib/scored.js',
   'web/lib/specdec.d.ts',
   'web/lib/text.js',
+  'web/lib/threaded.js',
   'web/lib/threads.js',
   'web/lib/tokenizer.d.ts',
   'web/lib/tokenizer.js',
@@ -116,6 +117,7 @@ test('the tarball holds exactly the whitelisted files', (t) => {
   const js = [
     'web/lib/wasm/specdec-core.js',
     'web/lib/index.js',
+    'web/lib/threaded.js',
     'web/lib/threads.js',
     ...['core', 'decoder', 'errors', 'handles', 'options', 'records', 'text'].map((f) => `web/lib/${f}.js`),
   ];
