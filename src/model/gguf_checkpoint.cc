@@ -291,14 +291,13 @@ void check_rope_freqs(const GgufFile& f, const GgufTensor& t, const ByteReader* 
   if (t.type != TensorType::kF32 || t.ne.size() != 1 || t.ne[0] != n) {
     fail("model file: tensor 'rope_freqs.weight' must be F32 of shape [", n, "]");
   }
-  std::vector<uint8_t> streamed_bytes;
-  const uint8_t* data = t.data;
-  if (!data) {
+  CheckpointTensor ct{t.type, t.shape(), t.data, t.bytes, {}};
+  if (!t.data) {
     if (!read) fail("model file: tensor 'rope_freqs.weight' has no data");
-    streamed_bytes.resize(t.bytes);
-    (*read)(f.data_offset + t.offset, t.bytes, streamed_bytes.data());
-    data = streamed_bytes.data();
+    ct.fetch = streamed(*read, f.data_offset + t.offset, t.bytes, n, 0);  // as every tensor
   }
+  std::vector<uint8_t> scratch;
+  const uint8_t* data = tensor_bytes(ct, scratch);
   for (uint64_t i = 0; i < n; ++i) {
     float x;
     std::memcpy(&x, data + 4 * i, 4);
