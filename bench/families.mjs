@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
 import { GGML, encodeTensor, writeGguf } from '../models/gguf_file.mjs';
-import { hfKvs } from '../models/export_gguf.mjs';
+import { hfKvs } from '../models/export_gguf_hf.mjs';
 
 // config.json fields of the published checkpoints (src/model/families-design.md §2.1).
 const SHAPES = {

@@ -15,7 +15,7 @@
 // weights transposed to (out, in), vectors F32 and matrices of --type, a tied lm_head left out.
 // The tokenizer is a byte one of vocab_size tokens (byteTokenizerKvs), with the folder's BOS / EOS
 // ids: specdec's loader (src/model/gguf.h) reads only the ids, llama.cpp needs a tokenizer to load.
-// This makes GGUF twins of the tiny HF models of the tests (tests/e2e/families-wllama.test.mjs
+// (That half is models/export_gguf_hf.mjs.) This makes GGUF twins of the tiny HF models of the tests (tests/e2e/families-wllama.test.mjs
 // runs them in llama.cpp). --context N writes context_length N (llama / qwen2 only).
 //
 // An 8-bit file (specdec quantize / models/quantize.py: metadata weights = int8, each block
@@ -45,15 +45,12 @@
 //   BOS/EOS default to id 11 for "gpt2" vocabularies; set here to 0 (the NUL byte, absent from
 //   the training text) so that the end-of-generation token is one the models never produce.
 //   (llama.cpp then logs "special_eos_id is not in special_eog_ids" and adds it: harmless.)
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DTYPES, halfToFloatTable, readSafetensorsHeader, tensorBytes, tensorFloat32 } from '../web/lib/safetensors.js';
-import { ALIGNMENT, GGML, T, encodeTensor, ggufName, llamaPermute, writeGguf } from './gguf_file.mjs';
-
-// llama_ftype values.
-const FTYPE = { f32: 0, f16: 1, q8_0: 7, bf16: 32, q4_0: 2 };
-const TOKEN_TYPE_NORMAL = 1;
+import { halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../web/lib/safetensors.js';
+import { ALIGNMENT, FTYPE, GGML, T, byteTokenizerKvs, encodeTensor, writeGguf } from './gguf_file.mjs';
+import { exportHfFolder } from './export_gguf_hf.mjs';
 
 function usage(message) {
   if (message) console.error(`export_gguf: ${message}`);
@@ -95,20 +92,6 @@ function readSafetensors(file) {
     tensors.set(name, { shape: t.shape, bits });
   }
   return { meta: parsed.metadata, tensors };
-}
-
-// GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68 bytes are
-// moved to U+0100.. in byte order.
-function bytesToUnicode() {
-  const keep = [];
-  for (let b = 0x21; b <= 0x7e; b++) keep.push(b);
-  for (let b = 0xa1; b <= 0xac; b++) keep.push(b);
-  for (let b = 0xae; b <= 0xff; b++) keep.push(b);
-  const set = new Set(keep);
-  const map = new Array(256);
-  let n = 0;
-  for (let b = 0; b < 256; b++) map[b] = String.fromCodePoint(set.has(b) ? b : 256 + n++);
-  return map;
 }
 
 function tensorData(bits, kind, rowLength) {
@@ -238,7 +221,6 @@ export function exportGguf(inFile, outFile, type = 'f32') {
   });
 
   const name = meta.name ?? path.basename(inFile, '.safetensors');
-  const tokens = bytesToUnicode();
   const kvs = [
     ['general.architecture', T.STRING, 'gpt2'],
     ['general.name', T.STRING, String(name)],
@@ -250,15 +232,9 @@ export function exportGguf(inFile, outFile, type = 'f32') {
     ['gpt2.block_count', T.UINT32, cfg.n_layer],
     ['gpt2.attention.head_count', T.UINT32, cfg.n_head],
     ['gpt2.attention.layer_norm_epsilon', T.FLOAT32, 1e-5],
-    ['tokenizer.ggml.model', T.STRING, 'gpt2'],
-    ['tokenizer.ggml.pre', T.STRING, 'gpt-2'],
-    ['tokenizer.ggml.tokens', T.ARRAY, tokens, T.STRING],
-    ['tokenizer.ggml.token_type', T.ARRAY, tokens.map(() => TOKEN_TYPE_NORMAL), T.INT32],
-    ['tokenizer.ggml.merges', T.ARRAY, [], T.STRING],
     ['tokenizer.ggml.bos_token_id', T.UINT32, 0],
     ['tokenizer.ggml.eos_token_id', T.UINT32, 0],
-    ['tokenizer.ggml.add_bos_token', T.BOOL, false],
-    ['tokenizer.ggml.add_eos_token', T.BOOL, false],
+    ...byteTokenizerKvs(256),
   ];
   const bytes = writeGguf(outFile, kvs, items);
   return {
@@ -267,128 +243,6 @@ export function exportGguf(inFile, outFile, type = 'f32') {
     bytes,
     type,
   };
-}
-
-// ---- Hugging Face folders ------------------------------------------------------------------
-const CONV1D = /\.(c_attn|c_proj|c_fc)\.weight$/; // GPT-2's Conv1D: stored (in, out)
-
-// The package's dtypes and BF16 (a float's top 16 bits: widened exactly), which HF folders use
-// and the package's JS reader does not take.
-const HF_DTYPES = {
-  ...DTYPES,
-  BF16: {
-    bytes: 2,
-    toFloat32(view, at, out) {
-      const bits = new Uint32Array(out.buffer, out.byteOffset, out.length);
-      for (let i = 0; i < out.length; i++) bits[i] = view.getUint16(at + 2 * i, true) << 16;
-    },
-  },
-};
-
-function readHfFolder(dir) {
-  const config = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'));
-  const index = path.join(dir, 'model.safetensors.index.json');
-  const files = existsSync(index)
-    ? [...new Set(Object.values(JSON.parse(readFileSync(index, 'utf8')).weight_map))]
-    : ['model.safetensors'];
-  const tensors = new Map();
-  for (const file of files) {
-    const buf = readFileSync(path.join(dir, file));
-    const parsed = readSafetensorsHeader(buf, { label: file, dtypes: HF_DTYPES });
-    for (const [name, t] of parsed.tensors)
-      tensors.set(name, { shape: t.shape, values: tensorFloat32(buf, parsed, t, HF_DTYPES) });
-  }
-  return { config, tensors };
-}
-
-// A tokenizer of vocab_size tokens for llama.cpp, which loads no model without one (the folders
-// of the tests have none; specdec's loader reads only the special ids): byte-level BPE as for
-// the byte files above, token i = byte i (through bytes_to_unicode) for i < 256, and ids from 256
-// on the ASCII pieces `[i]`, which no text tokenizes into (no merges). A text prompt of bytes
-// < vocab_size is its bytes' ids. (wllama's n_probs fails on a piece that is not UTF-8 alone:
-// bytes 0x80..0xFF; keep k small or the vocabulary under 128 there, families-probes.md.)
-function byteTokenizerKvs(vocabSize) {
-  const bytes = bytesToUnicode();
-  const tokens = Array.from({ length: vocabSize }, (_, i) => (i < 256 ? bytes[i] : `[${i}]`));
-  return [
-    ['tokenizer.ggml.model', T.STRING, 'gpt2'],
-    ['tokenizer.ggml.pre', T.STRING, 'gpt-2'],
-    ['tokenizer.ggml.tokens', T.ARRAY, tokens, T.STRING],
-    ['tokenizer.ggml.token_type', T.ARRAY, tokens.map(() => TOKEN_TYPE_NORMAL), T.INT32],
-    ['tokenizer.ggml.merges', T.ARRAY, [], T.STRING],
-    ['tokenizer.ggml.add_bos_token', T.BOOL, false],
-    ['tokenizer.ggml.add_eos_token', T.BOOL, false],
-  ];
-}
-
-// The hyper-parameters under llama.cpp's keys (gguf-py constants).
-export function hfKvs(arch, c, type, contextLength) {
-  const gpt2 = arch === 'gpt2';
-  const C = c.hidden_size ?? c.n_embd;
-  const H = c.num_attention_heads ?? c.n_head;
-  const headDim = c.head_dim ?? C / H;
-  const kvs = [
-    ['general.architecture', T.STRING, arch],
-    ['general.alignment', T.UINT32, ALIGNMENT],
-    ['general.file_type', T.UINT32, FTYPE[type]],
-    [`${arch}.context_length`, T.UINT32, contextLength ?? c.max_position_embeddings ?? c.n_positions],
-    [`${arch}.embedding_length`, T.UINT32, C],
-    [`${arch}.block_count`, T.UINT32, c.num_hidden_layers ?? c.n_layer],
-    [`${arch}.feed_forward_length`, T.UINT32, c.intermediate_size ?? c.n_inner ?? 4 * C],
-    [`${arch}.attention.head_count`, T.UINT32, H],
-  ];
-  if (gpt2) kvs.push([`${arch}.attention.layer_norm_epsilon`, T.FLOAT32, c.layer_norm_epsilon ?? 1e-5]);
-  else
-    kvs.push(
-      [`${arch}.attention.head_count_kv`, T.UINT32, c.num_key_value_heads ?? H],
-      [`${arch}.attention.layer_norm_rms_epsilon`, T.FLOAT32, c.rms_norm_eps],
-      [`${arch}.rope.freq_base`, T.FLOAT32, c.rope_theta ?? 10000],
-      [`${arch}.rope.dimension_count`, T.UINT32, headDim],
-      [`${arch}.attention.key_length`, T.UINT32, headDim],
-      [`${arch}.attention.value_length`, T.UINT32, headDim],
-    );
-  if (Number.isInteger(c.bos_token_id)) kvs.push(['tokenizer.ggml.bos_token_id', T.UINT32, c.bos_token_id]);
-  const eos = [c.eos_token_id].flat().filter(Number.isInteger);
-  if (eos.length) kvs.push(['tokenizer.ggml.eos_token_id', T.UINT32, eos[0]]);
-  kvs.push(...byteTokenizerKvs(c.vocab_size));
-  return kvs;
-}
-
-/**
- * Writes the GGUF twin of a Hugging Face folder. contextLength: the context_length written in
- * place of max_position_embeddings (llama / qwen2 only: rotary positions run past the trained
- * length unchanged; GPT-2's learned positions end at n_positions).
- */
-export function exportHfFolder(dir, outFile, type = 'f32', { contextLength } = {}) {
-  const kinds = { f32: GGML.F32, f16: GGML.F16, bf16: GGML.BF16, q8_0: GGML.Q8_0, q4_0: GGML.Q4_0 };
-  if (!(type in kinds)) throw new Error(`--type ${type}: expected f32, f16, bf16, q8_0 or q4_0`);
-  const { config: c, tensors } = readHfFolder(dir);
-  const arch = c.model_type;
-  if (!['llama', 'qwen2', 'gpt2'].includes(arch)) throw new Error(`${dir}: model_type ${arch} (llama, qwen2, gpt2)`);
-  if (c.rope_scaling) throw new Error(`${dir}: rope_scaling ${JSON.stringify(c.rope_scaling)} is not written`);
-  if (contextLength !== undefined && (arch === 'gpt2' || !(Number.isInteger(contextLength) && contextLength > 0)))
-    throw new Error(
-      `--context ${contextLength}: a positive integer, for llama / qwen2 only (GPT-2's positions are learned)`,
-    );
-  const tied = c.tie_word_embeddings ?? arch === 'gpt2';
-  const H = c.num_attention_heads ?? c.n_head;
-  const items = [];
-  for (const [name, t] of tensors) {
-    if (/\.attn\.(masked_)?bias$|rotary_emb\.inv_freq$/.test(name) || (tied && name === 'lm_head.weight')) continue;
-    let { shape, values } = t;
-    if (arch === 'gpt2' && CONV1D.test(name)) {
-      const [rows, cols] = shape; // (in, out) -> (out, in)
-      const out = new Float32Array(values.length);
-      for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) out[j * rows + i] = values[i * cols + j];
-      ((shape = [cols, rows]), (values = out));
-    }
-    if (arch === 'llama' && /\.(q|k)_proj\./.test(name)) {
-      values = llamaPermute(values, shape[0], /q_proj/.test(name) ? H : (c.num_key_value_heads ?? H));
-    }
-    const kind = shape.length === 1 ? GGML.F32 : kinds[type];
-    items.push({ name: ggufName(name), ne: [...shape].reverse(), kind, data: encodeTensor(values, kind) });
-  }
-  return { arch, tensors: items.length, bytes: writeGguf(outFile, hfKvs(arch, c, type, contextLength), items), type };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -242,3 +242,41 @@ export function ggufName(hf) {
   if (w && WHOLE_NAMES[w[1]]) return `${WHOLE_NAMES[w[1]]}.${w[2]}`;
   throw new Error(`tensor ${hf}: no GGUF name for it`);
 }
+
+// llama_ftype values (general.file_type).
+export const FTYPE = { f32: 0, f16: 1, q8_0: 7, bf16: 32, q4_0: 2 };
+const TOKEN_TYPE_NORMAL = 1;
+
+// GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68 bytes are
+// moved to U+0100.. in byte order.
+export function bytesToUnicode() {
+  const keep = [];
+  for (let b = 0x21; b <= 0x7e; b++) keep.push(b);
+  for (let b = 0xa1; b <= 0xac; b++) keep.push(b);
+  for (let b = 0xae; b <= 0xff; b++) keep.push(b);
+  const set = new Set(keep);
+  const map = new Array(256);
+  let n = 0;
+  for (let b = 0; b < 256; b++) map[b] = String.fromCodePoint(set.has(b) ? b : 256 + n++);
+  return map;
+}
+
+// A tokenizer of vocab_size tokens for llama.cpp, which loads no model without one (the folders
+// of the tests have none; specdec's loader reads only the special ids): byte-level BPE as for
+// specdec's byte files (export_gguf.mjs), token i = byte i (through bytes_to_unicode) for i < 256, and ids from 256
+// on the ASCII pieces `[i]`, which no text tokenizes into (no merges). A text prompt of bytes
+// < vocab_size is its bytes' ids. (wllama's n_probs fails on a piece that is not UTF-8 alone:
+// bytes 0x80..0xFF; keep k small or the vocabulary under 128 there, families-probes.md.)
+export function byteTokenizerKvs(vocabSize) {
+  const bytes = bytesToUnicode();
+  const tokens = Array.from({ length: vocabSize }, (_, i) => (i < 256 ? bytes[i] : `[${i}]`));
+  return [
+    ['tokenizer.ggml.model', T.STRING, 'gpt2'],
+    ['tokenizer.ggml.pre', T.STRING, 'gpt-2'],
+    ['tokenizer.ggml.tokens', T.ARRAY, tokens, T.STRING],
+    ['tokenizer.ggml.token_type', T.ARRAY, tokens.map(() => TOKEN_TYPE_NORMAL), T.INT32],
+    ['tokenizer.ggml.merges', T.ARRAY, [], T.STRING],
+    ['tokenizer.ggml.add_bos_token', T.BOOL, false],
+    ['tokenizer.ggml.add_eos_token', T.BOOL, false],
+  ];
+}

@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec } from 'specdec';
-import { exportHfFolder } from '../../models/export_gguf.mjs';
+import { exportHfFolder } from '../../models/export_gguf_hf.mjs';
 import { prefixRoutes, startIsolatedServer } from '../../bench/isolated-server.mjs';
 import { launchChromium } from '../../scripts/lib/chromium.mjs';
 import { repoRoot } from './harness.mjs';
