@@ -312,33 +312,33 @@ Plan GammaPolicy::choose(const std::vector<DraftOption>& options) const {
   return best;
 }
 
-void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chain,
-                         size_t draft_passes, double draft_ms, size_t target_tokens,
-                         double target_ms, bool measured, bool after_cut) {
+void GammaPolicy::record(const Outcome& o) {
+  const Plan& plan = o.plan;
   ++iterations_;
   plain_run_ = plan.drafter == Drafter::kNone ? plain_run_ + 1 : 0;
   const int i = static_cast<int>(plan.drafter);
   if (plan.drafter != Drafter::kNone) {
-    accepted_[i] += accepted;
-    examined_[i] += examined;
-    if (chain) {  // positions 1..examined were tested, 1..accepted passed
-      for (int p = 1; p <= std::min(examined, kMaxDepth); ++p) reached_at_[i][p] += 1;
-      for (int p = 1; p <= std::min(accepted, kMaxDepth); ++p) accepted_at_[i][p] += 1;
+    accepted_[i] += o.accepted;
+    examined_[i] += o.examined;
+    if (o.chain) {  // positions 1..examined were tested, 1..accepted passed
+      for (int p = 1; p <= std::min(o.examined, kMaxDepth); ++p) reached_at_[i][p] += 1;
+      for (int p = 1; p <= std::min(o.accepted, kMaxDepth); ++p) accepted_at_[i][p] += 1;
     }
     if (options_.mode == GammaMode::kHeuristic && plan.gamma > 0) {
       // Hugging Face's schedule: +2 after a fully accepted draft, -1 otherwise.
-      heuristic_gamma_ = accepted == plan.gamma ? heuristic_gamma_ + 2 : heuristic_gamma_ - 1;
+      heuristic_gamma_ = o.accepted == plan.gamma ? heuristic_gamma_ + 2 : heuristic_gamma_ - 1;
       heuristic_gamma_ = std::clamp(heuristic_gamma_, 1, options_.gamma_max);
     }
   }
-  if (!measured) return;
-  if (draft_passes > 0 && plan.drafter != Drafter::kNone) {
-    draft_ms_[i] += draft_ms;
-    draft_passes_[i] += static_cast<double>(draft_passes);
+  if (!o.measured) return;
+  if (o.draft_passes > 0 && plan.drafter != Drafter::kNone) {
+    draft_ms_[i] += o.draft_ms;
+    draft_passes_[i] += static_cast<double>(o.draft_passes);
   }
-  if (target_tokens >= 1 && target_tokens <= kMaxK) {
+  const size_t k = o.target_tokens;
+  if (k >= 1 && k <= kMaxK) {
     // Kept net of the level: what this pass would have cost when the run began.
-    const double base_ms = target_ms - level_;
+    const double base_ms = o.target_ms - level_;
     auto keep = [&](std::vector<double>& samples) {  // the most recent ones
       if (samples.size() == kMaxSamples) samples.erase(samples.begin());
       samples.push_back(base_ms);
@@ -346,18 +346,17 @@ void GammaPolicy::record(const Plan& plan, int examined, int accepted, bool chai
     // The level follows a pass after no cut against its k's own median (plus the level), once
     // that k has one: a step of kLevelRate of the difference, at most kLevelClamp of the pass, so
     // that one preempted pass or garbage collection moves it little. (Given costs: no level.)
-    std::vector<double>& own = target_samples_[target_tokens];
-    if (!options_.has_cost_model && !after_cut && own.size() >= kMinClean) {
-      const double predicted = median_[target_tokens] + level_;
+    std::vector<double>& own = target_samples_[k];
+    if (!options_.has_cost_model && !o.after_cut && own.size() >= kMinClean) {
+      const double predicted = median_[k] + level_;
       const double bound = kLevelClamp * predicted;
-      level_ += kLevelRate * std::clamp(target_ms - predicted, -bound, bound);
+      level_ += kLevelRate * std::clamp(o.target_ms - predicted, -bound, bound);
     }
-    keep(target_samples_[target_tokens]);
-    if (!after_cut) keep(clean_samples_[target_tokens]);
-    const std::vector<double>& clean = clean_samples_[target_tokens];
+    keep(target_samples_[k]);
+    if (!o.after_cut) keep(clean_samples_[k]);
+    const std::vector<double>& clean = clean_samples_[k];
     // only this k's samples changed
-    median_[target_tokens] =
-        median(clean.size() >= kMinClean ? clean : target_samples_[target_tokens]);
+    median_[k] = median(clean.size() >= kMinClean ? clean : target_samples_[k]);
     refit();
   }
 }
@@ -374,9 +373,12 @@ void GammaPolicy::observe(const IterationRecord& rec, const ProposalInfo& drafte
   Plan done;
   done.drafter = rec.drafter;
   done.gamma = rec.gamma;
-  record(done, rec.tree_verify.examined(), accepted, rec.tree.is_chain(),
-         drafted.passes - drafted.backlog_passes, rec.draft_ms - drafted.backlog_ms, n + 1,
-         rec.target_ms, measured, ledger_.after_cut());
+  record(Outcome(done)
+             .verified(rec.tree_verify.examined(), accepted, rec.tree.is_chain())
+             .drafted(drafted.passes - drafted.backlog_passes, rec.draft_ms - drafted.backlog_ms)
+             .target(n + 1, rec.target_ms)
+             .timed(measured)
+             .cut(ledger_.after_cut()));
   if (!preview.tokens.empty()) {
     record_lookup(preview.match, lookup_outcome(preview.tokens, rec.tree_verify.emitted,
                                                 rec.target_probs, rec.tree.is_chain()));

@@ -63,6 +63,48 @@ struct Plan {
   int match = 0;       // prompt lookup: the match length its rates were read at
 };
 
+// What one iteration did, as GammaPolicy::record() takes it: the plan followed, the nodes tested
+// and accepted (chain: positions 1..examined were tested and 1..accepted accepted; a tree counts
+// only in the totals), the draft passes and their time, the target pass over target_tokens
+// positions and its time. measured: false for the first iteration (its passes include the
+// prompt). after_cut: the pass came after an iteration that left rejected tokens in the target's
+// cache; such a pass stays out of its k's median once that k has kMinClean clean ones (its excess
+// is charged as overhead: src/README.md). Built as
+// Outcome(plan).verified(3, 2).drafted(3, 0.9).target(4, 1.2).
+struct Outcome {
+  explicit Outcome(const Plan& p = Plan{}) : plan(p) {}
+  Outcome& verified(int tested, int passed, bool is_chain = true) {
+    examined = tested, accepted = passed, chain = is_chain;
+    return *this;
+  }
+  Outcome& drafted(size_t passes, double ms) {
+    draft_passes = passes, draft_ms = ms;
+    return *this;
+  }
+  Outcome& target(size_t tokens, double ms) {
+    target_tokens = tokens, target_ms = ms;
+    return *this;
+  }
+  Outcome& timed(bool is_measured) {
+    measured = is_measured;
+    return *this;
+  }
+  Outcome& cut(bool came_after_cut) {
+    after_cut = came_after_cut;
+    return *this;
+  }
+
+  Plan plan;
+  int examined = 0, accepted = 0;
+  bool chain = true;
+  size_t draft_passes = 0;
+  double draft_ms = 0.0;
+  size_t target_tokens = 0;
+  double target_ms = 0.0;
+  bool measured = true;
+  bool after_cut = false;
+};
+
 class GammaPolicy {
  public:
   explicit GammaPolicy(const PolicyOptions& options);
@@ -81,15 +123,8 @@ class GammaPolicy {
   // note_overhead).
   void note_overhead(double ms) { ledger_.note_caller(ms); }
 
-  // What happened: the plan followed, the nodes tested and accepted (chain: positions
-  // 1..examined were tested and 1..accepted accepted; a tree counts only in the totals), and the
-  // time spent. target_tokens: positions in the target pass. measured: false for the first
-  // iteration (its passes include the prompt). after_cut: the pass came after an iteration that
-  // left rejected tokens in the target's cache; such a pass stays out of its k's median once
-  // that k has kMinClean clean ones (its excess is charged as overhead: src/README.md).
-  void record(const Plan& plan, int examined, int accepted, bool chain, size_t draft_passes,
-              double draft_ms, size_t target_tokens, double target_ms, bool measured,
-              bool after_cut = false);
+  // What happened in one iteration (Outcome, above).
+  void record(const Outcome& o);
   // What the iteration says about prompt lookup's proposal of this iteration (offered after a
   // match of `match` tokens), whoever drafted it (lookup_rates.h): lookup is measured on every
   // iteration, its own and the others', at no cost.

@@ -108,9 +108,10 @@ TEST(LookupRates, PolicyPicksLookupOnlyWhereItsMeasuredRatePays) {
   GammaPolicy policy(auto_costs());
   Plan d{Drafter::kDraftModel, 4, 0, 0};
   for (int i = 0; i < 40; ++i) {
-    policy.record(d, 4, 3, true, 4, 1.0, 5, 1.0, true);  // the draft: alpha ~ 0.75
-    policy.record_lookup(2, outcome(1, 0.05));           // short matches: ~never continue
-    policy.record_lookup(20, outcome(8, 0.98));          // long ones: copying
+    policy.record(
+        Outcome(d).verified(4, 3).drafted(4, 1.0).target(5, 1.0));  // the draft: alpha ~ 0.75
+    policy.record_lookup(2, outcome(1, 0.05));   // short matches: ~never continue
+    policy.record_lookup(20, outcome(8, 0.98));  // long ones: copying
   }
   const DraftOption draft{Drafter::kDraftModel, 8, 0};
   EXPECT_EQ(policy.choose({draft, DraftOption{Drafter::kLookup, 8, 2, 2}}).drafter,
@@ -129,7 +130,7 @@ TEST(LookupRates, LookupAloneStaysPlainWhenItCannotPay) {
   for (int i = 0; i < 40; ++i) {
     const Plan p = policy.choose(offers);
     ASSERT_EQ(p.drafter, Drafter::kNone) << "step " << i;
-    policy.record(p, 0, 0, true, 0, 0.0, 1, 1.0, true);
+    policy.record(Outcome(p).target(1, 1.0));
     policy.record_lookup(1, outcome(1, 0.0));
   }
 }
@@ -139,14 +140,15 @@ TEST(LookupRates, LookupAloneStaysPlainWhenItCannotPay) {
 TEST(LookupRates, RevisitsTheDraftModelNotAHopelessLookup) {
   GammaPolicy policy(auto_costs());
   Plan d{Drafter::kDraftModel, 1, 0, 0};
-  for (int i = 0; i < 50; ++i) policy.record(d, 1, 0, true, 1, 1.0, 2, 1.0, true);  // alpha ~ 0
+  for (int i = 0; i < 50; ++i)
+    policy.record(Outcome(d).verified(1, 0).drafted(1, 1.0).target(2, 1.0));  // alpha ~ 0
   for (int i = 0; i < 150; ++i) policy.record_lookup(20, outcome(1, 0.0));
   const std::vector<DraftOption> offers{DraftOption{Drafter::kDraftModel, 8, 0},
                                         DraftOption{Drafter::kLookup, 8, 3, 20}};
   for (int i = 0; i < 16; ++i) {
     const Plan p = policy.choose(offers);
     ASSERT_EQ(p.drafter, Drafter::kNone) << "step " << i;
-    policy.record(p, 0, 0, true, 0, 0.0, 1, 1.0, true);
+    policy.record(Outcome(p).target(1, 1.0));
   }
   EXPECT_EQ(policy.choose(offers).drafter, Drafter::kDraftModel);
 }
@@ -177,13 +179,13 @@ TEST(LookupRates, PassCostsFollowADrift) {
     PolicyOptions po;
     po.mode = GammaMode::kAuto;
     GammaPolicy policy(po);
-    for (int i = 0; i < 3; ++i) policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 2.0, true);
+    for (int i = 0; i < 3; ++i) policy.record(Outcome().target(1, 2.0));
     const Plan d{Drafter::kDraftModel, 3, 0, 0};
     double last_clean = 0.0;
     for (int i = 0; i < 40; ++i) {
       const double ms = i == c.slow_at ? 20.0 : 5.0 + c.drift * i;
       const bool cut = i % 4 == 3;
-      policy.record(d, 3, 3, true, 3, 0.3, 4, ms, true, cut);
+      policy.record(Outcome(d).verified(3, 3).drafted(3, 0.3).target(4, ms).cut(cut));
       if (!cut) last_clean = ms;
     }
     EXPECT_NEAR(policy.pass_ms(4), c.pass_4, c.tol);
@@ -218,14 +220,16 @@ TEST(LookupRates, ALuckyDepthDoesNotWin) {
     for (int k = 1; k <= 7; ++k) {
       const Plan p{k == 1 ? Drafter::kNone : Drafter::kDraftModel, k - 1, 0, 0};
       for (int i = 0; k != 6 && i < 8; ++i) {
-        policy.record(p, 0, 0, true, k - 1, 0.1 * (k - 1), static_cast<size_t>(k),
-                      3.0 + 0.3 * (k - 1), true);
+        policy.record(Outcome(p)
+                          .drafted(k - 1, 0.1 * (k - 1))
+                          .target(static_cast<size_t>(k), 3.0 + 0.3 * (k - 1)));
       }
     }
     const Plan d5{Drafter::kDraftModel, 5, 0, 0};
-    for (int i = 0; i < c.lucky_samples; ++i) policy.record(d5, 0, 0, true, 5, 0.5, 6, 4.2, true);
+    for (int i = 0; i < c.lucky_samples; ++i)
+      policy.record(Outcome(d5).drafted(5, 0.5).target(6, 4.2));
     const Plan d1{Drafter::kDraftModel, 1, 0, 0};
-    for (int i = 0; i < 300; ++i) policy.record(d1, 1, i % 3 != 0, true, 0, 0.0, 0, 0.0, false);
+    for (int i = 0; i < 300; ++i) policy.record(Outcome(d1).verified(1, i % 3 != 0).timed(false));
     const Plan p = policy.choose({DraftOption{Drafter::kDraftModel, 8}});
     EXPECT_EQ(p.gamma, c.expect_gamma);
   }
@@ -241,14 +245,14 @@ TEST(LookupRates, OneSlowPassDoesNotPriceLookupOutForGood) {
     po.mode = GammaMode::kAuto;
     GammaPolicy policy(po);
     const Plan lookup{Drafter::kLookup, 1, 1, 0, 2};
-    for (int i = 0; i < 20; ++i) policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 1.0, true);
-    for (int i = 0; i < slow; ++i) policy.record(lookup, 1, 0, true, 0, 0.0, 2, 5.0, true);
+    for (int i = 0; i < 20; ++i) policy.record(Outcome().target(1, 1.0));
+    for (int i = 0; i < slow; ++i) policy.record(Outcome(lookup).verified(1, 0).target(2, 5.0));
     for (int i = 0; i < 40; ++i) policy.record_lookup(2, outcome(1, 0.4));
     const std::vector<DraftOption> offers{DraftOption{Drafter::kLookup, 1, 2, 2}};
     for (int i = 0; i < 16; ++i) {
       const Plan p = policy.choose(offers);
       ASSERT_EQ(p.drafter, Drafter::kNone) << "step " << i;
-      policy.record(p, 0, 0, true, 0, 0.0, 1, 1.0, true);
+      policy.record(Outcome(p).target(1, 1.0));
     }
     EXPECT_EQ(policy.choose(offers).drafter, slow == 1 ? Drafter::kLookup : Drafter::kNone);
   }
@@ -262,8 +266,8 @@ TEST(LookupRates, MeasuredCostNeverFallsWithMoreTokens) {
   GammaPolicy policy(po);
   const Plan p{Drafter::kLookup, 1, 1, 0, 1};
   for (int i = 0; i < 4; ++i) {
-    policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 2.0, true);
-    policy.record(p, 1, 0, true, 0, 0.0, 2, 1.1, true);
+    policy.record(Outcome().target(1, 2.0));
+    policy.record(Outcome(p).verified(1, 0).target(2, 1.1));
   }
   EXPECT_GE(policy.v(2), 1.0);
   for (size_t k = 2; k <= 9; ++k) EXPECT_GE(policy.v(k), policy.v(k - 1));
@@ -290,11 +294,11 @@ TEST(LookupRates, PassesAfterACutStayOutOfTheirMedian) {
     po.mode = GammaMode::kAuto;
     GammaPolicy policy(po);
     const Plan lookup{Drafter::kLookup, 1, 1, 0, 2};
-    for (int i = 0; i < c.clean_1; ++i) policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 3.0, true);
+    for (int i = 0; i < c.clean_1; ++i) policy.record(Outcome().target(1, 3.0));
     for (int i = 0; i < c.after_cut_1; ++i) {
-      policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 6.0, true, /*after_cut=*/true);
+      policy.record(Outcome().target(1, 6.0).cut(true));
     }
-    for (int i = 0; i < 4; ++i) policy.record(lookup, 1, 0, true, 0, 0.0, 2, 3.6, true);
+    for (int i = 0; i < 4; ++i) policy.record(Outcome(lookup).verified(1, 0).target(2, 3.6));
     // (the median, shrunk towards the line through k = 1 and 2: exact where the line rises)
     EXPECT_NEAR(policy.pass_ms(1), c.expect_pass_ms_1, 0.3);
     EXPECT_DOUBLE_EQ(policy.v(2), std::max(1.0, 3.6 / policy.pass_ms(1)));
@@ -335,7 +339,8 @@ TEST(LookupRates, OverheadOutsideThePassIsChargedToItsDrafter) {
     for (int rep = 0; rep < 4; ++rep) {
       for (int k = 1; k <= 9; ++k) {
         const Plan p{k == 1 ? Drafter::kNone : Drafter::kLookup, k - 1, 1, 0, c.match};
-        policy.record(p, k - 1, 0, true, 0, 0.0, static_cast<size_t>(k), 3.0 + 0.1 * (k - 1), true);
+        policy.record(
+            Outcome(p).verified(k - 1, 0).target(static_cast<size_t>(k), 3.0 + 0.1 * (k - 1)));
       }
     }
     for (int i = 0; i < 40; ++i) policy.record_lookup(c.match, outcome(8, c.rate));

@@ -279,7 +279,10 @@ TEST(Policy, AutoPicksTheBestGammaOfTheCostModel) {
       for (int i = 0; i < 3000; ++i) {
         int accepted = 0;
         while (accepted < 10 && rng.uniform() < 0.8) ++accepted;
-        policy.record(p, std::min(accepted + 1, 10), accepted, true, 10, 1.0, 11, 1.0, true);
+        policy.record(Outcome(p)
+                          .verified(std::min(accepted + 1, 10), accepted)
+                          .drafted(10, 1.0)
+                          .target(11, 1.0));
       }
       EXPECT_NEAR(policy.alpha(Drafter::kDraftModel), 0.8, 0.01);
       auto speedup = [&](int g) {
@@ -307,9 +310,9 @@ TEST(Policy, PerPositionAcceptanceIsLearned) {
   Plan p{Drafter::kDraftModel, 8, 0, 0};
   for (int i = 0; i < 400; ++i) {
     if (i % 2) {
-      policy.record(p, 8, 8, true, 8, 1.0, 9, 1.0, true);
+      policy.record(Outcome(p).verified(8, 8).drafted(8, 1.0).target(9, 1.0));
     } else {
-      policy.record(p, 1, 0, true, 8, 1.0, 9, 1.0, true);
+      policy.record(Outcome(p).verified(1, 0).drafted(8, 1.0).target(9, 1.0));
     }
   }
   EXPECT_NEAR(policy.expected_tokens(Drafter::kDraftModel, 0, 4), 3.0, 0.05);
@@ -319,7 +322,8 @@ TEST(Policy, PerPositionAcceptanceIsLearned) {
 TEST(Policy, AutoFallsBackToPlainStepsWhenDraftingDoesNotPay) {
   GammaPolicy policy(auto_with_costs(0.5, 0.5));
   Plan p{Drafter::kDraftModel, 2, 0, 0};
-  for (int i = 0; i < 50; ++i) policy.record(p, 1, 0, true, 2, 1.0, 3, 1.0, true);  // alpha ~ 0
+  for (int i = 0; i < 50; ++i)
+    policy.record(Outcome(p).verified(1, 0).drafted(2, 1.0).target(3, 1.0));  // alpha ~ 0
   EXPECT_EQ(policy.choose({DraftOption{Drafter::kDraftModel, 8, 0}}).drafter, Drafter::kNone);
 }
 
@@ -332,12 +336,13 @@ TEST(Policy, AutoRevisitsDraftingAfterAStretchOfPlainSteps) {
     for (int i = 0; i < 16; ++i) {
       Plan p = policy.choose(offers);
       ASSERT_EQ(p.drafter, Drafter::kNone) << "round " << round << ", step " << i;
-      policy.record(p, 0, 0, true, 0, 0.0, 1, 1.0, true);
+      policy.record(Outcome(p).target(1, 1.0));
     }
     Plan p = policy.choose(offers);
     EXPECT_EQ(p.drafter, Drafter::kDraftModel);
     EXPECT_GE(p.gamma, 1);
-    policy.record(p, 1, 0, true, 1, 0.5, static_cast<size_t>(p.gamma) + 1, 1.0, true);
+    policy.record(
+        Outcome(p).verified(1, 0).drafted(1, 0.5).target(static_cast<size_t>(p.gamma) + 1, 1.0));
   }
 }
 
@@ -349,8 +354,8 @@ TEST(Policy, PerIterationOverheadFavoursDrafting) {
   GammaPolicy policy(po);
   Plan p{Drafter::kDraftModel, 1, 0, 0};
   for (int i = 0; i < 30; ++i) {  // alpha 0.3; T(1) = 1, T(2) = 1.3 ms; a draft pass 0.1 ms
-    policy.record(p, 1, i % 10 < 3 ? 1 : 0, true, 1, 0.1, 2, 1.3, true);
-    policy.record(Plan{}, 0, 0, true, 0, 0.0, 1, 1.0, true);
+    policy.record(Outcome(p).verified(1, i % 10 < 3 ? 1 : 0).drafted(1, 0.1).target(2, 1.3));
+    policy.record(Outcome().target(1, 1.0));
   }
   EXPECT_EQ(policy.choose({DraftOption{Drafter::kDraftModel, 4, 0}}).drafter, Drafter::kNone);
   for (int i = 0; i < 10; ++i) policy.record_overhead(1.0);
@@ -366,7 +371,10 @@ TEST(Policy, HeuristicIsHuggingFacesSchedule) {
   EXPECT_EQ(policy.heuristic_gamma(), 5);
   auto step = [&](int accepted) {
     Plan p = policy.choose({DraftOption{Drafter::kDraftModel, 32, 0}});
-    policy.record(p, std::min(p.gamma, accepted + 1), accepted, true, p.gamma, 1, 1, 1, true);
+    policy.record(Outcome(p)
+                      .verified(std::min(p.gamma, accepted + 1), accepted)
+                      .drafted(p.gamma, 1)
+                      .target(1, 1));
     return policy.heuristic_gamma();
   };
   EXPECT_EQ(step(5), 7);  // all 5 accepted: +2
@@ -384,7 +392,8 @@ TEST(Policy, MeasuredCostsAreLearned) {
   // T(k) = 1 + 0.2 k ms; draft passes 0.06 ms.
   Plan p{Drafter::kDraftModel, 3, 0, 0};
   for (int i = 0; i < 20; ++i) {
-    for (size_t k : {1, 2, 4, 6}) policy.record(p, 1, 1, true, 1, 0.06, k, 1.0 + 0.2 * k, true);
+    for (size_t k : {1, 2, 4, 6})
+      policy.record(Outcome(p).verified(1, 1).drafted(1, 0.06).target(k, 1.0 + 0.2 * k));
   }
   EXPECT_NEAR(policy.v(1), 1.0, 1e-9);
   EXPECT_NEAR(policy.v(4), 1.8 / 1.2, 1e-9);

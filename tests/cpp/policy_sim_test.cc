@@ -56,8 +56,12 @@ double run(const World& w, GammaMode mode, int gamma, unsigned seed) {
     const bool measured = iteration >= 1;
     const double excess = measured ? pass - policy.recent_pass_ms(k) : 0.0;
     plan.drafter = g ? Drafter::kDraftModel : Drafter::kNone;
-    policy.record(plan, g, accepted, true, static_cast<size_t>(g), draft, k, pass, measured,
-                  last_cut);
+    policy.record(Outcome(plan)
+                      .verified(g, accepted)
+                      .drafted(static_cast<size_t>(g), draft)
+                      .target(k, pass)
+                      .timed(measured)
+                      .cut(last_cut));
     if (carry) policy.record_overhead(carry_drafter, carry_ms + (carry_cut ? excess : 0.0));
     carry = measured;
     carry_drafter = plan.drafter;
