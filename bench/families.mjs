@@ -17,8 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
-import { GGML, encodeTensor, writeGguf } from '../models/gguf_file.mjs';
-import { hfKvs } from '../models/export_gguf_hf.mjs';
+import { writeRandomLlamaGguf } from '../models/random_gguf.mjs';
 
 // config.json fields of the published checkpoints (src/model/families-design.md §2.1).
 const SHAPES = {
@@ -71,7 +70,6 @@ const SHAPES = {
     max_position_embeddings: 2048,
   },
 };
-const TYPES = { f32: GGML.F32, q8_0: GGML.Q8_0 };
 const CONTEXT = 2048; // the context written into the files (the KV cache the model allocates)
 
 const fail = failWith('families');
@@ -84,33 +82,6 @@ const opt = benchOptions({
   child: undefined,
 });
 
-/** The tensors of a llama-family model of config c as [HF-style GGUF name, ne, is a matrix]. */
-function tensorList(c) {
-  const C = c.hidden_size,
-    F = c.intermediate_size,
-    V = c.vocab_size;
-  const hd = C / c.num_attention_heads,
-    KV = c.num_key_value_heads * hd;
-  const list = [['token_embd.weight', [C, V], true]];
-  for (let i = 0; i < c.num_hidden_layers; i++) {
-    const b = `blk.${i}.`;
-    list.push(
-      [b + 'attn_norm.weight', [C], false],
-      [b + 'attn_q.weight', [C, C], true],
-      [b + 'attn_k.weight', [C, KV], true],
-      [b + 'attn_v.weight', [C, KV], true],
-      [b + 'attn_output.weight', [C, C], true],
-      [b + 'ffn_norm.weight', [C], false],
-      [b + 'ffn_gate.weight', [C, F], true],
-      [b + 'ffn_up.weight', [C, F], true],
-      [b + 'ffn_down.weight', [F, C], true],
-    );
-  }
-  list.push(['output_norm.weight', [C], false]);
-  if (!c.tie_word_embeddings) list.push(['output.weight', [C, V], true]);
-  return list;
-}
-
 /** Writes (once) the random-weight GGUF file of a shape and type; returns its path. */
 function ensureFile(shape, type) {
   const dir = path.join(ROOT, '.cache', 'families');
@@ -118,23 +89,8 @@ function ensureFile(shape, type) {
   if (existsSync(file)) return file;
   mkdirSync(dir, { recursive: true });
   const c = { ...SHAPES[shape], model_type: 'llama', bos_token_id: 1, eos_token_id: 2 };
-  let state = 12345;
-  const items = tensorList(c).map(([name, ne, matrix]) => {
-    const n = ne.reduce((a, b) => a * b, 1);
-    const values = new Float32Array(n);
-    if (!matrix) values.fill(1);
-    else {
-      const scale = 0.5 / Math.sqrt(ne[0]); // activations stay O(1) through the layers
-      for (let i = 0; i < n; i++) {
-        state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-        values[i] = (state / 2 ** 32 - 0.5) * 2 * scale;
-      }
-    }
-    const kind = matrix ? TYPES[type] : GGML.F32;
-    return { name, ne, kind, data: encodeTensor(values, kind) };
-  });
   const t0 = performance.now();
-  writeGguf(file, hfKvs('llama', c, type, CONTEXT), items);
+  writeRandomLlamaGguf(file, c, type, CONTEXT);
   console.error(
     `# wrote ${path.relative(ROOT, file)} (${(statSync(file).size / 1e6).toFixed(0)} MB, ${((performance.now() - t0) / 1e3).toFixed(1)} s)`,
   );
@@ -188,7 +144,7 @@ const types = opt.types.split(',');
 const threads = opt.threads.split(',').map(Number);
 const tokens = Number(opt.tokens);
 for (const s of shapes) if (!SHAPES[s]) fail(`--shapes: unknown shape ${s} (${Object.keys(SHAPES).join(', ')})`);
-for (const t of types) if (!(t in TYPES)) fail(`--types: unknown type ${t} (f32, q8_0)`);
+for (const t of types) if (!['f32', 'q8_0'].includes(t)) fail(`--types: unknown type ${t} (f32, q8_0)`);
 if (!threads.every((t) => Number.isInteger(t) && t >= 1)) fail(`--threads: integers >= 1, got ${opt.threads}`);
 if (!(Number.isInteger(tokens) && tokens >= 2)) fail(`--tokens: an integer >= 2, got ${opt.tokens}`);
 if (!existsSync(path.join(ROOT, 'web/lib/wasm/specdec-core-mt-node.mjs')))

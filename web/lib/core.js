@@ -8,7 +8,6 @@ import { limits } from './limits.js';
 import {
   SpecdecError,
   bytesArg,
-  checkFileSize,
   checkOptions,
   describe,
   fail,
@@ -24,6 +23,7 @@ import { decode, encode, tokenText } from './text.js';
 import { Handle, Heads, Model, NATIVE, OWNER, Rng, safetensorsInfo } from './handles.js';
 import { verifyRecord } from './records.js';
 import { Decoder } from './decoder.js';
+import { fromFile, modelLoader } from './load-model.js';
 import { createDecoder } from './create-decoder.js';
 import { machineApi } from './machine.js';
 
@@ -126,119 +126,12 @@ function lessonApi(M, owner, own) {
   };
 }
 
-// A native object made from a file's bytes, and what is said of it: the loader's "model file:
-// ..." errors name the argument (bytes), and the object is freed when describing it throws.
-function fromFile(load, describeIt, arg = 'bytes') {
-  let native;
-  try {
-    native = load();
-  } catch (e) {
-    if (e instanceof SpecdecError) throw new SpecdecError(`${arg}: ${e.message}`);
-    throw e;
-  }
-  try {
-    return [native, describeIt(native)];
-  } catch (e) {
-    native.delete();
-    throw e;
-  }
-}
-
-// loadModel's options: { device: 'webgpu' } gives the GPU loader's options (webgpu.js);
-// 'wasm' (the default) the weights code of M.Model.loadWeights (0 as stored, 1 f32, 2 int8:
-// the Linear weights quantized at load; a quantized file loads as it is, 'f32' refuses one).
-function modelOptions(options) {
-  if (options === undefined) return { gpu: null, weights: 0 };
-  const {
-    device = 'wasm',
-    weights: w,
-    ...gpuOptions
-  } = checkOptions(options, ['device', 'weights', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'], 'loadModel');
-  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
-  if (device === 'webgpu') {
-    // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
-    const { gpuDevice, ...rest } = gpuOptions;
-    return {
-      gpu: {
-        ...rest,
-        ...(w === undefined ? {} : { weights: w }),
-        ...(gpuDevice === undefined ? {} : { device: gpuDevice }),
-      },
-      weights: 0,
-    };
-  }
-  if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
-  if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
-  return { gpu: null, weights: w === undefined ? 0 : w === 'f32' ? 1 : 2 };
-}
-
-const isGguf = (u8) => u8.byteLength >= 4 && u8[0] === 0x47 && u8[1] === 0x47 && u8[2] === 0x55 && u8[3] === 0x46;
-
-// A Hugging Face folder: { 'config.json': bytes, 'model.safetensors': bytes, ... }, a Map of the
-// same, or an array of [name, bytes] pairs.
-function isFolder(x) {
-  return (
-    x instanceof Map ||
-    Array.isArray(x) ||
-    (x !== null && typeof x === 'object' && !ArrayBuffer.isView(x) && !(x instanceof ArrayBuffer))
-  );
-}
-
-function folderFiles(folder) {
-  const entries = folder instanceof Map ? [...folder] : Array.isArray(folder) ? folder : Object.entries(folder);
-  const files = entries.map((entry, i) => {
-    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'string')
-      fail(`files[${i}]: expected a [name, bytes] pair, got ${describe(entry)}`);
-    const [name, bytes] = entry;
-    return [
-      name,
-      typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytesArg(bytes, `the folder's ${name}`),
-    ];
-  });
-  if (!files.some(([name]) => name === 'config.json')) fail("files: a Hugging Face folder needs its 'config.json'");
-  return files;
-}
-
-// What is said of a checkpoint (a GGUF file or a Hugging Face folder) the C++ loader accepted.
-function checkpointInfo(format, fileBytes) {
-  return (m) => {
-    const { weights: held, weightBytes, nParams, ...config } = m.config();
-    return { config, metadata: { format }, nParams, fileBytes, weights: held, weightBytes };
-  };
-}
-
 // Models over module M; own() checks that a handle is this instance's.
 function modelApi(M, owner, own) {
+  const loadModel = modelLoader(M, owner);
+
   return {
-    loadModel(bytes, options) {
-      const { gpu, weights } = modelOptions(options);
-      if (isFolder(bytes)) {
-        if (gpu) fail("device: 'webgpu' loads our own safetensors files only, not a Hugging Face folder");
-        const files = folderFiles(bytes);
-        const fileBytes = files.reduce((n, [, u8]) => n + u8.byteLength, 0);
-        const [native, info] = fromFile(
-          () => M.Model.loadFolder(files, weights),
-          checkpointInfo('hf', fileBytes),
-          'files',
-        );
-        return new Model(native, owner, info);
-      }
-      if (gpu) return import('./webgpu.js').then((m) => m.loadGpuModel(bytes, gpu));
-      const u8 = bytesArg(bytes, 'a model file (our safetensors, or GGUF)', { sized: false });
-      if (isGguf(u8)) {
-        const [native, info] = fromFile(() => M.Model.loadWeights(u8, weights), checkpointInfo('gguf', u8.byteLength));
-        return new Model(native, owner, info);
-      }
-      checkFileSize(u8);
-      const [native, info] = fromFile(
-        () => M.Model.loadWeights(u8, weights),
-        (m) => {
-          const { weights: held, weightBytes, ...config } = m.config();
-          return { ...safetensorsInfo(u8), config, weights: held, weightBytes };
-        },
-      );
-      return new Model(native, owner, info);
-    },
+    loadModel,
 
     /**
      * The lesson's model_step: a function (tokens, nLast = 1) => Float32Array giving the model's

@@ -86,6 +86,38 @@ export type HfFolder =
   | Map<string, Uint8Array | ArrayBuffer | string>
   | Array<[string, Uint8Array | ArrayBuffer | string]>;
 
+/**
+ * A file that has to be read before it loads: a Blob or File, a fetch Response (or the Promise
+ * fetch() returns), a ReadableStream of Uint8Array chunks. Read once: into one buffer when its
+ * length is known (Blob.size, Content-Length), else kept as its chunks (a GGUF file is then read
+ * a tensor at a time from them, never joined).
+ */
+export type ModelSource =
+  | Blob
+  | Response
+  | ReadableStream<Uint8Array>
+  | PromiseLike<Response | Blob | ReadableStream<Uint8Array> | Uint8Array | ArrayBuffer>;
+
+/** A Hugging Face folder some of whose files are sources to read (HfFolder's names). */
+export type HfFolderOfSources =
+  | Record<string, Uint8Array | ArrayBuffer | string | ModelSource>
+  | Map<string, Uint8Array | ArrayBuffer | string | ModelSource>
+  | Array<[string, Uint8Array | ArrayBuffer | string | ModelSource]>;
+
+/**
+ * loadModel's progress: phase 'read' while a source's bytes arrive (file: the folder's file
+ * name), 'build' while the loader reads the tensors (GGUF: as each is read; other formats: once,
+ * at the end). loaded and total in bytes; total is undefined while unknown (a stream). The last
+ * event is { phase: 'build', loaded: total, total }. Called synchronously from the loader: in a
+ * page, load in a worker and post the events to see them while the model builds.
+ */
+export interface LoadProgress {
+  phase: 'read' | 'build';
+  loaded: number;
+  total: number | undefined;
+  file?: string;
+}
+
 /** A GPT loaded with sd.loadModel(bytes). */
 export class Model implements SpecdecHandle {
   private constructor();
@@ -642,8 +674,18 @@ export interface Specdec {
    */
   loadModel(
     bytes: Uint8Array | ArrayBuffer | ArrayBufferView | HfFolder,
-    options?: { device?: 'wasm'; weights?: 'f32' | 'int8' },
+    options?: { device?: 'wasm'; weights?: 'f32' | 'int8'; onProgress?: (progress: LoadProgress) => void },
   ): Model;
+  /**
+   * The same from a source read first (ModelSource: a Blob / File, a Response or fetch()'s
+   * Promise, a stream; or a folder holding some): a Promise of the Model. Rejects with a
+   * SpecdecError naming bytes for a response that is not ok or already read, a stream that gives
+   * something other than Uint8Array chunks, and every refusal of the bytes themselves.
+   */
+  loadModel(
+    source: ModelSource | HfFolderOfSources,
+    options?: { device?: 'wasm'; weights?: 'f32' | 'int8'; onProgress?: (progress: LoadProgress) => void },
+  ): Promise<Model>;
   /**
    * A float model file turned into its 8-bit file (the format: src/README.md): every block
    * Linear weight X.weight becomes X.weight.q8 (I8) and X.weight.scale (F16, one per 32 weights),
@@ -658,9 +700,10 @@ export interface Specdec {
    * Rejects with a SpecdecError without WebGPU, without an adapter, or past the adapter's limits.
    */
   loadModel(
-    bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
+    bytes: Uint8Array | ArrayBuffer | ArrayBufferView | ModelSource,
     options: {
       device: 'webgpu';
+      onProgress?: (progress: LoadProgress) => void;
       weights?: 'f32' | 'int8';
       gpu?: unknown;
       adapter?: unknown;

@@ -1,0 +1,146 @@
+// sd.loadModel: what the C++ loaders take, from bytes in memory or from the sources read first
+// (sources.js), with the model's description and progress events.
+import { SpecdecError, bytesArg, checkFileSize, checkOptions, describe, fail } from './errors.js';
+import { Model, safetensorsInfo } from './handles.js';
+import {
+  ChunkedBytes,
+  countedReads,
+  folderEntries,
+  isAsyncSource,
+  isFolder,
+  isGguf,
+  progressOption,
+  readFolder,
+  readSource,
+  wholeBytes,
+} from './sources.js';
+
+// A native object made from a file's bytes, and what is said of it: the loader's "model file:
+// ..." errors name the argument (bytes), and the object is freed when describing it throws.
+export function fromFile(load, describeIt, arg = 'bytes') {
+  let native;
+  try {
+    native = load();
+  } catch (e) {
+    if (e instanceof SpecdecError) throw new SpecdecError(`${arg}: ${e.message}`);
+    throw e;
+  }
+  try {
+    return [native, describeIt(native)];
+  } catch (e) {
+    native.delete();
+    throw e;
+  }
+}
+
+// loadModel's options: { device: 'webgpu' } gives the GPU loader's options (webgpu.js);
+// 'wasm' (the default) the weights code of M.Model.loadWeights (0 as stored, 1 f32, 2 int8:
+// the Linear weights quantized at load; a quantized file loads as it is, 'f32' refuses one).
+function modelOptions(options) {
+  if (options === undefined) return { gpu: null, weights: 0, report: progressOption() };
+  const {
+    device = 'wasm',
+    weights: w,
+    onProgress,
+    ...gpuOptions
+  } = checkOptions(
+    options,
+    ['device', 'weights', 'onProgress', 'gpu', 'adapter', 'gpuDevice', 'powerPreference'],
+    'loadModel',
+  );
+  const report = progressOption(onProgress);
+  if (w !== undefined && w !== 'f32' && w !== 'int8') fail(`weights: expected 'f32' or 'int8', got ${describe(w)}`);
+  if (device === 'webgpu') {
+    // weights goes on as given: absent, an 8-bit file loads as 8-bit (webgpu-q8.js).
+    const { gpuDevice, ...rest } = gpuOptions;
+    return {
+      gpu: {
+        ...rest,
+        ...(w === undefined ? {} : { weights: w }),
+        ...(gpuDevice === undefined ? {} : { device: gpuDevice }),
+      },
+      weights: 0,
+      report,
+    };
+  }
+  if (device !== 'wasm') fail(`device: expected 'wasm' or 'webgpu', got ${describe(device)}`);
+  if (Object.keys(gpuOptions).length) fail(`${Object.keys(gpuOptions)[0]}: applies to device: 'webgpu' only`);
+  return { gpu: null, weights: w === undefined ? 0 : w === 'f32' ? 1 : 2, report };
+}
+
+// A folder's files as [name, Uint8Array] pairs (config.json may be text).
+function folderFiles(entries) {
+  return entries.map(([name, bytes]) => [
+    name,
+    typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytesArg(bytes, `the folder's ${name}`),
+  ]);
+}
+
+// What is said of a checkpoint (a GGUF file or a Hugging Face folder) the C++ loader accepted.
+function checkpointInfo(format, fileBytes) {
+  return (m) => {
+    const { weights: held, weightBytes, nParams, ...config } = m.config();
+    return { config, metadata: { format }, nParams, fileBytes, weights: held, weightBytes };
+  };
+}
+
+/** sd.loadModel over module M, its models owned by `owner`. */
+export function modelLoader(M, owner) {
+  // Bytes in memory load now (a Model, or the GPU loader's Promise); a source that must be
+  // read first (sources.js: Blob, Response, stream, or a folder holding one) gives a Promise.
+  function loadModel(source, options) {
+    const opts = modelOptions(options);
+    if (isAsyncSource(source))
+      return readSource(source, 'bytes', opts.report).then((bytes) => loadModel(bytes, options));
+    if (isFolder(source)) {
+      const entries = folderEntries(source);
+      if (entries.some(([, value]) => isAsyncSource(value)))
+        return readFolder(entries, opts.report).then((files) => loadModel(files, options));
+      if (opts.gpu) fail("device: 'webgpu' loads our own safetensors files only, not a Hugging Face folder");
+      const files = folderFiles(entries);
+      const fileBytes = files.reduce((n, [, u8]) => n + u8.byteLength, 0);
+      const [native, info] = fromFile(
+        () => M.Model.loadFolder(files, opts.weights),
+        checkpointInfo('hf', fileBytes),
+        'files',
+      );
+      opts.report({ phase: 'build', loaded: fileBytes, total: fileBytes });
+      return new Model(native, owner, info);
+    }
+    if (opts.gpu) {
+      const u8 = wholeBytes(source);
+      return import('./webgpu.js')
+        .then((m) => m.loadGpuModel(u8, opts.gpu))
+        .then((model) => {
+          opts.report({ phase: 'build', loaded: u8.byteLength, total: u8.byteLength });
+          return model;
+        });
+    }
+    const bytes =
+      source instanceof ChunkedBytes
+        ? source
+        : bytesArg(source, 'a model file (our safetensors, or GGUF)', { sized: false });
+    const total = bytes.byteLength;
+    if (isGguf(bytes)) {
+      const reads = countedReads(bytes, opts.report);
+      const [native, info] = fromFile(() => M.Model.loadWeights(reads, opts.weights), checkpointInfo('gguf', total));
+      if (reads.thrown !== undefined) {
+        native.delete();
+        throw reads.thrown;
+      }
+      return new Model(native, owner, info);
+    }
+    const u8 = wholeBytes(bytes);
+    checkFileSize(u8);
+    const [native, info] = fromFile(
+      () => M.Model.loadWeights(u8, opts.weights),
+      (m) => {
+        const { weights: held, weightBytes, ...config } = m.config();
+        return { ...safetensorsInfo(u8), config, weights: held, weightBytes };
+      },
+    );
+    opts.report({ phase: 'build', loaded: total, total });
+    return new Model(native, owner, info);
+  }
+  return loadModel;
+}
