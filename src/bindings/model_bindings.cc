@@ -88,19 +88,26 @@ ModelHandle* load_model(val bytes, int weights) {
   });
 }
 
-// files: a JS array of [name, Uint8Array] pairs, the files of a Hugging Face folder
-// (config.json, model.safetensors or the shards and their index; others are ignored).
+// files: a JS array of [name, bytes] pairs, the files of a Hugging Face folder (config.json,
+// model.safetensors or the shards and their index; others are ignored); bytes: a Uint8Array, or
+// any object with length and subarray(begin, end) (web/lib/sources.js). Every file is streamed
+// as a GGUF file is: the JSON files read whole, each weight file's header, then each tensor
+// when the model's loader converts it.
 ModelHandle* load_folder(val files, int weights) {
   return guard([&] {
     const Weights want = checked_weights(weights);
     const size_t n = js_length(files);
-    std::vector<std::vector<uint8_t>> buffers;
+    std::vector<val> sources;  // outlive the build: the readers refer to them
+    sources.reserve(n);
     std::vector<FolderFile> list;
-    buffers.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       const val pair = files[i];
-      buffers.push_back(copy_bytes(pair[1]));
-      list.push_back({pair[0].as<std::string>(), buffers.back().data(), buffers.back().size()});
+      sources.push_back(pair[1]);
+      const val& bytes = sources.back();
+      list.emplace_back(pair[0].as<std::string>(), uint64_t(js_length(bytes)),
+                        [&bytes](uint64_t offset, size_t size, uint8_t* into) {
+                          copy_range(bytes, offset, size, into);
+                        });
     }
     return hold(model_from_folder(list, weights == 0 ? nullptr : &want));
   });

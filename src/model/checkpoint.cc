@@ -1,5 +1,10 @@
 #include "model/checkpoint.h"
 
+#include <fstream>
+#include <memory>
+
+#include "base/errors.h"
+
 namespace specdec {
 
 const char* family_name(Family f) {
@@ -17,6 +22,21 @@ const uint8_t* tensor_bytes(const CheckpointTensor& t, std::vector<uint8_t>& scr
   scratch.resize(t.bytes);
   t.fetch(scratch.data());
   return scratch.data();
+}
+
+ByteReader file_reader(const std::string& path, uint64_t* size) {
+  auto in = std::make_shared<std::ifstream>(path, std::ios::binary | std::ios::ate);
+  if (!*in) fail("model file '", path, "': cannot open");
+  const std::streamoff end = in->tellg();
+  if (end < 0) fail("model file '", path, "': cannot read its size");
+  *size = static_cast<uint64_t>(end);
+  return [in, path](uint64_t offset, size_t bytes, uint8_t* into) {
+    in->clear();
+    in->seekg(static_cast<std::streamoff>(offset));
+    if (!in->read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(bytes))) {
+      fail("model file '", path, "': cannot read ", bytes, " bytes at offset ", offset);
+    }
+  };
 }
 
 const CheckpointTensor* Checkpoint::find(const std::string& name) const {

@@ -69,6 +69,10 @@ const char* tensor_type_name(TensorType t);  // "F32" ... "Q4_0", as the formats
 // `into` (the bindings read them from the JS buffer the file is in, one tensor at a time).
 using ByteReader = std::function<void(uint64_t offset, size_t bytes, uint8_t* into)>;
 
+// Natively: a reader of the file at `path` (held open by the reader and its copies), and the
+// file's size in *size. Throws specdec::Error naming the file when it cannot be opened or read.
+ByteReader file_reader(const std::string& path, uint64_t* size);
+
 struct CheckpointTensor {
   TensorType type = TensorType::kF32;
   std::vector<uint64_t> shape;    // PyTorch order; a Linear weight is (out, in)

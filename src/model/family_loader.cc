@@ -243,18 +243,13 @@ GPTModel GPTModel::from_path(const std::string& path, const Weights* weights) {
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return from_checkpoint(read_hf_folder(path), weights);
   }
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  if (in && in.read(magic, 4) && std::equal(magic, magic + 4, "GGUF")) {
+  uint64_t size = 0;
+  const ByteReader read = file_reader(path, &size);
+  uint8_t magic[4] = {};
+  if (size >= 4) read(0, 4, magic);
+  if (size >= 4 && std::equal(magic, magic + 4, "GGUF")) {
     // Streamed from the file a tensor at a time, as the bindings stream it from a JS buffer.
-    const ByteReader read = [&](uint64_t offset, size_t bytes, uint8_t* into) {
-      in.clear();
-      in.seekg(static_cast<std::streamoff>(offset));
-      if (!in.read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(bytes))) {
-        fail("model file: ", path, ": cannot read ", bytes, " bytes at offset ", offset);
-      }
-    };
-    return from_checkpoint(checkpoint_from_gguf_stream(uint64_t(st.st_size), read), weights);
+    return from_checkpoint(checkpoint_from_gguf_stream(size, read), weights);
   }
   return from_file(path, weights);
 }

@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kIndex = "model.safetensors.index.json";
 constexpr const char* kSingle = "model.safetensors";
+constexpr uint64_t kMaxJsonBytes = uint64_t{64} << 20;  // config.json, the index
 
 bool ends_with(const std::string& s, const std::string& t) {
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
@@ -30,6 +31,18 @@ const FolderFile* find_file(const std::vector<FolderFile>& files, const std::str
   return nullptr;
 }
 
+// A JSON file's bytes: its buffer, or read whole into `scratch` (a streamed file).
+const char* json_bytes(const FolderFile& f, std::vector<uint8_t>& scratch) {
+  if (f.data || f.size == 0) return reinterpret_cast<const char*>(f.data);
+  if (f.size > kMaxJsonBytes) {
+    fail("model folder: ", f.name, " is ", f.size, " bytes, over the limit of ", kMaxJsonBytes,
+         " for a JSON file");
+  }
+  scratch.resize(static_cast<size_t>(f.size));
+  f.read(0, scratch.size(), scratch.data());
+  return reinterpret_cast<const char*>(scratch.data());
+}
+
 // The weight files and which tensors each must hold (the index's weight_map; empty for one file).
 std::map<std::string, std::set<std::string>> weight_files(const std::vector<FolderFile>& files) {
   const FolderFile* index = find_file(files, kIndex);
@@ -38,8 +51,9 @@ std::map<std::string, std::set<std::string>> weight_files(const std::vector<Fold
     return {{kSingle, {}}};
   }
   json::Value root;
+  std::vector<uint8_t> scratch;
   try {
-    root = json::parse(reinterpret_cast<const char*>(index->data), index->size);
+    root = json::parse(json_bytes(*index, scratch), static_cast<size_t>(index->size));
   } catch (const Error& e) {
     fail(kIndex, ": ", e.what());
   }
@@ -89,7 +103,17 @@ bool is_conv1d(const std::string& name) {
   return false;
 }
 
-// GPT-2's Conv1D weight (in, out) as a Linear one (out, in), into ck.owned.
+// (rows, cols) elements of es bytes -> (cols, rows).
+void transpose(const uint8_t* in, size_t rows, size_t cols, size_t es, uint8_t* out) {
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      std::memcpy(out + (c * rows + r) * es, in + (r * cols + c) * es, es);
+    }
+  }
+}
+
+// GPT-2's Conv1D weight (in, out) as a Linear one (out, in): into ck.owned, or, streamed, as it
+// is fetched.
 void transpose_conv1d(const std::string& name, CheckpointTensor& t, Checkpoint& ck) {
   if (t.shape.size() != 2) {
     fail("model file: tensor '", name, "' has shape ", shape_string(t.shape),
@@ -97,20 +121,35 @@ void transpose_conv1d(const std::string& name, CheckpointTensor& t, Checkpoint& 
   }
   const size_t rows = t.shape[0], cols = t.shape[1],
                es = t.bytes / (rows * cols != 0 ? rows * cols : 1);
-  std::vector<uint8_t> out(t.bytes);
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c) {
-      std::memcpy(&out[(c * rows + r) * es], t.data + (r * cols + c) * es, es);
-    }
+  t.shape = {cols, rows};
+  if (!t.data) {
+    t.fetch = [stored = std::move(t.fetch), rows, cols, es, n = t.bytes](uint8_t* into) {
+      std::vector<uint8_t> in(n);
+      stored(in.data());
+      transpose(in.data(), rows, cols, es, into);
+    };
+    return;
   }
+  std::vector<uint8_t> out(t.bytes);
+  transpose(t.data, rows, cols, es, out.data());
   ck.owned.push_back(std::move(out));
   t.data = ck.owned.back().data();
-  t.shape = {cols, rows};
+}
+
+// The file's container: parsed from its bytes, or its header read and parsed (streamed).
+SafetensorsView container(const FolderFile& f) {
+  if (f.data) return parse_safetensors(f.data, static_cast<size_t>(f.size), /*bf16=*/true);
+  uint8_t first8[8] = {};
+  if (f.size >= 8) f.read(0, 8, first8);
+  const uint64_t n = safetensors_header_bytes(first8, f.size);
+  std::vector<uint8_t> header(static_cast<size_t>(n));
+  f.read(0, header.size(), header.data());
+  return parse_safetensors_header(header.data(), header.size(), f.size, /*bf16=*/true);
 }
 
 void add_file(const std::string& file, const FolderFile& f, const std::set<std::string>& listed,
               Checkpoint& ck) {
-  const SafetensorsView view = parse_safetensors(f.data, f.size, /*bf16=*/true);
+  const SafetensorsView view = container(f);
   for (const std::string& name : listed) {
     if (!view.find(name)) fail(kIndex, " maps tensor '", name, "' to ", file, ", which lacks it");
   }
@@ -123,7 +162,12 @@ void add_file(const std::string& file, const FolderFile& f, const std::set<std::
     ct.type = tensor_type(file, t);
     ct.shape = t.shape;
     ct.data = t.data;
-    ct.bytes = t.numel * dtype_size(t.dtype);
+    ct.bytes = static_cast<size_t>(t.numel * dtype_size(t.dtype));
+    if (!t.data) {
+      ct.fetch = [read = f.read, offset = t.offset, n = ct.bytes](uint8_t* into) {
+        read(offset, n, into);
+      };
+    }
     if (ck.config.family == Family::kGPT2 && is_conv1d(name)) transpose_conv1d(name, ct, ck);
     ck.tensors[name] = std::move(ct);
   }
@@ -135,7 +179,8 @@ Checkpoint read_hf_folder(const std::vector<FolderFile>& files) {
   const FolderFile* config = find_file(files, "config.json");
   if (!config) fail("model folder: no config.json");
   Checkpoint ck;
-  ck.config = parse_hf_config(reinterpret_cast<const char*>(config->data), config->size);
+  std::vector<uint8_t> scratch;
+  ck.config = parse_hf_config(json_bytes(*config, scratch), static_cast<size_t>(config->size));
   for (const auto& [file, listed] : weight_files(files)) {
     const FolderFile* f = find_file(files, file);
     if (!f) fail("model folder: missing shard '", file, "' (named by ", kIndex, ")");
@@ -145,32 +190,26 @@ Checkpoint read_hf_folder(const std::vector<FolderFile>& files) {
 }
 
 Checkpoint read_hf_folder(const std::string& dir) {
-  std::vector<std::vector<uint8_t>> bytes;
-  std::vector<std::string> names;
-  auto load = [&](const std::string& name) {
-    bytes.push_back(read_file(dir + "/" + name, kMaxFamilyParamBytes + kMaxHeaderBytes + 8));
-    names.push_back(name);
+  std::vector<FolderFile> files;
+  auto add = [&](const std::string& name) {
+    uint64_t size = 0;
+    ByteReader read = file_reader(dir + "/" + name, &size);
+    files.emplace_back(name, size, std::move(read));
   };
-  load("config.json");
+  add("config.json");
   if (std::ifstream(dir + "/" + kIndex).good()) {
-    load(kIndex);
+    add(kIndex);
     // The shards the index names (weight_files checks the index itself).
-    const FolderFile index{kIndex, bytes.back().data(), bytes.back().size()};
-    for (const auto& [s, listed] : weight_files({index})) {
+    for (const auto& [s, listed] : weight_files({files.back()})) {
       if (!std::ifstream(dir + "/" + s).good()) {
         fail("model folder: missing shard '", s, "' (named by ", kIndex, ")");
       }
-      load(s);
+      add(s);
     }
   } else {
-    load(kSingle);
+    add(kSingle);
   }
-  std::vector<FolderFile> files;
-  for (size_t i = 0; i < bytes.size(); ++i)
-    files.push_back({names[i], bytes[i].data(), bytes[i].size()});
-  Checkpoint ck = read_hf_folder(files);
-  for (std::vector<uint8_t>& b : bytes) ck.owned.push_back(std::move(b));
-  return ck;
+  return read_hf_folder(files);
 }
 
 }  // namespace specdec

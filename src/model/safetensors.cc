@@ -21,9 +21,11 @@ struct Span {
   const std::string* name;
 };
 
+// data: the data section's bytes, or null when only the header is parsed (streaming);
+// data_start: the section's offset in the file.
 TensorView parse_tensor_entry(const std::string& name, const json::Value& entry,
-                              const uint8_t* data, uint64_t data_size, std::vector<Span>& spans,
-                              bool bf16) {
+                              const uint8_t* data, uint64_t data_start, uint64_t data_size,
+                              std::vector<Span>& spans, bool bf16) {
   const std::string where = tensor_error_prefix(name);
   if (entry.type != json::Value::Type::kObject) {
     fail(where, ": entry must be an object, got ", json::type_name(entry.type));
@@ -87,7 +89,8 @@ TensorView parse_tensor_entry(const std::string& name, const json::Value& entry,
     fail(where, ": data_offsets ", range, " span ", end - begin, " bytes, but shape ",
          shape_string(t.shape), " of ", dtype_name(t.dtype), " needs ", n_bytes);
   }
-  t.data = data + begin;
+  t.data = data ? data + begin : nullptr;
+  t.offset = data_start + begin;
   spans.push_back({begin, end, &name});  // name: a key of the parsed header
   return t;
 }
@@ -114,22 +117,32 @@ const TensorView* SafetensorsView::find(const std::string& name) const {
   return it == tensors.end() ? nullptr : &it->second;
 }
 
-SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size, bool bf16) {
-  if (size < 8) fail("model file: ", size, " bytes is too short for the 8-byte header length");
+uint64_t safetensors_header_bytes(const uint8_t first8[8], uint64_t file_size) {
+  if (file_size < 8) {
+    fail("model file: ", file_size, " bytes is too short for the 8-byte header length");
+  }
   uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | first8[i];
   if (header_len > kMaxHeaderBytes) {
     fail("model file: header length ", header_len, " exceeds the limit of ", kMaxHeaderBytes,
          " bytes");
   }
-  if (header_len > size - 8) {
-    fail("model file: header length ", header_len, " exceeds the ", size - 8,
+  if (header_len > file_size - 8) {
+    fail("model file: header length ", header_len, " exceeds the ", file_size - 8,
          " bytes after the length field (truncated file?)");
   }
+  return 8 + header_len;
+}
 
+namespace {
+
+// The container over `bytes`, which hold at least the header; data: whether they hold the whole
+// file of file_size bytes (tensors then point into them).
+SafetensorsView parse_container(const uint8_t* bytes, uint64_t file_size, bool data, bool bf16) {
+  const uint64_t header_end = safetensors_header_bytes(bytes, file_size);
   json::Value header;
   try {
-    header = json::parse(reinterpret_cast<const char*>(bytes + 8), header_len);
+    header = json::parse(reinterpret_cast<const char*>(bytes + 8), header_end - 8);
   } catch (const Error& e) {
     fail("model file: header: ", e.what());
   }
@@ -138,8 +151,8 @@ SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size, bool bf16) 
   }
 
   SafetensorsView view;
-  const uint8_t* data = bytes + 8 + header_len;
-  const uint64_t data_size = size - 8 - header_len;
+  const uint8_t* section = data ? bytes + header_end : nullptr;
+  const uint64_t data_size = file_size - header_end;
   std::vector<Span> spans;
   for (const auto& [name, entry] : header.members) {
     if (name == "__metadata__") {
@@ -155,7 +168,7 @@ SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size, bool bf16) 
       }
       continue;
     }
-    TensorView t = parse_tensor_entry(name, entry, data, data_size, spans, bf16);
+    TensorView t = parse_tensor_entry(name, entry, section, header_end, data_size, spans, bf16);
     view.tensors.emplace(name, std::move(t));
   }
   // Sorted by start, a tensor overlaps an earlier one iff it starts before the furthest end so
@@ -172,6 +185,21 @@ SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size, bool bf16) 
     if (!furthest || s.end > furthest->end) furthest = &s;
   }
   return view;
+}
+
+}  // namespace
+
+SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size, bool bf16) {
+  return parse_container(bytes, size, /*data=*/true, bf16);
+}
+
+SafetensorsView parse_safetensors_header(const uint8_t* header, size_t header_size,
+                                         uint64_t file_size, bool bf16) {
+  if (header_size < 8 || safetensors_header_bytes(header, file_size) != header_size) {
+    fail("model file: the header given is ", header_size,
+         " bytes, not the 8 + length the file's first 8 bytes say");
+  }
+  return parse_container(header, file_size, /*data=*/false, bf16);
 }
 
 void read_tensor_f32(const TensorView& t, float* out) {

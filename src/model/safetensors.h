@@ -32,6 +32,7 @@ struct TensorView {
   std::vector<uint64_t> shape;
   uint64_t numel = 0;
   const uint8_t* data = nullptr;  // numel * dtype_size(dtype) bytes inside the caller's buffer
+  uint64_t offset = 0;            // of its first byte in the file
 };
 
 struct SafetensorsView {
@@ -47,6 +48,14 @@ struct SafetensorsView {
 // exactly numel * dtype size bytes (overflow-checked), no two tensors overlapping.
 // The views point into bytes, which must outlive the result.
 SafetensorsView parse_safetensors(const uint8_t* bytes, size_t size, bool bf16 = false);
+
+// Streaming (a file read a tensor at a time): the bytes the header takes, 8 + its length, from the
+// file's first 8 bytes, checked against kMaxHeaderBytes and file_size; then the header alone,
+// from those bytes, validated as parse_safetensors validates the file (offsets inside a data
+// section of file_size - header bytes). Tensors get their offset, no data.
+uint64_t safetensors_header_bytes(const uint8_t first8[8], uint64_t file_size);
+SafetensorsView parse_safetensors_header(const uint8_t* header, size_t header_size,
+                                         uint64_t file_size, bool bf16 = false);
 
 // Widens the tensor to float (F16 and BF16 bit-exactly, incl. subnormals, inf and NaN; I8 as its
 // integer values); out holds

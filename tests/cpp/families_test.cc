@@ -189,7 +189,8 @@ TEST(Families, Q8_0BlocksLoadWithoutRequantizing) {
       if (t.shape.size() != 2) continue;
       const size_t n = t.shape[0], k = t.shape[1];
       std::vector<float> f(n * k);
-      std::memcpy(f.data(), t.data, n * k * 4);
+      std::vector<uint8_t> scratch;
+      std::memcpy(f.data(), tensor_bytes(t, scratch), n * k * 4);
       std::vector<int8_t> q(n * k);
       std::vector<float> s(n * k / 32);
       kernels::quantize_weights_q8(f.data(), n, k, q.data(), s.data());
@@ -200,7 +201,7 @@ TEST(Families, Q8_0BlocksLoadWithoutRequantizing) {
         std::memcpy(&blocks[b * 34 + 2], &q[b * 32], 32);
       }
       ck.owned.push_back(std::move(blocks));
-      t = {TensorType::kQ8_0, t.shape, ck.owned.back().data(), ck.owned.back().size()};
+      t = {TensorType::kQ8_0, t.shape, ck.owned.back().data(), ck.owned.back().size(), {}};
     }
     const std::vector<int> tokens = read_reference(family).tokens;
     const GPTModel from_blocks = GPTModel::from_checkpoint(ck);

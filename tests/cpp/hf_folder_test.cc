@@ -6,11 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,9 +43,24 @@ Files read_folder(const std::string& family) {
   return files;
 }
 
-GPTModel load(const Files& files) {
+// The folder from its files' bytes, or streamed: each file read through a reader (as the
+// bindings read a JS buffer), the size of each read appended to *reads.
+GPTModel load(const Files& files, bool streamed = false, std::vector<size_t>* reads = nullptr) {
   std::vector<FolderFile> list;
-  for (const auto& [name, bytes] : files) list.push_back({name, bytes.data(), bytes.size()});
+  for (const auto& [name, b] : files) {
+    if (!streamed) {
+      list.emplace_back(name, b.data(), b.size());
+      continue;
+    }
+    const std::vector<uint8_t>* data = &b;
+    list.emplace_back(name, uint64_t{b.size()},
+                      [data, reads](uint64_t at, size_t n, uint8_t* into) {
+                        if (at + n > data->size())
+                          throw std::logic_error("a read past the end of the file");
+                        std::memcpy(into, data->data() + at, n);
+                        if (reads) reads->push_back(n);
+                      });
+  }
   return GPTModel::from_checkpoint(read_hf_folder(list));
 }
 
@@ -169,12 +186,53 @@ TEST(HfFolder, HostileFoldersAreRefusedClearly) {
   for (const HostileCase& c : cases) {
     Files files = read_folder(c.family);
     c.edit(files);
+    for (bool streamed : {false, true}) {
+      try {
+        load(files, streamed);
+        ADD_FAILURE() << c.what << ": loaded" << (streamed ? " (streamed)" : "");
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
+            << c.what << (streamed ? " (streamed)" : "") << ": " << e.what();
+      }
+    }
+  }
+}
+
+// A folder streamed a tensor at a time gives the model its bytes give, bit for bit (GPT-2's
+// Conv1D weights transposed as they are read, Llama's shards); no read is larger than the largest
+// weight file's header or tensor, and a cut weight file is refused as its bytes are.
+TEST(HfFolder, StreamedFolderLoadsAsItsBytes) {
+  for (const char* family : {"gpt2", "llama", "qwen2"}) {
+    const Files files = read_folder(family);
+    std::vector<size_t> reads;
+    const GPTModel whole = load(files), streamed = load(files, true, &reads);
+    KVCache a(whole.config()), b(streamed.config());
+    const std::vector<float> x = whole.forward({3, 17, 42}, a),
+                             y = streamed.forward({3, 17, 42}, b);
+    ASSERT_EQ(x.size(), y.size()) << family;
+    EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * 4), 0) << family;
+    size_t largest = 0;  // the largest header or tensor of the weight files
+    for (const auto& [name, bytes] : files) {
+      if (name.find(".safetensors") == std::string::npos || name.find(".json") != std::string::npos)
+        continue;
+      const SafetensorsView view = parse_safetensors(bytes.data(), bytes.size(), true);
+      largest = std::max<size_t>(largest, view.tensors.begin()->second.offset);
+      for (const auto& [n, t] : view.tensors)
+        largest = std::max(largest, size_t(t.numel * dtype_size(t.dtype)));
+    }
+    EXPECT_LE(*std::max_element(reads.begin(), reads.end()),
+              std::max(largest, files.at("config.json").size()))
+        << family;
+  }
+  Files cut = read_folder("gpt2");
+  cut["model.safetensors"].resize(cut["model.safetensors"].size() - 3);
+  for (bool streamed : {false, true}) {
     try {
-      load(files);
-      ADD_FAILURE() << c.what << ": loaded";
+      load(cut, streamed);
+      ADD_FAILURE() << "a cut file loaded";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
-          << c.what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("outside the data section"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -250,9 +308,10 @@ TEST(HfFolder, Q4_0LoadsAsTheSameEightBitBlocks) {
       }
     }
     q4.owned.push_back(std::move(b4));
-    t = {TensorType::kQ4_0, t.shape, q4.owned.back().data(), q4.owned.back().size()};
+    t = {TensorType::kQ4_0, t.shape, q4.owned.back().data(), q4.owned.back().size(), {}};
     q8.owned.push_back(std::move(b8));
-    q8.tensors[name] = {TensorType::kQ8_0, t.shape, q8.owned.back().data(), q8.owned.back().size()};
+    q8.tensors[name] = {
+        TensorType::kQ8_0, t.shape, q8.owned.back().data(), q8.owned.back().size(), {}};
   }
   const GPTModel m4 = GPTModel::from_checkpoint(q4), m8 = GPTModel::from_checkpoint(q8);
   KVCache c4(m4.config()), c8(m8.config());

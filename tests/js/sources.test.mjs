@@ -105,10 +105,13 @@ test('a GGUF file loads from a Blob, a Response, its Promise and a stream as fro
 test("our own files and a folder's files load from sources too", async () => {
   assert.ok(sameBits(probsOf(await sd.loadModel(chunked(ours, 5000))), probsOf(sd.loadModel(ours))));
   const files = familyFiles('qwen2');
+  // Weights as Blobs, the first one as a stream of chunks (kept as chunks: the loader reads them).
   const asBlobs = Object.entries(files).map(([name, bytes]) => [
     name,
     name.endsWith('.json') ? bytes : new Blob([bytes]),
   ]);
+  const first = asBlobs.find(([, v]) => v instanceof Blob);
+  first[1] = chunked(files[first[0]], 333);
   const events = [];
   const model = await sd.loadModel(new Map(asBlobs), { weights: 'int8', onProgress: (e) => events.push(e) });
   assert.equal(model.weights, 'int8');
@@ -117,10 +120,14 @@ test("our own files and a folder's files load from sources too", async () => {
   assert.deepEqual(
     [...names].sort(),
     asBlobs
-      .filter(([, v]) => v instanceof Blob)
+      .filter(([, v]) => !ArrayBuffer.isView(v))
       .map(([n]) => n)
       .sort(),
   );
+  const total = Object.values(files).reduce((n, b) => n + b.byteLength, 0);
+  const build = events.filter((e) => e.phase === 'build');
+  assert.ok(build.length > 3, 'the folder is read tensor by tensor');
+  assert.deepEqual(build.at(-1), { phase: 'build', loaded: total, total });
 });
 
 test('bad sources and options are refused with a SpecdecError that names them', async () => {

@@ -68,12 +68,29 @@ function modelOptions(options) {
   return { gpu: null, weights: w === undefined ? 0 : w === 'f32' ? 1 : 2, report };
 }
 
-// A folder's files as [name, Uint8Array] pairs (config.json may be text).
+// A folder's files as [name, bytes] pairs: Uint8Array (config.json may be text) or ChunkedBytes.
 function folderFiles(entries) {
   return entries.map(([name, bytes]) => [
     name,
-    typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytesArg(bytes, `the folder's ${name}`),
+    typeof bytes === 'string'
+      ? new TextEncoder().encode(bytes)
+      : bytes instanceof ChunkedBytes
+        ? bytes
+        : bytesArg(bytes, `the folder's ${name}`, { sized: false }),
   ]);
+}
+
+// A streaming load's reads: fn(counted(bytes)) with each read reported, the report's exception
+// (kept while the C++ loader ran) thrown once it has returned, the model then freed.
+function streamed(report, total, load) {
+  const counter = { loaded: 0, total, thrown: undefined };
+  const [native, info] = load((bytes) => countedReads(bytes, report, counter));
+  if (counter.thrown !== undefined) {
+    native.delete();
+    throw counter.thrown;
+  }
+  report({ phase: 'build', loaded: total, total });
+  return [native, info];
 }
 
 // What is said of a checkpoint (a GGUF file or a Hugging Face folder) the C++ loader accepted.
@@ -98,13 +115,18 @@ export function modelLoader(M, owner) {
         return readFolder(entries, opts.report).then((files) => loadModel(files, options));
       if (opts.gpu) fail("device: 'webgpu' loads our own safetensors files only, not a Hugging Face folder");
       const files = folderFiles(entries);
-      const fileBytes = files.reduce((n, [, u8]) => n + u8.byteLength, 0);
-      const [native, info] = fromFile(
-        () => M.Model.loadFolder(files, opts.weights),
-        checkpointInfo('hf', fileBytes),
-        'files',
+      const fileBytes = files.reduce((n, [, b]) => n + b.byteLength, 0);
+      const [native, info] = streamed(opts.report, fileBytes, (counted) =>
+        fromFile(
+          () =>
+            M.Model.loadFolder(
+              files.map(([name, b]) => [name, counted(b)]),
+              opts.weights,
+            ),
+          checkpointInfo('hf', fileBytes),
+          'files',
+        ),
       );
-      opts.report({ phase: 'build', loaded: fileBytes, total: fileBytes });
       return new Model(native, owner, info);
     }
     if (opts.gpu) {
@@ -122,12 +144,9 @@ export function modelLoader(M, owner) {
         : bytesArg(source, 'a model file (our safetensors, or GGUF)', { sized: false });
     const total = bytes.byteLength;
     if (isGguf(bytes)) {
-      const reads = countedReads(bytes, opts.report);
-      const [native, info] = fromFile(() => M.Model.loadWeights(reads, opts.weights), checkpointInfo('gguf', total));
-      if (reads.thrown !== undefined) {
-        native.delete();
-        throw reads.thrown;
-      }
+      const [native, info] = streamed(opts.report, total, (counted) =>
+        fromFile(() => M.Model.loadWeights(counted(bytes), opts.weights), checkpointInfo('gguf', total)),
+      );
       return new Model(native, owner, info);
     }
     const u8 = wholeBytes(bytes);

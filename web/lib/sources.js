@@ -4,11 +4,11 @@
 //
 // A source of known length (Blob.size; a Response's Content-Length when the body is not
 // content-encoded) is read into one buffer of that length as its chunks arrive; one of unknown
-// length is kept as the list of its chunks (ChunkedBytes), never joined for a GGUF file: the C++
-// loader reads a GGUF file a tensor at a time through subarray(), so JS holds the file once and
-// wasm memory the model and one tensor. Progress goes to onProgress({ phase, loaded, total,
+// length is kept as the list of its chunks (ChunkedBytes), never joined for a GGUF file or a
+// folder's files: the C++ loaders read them a tensor at a time through subarray(), so JS holds
+// each file once and wasm memory the model and one tensor. Progress goes to onProgress({ phase, loaded, total,
 // file }): phase 'read' while the bytes arrive, 'build' while the loader reads tensors from them
-// (GGUF; one event at the end for the other formats), loaded and total in bytes (total undefined
+// (GGUF files and folders; one event at the end for our own files), loaded and total in bytes (total undefined
 // while unknown), file the folder's file name.
 import { describe, fail } from './errors.js';
 
@@ -68,7 +68,7 @@ export class ChunkedBytes {
     return out;
   }
 
-  /** The whole file in one Uint8Array (for the formats read whole: our safetensors files, folders). */
+  /** The whole file in one Uint8Array (for the format read whole: our own safetensors files). */
   join() {
     return this.subarray(0, this.length);
   }
@@ -149,25 +149,22 @@ export async function readSource(source, what, report) {
 }
 
 /**
- * The bytes as the GGUF loader reads them, each read counted as build progress (the loader
- * asks for the header, then each tensor once, in file order). An exception from report is kept
- * in `thrown`, not thrown through the C++ loader (whose unwinding would leak what it holds): the
- * caller throws it once the loader has returned.
+ * The bytes as the streaming loaders read them (a GGUF file, a folder's files), each read counted
+ * as build progress in `counter` ({ loaded, total, thrown }: one per load, shared by a folder's
+ * files). An exception from report is kept in counter.thrown, not thrown through the C++ loader
+ * (whose unwinding would leak what it holds): the caller throws it once the loader has returned.
  */
-export function countedReads(bytes, report) {
-  const total = bytes.byteLength;
-  let loaded = 0;
+export function countedReads(bytes, report, counter) {
   return {
-    length: total,
-    thrown: undefined,
+    length: bytes.byteLength,
     subarray(begin, end) {
       const part = bytes.subarray(begin, end);
-      loaded = Math.min(total, loaded + part.byteLength);
-      if (this.thrown === undefined) {
+      counter.loaded = Math.min(counter.total, counter.loaded + part.byteLength);
+      if (counter.thrown === undefined) {
         try {
-          report({ phase: 'build', loaded, total });
+          report({ phase: 'build', loaded: counter.loaded, total: counter.total });
         } catch (e) {
-          this.thrown = e;
+          counter.thrown = e;
         }
       }
       return part;
