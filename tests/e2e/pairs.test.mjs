@@ -268,8 +268,23 @@ test(
     // Both targets measured now: v(5) of each, measured, and the small one drawn for comparison
     // (when both measurements passed the page's checks).
     if (!busy && /^Why|^What/.test(explanation)) {
-      assert.equal((explanation.match(/v\(5\) = \d+\.\d\d, measured/g) ?? []).length, 2, explanation);
-      assert.equal(await page.locator('#chart-vk path.vk-other').count(), 1, 'the small target, measured earlier');
+      // The large target's v(5) is its measurement. The small target's is its earlier one when it
+      // was taken at the thread count the large one ran at and still passes the checks against
+      // the bandwidths measured since (vk/render.js, store.judge); otherwise the page says it is
+      // the roofline's, and draws no earlier curve.
+      const large = explanation.slice(0, explanation.indexOf("The small target's"));
+      const small = explanation.slice(large.length);
+      assert.match(large, /v\(5\) = \d+\.\d\d, measured/, explanation);
+      const smallMeasured = /v\(5\) = \d+\.\d\d, measured/.test(small);
+      if (!smallMeasured) {
+        assert.match(small, /v\(5\) = \d+\.\d\d, by the roofline; run the pair to measure it/, explanation);
+        console.log(`# the small pair's earlier v(k) does not hold at these threads now: ${small}`);
+      }
+      assert.equal(
+        await page.locator('#chart-vk path.vk-other').count(),
+        smallMeasured ? 1 : 0,
+        'the small target, measured earlier',
+      );
     }
     await page.waitForFunction(() => document.getElementById('pair-large-where').dataset.cached === 'true', null, {
       timeout: 10000,
