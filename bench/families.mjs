@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The models people have, at their real sizes (issue 40): random-weight GGUF files with the
-// shapes of SmolLM2-135M / -360M, TinyLlama-1.1B and llama-68m (written once into
-// .cache/families/, git-ignored), loaded by specdec's WASM engine under Node, each in a fresh
+// The models people have, at their real sizes (issue 40): random-weight checkpoints with the
+// shapes of SmolLM2-135M / -360M, TinyLlama-1.1B and llama-68m, as GGUF files or (--formats hf)
+// Hugging Face folders of F32 tensors, type q8_0 then loading them with weights: 'int8'
+// (models/random_gguf.mjs; written once into .cache/families/, git-ignored), loaded by specdec's WASM engine under Node, each in a fresh
 // process so that its wasm memory is its own:
 //   read     ms to read the file's bytes (fs.readFile, the page cache warm after the first run),
 //   load     ms of sd.loadModel(bytes) (the file is streamed into the model a tensor at a time),
@@ -12,12 +13,12 @@
 //            at each thread count (the threaded build in Node).
 //
 //   node bench/families.mjs [--shapes smollm2-135m,smollm2-360m] [--types f32,q8_0]
-//                           [--threads 1,2] [--tokens 32] [--json FILE]
+//                           [--formats gguf,hf] [--threads 1,2] [--tokens 32] [--json FILE]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
-import { writeRandomLlamaGguf } from '../models/random_gguf.mjs';
+import { writeRandomLlamaFolder, writeRandomLlamaGguf } from '../models/random_gguf.mjs';
 
 // config.json fields of the published checkpoints (src/model/families-design.md §2.1).
 const SHAPES = {
@@ -76,38 +77,56 @@ const fail = failWith('families');
 const opt = benchOptions({
   shapes: 'smollm2-135m,smollm2-360m',
   types: 'f32,q8_0',
+  formats: 'gguf',
   threads: '1,2',
   tokens: '32',
   json: undefined,
   child: undefined,
 });
 
-/** Writes (once) the random-weight GGUF file of a shape and type; returns its path. */
-function ensureFile(shape, type) {
+/**
+ * Writes (once) the random-weight checkpoint of a shape: a GGUF file of a type, or (format hf) a
+ * Hugging Face folder of F32 tensors; returns its path.
+ */
+function ensureFile(shape, type, format) {
   const dir = path.join(ROOT, '.cache', 'families');
-  const file = path.join(dir, `${shape}-${type}.gguf`);
+  const file = path.join(dir, format === 'hf' ? `${shape}-hf` : `${shape}-${type}.gguf`);
   if (existsSync(file)) return file;
   mkdirSync(dir, { recursive: true });
   const c = { ...SHAPES[shape], model_type: 'llama', bos_token_id: 1, eos_token_id: 2 };
   const t0 = performance.now();
-  writeRandomLlamaGguf(file, c, type, CONTEXT);
+  const bytes =
+    format === 'hf'
+      ? writeRandomLlamaFolder(file, { ...c, max_position_embeddings: CONTEXT })
+      : writeRandomLlamaGguf(file, c, type, CONTEXT);
   console.error(
-    `# wrote ${path.relative(ROOT, file)} (${(statSync(file).size / 1e6).toFixed(0)} MB, ${((performance.now() - t0) / 1e3).toFixed(1)} s)`,
+    `# wrote ${path.relative(ROOT, file)} (${(bytes / 1e6).toFixed(0)} MB, ${((performance.now() - t0) / 1e3).toFixed(1)} s)`,
   );
   return file;
 }
 
+// A checkpoint's bytes as loadModel takes them: a GGUF file's, or a folder's files by name.
+function readCheckpoint(file) {
+  if (!statSync(file).isDirectory()) return readFileSync(file);
+  return Object.fromEntries(['config.json', 'model.safetensors'].map((n) => [n, readFileSync(path.join(file, n))]));
+}
+const sizeOf = (file) =>
+  statSync(file).isDirectory()
+    ? ['config.json', 'model.safetensors'].reduce((n, f) => n + statSync(path.join(file, f)).size, 0)
+    : statSync(file).size;
+
 /** In a child process: load one file, measure, decode at each thread count; prints JSON. */
-async function child({ file, threads, tokens }) {
+async function child({ file, threads, tokens, weights }) {
   const { loadSpecdec } = await import('../web/lib/node.js');
-  const out = { file: path.basename(file), bytes: statSync(file).size, runs: [] };
+  const name = path.basename(file) + (weights ? ` (${weights} at load)` : '');
+  const out = { file: name, bytes: sizeOf(file), runs: [] };
   const maxT = Math.max(...threads);
   const sd = await loadSpecdec({ threads: maxT });
   let t0 = performance.now();
-  const bytes = readFileSync(file);
+  const bytes = readCheckpoint(file);
   out.readMs = performance.now() - t0;
   t0 = performance.now();
-  const model = sd.loadModel(bytes);
+  const model = sd.loadModel(bytes, weights ? { weights } : undefined);
   out.loadMs = performance.now() - t0;
   out.heapBytes = sd.memoryStats().heapBytes;
   out.weightBytes = model.weightBytes;
@@ -141,6 +160,8 @@ if (opt.child) {
 
 const shapes = opt.shapes.split(',');
 const types = opt.types.split(',');
+const formats = opt.formats.split(',');
+for (const f of formats) if (!['gguf', 'hf'].includes(f)) fail(`--formats: unknown format ${f} (gguf, hf)`);
 const threads = opt.threads.split(',').map(Number);
 const tokens = Number(opt.tokens);
 for (const s of shapes) if (!SHAPES[s]) fail(`--shapes: unknown shape ${s} (${Object.keys(SHAPES).join(', ')})`);
@@ -151,7 +172,9 @@ if (!existsSync(path.join(ROOT, 'web/lib/wasm/specdec-core-mt-node.mjs')))
   fail('no WASM build: run scripts/build-wasm');
 
 const report = { cpu: cpuName(), date: new Date().toISOString(), tokens, results: [] };
-console.log(`# specdec's WASM engine (Node ${process.version}) on random-weight GGUF files of real shapes`);
+console.log(
+  `# specdec's WASM engine (Node ${process.version}) on random-weight checkpoints of real shapes (${formats.join(', ')})`,
+);
 console.log(`# ${report.cpu}; plain greedy decoding, ${tokens} tokens after a 16-token prompt`);
 console.log(
   '| file | MB | read ms | load ms | load / read | weights MB | wasm memory MB | memory / weights | ' +
@@ -159,26 +182,30 @@ console.log(
     ' |',
 );
 console.log('|---|---|---|---|---|---|---|---|' + threads.map(() => '---|').join(''));
-for (const shape of shapes) {
-  for (const type of types) {
-    const file = ensureFile(shape, type);
-    const json = execFileSync(
-      process.execPath,
-      [new URL(import.meta.url).pathname, '--child', JSON.stringify({ file, threads, tokens })],
-      {
-        encoding: 'utf8',
-        maxBuffer: 1 << 20,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    const r = JSON.parse(json.trim().split('\n').pop());
-    report.results.push({ shape, type, ...r });
-    const mb = (b) => (b / 1e6).toFixed(0);
-    console.log(
-      `| ${r.file} | ${mb(r.bytes)} | ${r.readMs.toFixed(0)} | ${r.loadMs.toFixed(0)} | ${(r.loadMs / r.readMs).toFixed(2)} | ${mb(r.weightBytes)} (${r.weights}) | ${mb(r.heapBytes)} | ${(r.heapBytes / r.weightBytes).toFixed(2)} | ` +
-        r.runs.map((x) => x.msPerToken.toFixed(1)).join(' | ') +
-        ' |',
-    );
-  }
+const runs = shapes.flatMap((shape) =>
+  formats.flatMap((format) =>
+    // A folder holds F32: type q8_0 loads it with weights: 'int8' (quantized while streaming).
+    types.map((type) => ({ shape, type, format, weights: format === 'hf' && type === 'q8_0' ? 'int8' : undefined })),
+  ),
+);
+for (const { shape, type, format, weights } of runs) {
+  const file = ensureFile(shape, type, format);
+  const json = execFileSync(
+    process.execPath,
+    [new URL(import.meta.url).pathname, '--child', JSON.stringify({ file, threads, tokens, weights })],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const r = JSON.parse(json.trim().split('\n').pop());
+  report.results.push({ shape, type, format, ...r });
+  const mb = (b) => (b / 1e6).toFixed(0);
+  console.log(
+    `| ${r.file} | ${mb(r.bytes)} | ${r.readMs.toFixed(0)} | ${r.loadMs.toFixed(0)} | ${(r.loadMs / r.readMs).toFixed(2)} | ${mb(r.weightBytes)} (${r.weights}) | ${mb(r.heapBytes)} | ${(r.heapBytes / r.weightBytes).toFixed(2)} | ` +
+      r.runs.map((x) => x.msPerToken.toFixed(1)).join(' | ') +
+      ' |',
+  );
 }
 writeJson(opt.json, report);

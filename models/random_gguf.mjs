@@ -1,7 +1,12 @@
-// A llama-family GGUF file of random weights for a config.json-style config: the real shapes
-// for the benches (bench/families.mjs: SmolLM2, TinyLlama, llama-68m) and files past a size for
-// the tests. Matrices uniform in +-0.5/sqrt(rows) from a fixed LCG (activations stay O(1) through
-// the layers), norms 1; matrices of `type` (f32, f16, q8_0), vectors F32.
+// A llama-family checkpoint of random weights for a config.json-style config, as a GGUF file or
+// as a Hugging Face folder (config.json + model.safetensors, F32): the real shapes for the
+// benches (bench/families.mjs: SmolLM2, TinyLlama, llama-68m) and files past a size for the
+// tests. Matrices uniform in +-0.5/sqrt(rows) from a fixed LCG (activations stay O(1) through the
+// layers), norms 1; GGUF matrices of `type` (f32, f16, q8_0), vectors F32. The two formats of one
+// config hold the same values in their own layouts, without llama.cpp's Q / K row permutation:
+// the same sizes, not the same model.
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import { GGML, encodeTensor, writeGguf } from './gguf_file.mjs';
 import { hfKvs } from './export_gguf_hf.mjs';
 
@@ -34,11 +39,10 @@ function tensorList(c) {
   return list;
 }
 
-/** Writes the file; returns its size in bytes. contextLength: the context_length written. */
-export function writeRandomLlamaGguf(file, c, type = 'f32', contextLength = c.max_position_embeddings) {
-  if (!(type in KINDS)) throw new Error(`type ${type}: expected f32, f16 or q8_0`);
+// The values of the tensors of tensorList(c), in order, from one generator.
+function* randomValues(c) {
   let state = 12345;
-  const items = tensorList(c).map(([name, ne, matrix]) => {
+  for (const [name, ne, matrix] of tensorList(c)) {
     const n = ne.reduce((a, b) => a * b, 1);
     const values = new Float32Array(n);
     if (!matrix) values.fill(1);
@@ -49,8 +53,60 @@ export function writeRandomLlamaGguf(file, c, type = 'f32', contextLength = c.ma
         values[i] = (state / 2 ** 32 - 0.5) * 2 * scale;
       }
     }
+    yield [name, ne, matrix, values];
+  }
+}
+
+// GGUF's llama tensor names -> Hugging Face's.
+const HF_NAMES = [
+  [/^token_embd\.weight$/, 'model.embed_tokens.weight'],
+  [/^output_norm\.weight$/, 'model.norm.weight'],
+  [/^output\.weight$/, 'lm_head.weight'],
+  [/^blk\.(\d+)\.attn_norm\./, 'model.layers.$1.input_layernorm.'],
+  [/^blk\.(\d+)\.ffn_norm\./, 'model.layers.$1.post_attention_layernorm.'],
+  [/^blk\.(\d+)\.attn_(q|k|v)\./, 'model.layers.$1.self_attn.$2_proj.'],
+  [/^blk\.(\d+)\.attn_output\./, 'model.layers.$1.self_attn.o_proj.'],
+  [/^blk\.(\d+)\.ffn_(gate|up|down)\./, 'model.layers.$1.mlp.$2_proj.'],
+];
+const hfName = (name) => HF_NAMES.reduce((n, [from, to]) => n.replace(from, to), name);
+
+/**
+ * Writes the folder `dir` (config.json, model.safetensors of F32 tensors, written a tensor at a
+ * time); returns the safetensors file's size in bytes.
+ */
+export function writeRandomLlamaFolder(dir, c) {
+  mkdirSync(dir, { recursive: true });
+  const config = { architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_act: 'silu', ...c };
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config, null, 2));
+  const header = {};
+  let offset = 0;
+  for (const [name, ne] of tensorList(c)) {
+    const bytes = 4 * ne.reduce((a, b) => a * b, 1);
+    header[hfName(name)] = { dtype: 'F32', shape: [...ne].reverse(), data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const fd = openSync(path.join(dir, 'model.safetensors'), 'w');
+  try {
+    const length = Buffer.alloc(8);
+    length.writeBigUInt64LE(BigInt(json.length));
+    writeSync(fd, length);
+    writeSync(fd, Buffer.from(json, 'latin1'));
+    for (const [, , , values] of randomValues(c)) writeSync(fd, new Uint8Array(values.buffer));
+  } finally {
+    closeSync(fd);
+  }
+  return 8 + json.length + offset;
+}
+
+/** Writes the file; returns its size in bytes. contextLength: the context_length written. */
+export function writeRandomLlamaGguf(file, c, type = 'f32', contextLength = c.max_position_embeddings) {
+  if (!(type in KINDS)) throw new Error(`type ${type}: expected f32, f16 or q8_0`);
+  const items = [];
+  for (const [name, ne, matrix, values] of randomValues(c)) {
     const kind = matrix ? KINDS[type] : GGML.F32;
-    return { name, ne, kind, data: encodeTensor(values, kind) };
-  });
+    items.push({ name, ne, kind, data: encodeTensor(values, kind) });
+  }
   return writeGguf(file, hfKvs('llama', c, type, contextLength), items);
 }
