@@ -322,4 +322,4 @@ try {
 }
 if (consoleErrors.length) result.consoleErrors = consoleErrors.slice(0, 20);
 
-printResult(result, { json: opt.json, threadList, type: TYPE, promptBytes });
+printResult(result, { json: opt.json, threadList, type: GGUF_FILES.length ? 'on the same file' : TYPE, promptBytes });

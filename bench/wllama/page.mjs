@@ -37,7 +37,17 @@ async function blob(url) {
   return blobs.get(url);
 }
 
-const bytesOf = (text) => Array.from(new TextEncoder().encode(text));
+// The token ids of a text generated with the byte tokenizer of our GGUF files
+// (models/gguf_file.mjs byteTokenizerKvs): ids below 256 are the UTF-8 bytes, ids from 256 on
+// are the pieces `[id]` (a checkpoint shape's vocabulary of random weights produces those).
+const idsOf = (text) =>
+  text
+    .split(/(\[\d+\])/)
+    .flatMap((part) =>
+      /^\[\d+\]$/.test(part) && Number(part.slice(1, -1)) >= 256
+        ? [Number(part.slice(1, -1))]
+        : Array.from(new TextEncoder().encode(part)),
+    );
 
 /**
  * Loads `gguf` (and `draft`, if given, as spec_draft_model) with n_threads = threads, decodes
@@ -103,9 +113,8 @@ async function wllamaRun({ gguf, draft, threads, prompt, maxTokens, warmups = 1,
   return {
     ...info,
     // The OAI-style completion wllama returns has text only (return_tokens is not passed on):
-    // token ids = the text's UTF-8 bytes (exact while the text is valid UTF-8; checked by the
-    // caller).
-    tokens: bytesOf(text),
+    // token ids from the text (exact while the text is valid UTF-8; checked by the caller).
+    tokens: idsOf(text),
     text,
     finishReason: res.choices?.[0]?.finish_reason ?? null,
     timings: t,
