@@ -162,3 +162,41 @@ test('a GGUF target and a Hugging Face folder as draft load, run in their tokens
   await setInput(page, 'gen-max', 200);
   assertClean(assert, env.watch);
 });
+
+test('a checkpoint’s text is its tokenizer’s: two folders whose tokenizer swaps “A” and “B”', async () => {
+  const { page } = env;
+  // The worker's messages as the page gets them: the progress of the load, the run's tokens.
+  await page.evaluate(() => {
+    const client = window.specdecPage.modelClient;
+    const seen = (window.__seen = { progress: [], tokens: [] });
+    const onMessage = client.onMessage.bind(client);
+    client.onMessage = (m) => {
+      if (m.type === 'progress') seen.progress.push(m.phase);
+      if (m.type === 'chunk') seen.tokens.push(...m.tokens);
+      onMessage(m);
+    };
+  });
+  await page.setInputFiles('#model-file-target', await qwenFolder({ swap: [65, 66] }));
+  assert.equal((await fileOutcome(page, ['waiting', 'error'])).state, 'waiting');
+  await page.setInputFiles('#model-file-draft', await qwenFolder({ swap: [65, 66] }));
+  const out = await fileOutcome(page);
+  assert.equal(out.state, 'loaded', out.error);
+
+  await setInput(page, 'prompt', 'ABC');
+  await setInput(page, 'gen-max', 30);
+  await page.click('#run-spec');
+  await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {
+    timeout: 60000,
+  });
+  const seen = await page.evaluate(() => window.__seen);
+  assert.ok(seen.progress.includes('build'), `build progress: ${seen.progress}`);
+  assert.equal(seen.tokens.length, 30);
+  const swapped = (id) => (id === 65 ? 66 : id === 66 ? 65 : id);
+  for (const [id, , piece] of seen.tokens) assert.equal(piece, String.fromCharCode(swapped(id)), `token ${id}`);
+
+  await page.click('#model-file-reset');
+  assert.equal((await fileOutcome(page)).state, 'loaded');
+  await setInput(page, 'prompt', 'ROMEO:');
+  await setInput(page, 'gen-max', 200);
+  assertClean(assert, env.watch);
+});
