@@ -193,6 +193,19 @@ test('a checkpoint’s text is its tokenizer’s: two folders whose tokenizer sw
   assert.equal(seen.tokens.length, 30);
   const swapped = (id) => (id === 65 ? 66 : id === 66 ? 65 : id);
   for (const [id, , piece] of seen.tokens) assert.equal(piece, String.fromCharCode(swapped(id)), `token ${id}`);
+  // The step-through's view: its tokens' pieces and its context, from the tokenizer too.
+  const view = await page.evaluate(async () => {
+    const client = window.specdecPage.modelClient;
+    await client.stepStart({ prompt: [65, 66, 67], temperature: 1, seed: 1, gamma: 2, drafter: 'draft', topRows: 3 });
+    const v = await client.stepNext();
+    client.stepDispose();
+    return v;
+  });
+  assert.ok(Object.keys(view.pieces).length > 0);
+  for (const [id, piece] of Object.entries(view.pieces)) assert.equal(piece, String.fromCharCode(swapped(Number(id))));
+  // The prompt's text “ABC” (bytes from the page) encoded by the swapping tokenizer, and back.
+  assert.deepEqual(view.context.slice(0, 3), [66, 65, 67]);
+  assert.equal(view.contextText.slice(0, 3), 'ABC');
 
   await page.click('#model-file-reset');
   assert.equal((await fileOutcome(page)).state, 'loaded');

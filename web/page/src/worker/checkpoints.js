@@ -145,3 +145,26 @@ export function vocabularyMismatch(a, b) {
   }
   return null;
 }
+
+/**
+ * A step-through view's text in a checkpoint's tokens: { pieces: { [id]: text }, contextText }
+ * for every token the view names (`token`, `finalToken`, `emitted`), and the context decoded.
+ * @param {object} view  recordToView's
+ * @param {import('specdec/tokenizer').Tokenizer} tok
+ */
+export function viewText(view, tok) {
+  const ids = new Set(view.emitted ?? []);
+  const walk = (x) => {
+    if (Array.isArray(x)) x.forEach(walk);
+    else if (x && typeof x === 'object') {
+      for (const [k, v] of Object.entries(x)) {
+        if ((k === 'token' || k === 'finalToken') && Number.isInteger(v) && v >= 0) ids.add(v);
+        else if (typeof v === 'object') walk(v);
+      }
+    }
+  };
+  walk(view);
+  const pieces = {};
+  for (const id of ids) if (id < tok.vocabSize) pieces[id] = tok.pieceText(id);
+  return { pieces, contextText: tok.decode(view.context ?? []) };
+}

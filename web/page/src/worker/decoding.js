@@ -23,6 +23,7 @@ import {
 import { targetFor, gpuFault, backendOf, gpu } from './gpu.js';
 import { median } from '../shared/roofline.js';
 import { ensureHeads } from './loading.js';
+import { viewText } from './checkpoints.js';
 
 // The page gives the prompt as UTF-8 bytes (our models' tokens); a checkpoint's tokenizer encodes
 // its text instead.
@@ -187,6 +188,8 @@ export function stepNext() {
   const rec = stepper.dec.step();
   const view = recordToView(rec, { topRows: stepper.topRows, context: before });
   view.done = decoderDone(stepper.dec);
+  // A checkpoint's tokens: their text from its tokenizer (the page shows ours as bytes).
+  if (state.models.tokenizer) Object.assign(view, viewText(view, state.models.tokenizer));
   return view;
 }
 
