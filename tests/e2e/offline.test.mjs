@@ -71,8 +71,11 @@ test('first visit: interactive, then precached for offline use', async () => {
     );
   }
   assert.ok(cached.filter((u) => /\.js$/.test(u.split('?')[0])).length >= 2, 'page js and worker js precached');
-  // The threaded WASM build too: its glue, its pthread worker script and its wasm.
+  // The threaded WASM build too: its glue, its pthread worker script and its wasm; and the full
+  // module the worker imports for a learner's checkpoint (its chunk and its wasm).
   for (const want of [
+    /full-module-[\w-]+\.js$/,
+    /specdec-core-(?!mt)[\w-]+\.wasm$/,
     /specdec-core-mt-[\w-]+\.js$/,
     /specdec-core-mt\.worker-[\w-]+\.js$/,
     /specdec-core-mt-[\w-]+\.wasm$/,
@@ -151,10 +154,12 @@ test('page weight (gzip) of html + js + css + wasm, without models', async () =>
   await walk(distDir);
   // page: what a page on one thread loads; threadedBuild: the threaded WASM build (glue, pthread
   // worker script, wasm), which a cross-origin isolated page loads instead of the single-threaded
-  // wasm (the service worker precaches both, so a first visit downloads both).
+  // wasm (the service worker precaches both, so a first visit downloads both); checkpoints: the
+  // full module and its wasm, which the worker imports only when a learner gives a checkpoint.
   const weight = {
     page: { raw: 0, gzip: 0, files: {} },
     threadedBuild: { raw: 0, gzip: 0, files: {} },
+    checkpoints: { raw: 0, gzip: 0, files: {} },
     serviceWorker: { raw: 0, gzip: 0 },
     models: { raw: 0 },
   };
@@ -167,7 +172,11 @@ test('page weight (gzip) of html + js + css + wasm, without models', async () =>
       weight.serviceWorker.raw += body.length;
       weight.serviceWorker.gzip += gz;
     } else if (/\.(html|js|css|wasm)$/.test(rel)) {
-      const part = /specdec-core-mt[.-]/.test(rel) ? weight.threadedBuild : weight.page;
+      const part = /specdec-core-mt[.-]/.test(rel)
+        ? weight.threadedBuild
+        : /full-module-|specdec-core-(?!mt)/.test(rel)
+          ? weight.checkpoints
+          : weight.page;
       part.raw += body.length;
       part.gzip += gz;
       part.files[rel] = { raw: body.length, gzip: gz };
@@ -194,4 +203,9 @@ test('page weight (gzip) of html + js + css + wasm, without models', async () =>
     `the threaded build is emitted: ${Object.keys(weight.threadedBuild.files)}`,
   );
   assert.ok(weight.threadedBuild.gzip < 300 * 1024, `threaded build ${weight.threadedBuild.gzip} bytes gzip`);
+  assert.equal(
+    Object.keys(weight.checkpoints.files).length,
+    2,
+    `the checkpoints' chunks: ${Object.keys(weight.checkpoints.files)}`,
+  );
 });

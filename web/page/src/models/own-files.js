@@ -1,8 +1,21 @@
-// Section 4, "Your own models": a learner's model files, one per role (target, draft), by file
-// picker or drag and drop on the role's zone. A file too big to be a model is refused from its
-// size; everything else is checked by the worker's loader (the one that loads the page's
-// models), whose message is shown when it refuses. A button goes back to the page's models.
-import { fileSizeProblem } from '../shared/limits.js';
+// Section 4, "Your own models": a learner's model files per role (target, draft), by file
+// picker or drag and drop on the role's zone: one of our safetensors files, a GGUF file, or the
+// files of a Hugging Face folder picked or dropped together (worker/checkpoints.js tells them
+// apart). Our file too big to be a model is refused from its size; everything else is checked by
+// the worker's loaders, whose message is shown when they refuse. The File objects go to the
+// worker as they are (structured clone: no copy here). A button goes back to the page's models.
+import { fileSizeProblem, sizeText } from '../shared/limits.js';
+
+/** A file of a checkpoint (GGUF, or a Hugging Face folder's JSON / weights) rather than ours. */
+const isCheckpointFile = (f) => /\.(gguf|json)$/i.test(f.name) || f.name === 'model.safetensors';
+
+/** The status line of a checkpoint's load: { phase, role, loaded, total } from the worker. */
+function progressText(e) {
+  const verb = e.phase === 'build' ? 'Building' : 'Reading';
+  const pct = e.total > 0 ? `${Math.floor((100 * e.loaded) / e.total)}% ` : '';
+  const of = e.total > 0 ? ` of ${sizeText(e.total)}` : '';
+  return `${verb} the ${e.role}: ${pct}(${sizeText(e.loaded)}${of})…`;
+}
 
 /**
  * @param {object} o
@@ -25,24 +38,57 @@ export function initOwnFiles({ client, isBusy, setBusy }) {
     ui.error.textContent = error;
   }
 
-  async function useFiles(chosen) {
+  // A checkpoint chosen for one role while the other holds one of our byte-level models: kept
+  // here until the other role gets a checkpoint too (both then load together).
+  let pending = {};
+  const other = (role) => (role === 'target' ? 'draft' : 'target');
+  const checkpointIn = (role, chosen) =>
+    chosen[role] ? chosen[role].some(isCheckpointFile) : !!client.info?.[role]?.tokenizer;
+
+  /** @param {Record<string, File[]>} given  a role's files */
+  async function useFiles(given) {
+    const chosen = { ...pending, ...given };
+    pending = {};
     const roles = Object.keys(chosen);
-    const names = roles.map((r) => `the ${r} file “${chosen[r].name}”`).join(' and ');
+    const nameOf = (r) =>
+      chosen[r].length === 1
+        ? `the ${r} file “${chosen[r][0].name}”`
+        : `the ${r} files ${chosen[r].map((f) => `“${f.name}”`).join(', ')}`;
+    const names = roles.map(nameOf).join(' and ');
     if (isBusy()) {
       fileState('error', '', `Stop the running decode before loading ${names}.`);
       return;
     }
     for (const role of roles) {
-      const tooBig = fileSizeProblem(chosen[role].size);
+      const [file] = chosen[role];
+      const tooBig = chosen[role].length === 1 && !isCheckpointFile(file) && fileSizeProblem(file.size);
       if (tooBig) {
-        fileState('error', '', `${role} file “${chosen[role].name}”: ${tooBig}`);
+        fileState('error', '', `${role} file “${file.name}”: ${tooBig}`);
         return;
       }
+    }
+    const [role] = Object.keys(given);
+    if (roles.length === 1 && checkpointIn(role, chosen) && !checkpointIn(other(role), chosen)) {
+      pending = chosen;
+      fileState(
+        'waiting',
+        `Chose ${names}: now give the ${other(role)} a checkpoint with the same vocabulary (a checkpoint and the page's byte-level models cannot make a pair).`,
+      );
+      return;
+    }
+    if (checkpointIn('target', chosen) !== checkpointIn('draft', chosen)) {
+      fileState(
+        'error',
+        '',
+        'A checkpoint (GGUF file or Hugging Face folder) and one of our byte-level model files cannot make a pair: their tokens differ. Give both roles checkpoints with one vocabulary, or both our files.',
+      );
+      return;
     }
     fileState('checking', `Checking ${names}…`);
     setBusy(true);
     try {
-      await client.loadFiles(chosen);
+      const onEvent = (e) => e.type === 'progress' && fileState('checking', progressText(e));
+      await client.loadFiles(chosen, onEvent);
       fileState('loaded', `Loaded ${names}.`);
       ui.reset.hidden = false;
     } catch (err) {
@@ -55,7 +101,7 @@ export function initOwnFiles({ client, isBusy, setBusy }) {
 
   for (const [role, input] of Object.entries(ui.inputs)) {
     input.addEventListener('change', () => {
-      if (input.files?.length) useFiles({ [role]: input.files[0] });
+      if (input.files?.length) useFiles({ [role]: Array.from(input.files) });
     });
   }
   const hasFiles = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
@@ -75,11 +121,11 @@ export function initOwnFiles({ client, isBusy, setBusy }) {
       e.stopPropagation();
       zone.classList.remove('over');
       const dropped = Array.from(e.dataTransfer.files);
-      if (dropped.length !== 1) {
-        fileState('error', '', `Drop one file on the ${role} zone (got ${dropped.length}).`);
+      if (dropped.length === 0) {
+        fileState('error', '', `Drop a model file, or a Hugging Face folder's files, on the ${role} zone.`);
         return;
       }
-      useFiles({ [role]: dropped[0] });
+      useFiles({ [role]: dropped });
     });
   }
   // A file dropped anywhere else would make the browser leave the page to show it.
@@ -109,6 +155,7 @@ export function initOwnFiles({ client, isBusy, setBusy }) {
   return {
     /** Another pair was picked: the learner's files are no longer loaded. */
     clear() {
+      pending = {};
       ui.reset.hidden = true;
       fileState('', '');
     },

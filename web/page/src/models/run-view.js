@@ -91,8 +91,9 @@ function textSink(textEl) {
   return {
     push(tokens) {
       const frag = document.createDocumentFragment();
-      for (const [tok, kind] of tokens) {
-        const text = visibleText(stream.push(tok));
+      // A checkpoint's tokens come with their text (its tokenizer's, in the worker); ours are bytes.
+      for (const [tok, kind, piece] of tokens) {
+        const text = visibleText(piece ?? stream.push(tok));
         if (!text) continue;
         if (kind === lastKind && lastSpan && kind !== 'cor' && kind !== 'bonus') {
           lastSpan.textContent += text;

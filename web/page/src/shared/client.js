@@ -160,10 +160,10 @@ export class ModelClient {
    * same loader as the page's models; a role without a file keeps its model. Rejects with the
    * loader's message (nothing changes then).
    */
-  async loadFiles(files) {
+  async loadFiles(files, onEvent) {
     // Let a download of the page's models finish first (it would not replace these anyway).
     await this.loading?.catch(() => {});
-    const msg = await this.request({ type: 'load-files', files });
+    const msg = await this.request({ type: 'load-files', files }, onEvent);
     this.info = msg.info;
     this.emit({ type: 'loaded', info: msg.info });
     return msg.info;

@@ -93,8 +93,11 @@ export function makeModelSource(models, setting, seed) {
     },
     async step() {
       const view = await models.stepNext();
-      view.labelOf = byteLabel;
-      const text = visibleText(new TextDecoder().decode(Uint8Array.from(view.context)), true);
+      // A checkpoint's view carries its tokens' text (worker/checkpoints.js viewText); ours are bytes.
+      const { pieces } = view;
+      view.labelOf = pieces ? (t) => visibleText(pieces[t] ?? `#${t}`, true) : byteLabel;
+      const context = pieces ? view.contextText : new TextDecoder().decode(Uint8Array.from(view.context));
+      const text = visibleText(context, true);
       view.contextText = text.length > 90 ? '…' + text.slice(-90) : text;
       // Draft passes: one per depth for the draft model (a tree's depth batched), one for the
       // heads (every head reads the same hidden state), none for prompt lookup.

@@ -23,6 +23,12 @@ import {
 import { targetFor, gpuFault, backendOf, gpu } from './gpu.js';
 import { median } from '../shared/roofline.js';
 import { ensureHeads } from './loading.js';
+import { viewText } from './checkpoints.js';
+
+// The page gives the prompt as UTF-8 bytes (our models' tokens); a checkpoint's tokenizer encodes
+// its text instead.
+const promptFor = (bytes, tok = state.models.tokenizer) =>
+  tok ? Array.from(tok.encode(new TextDecoder().decode(Uint8Array.from(bytes)))) : bytes;
 
 /**
  * createDecoder options from the page's settings:
@@ -38,7 +44,7 @@ export function decoderOptions(o, plain, keepRows = false, target = state.models
     target,
     temperature: o.temperature,
     seed: o.seed,
-    prompt: o.prompt,
+    prompt: promptFor(o.prompt),
   };
   if (o.topK > 0) opts.topK = o.topK;
   if (o.topP > 0 && o.topP < 1) opts.topP = o.topP;
@@ -104,6 +110,8 @@ export async function run(msg) {
   const draftMs = [];
   const gpuLoads0 = gpu.loads;
   let gpuLoading = false; // a GPU upload was under way during this run (never, for a CPU run)
+  // A checkpoint's text, decoded here with its tokenizer (a chunk's token then carries its text).
+  const detok = state.models.tokenizer?.detokenizer({ continues: true }) ?? null;
   const runStats = () => ({ ...statsOf(dec, computeMs, generated), positionsScored: scored });
   const flush = (final) => {
     if (options.quiet && !final) return; // a timing repeat: the summary is all the page needs
@@ -124,7 +132,7 @@ export async function run(msg) {
       const kinds = emittedKinds(it, plain);
       let tokens = it.emitted;
       if (generated + tokens.length > maxTokens) tokens = tokens.slice(0, maxTokens - generated);
-      tokens.forEach((t, i) => pending.push([t, kinds[i]]));
+      tokens.forEach((t, i) => pending.push(detok ? [t, kinds[i], detok.push(t)] : [t, kinds[i]]));
       generated += tokens.length;
       scored += it.targetPositions ?? it.proposed.length + 1;
       targetMs.push(it.targetMs);
@@ -180,6 +188,8 @@ export function stepNext() {
   const rec = stepper.dec.step();
   const view = recordToView(rec, { topRows: stepper.topRows, context: before });
   view.done = decoderDone(stepper.dec);
+  // A checkpoint's tokens: their text from its tokenizer (the page shows ours as bytes).
+  if (state.models.tokenizer) Object.assign(view, viewText(view, state.models.tokenizer));
   return view;
 }
 

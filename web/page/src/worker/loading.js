@@ -6,8 +6,11 @@ import { modelInfoOf } from '../shared/records.js';
 import { fileSizeProblem } from '../shared/limits.js';
 import { state, post, ensureSd, threadInfo } from './state.js';
 import { gpu, dropGpu } from './gpu.js';
+import { kindOf, loadCheckpoint, vocabularyMismatch, useFullModule } from './checkpoints.js';
 
 const BUSY = 'Stop the running decode before loading other models.';
+const MIXED =
+  'A checkpoint (GGUF file or Hugging Face folder) and one of our byte-level files cannot make a pair: their tokens differ. Give the other role a checkpoint of the same family as well.';
 
 async function fetchWithProgress(urls, onProgress, expected = {}) {
   const entries = Object.entries(urls);
@@ -99,6 +102,8 @@ function install(next, parseMs) {
     file: p.file,
     digest: p.digest,
     pair: p.pair ?? null,
+    // A checkpoint's own tokenizer: its kind and size (the tokenizer itself stays in the worker).
+    tokenizer: p.tokenizer ? { kind: p.tokenizer.kind, vocabSize: p.tokenizer.vocabSize } : null,
   });
   const info = {
     target: part(next.target),
@@ -125,6 +130,7 @@ function install(next, parseMs) {
     info,
     parts: next,
     heads: keepHeads,
+    tokenizer: next.target.tokenizer ?? null, // a checkpoint's: the prompt and the text go through it
   };
   for (const role of ['target', 'draft']) {
     const m = old?.parts[role].model;
@@ -203,32 +209,53 @@ async function loadFile(role, file) {
   }
 }
 
-// The 'load-files' request: models from files a learner chose. The size is checked before the
-// file is read, then the bytes go through the same loader as the page's own models
-// (sd.loadModel). Nothing changes unless every file given loads.
+// The 'load-files' request: models from files a learner chose, a role's File or Files. Our own
+// file: its size is checked before it is read, then the bytes go through the same loader as the
+// page's own models. A GGUF file or a Hugging Face folder: worker/checkpoints.js, with progress
+// events and the checkpoint's tokenizer. Nothing changes unless every file given loads.
 export async function loadFiles(msg) {
   if (state.running) throw new Error(BUSY);
   await ensureSd();
-  const roles = ['target', 'draft'].filter((r) => msg.files?.[r]);
+  const given = (r) => [msg.files?.[r] ?? []].flat();
+  const roles = ['target', 'draft'].filter((r) => given(r).length);
   if (roles.length === 0) throw new Error('no model file given');
   if (!state.models && roles.length < 2) {
     const missing = roles[0] === 'target' ? 'draft' : 'target';
     throw new Error(`Choose a ${missing} model file as well: the page's own models are not loaded.`);
   }
+  const kinds = {};
+  for (const role of roles) kinds[role] = await kindOf(role, given(role));
+  const { parts } = state.models ?? {};
+  const isCheckpoint = (r) => (kinds[r] ? kinds[r] !== 'ours' : !!parts?.[r].tokenizer);
+  if (isCheckpoint('target') !== isCheckpoint('draft')) throw new Error(MIXED);
+  let lastPost = 0;
+  const onProgress = (e) => {
+    const now = performance.now();
+    if (now - lastPost < 50 && e.loaded !== e.total) return;
+    lastPost = now;
+    post({ type: 'progress', id: msg.id, phase: e.phase, role: e.role, loaded: e.loaded, total: e.total ?? 0 });
+  };
   const loaded = {};
   const t0 = performance.now();
+  let next;
   try {
-    for (const role of roles) loaded[role] = await loadFile(role, msg.files[role]);
+    for (const role of roles) {
+      loaded[role] =
+        kinds[role] === 'ours'
+          ? await loadFile(role, given(role)[0])
+          : await loadCheckpoint(role, kinds[role], given(role), onProgress);
+    }
+    next = { target: loaded.target ?? parts.target, draft: loaded.draft ?? parts.draft };
+    if (next.target.tokenizer) {
+      const why = vocabularyMismatch(next.target.tokenizer, next.draft.tokenizer);
+      if (why) throw new Error(why);
+    }
+    if (state.running) throw new Error(BUSY);
   } catch (e) {
     for (const part of Object.values(loaded)) part.model.dispose();
     throw e;
   }
-  if (state.running) {
-    for (const part of Object.values(loaded)) part.model.dispose();
-    throw new Error(BUSY);
-  }
-  const { parts } = state.models ?? {};
-  const next = { target: loaded.target ?? parts.target, draft: loaded.draft ?? parts.draft };
+  if (next.target.tokenizer) useFullModule();
   return install(next, performance.now() - t0);
 }
 

@@ -18,9 +18,11 @@
 //                                                        (replace: load them over the models in use,
 //                                                        a learner's files or another pair; sizes:
 //                                                        the expected bytes, for the progress bar)
-//   → { type: 'load-files', id, files: { target?, draft? } }   ← { type: 'loaded', info }
-//                                                        (File objects a learner chose or dropped;
-//                                                        a role without a file keeps its model)
+//   → { type: 'load-files', id, files: { target?, draft? } }   ← progress*, { type: 'loaded', info }
+//                                                        (File objects a learner chose or dropped,
+//                                                        one or several per role: worker/checkpoints.js;
+//                                                        a role without a file keeps its model; a
+//                                                        checkpoint's progress: phase, role, loaded, total)
 //   → { type: 'run', id, mode: 'plain'|'spec', options } ← started, chunk*, { type: 'done', summary }
 //                                                        (options: see decoderOptions, and
 //                                                        `threads` (sd.setThreads before the run),
