@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openPage, setInput, text, assertClean, dropFile, repoRoot } from './harness.mjs';
 import { bytesToUnicode } from '../../models/gguf_file.mjs';
+import { fileOutcome } from './section4.mjs';
 
 const family = (name, file) => path.join(repoRoot, 'tests/fixtures/families', name, file);
 let env;
@@ -65,24 +66,6 @@ after(async () => {
   await env?.close();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
-
-/** Waits until the file status is one of `states`; returns { state, status, error }. */
-async function fileOutcome(page, states = ['loaded', 'error']) {
-  await page.waitForFunction(
-    (want) => want.includes(document.getElementById('model-file-status').dataset.state),
-    states,
-    { timeout: 60000 },
-  );
-  const out = await page.evaluate(() => ({
-    state: document.getElementById('model-file-status').dataset.state,
-    status: document.getElementById('model-file-status').textContent,
-    error: document.getElementById('model-file-error').textContent,
-  }));
-  await page.evaluate(() => {
-    document.getElementById('model-file-status').dataset.state = '';
-  });
-  return out;
-}
 
 /** Drops the GGUF target: the page waits for a draft checkpoint (the page's draft is byte-level). */
 async function dropGgufTarget(page) {

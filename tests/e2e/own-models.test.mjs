@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { openPage, setInput, text, assertClean, dropFile, repoRoot } from './harness.mjs';
-import { weightsRadio } from './section4.mjs';
+import { fileOutcome, weightsRadio } from './section4.mjs';
 
 const fixture = (name) => path.join(repoRoot, 'tests/fixtures', name);
 let env;
@@ -19,28 +19,6 @@ before(async () => {
   env = await openPage({ models: true });
 });
 after(() => env?.close());
-
-/** Waits until the file status settles; returns { state, status, error }. */
-async function fileOutcome(page) {
-  await page.waitForFunction(
-    () => {
-      const st = document.getElementById('model-file-status').dataset.state;
-      return st === 'loaded' || st === 'error';
-    },
-    null,
-    { timeout: 60000 },
-  );
-  const out = await page.evaluate(() => ({
-    state: document.getElementById('model-file-status').dataset.state,
-    status: document.getElementById('model-file-status').textContent,
-    error: document.getElementById('model-file-error').textContent,
-  }));
-  // Ready for the next attempt.
-  await page.evaluate(() => {
-    document.getElementById('model-file-status').dataset.state = '';
-  });
-  return out;
-}
 
 test('a malformed file from the picker: the loader’s message in an alert, nothing changes', async () => {
   const { page } = env;

@@ -71,3 +71,24 @@ export const builtSize = async (rel) => (await stat(path.join(distDir, rel)).cat
 
 /** A download size as section 4 writes it: megabytes, one decimal. */
 export const mbText = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/**
+ * Section 4's own files: waits until the file status is one of `states`; returns { state, status,
+ * error } and clears the state for the next attempt.
+ */
+export async function fileOutcome(page, states = ['loaded', 'error']) {
+  await page.waitForFunction(
+    (want) => want.includes(document.getElementById('model-file-status').dataset.state),
+    states,
+    { timeout: 60000 },
+  );
+  const out = await page.evaluate(() => ({
+    state: document.getElementById('model-file-status').dataset.state,
+    status: document.getElementById('model-file-status').textContent,
+    error: document.getElementById('model-file-error').textContent,
+  }));
+  await page.evaluate(() => {
+    document.getElementById('model-file-status').dataset.state = '';
+  });
+  return out;
+}
