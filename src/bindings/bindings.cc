@@ -174,6 +174,8 @@ DecoderOptions decoder_options(const val& options) {
   o.sampling.top_p = options["topP"].as<float>();
   o.plain = options["plain"].as<bool>();
   o.max_new_tokens = static_cast<size_t>(options["maxNewTokens"].as<double>());
+  if (!options["stopTokens"].isUndefined())
+    o.stop_tokens = int_vector_from_js(options["stopTokens"]);
   return o;
 }
 
@@ -197,6 +199,7 @@ val limits_js() {
   o.set("minNgram", kDefaultMinNgram);
   o.set("maxNgram", kDefaultMaxNgram);
   o.set("maxNgramLength", kMaxNgram);
+  o.set("maxStopTokens", kMaxStopTokens);
   return o;
 }
 

@@ -201,7 +201,7 @@ val DecoderHandle::record(IterationRecord& rec) {
             static_cast<double>(rec.target_probs.shape()[1]), static_cast<double>(rec.gamma),
             static_cast<double>(static_cast<int>(rec.drafter)),
             static_cast<double>(rec.lookup_ngram), static_cast<double>(rec.target_probs.shape()[0]),
-            (tree ? 1.0 : 0.0) + (keep_distributions_ ? 2.0 : 0.0)});
+            (tree ? 1.0 : 0.0) + (keep_distributions_ ? 2.0 : 0.0), rec.stopped ? 1.0 : 0.0});
   w.insert(w.end(), rec.proposed.begin(), rec.proposed.end());
   w.insert(w.end(), rec.emitted.begin(), rec.emitted.end());
   w.insert(w.end(), v.emitted.begin(), v.emitted.end());

@@ -65,6 +65,7 @@ class DecoderHandle {
   //   greedy), [8] targetCached, [9] draftCached, [10] draftMs, [11] targetMs, [12] vocab,
   //   [13] gamma, [14] drafter (a Drafter: 0 none, 1 draft, 2 lookup, 3 heads),
   //   [15] lookupNgram, [16] targetPositions, [17] extras (1: tree, 2: distributions),
+  //   [18] stopped (0/1: emitted ends with a stop token),
   //   then proposed tokens, emitted tokens, verify.emitted tokens, per position (token, p, q,
   //   acceptProb, u (NaN when greedy), accepted 0/1), and the residual as float32s packed two
   //   to an entry (bit-exact: read them through a Float32Array over the same bytes).

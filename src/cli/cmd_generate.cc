@@ -123,20 +123,21 @@ std::string pool_json(const kernels::ThreadPool& pool) {
          ",\"caller_parts\":" + std::to_string(p.caller_parts) + "}";
 }
 
-// --tree "3,2,1,1": children per node at each depth (values checked by the decoder).
-std::vector<int> tree_branches(const std::string& t) {
-  std::vector<int> branches;
+// "3,2,1,1": a comma-separated list of integers (each clamped to [-1, limit]: the decoder
+// names the values out of its range), or a SpecdecError naming the flag.
+std::vector<int> int_list(const char* flag, const std::string& t, const char* example, long limit) {
+  std::vector<int> values;
   size_t at = 0;
   while (at <= t.size()) {
     const size_t comma = std::min(t.find(',', at), t.size());
     const std::string part = t.substr(at, comma - at);
     char* end = nullptr;
     const long v = std::strtol(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0') fail("--tree: expected counts like 3,2,1,1, got '", t, "'");
-    branches.push_back(static_cast<int>(std::max(-1L, std::min(v, 1000L))));
+    if (part.empty() || *end != '\0') fail("--", flag, ": expected ", example, ", got '", t, "'");
+    values.push_back(static_cast<int>(std::max(-1L, std::min(v, limit))));
     at = comma + 1;
   }
-  return branches;
+  return values;
 }
 
 // The decoder's options from the flags (each flag is the JS option of the same meaning).
@@ -169,7 +170,8 @@ DecoderOptions decoder_options(const Args& args) {
   options.lookup_options.min_ngram = static_cast<int>(args.integer("min-ngram", kDefaultMinNgram));
   options.lookup_options.max_ngram = static_cast<int>(args.integer("max-ngram", kDefaultMaxNgram));
   if (args.has("tree")) {
-    options.tree_branches = tree_branches(args.str("tree", ""));
+    // --tree "3,2,1,1": children per node at each depth.
+    options.tree_branches = int_list("tree", args.str("tree", ""), "counts like 3,2,1,1", 1000);
     if (args.has("gamma") && gamma != std::to_string(options.tree_branches.size())) {
       fail("--gamma: a tree's depth is the length of --tree (", options.tree_branches.size(), ")");
     }
@@ -183,6 +185,14 @@ DecoderOptions decoder_options(const Args& args) {
   const long long max_tokens = args.integer("max-tokens", 200);
   if (max_tokens < 1) fail("--max-tokens: must be >= 1, got ", max_tokens);
   options.max_new_tokens = static_cast<size_t>(max_tokens);
+  // --stop 2,32000: token ids that end generation (e.g. the tokenizer's EOS).
+  if (args.has("stop")) {
+    const std::string stop = args.str("stop", "");
+    options.stop_tokens = int_list("stop", stop, "token ids like 2,32000", 0x7fffffff);
+    for (int id : options.stop_tokens) {
+      if (id < 0) fail("--stop: token ids are >= 0, got '", stop, "'");
+    }
+  }
   return options;
 }
 
@@ -214,7 +224,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const Args args(
       argv,
       {"target", "draft", "heads", "prompt", "gamma", "gamma-max", "tree", "min-ngram", "max-ngram",
-       "temperature", "top-k", "top-p", "seed", "max-tokens", "threads", "weights"},
+       "temperature", "top-k", "top-p", "seed", "max-tokens", "threads", "weights", "stop"},
       {"plain", "json", "lookup", "with-replacement"});
   if (!args.has("target")) fail("--target: required (a .safetensors model)");
   if (!args.has("prompt")) fail("--prompt: required");

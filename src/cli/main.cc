@@ -23,8 +23,9 @@ const Command kCommands[] = {
      "generate --target T (--draft D | --heads H | --lookup | --plain) --prompt P\n"
      "           [--gamma G|auto|heuristic] [--gamma-max G] [--tree 3,2,1,1 [--with-replacement]]\n"
      "           [--min-ngram N] [--max-ngram N] [--temperature T] [--top-k K] [--top-p P]\n"
-     "           [--seed S] [--max-tokens N] [--threads N] [--weights f32|int8] [--json]\n"
-     "           decode text (--weights int8 quantizes float files at load; T and D may be\n"
+     "           [--seed S] [--max-tokens N] [--stop ID,ID] [--threads N] [--weights f32|int8]\n"
+     "           [--json]   decode text (--stop: token ids that end it, e.g. the EOS ids;\n"
+     "           --weights int8 quantizes float files at load; T and D may be GGUF files or\n"
      "           Hugging Face folders: llama / qwen2 / gpt2, tokens shown as [id])"},
     {"logits", specdec::cli::cmd_logits,
      "logits --model M --prompt P [--weights f32|int8] [--json]   next-token log-probabilities"},

@@ -134,6 +134,7 @@ size_t SpeculativeDecoder::context_limit() const {
 }
 
 bool SpeculativeDecoder::done() const {
+  if (stopped_) return true;
   if (options_.max_new_tokens && stats_.generated >= options_.max_new_tokens) return true;
   const size_t limit = context_limit();
   return limit && tokens_.size() > limit;  // the next distribution needs the whole sequence
@@ -151,7 +152,8 @@ IterationRecord SpeculativeDecoder::step(Rng& rng) {
 }
 
 void SpeculativeDecoder::begin(Rng& rng) {
-  if (done()) fail("step: the decoder is done (token budget spent or context full)");
+  if (done())
+    fail("step: the decoder is done (token budget spent, a stop token generated, or context full)");
   policy_.begin_iteration();
   auto pending = std::make_unique<Pending>();
   // Near the end of the context window draft less: the target must score every node in it.
@@ -248,11 +250,18 @@ void SpeculativeDecoder::verify(IterationRecord& rec, const Plan& plan, Rng& rng
   lesson_view(rec, vocab);
 }
 
-// 5. Append, cut to the token budget.
+// 5. Append, cut to the token budget or after a stop token.
 void SpeculativeDecoder::append(IterationRecord& rec) {
   const std::vector<int>& burst = rec.verify.emitted;
   size_t emit = burst.size();
   if (options_.max_new_tokens) emit = std::min(emit, options_.max_new_tokens - stats_.generated);
+  const std::vector<int>& stop = options_.stop_tokens;
+  const auto end = burst.begin() + static_cast<std::ptrdiff_t>(emit);
+  const auto hit = std::find_first_of(burst.begin(), end, stop.begin(), stop.end());
+  if (hit != end) {
+    emit = static_cast<size_t>(hit - burst.begin()) + 1;
+    rec.stopped = stopped_ = true;
+  }
   rec.emitted.assign(burst.begin(), burst.begin() + static_cast<std::ptrdiff_t>(emit));
   tokens_.insert(tokens_.end(), rec.emitted.begin(), rec.emitted.end());
   // The row that produced the last token: heads draft the next iteration from its hidden state

@@ -85,7 +85,7 @@ class SpeculativeDecoder {
   // An iteration is under way (started by advance(), not yet finished).
   bool in_iteration() const { return pending_ != nullptr; }
 
-  // True when the token budget is spent or the context window is full.
+  // True when the token budget is spent, a stop token was generated or the context is full.
   bool done() const;
 
   // Moves the token budget: generated tokens counted from the start, 0 = no limit. The next
@@ -130,7 +130,8 @@ class SpeculativeDecoder {
   GammaPolicy policy_;
   std::vector<int> tokens_;
   size_t prompt_length_;
-  size_t vocab_ = 0;  // the target's, once known
+  size_t vocab_ = 0;      // the target's, once known
+  bool stopped_ = false;  // a stop token was generated
   DecoderStats stats_;
   std::unique_ptr<Pending> pending_;
   std::array<size_t, 2> external_vocab_{};  // row width an external target / draft answered with

@@ -12,5 +12,6 @@ constexpr int kMaxTreeNodes = 64;    // nodes of one draft tree
 constexpr int kDefaultMinNgram = 1;  // prompt lookup: the shortest n-gram matched
 constexpr int kDefaultMaxNgram = 3;  // ... and the longest
 constexpr int kMaxNgram = 32;        // min and max n-gram are in 1..kMaxNgram
+constexpr int kMaxStopTokens = 256;  // stop tokens one decoder may be given
 
 }  // namespace specdec

@@ -42,10 +42,20 @@ void check_tree(const std::vector<Proposer*>& drafters, const DistributionSource
   }
 }
 
+void check_stop_tokens(const std::vector<int>& stop) {
+  if (stop.size() > static_cast<size_t>(kMaxStopTokens)) {
+    fail("stopTokens: at most ", kMaxStopTokens, " tokens, got ", stop.size());
+  }
+  for (size_t i = 0; i < stop.size(); ++i) {
+    if (stop[i] < 0) fail("stopTokens[", i, "]: a token id is >= 0, got ", stop[i]);
+  }
+}
+
 }  // namespace
 
 void check_decoder_options(const DecoderOptions& o, const std::vector<Proposer*>& drafters,
                            const DistributionSource& target) {
+  check_stop_tokens(o.stop_tokens);
   if (o.plain) {
     if (o.lookup)
       fail("promptLookup: prompt lookup drafts; it does not combine with plain decoding");

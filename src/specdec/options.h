@@ -18,6 +18,9 @@ struct DecoderOptions {
   SamplingParams sampling;    // applied to draft and target rows alike
   bool plain = false;         // plain autoregressive decoding (no draft), same record shape
   size_t max_new_tokens = 0;  // stop after this many generated tokens (0 = no limit)
+  // Generation ends with the first of these tokens generated (e.g. the tokenizer's EOS ids): it
+  // is kept, the rest of its burst is cut. Ids >= 0, at most kMaxStopTokens.
+  std::vector<int> stop_tokens;
 
   // kAuto: before each iteration the gamma in 1..gamma_max (and the drafter) with the most
   // expected tokens per unit of time, from this run's measured acceptance and costs (or from

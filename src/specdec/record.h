@@ -29,7 +29,9 @@ struct IterationRecord {
   // Every mode: the draft as a tree (a chain is a tree) and what happened to each node.
   DraftTree tree;
   TreeVerifyResult tree_verify;
-  std::vector<int> emitted;  // tokens appended (verify.emitted cut to the token budget)
+  std::vector<int> emitted;  // tokens appended (verify.emitted cut to the token budget, or
+                             // after a stop token)
+  bool stopped = false;      // emitted ends with a stop token: the decoder is done
   size_t target_cached = 0;  // tokens in the target's KV cache after the iteration
   size_t draft_cached = 0;   // tokens in the draft's KV cache after the iteration
   double draft_ms = 0.0;     // wall time in the drafter (draft model, heads, lookup)

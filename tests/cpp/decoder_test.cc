@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
@@ -303,6 +304,62 @@ TEST(Decoder, ThePassAfterARejectionIsChargedToTheDrafterThatLeftIt) {
     return dec.policy().overhead_ms(Drafter::kLookup);
   };
   EXPECT_GT(lookup_overhead(true), lookup_overhead(false) + 0.8);
+}
+
+}  // namespace
+}  // namespace specdec
+
+namespace specdec {
+namespace {
+
+// A stop token ends generation where it first comes out, even inside a burst: the tokens are
+// the run without stops cut after it (the same seed draws the same tokens), the record that
+// carries it says stopped, and the decoder is done.
+TEST(Decoder, AStopTokenEndsTheRunWhereItComesOut) {
+  struct Case {
+    const char* name;
+    bool plain;
+    int gamma;
+  };
+  for (const Case c : {Case{"plain", true, 4}, Case{"gamma 1", false, 1}, Case{"gamma 4", false, 4},
+                       Case{"gamma 8", false, 8}}) {
+    StepFunctionSource t(toy_target), d(toy_draft);
+    DecoderOptions opt;
+    opt.plain = c.plain;
+    opt.gamma = c.gamma;
+    opt.max_new_tokens = 60;
+    auto run = [&](const std::vector<int>& stop, std::vector<bool>* stopped) {
+      opt.stop_tokens = stop;
+      SpeculativeDecoder dec(t, c.plain ? nullptr : &d, {1, 2}, opt);
+      Rng rng(17);
+      while (!dec.done()) stopped->push_back(dec.step(rng).stopped);
+      return dec.generated();
+    };
+    std::vector<bool> ignored, stopped;
+    const std::vector<int> all = run({}, &ignored);
+    ASSERT_EQ(all.size(), 60u) << c.name;
+    // The token whose first appearance is latest, so that the cut is inside the run.
+    size_t cut = 0;
+    for (int tok = 0; tok < 4; ++tok) {
+      const size_t first = std::find(all.begin(), all.end(), tok) - all.begin();
+      if (first < all.size()) cut = std::max(cut, first);
+    }
+    ASSERT_GT(cut, 0u) << c.name;
+    const std::vector<int> got = run({all[cut], 99}, &stopped);
+    EXPECT_EQ(got, std::vector<int>(all.begin(), all.begin() + cut + 1)) << c.name;
+    ASSERT_FALSE(stopped.empty());
+    EXPECT_TRUE(stopped.back()) << c.name;
+    EXPECT_EQ(std::count(stopped.begin(), stopped.end(), true), 1) << c.name;
+  }
+  StepFunctionSource t(toy_target);
+  DecoderOptions opt;
+  opt.plain = true;
+  opt.stop_tokens = {2, -1};
+  EXPECT_EQ(error_of([&] { SpeculativeDecoder(t, nullptr, {0}, opt); }),
+            "stopTokens[1]: a token id is >= 0, got -1");
+  opt.stop_tokens.assign(kMaxStopTokens + 1, 3);
+  EXPECT_EQ(error_of([&] { SpeculativeDecoder(t, nullptr, {0}, opt); }),
+            "stopTokens: at most 256 tokens, got 257");
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ after(async () => {
     );
 });
 
-const DECODING = /\/models\/|\/assets\/(worker|webgpu|specdec-core|full-module)[-.]/;
+const DECODING = /\/models\/|\/assets\/(worker|webgpu|specdec-core|full-module|tokenizer)[-.]/;
 
 test('#only=explorer: no model, no worker, no decoding file precached, <= 300 KB on a first visit', async () => {
   const v = await firstVisit('#only=explorer');

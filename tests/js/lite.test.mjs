@@ -3,7 +3,9 @@
 // Face folder is refused with a message that names the build that reads it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec as loadFull } from 'specdec';
 import { loadSpecdec as loadLite, SpecdecError } from 'specdec/lite';
@@ -29,7 +31,7 @@ test('lite: our own model file gives the full build probabilities bit for bit', 
   assert.equal(lite.maxThreads, 1);
 });
 
-test('lite: GGUF files and Hugging Face folders are refused, naming the full build', () => {
+test('lite: GGUF files and Hugging Face folders are refused, naming the full build', async () => {
   const dir = path.join(ROOT, 'tests/fixtures/families/gpt2');
   const folder = Object.fromEntries(readdirSync(dir).map((n) => [n, readFileSync(path.join(dir, n))]));
   assert.throws(
@@ -43,6 +45,14 @@ test('lite: GGUF files and Hugging Face folders are refused, naming the full bui
   const gguf = new Uint8Array(64);
   gguf.set([0x47, 0x47, 0x55, 0x46, 3]);
   assert.throws(() => lite.loadModel(gguf), /load GGUF files with the full build/);
+  // loadPretrained reads the GGUF file's tokenizer, then the lite loader refuses its weights.
+  const out = path.join(os.tmpdir(), `specdec-lite-${process.pid}.gguf`);
+  execFileSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), dir, out, '--type', 'f32']);
+  await assert.rejects(
+    lite.loadPretrained(readFileSync(out)),
+    /loadModel: specdec\/lite reads specdec's own model files only; load GGUF files with the full build/,
+  );
+  rmSync(out);
   // The full build reads that folder.
   full.loadModel(folder).dispose();
 });

@@ -22,7 +22,7 @@ const rows = (r) => (tokens, n) => {
   return out;
 };
 const probs = { scoreOutput: 'probs', contextLength: 64, temperature: 1 };
-const FIELDS = [...RECORD_FIELDS, 'gamma', 'drafter', 'lookupNgram', 'targetPositions'];
+const FIELDS = [...RECORD_FIELDS, 'gamma', 'drafter', 'lookupNgram', 'targetPositions', 'stopped'];
 const isUniform = (u) => typeof u === 'number' && u >= 0 && u < 1;
 
 const CASES = [
@@ -208,6 +208,7 @@ test('records: every field as worked out by hand, over rejection, bonus, greedy,
       for (const k of ['targetCached', 'draftCached', 'draftMs', 'targetMs', 'ms'])
         assert.equal(typeof r[k], 'number', `${name}: ${k}`);
       assert.equal(r.emittedText, r.emitted.map(BYTE).join(''));
+      assert.equal(r.stopped, false, name); // no stopTokens (pretrained.test stops)
       try {
         check(r);
       } catch (e) {

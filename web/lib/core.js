@@ -126,12 +126,25 @@ function lessonApi(M, owner, own) {
   };
 }
 
+// sd.loadPretrained's implementation (pretrained.js), given by the entries that read checkpoints
+// (index.js, node.js): specdec/lite leaves it and its tokenizer library out of a bundle.
+let pretrained = null;
+export function providePretrained(fn) {
+  pretrained = fn;
+}
+
 // Models over module M; own() checks that a handle is this instance's.
 function modelApi(M, owner, own) {
   const loadModel = modelLoader(M, owner);
 
   return {
     loadModel,
+
+    /** A GGUF file or Hugging Face folder as a Model that knows its tokenizer (pretrained.js). */
+    loadPretrained: async (source, options) => {
+      if (!pretrained) fail("loadPretrained: import loadSpecdec from 'specdec' (specdec/lite reads no checkpoints)");
+      return pretrained(loadModel, source, options);
+    },
 
     /**
      * The lesson's model_step: a function (tokens, nLast = 1) => Float32Array giving the model's

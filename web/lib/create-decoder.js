@@ -18,6 +18,7 @@ import {
 import { utf8Encoder } from './text.js';
 import { Heads, Model } from './handles.js';
 import { Decoder } from './decoder.js';
+import { vocabularyMismatch } from './vocabulary.js';
 import { DECODER_OPTIONS, costModelOption, gammaOptions, lookupOption, treeOption } from './options.js';
 
 // Brands a WebGPU model (webgpu.js, imported only when one is loaded).
@@ -146,6 +147,46 @@ function setSources(M, native, o, roles, contextLength, own) {
   if (o.heads !== undefined) M.decoderSetHeads(native, own(o.heads, Heads, 'heads'));
 }
 
+// The tokenizer that turns the prompt's text into ids and the ids into text: the tokenizer
+// option, else the target model's (sd.loadPretrained); or the caller's detokenize function.
+function textOptions(o) {
+  const detokenize = o.detokenize ?? null;
+  if (detokenize !== null && typeof detokenize !== 'function')
+    fail(`detokenize: expected a function (token ids) => string, got ${describe(detokenize)}`);
+  let tokenizer = o.tokenizer ?? null;
+  if (tokenizer !== null && !isTokenizer(tokenizer))
+    fail(
+      `tokenizer: expected a Tokenizer (specdec/tokenizer's createTokenizer or tokenizerFromGguf), got ${describe(tokenizer)}`,
+    );
+  if (tokenizer && detokenize) fail('tokenizer: give a tokenizer or detokenize, not both');
+  if (!tokenizer && !detokenize) tokenizer = o.target?.tokenizer ?? null;
+  if (detokenize && typeof o.prompt === 'string')
+    fail(
+      "prompt: with detokenize, give the prompt as token ids (your tokenizer's encode), not text: a string becomes UTF-8 bytes",
+    );
+  return { tokenizer, detokenize };
+}
+
+const isTokenizer = (t) =>
+  t !== null &&
+  typeof t === 'object' &&
+  Number.isInteger(t.vocabSize) &&
+  ['encode', 'decode', 'detokenizer', 'pieceText', 'byteTable'].every((m) => typeof t[m] === 'function');
+
+// A draft model with a tokenizer must share the target's vocabulary (the ids the draft proposes
+// are the target's), and its rows must be as wide as the target's.
+function checkPair(o, tokenizer) {
+  const draft = o.draft?.tokenizer;
+  if (!tokenizer || !draft || o.plain) return;
+  const why = vocabularyMismatch(tokenizer, draft);
+  if (why) fail(`draft: ${why}`);
+  const [t, d] = [o.target?.config.vocabSize, o.draft.config.vocabSize];
+  if (t !== undefined && t !== d)
+    fail(
+      `draft: its tokens agree with the target's, but its vocab_size ${d} differs from the target's ${t} (rows padded differently are not supported yet)`,
+    );
+}
+
 /**
  * sd.createDecoder(options) over module M (see specdec.d.ts for the options).
  * @param {{ M: any, owner: any, own: (handle: any, Class: Function, name: string) => any }} api
@@ -167,18 +208,18 @@ export function createDecoder({ M, owner, own }, options) {
   const maxTokens = maxTokensArg(o.maxTokens ?? 0);
   const distributions = o.distributions ?? true;
   if (typeof distributions !== 'boolean') fail(`distributions: expected a boolean, got ${describe(distributions)}`);
-  const detokenize = o.detokenize ?? null;
-  if (detokenize !== null && typeof detokenize !== 'function')
-    fail(`detokenize: expected a function (token ids) => string, got ${describe(detokenize)}`);
-  if (detokenize && typeof o.prompt === 'string')
-    fail(
-      "prompt: with detokenize, give the prompt as token ids (your tokenizer's encode), not text: a string becomes UTF-8 bytes",
-    );
+  const { tokenizer, detokenize } = textOptions(o);
   const seed = o.seed ?? randomSeed();
   const [seedHigh, seedLow] = seedHalves(seed);
   if (o.prompt === undefined) fail('prompt: required (a string or an array of token ids)');
   const prompt =
-    typeof o.prompt === 'string' ? Int32Array.from(utf8Encoder.encode(o.prompt)) : tokenArray(o.prompt, 'prompt');
+    typeof o.prompt !== 'string'
+      ? tokenArray(o.prompt, 'prompt')
+      : tokenizer
+        ? Int32Array.from(tokenizer.encode(o.prompt))
+        : Int32Array.from(utf8Encoder.encode(o.prompt));
+  const stopTokens =
+    o.stopTokens === undefined ? Int32Array.from(tokenizer?.eosIds ?? []) : tokenArray(o.stopTokens, 'stopTokens');
 
   const scoreOutput = o.scoreOutput ?? 'logits';
   if (scoreOutput !== 'logits' && scoreOutput !== 'probs')
@@ -199,6 +240,7 @@ export function createDecoder({ M, owner, own }, options) {
     const bad = prompt.findIndex((t) => t >= vocab);
     if (bad >= 0) fail(`prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`);
   }
+  checkPair(o, tokenizer);
 
   const native = new M.Decoder(); // holds the step functions until deleted
   try {
@@ -218,6 +260,7 @@ export function createDecoder({ M, owner, own }, options) {
       topP,
       plain,
       maxNewTokens: maxTokens,
+      stopTokens,
       seedHigh,
       seedLow,
       keepDistributions: distributions,
@@ -230,5 +273,5 @@ export function createDecoder({ M, owner, own }, options) {
   const scores = scoreRoles.length
     ? { target: o.targetScore, draft: o.draftScore, logits: scoreOutput === 'logits' }
     : null;
-  return new Decoder(native, owner, { seed, plain, stepRoles, scores, detokenize });
+  return new Decoder(native, owner, { seed, plain, stepRoles, scores, detokenize, tokenizer });
 }

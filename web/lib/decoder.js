@@ -27,13 +27,14 @@ export class Decoder extends Handle {
   #scores; // { target, draft, logits } when a side is a score callback
   #epoch = 0; // bumped when an awaited step is abandoned (abort): its late answer is dropped
   #callbackMs = 0;
-  #detokenize = null; // createDecoder's detokenize: the records' text through the caller's tokenizer
+  #detokenize = null; // the records' text through the caller's detokenize or tokenizer
+  #detokenizeGenerated = null; // ... of generated tokens (a tokenizer's continuation)
   #tokenText = tokenText;
   #text = (emitted) => this.#stream.decode(bytesOf(emitted), { stream: true }); // a record's text
   #inbox = new Float32Array(0); // the C++ decoder's inbox for score rows (native.inbox)
   #generating = false; // a generate() loop is running (one at a time: it owns the budget)
 
-  constructor(native, owner, { seed, plain, stepRoles, scores, detokenize = null }) {
+  constructor(native, owner, { seed, plain, stepRoles, scores, detokenize = null, tokenizer = null }) {
     super(native, 'Decoder', owner);
     this.#promptLength = native.promptLength();
     this.#seed = seed;
@@ -47,6 +48,14 @@ export class Decoder extends Handle {
       this.#stream = { decode: (ids) => stream.push(ids) };
       this.#text = (emitted) => this.#stream.decode(emitted);
     }
+    if (tokenizer) {
+      // A checkpoint's tokenizer: text without special tokens (BOS, EOS), pieces as they are.
+      this.#detokenize = (ids) => tokenizer.decode(ids, { skipSpecial: true });
+      this.#detokenizeGenerated = (ids) => tokenizer.decode(ids, { skipSpecial: true, continues: true });
+      this.#tokenText = (t) => tokenizer.pieceText(t);
+      const stream = tokenizer.detokenizer({ skipSpecial: true, continues: true });
+      this.#text = (emitted) => stream.push(emitted);
+    }
   }
 
   /** The seed of the decoder's RNG (replays the same run). */
@@ -59,7 +68,7 @@ export class Decoder extends Handle {
     return this.#plain;
   }
 
-  /** True when the token budget is spent or the context window is full. */
+  /** True when the token budget is spent, a stop token came out or the context window is full. */
   get done() {
     return this[NATIVE]('Decoder.done').done();
   }
@@ -86,7 +95,7 @@ export class Decoder extends Handle {
 
   /** The generated part decoded as UTF-8. */
   get generatedText() {
-    if (this.#detokenize) return this.#detokenize(this.generatedTokens);
+    if (this.#detokenize) return (this.#detokenizeGenerated ?? this.#detokenize)(this.generatedTokens);
     return decode(this.generatedTokens);
   }
 
@@ -146,12 +155,13 @@ export class Decoder extends Handle {
       checkSignal(signal);
       if (this.#busy) fail('Decoder.step: the previous step() is still waiting for a score callback; await it first');
       if (!native.inIteration() && native.done())
-        fail('Decoder.step: the decoder is done (token budget spent or context full)');
+        fail('Decoder.step: the decoder is done (token budget spent, a stop token generated, or context full)');
       const out = this.#stepScored(native);
       return isThenable(out) ? this.#raced(out, signal) : out;
     }
     if (this.#busy) fail('Decoder.step: called re-entrantly (from a step function of this decoder)');
-    if (native.done()) fail('Decoder.step: the decoder is done (token budget spent or context full)');
+    if (native.done())
+      fail('Decoder.step: the decoder is done (token budget spent, a stop token generated, or context full)');
     // Held: a step function (or detokenize) that disposes the decoder frees it after this step.
     return this[HOLD](() => {
       this.#busy = true;

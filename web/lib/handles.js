@@ -114,6 +114,11 @@ export class Model extends Handle {
     this.weights = info.weights;
     /** Bytes the weights take in memory (packed for the kernels). */
     this.weightBytes = info.weightBytes;
+    /**
+     * The checkpoint's tokenizer (specdec/tokenizer) when loaded by sd.loadPretrained, or set by
+     * you; null otherwise. createDecoder uses the target's for a text prompt, the text and stops.
+     */
+    this.tokenizer = null;
   }
 }
 

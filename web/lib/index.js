@@ -4,10 +4,13 @@
 // and the threaded one (threaded.js), fetched only when an instance asks for more than one thread
 // where threads can run.
 import createSpecdecModule from './wasm/specdec-core.js';
-import { instantiateSingle, loader } from './core.js';
+import { instantiateSingle, loader, providePretrained } from './core.js';
+import { loadPretrained } from './pretrained.js';
 import { THREADED_OPTIONS, threadedOr } from './threaded.js';
 
 export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
+
+providePretrained(loadPretrained); // sd.loadPretrained: checkpoints with their tokenizers
 
 /**
  * Instantiates the WebAssembly module and returns the API. Without options the instance is

@@ -12,4 +12,5 @@ export const limits = Object.freeze({
   minNgram: 1, // promptLookup.minNgram when none is given
   maxNgram: 3, // promptLookup.maxNgram when none is given (at least minNgram)
   maxNgramLength: 32, // minNgram and maxNgram are in 1..maxNgramLength
+  maxStopTokens: 256, // stopTokens: at most this many ids
 });

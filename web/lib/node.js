@@ -7,10 +7,13 @@ import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import createSpecdecModule from './wasm/specdec-core.js';
-import { instantiate, loader, SpecdecError } from './core.js';
+import { instantiate, loader, providePretrained, SpecdecError } from './core.js';
+import { loadPretrained } from './pretrained.js';
 import { requestedThreads } from './threads.js';
 
 export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';
+
+providePretrained(loadPretrained); // sd.loadPretrained: checkpoints with their tokenizers
 
 const WASM_URL = new URL('./wasm/specdec-core.wasm', import.meta.url);
 const MT_GLUE = new URL('./wasm/specdec-core-mt-node.mjs', import.meta.url);

@@ -76,6 +76,8 @@ export const DECODER_OPTIONS = [
   'maxTokens',
   'distributions',
   'detokenize',
+  'tokenizer',
+  'stopTokens',
 ];
 
 /**

@@ -81,7 +81,7 @@ export function verifyRecord(raw, drafted = true, tokenText = byteTokenText) {
 
 // The drafters by their index in the wire format (Drafter in src/specdec/policy.h).
 const DRAFTERS = ['none', 'draft', 'lookup', 'heads'];
-const HEADER = 18; // the wire format's fixed entries
+const HEADER = 19; // the wire format's fixed entries
 
 // One iteration's record from the C++ decoder's wire format (DecoderHandle::step in
 // src/bindings/handles.h: one Float64Array view of wasm memory, read here before anything else
@@ -108,6 +108,7 @@ export function recordOf(wire, { iteration, ms, tokenText = byteTokenText, text,
   const lookupNgram = wire[15] || null;
   const targetPositions = wire[16];
   const extras = wire[17];
+  const stopped = wire[18] === 1;
   let at = HEADER;
   const proposed = [];
   for (let i = 0; i < nProposed; i++) proposed.push(wire[at++]);
@@ -156,6 +157,7 @@ export function recordOf(wire, { iteration, ms, tokenText = byteTokenText, text,
     drafter,
     lookupNgram,
     targetPositions,
+    stopped,
   };
   if (extras) {
     const x = native.extras();

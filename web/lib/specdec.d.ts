@@ -137,6 +137,12 @@ export class Model implements SpecdecHandle {
   /** Bytes the weights take in memory, packed for the kernels. */
   readonly weightBytes: number;
   /**
+   * The checkpoint's tokenizer (sd.loadPretrained), or one you set; null otherwise. As a
+   * target, createDecoder uses it as its `tokenizer` option; as a draft, it must share the
+   * target's vocabulary.
+   */
+  tokenizer: import('./tokenizer').Tokenizer | null;
+  /**
    * Decoders share the weights: disposing the model while decoders still use it is safe; the
    * memory is freed when the last of them is disposed.
    */
@@ -305,6 +311,8 @@ export interface IterationRecord {
   lookupNgram: number | null;
   /** Positions the target scored in its one pass: 1 + drafted tokens (tree nodes). */
   targetPositions: number;
+  /** emitted ends with a stop token (stopTokens): the decoder is done. */
+  stopped: boolean;
   /**
    * Tree mode (createDecoder({ tree })): every node with its test, and the accepted path. In
    * tree mode proposed and draftProbs are empty (the tree holds every node and its q(x)),
@@ -451,7 +459,10 @@ export interface ModelStep {
 }
 
 export interface DecoderOptions {
-  /** The prompt: text (UTF-8 bytes become the tokens) or token ids. At least one token. */
+  /**
+   * The prompt: text or token ids, at least one token. Text becomes the tokenizer's ids (BOS by
+   * its rule) when there is one (tokenizer, or the target's), else its UTF-8 bytes.
+   */
   prompt: string | ArrayLike<number>;
   /** The target model (or give targetStep or targetScore). */
   target?: Model;
@@ -482,6 +493,22 @@ export interface DecoderOptions {
    * committed iteration as its `record`, your error as its `cause`).
    */
   detokenize?: (tokens: number[]) => string;
+  /**
+   * The checkpoint's tokenizer (specdec/tokenizer); default: the target model's (a Model from
+   * sd.loadPretrained). A text prompt is encoded with it; text (decoder.text, generatedText and
+   * the records' streamed text) is decoded with it, special tokens left out; the records'
+   * pieces (positions, proposed, emitted, residualTop) show each token as pieceText does;
+   * stopTokens defaults to its eosIds. A draft Model with a tokenizer must share its
+   * vocabulary: createDecoder refuses a pair whose tokens differ, naming the first that does.
+   * Not with detokenize.
+   */
+  tokenizer?: import('./tokenizer').Tokenizer;
+  /**
+   * Token ids that end generation where the first of them comes out (it is kept; the rest of
+   * its burst is cut, the record says stopped, the decoder is done). At most limits.maxStopTokens.
+   * Default: the tokenizer's eosIds when there is a tokenizer, else none ([] turns them off).
+   */
+  stopTokens?: ArrayLike<number>;
   /** What score callbacks return: 'logits' (default) or 'probs'. */
   scoreOutput?: 'logits' | 'probs';
   /**
@@ -566,7 +593,7 @@ export class Decoder implements SpecdecHandle {
    * decoder's); a loop ends when it runs out, on break / return(), a throw or its signal.
    */
   generate(options?: GenerateOptions): AsyncGenerator<IterationRecord, void, undefined>;
-  /** True when the token budget is spent or the context window is full. */
+  /** True when the token budget is spent, a stop token came out or the context window is full. */
   readonly done: boolean;
   /** All tokens: prompt + generated. */
   readonly tokens: number[];
@@ -685,6 +712,20 @@ export interface Specdec {
   loadModel(
     source: ModelSource | HfFolderOfSources,
     options?: { device?: 'wasm'; weights?: 'f32' | 'int8'; onProgress?: (progress: LoadProgress) => void },
+  ): Promise<Model>;
+  /**
+   * A checkpoint people have — a GGUF file (bytes, Blob / File, Response, stream) or a Hugging
+   * Face folder with its tokenizer.json (tokenizer_config.json, generation_config.json too when
+   * given) — as a Model that knows its tokenizer (model.tokenizer: specdec/tokenizer's, read
+   * from the folder's files or the GGUF file's tokenizer.ggml.* metadata; the tokenizer library
+   * is imported on first use). createDecoder then takes a text prompt, streams text in the
+   * model's own tokens and stops at its EOS ids. addBos overrides the tokenizer's BOS rule.
+   * Rejects with a SpecdecError for a file that is not GGUF (specdec's own files: loadModel), a
+   * folder without tokenizer.json, and every refusal of loadModel.
+   */
+  loadPretrained(
+    source: ModelSource | Uint8Array | ArrayBuffer | HfFolder | HfFolderOfSources,
+    options?: { weights?: 'f32' | 'int8'; onProgress?: (progress: LoadProgress) => void; addBos?: boolean },
   ): Promise<Model>;
   /**
    * A float model file turned into its 8-bit file (the format: src/README.md): every block
@@ -901,6 +942,8 @@ export interface Limits {
   readonly maxNgram: number;
   /** minNgram and maxNgram are in 1..maxNgramLength: 32. */
   readonly maxNgramLength: number;
+  /** stopTokens: at most this many ids: 256. */
+  readonly maxStopTokens: number;
 }
 export const limits: Limits;
 

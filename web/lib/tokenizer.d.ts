@@ -131,3 +131,10 @@ export function tokenizerFromGguf(
   source: Uint8Array | ArrayBuffer | GgufMetadata | Map<string, unknown>,
   options?: { addBos?: boolean },
 ): Tokenizer;
+
+/**
+ * Why a target's and a draft's tokenizers cannot make a speculative pair, in one sentence
+ * naming the first token id that differs (or the tokens one lacks), or null when every id
+ * stands for the same bytes in both. createDecoder runs it on models from sd.loadPretrained.
+ */
+export function vocabularyMismatch(target: Tokenizer, draft: Tokenizer): string | null;

@@ -19,6 +19,7 @@ import { checkOptions, describe, fail, SpecdecError } from './errors.js';
 
 export { tokenizerFromGguf } from './gguf-tokenizer.js';
 export { readGgufMetadata } from './gguf-meta.js';
+export { vocabularyMismatch } from './vocabulary.js';
 
 /** Ids are below this (4,194,304; real vocabularies have up to 262,144 tokens). */
 export const MAX_VOCAB = 2 ** 22;

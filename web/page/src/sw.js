@@ -82,10 +82,11 @@ const manifest = self.__WB_MANIFEST;
  * files' names — the decoding worker's bundle is named after its entry, worker/worker.js
  * (assets/worker-<hash>.js, every worker/ module inside it), the GPU code after web/lib's
  * webgpu.js, the threaded WASM build after specdec-core-mt, the chunk the worker imports for a
- * learner's checkpoint after worker/full-module.js (the single-threaded module both threads
+ * learner's checkpoint after worker/full-module.js (and the small tokenizer chunk it leaves for
+ * sd.loadPretrained's import of the tokenizer; the single-threaded module both threads
  * load, specdec-lite, is in the page's own group).
  */
-const decodingFile = (url) => /^models\/|(^|\/)(worker|webgpu|specdec-core|full-module)[-.]/.test(url);
+const decodingFile = (url) => /^models\/|(^|\/)(worker|webgpu|specdec-core|full-module|tokenizer)[-.]/.test(url);
 precacheAndRoute(manifest.filter((e) => !decodingFile(e.url)));
 
 // The 'decoding' group: absolute URL -> its revision ('' for a file whose name has a hash). A

@@ -129,21 +129,15 @@ export async function loadCheckpoint(role, kind, files, onProgress) {
 }
 
 /**
- * Why two tokenizers cannot make a pair (null: they can): the first id whose token differs.
+ * Why two tokenizers cannot make a pair (null: they can), as a sentence: the library's check
+ * (specdec/tokenizer's vocabularyMismatch, the one createDecoder runs), naming the first id
+ * whose token differs.
  * @param {import('specdec/tokenizer').Tokenizer} a  the target's
  * @param {import('specdec/tokenizer').Tokenizer} b  the draft's
  */
 export function vocabularyMismatch(a, b) {
-  if (a.vocabSize !== b.vocabSize) {
-    return `The target and the draft must share a vocabulary: the target's tokenizer has ${a.vocabSize} tokens, the draft's ${b.vocabSize}.`;
-  }
-  const same = (x, y) => x.length === y.length && x.every((v, i) => v === y[i]);
-  for (let id = 0; id < a.vocabSize; id++) {
-    if (!same(a.tokenBytes(id), b.tokenBytes(id))) {
-      return `The target and the draft must share a vocabulary: token ${id} is ${JSON.stringify(a.pieceText(id))} for the target, ${JSON.stringify(b.pieceText(id))} for the draft.`;
-    }
-  }
-  return null;
+  const why = full.tok.vocabularyMismatch(a, b);
+  return why && `${why[0].toUpperCase()}${why.slice(1)}.`;
 }
 
 /**

@@ -3,4 +3,4 @@
 // weight: tests/e2e/offline.test.mjs) has only specdec/lite. The service worker precaches the
 // chunk and its wasm with the rest, so checkpoints load offline too.
 export { loadSpecdec } from 'specdec';
-export { createTokenizer, tokenizerFromGguf } from 'specdec/tokenizer';
+export { createTokenizer, tokenizerFromGguf, vocabularyMismatch } from 'specdec/tokenizer';

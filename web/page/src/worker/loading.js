@@ -246,7 +246,7 @@ export async function loadFiles(msg) {
           : await loadCheckpoint(role, kinds[role], given(role), onProgress);
     }
     next = { target: loaded.target ?? parts.target, draft: loaded.draft ?? parts.draft };
-    if (next.target.tokenizer) {
+    if (next.target.tokenizer && next.draft.tokenizer) {
       const why = vocabularyMismatch(next.target.tokenizer, next.draft.tokenizer);
       if (why) throw new Error(why);
     }

@@ -1,0 +1,224 @@
+// sd.loadPretrained and the decoder with a checkpoint's tokenizer: a GGUF file (bytes, Blob,
+// Response) or a Hugging Face folder with tokenizer.json becomes a Model that knows its
+// tokenizer; a text prompt is encoded with it, text decoded with it, generation stops at its
+// EOS ids (stopTokens) exactly where they come out; a draft whose tokens differ is refused,
+// naming the first token that does. Tiny fixtures (tests/fixtures/families, vocabulary of 80:
+// byte tokens 0..79, so ASCII text up to 'O').
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadSpecdec, SpecdecError, limits } from 'specdec';
+import { readGgufMetadata, tokenizerFromGguf } from 'specdec/tokenizer';
+import { bytesToUnicode } from '../../models/gguf_file.mjs';
+import { ROOT, familyDir, familyFiles } from './support.mjs';
+
+const sd = await loadSpecdec();
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'specdec-pretrained-'));
+process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+
+/** The GGUF twin of a family fixture (export_gguf.mjs writes a byte tokenizer of its vocabulary). */
+function gguf(family) {
+  const out = path.join(tmp, `${family}.gguf`);
+  execFileSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), familyDir(family), out, '--type', 'f32']);
+  return readFileSync(out);
+}
+const llamaGguf = gguf('llama');
+
+/** A byte-level tokenizer.json of `size` tokens (token i = byte i), ids `swap` exchanged. */
+function tokenizerJson(size, swap = []) {
+  const chars = bytesToUnicode().slice(0, size);
+  const [a, b] = swap;
+  if (swap.length) [chars[a], chars[b]] = [chars[b], chars[a]];
+  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
+  return JSON.stringify({
+    version: '1.0',
+    added_tokens: [],
+    pre_tokenizer: byteLevel,
+    decoder: byteLevel,
+    model: { type: 'BPE', vocab: Object.fromEntries(chars.map((c, i) => [c, i])), merges: [] },
+  });
+}
+
+const generate = (options) => {
+  const dec = sd.createDecoder({ temperature: 0, seed: 1, ...options });
+  const records = [];
+  try {
+    while (!dec.done) records.push(dec.step());
+    return { tokens: dec.tokens, generated: dec.generatedTokens, text: dec.generatedText, records };
+  } finally {
+    dec.dispose();
+  }
+};
+
+test('loadPretrained: a GGUF file from bytes, a Blob and a Response knows its tokenizer', async () => {
+  for (const source of [llamaGguf, new Blob([llamaGguf]), new Response(llamaGguf)]) {
+    const events = [];
+    const model = await sd.loadPretrained(source, { onProgress: (e) => events.push(e.phase) });
+    try {
+      assert.equal(model.metadata.format, 'gguf');
+      assert.equal(model.tokenizer.kind, 'byte-level');
+      assert.equal(model.tokenizer.vocabSize, model.config.vocabSize);
+      assert.deepEqual([...model.tokenizer.encode('HELLO')], [72, 69, 76, 76, 79]);
+      assert.equal(events.at(-1), 'build');
+    } finally {
+      model.dispose();
+    }
+  }
+});
+
+test('loadPretrained: a Hugging Face folder with tokenizer.json; refusals name what is wrong', async () => {
+  const model = await sd.loadPretrained({ ...familyFiles('qwen2'), 'tokenizer.json': tokenizerJson(80) });
+  try {
+    assert.equal(model.metadata.format, 'hf');
+    assert.deepEqual(model.tokenizer.eosIds, [2, 3]); // config.json's eos_token_id
+  } finally {
+    model.dispose();
+  }
+  const refused = (promise, re) => assert.rejects(promise, (e) => e instanceof SpecdecError && re.test(e.message));
+  await refused(sd.loadPretrained(familyFiles('qwen2')), /files: a Hugging Face folder needs its 'tokenizer.json'/);
+  await refused(
+    sd.loadPretrained({ ...familyFiles('qwen2'), 'tokenizer.json': '{"model":' }),
+    /files: 'tokenizer.json': tokenizer: not valid JSON/,
+  );
+  await refused(
+    sd.loadPretrained(readFileSync(path.join(ROOT, 'tests/fixtures/tiny_f32.safetensors'))),
+    /not a GGUF file/,
+  );
+  await refused(sd.loadPretrained(42), /source: expected a GGUF file/);
+  await refused(sd.loadPretrained(llamaGguf, { addBos: 'yes' }), /addBos: expected a boolean/);
+  await refused(sd.loadPretrained(llamaGguf, { weigths: 'int8' }), /weigths/);
+});
+
+test('a text prompt goes through the tokenizer, text comes back through it, pieces are its pieces', async () => {
+  const target = await sd.loadPretrained(llamaGguf);
+  const draft = await sd.loadPretrained(gguf('qwen2'));
+  try {
+    const r = generate({ target, draft, prompt: 'HELLO, ', maxTokens: 24, stopTokens: [] });
+    assert.deepEqual(r.tokens.slice(0, 7), [...target.tokenizer.encode('HELLO, ')]);
+    assert.equal(r.text, target.tokenizer.decode(r.generated, { continues: true, skipSpecial: true }));
+    assert.equal(r.records.map((x) => x.text).join(''), r.text);
+    const pos = r.records.flatMap((x) => x.positions);
+    assert.ok(pos.length > 0);
+    for (const p of pos) assert.equal(p.text, target.tokenizer.pieceText(p.token));
+    // The same run with ids and no tokenizer gives the same tokens.
+    target.tokenizer = null;
+    draft.tokenizer = null;
+    const ids = generate({ target, draft, prompt: r.tokens.slice(0, 7), maxTokens: 24 });
+    assert.deepEqual(ids.tokens, r.tokens);
+  } finally {
+    target.dispose();
+    draft.dispose();
+  }
+});
+
+test('stopTokens: generation ends where a stop token first comes out (default: the EOS ids)', async () => {
+  const target = await sd.loadPretrained(llamaGguf);
+  const draft = await sd.loadPretrained(gguf('qwen2'));
+  try {
+    const costModel = { c: 0.2, verifyCost: [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8] }; // 'auto' replays
+    for (const mode of [
+      { plain: true },
+      { draft, gamma: 4 },
+      { draft, gamma: 'auto', costModel },
+      { promptLookup: true },
+    ]) {
+      const base = { target, prompt: 'HELLO', maxTokens: 40, temperature: 0.9, seed: 7, ...mode };
+      const label = JSON.stringify({ ...mode, draft: undefined });
+      const all = generate({ ...base, stopTokens: [] });
+      assert.equal(all.generated.length, 40, label);
+      // The token whose first appearance is latest: the cut falls inside the run.
+      const cut = Math.max(...[...new Set(all.generated)].map((t) => all.generated.indexOf(t)));
+      const stop = all.generated[cut];
+      const stopped = generate({ ...base, stopTokens: [stop, 1000] });
+      assert.deepEqual(stopped.generated, all.generated.slice(0, cut + 1), label);
+      assert.deepEqual(
+        stopped.records.map((x) => x.stopped),
+        [...Array(stopped.records.length - 1).fill(false), true],
+        label,
+      );
+      // The tokenizer's EOS ids are the default stops.
+      const eos = Object.create(target.tokenizer, { eosIds: { value: [stop] } });
+      assert.deepEqual(generate({ ...base, tokenizer: eos }).generated, stopped.generated, label);
+    }
+  } finally {
+    target.dispose();
+    draft.dispose();
+  }
+  const step = () => new Float32Array([0.5, 0.5]);
+  assert.throws(
+    () => sd.createDecoder({ targetStep: step, plain: true, prompt: [0], stopTokens: [-1] }),
+    /stopTokens\[0\]: expected a token id/,
+  );
+  assert.throws(
+    () =>
+      sd.createDecoder({
+        targetStep: step,
+        plain: true,
+        prompt: [0],
+        stopTokens: new Array(limits.maxStopTokens + 1).fill(1),
+      }),
+    /stopTokens: at most 256 tokens, got 257/,
+  );
+});
+
+test("a draft whose tokens differ from the target's is refused, naming the first that does", async () => {
+  const target = await sd.loadPretrained(llamaGguf);
+  const draft = await sd.loadPretrained({ ...familyFiles('qwen2'), 'tokenizer.json': tokenizerJson(80, [72, 73]) });
+  try {
+    assert.throws(
+      () => sd.createDecoder({ target, draft, prompt: 'HI' }),
+      (e) =>
+        e instanceof SpecdecError &&
+        /^draft: the target and the draft must share a vocabulary: token 72 is "H" for the target, "I" for the draft$/.test(
+          e.message,
+        ),
+    );
+    // Fewer tokens: the first one the draft lacks.
+    const meta = new Map(readGgufMetadata(llamaGguf).metadata);
+    meta.set('tokenizer.ggml.tokens', meta.get('tokenizer.ggml.tokens').slice(0, 70));
+    meta.set('tokenizer.ggml.token_type', meta.get('tokenizer.ggml.token_type').slice(0, 70));
+    draft.tokenizer = tokenizerFromGguf(meta);
+    assert.throws(
+      () => sd.createDecoder({ target, draft, prompt: 'HI' }),
+      /target's tokenizer has 80 tokens, the draft's 70 \(the first the draft lacks: 70 "F"\)/,
+    );
+    // Same tokens: the pair decodes; plain decoding ignores the draft's.
+    draft.tokenizer = target.tokenizer;
+    sd.createDecoder({ target, draft, prompt: 'HI' }).dispose();
+    assert.throws(
+      () => sd.createDecoder({ target, draft, prompt: 'HI', tokenizer: {} }),
+      /tokenizer: expected a Tokenizer/,
+    );
+    assert.throws(
+      () => sd.createDecoder({ target, draft, prompt: [1], tokenizer: target.tokenizer, detokenize: () => '' }),
+      /give a tokenizer or detokenize, not both/,
+    );
+  } finally {
+    target.dispose();
+    draft.dispose();
+  }
+});
+
+test('examples/pretrained.mjs decodes a GGUF file with itself as the draft', () => {
+  const file = path.join(tmp, 'example.gguf');
+  execFileSync(process.execPath, [
+    path.join(ROOT, 'models/export_gguf.mjs'),
+    familyDir('llama'),
+    file,
+    '--type',
+    'q8_0',
+  ]);
+  const out = execFileSync(
+    process.execPath,
+    ['examples/pretrained.mjs', file, file, '--prompt', 'HELLO', '--max-tokens', '12'],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
+  assert.match(out, /^HELLO[^]*\n12 tokens, [\d.]+ per target pass, α = 1\.00\n$/);
+});
