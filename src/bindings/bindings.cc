@@ -176,6 +176,7 @@ DecoderOptions decoder_options(const val& options) {
   o.max_new_tokens = static_cast<size_t>(options["maxNewTokens"].as<double>());
   if (!options["stopTokens"].isUndefined())
     o.stop_tokens = int_vector_from_js(options["stopTokens"]);
+  o.fit_draft_rows = !options["fitDraftRows"].isUndefined() && options["fitDraftRows"].as<bool>();
   return o;
 }
 

@@ -35,6 +35,7 @@ class ModelSource : public DistributionSource, public HiddenStates {
                         bool with_root) override;
 
   size_t max_context() const override { return cache_.capacity(); }
+  size_t vocab_size() const override { return static_cast<size_t>(model_.config().vocab_size); }
   size_t cached_tokens() const override { return cache_.linear_size(); }
 
   // The final hidden states (after ln_f, (rows, C)) of the rows the last call returned, in the

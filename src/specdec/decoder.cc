@@ -115,6 +115,13 @@ SpeculativeDecoder::SpeculativeDecoder(DistributionSource& target, std::vector<P
     drafters_.push_back(owned_.back().get());
   }
   prompt_length_ = tokens_.size();
+  if (options_.fit_draft_rows) {
+    vocab_ = target_.vocab_size();
+    if (!vocab_)
+      fail(
+          "fitDraftRows: needs a built-in target model (its vocabulary known before its first "
+          "pass)");
+  }
   const size_t limit = context_limit();
   if (limit && tokens_.size() > limit) {
     fail("prompt: ", tokens_.size(), " tokens exceed the model context of ", limit, " tokens");
@@ -197,6 +204,7 @@ void SpeculativeDecoder::start_draft(Pending& P, size_t room, Rng& rng) {
                       tree && options_.tree_without_replacement,
                       room,
                       vocab_,
+                      options_.fit_draft_rows,
                       options_.sampling,
                       rng};
   P.levels = drafter->levels(req);

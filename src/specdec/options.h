@@ -21,6 +21,11 @@ struct DecoderOptions {
   // Generation ends with the first of these tokens generated (e.g. the tokenizer's EOS ids): it
   // is kept, the rest of its burst is cut. Ids >= 0, at most kMaxStopTokens.
   std::vector<int> stop_tokens;
+  // The draft's rows are fitted to the target's width when the two vocab_size differ only by
+  // padding (the tokens agree: the JS layer checks the tokenizers): a wider row is cut to the
+  // target's ids and renormalised, a narrower one padded with zeros. Speculative sampling with
+  // that q is as exact as with any other. Needs a target whose width is known (a model).
+  bool fit_draft_rows = false;
 
   // kAuto: before each iteration the gamma in 1..gamma_max (and the drafter) with the most
   // expected tokens per unit of time, from this run's measured acceptance and costs (or from

@@ -17,6 +17,17 @@ int branches_at(const std::vector<int>& branches, int depth) {
   return depth - 1 < static_cast<int>(branches.size()) ? branches[depth - 1] : 1;
 }
 
+// A draft row cut to the target's (narrower) vocabulary: q over the ids both have, renormalised.
+void renormalise_cut_row(Distribution& q, size_t draft_vocab) {
+  double mass = 0.0;
+  for (float v : q) mass += v;
+  if (!(mass > 0.0)) {
+    fail("draft: all its probability is on ids past the target's vocabulary (", q.size(), " of ",
+         draft_vocab, ")");
+  }
+  for (float& v : q) v = static_cast<float>(v / mass);
+}
+
 }  // namespace
 
 void prepare_row(float* row, size_t vocab, const SamplingParams& sampling, const char* who) {
@@ -102,6 +113,7 @@ DraftLevels::DraftLevels(const ProposalRequest& req, bool backlog)
       without_replacement_(req.without_replacement),
       max_nodes_(req.max_nodes),
       vocab_(req.vocab),
+      fit_rows_(req.fit_rows),
       sampling_(req.sampling),
       backlog_(backlog),
       done_(req.depth < 1) {}
@@ -128,8 +140,9 @@ void DraftLevels::take(ProbMatrix& rows, double ms, DraftTree& tree, Rng& rng) {
   if (d == 1 && backlog_) info_.backlog_ms = ms, info_.backlog_passes = 1;
   const int b = branches_at(branches_, d);
   const size_t vocab = rows.shape()[1];
-  if (vocab_ && vocab != vocab_)
+  if (vocab_ && vocab != vocab_ && !fit_rows_)
     fail("draft and target vocabularies differ: ", vocab, " vs ", vocab_);
+  const size_t width = vocab_ && fit_rows_ ? vocab_ : vocab;  // of q, as the target's rows
   const size_t parents = d == 1 ? 1 : level_end_ - level_begin_;
   if (rows.shape()[0] != parents)
     fail("draft: returned ", rows.shape()[0], " rows, expected ", parents);
@@ -146,11 +159,12 @@ void DraftLevels::take(ProbMatrix& rows, double ms, DraftTree& tree, Rng& rng) {
     }
     if (tree.q.empty()) tree.q.resize(1);
     Distribution& slot = tree.q[static_cast<size_t>(parent + 1)];
-    slot = xt::zeros<float>({vocab});
-    std::copy(q, q + vocab, slot.data());
+    slot = xt::zeros<float>({width});
+    std::copy(q, q + std::min(vocab, width), slot.data());
+    if (vocab > width) renormalise_cut_row(slot, vocab);
     const size_t room = max_nodes_ - tree.size();
     const int count = static_cast<int>(std::min<size_t>(b, room));
-    for (int x : draw_children(q, vocab, count, without_replacement_, greedy, rng)) {
+    for (int x : draw_children(slot.data(), width, count, without_replacement_, greedy, rng)) {
       tree.add(parent, x);
     }
     if (tree.size() >= max_nodes_) break;

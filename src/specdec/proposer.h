@@ -38,6 +38,7 @@ struct ProposalRequest {
   bool without_replacement;          // siblings drawn without replacement
   size_t max_nodes;                  // room left in the context window
   size_t vocab;                      // the target's vocabulary (0 before its first pass)
+  bool fit_rows;                     // draft rows of another width are fitted to vocab
   const SamplingParams& sampling;
   Rng& rng;
 };
@@ -88,6 +89,7 @@ class DraftLevels {
   bool without_replacement_;
   size_t max_nodes_;
   size_t vocab_;
+  bool fit_rows_;
   const SamplingParams& sampling_;
   bool backlog_;
   int d_ = 1;                               // the depth the next rows draw

@@ -35,6 +35,8 @@ class DistributionSource {
 
   // The longest sequence the source can score (0 = unlimited).
   virtual size_t max_context() const { return 0; }
+  // Width of its rows when known before it is asked (a built-in model), else 0.
+  virtual size_t vocab_size() const { return 0; }
 
   // Tokens held in the source's KV cache (0 when it has none): shown by the visualiser.
   virtual size_t cached_tokens() const { return 0; }

@@ -364,3 +364,75 @@ TEST(Decoder, AStopTokenEndsTheRunWhereItComesOut) {
 
 }  // namespace
 }  // namespace specdec
+
+namespace specdec {
+namespace {
+
+// A step function whose row width is known before it is asked, as a built-in model's is.
+class SizedSource : public StepFunctionSource {
+ public:
+  SizedSource(StepFunction step, size_t vocab)
+      : StepFunctionSource(std::move(step)), vocab_(vocab) {}
+  size_t vocab_size() const override { return vocab_; }
+
+ private:
+  size_t vocab_;
+};
+
+// The toy draft over `width` ids: wider rows put 20% of the mass on ids the target lacks,
+// narrower ones lose the last ids (then renormalised by the decoder).
+Distribution padded_draft(const std::vector<int>& seq, size_t width) {
+  const Distribution d = toy_draft(seq);
+  Distribution out = xt::zeros<float>({width});
+  for (size_t i = 0; i < std::min<size_t>(width, 4); ++i) out[i] = d[i] * (width > 4 ? 0.8f : 1.0f);
+  for (size_t i = 4; i < width; ++i) out[i] = 0.2f / static_cast<float>(width - 4);
+  float mass = 0;
+  for (float v : out) mass += v;
+  return out / mass;
+}
+
+// Draft and target whose vocab_size differ by padding (fit_draft_rows): the draft's rows are
+// cut or padded to the target's width, and the first three tokens still follow the target's
+// law exactly (chi-square as DecoderExactness); without the option the widths are refused.
+TEST(Decoder, PaddedDraftVocabulariesAreFittedAndStayExact) {
+  const std::vector<int> prompt = {2, 0, 1};
+  const std::vector<double> probs = testing::dense_joint(exact_joint(prompt, {}));
+  for (size_t width : {6, 3}) {
+    SizedSource target(toy_target, 4);
+    StepFunctionSource draft([width](const std::vector<int>& s) { return padded_draft(s, width); });
+    DecoderOptions opt;
+    opt.gamma = 3;
+    opt.max_new_tokens = 3;
+    opt.fit_draft_rows = true;
+    std::vector<uint64_t> counts(64, 0);
+    Rng rng(99 + width);
+    size_t accepted = 0;
+    for (int run = 0; run < 40000; ++run) {
+      SpeculativeDecoder dec(target, &draft, prompt, opt);
+      while (!dec.done()) dec.step(rng);
+      const std::vector<int> g = dec.generated();
+      ++counts[static_cast<size_t>(g[0] * 16 + g[1] * 4 + g[2])];
+      accepted += dec.stats().accepted;
+    }
+    auto chi = chi_square(counts, probs);
+    EXPECT_EQ(chi.impossible, "") << "draft width " << width;
+    EXPECT_GT(chi.p_value, kFalseAlarm) << "draft width " << width << " chi2=" << chi.stat;
+    EXPECT_GT(accepted, 10000u) << "draft width " << width;  // the draft did draft
+    opt.fit_draft_rows = false;
+    Rng once(1);
+    EXPECT_EQ(error_of([&] {
+                SpeculativeDecoder dec(target, &draft, prompt, opt);
+                dec.step(once);
+              }),
+              "draft and target vocabularies differ: " + std::to_string(width) + " vs 4");
+  }
+  StepFunctionSource unsized(toy_target), draft(toy_draft);
+  DecoderOptions opt;
+  opt.fit_draft_rows = true;
+  EXPECT_EQ(error_of([&] { SpeculativeDecoder(unsized, &draft, prompt, opt); }),
+            "fitDraftRows: needs a built-in target model (its vocabulary known before its first "
+            "pass)");
+}
+
+}  // namespace
+}  // namespace specdec

@@ -209,7 +209,7 @@ TEST_F(ModelSourceTest, DraftPassesThatCatchUpAreReportedApart) {
   std::vector<int> tokens = kPrompt;
   auto propose = [&] {
     DraftTree tree;
-    ProposalRequest req{tokens, 3, chain, false, 64, 0, greedy, rng};
+    ProposalRequest req{tokens, 3, chain, false, 64, 0, false, greedy, rng};
     ProposalInfo info = proposer.propose(req, tree);
     EXPECT_EQ(info.passes, 3u);
     return std::make_pair(info, tree);

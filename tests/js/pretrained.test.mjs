@@ -13,6 +13,7 @@ import path from 'node:path';
 import { loadSpecdec, SpecdecError, limits } from 'specdec';
 import { readGgufMetadata, tokenizerFromGguf } from 'specdec/tokenizer';
 import { bytesToUnicode } from '../../models/gguf_file.mjs';
+import { writeRandomLlamaFolder } from '../../models/random_gguf.mjs';
 import { ROOT, familyDir, familyFiles } from './support.mjs';
 
 const sd = await loadSpecdec();
@@ -221,4 +222,33 @@ test('examples/pretrained.mjs decodes a GGUF file with itself as the draft', () 
     },
   );
   assert.match(out, /^HELLO[^]*\n12 tokens, [\d.]+ per target pass, α = 1\.00\n$/);
+});
+
+test('a draft whose vocab_size is padded differently but whose tokens agree decodes, exactly', async () => {
+  // The draft: 96 rows (16 padded) with the target's 80 tokens; random weights.
+  const dir = path.join(tmp, 'padded');
+  const { vocab_size: _, ...shape } = JSON.parse(readFileSync(path.join(familyDir('llama'), 'config.json'), 'utf8'));
+  writeRandomLlamaFolder(dir, { ...shape, vocab_size: 96 });
+  const files = {
+    'config.json': readFileSync(path.join(dir, 'config.json')),
+    'model.safetensors': readFileSync(path.join(dir, 'model.safetensors')),
+  };
+  const target = await sd.loadPretrained(llamaGguf);
+  const draft = await sd.loadPretrained({ ...files, 'tokenizer.json': tokenizerJson(80) });
+  try {
+    assert.deepEqual([target.config.vocabSize, draft.config.vocabSize], [80, 96]);
+    const base = { target, prompt: 'HELLO', maxTokens: 24, stopTokens: [] };
+    const plain = generate({ ...base, plain: true });
+    const spec = generate({ ...base, draft, gamma: 3 });
+    assert.deepEqual(spec.tokens, plain.tokens); // greedy: the target's own tokens
+    const sampled = generate({ ...base, draft, gamma: 3, temperature: 1, seed: 5 });
+    assert.equal(sampled.generated.length, 24);
+    for (const r of sampled.records) for (const t of r.proposed) assert.ok(t < 80, `proposed ${t}`);
+    // Without tokenizers nothing says the rows are padding: the widths are refused.
+    target.tokenizer = draft.tokenizer = null;
+    assert.throws(() => generate({ ...base, draft, gamma: 3 }), /draft and target vocabularies differ: 96 vs 80/);
+  } finally {
+    target.dispose();
+    draft.dispose();
+  }
 });

@@ -174,17 +174,15 @@ const isTokenizer = (t) =>
   ['encode', 'decode', 'detokenizer', 'pieceText', 'byteTable'].every((m) => typeof t[m] === 'function');
 
 // A draft model with a tokenizer must share the target's vocabulary (the ids the draft proposes
-// are the target's), and its rows must be as wide as the target's.
+// are the target's). Returns whether the draft's rows are to be fitted to the target's width:
+// the tokens agree and only the models' vocab_size (padding) differs.
 function checkPair(o, tokenizer) {
   const draft = o.draft?.tokenizer;
-  if (!tokenizer || !draft || o.plain) return;
+  if (!tokenizer || !draft || o.plain) return false;
   const why = vocabularyMismatch(tokenizer, draft);
   if (why) fail(`draft: ${why}`);
   const [t, d] = [o.target?.config.vocabSize, o.draft.config.vocabSize];
-  if (t !== undefined && t !== d)
-    fail(
-      `draft: its tokens agree with the target's, but its vocab_size ${d} differs from the target's ${t} (rows padded differently are not supported yet)`,
-    );
+  return t !== undefined && t !== d;
 }
 
 /**
@@ -240,7 +238,7 @@ export function createDecoder({ M, owner, own }, options) {
     const bad = prompt.findIndex((t) => t >= vocab);
     if (bad >= 0) fail(`prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`);
   }
-  checkPair(o, tokenizer);
+  const fitDraftRows = checkPair(o, tokenizer);
 
   const native = new M.Decoder(); // holds the step functions until deleted
   try {
@@ -261,6 +259,7 @@ export function createDecoder({ M, owner, own }, options) {
       plain,
       maxNewTokens: maxTokens,
       stopTokens,
+      fitDraftRows,
       seedHigh,
       seedLow,
       keepDistributions: distributions,

@@ -499,8 +499,9 @@ export interface DecoderOptions {
    * the records' streamed text) is decoded with it, special tokens left out; the records'
    * pieces (positions, proposed, emitted, residualTop) show each token as pieceText does;
    * stopTokens defaults to its eosIds. A draft Model with a tokenizer must share its
-   * vocabulary: createDecoder refuses a pair whose tokens differ, naming the first that does.
-   * Not with detokenize.
+   * vocabulary: createDecoder refuses a pair whose tokens differ, naming the first that does;
+   * when the tokens agree and only the models' vocab_size differs (padding), the draft's rows
+   * are fitted to the target's width (exact). Not with detokenize.
    */
   tokenizer?: import('./tokenizer').Tokenizer;
   /**
