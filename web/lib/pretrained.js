@@ -3,17 +3,9 @@
 // that the package's main module stays small). createDecoder then takes a text prompt, streams
 // text in the model's own tokens and stops at its EOS ids.
 import { SpecdecError, checkOptions, describe, fail } from './errors.js';
-import {
-  ChunkedBytes,
-  folderEntries,
-  isAsyncSource,
-  isFolder,
-  isGguf,
-  progressOption,
-  readFolder,
-  readSource,
-  wholeBytes,
-} from './sources.js';
+import * as sources from './sources.js';
+
+const { ChunkedBytes, isAsyncSource, isFolder, isGguf } = sources;
 
 /** The head of a GGUF file read for its tokenizer: its metadata is at most this large. */
 const GGUF_META_BYTES = 64 * 2 ** 20;
@@ -65,7 +57,7 @@ function folderTokenizer(tk, files, addBos) {
   for (const [key, name] of Object.entries(TOKENIZER_FILES)) {
     if (!byName.has(name)) continue;
     const value = byName.get(name);
-    options[key] = value instanceof ChunkedBytes ? wholeBytes(value) : value;
+    options[key] = value instanceof ChunkedBytes ? sources.wholeBytes(value) : value;
   }
   return named("files: 'tokenizer.json'", () => tk.createTokenizer(options));
 }
@@ -80,19 +72,19 @@ function folderTokenizer(tk, files, addBos) {
 export async function loadPretrained(loadModel, source, options = {}) {
   const { addBos, ...loadOptions } = checkOptions(options, ['weights', 'onProgress', 'addBos'], 'loadPretrained');
   if (addBos !== undefined && typeof addBos !== 'boolean') fail(`addBos: expected a boolean, got ${describe(addBos)}`);
-  const report = progressOption(loadOptions.onProgress);
+  const report = sources.progressOption(loadOptions.onProgress);
   const tk = await import('./tokenizer.js');
   let tokenizer;
   let weights = source;
   if (isFolder(source)) {
-    let entries = folderEntries(source);
-    if (entries.some(([, value]) => isAsyncSource(value))) entries = await readFolder(entries, report);
+    let entries = sources.folderEntries(source);
+    if (entries.some(([, value]) => isAsyncSource(value))) entries = await sources.readFolder(entries, report);
     tokenizer = folderTokenizer(tk, entries, addBos);
     weights = entries;
   } else {
     // Read once: a Blob is sliced for its head, a Response or stream is read into memory first.
     if (isAsyncSource(source) && !(typeof Blob !== 'undefined' && source instanceof Blob)) {
-      weights = await readSource(source, 'source', report);
+      weights = await sources.readSource(source, 'source', report);
     }
     tokenizer = await ggufTokenizer(tk, weights, addBos);
   }
