@@ -14,6 +14,7 @@
 #include "bindings/handles.h"
 #include "bindings/interop.h"
 #include "bindings/model_bindings.h"
+#include "model/gpt_model.h"
 #include "specdec/analytics.h"
 #include "specdec/distribution.h"
 #include "specdec/limits.h"
@@ -201,6 +202,7 @@ val limits_js() {
   o.set("maxNgram", kDefaultMaxNgram);
   o.set("maxNgramLength", kMaxNgram);
   o.set("maxStopTokens", kMaxStopTokens);
+  o.set("maxCheckpointWeightBytes", static_cast<double>(kMaxFamilyParamBytes));
   return o;
 }
 

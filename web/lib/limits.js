@@ -13,4 +13,5 @@ export const limits = Object.freeze({
   maxNgram: 3, // promptLookup.maxNgram when none is given (at least minNgram)
   maxNgramLength: 32, // minNgram and maxNgram are in 1..maxNgramLength
   maxStopTokens: 256, // stopTokens: at most this many ids
+  maxCheckpointWeightBytes: 3 * 2 ** 30, // a GGUF file's or folder's weights as held in memory
 });

@@ -945,6 +945,11 @@ export interface Limits {
   readonly maxNgramLength: number;
   /** stopTokens: at most this many ids: 256. */
   readonly maxStopTokens: number;
+  /**
+   * A GGUF file's or Hugging Face folder's weights as held in memory (f32, or int8 blocks with
+   * their scales; embedding and head in f32) may be this large: 3 GiB. loadModel refuses more.
+   */
+  readonly maxCheckpointWeightBytes: number;
 }
 export const limits: Limits;
 

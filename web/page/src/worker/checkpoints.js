@@ -4,11 +4,15 @@
 // a separate chunk): the page's own pair needs only specdec/lite, and the page's first load stays
 // small. Once the full module is loaded it becomes the worker's instance (state.sd) for every
 // model that follows, the page's own pair included (it loads our files too).
+import { limits } from 'specdec/limits';
 import { state } from './state.js';
 import { fileSizeProblem, sizeText } from '../shared/limits.js';
 
-/** A GGUF file's weights may be this large (the wasm module grows to 4 GB). */
-export const MAX_GGUF_BYTES = 3 * 2 ** 30;
+/**
+ * A GGUF file may be this large: the library's limit on a checkpoint's weights in memory (the
+ * wasm module grows to 4 GB), which a file's bytes approach.
+ */
+export const MAX_GGUF_BYTES = limits.maxCheckpointWeightBytes;
 /** The tokenizer of a GGUF file is in its header: at most this much of the file is read for it. */
 const GGUF_META_BYTES = 64 * 2 ** 20;
 /** Files of a Hugging Face folder the page reads (others are ignored). */
@@ -74,7 +78,9 @@ export async function loadCheckpoint(role, kind, files, onProgress) {
     const file = files[0];
     const where = `${role} file “${file.name}”`;
     if (file.size > MAX_GGUF_BYTES) {
-      throw new Error(`${where}: ${sizeText(file.size)} is more than a GGUF file may have here (3 GiB)`);
+      throw new Error(
+        `${where}: ${sizeText(file.size)} is more than a GGUF file may have here (${sizeText(MAX_GGUF_BYTES)})`,
+      );
     }
     let tokenizer;
     try {
