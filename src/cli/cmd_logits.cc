@@ -1,5 +1,6 @@
-// specdec logits: the model's next-token log-probabilities after a prompt, all 256 of them
-// (for checking a model file against PyTorch, or looking at what it predicts).
+// specdec logits: the model's next-token log-probabilities after a prompt, all V of them (for
+// checking a model file against PyTorch or llama.cpp, or looking at what it predicts). The model
+// is one of our files, a GGUF file or a Hugging Face folder; the prompt's bytes are its token ids.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,12 +15,13 @@ namespace specdec::cli {
 
 int cmd_logits(const std::vector<std::string>& argv) {
   const Args args(argv, {"model", "prompt", "weights"}, {"json"});
-  if (!args.has("model")) fail("--model: required (a .safetensors model)");
+  if (!args.has("model"))
+    fail("--model: required (a .safetensors model, a .gguf file or a folder)");
   const std::string prompt = args.str("prompt", "");
   if (prompt.empty()) fail("--prompt: required, at least one byte");
 
   Weights weights;
-  const GPTModel model = GPTModel::from_file(args.str("model", ""), weights_option(args, weights));
+  const GPTModel model = GPTModel::from_path(args.str("model", ""), weights_option(args, weights));
   const std::vector<int> tokens = encode(prompt);
   const size_t block_size = model.config().block_size;
   if (tokens.size() > block_size) {
@@ -40,10 +42,13 @@ int cmd_logits(const std::vector<std::string>& argv) {
     std::printf("]}\n");
     return 0;
   }
-  // One line per token id: id, the byte shown printable or as \xHH, log-probability.
+  // One line per token id: id, the byte shown printable or as \xHH ([id] past a byte
+  // vocabulary), log-probability.
   for (size_t i = 0; i < V; ++i) {
     char shown[16];
-    if (i >= 0x20 && i < 0x7f) {
+    if (V > 256) {
+      std::snprintf(shown, sizeof shown, "[%zu]", i);
+    } else if (i >= 0x20 && i < 0x7f) {
       std::snprintf(shown, sizeof shown, "'%c'", static_cast<char>(i));
     } else {
       std::snprintf(shown, sizeof shown, "\\x%02x", static_cast<unsigned>(i));

@@ -28,7 +28,8 @@ const Command kCommands[] = {
      "           --weights int8 quantizes float files at load; T and D may be GGUF files or\n"
      "           Hugging Face folders: llama / qwen2 / gpt2, tokens shown as [id])"},
     {"logits", specdec::cli::cmd_logits,
-     "logits --model M --prompt P [--weights f32|int8] [--json]   next-token log-probabilities"},
+     "logits --model M --prompt P [--weights f32|int8] [--json]   next-token log-probabilities\n"
+     "           (M: our file, a .gguf file or a Hugging Face folder; the prompt's bytes are ids)"},
     {"quantize", specdec::cli::cmd_quantize,
      "quantize IN OUT   a float model file -> 8-bit weights (blocks of 32, F16 scales)"},
     {"bench", specdec::cli::cmd_bench,

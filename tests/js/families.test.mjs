@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
-import { ROOT, familyDir as dir, familyFiles as folder, sameBits } from './support.mjs';
+import { NATIVE_CLI, REQUIRE_NATIVE, ROOT, familyDir as dir, familyFiles as folder, sameBits } from './support.mjs';
+import { existsSync } from 'node:fs';
 
 const sd = await loadSpecdec();
 const FAMILIES = ['llama', 'qwen2', 'gpt2'];
@@ -72,6 +73,36 @@ test('a GGUF twin of a folder gives the same probabilities, bit for bit (llama Q
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test(
+  'the native CLI reads a folder and its GGUF twin: `specdec logits` matches the float64 reference',
+  {
+    skip: !existsSync(NATIVE_CLI) && !REQUIRE_NATIVE ? `native CLI not built (${NATIVE_CLI})` : false,
+  },
+  () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'specdec-cli-'));
+    try {
+      for (const family of FAMILIES) {
+        const { tokens, logits } = JSON.parse(readFileSync(path.join(dir(family), 'reference.json'), 'utf8'));
+        const out = path.join(tmp, `${family}.gguf`);
+        execFileSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), dir(family), out, '--type', 'f32']);
+        // The first three tokens (no NUL among them: the prompt's bytes are the ids).
+        const prompt = String.fromCharCode(...tokens.slice(0, 3));
+        for (const model of [dir(family), out]) {
+          const got = JSON.parse(
+            execFileSync(NATIVE_CLI, ['logits', '--model', model, '--prompt', prompt, '--json'], { encoding: 'utf8' }),
+          );
+          assert.deepEqual(got.tokens, tokens.slice(0, 3));
+          const probs = got.logprobs.map(Math.exp);
+          const err = maxLogProbError(probs, logits[2]);
+          assert.ok(err < 1e-4, `${family} ${path.basename(model)}: log-prob error ${err}`);
+        }
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  },
+);
 
 test('a Llama target speculates through the one decoder: greedy equals plain, int8 loads', () => {
   const target = sd.loadModel(folder('llama'));
