@@ -14,11 +14,22 @@
 //
 //   node bench/families.mjs [--shapes smollm2-135m,smollm2-360m] [--types f32,q8_0]
 //                           [--formats gguf,hf] [--threads 1,2] [--tokens 32] [--json FILE]
+//
+// --pair TARGET+DRAFT (e.g. tinyllama-1.1b+llama-68m; SHAPE:TYPE, type q8_0 when left out):
+// instead, both GGUF files in one process, at each thread count, the lesson's costs c and v(1..6),
+// its predicted speed-up at α 0.6 / 0.8 for γ 1..5 with the best γ, and one real speculative
+// decode of the pair (γ: --gamma, or the best at α 0.8) against plain at each --temperatures
+// (bench/families-pair.mjs):
+//   node bench/families.mjs --pair tinyllama-1.1b+llama-68m [--threads 1,2] [--repeats 9]
+//                           [--tokens 16] [--temperatures 0,1] [--gamma G] [--json FILE]
+//
+// --help prints this comment.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
 import { writeRandomLlamaFolder, writeRandomLlamaGguf } from '../models/random_gguf.mjs';
+import { pairChild, parsePair, printPair } from './families-pair.mjs';
 
 // config.json fields of the published checkpoints (src/model/families-design.md §2.1).
 const SHAPES = {
@@ -79,10 +90,21 @@ const opt = benchOptions({
   types: 'f32,q8_0',
   formats: 'gguf',
   threads: '1,2',
-  tokens: '32',
+  tokens: undefined, // 32; 16 with --pair
   json: undefined,
+  pair: undefined,
+  repeats: '9',
+  temperatures: '0,1',
+  gamma: undefined,
+  help: false,
   child: undefined,
 });
+if (opt.help) {
+  // The usage: this file's opening comment.
+  const text = readFileSync(new URL(import.meta.url), 'utf8');
+  console.log(text.slice(text.indexOf('\n') + 1, text.indexOf('\nimport ')).replace(/^\/\/ ?/gm, ''));
+  process.exit(0);
+}
 
 /**
  * Writes (once) the random-weight checkpoint of a shape: a GGUF file of a type, or (format hf) a
@@ -154,8 +176,20 @@ async function child({ file, threads, tokens, weights }) {
 }
 
 if (opt.child) {
-  await child(JSON.parse(opt.child));
+  const args = JSON.parse(opt.child);
+  if (args.pair) console.log(JSON.stringify(await pairChild(args)));
+  else await child(args);
   process.exit(0);
+}
+
+// Runs this script with --child ARGS in a fresh process; returns the JSON it prints last.
+function runChild(args) {
+  const json = execFileSync(process.execPath, [new URL(import.meta.url).pathname, '--child', JSON.stringify(args)], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(json.trim().split('\n').pop());
 }
 
 const shapes = opt.shapes.split(',');
@@ -163,13 +197,33 @@ const types = opt.types.split(',');
 const formats = opt.formats.split(',');
 for (const f of formats) if (!['gguf', 'hf'].includes(f)) fail(`--formats: unknown format ${f} (gguf, hf)`);
 const threads = opt.threads.split(',').map(Number);
-const tokens = Number(opt.tokens);
+const tokens = Number(opt.tokens ?? (opt.pair ? 16 : 32));
 for (const s of shapes) if (!SHAPES[s]) fail(`--shapes: unknown shape ${s} (${Object.keys(SHAPES).join(', ')})`);
 for (const t of types) if (!['f32', 'q8_0'].includes(t)) fail(`--types: unknown type ${t} (f32, q8_0)`);
 if (!threads.every((t) => Number.isInteger(t) && t >= 1)) fail(`--threads: integers >= 1, got ${opt.threads}`);
 if (!(Number.isInteger(tokens) && tokens >= 2)) fail(`--tokens: an integer >= 2, got ${opt.tokens}`);
 if (!existsSync(path.join(ROOT, 'web/lib/wasm/specdec-core-mt-node.mjs')))
   fail('no WASM build: run scripts/build-wasm');
+
+if (opt.pair) {
+  const pair = parsePair(opt.pair, Object.keys(SHAPES), ['f32', 'q8_0']);
+  if (typeof pair === 'string') fail(pair);
+  const repeats = Number(opt.repeats);
+  const temperatures = opt.temperatures.split(',').map(Number);
+  const gamma = opt.gamma === undefined ? undefined : Number(opt.gamma);
+  if (!(Number.isInteger(repeats) && repeats >= 1)) fail(`--repeats: an integer >= 1, got ${opt.repeats}`);
+  if (!temperatures.every((t) => t >= 0)) fail(`--temperatures: numbers >= 0, got ${opt.temperatures}`);
+  if (gamma !== undefined && !(Number.isInteger(gamma) && gamma >= 1 && gamma <= 5))
+    fail(`--gamma: an integer in 1..5, got ${opt.gamma}`);
+  const [target, draft] = pair.map(({ shape, type }) => ensureFile(shape, type, 'gguf'));
+  const cpu = cpuName();
+  console.log(`# specdec's WASM engine (Node ${process.version}): speculative decoding on real shapes, random weights`);
+  console.log(`# ${cpu}; ${repeats} repeats; decodes of ${tokens} tokens after a 16-token prompt`);
+  const r = runChild({ pair: true, target, draft, threads, repeats, tokens, temperatures, gamma });
+  printPair(r);
+  writeJson(opt.json, { cpu, date: new Date().toISOString(), pair: opt.pair, repeats, tokens, ...r });
+  process.exit(0);
+}
 
 const report = { cpu: cpuName(), date: new Date().toISOString(), tokens, results: [] };
 console.log(
@@ -190,16 +244,7 @@ const runs = shapes.flatMap((shape) =>
 );
 for (const { shape, type, format, weights } of runs) {
   const file = ensureFile(shape, type, format);
-  const json = execFileSync(
-    process.execPath,
-    [new URL(import.meta.url).pathname, '--child', JSON.stringify({ file, threads, tokens, weights })],
-    {
-      encoding: 'utf8',
-      maxBuffer: 1 << 20,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const r = JSON.parse(json.trim().split('\n').pop());
+  const r = runChild({ file, threads, tokens, weights });
   report.results.push({ shape, type, format, ...r });
   const mb = (b) => (b / 1e6).toFixed(0);
   console.log(
