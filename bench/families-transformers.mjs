@@ -16,7 +16,9 @@
 // processes, ~12 GB resident together, are all that is loaded). A decode is --tokens + 1 new tokens after
 // the same 16 prompt ids as bench/families.mjs; ms/token is timed from the first new token (the
 // prompt's pass excluded) to the last, on both sides: transformers.js through a streamer's put()
-// (called once per token), specdec around step(). Also printed: the load time of each, the
+// (called once per token), specdec around step(). Beside them, the memory floor: the weight
+// bytes ÷ the read bandwidth of T threads (sd.measureReadBandwidth, 256 MiB), which a one-token
+// step of either runtime cannot beat on F32 weights. Also printed: the load time of each, the
 // process's CPU time ÷ wall time while decoding (whether T threads really ran), the resident
 // memory after loading, how many greedy tokens the two sides share, and (a stronger check on
 // random weights, whose greedy tokens may repeat one id) the prompt's next-token probabilities
@@ -243,13 +245,13 @@ function printShape(r) {
     `## ${r.shape}: safetensors ${mb(r.safetensorsBytes)} MB (specdec), onnx/model.onnx ${mb(r.onnxBytes)} MB (transformers.js)\n`,
   );
   console.log(
-    '| threads | transformers.js ms/token | specdec ms/token | transformers.js ÷ specdec | CPU ÷ wall tf / sd | first token ms tf / sd | same greedy tokens (prefix / equal / of) |',
+    '| threads | transformers.js ms/token | specdec ms/token | transformers.js ÷ specdec | CPU ÷ wall tf / sd | memory floor ms/token | first token ms tf / sd | same greedy tokens (prefix / equal / of) |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const x of r.rows) {
     const a = x.agreement;
     console.log(
-      `| ${x.threads} | ${cell(x.transformers.msPerToken, 1)} | ${cell(x.specdec.msPerToken, 1)} | **${cell(x.ratio, 2)}** | ${x.transformers.cpuPerWall.toFixed(2)} / ${x.specdec.cpuPerWall.toFixed(2)} | ${x.transformers.firstMs.toFixed(0)} / ${x.specdec.firstMs.toFixed(0)} | ${a.prefix} / ${a.equal} / ${a.of} |`,
+      `| ${x.threads} | ${cell(x.transformers.msPerToken, 1)} | ${cell(x.specdec.msPerToken, 1)} | **${cell(x.ratio, 2)}** | ${x.transformers.cpuPerWall.toFixed(2)} / ${x.specdec.cpuPerWall.toFixed(2)} | ${x.specdec.floorMs.toFixed(1)} (${x.specdec.readGBps.toFixed(1)} GB/s) | ${x.transformers.firstMs.toFixed(0)} / ${x.specdec.firstMs.toFixed(0)} | ${a.prefix} / ${a.equal} / ${a.of} |`,
     );
   }
   console.log(

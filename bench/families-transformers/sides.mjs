@@ -143,8 +143,20 @@ async function loadSpecdecModel({ folder, threads, tokens }) {
   const model = sd.loadModel(files);
   const loadMs = performance.now() - t0;
   delete files['model.safetensors']; // the model holds its own copy
+  // The memory floor: a one-token step reads every weight once (a tied head's embedding too),
+  // so no runtime's step beats weight bytes ÷ the read bandwidth of T threads (a 256 MiB buffer).
+  const bw = sd.measureReadBandwidth({ bytes: 256 << 20, threads });
   return {
-    info: { loadMs, readMs, runtime: 'specdec WASM', threadsInUse: sd.threads, weights: model.weights },
+    info: {
+      loadMs,
+      readMs,
+      runtime: 'specdec WASM',
+      threadsInUse: sd.threads,
+      weights: model.weights,
+      weightBytes: model.weightBytes,
+      readGBps: bw.gbPerSecond,
+      floorMs: model.weightBytes / bw.gbPerSecond / 1e6,
+    },
     run() {
       const dec = sd.createDecoder({
         target: model,
