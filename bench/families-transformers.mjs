@@ -12,13 +12,13 @@
 // onnxruntime-web's thread count is fixed per process, so every (runtime, T) is its own child
 // process (bench/families-transformers/sides.mjs). For each T in turn, the two are loaded one
 // after the other and kept; a warm-up decode each, then --repeats decodes alternating between
-// them, one at a time (the other idle); both stop before the next T (so that the 360M shape's two
-// processes, ~12 GB resident together, are all that is loaded). A decode is --tokens + 1 new tokens after
-// the same 16 prompt ids as bench/families.mjs; ms/token is timed from the first new token (the
-// prompt's pass excluded) to the last, on both sides: transformers.js through a streamer's put()
-// (called once per token), specdec around step(). Beside them, the memory floor: the weight
-// bytes ÷ the read bandwidth of T threads (sd.measureReadBandwidth, 256 MiB), which a one-token
-// step of either runtime cannot beat on F32 weights. Also printed: the load time of each, the
+// them, one at a time (the other idle); both stop before the next T (so that the 360M shape's
+// two processes, ~12 GB resident together, are all that is loaded). A decode is --tokens + 1 new
+// tokens after the same 16 prompt ids as bench/families.mjs; ms/token is timed from the first new
+// token (the prompt's pass excluded) to the last, on both sides: transformers.js through a
+// streamer's put() (called once per token), specdec around step(). Beside them, the memory floor:
+// the weight bytes ÷ the read bandwidth of T threads (sd.measureReadBandwidth, 256 MiB), which
+// a one-token step of either runtime cannot beat on F32 weights. Also printed: the load time of each, the
 // process's CPU time ÷ wall time while decoding (whether T threads really ran), the resident
 // memory after loading, how many greedy tokens the two sides share, and (a stronger check on
 // random weights, whose greedy tokens may repeat one id) the prompt's next-token probabilities

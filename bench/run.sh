@@ -70,7 +70,7 @@ part load 'node bench/load.mjs --hogs 0,2 --repeats 1' 'node bench/load.mjs'
 part families 'node bench/families.mjs --shapes smollm2-135m --tokens 8' 'node bench/families.mjs'
 # Plain decoding against transformers.js generate() on the same weights (issue 40's goal line):
 # the SmolLM2-360M shape's random folder and its ONNX export (each written once into .cache/:
-# 1.4 + 1.6 GB, ~3 min and 8 GB of memory for the export), ~12 GB resident while it runs, ~5 min;
+# 1.4 + 1.6 GB, ~3 min and 8 GB of memory for the export), ~12 GB resident while it runs, ~3-4 min;
 # --quick: the 135M shape, 8 tokens, one repeat.
 part tfjsplain 'node bench/families-transformers.mjs --shapes smollm2-135m --tokens 8 --repeats 1' \
   'node bench/families-transformers.mjs --shapes smollm2-360m'

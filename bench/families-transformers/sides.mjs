@@ -28,7 +28,7 @@ export async function serveSide(c) {
       process.send({ error: String(e?.stack ?? e) });
     }
   });
-  process.send({ ready: { ...decode.info, rssBytes: process.memoryUsage().rss } });
+  process.send({ ready: { rssBytes: process.memoryUsage().rss, ...decode.info } });
 }
 
 /** A timer over one decode: mark() at each new token; the figures at the end. */
@@ -143,6 +143,7 @@ async function loadSpecdecModel({ folder, threads, tokens }) {
   const model = sd.loadModel(files);
   const loadMs = performance.now() - t0;
   delete files['model.safetensors']; // the model holds its own copy
+  const rssBytes = process.memoryUsage().rss; // before the bandwidth check's buffer (wasm memory keeps it)
   // The memory floor: a one-token step reads every weight once (a tied head's embedding too),
   // so no runtime's step beats weight bytes ÷ the read bandwidth of T threads (a 256 MiB buffer).
   const bw = sd.measureReadBandwidth({ bytes: 256 << 20, threads });
@@ -150,6 +151,7 @@ async function loadSpecdecModel({ folder, threads, tokens }) {
     info: {
       loadMs,
       readMs,
+      rssBytes,
       runtime: 'specdec WASM',
       threadsInUse: sd.threads,
       weights: model.weights,
