@@ -13,7 +13,9 @@
 # bench/gpu.mjs the GPT on WebGPU in Chromium with whatever adapter is there (here SwiftShader,
 # a software adapter: labelled so; `--skip gpu`); bench/browser.mjs the page's verdict against the
 # library in the same Chromium (`--skip page`); bench/load.mjs 1 and 2 threads under CPU hogs
-# (`--skip load`); bench/families.mjs real checkpoint shapes loaded and run (`--skip families`).
+# (`--skip load`); bench/families.mjs real checkpoint shapes loaded and run (`--skip families`);
+# bench/families-transformers.mjs plain decoding against transformers.js generate() on the
+# SmolLM2-360M shape's folder at 1 and 2 threads (`--skip tfjsplain`).
 # The machine should be otherwise
 # idle: figures are wall-clock medians.
 set -euo pipefail
@@ -66,3 +68,9 @@ part load 'node bench/load.mjs --hogs 0,2 --repeats 1' 'node bench/load.mjs'
 # shapes (written once into .cache/families/, ~4 GB), F32 and Q8_0: load time against reading
 # the bytes, wasm memory against the weights, plain ms/token at 1 and 2 threads.
 part families 'node bench/families.mjs --shapes smollm2-135m --tokens 8' 'node bench/families.mjs'
+# Plain decoding against transformers.js generate() on the same weights (issue 40's goal line):
+# the SmolLM2-360M shape's random folder and its ONNX export (each written once into .cache/:
+# 1.4 + 1.6 GB, ~3 min and 8 GB of memory for the export), ~12 GB resident while it runs, ~3-4 min;
+# --quick: the 135M shape, 8 tokens, one repeat.
+part tfjsplain 'node bench/families-transformers.mjs --shapes smollm2-135m --tokens 8 --repeats 1' \
+  'node bench/families-transformers.mjs --shapes smollm2-360m'
