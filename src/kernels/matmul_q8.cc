@@ -87,19 +87,41 @@ void quantize_weights_q8(const float* w, size_t n, size_t k, int8_t* w8, float* 
 
 void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, int8_t* q,
                      float* s) {
-  std::fill(q, q + q8_packed_bytes(n, k), int8_t{0});
-  std::fill(s, s + q8_packed_scales(n, k), 0.0f);
   const uintptr_t address = reinterpret_cast<uintptr_t>(q + 1);
   const size_t offset = 1 + (64 - address % 64) % 64;
+  // Zeros where no piece goes (q may be uninitialised: every other byte is written below once):
+  // the header, each stripe's pad, the bytes after the data.
+  const size_t total = q8_packed_bytes(n, k);
+  const size_t pieces = q8_pieces(n, k) * kQ8PieceBytes;
+  std::fill(q, q + offset, int8_t{0});
+  if (q8_striped(n, k)) {
+    const size_t stripe = q8_stripe_bytes(n, k);
+    for (size_t i = 1; i <= kQ8Stripes; ++i) {
+      std::fill_n(q + offset + i * stripe - kQ8StripePad, kQ8StripePad, int8_t{0});
+    }
+    std::fill(q + offset + kQ8Stripes * stripe, q + total, int8_t{0});
+  } else {
+    std::fill(q + offset + pieces, q + total, int8_t{0});
+  }
   q[0] = static_cast<int8_t>(offset);
   const detail::Q8Reader rd(q, n, k);
   const size_t blocks = k / kQ8Block;
-  for (size_t r = 0; r < n; ++r) {
-    const size_t p = r / kPanelRows, row = r % kPanelRows;
+  // Piece by piece (each written front to back), every row of every panel: the rows past n as
+  // zeros (quants and scales).
+  for (size_t p = 0; p < panels_of(n); ++p) {
     for (size_t b = 0; b < blocks; ++b) {
-      std::memcpy(const_cast<int8_t*>(rd.at(p, b)) + row * kQ8Block, w8 + r * k + b * kQ8Block,
-                  kQ8Block);
-      s[(p * blocks + b) * kPanelRows + row] = scales[r * blocks + b];
+      int8_t* piece = const_cast<int8_t*>(rd.at(p, b));
+      for (size_t row = 0; row < kPanelRows; ++row) {
+        const size_t r = p * kPanelRows + row;
+        float& scale = s[(p * blocks + b) * kPanelRows + row];
+        if (r < n) {
+          std::memcpy(piece + row * kQ8Block, w8 + r * k + b * kQ8Block, kQ8Block);
+          scale = scales[r * blocks + b];
+        } else {
+          std::fill_n(piece + row * kQ8Block, kQ8Block, int8_t{0});
+          scale = 0.0f;
+        }
+      }
     }
   }
 }

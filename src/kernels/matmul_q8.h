@@ -101,7 +101,8 @@ size_t q8_packed_scales(size_t n, size_t k);
 void quantize_weights_q8(const float* w, size_t n, size_t k, int8_t* w8, float* scales);
 
 // Packs w8 (n, k) and scales (n, k / 32), both row-major, into q (q8_packed_bytes) and
-// s (q8_packed_scales). The data's alignment depends on q's address.
+// s (q8_packed_scales). The data's alignment depends on q's address. Every byte of q and s is
+// written (pads and rows past n as zeros): they may be uninitialised.
 void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, int8_t* q,
                      float* s);
 

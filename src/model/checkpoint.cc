@@ -17,8 +17,9 @@ const char* tensor_type_name(TensorType t) {
   return kNames[static_cast<int>(t)];
 }
 
-const uint8_t* tensor_bytes(const CheckpointTensor& t, std::vector<uint8_t>& scratch) {
+const uint8_t* tensor_bytes(const CheckpointTensor& t, Buffer<uint8_t>& scratch) {
   if (t.data || !t.fetch) return t.data;
+  if (t.bytes > scratch.capacity()) Buffer<uint8_t>().swap(scratch);  // no copy of the old bytes
   scratch.resize(t.bytes);
   t.fetch(scratch.data());
   return scratch.data();

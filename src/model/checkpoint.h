@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "base/buffer.h"
 #include "kernels/rope.h"
 
 namespace specdec {
@@ -84,8 +85,9 @@ struct CheckpointTensor {
   std::function<void(uint8_t* into)> fetch;
 };
 
-// t's bytes: t.data, or fetched into scratch (resized to t.bytes).
-const uint8_t* tensor_bytes(const CheckpointTensor& t, std::vector<uint8_t>& scratch);
+// t's bytes: t.data, or fetched into scratch (resized to t.bytes, uninitialised before the fetch;
+// a scratch kept across tensors is allocated once).
+const uint8_t* tensor_bytes(const CheckpointTensor& t, Buffer<uint8_t>& scratch);
 
 struct Checkpoint {
   FamilyConfig config;

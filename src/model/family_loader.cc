@@ -104,36 +104,57 @@ void check_memory(const GPTConfig& c, bool int8, bool tied) {
   }
 }
 
+// What the loader converts through, kept across tensors: allocated once at the largest size and
+// never zeroed (every byte is written before it is read), so a tensor costs its bytes' passes
+// only (natively, fresh allocations also cost a page fault per 4 KiB).
+struct Scratch {
+  Buffer<uint8_t> bytes;  // a fetched tensor's bytes
+  Buffer<float> f;        // a Linear weight (n, k) as float, or a block of the head's rows
+  Buffer<int8_t> w8;      // a Linear weight's quants (n, k), row-major
+  Buffer<float> scales;   // and their scales (n, k / 32)
+};
+
+// b sized n, uninitialised: a larger size frees the old block first (nothing to copy, and the
+// old block's hole is not left beside the new one).
+template <typename T>
+T* sized(Buffer<T>& b, size_t n) {
+  if (n > b.capacity()) Buffer<T>().swap(b);
+  b.resize(n);
+  return b.data();
+}
+
 // A fused Linear weight (n, k) from its parts, packed: float32, or 8-bit blocks (quantized
 // parts taken as they are, float parts quantized as from_safetensors does).
-LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, bool int8) {
+LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, bool int8,
+                          Scratch& sc) {
   const size_t k = p.k;
   size_t n = 0;
   for (const family::Part& part : p.parts) n += part.rows;
   LinearWeights out;
   if (!int8) {
-    std::vector<float> w;
-    w.reserve(n * k);
+    sized(sc.f, n * k);
+    size_t row = 0;
     for (const family::Part& part : p.parts) {
-      const std::vector<float> f = family::to_floats(part.name, *ck.find(part.name));
-      w.insert(w.end(), f.begin(), f.end());
+      family::to_floats_into(part.name, *ck.find(part.name), &sc.f[row * k], sc.bytes);
+      row += part.rows;
     }
     out.f32.resize(kernels::packed_size(n, k));
-    kernels::pack_weights(w.data(), n, k, out.f32.data());
+    kernels::pack_weights(sc.f.data(), n, k, out.f32.data());
     return out;
   }
-  std::vector<int8_t> w8(n * k);
-  std::vector<float> scales(n * k / kQ8Block);
+  sized(sc.w8, n * k);
+  sized(sc.scales, n * k / kQ8Block);
   size_t row = 0;
   for (const family::Part& part : p.parts) {
     const CheckpointTensor& t = *ck.find(part.name);
-    int8_t* q = &w8[row * k];
-    float* s = &scales[row * k / kQ8Block];
+    int8_t* q = &sc.w8[row * k];
+    float* s = &sc.scales[row * k / kQ8Block];
     if (family::is_quantized(t.type)) {
-      family::blocks_to_q8(part.name, t, q, s);
+      family::blocks_to_q8(part.name, t, q, s, sc.bytes);
     } else {
-      const std::vector<float> f = family::to_floats(part.name, t);
-      kernels::quantize_weights_q8(f.data(), part.rows, k, q, s);
+      sized(sc.f, part.rows * k);
+      family::to_floats_into(part.name, t, sc.f.data(), sc.bytes);
+      kernels::quantize_weights_q8(sc.f.data(), part.rows, k, q, s);
       for (size_t i = 0; i < part.rows * k / kQ8Block; ++i) {
         if (!(std::isfinite(s[i]) && s[i] > 0.0f)) {
           fail("model file: tensor '", part.name, "' cannot be quantized (block ", i, " scale ",
@@ -145,25 +166,26 @@ LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, boo
   }
   out.q8.resize(kernels::q8_packed_bytes(n, k));
   out.scale.resize(kernels::q8_packed_scales(n, k));
-  kernels::pack_weights_q8(w8.data(), scales.data(), n, k, out.q8.data(), out.scale.data());
+  kernels::pack_weights_q8(sc.w8.data(), sc.scales.data(), n, k, out.q8.data(), out.scale.data());
   return out;
 }
 
 // The LM head (V, C) packed from tensor t (lm_head.weight, or the embedding when tied), a block of
 // rows at a time: its bytes once, never a (V, C) float copy beside the packed rows.
-std::vector<float> packed_head(const std::string& name, const CheckpointTensor& t, size_t V,
-                               size_t C) {
-  std::vector<uint8_t> scratch;
-  const uint8_t* bytes = tensor_bytes(t, scratch);
+Buffer<float> packed_head(const std::string& name, const CheckpointTensor& t, size_t V, size_t C,
+                          Scratch& sc) {
+  const uint8_t* bytes = tensor_bytes(t, sc.bytes);
   const size_t row_bytes = t.bytes / V;  // every type stores rows whole (blocks along C)
-  std::vector<float> packed(kernels::packed_size(V, C));
+  Buffer<float> packed(kernels::packed_size(V, C));
   kernels::pack_weights_begin(V, C, packed.data());
   constexpr size_t kBlockRows = 1024;  // a multiple of the panel's rows
+  Buffer<uint8_t> none;                // the part's bytes are in memory: nothing to fetch
   for (size_t r = 0; r < V; r += kBlockRows) {
     const size_t rows = std::min(kBlockRows, V - r);
     CheckpointTensor part{t.type, {rows, C}, bytes + r * row_bytes, rows * row_bytes, {}};
-    const std::vector<float> f = family::to_floats(name, part, r * C);
-    kernels::pack_weights_rows(f.data(), r, rows, V, C, packed.data());
+    sized(sc.f, rows * C);
+    family::to_floats_into(name, part, sc.f.data(), none, r * C);
+    kernels::pack_weights_rows(sc.f.data(), r, rows, V, C, packed.data());
   }
   return packed;
 }
@@ -180,13 +202,14 @@ bool has_quantized_linear(const Checkpoint& ck, const GPTConfig& c, Family famil
   return false;
 }
 
-LayerWeights load_layer(const Checkpoint& ck, const family::LayerPlan& plan, bool int8) {
+LayerWeights load_layer(const Checkpoint& ck, const family::LayerPlan& plan, bool int8,
+                        Scratch& sc) {
   LayerWeights lw;
   for (const family::VectorPlan& v : plan.vectors) {
     lw.*v.field = family::to_floats(v.part.name, *ck.find(v.part.name));
   }
   for (const family::LinearPlan& p : plan.linears) {
-    lw.*p.weight = load_linear(ck, p, int8);
+    lw.*p.weight = load_linear(ck, p, int8, sc);
     std::vector<float>& bias = lw.*p.bias;
     for (const family::Part& b : p.bias_parts) {
       if (const CheckpointTensor* t = ck.find(b.name)) {
@@ -228,13 +251,15 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
     w.rope_sin.resize(T * half);
     kernels::rope_table(inv, T, w.rope_cos.data(), w.rope_sin.data());
   }
+  Scratch sc;
   for (int l = 0; l < cfg.n_layer; ++l) {
-    w.layers.push_back(load_layer(ck, family::layer_plan(family, cfg, l), int8));
+    w.layers.push_back(load_layer(ck, family::layer_plan(family, cfg, l), int8, sc));
   }
   w.ln_f_weight = family::to_floats(g.norm_w, *ck.find(g.norm_w));
   if (!g.norm_b.empty()) w.ln_f_bias = family::to_floats(g.norm_b, *ck.find(g.norm_b));
   const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
-  w.lm_head = packed_head(head, *ck.find(head), cfg.vocab_size, C);
+  sc = Scratch{};  // the layers' scratch freed before the head's (the largest tensor)
+  w.lm_head = packed_head(head, *ck.find(head), cfg.vocab_size, C, sc);
   return model;
 }
 

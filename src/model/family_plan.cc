@@ -167,10 +167,9 @@ void check_tensor_set(const Checkpoint& ck, const GPTConfig& c, Family family) {
 // Q8_0 / Q4_0 blocks as our 8-bit blocks, without requantizing: scales[b] = the block's F16 d
 // widened, q = its int8 quants (Q4_0: nibble - 8; low nibbles are quants 0..15, high 16..31).
 void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q, float* scales,
-                  size_t first_block) {
+                  Buffer<uint8_t>& scratch, size_t first_block) {
   const bool q8 = t.type == TensorType::kQ8_0;
   const size_t block_bytes = q8 ? 34 : 18, n_blocks = t.bytes / block_bytes;
-  std::vector<uint8_t> scratch;
   const uint8_t* data = tensor_bytes(t, scratch);
   for (size_t b = 0; b < n_blocks; ++b) {
     const uint8_t* blk = data + b * block_bytes;
@@ -193,47 +192,38 @@ void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q,
   }
 }
 
+size_t tensor_numel(const CheckpointTensor& t) {
+  if (t.type == TensorType::kF32) return t.bytes / 4;
+  if (is_quantized(t.type)) return t.bytes / (t.type == TensorType::kQ8_0 ? 34 : 18) * kQ8Block;
+  return t.bytes / 2;
+}
+
 // The tensor as float: F16 / BF16 widened, Q8_0 / Q4_0 blocks dequantized (d * q: exact in
 // float); non-finite values refused, naming the tensor and index.
-std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t,
-                             size_t first_value) {
-  const size_t numel = t.type == TensorType::kF32 ? t.bytes / 4
-                       : is_quantized(t.type)
-                           ? t.bytes / (t.type == TensorType::kQ8_0 ? 34 : 18) * kQ8Block
-                           : t.bytes / 2;
-  std::vector<float> out(numel);
-  std::vector<uint8_t> scratch;
-  const uint8_t* d = nullptr;  // blocks: below
+void to_floats_into(const std::string& name, const CheckpointTensor& t, float* out,
+                    Buffer<uint8_t>& scratch, size_t first_value) {
+  const size_t numel = tensor_numel(t);
   if (t.type == TensorType::kF32) {
     // Straight into the floats (a streamed tensor is fetched there: no second copy).
     if (t.data) {
-      std::memcpy(out.data(), t.data, t.bytes);
+      std::memcpy(out, t.data, t.bytes);
     } else if (t.fetch) {
-      t.fetch(reinterpret_cast<uint8_t*>(out.data()));
+      t.fetch(reinterpret_cast<uint8_t*>(out));
     }
-  } else if (!is_quantized(t.type)) {
-    d = tensor_bytes(t, scratch);
-  }
-  for (size_t i = 0; d && i < numel; ++i) {
-    uint16_t h = 0;
-    switch (t.type) {
-      case TensorType::kF16:
-        std::memcpy(&h, d + 2 * i, 2);
-        out[i] = kernels::f16_to_f32(h);
-        break;
-      case TensorType::kBF16:
-        std::memcpy(&h, d + 2 * i, 2);
-        out[i] = kernels::bf16_to_f32(h);
-        break;
-      default:
-        break;
-    }
-  }
-  if (is_quantized(t.type)) {
-    std::vector<int8_t> q(numel);
-    std::vector<float> scales(numel / kQ8Block);
-    blocks_to_q8(name, t, q.data(), scales.data(), first_value / kQ8Block);
+  } else if (is_quantized(t.type)) {
+    // Dequantized a block at a time, through the same conversion the 8-bit path uses.
+    Buffer<int8_t> q(numel);
+    Buffer<float> scales(numel / kQ8Block);
+    blocks_to_q8(name, t, q.data(), scales.data(), scratch, first_value / kQ8Block);
     for (size_t i = 0; i < numel; ++i) out[i] = scales[i / kQ8Block] * static_cast<float>(q[i]);
+  } else {
+    const uint8_t* d = tensor_bytes(t, scratch);
+    const bool bf16 = t.type == TensorType::kBF16;
+    for (size_t i = 0; i < numel; ++i) {
+      uint16_t h = 0;
+      std::memcpy(&h, d + 2 * i, 2);
+      out[i] = bf16 ? kernels::bf16_to_f32(h) : kernels::f16_to_f32(h);
+    }
   }
   for (size_t i = 0; i < numel; ++i) {
     if (!std::isfinite(out[i])) {
@@ -241,6 +231,13 @@ std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t,
            first_value + i);
     }
   }
+}
+
+std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t,
+                             size_t first_value) {
+  std::vector<float> out(tensor_numel(t));
+  Buffer<uint8_t> scratch;
+  to_floats_into(name, t, out.data(), scratch, first_value);
   return out;
 }
 

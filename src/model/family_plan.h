@@ -57,10 +57,17 @@ bool is_quantized(TensorType t);  // Q8_0 / Q4_0
 // (numel / 32,); a non-finite scale is refused.
 // first_block: the index of t's first block in the whole tensor (t a part of it), for messages.
 void blocks_to_q8(const std::string& name, const CheckpointTensor& t, int8_t* q, float* scales,
-                  size_t first_block = 0);
+                  Buffer<uint8_t>& scratch, size_t first_block = 0);
+
+// The number of values t holds (its type's bytes per value or per block of 32).
+size_t tensor_numel(const CheckpointTensor& t);
 
 // Any type widened to float (blocks dequantized: d * q, exact); non-finite values refused.
 // first_value: the index of t's first value in the whole tensor (t a part of it), for messages.
+// to_floats_into writes tensor_numel(t) floats at out (each written once: out may be
+// uninitialised); scratch holds a fetched tensor's bytes (kept across calls, allocated once).
+void to_floats_into(const std::string& name, const CheckpointTensor& t, float* out,
+                    Buffer<uint8_t>& scratch, size_t first_value = 0);
 std::vector<float> to_floats(const std::string& name, const CheckpointTensor& t,
                              size_t first_value = 0);
 

@@ -252,7 +252,7 @@ std::function<void(uint8_t*)> streamed(const ByteReader& read, uint64_t offset, 
                                        uint64_t rows, int heads) {
   return [&read, offset, bytes, rows, heads](uint8_t* into) {
     if (heads == 0) return read(offset, bytes, into);
-    std::vector<uint8_t> raw(bytes);
+    Buffer<uint8_t> raw(bytes);  // written whole by the read
     read(offset, bytes, raw.data());
     unpermute_rows(raw.data(), bytes, rows, heads, into);
   };
@@ -296,7 +296,7 @@ void check_rope_freqs(const GgufFile& f, const GgufTensor& t, const ByteReader* 
     if (!read) fail("model file: tensor 'rope_freqs.weight' has no data");
     ct.fetch = streamed(*read, f.data_offset + t.offset, t.bytes, n, 0);  // as every tensor
   }
-  std::vector<uint8_t> scratch;
+  Buffer<uint8_t> scratch;
   const uint8_t* data = tensor_bytes(ct, scratch);
   for (uint64_t i = 0; i < n; ++i) {
     float x;

@@ -210,10 +210,10 @@ LinearWeights load_linear(const SafetensorsView& view, const std::string& name, 
 }
 
 // A matrix that stays float32 (the LM head), packed for kernels::matmul.
-std::vector<float> load_packed(const TensorView& t) {
+Buffer<float> load_packed(const TensorView& t) {
   const std::vector<float> w = load_floats(t);
   const size_t n = t.shape[0], k = t.shape[1];
-  std::vector<float> packed(kernels::packed_size(n, k));
+  Buffer<float> packed(kernels::packed_size(n, k));
   kernels::pack_weights(w.data(), n, k, packed.data());
   return packed;
 }

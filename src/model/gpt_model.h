@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/buffer.h"
 #include "kernels/thread_pool.h"
 #include "model/checkpoint.h"
 #include "model/gpt_config.h"
@@ -47,9 +48,10 @@ const char* weights_name(Weights w);  // "f32" / "int8"
 // An (n, k) Linear weight, packed for the kernels: exactly one of f32 (kernels/matmul.h) or
 // q8 + scale (kernels/matmul_q8.h) is set.
 struct LinearWeights {
-  std::vector<float> f32;    // packed float32; empty when 8-bit
-  std::vector<int8_t> q8;    // packed int8 blocks; empty when float32
-  std::vector<float> scale;  // packed block scales of q8
+  // Buffers (base/buffer.h): sized uninitialised, every byte then written by the packer.
+  Buffer<float> f32;    // packed float32; empty when 8-bit
+  Buffer<int8_t> q8;    // packed int8 blocks; empty when float32
+  Buffer<float> scale;  // packed block scales of q8
   bool int8() const { return !q8.empty(); }
   size_t bytes() const { return f32.size() * 4 + q8.size() + scale.size() * 4; }
 };
@@ -79,7 +81,7 @@ struct GPTWeights {
   std::vector<LayerWeights> layers;  // n_layer blocks
   std::vector<float> ln_f_weight;    // (C,)
   std::vector<float> ln_f_bias;      // (C,) LayerNorm only
-  std::vector<float> lm_head;        // (V, C) packed float32: lm_head.weight, or wte when tied
+  Buffer<float> lm_head;             // (V, C) packed float32: lm_head.weight, or wte when tied
 };
 
 // Token `token`'s embedding (C floats): a view of its wte row, or, when the head is tied (the

@@ -189,7 +189,7 @@ TEST(Families, Q8_0BlocksLoadWithoutRequantizing) {
       if (t.shape.size() != 2) continue;
       const size_t n = t.shape[0], k = t.shape[1];
       std::vector<float> f(n * k);
-      std::vector<uint8_t> scratch;
+      Buffer<uint8_t> scratch;
       std::memcpy(f.data(), tensor_bytes(t, scratch), n * k * 4);
       std::vector<int8_t> q(n * k);
       std::vector<float> s(n * k / 32);

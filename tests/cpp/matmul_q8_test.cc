@@ -327,6 +327,34 @@ TEST(MatmulQ8, EqualsTheNumPyGoldenBitForBit) {
   }
 }
 
+// Packing writes every byte of q and s (the loader hands it uninitialised memory): the same
+// buffers packed after being filled with zeros and with a pattern come out byte-identical.
+// Shapes: rows past n in the last panel, unstriped and striped (k / 32 a multiple of 8, over
+// 256 KiB of quants).
+TEST(MatmulQ8, PackingWritesEveryByte) {
+  struct Shape {
+    size_t n, k;
+  };
+  for (const Shape& sh : {Shape{5, 32}, Shape{4, 64}, Shape{257, 1024}, Shape{1030, 256}}) {
+    const size_t n = sh.n, k = sh.k;
+    Rng rng(3);
+    std::vector<int8_t> w8(n * k);
+    std::vector<float> sc(n * k / kQ8Block);
+    for (int8_t& v : w8) v = static_cast<int8_t>(static_cast<int>(rng.next_u32() % 255) - 127);
+    for (float& v : sc) v = 0.5f + static_cast<float>(rng.next_u32() % 100) / 64.0f;
+    std::vector<int8_t> q(kernels::q8_packed_bytes(n, k));
+    std::vector<float> ps(kernels::q8_packed_scales(n, k));
+    kernels::pack_weights_q8(w8.data(), sc.data(), n, k, q.data(), ps.data());
+    const std::vector<int8_t> q0 = q;
+    const std::vector<float> ps0 = ps;
+    std::fill(q.begin(), q.end(), int8_t{0x5a});
+    std::fill(ps.begin(), ps.end(), -7.0f);
+    kernels::pack_weights_q8(w8.data(), sc.data(), n, k, q.data(), ps.data());
+    EXPECT_EQ(q, q0) << n << "x" << k;
+    EXPECT_EQ(std::memcmp(ps.data(), ps0.data(), ps.size() * 4), 0) << n << "x" << k;
+  }
+}
+
 // ------------------------------------------------------------------ the model
 
 std::vector<uint8_t> tiny_bytes() { return read_file(fixture("tiny_f32.safetensors"), 1 << 24); }
