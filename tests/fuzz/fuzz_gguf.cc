@@ -88,7 +88,7 @@ void check_streamed(const uint8_t* data, size_t size, const std::string& whole_e
   for (const auto& [name, t] : whole->tensors) {
     const CheckpointTensor* s = streamed.find(name);
     check(s && s->bytes == t.bytes && s->shape == t.shape && s->type == t.type);
-    std::vector<uint8_t> scratch;
+    Buffer<uint8_t> scratch;
     const uint8_t* got = tensor_bytes(*s, scratch);
     check(t.bytes == 0 || std::memcmp(got, t.data, t.bytes) == 0);
   }
