@@ -45,4 +45,12 @@ bool operator!=(const DefaultInitAllocator<T>&, const DefaultInitAllocator<U>&) 
 template <typename T>
 using Buffer = std::vector<T, DefaultInitAllocator<T>>;
 
+// b sized n, uninitialised, for scratch reused across calls: a larger size frees the old block
+// first (nothing is copied, and no hole is left beside the new block).
+template <typename T>
+void resize_scratch(Buffer<T>& b, size_t n) {
+  if (n > b.capacity()) Buffer<T>().swap(b);
+  b.resize(n);
+}
+
 }  // namespace specdec

@@ -19,8 +19,7 @@ const char* tensor_type_name(TensorType t) {
 
 const uint8_t* tensor_bytes(const CheckpointTensor& t, Buffer<uint8_t>& scratch) {
   if (t.data || !t.fetch) return t.data;
-  if (t.bytes > scratch.capacity()) Buffer<uint8_t>().swap(scratch);  // no copy of the old bytes
-  scratch.resize(t.bytes);
+  resize_scratch(scratch, t.bytes);
   t.fetch(scratch.data());
   return scratch.data();
 }

@@ -104,24 +104,15 @@ void check_memory(const GPTConfig& c, bool int8, bool tied) {
   }
 }
 
-// What the loader converts through, kept across tensors: allocated once at the largest size and
-// never zeroed (every byte is written before it is read), so a tensor costs its bytes' passes
-// only (natively, fresh allocations also cost a page fault per 4 KiB).
+// What the loader converts through, kept across tensors: grown to the largest size by
+// resize_scratch and never zeroed (every byte is written before it is read), so a tensor costs
+// its bytes' passes only (natively, each fresh allocation also costs a page fault per 4 KiB).
 struct Scratch {
   Buffer<uint8_t> bytes;  // a fetched tensor's bytes
   Buffer<float> f;        // a Linear weight (n, k) as float, or a block of the head's rows
   Buffer<int8_t> w8;      // a Linear weight's quants (n, k), row-major
   Buffer<float> scales;   // and their scales (n, k / 32)
 };
-
-// b sized n, uninitialised: a larger size frees the old block first (nothing to copy, and the
-// old block's hole is not left beside the new one).
-template <typename T>
-T* sized(Buffer<T>& b, size_t n) {
-  if (n > b.capacity()) Buffer<T>().swap(b);
-  b.resize(n);
-  return b.data();
-}
 
 // A fused Linear weight (n, k) from its parts, packed: float32, or 8-bit blocks (quantized
 // parts taken as they are, float parts quantized as from_safetensors does).
@@ -132,7 +123,7 @@ LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, boo
   for (const family::Part& part : p.parts) n += part.rows;
   LinearWeights out;
   if (!int8) {
-    sized(sc.f, n * k);
+    resize_scratch(sc.f, n * k);
     size_t row = 0;
     for (const family::Part& part : p.parts) {
       family::to_floats_into(part.name, *ck.find(part.name), &sc.f[row * k], sc.bytes);
@@ -142,8 +133,8 @@ LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, boo
     kernels::pack_weights(sc.f.data(), n, k, out.f32.data());
     return out;
   }
-  sized(sc.w8, n * k);
-  sized(sc.scales, n * k / kQ8Block);
+  resize_scratch(sc.w8, n * k);
+  resize_scratch(sc.scales, n * k / kQ8Block);
   size_t row = 0;
   for (const family::Part& part : p.parts) {
     const CheckpointTensor& t = *ck.find(part.name);
@@ -152,7 +143,7 @@ LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, boo
     if (family::is_quantized(t.type)) {
       family::blocks_to_q8(part.name, t, q, s, sc.bytes);
     } else {
-      sized(sc.f, part.rows * k);
+      resize_scratch(sc.f, part.rows * k);
       family::to_floats_into(part.name, t, sc.f.data(), sc.bytes);
       kernels::quantize_weights_q8(sc.f.data(), part.rows, k, q, s);
       for (size_t i = 0; i < part.rows * k / kQ8Block; ++i) {
@@ -183,7 +174,7 @@ Buffer<float> packed_head(const std::string& name, const CheckpointTensor& t, si
   for (size_t r = 0; r < V; r += kBlockRows) {
     const size_t rows = std::min(kBlockRows, V - r);
     CheckpointTensor part{t.type, {rows, C}, bytes + r * row_bytes, rows * row_bytes, {}};
-    sized(sc.f, rows * C);
+    resize_scratch(sc.f, rows * C);
     family::to_floats_into(name, part, sc.f.data(), none, r * C);
     kernels::pack_weights_rows(sc.f.data(), r, rows, V, C, packed.data());
   }
