@@ -51,9 +51,7 @@ std::vector<ModelMatmul> model_matmuls(const GPTModel& model) {
     out.push_back(linear_of(l.c_fc, C, 4 * C, l.c_fc_bias.data()));
     out.push_back(linear_of(l.mlp_proj, 4 * C, C, l.mlp_proj_bias.data()));
   }
-  const size_t lm_bytes =
-      (V + kernels::kPanelRows - 1) / kernels::kPanelRows * kernels::kPanelRows * C * sizeof(float);
-  out.push_back({C, V, w.lm_head.data(), nullptr, nullptr, nullptr, lm_bytes});
+  out.push_back(linear_of(w.lm_head, C, V, nullptr));
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/errors.h"
 #include "kernels/half.h"
 #include "kernels/matmul.h"
 
@@ -87,10 +88,15 @@ void quantize_weights_q8(const float* w, size_t n, size_t k, int8_t* w8, float* 
 
 void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, int8_t* q,
                      float* s) {
+  pack_weights_q8_begin(n, k, q);
+  pack_weights_q8_rows(w8, scales, 0, n, n, k, q, s);
+}
+
+void pack_weights_q8_begin(size_t n, size_t k, int8_t* q) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(q + 1);
   const size_t offset = 1 + (64 - address % 64) % 64;
-  // Zeros where no piece goes (q may be uninitialised: every other byte is written below once):
-  // the header, each stripe's pad, the bytes after the data.
+  // Zeros where no piece goes (q may be uninitialised: every other byte is written by
+  // pack_weights_q8_rows once): the header, each stripe's pad, the bytes after the data.
   const size_t total = q8_packed_bytes(n, k);
   const size_t pieces = q8_pieces(n, k) * kQ8PieceBytes;
   std::fill(q, q + offset, int8_t{0});
@@ -104,11 +110,22 @@ void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, 
     std::fill(q + offset + pieces, q + total, int8_t{0});
   }
   q[0] = static_cast<int8_t>(offset);
+}
+
+void pack_weights_q8_rows(const int8_t* w8_rows, const float* scale_rows, size_t first,
+                          size_t count, size_t n, size_t k, int8_t* q, float* s) {
+  if (first % kPanelRows != 0 || first + count > n ||
+      (count % kPanelRows != 0 && first + count != n)) {
+    fail("pack_weights_q8_rows: rows [", first, ", ", first + count, ") of ", n,
+         " do not start and end on panels of ", kPanelRows);
+  }
   const detail::Q8Reader rd(q, n, k);
   const size_t blocks = k / kQ8Block;
-  // Piece by piece (each written front to back), every row of every panel: the rows past n as
-  // zeros (quants and scales).
-  for (size_t p = 0; p < panels_of(n); ++p) {
+  const int8_t* w8 = w8_rows - first * k;             // row r's quants at w8 + r * k
+  const float* scales = scale_rows - first * blocks;  // and its scales at scales + r * blocks
+  // Piece by piece (each written front to back), every row of the block's panels: the rows past
+  // n as zeros (quants and scales).
+  for (size_t p = first / kPanelRows; p < panels_of(first + count); ++p) {
     for (size_t b = 0; b < blocks; ++b) {
       int8_t* piece = const_cast<int8_t*>(rd.at(p, b));
       for (size_t row = 0; row < kPanelRows; ++row) {

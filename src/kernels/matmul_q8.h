@@ -105,6 +105,13 @@ void quantize_weights_q8(const float* w, size_t n, size_t k, int8_t* w8, float* 
 // written (pads and rows past n as zeros): they may be uninitialised.
 void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, int8_t* q,
                      float* s);
+// The same a block of rows at a time (as pack_weights_begin / pack_weights_rows): the header and
+// pads once, then rows [first, first + count) from w8_rows (count, k) and scale_rows
+// (count, k / 32) — first a multiple of kPanelRows, and count too unless the block ends at n
+// (specdec::Error otherwise); every row once.
+void pack_weights_q8_begin(size_t n, size_t k, int8_t* q);
+void pack_weights_q8_rows(const int8_t* w8_rows, const float* scale_rows, size_t first,
+                          size_t count, size_t n, size_t k, int8_t* q, float* s);
 
 // Row n's weights, dequantized (k floats): sw * w8, exact.
 void unpack_row_q8(const int8_t* q, const float* s, size_t n, size_t k, size_t row, float* out);

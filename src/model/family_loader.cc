@@ -162,23 +162,41 @@ LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, boo
 }
 
 // The LM head (V, C) packed from tensor t (lm_head.weight, or the embedding when tied), a block of
-// rows at a time: its bytes once, never a (V, C) float copy beside the packed rows.
-Buffer<float> packed_head(const std::string& name, const CheckpointTensor& t, size_t V, size_t C,
-                          Scratch& sc) {
+// rows at a time: its bytes once, never a (V, C) copy beside the packed rows. An 8-bit model keeps
+// a head stored in blocks (Q8_0 / Q4_0) as our 8-bit blocks, as its Linear weights; any other
+// head is float32 (gpt_model.h, Weights).
+LinearWeights packed_head(const std::string& name, const CheckpointTensor& t, size_t V, size_t C,
+                          bool int8, Scratch& sc) {
   const uint8_t* bytes = tensor_bytes(t, sc.bytes);
   const size_t row_bytes = t.bytes / V;  // every type stores rows whole (blocks along C)
-  Buffer<float> packed(kernels::packed_size(V, C));
-  kernels::pack_weights_begin(V, C, packed.data());
+  const bool blocks = int8 && family::is_quantized(t.type);
+  LinearWeights out;
+  if (blocks) {
+    out.q8.resize(kernels::q8_packed_bytes(V, C));
+    out.scale.resize(kernels::q8_packed_scales(V, C));
+    kernels::pack_weights_q8_begin(V, C, out.q8.data());
+  } else {
+    out.f32.resize(kernels::packed_size(V, C));
+    kernels::pack_weights_begin(V, C, out.f32.data());
+  }
   constexpr size_t kBlockRows = 1024;  // a multiple of the panel's rows
   Buffer<uint8_t> none;                // the part's bytes are in memory: nothing to fetch
   for (size_t r = 0; r < V; r += kBlockRows) {
     const size_t rows = std::min(kBlockRows, V - r);
     CheckpointTensor part{t.type, {rows, C}, bytes + r * row_bytes, rows * row_bytes, {}};
-    resize_scratch(sc.f, rows * C);
-    family::to_floats_into(name, part, sc.f.data(), none, r * C);
-    kernels::pack_weights_rows(sc.f.data(), r, rows, V, C, packed.data());
+    if (blocks) {
+      resize_scratch(sc.w8, rows * C);
+      resize_scratch(sc.scales, rows * C / kQ8Block);
+      family::blocks_to_q8(name, part, sc.w8.data(), sc.scales.data(), none, r * C / kQ8Block);
+      kernels::pack_weights_q8_rows(sc.w8.data(), sc.scales.data(), r, rows, V, C, out.q8.data(),
+                                    out.scale.data());
+    } else {
+      resize_scratch(sc.f, rows * C);
+      family::to_floats_into(name, part, sc.f.data(), none, r * C);
+      kernels::pack_weights_rows(sc.f.data(), r, rows, V, C, out.f32.data());
+    }
   }
-  return packed;
+  return out;
 }
 
 // Whether any Linear weight of the checkpoint is stored in blocks (Q8_0 / Q4_0).
@@ -250,7 +268,7 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   if (!g.norm_b.empty()) w.ln_f_bias = family::to_floats(g.norm_b, *ck.find(g.norm_b));
   const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
   sc = Scratch{};  // the layers' scratch freed before the head's (the largest tensor)
-  w.lm_head = packed_head(head, *ck.find(head), cfg.vocab_size, C, sc);
+  w.lm_head = packed_head(head, *ck.find(head), cfg.vocab_size, C, int8, sc);
   return model;
 }
 

@@ -320,7 +320,7 @@ GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Wei
   }
   w.ln_f_weight = load_floats(tensor("transformer.ln_f.weight"));
   w.ln_f_bias = load_floats(tensor("transformer.ln_f.bias"));
-  w.lm_head = load_packed(tensor(has_lm_head ? "lm_head.weight" : "transformer.wte.weight"));
+  w.lm_head.f32 = load_packed(tensor(has_lm_head ? "lm_head.weight" : "transformer.wte.weight"));
   return model;
 }
 

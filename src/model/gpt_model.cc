@@ -226,10 +226,7 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
   // out (T, n) = in (T, k) @ W^T + bias, for either layout of W.
   auto linear = [&](const float* in, size_t k, const LinearWeights& W, size_t n,
                     const std::vector<float>& bias, float* out) {
-    const float* b = bias_or_null(bias);
-    if (!W.int8()) return kernels::matmul(pool, in, T, k, W.f32.data(), n, b, out);
-    kernels::quantize_rows_q8(in, T, k, x8.data(), sx.data());
-    kernels::matmul_q8(pool, x8.data(), sx.data(), T, k, W.q8.data(), W.scale.data(), n, b, out);
+    apply_linear(pool, in, T, k, W, n, bias_or_null(bias), out, x8.data(), sx.data());
   };
 
   embed(cfg, weights_, tokens, lay, x);
@@ -262,7 +259,7 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
 
   // logits = norm_f(x) @ lm_head^T
   norm_rows(cfg, x, weights_.ln_f_weight, weights_.ln_f_bias, T, xn);
-  kernels::matmul(pool, xn.data(), T, C, weights_.lm_head.data(), V, nullptr, logits.data());
+  linear(xn.data(), C, weights_.lm_head, V, {}, logits.data());
   if (hidden) hidden->assign(xn.begin(), xn.end());
   // Commit the pass: its slots, and the tree nodes' parents and depths.
   cache.size_ = pos0 + T;
@@ -276,8 +273,21 @@ const float* token_embedding(const GPTConfig& cfg, const GPTWeights& w, size_t t
                              float* scratch) {
   const size_t C = cfg.n_embd;
   if (!w.wte.empty()) return w.wte.data() + token * C;
-  kernels::unpack_row(w.lm_head.data(), cfg.vocab_size, C, token, scratch);
+  const LinearWeights& h = w.lm_head;
+  if (h.int8()) {
+    kernels::unpack_row_q8(h.q8.data(), h.scale.data(), cfg.vocab_size, C, token, scratch);
+  } else {
+    kernels::unpack_row(h.f32.data(), cfg.vocab_size, C, token, scratch);
+  }
   return scratch;
+}
+
+void apply_linear(kernels::ThreadPool* pool, const float* in, size_t m, size_t k,
+                  const LinearWeights& W, size_t n, const float* bias, float* out, int16_t* x8,
+                  float* sx) {
+  if (!W.int8()) return kernels::matmul(pool, in, m, k, W.f32.data(), n, bias, out);
+  kernels::quantize_rows_q8(in, m, k, x8, sx);
+  kernels::matmul_q8(pool, x8, sx, m, k, W.q8.data(), W.scale.data(), n, bias, out);
 }
 
 const char* weights_name(Weights w) { return w == Weights::kInt8 ? "int8" : "f32"; }
@@ -285,8 +295,9 @@ const char* weights_name(Weights w) { return w == Weights::kInt8 ? "int8" : "f32
 size_t GPTModel::weight_bytes() const {
   const GPTWeights& w = weights_;
   size_t bytes = (w.wte.size() + w.wpe.size() + w.rope_cos.size() + w.rope_sin.size() +
-                  w.ln_f_weight.size() + w.ln_f_bias.size() + w.lm_head.size()) *
-                 4;
+                  w.ln_f_weight.size() + w.ln_f_bias.size()) *
+                     4 +
+                 w.lm_head.bytes();
   for (const LayerWeights& l : w.layers) {
     bytes += l.c_attn.bytes() + l.attn_proj.bytes() + l.c_fc.bytes() + l.mlp_proj.bytes();
     bytes += (l.ln_1_weight.size() + l.ln_1_bias.size() + l.c_attn_bias.size() +

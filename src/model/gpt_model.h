@@ -40,8 +40,9 @@ constexpr uint64_t kMaxFamilyKVCacheBytes = uint64_t{1} << 30;  // one full KVCa
 constexpr int kDefaultFamilyContext = 4096;  // context when none is asked: min(this, max_positions)
 
 // How a model holds the weights of its Linear layers (attention and MLP): float32, or 8-bit
-// blocks with a scale per 32 weights (kernels/matmul_q8.h). Embeddings, layer norms, biases and
-// the LM head stay float32 either way.
+// blocks with a scale per 32 weights (kernels/matmul_q8.h). Embeddings, layer norms and biases
+// stay float32 either way; so does the LM head, unless the model is 8-bit and its checkpoint
+// stores the head in blocks (a GGUF Q8_0 / Q4_0 file): then the head keeps its blocks.
 enum class Weights { kF32, kInt8 };
 const char* weights_name(Weights w);  // "f32" / "int8"
 
@@ -81,11 +82,20 @@ struct GPTWeights {
   std::vector<LayerWeights> layers;  // n_layer blocks
   std::vector<float> ln_f_weight;    // (C,)
   std::vector<float> ln_f_bias;      // (C,) LayerNorm only
-  Buffer<float> lm_head;             // (V, C) packed float32: lm_head.weight, or wte when tied
+  LinearWeights lm_head;             // (V, C) lm_head.weight, or wte when tied: float32, or
+                                     // 8-bit blocks as stored (see Weights above)
 };
 
+// out (m, n) = in (m, k) @ W^T + bias (null: none), for either layout of W; an 8-bit W first
+// quantizes in per block of 32 into x8 (m * k) and sx (m * k / 32), which may be null for a
+// float32 W.
+void apply_linear(kernels::ThreadPool* pool, const float* in, size_t m, size_t k,
+                  const LinearWeights& W, size_t n, const float* bias, float* out, int16_t* x8,
+                  float* sx);
+
 // Token `token`'s embedding (C floats): a view of its wte row, or, when the head is tied (the
-// embedding held once, as the head's packed rows), the row unpacked into scratch (C floats).
+// embedding held once, as the head's packed rows), the row unpacked into scratch (C floats;
+// 8-bit rows dequantized, exact).
 const float* token_embedding(const GPTConfig& cfg, const GPTWeights& w, size_t token,
                              float* scratch);
 
@@ -106,7 +116,8 @@ class GPTModel {
   // tensor and shape. F16 / BF16 widen to float. Q8_0 / Q4_0 Linear weights load as our 8-bit
   // blocks without requantizing (same scale, same quants; a zero scale or a -128 quant is
   // accepted, a non-finite scale refused); with weights kF32 they are widened to float instead
-  // (exact), quantized embeddings and heads always are. weights: null keeps the checkpoint's
+  // (exact), as quantized embeddings always are; a quantized LM head stays 8-bit in an 8-bit
+  // model (float32 otherwise). weights: null keeps the checkpoint's
   // kind (8-bit if any Linear weight is quantized: its float Linear weights are then quantized);
   // kInt8 quantizes float Linear weights at load, as from_safetensors does.
   // context: the positions the model runs (its KVCache capacity): 0 = min(max_positions,

@@ -8,6 +8,7 @@
 
 #include "base/errors.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_q8.h"
 #include "kernels/ops.h"
 #include "kernels/parallel.h"
 #include "model/safetensors.h"
@@ -167,8 +168,10 @@ std::vector<float> MedusaHeads::forward(const float* h, int next_token) const {
     kernels::add_inplace(ri, h, C);  // h + silu(.)
   }
   std::vector<float> logits(K * V);  // (K, V): all heads through the LM head at once
-  kernels::matmul(pool, r.data(), K, C, target_->weights().lm_head.data(), V, nullptr,
-                  logits.data());
+  const LinearWeights& head = target_->weights().lm_head;
+  std::vector<int16_t> x8(head.int8() ? K * C : 0);                    // an 8-bit head's input
+  std::vector<float> sx(head.int8() ? K * C / kernels::kQ8Block : 0);  // and its scales
+  apply_linear(pool, r.data(), K, C, head, V, nullptr, logits.data(), x8.data(), sx.data());
   return logits;
 }
 

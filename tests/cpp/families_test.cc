@@ -18,6 +18,7 @@
 #include "kernels/half.h"
 #include "kernels/matmul_q8.h"
 #include "kernels/thread_pool.h"
+#include "model/family_plan.h"
 #include "model/gpt_model.h"
 #include "model/hf_folder.h"
 #include "model/json.h"
@@ -180,6 +181,24 @@ TEST(Families, Int8CloseToFloat) {
 // values): loading them keeps the blocks, so the model equals the float checkpoint quantized at
 // load, bit for bit; asked for float32, the blocks widen exactly (weight-only rounding: within
 // 0.1 of the row max, measured 6.4e-2 on llama).
+// Replaces the float matrix t of ck by Q8_0 blocks made with our quantizer (its scales are F16
+// already: the blocks hold exactly what quantizing at load holds).
+void to_q8_0(Checkpoint& ck, CheckpointTensor& t) {
+  const size_t n = t.shape[0], k = t.shape[1];
+  const std::vector<float> f = family::to_floats("matrix", t);
+  std::vector<int8_t> q(n * k);
+  std::vector<float> s(n * k / 32);
+  kernels::quantize_weights_q8(f.data(), n, k, q.data(), s.data());
+  std::vector<uint8_t> blocks(n * k / 32 * 34);
+  for (size_t b = 0; b < s.size(); ++b) {
+    const uint16_t h = kernels::f32_to_f16(s[b]);
+    std::memcpy(&blocks[b * 34], &h, 2);
+    std::memcpy(&blocks[b * 34 + 2], &q[b * 32], 32);
+  }
+  ck.owned.push_back(std::move(blocks));
+  t = {TensorType::kQ8_0, t.shape, ck.owned.back().data(), ck.owned.back().size(), {}};
+}
+
 TEST(Families, Q8_0BlocksLoadWithoutRequantizing) {
   for (const char* family : {"llama", "gpt2"}) {
     Checkpoint ck = read_hf_folder(fixture(family));
@@ -187,21 +206,7 @@ TEST(Families, Q8_0BlocksLoadWithoutRequantizing) {
       const bool linear = t.shape.size() == 2 && name.find(".layers.") != std::string::npos;
       if (!linear && name.find(".h.") == std::string::npos) continue;
       if (t.shape.size() != 2) continue;
-      const size_t n = t.shape[0], k = t.shape[1];
-      std::vector<float> f(n * k);
-      Buffer<uint8_t> scratch;
-      std::memcpy(f.data(), tensor_bytes(t, scratch), n * k * 4);
-      std::vector<int8_t> q(n * k);
-      std::vector<float> s(n * k / 32);
-      kernels::quantize_weights_q8(f.data(), n, k, q.data(), s.data());
-      std::vector<uint8_t> blocks(n * k / 32 * 34);
-      for (size_t b = 0; b < s.size(); ++b) {
-        const uint16_t h = kernels::f32_to_f16(s[b]);
-        std::memcpy(&blocks[b * 34], &h, 2);
-        std::memcpy(&blocks[b * 34 + 2], &q[b * 32], 32);
-      }
-      ck.owned.push_back(std::move(blocks));
-      t = {TensorType::kQ8_0, t.shape, ck.owned.back().data(), ck.owned.back().size(), {}};
+      to_q8_0(ck, t);
     }
     const std::vector<int> tokens = read_reference(family).tokens;
     const GPTModel from_blocks = GPTModel::from_checkpoint(ck);
@@ -212,6 +217,67 @@ TEST(Families, Q8_0BlocksLoadWithoutRequantizing) {
     const GPTModel widened = GPTModel::from_checkpoint(ck, &f32);
     EXPECT_EQ(widened.weight_type(), Weights::kF32);
     EXPECT_LT(max_rel_error(run(widened, tokens), read_reference(family)), 0.1) << family;
+  }
+}
+
+// An 8-bit model whose head is stored in blocks keeps them (a quarter of the float head's bytes):
+// the embedding rows a tied head gives are the blocks' exact values, and the logits are those of
+// the same values held as float32 up to the head's input rounding (to 8 bits per block of 32, as
+// every 8-bit Linear layer's).
+TEST(Families, AnEightBitHeadKeepsItsBlocks) {
+  for (const char* family : {"llama", "qwen2", "gpt2"}) {  // tied, untied, tied
+    SCOPED_TRACE(family);
+    Checkpoint blocks = read_hf_folder(fixture(family));
+    for (auto& [name, t] : blocks.tensors) {
+      if (t.shape.size() == 2 && name.find("wpe") == std::string::npos) to_q8_0(blocks, t);
+    }
+    const bool tied = blocks.config.tied_head;
+    const std::string head = !tied                           ? "lm_head.weight"
+                             : std::string(family) == "gpt2" ? "transformer.wte.weight"
+                                                             : "model.embed_tokens.weight";
+    // The same checkpoint with the head's blocks widened to float32 (exact).
+    Checkpoint widened = read_hf_folder(fixture(family));
+    for (auto& [name, t] : widened.tensors) {
+      if (t.shape.size() == 2 && name.find("wpe") == std::string::npos && name != head) {
+        to_q8_0(widened, t);
+      }
+    }
+    const std::vector<float> f = family::to_floats(head, *blocks.find(head));
+    widened.owned.emplace_back(reinterpret_cast<const uint8_t*>(f.data()),
+                               reinterpret_cast<const uint8_t*>(f.data() + f.size()));
+    CheckpointTensor& h = widened.tensors[head];
+    h = {TensorType::kF32, h.shape, widened.owned.back().data(), widened.owned.back().size(), {}};
+
+    const GPTModel a = GPTModel::from_checkpoint(blocks), b = GPTModel::from_checkpoint(widened);
+    ASSERT_EQ(a.weight_type(), Weights::kInt8);
+    ASSERT_EQ(b.weight_type(), Weights::kInt8);
+    EXPECT_TRUE(a.weights().lm_head.int8());
+    EXPECT_FALSE(b.weights().lm_head.int8());
+    const size_t V = a.config().vocab_size, C = a.config().n_embd;
+    EXPECT_EQ(b.weight_bytes() - a.weight_bytes(), kernels::packed_size(V, C) * 4 -
+                                                       kernels::q8_packed_bytes(V, C) -
+                                                       kernels::q8_packed_scales(V, C) * 4);
+    std::vector<float> ra(C), rb(C);
+    for (size_t v = 0; v < V; ++v) {
+      const float* ea = token_embedding(a.config(), a.weights(), v, ra.data());
+      const float* eb = token_embedding(b.config(), b.weights(), v, rb.data());
+      ASSERT_EQ(std::memcmp(ea, eb, C * 4), 0) << "token " << v;
+    }
+    const Reference ref = read_reference(family);
+    const std::vector<float> la = run(a, ref.tokens), lb = run(b, ref.tokens);
+    EXPECT_FALSE(same_bits(la, lb)) << "the head runs on its blocks";
+    Reference rb_ref{ref.tokens, {}};
+    for (size_t t = 0; t < ref.tokens.size(); ++t) {
+      rb_ref.logits.emplace_back(lb.begin() + t * V, lb.begin() + (t + 1) * V);
+    }
+    // The head's input rounded to 8 bits per block of 32: ~1% of the row's largest logit here.
+    const double err = max_rel_error(la, rb_ref);
+    EXPECT_LT(err, 3e-2);
+    std::printf("[ info ] %s 8-bit head vs its values as float32: max error / row max = %.2e\n",
+                family, err);
+    // Asked for float32, the head widens as every Linear layer does.
+    const Weights f32 = Weights::kF32;
+    EXPECT_FALSE(GPTModel::from_checkpoint(blocks, &f32).weights().lm_head.int8());
   }
 }
 

@@ -352,7 +352,23 @@ TEST(MatmulQ8, PackingWritesEveryByte) {
     kernels::pack_weights_q8(w8.data(), sc.data(), n, k, q.data(), ps.data());
     EXPECT_EQ(q, q0) << n << "x" << k;
     EXPECT_EQ(std::memcmp(ps.data(), ps0.data(), ps.size() * 4), 0) << n << "x" << k;
+    // A block of rows at a time (8 rows, the last block short): the same bytes.
+    std::fill(q.begin(), q.end(), int8_t{-0x33});
+    std::fill(ps.begin(), ps.end(), 9.0f);
+    kernels::pack_weights_q8_begin(n, k, q.data());
+    for (size_t r = 0; r < n; r += 8) {
+      const size_t rows = std::min<size_t>(8, n - r);
+      kernels::pack_weights_q8_rows(&w8[r * k], &sc[r * k / kQ8Block], r, rows, n, k, q.data(),
+                                    ps.data());
+    }
+    EXPECT_EQ(q, q0) << n << "x" << k << " by blocks of rows";
+    EXPECT_EQ(std::memcmp(ps.data(), ps0.data(), ps.size() * 4), 0) << n << "x" << k;
   }
+  // A block that does not start on a panel is refused.
+  std::vector<int8_t> q(kernels::q8_packed_bytes(8, 32)), w8(8 * 32);
+  std::vector<float> ps(kernels::q8_packed_scales(8, 32)), sc(8);
+  EXPECT_THROW(
+      kernels::pack_weights_q8_rows(w8.data(), sc.data(), 2, 4, 8, 32, q.data(), ps.data()), Error);
 }
 
 // ------------------------------------------------------------------ the model
