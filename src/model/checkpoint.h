@@ -83,6 +83,10 @@ struct CheckpointTensor {
   // (rewrites done), into `into`. The model's loader fetches each tensor when it converts it and
   // drops the bytes after, so the file is never whole in memory beside the model.
   std::function<void(uint8_t* into)> fetch;
+  // When the tensor is stored as the model takes it (no rewrite on the way): writes its bytes
+  // [offset, offset + n) into `into`, so that a large tensor (the LM head) is read a block of
+  // rows at a time. Unset otherwise (fetch the whole tensor then).
+  std::function<void(uint64_t offset, size_t n, uint8_t* into)> fetch_range;
 };
 
 // t's bytes: t.data, or fetched into scratch (resized to t.bytes, uninitialised before the fetch;

@@ -162,13 +162,14 @@ LinearWeights load_linear(const Checkpoint& ck, const family::LinearPlan& p, boo
 }
 
 // The LM head (V, C) packed from tensor t (lm_head.weight, or the embedding when tied), a block of
-// rows at a time: its bytes once, never a (V, C) copy beside the packed rows. An 8-bit model keeps
-// a head stored in blocks (Q8_0 / Q4_0) as our 8-bit blocks, as its Linear weights; any other
-// head is float32 (gpt_model.h, Weights).
+// rows at a time: its bytes once (a streamed tensor read a block at a time where it can be), never
+// a (V, C) copy beside the packed rows. An 8-bit model keeps a head stored in blocks (Q8_0 / Q4_0)
+// as our 8-bit blocks, as its Linear weights; any other head is float32 (gpt_model.h, Weights).
 LinearWeights packed_head(const std::string& name, const CheckpointTensor& t, size_t V, size_t C,
                           bool int8, Scratch& sc) {
-  const uint8_t* bytes = tensor_bytes(t, sc.bytes);
   const size_t row_bytes = t.bytes / V;  // every type stores rows whole (blocks along C)
+  const bool by_block = !t.data && t.fetch_range;
+  const uint8_t* bytes = by_block ? nullptr : tensor_bytes(t, sc.bytes);
   const bool blocks = int8 && family::is_quantized(t.type);
   LinearWeights out;
   if (blocks) {
@@ -183,7 +184,13 @@ LinearWeights packed_head(const std::string& name, const CheckpointTensor& t, si
   Buffer<uint8_t> none;                // the part's bytes are in memory: nothing to fetch
   for (size_t r = 0; r < V; r += kBlockRows) {
     const size_t rows = std::min(kBlockRows, V - r);
-    CheckpointTensor part{t.type, {rows, C}, bytes + r * row_bytes, rows * row_bytes, {}};
+    const uint8_t* at = bytes ? bytes + r * row_bytes : nullptr;
+    if (by_block) {
+      resize_scratch(sc.bytes, rows * row_bytes);
+      t.fetch_range(r * row_bytes, rows * row_bytes, sc.bytes.data());
+      at = sc.bytes.data();
+    }
+    CheckpointTensor part{t.type, {rows, C}, at, rows * row_bytes, {}, {}};
     if (blocks) {
       resize_scratch(sc.w8, rows * C);
       resize_scratch(sc.scales, rows * C / kQ8Block);

@@ -275,7 +275,13 @@ void add_tensor(const GgufFile& f, const GgufTensor& t, const Entry& e, const By
   ct.bytes = t.bytes;
   if (!t.data) {
     if (!read) fail(where, " has no data (a header without a reader)");
-    ct.fetch = streamed(*read, f.data_offset + t.offset, t.bytes, e.shape[0], e.permuted_heads);
+    const uint64_t at = f.data_offset + t.offset;
+    ct.fetch = streamed(*read, at, t.bytes, e.shape[0], e.permuted_heads);
+    if (e.permuted_heads == 0) {
+      ct.fetch_range = [&read = *read, at](uint64_t offset, size_t n, uint8_t* into) {
+        read(at + offset, n, into);
+      };
+    }
   } else if (e.permuted_heads > 0) {
     ck.owned.emplace_back(t.bytes);
     unpermute_rows(t.data, t.bytes, e.shape[0], e.permuted_heads, ck.owned.back().data());
@@ -291,7 +297,7 @@ void check_rope_freqs(const GgufFile& f, const GgufTensor& t, const ByteReader* 
   if (t.type != TensorType::kF32 || t.ne.size() != 1 || t.ne[0] != n) {
     fail("model file: tensor 'rope_freqs.weight' must be F32 of shape [", n, "]");
   }
-  CheckpointTensor ct{t.type, t.shape(), t.data, t.bytes, {}};
+  CheckpointTensor ct{t.type, t.shape(), t.data, t.bytes, {}, {}};
   if (!t.data) {
     if (!read) fail("model file: tensor 'rope_freqs.weight' has no data");
     ct.fetch = streamed(*read, f.data_offset + t.offset, t.bytes, n, 0);  // as every tensor

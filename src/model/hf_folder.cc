@@ -123,6 +123,7 @@ void transpose_conv1d(const std::string& name, CheckpointTensor& t, Checkpoint& 
                es = t.bytes / (rows * cols != 0 ? rows * cols : 1);
   t.shape = {cols, rows};
   if (!t.data) {
+    t.fetch_range = nullptr;  // stored transposed: only whole
     t.fetch = [stored = std::move(t.fetch), rows, cols, es, n = t.bytes](uint8_t* into) {
       std::vector<uint8_t> in(n);
       stored(in.data());
@@ -166,6 +167,9 @@ void add_file(const std::string& file, const FolderFile& f, const std::set<std::
     if (!t.data) {
       ct.fetch = [read = f.read, offset = t.offset, n = ct.bytes](uint8_t* into) {
         read(offset, n, into);
+      };
+      ct.fetch_range = [read = f.read, at = t.offset](uint64_t offset, size_t n, uint8_t* into) {
+        read(at + offset, n, into);
       };
     }
     if (ck.config.family == Family::kGPT2 && is_conv1d(name)) transpose_conv1d(name, ct, ck);

@@ -48,8 +48,8 @@ Checkpoint random_llama(const Shape& s, uint64_t seed) {
     std::vector<uint8_t> bytes(n * 4);
     std::memcpy(bytes.data(), v.data(), bytes.size());
     ck.owned.push_back(std::move(bytes));
-    ck.tensors[name] = {
-        TensorType::kF32, shape, ck.owned.back().data(), ck.owned.back().size(), {}};
+    ck.tensors[name] = {TensorType::kF32,       shape, ck.owned.back().data(),
+                        ck.owned.back().size(), {},    {}};
   };
   const uint64_t C = s.n_embd, Q = s.n_head * s.head_dim, KV = s.n_kv_head * s.head_dim;
   add("model.embed_tokens.weight", {kVocab, C}, 1.0f, 0.0f);

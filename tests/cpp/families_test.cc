@@ -196,7 +196,7 @@ void to_q8_0(Checkpoint& ck, CheckpointTensor& t) {
     std::memcpy(&blocks[b * 34 + 2], &q[b * 32], 32);
   }
   ck.owned.push_back(std::move(blocks));
-  t = {TensorType::kQ8_0, t.shape, ck.owned.back().data(), ck.owned.back().size(), {}};
+  t = {TensorType::kQ8_0, t.shape, ck.owned.back().data(), ck.owned.back().size(), {}, {}};
 }
 
 TEST(Families, Q8_0BlocksLoadWithoutRequantizing) {
@@ -246,7 +246,12 @@ TEST(Families, AnEightBitHeadKeepsItsBlocks) {
     widened.owned.emplace_back(reinterpret_cast<const uint8_t*>(f.data()),
                                reinterpret_cast<const uint8_t*>(f.data() + f.size()));
     CheckpointTensor& h = widened.tensors[head];
-    h = {TensorType::kF32, h.shape, widened.owned.back().data(), widened.owned.back().size(), {}};
+    h = {TensorType::kF32,
+         h.shape,
+         widened.owned.back().data(),
+         widened.owned.back().size(),
+         {},
+         {}};
 
     const GPTModel a = GPTModel::from_checkpoint(blocks), b = GPTModel::from_checkpoint(widened);
     ASSERT_EQ(a.weight_type(), Weights::kInt8);

@@ -1022,6 +1022,36 @@ TEST(Gguf, StreamedFileLoadsAsTheWholeFile) {
   }
 }
 
+// A streamed head (the largest tensor of a small model) is read a block of 1024 rows at a time,
+// never whole, and gives the model the whole file gives, bit for bit.
+TEST(Gguf, StreamedHeadIsReadABlockOfRowsAtATime) {
+  const std::pair<Family, uint32_t> cases[] = {
+      {Family::kLlama, kQ8_0}, {Family::kLlama, kF32}, {Family::kQwen2, kF16}};
+  for (const auto& [family, type] : cases) {
+    SCOPED_TRACE(std::string(family_name(family)) + " " + ggml_type_name(type));
+    Dims d;
+    d.vocab = 2100, d.tied = family == Family::kLlama;  // 3 blocks of rows: 1024, 1024, 52
+    const std::vector<uint8_t> b = gguf_model(family, d, type, hf_model(family, d)).bytes();
+    const GgufFile whole = parse_gguf(b.data(), b.size());
+    const GgufTensor* head = whole.find_tensor(d.tied ? "token_embd.weight" : "output.weight");
+    ASSERT_NE(head, nullptr);
+    const uint64_t begin = whole.data_offset + head->offset, end = begin + head->bytes;
+    std::vector<uint64_t> head_reads;
+    const ByteReader read = [&](uint64_t offset, size_t n, uint8_t* into) {
+      ASSERT_LE(offset + n, b.size());
+      std::memcpy(into, b.data() + offset, n);
+      if (offset >= begin && offset < end) head_reads.push_back(n);
+    };
+    const GPTModel a = GPTModel::from_checkpoint(checkpoint_from_gguf_stream(b.size(), read, 64));
+    const uint64_t row = head->bytes / d.vocab;
+    EXPECT_EQ(head_reads, (std::vector<uint64_t>{1024 * row, 1024 * row, 52 * row}));
+    const GPTModel c = GPTModel::from_checkpoint(checkpoint_from_gguf(b.data(), b.size()));
+    const std::vector<int> tokens = {1, 7, 3, d.vocab - 1, 1500};
+    KVCache ka(a.config()), kc(c.config());
+    EXPECT_EQ(a.forward(tokens, ka), c.forward(tokens, kc));
+  }
+}
+
 // Writes the seed corpus of tests/fuzz/fuzz_gguf.cc when SPECDEC_GGUF_CORPUS names a folder.
 TEST(Gguf, WritesFuzzCorpus) {
   const char* dir = std::getenv("SPECDEC_GGUF_CORPUS");

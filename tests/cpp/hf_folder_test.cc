@@ -308,10 +308,10 @@ TEST(HfFolder, Q4_0LoadsAsTheSameEightBitBlocks) {
       }
     }
     q4.owned.push_back(std::move(b4));
-    t = {TensorType::kQ4_0, t.shape, q4.owned.back().data(), q4.owned.back().size(), {}};
+    t = {TensorType::kQ4_0, t.shape, q4.owned.back().data(), q4.owned.back().size(), {}, {}};
     q8.owned.push_back(std::move(b8));
-    q8.tensors[name] = {
-        TensorType::kQ8_0, t.shape, q8.owned.back().data(), q8.owned.back().size(), {}};
+    q8.tensors[name] = {TensorType::kQ8_0,      t.shape, q8.owned.back().data(),
+                        q8.owned.back().size(), {},      {}};
   }
   const GPTModel m4 = GPTModel::from_checkpoint(q4), m8 = GPTModel::from_checkpoint(q8);
   KVCache c4(m4.config()), c8(m8.config());
