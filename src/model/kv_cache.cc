@@ -15,8 +15,11 @@ KVCache::KVCache(const GPTConfig& config) : config_(config) {
          config.head_dim, ", block_size ", config.block_size, ")");
   }
   const size_t n = static_cast<size_t>(config.n_layer) * config.block_size * config.kv_dim();
-  k_.assign(n, 0.0f);
-  v_.assign(n, 0.0f);
+  // Uninitialised (no pass over the whole cache, and natively no page touched before a slot is
+  // written): a slot is stored before any pass reads it, and no kernel reads past a pass's slots
+  // (gpt_model_test.cc: KVCacheSlotsPastSizeAreNeverRead).
+  k_.resize(n);
+  v_.resize(n);
 }
 
 void KVCache::truncate(size_t n) {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "base/buffer.h"
 #include "model/gpt_config.h"
 
 namespace specdec {
@@ -19,7 +20,8 @@ class KVCache {
  public:
   static constexpr int kTreeRoot = -1;  // parent of a depth-0 tree slot: the sequence's end
 
-  // Allocates the full block_size slots up front (the loader caps this size).
+  // Allocates the full block_size slots up front (the loader caps this size), uninitialised:
+  // rows >= size() are never read.
   explicit KVCache(const GPTConfig& config);
 
   const GPTConfig& config() const { return config_; }
@@ -58,8 +60,8 @@ class KVCache {
   size_t size_ = 0;
   std::vector<int> tree_parent_;    // (tree_size,) for slots linear_size() .. size()
   std::vector<size_t> tree_depth_;  // (tree_size,)
-  std::vector<float> k_;            // (L, Hkv, block_size, head_size)
-  std::vector<float> v_;            // (L, Hkv, block_size, head_size)
+  Buffer<float> k_;                 // (L, Hkv, block_size, head_size); slots >= size_ unset
+  Buffer<float> v_;                 // (L, Hkv, block_size, head_size)
 };
 
 }  // namespace specdec

@@ -205,6 +205,45 @@ TEST_F(TinyModelTest, KVCacheRollback) {
   }
 }
 
+// The cache is allocated uninitialised: slots are written before any pass reads them, and no
+// kernel reads past a pass's slots. A cache whose every slot holds NaN first gives the logits of
+// one holding zeros, bit for bit: sequence passes, a tree pass, a rollback and a committed path.
+TEST_F(TinyModelTest, KVCacheSlotsPastSizeAreNeverRead) {
+  const GPTConfig& cfg = model().config();
+  auto filled = [&](float value) {
+    KVCache c(cfg);
+    const size_t rows = c.capacity() * cfg.head_size();
+    for (int l = 0; l < cfg.n_layer; ++l) {
+      for (int h = 0; h < cfg.kv_heads(); ++h) {
+        std::fill_n(c.keys(l, h), rows, value);
+        std::fill_n(c.values(l, h), rows, value);
+      }
+    }
+    return c;
+  };
+  KVCache nan = filled(std::nanf("")), zero = filled(0.0f);
+  std::vector<float> out[2];
+  int i = 0;
+  for (KVCache* c : {&nan, &zero}) {
+    std::vector<float>& o = out[i++];
+    auto run = [&](const std::vector<int>& tokens, const std::vector<int>* parents = nullptr) {
+      const std::vector<float> l = model().forward(tokens, *c, parents);
+      o.insert(o.end(), l.begin(), l.end());
+    };
+    run(sequence(21, 4));
+    run({65, 66});
+    // A tree of 5 nodes in slots 23..27 (parents are slots), then its path 23 -> 24 -> 26 kept.
+    const std::vector<int> parents = {KVCache::kTreeRoot, 23, 23, 24, KVCache::kTreeRoot};
+    run({70, 71, 72, 73, 74}, &parents);
+    c->commit_path({23, 24, 26});
+    run({80});
+    c->truncate(9);
+    run(sequence(5, 2));
+  }
+  for (float v : out[0]) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_TRUE(bitwise_equal(out[0], out[1]));
+}
+
 TEST_F(TinyModelTest, FillsTheWholeContext) {
   const size_t block = model().config().block_size;
   KVCache cache(model().config());
