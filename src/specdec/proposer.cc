@@ -119,8 +119,22 @@ DraftLevels::DraftLevels(const ProposalRequest& req, bool backlog)
       done_(req.depth < 1) {}
 
 ProbMatrix DraftLevels::ask(DistributionSource& source, const DraftTree& tree) const {
-  return d_ == 1 ? source.next_token_probs(tokens_, 1)
-                 : source.tree_probs(tokens_, tree, level_begin_, false);
+  const std::vector<int>& tokens = readable_by(source);
+  return d_ == 1 ? source.next_token_probs(tokens, 1)
+                 : source.tree_probs(tokens, tree, level_begin_, false);
+}
+
+// With fitted rows, a draft narrower than the target cannot read the target's ids past its own
+// (padding ids, which a target gives almost no mass): it is shown token 0 in their place. Its
+// guesses after them get worse; verification, which never reads the draft's input, stays exact.
+const std::vector<int>& DraftLevels::readable_by(const DistributionSource& source) const {
+  const size_t width = source.vocab_size();
+  if (!fit_rows_ || width == 0 || width >= vocab_) return tokens_;
+  auto past = [width](int t) { return static_cast<size_t>(t) >= width; };
+  if (std::none_of(tokens_.begin(), tokens_.end(), past)) return tokens_;
+  readable_ = tokens_;
+  std::replace_if(readable_.begin(), readable_.end(), past, 0);
+  return readable_;
 }
 
 std::vector<int> DraftLevels::chain_query(const DraftTree& tree) const {

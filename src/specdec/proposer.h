@@ -83,7 +83,11 @@ class DraftLevels {
   const ProposalInfo& info() const { return info_; }
 
  private:
+  // tokens_, or a copy with the ids `source` lacks replaced (see ask()).
+  const std::vector<int>& readable_by(const DistributionSource& source) const;
+
   const std::vector<int>& tokens_;
+  mutable std::vector<int> readable_;  // readable_by's copy, when one is needed
   int depth_;
   const std::vector<int>& branches_;
   bool without_replacement_;

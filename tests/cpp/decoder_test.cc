@@ -393,13 +393,24 @@ Distribution padded_draft(const std::vector<int>& seq, size_t width) {
 
 // Draft and target whose vocab_size differ by padding (fit_draft_rows): the draft's rows are
 // cut or padded to the target's width, and the first three tokens still follow the target's
-// law exactly (chi-square as DecoderExactness); without the option the widths are refused.
+// law exactly (chi-square as DecoderExactness); without the option the widths are refused. The
+// narrower draft, like a model, refuses ids past its own: it is shown 0 in place of the
+// target's id 3.
 TEST(Decoder, PaddedDraftVocabulariesAreFittedAndStayExact) {
   const std::vector<int> prompt = {2, 0, 1};
   const std::vector<double> probs = testing::dense_joint(exact_joint(prompt, {}));
   for (size_t width : {6, 3}) {
     SizedSource target(toy_target, 4);
-    StepFunctionSource draft([width](const std::vector<int>& s) { return padded_draft(s, width); });
+    size_t shown_zero = 0;
+    SizedSource draft(
+        [width, &shown_zero](const std::vector<int>& s) {
+          for (int t : s) {
+            if (static_cast<size_t>(t) >= width) fail("draft: token ", t, " outside its vocab");
+          }
+          shown_zero += s.back() == 0;
+          return padded_draft(s, width);
+        },
+        width);
     DecoderOptions opt;
     opt.gamma = 3;
     opt.max_new_tokens = 3;
@@ -418,6 +429,7 @@ TEST(Decoder, PaddedDraftVocabulariesAreFittedAndStayExact) {
     EXPECT_EQ(chi.impossible, "") << "draft width " << width;
     EXPECT_GT(chi.p_value, kFalseAlarm) << "draft width " << width << " chi2=" << chi.stat;
     EXPECT_GT(accepted, 10000u) << "draft width " << width;  // the draft did draft
+    EXPECT_GT(shown_zero, 0u);
     opt.fit_draft_rows = false;
     Rng once(1);
     EXPECT_EQ(error_of([&] {
