@@ -1,6 +1,6 @@
 // Checkpoints a learner gives in section 4 (worker/loading.js loadFiles): a GGUF file or a
-// Hugging Face folder's files, loaded by the full specdec module with their own tokenizer
-// (specdec/tokenizer). Both are imported the first time a checkpoint is given (worker/full-module.js,
+// Hugging Face folder's files, loaded by the full specdec module's sd.loadPretrained with their
+// own tokenizer (specdec/tokenizer). Both are imported the first time a checkpoint is given (worker/full-module.js,
 // a separate chunk): the page's own pair needs only specdec/lite, and the page's first load stays
 // small. Once the full module is loaded it becomes the worker's instance (state.sd) for every
 // model that follows, the page's own pair included (it loads our files too).
@@ -13,8 +13,6 @@ import { fileSizeProblem, sizeText } from '../shared/limits.js';
  * wasm module grows to 4 GB), which a file's bytes approach.
  */
 export const MAX_GGUF_BYTES = limits.maxCheckpointWeightBytes;
-/** The tokenizer of a GGUF file is in its header: at most this much of the file is read for it. */
-const GGUF_META_BYTES = 64 * 2 ** 20;
 /** Files of a Hugging Face folder the page reads (others are ignored). */
 const FOLDER_FILE =
   /^(config\.json|generation_config\.json|tokenizer\.json|tokenizer_config\.json|model\.safetensors\.index\.json|.+\.safetensors)$/;
@@ -56,23 +54,19 @@ export function useFullModule() {
   state.sdLoading = Promise.resolve(full.sd);
 }
 
-const readJson = async (role, file) => {
-  try {
-    return JSON.parse(await file.text());
-  } catch (e) {
-    throw new Error(`${role} file “${file.name}”: not JSON (${e.message})`);
-  }
-};
+// The library's message without its argument name (the page names the role and the files).
+const message = (e) => String(e.message).replace(/^(bytes|files|source): /, '');
 
 /**
- * One role's checkpoint: { model, tokenizer, bytes, file, digest, reload }.
+ * One role's checkpoint: { model, tokenizer, bytes, file, digest }, loaded by the library's
+ * sd.loadPretrained (the model and its own tokenizer), after the page's own checks of the files.
  * @param {string} role
  * @param {'gguf' | 'folder'} kind
  * @param {File[]} files
  * @param {(e: object) => void} onProgress  the library's progress events, with the role
  */
 export async function loadCheckpoint(role, kind, files, onProgress) {
-  const { sd, tok } = await fullModule();
+  const { sd } = await fullModule();
   const progress = (e) => onProgress({ ...e, role });
   if (kind === 'gguf') {
     const file = files[0];
@@ -82,18 +76,12 @@ export async function loadCheckpoint(role, kind, files, onProgress) {
         `${where}: ${sizeText(file.size)} is more than a GGUF file may have here (${sizeText(MAX_GGUF_BYTES)})`,
       );
     }
-    let tokenizer;
     try {
-      const head = new Uint8Array(await file.slice(0, Math.min(file.size, GGUF_META_BYTES)).arrayBuffer());
-      tokenizer = tok.tokenizerFromGguf(head);
-    } catch (e) {
-      throw new Error(`${where}: its tokenizer: ${e.message}`);
-    }
-    try {
-      const model = await sd.loadModel(file, { onProgress: progress });
+      const model = await sd.loadPretrained(file, { onProgress: progress });
+      const { tokenizer } = model;
       return { model, tokenizer, bytes: file.size, file: file.name, digest: `${file.size}:${file.name}` };
     } catch (e) {
-      throw new Error(`${where}: ${String(e.message).replace(/^bytes: /, '')}`);
+      throw new Error(`${where}: ${message(e)}`);
     }
   }
   const byName = new Map(files.filter((f) => FOLDER_FILE.test(f.name)).map((f) => [f.name, f]));
@@ -107,30 +95,13 @@ export async function loadCheckpoint(role, kind, files, onProgress) {
     const tooBig = fileSizeProblem(f.size);
     if (tooBig) throw new Error(`${role} file “${f.name}”: ${tooBig}`);
   }
-  const json = async (name) => (byName.has(name) ? readJson(role, byName.get(name)) : undefined);
-  const config = await json('config.json');
-  let tokenizer;
-  try {
-    tokenizer = tok.createTokenizer({
-      tokenizer: await json('tokenizer.json'),
-      tokenizerConfig: await json('tokenizer_config.json'),
-      generationConfig: await json('generation_config.json'),
-      config,
-    });
-  } catch (e) {
-    throw new Error(`${role}: tokenizer.json: ${e.message}`);
-  }
-  const folder = {};
-  for (const [name, f] of byName) {
-    if (name === 'tokenizer.json' || name === 'tokenizer_config.json') continue;
-    folder[name] = name.endsWith('.json') ? await f.text() : f;
-  }
   const bytes = [...byName.values()].reduce((a, f) => a + f.size, 0);
   try {
-    const model = await sd.loadModel(folder, { onProgress: progress });
+    const model = await sd.loadPretrained(byName, { onProgress: progress });
+    const { tokenizer } = model;
     return { model, tokenizer, bytes, file: `${names} (folder)`, digest: `${bytes}:${names}` };
   } catch (e) {
-    throw new Error(`${role} folder (${names}): ${String(e.message).replace(/^bytes: /, '')}`);
+    throw new Error(`${role} folder (${names}): ${message(e)}`);
   }
 }
 
