@@ -117,9 +117,9 @@ class GPTModel {
   // blocks without requantizing (same scale, same quants; a zero scale or a -128 quant is
   // accepted, a non-finite scale refused); with weights kF32 they are widened to float instead
   // (exact), as quantized embeddings always are; a quantized LM head stays 8-bit in an 8-bit
-  // model (float32 otherwise). weights: null keeps the checkpoint's
-  // kind (8-bit if any Linear weight is quantized: its float Linear weights are then quantized);
-  // kInt8 quantizes float Linear weights at load, as from_safetensors does.
+  // model (float32 otherwise). weights: null keeps the checkpoint's kind (8-bit if any Linear
+  // weight is quantized: its float Linear weights are then quantized); kInt8 quantizes float
+  // Linear weights at load, as from_safetensors does.
   // context: the positions the model runs (its KVCache capacity): 0 = min(max_positions,
   // kDefaultFamilyContext); never more than max_positions nor kMaxBlockSize.
   static GPTModel from_checkpoint(const Checkpoint& checkpoint, const Weights* weights = nullptr,
