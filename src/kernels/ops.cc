@@ -287,16 +287,24 @@ void silu(float* x, size_t n) {
 namespace {
 // out (rows, F) = act(gate) * up of gate_up (rows, 2F) = [gate | up] rows.
 template <typename Silu>
+void swiglu_span_with(const float* gate, const float* up, size_t n, float* out, Silu act) {
+  std::copy(gate, gate + n, out);
+  act(out, n);
+  for (size_t j = 0; j < n; ++j) out[j] = out[j] * up[j];
+}
+
+template <typename Silu>
 void swiglu_rows(const float* gate_up, size_t rows, size_t n_ff, float* out, Silu act) {
   for (size_t t = 0; t < rows; ++t) {
     const float* g = gate_up + t * 2 * n_ff;
-    float* o = out + t * n_ff;
-    std::copy(g, g + n_ff, o);
-    act(o, n_ff);
-    for (size_t j = 0; j < n_ff; ++j) o[j] = o[j] * g[n_ff + j];
+    swiglu_span_with(g, g + n_ff, n_ff, out + t * n_ff, act);
   }
 }
 }  // namespace
+
+void swiglu_span(const float* gate, const float* up, size_t n, float* out) {
+  swiglu_span_with(gate, up, n, out, silu);
+}
 
 void swiglu_reference(const float* gate_up, size_t rows, size_t n_ff, float* out) {
   swiglu_rows(gate_up, rows, n_ff, out, silu_reference);

@@ -63,6 +63,9 @@ void silu_reference(float* x, size_t n);
 // above (silu() on a copy of the gate row, then one multiply per element).
 void swiglu(const float* gate_up, size_t rows, size_t n_ff, float* out);
 void swiglu_reference(const float* gate_up, size_t rows, size_t n_ff, float* out);
+// One row's columns of it: out[j] = silu(gate[j]) * up[j] for j < n. Columns split at multiples
+// of 4 give swiglu()'s values bit for bit (kernels/parallel.h splits a row so).
+void swiglu_span(const float* gate, const float* up, size_t n, float* out);
 
 // x[i] += y[i]. Element-wise, so any vectorisation the compiler picks is exact.
 void add_inplace(float* x, const float* y, size_t n);

@@ -13,8 +13,13 @@ namespace {
 // two threads never write the same cache line; a multiple of 2 keeps the M = 1 in-cache kernel
 // on its two-panel path.
 constexpr size_t kPanelAlign = 4;
-// GELU's cost per element in multiply-adds of a matmul (a rational erf, ~20 operations).
-constexpr size_t kGeluMacsPerElement = 16;
+// An element-wise function's cost per element in multiply-adds of a matmul streaming its
+// weights (~0.05 ns each natively): GELU's erf 6-11 ns an element, the tanh GELU ~5, SwiGLU
+// ~2 (AMD EPYC Zen 5, one core). (GELU counted as 16 kept it on one thread for a 256-wide
+// model's 1024 activations, ~10% of a two-thread pass.)
+constexpr size_t kGeluMacsPerElement = 128;
+constexpr size_t kGeluTanhMacsPerElement = 96;
+constexpr size_t kSwigluMacsPerElement = 32;
 }  // namespace
 
 void matmul(ThreadPool* pool, const float* x, size_t m, size_t k, const float* w_packed, size_t n,
@@ -79,6 +84,26 @@ void gelu(ThreadPool* pool, float* x, size_t n) {
   const int parts = parts_for(pool, n * kGeluMacsPerElement, kMinMacsPerPart);
   // Ranges of whole 4-element blocks, so that each element takes the same (vector) path.
   for_ranges(pool, parts, n, 4, [&](size_t b, size_t e) { kernels::gelu(x + b, e - b); });
+}
+
+void gelu_tanh(ThreadPool* pool, float* x, size_t n) {
+  const int parts = parts_for(pool, n * kGeluTanhMacsPerElement, kMinMacsPerPart);
+  for_ranges(pool, parts, n, 4, [&](size_t b, size_t e) { kernels::gelu_tanh(x + b, e - b); });
+}
+
+void swiglu(ThreadPool* pool, const float* gate_up, size_t rows, size_t n_ff, float* out) {
+  const int parts = parts_for(pool, rows * n_ff * kSwigluMacsPerElement, kMinMacsPerPart);
+  if (parts <= 1) {
+    kernels::swiglu(gate_up, rows, n_ff, out);
+    return;
+  }
+  // Each part takes the same columns of every row (whole 4-element blocks).
+  for_ranges(pool, parts, n_ff, 4, [&](size_t b, size_t e) {
+    for (size_t t = 0; t < rows; ++t) {
+      const float* g = gate_up + t * 2 * n_ff;
+      swiglu_span(g + b, g + n_ff + b, e - b, out + t * n_ff + b);
+    }
+  });
 }
 
 }  // namespace specdec::kernels

@@ -6,8 +6,10 @@
 //   gelu:   by element ranges (it is element-wise);
 //   for_ranges: any loop of independent items (attention: (token, head) pairs).
 // Work too small to gain stays on the calling thread: a part must hold at least
-// kMinMacsPerPart multiply-adds (a fork-join costs microseconds: `specdec bench --threads`),
-// so a small draft never waits on a barrier.
+// kMinMacsPerPart multiply-adds (~2 us of a matmul streaming its weights; an idle fork-join
+// costs ~0.5 us: `specdec bench --only threads`), so a 256-wide layer's 256 x 256 matmul splits
+// in two and a draft's smallest ones stay whole. (2^16 left a 6x256 target's attention output
+// projection, head and attention on one thread: 2 threads were 4-7% slower, issue 38.)
 #pragma once
 
 #include <algorithm>
@@ -18,7 +20,7 @@
 
 namespace specdec::kernels {
 
-constexpr size_t kMinMacsPerPart = size_t{1} << 16;
+constexpr size_t kMinMacsPerPart = size_t{1} << 15;
 
 // How many parts `work` units split into when a part needs at least min_per_part of them:
 // 1 .. pool->threads() (1 without a pool).
@@ -61,7 +63,9 @@ void matmul_q8_parts(ThreadPool* pool, int parts, const int16_t* x8, const float
                      size_t k, const int8_t* q, const float* s, size_t n, const float* bias,
                      float* out);
 
-// kernels::gelu over pool.
+// kernels::gelu, gelu_tanh and swiglu over pool, each element computed as on one thread.
 void gelu(ThreadPool* pool, float* x, size_t n);
+void gelu_tanh(ThreadPool* pool, float* x, size_t n);
+void swiglu(ThreadPool* pool, const float* gate_up, size_t rows, size_t n_ff, float* out);
 
 }  // namespace specdec::kernels

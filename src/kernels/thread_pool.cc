@@ -212,14 +212,43 @@ void ThreadPool::begin_window() {
   // Asks the system at most every kProbeMicros (a read costs microseconds); a window is tried
   // only if the machine has a core for a worker now.
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_probe_ >= std::chrono::microseconds(kProbeMicros)) {
+  if (ask_again_ || now - last_probe_ >= std::chrono::microseconds(kProbeMicros)) {
     last_probe_ = now;
+    ask_again_ = false;
     window_threads_ = threads_with_a_core_now();
   }
-  if (window_threads_ == 1) {
-    busy_.fetch_add(1, std::memory_order_relaxed);
-    shed_left_ = kBusyShedRuns;
+  const bool busy = window_threads_ == 1;
+  if (busy) busy_.fetch_add(1, std::memory_order_relaxed);
+  const int shed = rule_.after_reading(busy, &ask_again_);
+  if (shed > 0) shed_left_ = shed;
+}
+
+int ThreadPool::ShedRule::after_window(bool lost) {
+  if (!lost) {
+    shed_next_ = kMinShedRuns;
+    ++windows_won_;
+    return 0;
   }
+  // A window lost after a quiet spell is often one stall (a task that passed, the host taking
+  // the vCPU for a moment): a few runs, then threads again. Windows lost one after another
+  // shed kMinShedRuns, doubling up to kMaxShedRuns.
+  const bool blip = windows_won_ >= kSteadyWindows;
+  windows_won_ = 0;
+  if (blip) return kBlipShedRuns;
+  const int shed = shed_next_;
+  shed_next_ = std::min(shed_next_ * 2, kMaxShedRuns);
+  return shed;
+}
+
+int ThreadPool::ShedRule::after_reading(bool busy, bool* ask_again) {
+  // An idle machine's own tasks wake now and then (a few percent of readings on a 2-vCPU VM
+  // whose two cores this pool keeps busy): the first busy reading sheds a few runs and asks
+  // again at once; a machine still busy sheds kBusyShedRuns, asked every kProbeMicros.
+  const bool first = !was_busy_;
+  was_busy_ = busy;
+  *ask_again = busy && first;
+  if (!busy) return 0;
+  return first ? kBlipShedRuns : kBusyShedRuns;
 }
 
 void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {
@@ -232,13 +261,8 @@ void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {
   window_worker_parts_ = 0;
   window_fair_parts_ = window_saved_us_ = 0.0;
   window_runs_ = 0;
-  if (absent || losing) {
-    losing_windows_.fetch_add(1, std::memory_order_relaxed);
-    shed_left_ = shed_next_;
-    shed_next_ = std::min(shed_next_ * 2, kMaxShedRuns);
-  } else {
-    shed_next_ = kMinShedRuns;
-  }
+  if (absent || losing) losing_windows_.fetch_add(1, std::memory_order_relaxed);
+  shed_left_ = rule_.after_window(absent || losing);
 }
 
 int ThreadPool::take_parts(uint32_t gen) {

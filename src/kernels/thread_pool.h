@@ -24,13 +24,15 @@
 // first, baseline-compiled windows, an absent one almost none), or threads lost time, the next
 // runs go serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns; the
 // workers sleep meanwhile), then threads are tried again. Idle, the workers take their share and
-// threads save time: nothing is shed. Counts, not timings, carry most of the decision, so it
-// holds on a machine whose timings are noise.
+// threads save time: nothing is shed, but for a passing stall (a window lost after
+// kSteadyWindows won: only kBlipShedRuns go serial, see ShedRule). Counts, not timings, carry most
+// of the decision, so it holds on a machine whose timings are noise.
 //
 // Where the system says how busy it is (Linux natively: /proc/loadavg's runnable tasks), the
 // caller also asks it before each window: when the other programs' runnable tasks leave no
-// core for a worker, the window is not tried at all (its runs go serial, kBusyShedRuns of them,
-// then the caller asks again: asking is cheap and harmless, so a passing task costs little), and
+// core for a worker, the window is not tried at all (its runs go serial: kBlipShedRuns at a first
+// busy reading, which the caller checks again at once, as an idle machine's own tasks wake now
+// and then; kBusyShedRuns while it stays busy, asking every kProbeMicros), and
 // with cores for only some workers a run uses only those. A window tried on such a machine costs
 // far more than it can save — one worker preempted inside a part holds the run up for a time slice,
 // milliseconds against runs of tens of microseconds — and a process that decodes a hundred tokens
@@ -76,6 +78,11 @@ class ThreadPool {
   static constexpr int kMaxShedRuns = 8192;
   static constexpr int kProbeMicros = 4000;  // the system's load is read at most this often
   static constexpr int kBusyShedRuns = 128;  // serial runs when no core is free, then ask again
+  // A first sign of load after a quiet spell (one busy reading, one losing window after
+  // kSteadyWindows won) is often a passing task: only kBlipShedRuns go serial, then the pool
+  // asks or tries again at once; a second sign in a row sheds as above.
+  static constexpr int kBlipShedRuns = 32;
+  static constexpr int kSteadyWindows = 8;
 
   // Whether this build can run threads at all (native; WebAssembly built with -pthread).
   static bool has_threads();
@@ -144,6 +151,21 @@ class ThreadPool {
   // For tests: another probe, or null to let the ledger alone decide. Call before runs begin.
   void set_load_probe(LoadProbe probe) { probe_ = probe; }
 
+  // The ledger's rule for how many runs go serial after each sign of load (public for tests).
+  class ShedRule {
+   public:
+    // After a window of kWindowRuns runs, won or lost: the runs to shed (0 when won).
+    int after_window(bool lost);
+    // After a reading of the system's load (busy: no core free for a worker): the runs to shed,
+    // and whether to read again before the next window rather than kProbeMicros later.
+    int after_reading(bool busy, bool* ask_again);
+
+   private:
+    int shed_next_ = kMinShedRuns;
+    int windows_won_ = 0;    // windows won in a row
+    bool was_busy_ = false;  // the latest reading said no core was free
+  };
+
  private:
   using Call = void (*)(void*, int);
   void run_erased(int parts, Call call, void* ctx);
@@ -198,9 +220,10 @@ class ThreadPool {
   double window_fair_parts_ = 0.0;
   double window_saved_us_ = 0.0;
   int shed_left_ = 0;  // runs still to do serially
-  int shed_next_ = kMinShedRuns;
+  ShedRule rule_;
   int window_threads_ = kMaxThreads;  // threads this window may use (the machine's free cores)
   std::chrono::steady_clock::time_point last_probe_{};
+  bool ask_again_ = false;  // read the system's load before the next window
   LoadProbe probe_ = &ThreadPool::system_load;
 
   std::atomic<uint64_t> runs_{0}, serial_{0}, wakeups_{0}, worker_parts_{0}, caller_parts_{0},

@@ -154,7 +154,10 @@ void attend_pass(kernels::ThreadPool* pool, const std::vector<float>& qkv, const
                  size_t T, const GPTConfig& cfg, int l, KVCache& cache, std::vector<float>& att) {
   const size_t Q = cfg.q_dim(), QKV = Q + 2 * cfg.kv_dim(), H = cfg.n_head;
   const size_t group = H / cfg.kv_heads(), hs = cfg.head_size(), pos0 = cache.size();
-  const size_t attend_macs = 2 * T * H * (pos0 + T) * hs;
+  // A multiply-add of attention (scores, softmax's exp, the weighted sum) costs ~4 of a matmul's
+  // (`specdec bench --only breakdown`: 5.4 against 19 GMAC/s), so short contexts split too.
+  constexpr size_t kAttendMacCost = 4;
+  const size_t attend_macs = 2 * T * H * (pos0 + T) * hs * kAttendMacCost;
   const size_t parts = kernels::parts_for(pool, attend_macs, kernels::kMinMacsPerPart);
   kernels::for_ranges(pool, parts, T * H, 1, [&](size_t i0, size_t i1) {
     thread_local std::vector<float> scores;
@@ -247,9 +250,9 @@ std::vector<float> GPTModel::forward(const std::vector<int>& tokens, KVCache& ca
     norm_rows(cfg, x, w.ln_2_weight, w.ln_2_bias, T, xn);
     linear(xn.data(), C, w.c_fc, FC, w.c_fc_bias, fc.data());
     if (swiglu) {
-      kernels::swiglu(fc.data(), T, F, act.data());
+      kernels::swiglu(pool, fc.data(), T, F, act.data());
     } else if (cfg.mlp == MlpKind::kGeluTanh) {
-      kernels::gelu_tanh(fc.data(), T * F);
+      kernels::gelu_tanh(pool, fc.data(), T * F);
     } else {
       kernels::gelu(pool, fc.data(), T * F);
     }

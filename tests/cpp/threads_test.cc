@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/matmul.h"
+#include "kernels/ops.h"
 #include "kernels/parallel.h"
 #include "kernels/thread_pool.h"
 #include "model/gpt_model.h"
@@ -186,13 +187,73 @@ TEST(ThreadPool, NoFreeCoreSendsRunsSerialBeforeAnyWindow) {
   }
   EXPECT_EQ(pool.stats().runs, 0u);
   EXPECT_EQ(pool.stats().shed, 100u);
-  EXPECT_EQ(pool.stats().busy, 1u);  // one look: 100 runs < kBusyShedRuns
+  // Two looks: the first sheds kBlipShedRuns and asks again, the second kBusyShedRuns.
+  static_assert(ThreadPool::kBlipShedRuns < 100 &&
+                100 < ThreadPool::kBlipShedRuns + ThreadPool::kBusyShedRuns);
+  EXPECT_EQ(pool.stats().busy, 2u);
   EXPECT_EQ(pool.stats().worker_parts, 0u);
   ThreadPool idle(2);
   idle.set_load_probe(&idle_machine);
   for (int rep = 0; rep < ThreadPool::kWindowRuns; ++rep) idle.run(4, [](int) {});
   EXPECT_EQ(idle.stats().runs, static_cast<uint64_t>(ThreadPool::kWindowRuns));  // one window
   EXPECT_EQ(idle.stats().busy, 0u);
+}
+
+// A machine busy for one reading only (a task of its own that passed): a few runs go serial,
+// the pool asks again at once and the next window is tried with threads.
+ThreadPool::MachineLoad busy_once() {
+  static std::atomic<int> readings{0};
+  return readings.fetch_add(1) == 0 ? full_machine() : idle_machine();
+}
+
+TEST(ThreadPool, ABusyReadingThatPassesShedsAFewRuns) {
+  ThreadPool pool(2);
+  pool.set_load_probe(&busy_once);
+  const int runs = ThreadPool::kBlipShedRuns + ThreadPool::kWindowRuns;
+  for (int rep = 0; rep < runs; ++rep) pool.run(2, [](int) {});
+  EXPECT_EQ(pool.stats().busy, 1u);
+  EXPECT_EQ(pool.stats().shed, static_cast<uint64_t>(ThreadPool::kBlipShedRuns));
+  EXPECT_EQ(pool.stats().runs, static_cast<uint64_t>(ThreadPool::kWindowRuns));
+}
+
+// The ledger's rule, one sequence of signs per line: W a window won, L lost, B a busy reading,
+// I an idle one; the runs each sign sheds.
+TEST(ThreadPool, ShedRule) {
+  using P = ThreadPool;
+  struct Case {
+    const char* signs;
+    std::vector<int> shed;
+  };
+  const Case kCases[] = {
+      {"L", {P::kMinShedRuns}},
+      {"LLL", {P::kMinShedRuns, 2 * P::kMinShedRuns, 4 * P::kMinShedRuns}},
+      {"LWL", {P::kMinShedRuns, 0, P::kMinShedRuns}},             // a win resets the doubling
+      {"WWWWWWWL", {0, 0, 0, 0, 0, 0, 0, P::kMinShedRuns}},       // 7 wins: not a quiet spell
+      {"WWWWWWWWL", {0, 0, 0, 0, 0, 0, 0, 0, P::kBlipShedRuns}},  // 8: a passing stall
+      {"WWWWWWWWLL", {0, 0, 0, 0, 0, 0, 0, 0, P::kBlipShedRuns, P::kMinShedRuns}},
+      {"LLLLLLLL", {512, 1024, 2048, 4096, 8192, 8192, 8192, 8192}},
+      {"I", {0}},
+      {"B", {P::kBlipShedRuns}},
+      {"BB", {P::kBlipShedRuns, P::kBusyShedRuns}},
+      {"BBB", {P::kBlipShedRuns, P::kBusyShedRuns, P::kBusyShedRuns}},
+      {"BIB", {P::kBlipShedRuns, 0, P::kBlipShedRuns}},
+  };
+  static_assert(P::kMinShedRuns == 512 && P::kMaxShedRuns == 8192);
+  for (const Case& c : kCases) {
+    P::ShedRule rule;
+    std::vector<int> got;
+    for (const char* s = c.signs; *s; ++s) {
+      bool ask_again = false;
+      if (*s == 'W' || *s == 'L') got.push_back(rule.after_window(*s == 'L'));
+      if (*s == 'B' || *s == 'I') {
+        got.push_back(rule.after_reading(*s == 'B', &ask_again));
+        // A first busy reading is read again at once; later ones wait kProbeMicros.
+        const bool first_busy = *s == 'B' && (s == c.signs || s[-1] != 'B');
+        EXPECT_EQ(ask_again, first_busy) << c.signs << " at " << (s - c.signs);
+      }
+    }
+    EXPECT_EQ(got, c.shed) << c.signs;
+  }
 }
 
 TEST(ThreadPool, ThreadsWithACore) {
@@ -329,6 +390,32 @@ TEST(ParallelMatmul, SmallMatricesStayOnOneThread) {
   kernels::pack_weights(bw.data(), big_n, big_k, bpacked.data());
   kernels::matmul(&pool, bx.data(), 1, big_k, bpacked.data(), big_n, nullptr, bout.data());
   EXPECT_EQ(pool.stats().runs, 1u);
+}
+
+// Element-wise functions split over threads give one thread's values bit for bit, and a
+// 256-wide model's 1024 activations are split (GELU's erf costs ~128 matmul multiply-adds an
+// element: on one thread it was ~10% of a two-thread pass).
+TEST(ParallelElementwise, SplitsAreBitIdenticalAndSmallModelsSplit) {
+  Rng rng(11);
+  ThreadPool pool(3);
+  pool.set_load_probe(nullptr);
+  pool.set_adaptive(false);
+  for (size_t n : {1024, 1027, 4099}) {
+    const std::vector<float> x = random_floats(rng, n), gu = random_floats(rng, 3 * 2 * n);
+    std::vector<float> one = x, got = x;
+    kernels::gelu(one.data(), n);
+    kernels::gelu(&pool, got.data(), n);
+    EXPECT_TRUE(same_bits(got, one)) << "gelu, n=" << n;
+    one = got = x;
+    kernels::gelu_tanh(one.data(), n);
+    kernels::gelu_tanh(&pool, got.data(), n);
+    EXPECT_TRUE(same_bits(got, one)) << "gelu_tanh, n=" << n;
+    std::vector<float> sw_one(3 * n), sw_got(3 * n, -1.0f);
+    kernels::swiglu(gu.data(), 3, n, sw_one.data());
+    kernels::swiglu(&pool, gu.data(), 3, n, sw_got.data());
+    EXPECT_TRUE(same_bits(sw_got, sw_one)) << "swiglu, n=" << n;
+  }
+  EXPECT_EQ(pool.stats().runs, 9u);  // every call above was split
 }
 
 // ------------------------------------------------------------------ the forward pass
