@@ -208,7 +208,9 @@ export function printResult(result, { json, threadList, type, promptBytes }) {
     const first = Object.values(m.wllama)[0];
     const ref = m.specdec[1] ?? Object.values(m.specdec)[0];
     if (first && ref) {
-      console.log(`${k} specdec: ${JSON.stringify(ref.text)}`);
+      console.log(
+        `${k} specdec: ${ref.text === null ? `(token ids only: the file was loaded without its tokenizer; ${ref.tokens.length} tokens)` : JSON.stringify(ref.text)}`,
+      );
       console.log(`${k} wllama : ${JSON.stringify(first.text)}`);
     }
   }

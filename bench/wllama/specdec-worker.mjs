@@ -56,7 +56,8 @@ function decodeOnce(sd, target, prompt, maxTokens, draft = null, gamma = 1) {
       ms,
       timedTokens: tokens.length - first,
       msPerToken: ms / (tokens.length - first),
-      text: dec.generatedText,
+      // Files loaded here carry no tokenizer: the byte tokenizer reads only a 256-token vocabulary.
+      text: target.config.vocabSize <= 256 ? dec.generatedText : null,
       ...(draft ? { alpha: st.acceptanceRate, tokensPerPass: st.tokensPerPass } : {}),
     };
   } finally {
