@@ -3,13 +3,13 @@
 // count:
 //   matmul: by panels of output rows (4 outputs each, kernels/matmul.h), contiguous ranges per
 //           thread, so every thread streams its own part of each stripe;
-//   gelu:   by element ranges (it is element-wise);
+//   gelu, gelu_tanh: by element ranges (element-wise); swiglu: by column ranges of every row;
 //   for_ranges: any loop of independent items (attention: (token, head) pairs).
 // Work too small to gain stays on the calling thread: a part must hold at least
 // kMinMacsPerPart multiply-adds (~2 us of a matmul streaming its weights; an idle fork-join
 // costs ~0.5 us: `specdec bench --only threads`), so a 256-wide layer's 256 x 256 matmul splits
 // in two and a draft's smallest ones stay whole. (2^16 left a 6x256 target's attention output
-// projection, head and attention on one thread: 2 threads were 4-7% slower, issue 38.)
+// projection, head and attention on one thread: two threads ran 4-10% slower, issue 38.)
 #pragma once
 
 #include <algorithm>
