@@ -77,13 +77,9 @@ GPTConfig config_from(const FamilyConfig& f, int context) {
 }
 
 // Weights and KV cache within kMaxFamily*; 8-bit needs whole blocks along every Linear input.
-void check_memory(const GPTConfig& c, bool int8, bool tied) {
-  const uint64_t C = c.n_embd, V = c.vocab_size, L = c.n_layer, Q = c.q_dim(), KV = c.kv_dim();
-  const uint64_t FC = c.mlp == MlpKind::kSwiGlu ? 2 * c.ff() : c.ff();
-  const uint64_t linear = L * ((Q + 2 * KV) * C + C * Q + FC * C + C * c.ff());
-  const uint64_t other =
-      (tied ? 1 : 2) * V * C + uint64_t(c.block_size) * C + L * (Q + 2 * KV + FC + 6 * C);
-  const uint64_t bytes = (int8 ? linear + linear / 8 : 4 * linear) + 4 * other;
+void check_memory(const GPTConfig& c, bool int8, bool head_int8, bool tied) {
+  const uint64_t C = c.n_embd, L = c.n_layer, KV = c.kv_dim(), Q = c.q_dim();
+  const uint64_t bytes = family::weight_bytes(c, int8, head_int8, tied);
   if (bytes > kMaxFamilyParamBytes) {
     fail("model file: the weights need ", bytes, " bytes in memory (", int8 ? "int8" : "f32",
          "), over the limit of ", kMaxFamilyParamBytes);
@@ -245,13 +241,15 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   family::check_tensor_set(ck, cfg, family);
   const bool stored_int8 = has_quantized_linear(ck, cfg, family);
   const bool int8 = weights ? *weights == Weights::kInt8 : stored_int8;
-  check_memory(cfg, int8, ck.config.tied_head);
+  const family::GlobalNames g = family::global_names(family);
+  const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
+  // An 8-bit model keeps a head stored in blocks as 8-bit blocks (packed_head).
+  check_memory(cfg, int8, int8 && family::is_quantized(ck.find(head)->type), ck.config.tied_head);
 
   GPTModel model;
   model.config_ = cfg;
   model.weight_type_ = int8 ? Weights::kInt8 : Weights::kF32;
   GPTWeights& w = model.weights_;
-  const family::GlobalNames g = family::global_names(family);
   const size_t C = cfg.n_embd;
   // Tied: the embedding is held once, as the head's packed rows (token_embedding unpacks a row).
   if (!ck.config.tied_head) w.wte = family::to_floats(g.embed, *ck.find(g.embed));
@@ -273,7 +271,6 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   }
   w.ln_f_weight = family::to_floats(g.norm_w, *ck.find(g.norm_w));
   if (!g.norm_b.empty()) w.ln_f_bias = family::to_floats(g.norm_b, *ck.find(g.norm_b));
-  const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
   sc = Scratch{};  // the layers' scratch freed before the head's (the largest tensor)
   w.lm_head = packed_head(head, *ck.find(head), cfg.vocab_size, C, int8, sc);
   return model;

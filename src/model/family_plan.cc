@@ -18,6 +18,18 @@ using kernels::kQ8Block;
 
 bool is_quantized(TensorType t) { return t == TensorType::kQ8_0 || t == TensorType::kQ4_0; }
 
+uint64_t weight_bytes(const GPTConfig& c, bool int8, bool head_int8, bool tied) {
+  const uint64_t C = c.n_embd, V = c.vocab_size, L = c.n_layer, Q = c.q_dim(), KV = c.kv_dim();
+  const uint64_t FC = c.mlp == MlpKind::kSwiGlu ? 2 * c.ff() : c.ff();
+  const uint64_t linear = L * ((Q + 2 * KV) * C + C * Q + FC * C + C * c.ff());
+  const auto held = [](uint64_t n, bool eight) { return eight ? n + n / kQ8Block * 4 : 4 * n; };
+  const uint64_t T = c.block_size;
+  const uint64_t positions = c.positions == PositionKind::kLearned ? T * C : T * c.head_size();
+  const uint64_t vectors = L * (Q + 2 * KV + FC + 6 * C) + 2 * C;  // biases and norms, at most
+  return held(linear, int8) + held(V * C, head_int8) +
+         4 * ((tied ? 0 : V * C) + positions + vectors);
+}
+
 // The layer's tensors: Llama / Qwen2 (model.layers.{l}.) or GPT-2 (transformer.h.{l}.).
 LayerPlan layer_plan(Family family, const GPTConfig& c, int l) {
   const uint64_t C = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.ff();

@@ -53,6 +53,12 @@ void check_tensor_set(const Checkpoint& ck, const GPTConfig& c, Family family);
 
 bool is_quantized(TensorType t);  // Q8_0 / Q4_0
 
+// The bytes a model of this shape holds its weights in (the packing's padding aside), known
+// before anything is allocated: 8-bit Linear weights (int8 plus a float scale per block of 32),
+// a head in 8-bit blocks where head_int8 (an 8-bit model whose head is stored in blocks), every
+// other weight float32; a tied head's embedding held once, as the head.
+uint64_t weight_bytes(const GPTConfig& c, bool int8, bool head_int8, bool tied);
+
 // Q8_0 / Q4_0 blocks as our 8-bit blocks without requantizing: q (numel,) and scales
 // (numel / 32,); a non-finite scale is refused.
 // first_block: the index of t's first block in the whole tensor (t a part of it), for messages.
