@@ -80,25 +80,28 @@ void matmul_q8_parts(ThreadPool* pool, int parts, const int16_t* x8, const float
   }
 }
 
+namespace {
+// f(begin, end) over [0, n) in ranges of whole 4-element blocks (so that each element takes the
+// same vector path as on one thread), as many as `work` multiply-adds pay for.
+template <typename F>
+void split_blocks(ThreadPool* pool, size_t work, size_t n, F&& f) {
+  for_ranges(pool, parts_for(pool, work, kMinMacsPerPart), n, 4, f);
+}
+}  // namespace
+
 void gelu(ThreadPool* pool, float* x, size_t n) {
-  const int parts = parts_for(pool, n * kGeluMacsPerElement, kMinMacsPerPart);
-  // Ranges of whole 4-element blocks, so that each element takes the same (vector) path.
-  for_ranges(pool, parts, n, 4, [&](size_t b, size_t e) { kernels::gelu(x + b, e - b); });
+  split_blocks(pool, n * kGeluMacsPerElement, n,
+               [&](size_t b, size_t e) { kernels::gelu(x + b, e - b); });
 }
 
 void gelu_tanh(ThreadPool* pool, float* x, size_t n) {
-  const int parts = parts_for(pool, n * kGeluTanhMacsPerElement, kMinMacsPerPart);
-  for_ranges(pool, parts, n, 4, [&](size_t b, size_t e) { kernels::gelu_tanh(x + b, e - b); });
+  split_blocks(pool, n * kGeluTanhMacsPerElement, n,
+               [&](size_t b, size_t e) { kernels::gelu_tanh(x + b, e - b); });
 }
 
 void swiglu(ThreadPool* pool, const float* gate_up, size_t rows, size_t n_ff, float* out) {
-  const int parts = parts_for(pool, rows * n_ff * kSwigluMacsPerElement, kMinMacsPerPart);
-  if (parts <= 1) {
-    kernels::swiglu(gate_up, rows, n_ff, out);
-    return;
-  }
-  // Each part takes the same columns of every row (whole 4-element blocks).
-  for_ranges(pool, parts, n_ff, 4, [&](size_t b, size_t e) {
+  // Each part takes the same columns of every row.
+  split_blocks(pool, rows * n_ff * kSwigluMacsPerElement, n_ff, [&](size_t b, size_t e) {
     for (size_t t = 0; t < rows; ++t) {
       const float* g = gate_up + t * 2 * n_ff;
       swiglu_span(g + b, g + n_ff + b, e - b, out + t * n_ff + b);

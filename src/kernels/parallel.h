@@ -25,10 +25,8 @@ constexpr size_t kMinMacsPerPart = size_t{1} << 15;
 // How many parts `work` units split into when a part needs at least min_per_part of them:
 // 1 .. pool->threads() (1 without a pool).
 inline int parts_for(const ThreadPool* pool, size_t work, size_t min_per_part) {
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-  return 1;  // no threads in this build: the split paths compile away (a smaller module)
-#endif
-  if (!pool || pool->threads() <= 1) return 1;
+  // A build without threads knows it at compile time: its split paths compile away.
+  if (!ThreadPool::has_threads() || !pool || pool->threads() <= 1) return 1;
   const size_t by_work = std::max<size_t>(1, work / std::max<size_t>(1, min_per_part));
   return static_cast<int>(std::min<size_t>(by_work, static_cast<size_t>(pool->threads())));
 }

@@ -56,14 +56,6 @@ int next_of(uint64_t t) { return static_cast<int>(t & kField); }
 
 }  // namespace
 
-bool ThreadPool::has_threads() {
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-  return false;
-#else
-  return true;
-#endif
-}
-
 ThreadPool::ThreadPool(int threads) {
   if (threads < 1 || threads > kMaxThreads) {
     throw std::invalid_argument("threads: must be an integer in 1.." + std::to_string(kMaxThreads) +

@@ -85,7 +85,13 @@ class ThreadPool {
   static constexpr int kSteadyWindows = 8;
 
   // Whether this build can run threads at all (native; WebAssembly built with -pthread).
-  static bool has_threads();
+  static constexpr bool has_threads() {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+    return false;
+#else
+    return true;
+#endif
+  }
 
   // threads in 1 .. kMaxThreads (throws std::invalid_argument otherwise): the caller plus
   // threads - 1 workers, started here. In a build without threads the pool has 1 thread
