@@ -2,19 +2,22 @@
 // Decoding on a busy machine (issue 38): plain and speculative decoding at 1 and 2 threads while
 // a number of CPU hogs run — processes that spin, started and stopped here, bounded in time — in
 // WASM under Node (the npm package), in WASM in headless Chromium (a module Worker, as the page
-// decodes) and natively (build/specdec generate). Each hog count is measured in its own block;
-// within a block every repeat runs every side, mode and thread count in turn (the order of 1
-// and 2 threads alternates), so a slow minute weighs on both alike. Prints ms per token and the
-// ratio 2 threads ÷ 1 thread in speed (> 1: two threads faster), each from the same block.
+// decodes) and natively (build/specdec generate). Each hog count is measured in its own block,
+// and every repeat runs every side and mode. In WASM a repeat decodes once at 1 and once at 2
+// threads with the two decoders stepped in turn, a few steps at a time (bench/interleaved.mjs),
+// so that the hogs' moving share of the CPU weighs on both alike; natively each decode is a
+// process of its own, run back to back with the order of 1 and 2 threads alternating. Prints ms
+// per token and the ratio 2 threads ÷ 1 thread in speed (> 1: two threads faster), per repeat.
 //
 //   node bench/load.mjs [--hogs 0,1,2,4] [--repeats 3] [--max-tokens 100] [--pair small|large]
-//                       [--gamma 3] [--skip native,node,chromium] [--json FILE]
+//                       [--gamma 3] [--chunk 4] [--skip native,node,chromium] [--json FILE]
 //                       [--cli PATH]   (another build of the native CLI, for an A/B)
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
+import { decodeInterleaved } from './interleaved.mjs';
 import { stats, cell } from './stats.mjs';
 
 const opt = benchOptions({
@@ -23,6 +26,7 @@ const opt = benchOptions({
   'max-tokens': '100',
   pair: 'small',
   gamma: '3',
+  chunk: '4',
   skip: '',
   json: undefined,
   cli: undefined,
@@ -34,7 +38,15 @@ if (HOGS.some((h) => !Number.isInteger(h) || h < 0 || h > 16))
 const REPEATS = Number(opt.repeats);
 const MAX_TOKENS = Number(opt['max-tokens']);
 const GAMMA = Number(opt.gamma);
-if (!(REPEATS >= 1) || !(MAX_TOKENS >= 1) || !(GAMMA >= 1)) fail('--repeats, --max-tokens, --gamma: positive integers');
+const CHUNK = Number(opt.chunk);
+for (const [name, v] of [
+  ['repeats', REPEATS],
+  ['max-tokens', MAX_TOKENS],
+  ['gamma', GAMMA],
+  ['chunk', CHUNK],
+]) {
+  if (!(Number.isInteger(v) && v >= 1)) fail(`--${name}: a positive integer, got ${opt[name]}`);
+}
 const SKIP = new Set(opt.skip.split(',').filter(Boolean));
 const PAIRS = {
   small: { target: 'models/target.safetensors', draft: 'models/draft.safetensors' },
@@ -66,15 +78,21 @@ function stopHogs() {
 process.on('exit', stopHogs);
 for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => process.exit(130));
 
-// ---- the three sides: each decode(mode, threads) -> ms per token (the prompt's pass not timed)
+// ---- the three sides: each pair(mode, order) -> { 1: ms per token, 2: ms per token } (in WASM
+// the prompt's pass is not timed; natively the CLI's figure includes it)
 const sides = [];
+// { 1: ms, 2: ms, pool: two threads' { runs, shed } } from decodeInterleaved's results.
+const byThreads = (results) => ({
+  ...Object.fromEntries(results.map((r) => [r.threads, r.msPerToken])),
+  pool: results.find((r) => r.threads === 2)?.pool ?? null,
+});
 
 if (!SKIP.has('native')) {
   const cli = path.resolve(ROOT, opt.cli ?? 'build/specdec');
   if (!existsSync(cli)) fail(`${cli} missing: build it (cmake --build build) or --skip native`);
   sides.push({
     name: 'native',
-    decode(mode, threads) {
+    decode(mode, threads, pools = {}) {
       const args = [
         'generate',
         '--target',
@@ -91,7 +109,15 @@ if (!SKIP.has('native')) {
         ...(mode === 'plain' ? ['--plain'] : ['--draft', path.join(ROOT, PAIR.draft), '--gamma', String(GAMMA)]),
       ];
       const out = JSON.parse(execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
+      pools[threads] = { runs: out.pool.runs, shed: out.pool.shed };
       return out.stats.ms_per_token; // wall time over tokens, the prompt's pass included
+    },
+    // A process per decode: back to back, in the given order.
+    pair(mode, order) {
+      const ms = {};
+      const pools = {};
+      for (const t of order) ms[t] = this.decode(mode, t, pools);
+      return { ...ms, pool: pools[2] };
     },
   });
 }
@@ -105,30 +131,19 @@ if (!SKIP.has('node')) {
   const draft = sd.loadModel(readFileSync(path.join(ROOT, PAIR.draft)));
   sides.push({
     name: 'WASM, Node',
-    decode(mode, threads) {
-      sd.setThreads(threads);
-      const dec = sd.createDecoder(
-        mode === 'plain'
-          ? { target, plain: true, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 }
-          : {
-              target,
-              draft,
-              gamma: GAMMA,
-              prompt: PROMPT,
-              temperature: 0,
-              maxTokens: MAX_TOKENS,
-              seed: 1,
-            },
-      );
-      try {
-        dec.step();
-        const first = dec.generatedTokens.length;
-        const t0 = performance.now();
-        while (!dec.done) dec.step();
-        return (performance.now() - t0) / Math.max(1, dec.generatedTokens.length - first);
-      } finally {
-        dec.dispose();
-      }
+    // One instance: each decoder's chunks run at its thread count (sd.setThreads).
+    pair(mode) {
+      const open = (threads) => ({
+        threads,
+        before: () => sd.setThreads(threads),
+        poolStats: () => sd.threadStats(),
+        decoder: sd.createDecoder(
+          mode === 'plain'
+            ? { target, plain: true, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 }
+            : { target, draft, gamma: GAMMA, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 },
+        ),
+      });
+      return byThreads(decodeInterleaved(THREADS.map(open), { chunk: CHUNK }));
     },
   });
 }
@@ -147,25 +162,25 @@ if (!SKIP.has('chromium')) {
   await page.waitForFunction(() => window.benchReady === true);
   sides.push({
     name: 'WASM, Chromium',
-    async decode(mode, threads) {
+    // The worker's threaded build at 1 and 2 threads (sd.setThreads, as the page), the decoders
+    // stepped in turn.
+    async pair(mode) {
       const r = await page.evaluate((a) => window.decode(a), {
-        threads,
+        interleave: THREADS,
+        chunk: CHUNK,
         model: `/${PAIR.target}`,
         ...(mode === 'plain' ? {} : { draft: `/${PAIR.draft}`, gamma: GAMMA }),
         prompt: PROMPT,
         maxTokens: MAX_TOKENS,
-        warmups: 0,
       });
-      if (threads > 1 && r.threadsInUse < threads)
-        throw new Error(`Chromium ran ${r.threadsInUse} thread(s): ${r.reason}`);
-      return r.msPerToken;
+      return byThreads(r);
     },
   });
 }
 if (!sides.length) fail('every side skipped');
 
 // ---- warm-up (compilation, page faults), then one block per hog count
-for (const side of sides) for (const mode of MODES) for (const t of THREADS) await side.decode(mode, t);
+for (const side of sides) for (const mode of MODES) await side.pair(mode, THREADS);
 
 const result = {
   cpu: CPU,
@@ -185,11 +200,12 @@ try {
       const order = r % 2 ? [...THREADS].reverse() : THREADS;
       for (const side of sides) {
         for (const mode of MODES) {
-          for (const t of order) {
-            log(`${h} hog(s), repeat ${r + 1}/${REPEATS}: ${side.name} ${mode} ${t} thread(s)`);
-            ((ms[side.name] ??= {})[mode] ??= {})[t] ??= [];
-            ms[side.name][mode][t].push(await side.decode(mode, t));
-          }
+          log(`${h} hog(s), repeat ${r + 1}/${REPEATS}: ${side.name} ${mode}`);
+          const pair = await side.pair(mode, order);
+          for (const t of THREADS) (((ms[side.name] ??= {})[mode] ??= {})[t] ??= []).push(pair[t]);
+          // Two threads' fork-joins that went to the workers, as a share of all the ledger saw.
+          if (pair.pool)
+            (ms[side.name][mode].share ??= []).push(pair.pool.runs / Math.max(1, pair.pool.runs + pair.pool.shed));
         }
       }
     }
@@ -198,7 +214,7 @@ try {
     for (const side of sides) {
       for (const mode of MODES) {
         const m = ms[side.name][mode];
-        // Per repeat: one thread's ms ÷ two threads' (the two ran back to back).
+        // Per repeat: one thread's ms ÷ two threads' (the two interleaved, or back to back).
         const ratios = m[1].map((x, i) => x / m[2][i]);
         block.rows.push({
           side: side.name,
@@ -206,6 +222,7 @@ try {
           ms1: stats(m[1]),
           ms2: stats(m[2]),
           speed2over1: stats(ratios),
+          threadedShare: m.share ? stats(m.share) : null,
         });
       }
     }
@@ -221,13 +238,17 @@ try {
 }
 
 console.log(`# specdec under load: ${opt.pair} pair, ${MAX_TOKENS} tokens, greedy, γ ${GAMMA}; ${CPU}`);
-console.log('ms per token: median [min–max] of the repeats; 2T ÷ 1T: speed of two threads over one, per repeat\n');
-console.log('| hogs | side | mode | 1 thread | 2 threads | 2T ÷ 1T speed |');
-console.log('|---|---|---|---|---|---|');
+console.log(`WASM: 1 and 2 threads interleaved, ${CHUNK} steps a chunk; native: a process each, back to back`);
+console.log('ms per token: median [min–max] of the repeats; 2T ÷ 1T: speed of two threads over one, per repeat;');
+console.log(
+  "on threads: the share of two threads' fork-joins that the pool gave to its workers (the rest it ran serially)\n",
+);
+console.log('| hogs | side | mode | 1 thread | 2 threads | 2T ÷ 1T speed | on threads |');
+console.log('|---|---|---|---|---|---|---|');
 for (const b of result.blocks) {
   for (const row of b.rows) {
     console.log(
-      `| ${b.hogs} | ${row.side} | ${row.mode} | ${cell(row.ms1, 3)} | ${cell(row.ms2, 3)} | ${cell(row.speed2over1, 2)} |`,
+      `| ${b.hogs} | ${row.side} | ${row.mode} | ${cell(row.ms1, 3)} | ${cell(row.ms2, 3)} | ${cell(row.speed2over1, 2)} | ${row.threadedShare ? `${(100 * row.threadedShare.median).toFixed(0)}%` : '–'} |`,
     );
   }
 }
