@@ -217,7 +217,10 @@ void ThreadPool::begin_window() {
 
 int ThreadPool::ShedRule::after_window(bool lost) {
   if (!lost) {
-    shed_next_ = kMinShedRuns;
+    // One window won on a busy machine does not say the load has gone (the other programs'
+    // share moves from one time slice to the next): the next loss sheds half as many runs as
+    // the last, not kMinShedRuns at once, so a machine that stays busy tries few windows.
+    shed_next_ = std::max(shed_next_ / 2, kMinShedRuns);
     ++windows_won_;
     return 0;
   }

@@ -22,11 +22,12 @@
 // run, the caller's own parts' time scaled to every part, minus the time taken). When the
 // workers took under kMinWorkerShare of their fair share (V8's workers take too little in their
 // first, baseline-compiled windows, an absent one almost none), or threads lost time, the next
-// runs go serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns; the
-// workers sleep meanwhile), then threads are tried again. Idle, the workers take their share and
-// threads save time: nothing is shed, but for a passing stall (a window lost after
-// kSteadyWindows won: only kBlipShedRuns go serial, see ShedRule). Counts, not timings, carry most
-// of the decision, so it holds on a machine whose timings are noise.
+// runs go serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns, and
+// halved, not reset, by a window won; the workers sleep meanwhile), then threads are tried again.
+// Idle, the workers take their share and threads save time: nothing is shed, but for a passing
+// stall (a window lost after kSteadyWindows won: only kBlipShedRuns go serial, see ShedRule).
+// Counts, not timings, carry most of the decision, so it holds on a machine whose timings are
+// noise.
 //
 // Where the system says how busy it is (Linux natively: /proc/loadavg's runnable tasks), the
 // caller also asks it before each window: when the other programs' runnable tasks leave no

@@ -227,7 +227,9 @@ TEST(ThreadPool, ShedRule) {
   const Case kCases[] = {
       {"L", {P::kMinShedRuns}},
       {"LLL", {P::kMinShedRuns, 2 * P::kMinShedRuns, 4 * P::kMinShedRuns}},
-      {"LWL", {P::kMinShedRuns, 0, P::kMinShedRuns}},             // a win resets the doubling
+      {"LWL", {P::kMinShedRuns, 0, P::kMinShedRuns}},
+      {"LLLLWL", {512, 1024, 2048, 4096, 0, 4096}},  // a win halves the next shed, no more
+      {"LLLLLWWWWL", {512, 1024, 2048, 4096, 8192, 0, 0, 0, 0, 512}},
       {"WWWWWWWL", {0, 0, 0, 0, 0, 0, 0, P::kMinShedRuns}},       // 7 wins: not a quiet spell
       {"WWWWWWWWL", {0, 0, 0, 0, 0, 0, 0, 0, P::kBlipShedRuns}},  // 8: a passing stall
       {"WWWWWWWWLL", {0, 0, 0, 0, 0, 0, 0, 0, P::kBlipShedRuns, P::kMinShedRuns}},
