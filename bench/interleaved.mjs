@@ -1,6 +1,6 @@
 // Two threads against one on a machine whose load moves (bench/load.mjs): decoders of the same
-// prompt and settings, one per thread count, stepped in turn in short chunks (a few steps each,
-// milliseconds, in the order A B B A A B ...), so that a minute when the other programs take
+// prompt and settings, one per thread count, stepped in turn in short chunks (tens of
+// milliseconds each, in the order A B B A A B ...), so that a minute when the other programs take
 // more of the CPU weighs on both alike; timed decodes run one after the other would each catch a
 // different minute (on a 2-vCPU VM under two hogs, identical serial decodes moved 0.95-1.8 ms a
 // token). Plain ESM without Node imports: bench/load.mjs runs it under Node, and the Chromium
@@ -21,13 +21,16 @@
  * pass and the first token) is not timed. The decoders must produce the same tokens (greedy
  * decoding is bit-identical across thread counts): a difference throws. Disposes the decoders.
  * @param {Side[]} sides
- * @param {{ chunk?: number }} [options] steps per chunk (default 4)
+ * @param {{ chunkMs?: number }} [options] a chunk steps its decoder until this many
+ *   milliseconds have passed (default 20; at least one step): long enough that switching
+ *   decoders — a one-thread chunk lets the pool's workers fall asleep, and the next two-thread
+ *   chunk wakes them — costs little against the chunk, short against the load's drift
  * @returns {{ threads: number, ms: number, timedTokens: number, msPerToken: number,
  *   pool: { runs: number, shed: number } | null }[]} pool: the fork-joins of its timed chunks
  *   that went to the workers (runs) and those the pool's ledger ran serially (shed)
  */
-export function decodeInterleaved(sides, { chunk = 4 } = {}) {
-  if (!(Number.isInteger(chunk) && chunk >= 1)) throw new RangeError(`chunk: a positive integer, got ${chunk}`);
+export function decodeInterleaved(sides, { chunkMs = 20 } = {}) {
+  if (!(chunkMs >= 0)) throw new RangeError(`chunkMs: a number >= 0, got ${chunkMs}`);
   const runs = sides.map((s) => ({ ...s, ms: 0, first: 0, pool: s.poolStats ? { runs: 0, shed: 0 } : null }));
   try {
     for (const r of runs) {
@@ -41,8 +44,12 @@ export function decodeInterleaved(sides, { chunk = 4 } = {}) {
         r.before?.();
         const p0 = r.poolStats?.();
         const t0 = performance.now();
-        for (let i = 0; i < chunk && !r.decoder.done; i++) r.decoder.step();
-        r.ms += performance.now() - t0;
+        let t = t0;
+        do {
+          r.decoder.step();
+          t = performance.now();
+        } while (!r.decoder.done && t - t0 < chunkMs);
+        r.ms += t - t0;
         if (p0) {
           const p1 = r.poolStats();
           r.pool.runs += p1.runs - p0.runs;

@@ -10,7 +10,7 @@
 // per token and the ratio 2 threads ÷ 1 thread in speed (> 1: two threads faster), per repeat.
 //
 //   node bench/load.mjs [--hogs 0,1,2,4] [--repeats 3] [--max-tokens 100] [--pair small|large]
-//                       [--gamma 3] [--chunk 4] [--skip native,node,chromium] [--json FILE]
+//                       [--gamma 3] [--chunk-ms 20] [--skip native,node,chromium] [--json FILE]
 //                       [--cli PATH]   (another build of the native CLI, for an A/B)
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -26,7 +26,7 @@ const opt = benchOptions({
   'max-tokens': '100',
   pair: 'small',
   gamma: '3',
-  chunk: '4',
+  'chunk-ms': '20',
   skip: '',
   json: undefined,
   cli: undefined,
@@ -38,12 +38,12 @@ if (HOGS.some((h) => !Number.isInteger(h) || h < 0 || h > 16))
 const REPEATS = Number(opt.repeats);
 const MAX_TOKENS = Number(opt['max-tokens']);
 const GAMMA = Number(opt.gamma);
-const CHUNK = Number(opt.chunk);
+const CHUNK_MS = Number(opt['chunk-ms']);
+if (!(CHUNK_MS >= 0)) fail(`--chunk-ms: a number of milliseconds >= 0, got ${opt['chunk-ms']}`);
 for (const [name, v] of [
   ['repeats', REPEATS],
   ['max-tokens', MAX_TOKENS],
   ['gamma', GAMMA],
-  ['chunk', CHUNK],
 ]) {
   if (!(Number.isInteger(v) && v >= 1)) fail(`--${name}: a positive integer, got ${opt[name]}`);
 }
@@ -143,7 +143,7 @@ if (!SKIP.has('node')) {
             : { target, draft, gamma: GAMMA, prompt: PROMPT, temperature: 0, maxTokens: MAX_TOKENS, seed: 1 },
         ),
       });
-      return byThreads(decodeInterleaved(THREADS.map(open), { chunk: CHUNK }));
+      return byThreads(decodeInterleaved(THREADS.map(open), { chunkMs: CHUNK_MS }));
     },
   });
 }
@@ -167,7 +167,7 @@ if (!SKIP.has('chromium')) {
     async pair(mode) {
       const r = await page.evaluate((a) => window.decode(a), {
         interleave: THREADS,
-        chunk: CHUNK,
+        chunkMs: CHUNK_MS,
         model: `/${PAIR.target}`,
         ...(mode === 'plain' ? {} : { draft: `/${PAIR.draft}`, gamma: GAMMA }),
         prompt: PROMPT,
@@ -238,7 +238,7 @@ try {
 }
 
 console.log(`# specdec under load: ${opt.pair} pair, ${MAX_TOKENS} tokens, greedy, γ ${GAMMA}; ${CPU}`);
-console.log(`WASM: 1 and 2 threads interleaved, ${CHUNK} steps a chunk; native: a process each, back to back`);
+console.log(`WASM: 1 and 2 threads interleaved, chunks of ${CHUNK_MS} ms; native: a process each, back to back`);
 console.log('ms per token: median [min–max] of the repeats; 2T ÷ 1T: speed of two threads over one, per repeat;');
 console.log(
   "on threads: the share of two threads' fork-joins that the pool gave to its workers (the rest it ran serially)\n",

@@ -90,7 +90,7 @@ async function decodeInterleavedOnce(data) {
       poolStats: () => sd.threadStats(),
       decoder: createDecoder(sd, target, data.prompt, data.maxTokens, draft, data.gamma),
     })),
-    { chunk: data.chunk },
+    { chunkMs: data.chunkMs },
   );
 }
 

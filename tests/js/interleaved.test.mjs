@@ -1,5 +1,5 @@
 // bench/interleaved.mjs, the two-threads-against-one measurement of bench/load.mjs: decoders
-// stepped in turn (A B B A ...), the first step untimed, tokens compared, each decoder's pool
+// stepped in turn (A B B A ..., chunks of a given time), the first step untimed, tokens compared, each decoder's pool
 // counters its own, every decoder disposed, bad input refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,23 +27,28 @@ function fakeDecoder(name, log, steps, tokens = [...Array(steps).keys()]) {
 }
 
 test('interleaved: chunks alternate A B B A, the first step untimed, both disposed', () => {
-  const log = [];
-  const r = decodeInterleaved(
-    [
-      { threads: 1, decoder: fakeDecoder('a', log, 9) },
-      { threads: 2, decoder: fakeDecoder('b', log, 9) },
-    ],
-    { chunk: 2 },
-  );
-  assert.deepEqual(log.join(' '), 'a b a a b b b b a a a a b b b b a a a disposed b disposed');
-  assert.deepEqual(
-    r.map((x) => [x.threads, x.timedTokens, x.pool]),
-    [
-      [1, 8, null],
-      [2, 8, null],
-    ],
-  );
-  assert.ok(r.every((x) => x.ms >= 0 && x.msPerToken === x.ms / 8));
+  const run = (chunkMs) => {
+    const log = [];
+    const r = decodeInterleaved(
+      [
+        { threads: 1, decoder: fakeDecoder('a', log, 5) },
+        { threads: 2, decoder: fakeDecoder('b', log, 5) },
+      ],
+      { chunkMs },
+    );
+    assert.deepEqual(
+      r.map((x) => [x.threads, x.timedTokens, x.pool]),
+      [
+        [1, 4, null],
+        [2, 4, null],
+      ],
+    );
+    assert.ok(r.every((x) => x.ms >= 0 && x.msPerToken === x.ms / 4));
+    return log.join(' ');
+  };
+  // A chunk of 0 ms is one step; a chunk longer than the decode is the rest of it.
+  assert.equal(run(0), 'a b a b b a a b b a a disposed b disposed');
+  assert.equal(run(1e9), 'a b a a a a b b b b a disposed b disposed');
 });
 
 test('interleaved: other tokens throw, and the decoders are still disposed', () => {
@@ -57,7 +62,7 @@ test('interleaved: other tokens throw, and the decoders are still disposed', () 
     /2 thread\(s\) decoded other tokens than 1/,
   );
   assert.deepEqual(log.slice(-2), ['a disposed', 'b disposed']);
-  assert.throws(() => decodeInterleaved([], { chunk: 0 }), RangeError);
+  assert.throws(() => decodeInterleaved([], { chunkMs: -1 }), RangeError);
 });
 
 test("interleaved: one package instance at 1 and 2 threads, each decoder's pool counters its own", async () => {
@@ -70,7 +75,7 @@ test("interleaved: one package instance at 1 and 2 threads, each decoder's pool 
       poolStats: () => sd.threadStats(),
       decoder: sd.createDecoder({ target, plain: true, prompt: 'To be', temperature: 0, maxTokens: 24, seed: 1 }),
     });
-    const [one, two] = decodeInterleaved([open(1), open(2)], { chunk: 3 });
+    const [one, two] = decodeInterleaved([open(1), open(2)], { chunkMs: 1 });
     assert.equal(one.timedTokens, 23);
     assert.equal(two.timedTokens, 23);
     // One thread's passes never reach the ledger; two threads' all do (on the workers or shed).
