@@ -4,7 +4,7 @@
 // WASM under Node (the npm package), in WASM in headless Chromium (a module Worker, as the page
 // decodes) and natively (build/specdec generate). Each hog count is measured in its own block,
 // and every repeat runs every side and mode. In WASM a repeat decodes once at 1 and once at 2
-// threads with the two decoders stepped in turn, a few steps at a time (bench/interleaved.mjs),
+// threads with the two decoders stepped in turn, --chunk-ms at a time (bench/interleaved.mjs),
 // so that the hogs' moving share of the CPU weighs on both alike; natively each decode is a
 // process of its own, run back to back with the order of 1 and 2 threads alternating. Prints ms
 // per token and the ratio 2 threads ÷ 1 thread in speed (> 1: two threads faster), per repeat.
