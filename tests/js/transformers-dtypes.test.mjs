@@ -9,6 +9,7 @@
 // our q8 export quantizes each row on its own. The test measures both (top-1 agreement, alpha).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import * as tf from '@huggingface/transformers';
 import { loadSpecdec } from 'specdec';
 import { transformersScorer } from 'specdec/transformers';
@@ -41,6 +42,20 @@ const V = 256;
 const models = {};
 for (const dtype of ['q8', 'q4', 'q4f16']) models[dtype] = await load(dtype);
 models['q8-tensor'] = await load('fp32', { model_file_name: 'model_q8tensor' });
+
+// ONNX Runtime's native int8 kernels on an x86 CPU without VNNI (AVX2 only: Zen 3, older Xeons)
+// add products u8 x s8 in pairs into int16, which saturates (a known limit of its AVX2 path), and
+// a 5-row pass takes another kernel than a 1-row one: even per row the two differ by a few
+// hundredths of a logit there (0.067 on a Zen 3; < 1e-3 with VNNI on a Zen 5, 5.7e-6 in
+// onnxruntime-web's WASM below). The pitfall test then asserts what still holds.
+const EXACT_INT8_KERNELS = (() => {
+  if (process.arch !== 'x64') return true;
+  try {
+    return /\b(avx512_vnni|avx_vnni)\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
+  } catch {
+    return false;
+  }
+})();
 
 const enc = (text) => Array.from(new TextEncoder().encode(text));
 const greedyFrom = (model, tokens, n) => greedyFromWith(tf, model, tokens, n);
@@ -169,9 +184,16 @@ test('pitfall: a per-tensor activation scale makes a k-token pass another functi
     `max |logit diff| ${r.worst.toFixed(4)}, top-1 agreement ${r.top1.toFixed(3)}, alpha ${r.alpha08.toFixed(4)} (T 0.8) / ${r.alpha1.toFixed(4)} (T 1) over ${r.n} positions`;
   console.log(`# k = 5 pass vs one-token passes, q8 per row: ${line(perRow)}`);
   console.log(`# k = 5 pass vs one-token passes, q8 per tensor (quantize_dynamic): ${line(perTensor)}`);
-  assert.ok(perRow.worst < 1e-3, line(perRow));
   assert.equal(perRow.top1, 1);
-  assert.ok(perTensor.worst > 20 * Math.max(perRow.worst, 1e-3), line(perTensor));
+  if (EXACT_INT8_KERNELS) {
+    assert.ok(perRow.worst < 1e-3, line(perRow));
+    assert.ok(perTensor.worst > 20 * Math.max(perRow.worst, 1e-3), line(perTensor));
+  } else {
+    // Per row, the two still agree on every argmax and as distributions; per tensor less so.
+    assert.ok(perRow.alpha08 >= 0.999 && perRow.alpha1 >= 0.999, line(perRow));
+    assert.ok(perTensor.worst > 10 * perRow.worst, line(perTensor));
+    assert.ok(perTensor.alpha08 < perRow.alpha08 && perTensor.alpha1 < perRow.alpha1, line(perTensor));
+  }
   // greedy specdec over the per-tensor file: exact for its k-token function, not generate()'s
   const ts = transformersScorer(models['q8-tensor']);
   const N = 100;
