@@ -92,7 +92,8 @@ if (!SKIP.has('native')) {
   if (!existsSync(cli)) fail(`${cli} missing: build it (cmake --build build) or --skip native`);
   sides.push({
     name: 'native',
-    decode(mode, threads, pools = {}) {
+    // -> { ms: ms per token, pool: { runs, shed } }
+    decode(mode, threads) {
       const args = [
         'generate',
         '--target',
@@ -109,15 +110,13 @@ if (!SKIP.has('native')) {
         ...(mode === 'plain' ? ['--plain'] : ['--draft', path.join(ROOT, PAIR.draft), '--gamma', String(GAMMA)]),
       ];
       const out = JSON.parse(execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
-      pools[threads] = { runs: out.pool.runs, shed: out.pool.shed };
-      return out.stats.ms_per_token; // wall time over tokens, the prompt's pass included
+      // ms: wall time over tokens, the prompt's pass included
+      return { ms: out.stats.ms_per_token, pool: { runs: out.pool.runs, shed: out.pool.shed } };
     },
     // A process per decode: back to back, in the given order.
     pair(mode, order) {
-      const ms = {};
-      const pools = {};
-      for (const t of order) ms[t] = this.decode(mode, t, pools);
-      return { ...ms, pool: pools[2] };
+      const runs = Object.fromEntries(order.map((t) => [t, this.decode(mode, t)]));
+      return { ...Object.fromEntries(THREADS.map((t) => [t, runs[t].ms])), pool: runs[2].pool };
     },
   });
 }
