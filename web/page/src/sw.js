@@ -173,6 +173,16 @@ const kept = [
   ...(onDemand.length ? [`(${onDemand.join('|')})-(target|draft|heads)`] : []),
   ...(withInt8 ? [`(${onDemand.map((p) => `${p}-`).join('|')})?(target|draft)-int8`] : []),
 ];
+// The page asks the cache whether a pair is saved (client.js pairIsCached) once the pair has
+// loaded, but the cache write ends after the response has gone to the page: tell every page
+// when a file is in, so that its "saved for offline use" follows (shared/client.js).
+const savedNotice = {
+  cacheDidUpdate: async ({ request }) => {
+    for (const c of await self.clients.matchAll({ type: 'window' })) {
+      c.postMessage({ type: 'specdec:saved', url: request.url });
+    }
+  },
+};
 if (kept.length) {
   registerRoute(
     new RegExp(`/models/(${kept.join('|')})\\.safetensors(\\?[^/]*)?$`),
@@ -182,6 +192,7 @@ if (kept.length) {
         new CacheableResponsePlugin({ statuses: [200] }),
         new ExpirationPlugin({ maxEntries: 3 * onDemand.length + 2 * withInt8 }),
         isolation,
+        savedNotice,
       ],
     }),
   );

@@ -6,7 +6,7 @@
 // 5.9 MB" with int8 — the build's file sizes, client.js pairFiles); refresh() after a load.
 import { h } from '../shared/svg.js';
 import { sizeText } from '../shared/limits.js';
-import { PAIRS, pairFiles, pairIsCached } from '../shared/client.js';
+import { PAIRS, onFileSaved, pairFiles, pairIsCached } from '../shared/client.js';
 import { weightsText } from '../shared/weights.js';
 import { loadOnChange } from './radio-load.js';
 
@@ -98,6 +98,7 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
     }
   }
   refresh();
+  onFileSaved(() => refresh());
 
   /** Checks the radio button of `name` (the pair in use). */
   const check = (name) => {

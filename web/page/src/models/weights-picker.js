@@ -4,7 +4,7 @@
 // the worker (the 8-bit files as they are: stored quantized); on failure the models in use stay,
 // and a note says so. Under it, the default and why (weights.js).
 import { h } from '../shared/svg.js';
-import { PAIRS, pairFiles, pairIsCached } from '../shared/client.js';
+import { PAIRS, onFileSaved, pairFiles, pairIsCached } from '../shared/client.js';
 import { WEIGHTS, defaultText, setChosenWeights, storedDefault, weightsText } from '../shared/weights.js';
 import { loadOnChange } from './radio-load.js';
 
@@ -90,6 +90,7 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
   };
   check(client.weights);
   refresh();
+  onFileSaved(() => refresh());
 
   loadOnChange(inputs, {
     inUse: (w) => w === client.weights && client.info?.weights === w && client.info?.pair === client.pair,

@@ -47,6 +47,19 @@ export async function pairIsCached(name, weights = 'f32') {
   }
 }
 
+/**
+ * Calls `listener()` each time the service worker reports a file saved to its cache (sw.js:
+ * the cache write of a pair's file ends after the pair has loaded), so that "saved for offline
+ * use" can be checked again then.
+ */
+export function onFileSaved(listener) {
+  if (!('serviceWorker' in navigator)) return;
+  navigator.serviceWorker.addEventListener('message', (e) => {
+    if (e.data?.type === 'specdec:saved') listener(e.data.url);
+  });
+  navigator.serviceWorker.startMessages();
+}
+
 // A pair fetched on demand is kept by the service worker's runtime cache, so it must go
 // through the service worker: on a first visit, wait (briefly) until it controls the page.
 async function serviceWorkerInControl(timeoutMs = 10000) {
