@@ -176,6 +176,8 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   // Release: a worker whose claim reads this ticket sees call_, ctx_ and done_ above.
   ticket_.store(uint64_t{gen} << 32 | uint64_t(parts) << 16, std::memory_order_release);
   const int helpers = std::min({parts, usable, adaptive ? window_threads_ : usable}) - 1;
+  // Ordered before the workers' `go` below (seq_cst): a worker that sees this run sees this.
+  park_.store(false, std::memory_order_relaxed);
   for (int id = 1; id <= helpers; ++id) {
     Slot& s = slots_[id];
     // seq_cst pairs with the worker's store of `sleeping` before it re-reads `go`: either it
@@ -213,6 +215,7 @@ void ThreadPool::begin_window() {
   if (busy) busy_.fetch_add(1, std::memory_order_relaxed);
   const int shed = rule_.after_reading(busy, &ask_again_);
   if (shed > 0) shed_left_ = shed;
+  if (shed > 0) park_.store(true, std::memory_order_relaxed);
 }
 
 int ThreadPool::ShedRule::after_window(bool lost) {
@@ -258,6 +261,7 @@ void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {
   window_runs_ = 0;
   if (absent || losing) losing_windows_.fetch_add(1, std::memory_order_relaxed);
   shed_left_ = rule_.after_window(absent || losing);
+  if (shed_left_ > 0) park_.store(true, std::memory_order_relaxed);
 }
 
 int ThreadPool::take_parts(uint32_t gen) {
@@ -305,7 +309,13 @@ void ThreadPool::worker_loop(int id) {
   uint32_t seen = 0;  // go starts at 0: a run posted before this thread started is not missed
   for (;;) {
     const auto changed = [&] { return s.go.load(std::memory_order_acquire) != seen; };
-    if (!spin_until(changed, spin_micros_.load(std::memory_order_relaxed))) {
+    // A pool whose runs go serial (the ledger shed them) parks its workers at once: a core
+    // spun on would keep from running the very task that made the machine look busy.
+    const auto changed_or_parked = [&] {
+      return changed() || park_.load(std::memory_order_relaxed);
+    };
+    if (!spin_until(changed_or_parked, spin_micros_.load(std::memory_order_relaxed)) ||
+        !changed()) {
       std::unique_lock<std::mutex> lock(s.mu);
       s.sleeping.store(true, std::memory_order_seq_cst);
       if (s.go.load(std::memory_order_seq_cst) == seen) {

@@ -23,7 +23,10 @@
 // workers took under kMinWorkerShare of their fair share (V8's workers take too little in their
 // first, baseline-compiled windows, an absent one almost none), or threads lost time, the next
 // runs go serial (kMinShedRuns, doubling while windows keep failing, up to kMaxShedRuns, and
-// halved, not reset, by a window won; the workers sleep meanwhile), then threads are tried again.
+// halved, not reset, by a window won), then threads are tried again. While runs are shed the
+// workers are parked: they sleep at once rather than spin out spin_micros, as a core spun on
+// is the one another task is waiting for (a kernel thread woken for a moment on an idle 2-vCPU
+// machine stays queued behind two spinning threads, and the next reading finds it still there).
 // Idle, the workers take their share and threads save time: nothing is shed, but for a passing
 // stall (a window lost after kSteadyWindows won: only kBlipShedRuns go serial, see ShedRule).
 // Counts, not timings, carry most of the decision, so it holds on a machine whose timings are
@@ -215,6 +218,7 @@ class ThreadPool {
   void* ctx_ = nullptr;
   uint32_t gen_ = 0;  // written by the caller under run_mu_
   std::atomic<bool> stop_{false};
+  std::atomic<bool> park_{false};  // runs go serial for a while: workers sleep, not spin
   std::atomic<bool> hold_{false};
   std::mutex hold_mu_;
   std::condition_variable hold_cv_;

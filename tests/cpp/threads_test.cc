@@ -216,6 +216,36 @@ TEST(ThreadPool, ABusyReadingThatPassesShedsAFewRuns) {
   EXPECT_EQ(pool.stats().runs, static_cast<uint64_t>(ThreadPool::kWindowRuns));
 }
 
+// While runs are shed the workers sleep at once instead of spinning for the next part: on a
+// 2-vCPU machine a spinning worker holds the very core that a task woken for a moment (a kernel
+// thread) waits for, and the pool's next reading finds that task still queued (idle, 2-14% of a
+// small model's runs went serial that way). Workers told to spin for a minute must still fall
+// asleep once a busy reading sheds runs.
+std::atomic<bool> machine_busy{false};
+ThreadPool::MachineLoad busy_when_told() {
+  return machine_busy.load() ? full_machine() : idle_machine();
+}
+
+TEST(ThreadPool, ShedRunsPutTheWorkersToSleep) {
+  ThreadPool pool(2);
+  pool.set_spin_micros(60'000'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past a first default spin
+  pool.set_load_probe(&busy_when_told);
+  pool.set_adaptive(false);  // threads, no windows yet: the worker spins between runs
+  for (int rep = 0; rep < 10; ++rep) pool.run(2, [](int) {});
+  const uint64_t sleeps = pool.stats().wakeups;
+  machine_busy = true;
+  pool.set_adaptive(true);  // the first window reads the machine: busy, runs shed
+  pool.run(2, [](int) {});
+  EXPECT_EQ(pool.stats().shed, 1u);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pool.stats().wakeups == sleeps && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GT(pool.stats().wakeups, sleeps) << "the worker still spins while runs are shed";
+  machine_busy = false;
+}
+
 // The ledger's rule, one sequence of signs per line: W a window won, L lost, B a busy reading,
 // I an idle one; the runs each sign sheds.
 TEST(ThreadPool, ShedRule) {
