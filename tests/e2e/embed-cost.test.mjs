@@ -5,7 +5,9 @@
 // service worker has precached what the page asks for. An #only=explorer visit must load no
 // model, start no worker, precache no decoding file and transfer at most 300 KB (issue 38's
 // goal; 291 KB when met; the checkpoint frontends took the WASM build to 337 KB until the page's
-// main thread moved to specdec/lite, the module without them).
+// main thread moved to specdec/lite, the module without them). No file's body is sent twice: the
+// service worker revalidates what the page fetched before it took over (index.html, and on
+// #only=models, when the decoding worker was first, the 10.7 MB pair: 23 MB instead of 12.4).
 // The figures go to test-output/e2e/embed-cost.json (web/page/README.md quotes them).
 // SPECDEC_COST_ROOT=<a built page folder> measures another build (e.g. an older commit's).
 import { test, before, after } from 'node:test';
@@ -115,6 +117,13 @@ after(async () => {
     );
 });
 
+/** Paths whose body the host sent more than once in a visit (each file should cost one body). */
+const sentTwice = (files) => {
+  const bodies = {};
+  for (const f of files) if (f.status === 200) bodies[f.pathname] = (bodies[f.pathname] ?? 0) + 1;
+  return Object.keys(bodies).filter((p) => bodies[p] > 1);
+};
+
 const DECODING = /\/models\/|\/assets\/(worker|webgpu|specdec-core|full-module|tokenizer)[-.]/;
 
 test('#only=explorer: no model, no worker, no decoding file precached, <= 300 KB on a first visit', async () => {
@@ -135,6 +144,7 @@ test('#only=explorer: no model, no worker, no decoding file precached, <= 300 KB
     v.cached.some((u) => /specdec-lite-[\w-]+\.wasm$/.test(u)),
     `the lite WASM build precached: ${v.cached.join(', ')}`,
   );
+  assert.deepEqual(sentTwice(v.files), [], 'each file sent once (a second fetch revalidates: 304)');
   assert.ok(v.kb <= 300, `an #only=explorer first visit transferred ${v.kb.toFixed(1)} kB`);
 });
 
@@ -149,6 +159,7 @@ test('what the other embeddings cost (and the full page, which precaches the dec
   ]) {
     const v = await firstVisit(hash);
     costs[hash ? hash : 'the full page'] = { kb: v.kb, rawKb: v.rawKb, requests: v.files.length };
+    assert.deepEqual(sentTwice(v.files), [], `${hash || 'full'}: each file sent once`);
     const decodingFetched = v.files.some((f) => DECODING.test(f.pathname));
     if (/models|pitfalls/.test(hash) || !hash) {
       assert.ok(

@@ -71,11 +71,19 @@ const isolation = {
   handlerWillRespond: async ({ request, response }) => (ownUrl(request.url) ? withIsolation(response) : response),
 };
 
+// A workbox plugin: a precached file with a revision is fetched revalidated ('no-cache': the
+// server answers 304 for the copy the browser holds) instead of reloaded (workbox's choice, a
+// second download of the body): on a first visit the page has fetched index.html already.
+const revalidate = {
+  requestWillFetch: async ({ request }) =>
+    request.cache === 'reload' ? new Request(request, { cache: 'no-cache' }) : request,
+};
+
 self.skipWaiting();
 clientsClaim();
 cleanupOutdatedCaches();
 
-addPlugins([isolation]);
+addPlugins([isolation, revalidate]);
 const manifest = self.__WB_MANIFEST;
 /**
  * Whether a manifest URL (relative to the scope) belongs to the 'decoding' group: by the built
@@ -103,8 +111,10 @@ const inFlight = new Map();
 async function cacheOne(cache, url, revision) {
   const have = await cache.match(url);
   if (have && have.headers.get(REVISION) === revision) return;
+  // Revalidated, not reloaded: the decoding worker may have fetched the file before this
+  // worker controlled the page (a first visit); the server then answers 304 for that copy.
   const response = await fetch(url, {
-    cache: revision ? 'reload' : 'default',
+    cache: revision ? 'no-cache' : 'default',
     credentials: 'same-origin',
   });
   if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
