@@ -162,6 +162,7 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   if (adaptive && shed_left_ > 0) {
     --shed_left_;
     shed_.fetch_add(1, std::memory_order_relaxed);
+    park_.store(true, std::memory_order_relaxed);  // the workers sleep rather than spin
     PartScope scope;
     for (int p = 0; p < parts; ++p) call(ctx, p);
     return;
@@ -215,7 +216,6 @@ void ThreadPool::begin_window() {
   if (busy) busy_.fetch_add(1, std::memory_order_relaxed);
   const int shed = rule_.after_reading(busy, &ask_again_);
   if (shed > 0) shed_left_ = shed;
-  if (shed > 0) park_.store(true, std::memory_order_relaxed);
 }
 
 int ThreadPool::ShedRule::after_window(bool lost) {
@@ -261,7 +261,6 @@ void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {
   window_runs_ = 0;
   if (absent || losing) losing_windows_.fetch_add(1, std::memory_order_relaxed);
   shed_left_ = rule_.after_window(absent || losing);
-  if (shed_left_ > 0) park_.store(true, std::memory_order_relaxed);
 }
 
 int ThreadPool::take_parts(uint32_t gen) {

@@ -218,7 +218,7 @@ TEST(ThreadPool, ABusyReadingThatPassesShedsAFewRuns) {
 
 // While runs are shed the workers sleep at once instead of spinning for the next part: on a
 // 2-vCPU machine a spinning worker holds the very core that a task woken for a moment (a kernel
-// thread) waits for, and the pool's next reading finds that task still queued (idle, 2-14% of a
+// thread) waits for, and the pool's next reading finds that task still queued (idle, 2-25% of a
 // small model's runs went serial that way). Workers told to spin for a minute must still fall
 // asleep once a busy reading sheds runs.
 std::atomic<bool> machine_busy{false};
