@@ -38,13 +38,13 @@ template <typename Ready>
 bool spin_until(Ready ready, int spin_us) {
   if (ready()) return true;
   if (spin_us <= 0) return false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
+  const auto deadline = Clock::now() + std::chrono::microseconds(spin_us);
   for (;;) {
     for (int i = 0; i < 256; ++i) {
       if (ready()) return true;
       SPECDEC_CPU_RELAX();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return ready();
+    if (Clock::now() >= deadline) return ready();
   }
 }
 
@@ -167,7 +167,6 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
     for (int p = 0; p < parts; ++p) call(ctx, p);
     return;
   }
-  using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   runs_.fetch_add(1, std::memory_order_relaxed);
   call_ = call;
@@ -206,7 +205,7 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
 void ThreadPool::begin_window() {
   // Asks the system at most every kProbeMicros (a read costs microseconds); a window is tried
   // only if the machine has a core for a worker now.
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = Clock::now();
   if (ask_again_ || now - last_probe_ >= std::chrono::microseconds(kProbeMicros)) {
     last_probe_ = now;
     ask_again_ = false;

@@ -66,6 +66,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/clock.h"
+
 namespace specdec::kernels {
 
 class ThreadPool {
@@ -121,7 +123,7 @@ class ThreadPool {
   void run(int parts, F&& f) {
     using Fn = std::remove_reference_t<F>;
     run_erased(
-        parts, [](void* ctx, int part) { (*static_cast<Fn*>(ctx))(part); },
+        parts, [](void* ctx, int part) noexcept { (*static_cast<Fn*>(ctx))(part); },
         const_cast<void*>(static_cast<const void*>(&f)));
   }
 
@@ -177,7 +179,9 @@ class ThreadPool {
   };
 
  private:
-  using Call = void (*)(void*, int);
+  // noexcept: in the threaded WebAssembly build (JavaScript exceptions), a call that might
+  // throw, made where a destructor is in scope, goes through a JavaScript trampoline.
+  using Call = void (*)(void*, int) noexcept;
   void run_erased(int parts, Call call, void* ctx);
   void worker_loop(int id);
   // Claims and runs parts of run `gen` until none is left; returns how many it ran.
@@ -233,7 +237,7 @@ class ThreadPool {
   int shed_left_ = 0;  // runs still to do serially
   ShedRule rule_;
   int window_threads_ = kMaxThreads;  // threads this window may use (the machine's free cores)
-  std::chrono::steady_clock::time_point last_probe_{};
+  Clock::time_point last_probe_{};
   bool ask_again_ = false;  // read the system's load before the next window
   LoadProbe probe_ = &ThreadPool::system_load;
 
