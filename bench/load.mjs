@@ -8,6 +8,9 @@
 // so that the hogs' moving share of the CPU weighs on both alike; natively each decode is a
 // process of its own, run back to back with the order of 1 and 2 threads alternating. Prints ms
 // per token and the ratio 2 threads ÷ 1 thread in speed (> 1: two threads faster), per repeat.
+// Each repeat also measures what the machine itself gives a second thread that minute (WASM
+// under Node: read bandwidth B(2) ÷ B(1) over a model-sized buffer and multiply-add peak P(2) ÷
+// P(1)): a decoding pass, bound by the one or the other, can't scale past the larger.
 //
 //   node bench/load.mjs [--hogs 0,1,2,4] [--repeats 3] [--max-tokens 100] [--pair small|large]
 //                       [--gamma 3] [--chunk-ms 20] [--skip native,node,chromium] [--json FILE]
@@ -178,6 +181,17 @@ if (!SKIP.has('chromium')) {
 }
 if (!sides.length) fail('every side skipped');
 
+// What the machine gives a second thread now, in WASM: B(2) ÷ B(1) over a buffer the size of the
+// target's weights, and P(2) ÷ P(1), each pair measured back to back in the given order.
+const machineBytes = Math.min(1 << 30, Math.max(1 << 22, readFileSync(path.join(ROOT, PAIR.target)).length));
+function machineRatios(order) {
+  const b = {};
+  const p = {};
+  for (const t of order) b[t] = sd.measureReadBandwidth({ bytes: machineBytes, repeats: 3, threads: t }).gbPerSecond;
+  for (const t of order) p[t] = sd.measurePeak({ repeats: 1, threads: t }).gflops;
+  return { bandwidth: b[2] / b[1], peak: p[2] / p[1] };
+}
+
 // ---- warm-up (compilation, page faults), then one block per hog count
 for (const side of sides) for (const mode of MODES) await side.pair(mode, THREADS);
 
@@ -195,8 +209,14 @@ try {
     await new Promise((r) => setTimeout(r, 500));
     const load0 = os.loadavg()[0];
     const ms = {}; // side -> mode -> threads -> [ms per token]
+    const machine = { bandwidth: [], peak: [] }; // per repeat: B(2) ÷ B(1), P(2) ÷ P(1)
     for (let r = 0; r < REPEATS; r++) {
       const order = r % 2 ? [...THREADS].reverse() : THREADS;
+      if (sd) {
+        const m = machineRatios(order);
+        machine.bandwidth.push(m.bandwidth);
+        machine.peak.push(m.peak);
+      }
       for (const side of sides) {
         for (const mode of MODES) {
           log(`${h} hog(s), repeat ${r + 1}/${REPEATS}: ${side.name} ${mode}`);
@@ -209,7 +229,12 @@ try {
       }
     }
     stopHogs();
-    const block = { hogs: h, loadAvg: load0, rows: [] };
+    const block = {
+      hogs: h,
+      loadAvg: load0,
+      machine: sd ? { bandwidth: stats(machine.bandwidth), peak: stats(machine.peak) } : null,
+      rows: [],
+    };
     for (const side of sides) {
       for (const mode of MODES) {
         const m = ms[side.name][mode];
@@ -251,11 +276,25 @@ for (const b of result.blocks) {
     );
   }
 }
+if (result.blocks.some((b) => b.machine)) {
+  console.log("\nthe machine's own 2T ÷ 1T (WASM under Node, each repeat), which bounds a pass's:\n");
+  console.log('| hogs | read bandwidth B(2) ÷ B(1) | multiply-add peak P(2) ÷ P(1) |');
+  console.log('|---|---|---|');
+  for (const b of result.blocks) {
+    if (b.machine) console.log(`| ${b.hogs} | ${cell(b.machine.bandwidth, 2)} | ${cell(b.machine.peak, 2)} |`);
+  }
+}
 const worst = Math.min(
   ...result.blocks.filter((b) => b.hogs > 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median)),
 );
 const idle = result.blocks.filter((b) => b.hogs === 0).flatMap((b) => b.rows.map((r) => r.speed2over1.median));
 console.log(`\nunder load, the worst 2T ÷ 1T median: ${Number.isFinite(worst) ? worst.toFixed(2) : '–'} (goal ≥ 0.9)`);
-if (idle.length) console.log(`idle, 2T ÷ 1T medians: ${idle.map((x) => x.toFixed(2)).join(' / ')} (goal ≥ 1.5)`);
+if (idle.length) {
+  const m = result.blocks.find((b) => b.hogs === 0).machine;
+  const bound = m
+    ? `; the machine's own that block: B ${m.bandwidth.median.toFixed(2)}, P ${m.peak.median.toFixed(2)}`
+    : '';
+  console.log(`idle, 2T ÷ 1T medians: ${idle.map((x) => x.toFixed(2)).join(' / ')} (goal ≥ 1.5${bound})`);
+}
 writeJson(opt.json, result);
 process.exit(0);
