@@ -77,7 +77,7 @@ void weighted_sum(const float* p, const float* values, size_t n_prefix, const si
 
 void attend_gather(const float* q, const float* keys, const float* values, size_t n_prefix,
                    const size_t* extra, size_t n_extra, size_t head_size, float* scores,
-                   float* out) {
+                   float* out) noexcept {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
   // A score depends only on its own key (scores4 computes each exactly as dot() does).
   size_t j = 0;
@@ -108,7 +108,7 @@ void attend_gather(const float* q, const float* keys, const float* values, size_
 }
 
 void attend(const float* q, const float* keys, const float* values, size_t n_keys, size_t head_size,
-            float* scores, float* out) {
+            float* scores, float* out) noexcept {
   attend_gather(q, keys, values, n_keys, nullptr, 0, head_size, scores, out);
 }
 

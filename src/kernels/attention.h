@@ -12,7 +12,7 @@ namespace specdec::kernels {
 // A query row is computed on its own, with the canonical dot and softmax of ops.h, so its
 // result does not depend on how many rows a forward pass holds (batch invariance).
 void attend(const float* q, const float* keys, const float* values, size_t n_keys, size_t head_size,
-            float* scores, float* out);
+            float* scores, float* out) noexcept;
 void attend_reference(const float* q, const float* keys, const float* values, size_t n_keys,
                       size_t head_size, float* scores, float* out);
 
@@ -23,6 +23,6 @@ void attend_reference(const float* q, const float* keys, const float* values, si
 // sequence. scores: scratch of n_prefix + n_extra floats. requires: n_prefix + n_extra >= 1.
 void attend_gather(const float* q, const float* keys, const float* values, size_t n_prefix,
                    const size_t* extra, size_t n_extra, size_t head_size, float* scores,
-                   float* out);
+                   float* out) noexcept;
 
 }  // namespace specdec::kernels

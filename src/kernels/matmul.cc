@@ -329,7 +329,7 @@ void panel_all_rows(const float* x, size_t m, size_t k, const detail::PackedRead
 // Panel by panel, in logical order (panel_all_rows). An unstriped W (in cache) with M = 1 goes
 // two panels at a time for more accumulator chains.
 void matmul_vec4_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
-                        const float* bias, float* out, size_t p_begin, size_t p_end) {
+                        const float* bias, float* out, size_t p_begin, size_t p_end) noexcept {
   const detail::PackedReader rd(w_packed, n, k);
   const size_t panels = std::min(p_end, (n + kPanelRows - 1) / kPanelRows);
   size_t p = p_begin;
@@ -365,7 +365,7 @@ void set_matmul_timer(MatmulTimer* timer) { matmul_timer = timer; }
 MatmulTimer* matmul_timer_installed() { return matmul_timer; }
 
 void matmul_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
-                   const float* bias, float* out, size_t p_begin, size_t p_end) {
+                   const float* bias, float* out, size_t p_begin, size_t p_end) noexcept {
 #if defined(__AVX2__)
   matmul_avx2_panels(x, m, k, w_packed, n, bias, out, p_begin, p_end);
 #else

@@ -93,7 +93,7 @@ void matmul(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
 // out, clipped to n): the unit a thread pool splits a matmul by (kernels/parallel.h). Each output
 // is computed exactly as by matmul().
 void matmul_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
-                   const float* bias, float* out, size_t p_begin, size_t p_end);
+                   const float* bias, float* out, size_t p_begin, size_t p_end) noexcept;
 
 // Benchmark instrumentation (src/bench/ only): while a timer is installed on this thread,
 // matmul() adds each call's wall time to it, so that the benchmark can tell the matmuls' share
@@ -111,14 +111,14 @@ MatmulTimer* matmul_timer_installed();
 void matmul_vec4(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
                  const float* bias, float* out);
 void matmul_vec4_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
-                        const float* bias, float* out, size_t p_begin, size_t p_end);
+                        const float* bias, float* out, size_t p_begin, size_t p_end) noexcept;
 
 #if defined(__AVX2__)
 // The 256-bit kernel behind matmul() in native builds (matmul_avx2.cc).
 void matmul_avx2(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
                  const float* bias, float* out);
 void matmul_avx2_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
-                        const float* bias, float* out, size_t p_begin, size_t p_end);
+                        const float* bias, float* out, size_t p_begin, size_t p_end) noexcept;
 #endif
 
 // Scalar reference in the canonical order over the unpacked W (n, k), one output at a time.

@@ -273,7 +273,7 @@ inline void finish(simd::F4 s, const float* bias, size_t count, float* out) {
 // that take turns on each chunk (sweep_groups_avx2). An unstriped W (in cache) with M = 1 goes
 // two panels at a time.
 void matmul_avx2_panels(const float* x, size_t m, size_t k, const float* w_packed, size_t n,
-                        const float* bias, float* out, size_t p_begin, size_t p_end) {
+                        const float* bias, float* out, size_t p_begin, size_t p_end) noexcept {
   const detail::PackedReader rd(w_packed, n, k);
   const float* xb = doubled_rows(x, m, k);
   const size_t panels = std::min(p_end, (n + kPanelRows - 1) / kPanelRows);

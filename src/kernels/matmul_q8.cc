@@ -16,10 +16,10 @@ namespace specdec::kernels {
 // The SIMD kernels (same contract as matmul_q8_panels), where compiled in.
 void matmul_q8_wasm_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                            const float* s, size_t n, const float* bias, float* out, size_t p_begin,
-                           size_t p_end);
+                           size_t p_end) noexcept;
 void matmul_q8_avx2_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                            const float* s, size_t n, const float* bias, float* out, size_t p_begin,
-                           size_t p_end);
+                           size_t p_end) noexcept;
 
 namespace {
 
@@ -174,7 +174,7 @@ void quantize_rows_q8(const float* x, size_t m, size_t k, int16_t* x8, float* sx
 
 void matmul_q8_scalar_panels(const int16_t* x8, const float* sx, size_t m, size_t k,
                              const int8_t* q, const float* s, size_t n, const float* bias,
-                             float* out, size_t p_begin, size_t p_end) {
+                             float* out, size_t p_begin, size_t p_end) noexcept {
   // One input row against panel p: its four sums, in the canonical order.
   const auto row = [](const detail::Q8Reader& rd, size_t p, const int16_t* xi, const float* si,
                       const float* ps, float* acc) {
@@ -212,7 +212,7 @@ void matmul_q8_reference(const int16_t* x8, const float* sx, size_t m, size_t k,
 
 void matmul_q8_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                       const float* s, size_t n, const float* bias, float* out, size_t p_begin,
-                      size_t p_end) {
+                      size_t p_end) noexcept {
 #if defined(__wasm_simd128__)
   matmul_q8_wasm_panels(x8, sx, m, k, q, s, n, bias, out, p_begin, p_end);
 #elif defined(__AVX2__)

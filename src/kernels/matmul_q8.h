@@ -125,12 +125,12 @@ void matmul_q8(const int16_t* x8, const float* sx, size_t m, size_t k, const int
 // Panels [p_begin, p_end) only (columns 4 p_begin .. 4 p_end - 1, clipped to n).
 void matmul_q8_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                       const float* s, size_t n, const float* bias, float* out, size_t p_begin,
-                      size_t p_end);
+                      size_t p_end) noexcept;
 
 // The portable kernel (plain C++; what scalar builds run), compiled everywhere for tests.
 void matmul_q8_scalar_panels(const int16_t* x8, const float* sx, size_t m, size_t k,
                              const int8_t* q, const float* s, size_t n, const float* bias,
-                             float* out, size_t p_begin, size_t p_end);
+                             float* out, size_t p_begin, size_t p_end) noexcept;
 
 // The reference: canonical order over unpacked w8 (n, k) and scales (n, k / 32).
 void matmul_q8_reference(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* w8,

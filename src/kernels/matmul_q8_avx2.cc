@@ -35,7 +35,7 @@ inline __m128i fold4(__m256i a0, __m256i a1, __m256i a2, __m256i a3) {
 
 void matmul_q8_avx2_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                            const float* s, size_t n, const float* bias, float* out, size_t p_begin,
-                           size_t p_end) {
+                           size_t p_end) noexcept {
   // One input row against panel p: its four sums, in the canonical order.
   const auto row = [](const detail::Q8Reader& rd, size_t p, const int16_t* xi, const float* si,
                       const float* ps, float* sums) {

@@ -41,7 +41,7 @@ inline v128_t row_dot(const int8_t* w, v128_t x0, v128_t x1, v128_t x2, v128_t x
 
 void matmul_q8_wasm_panels(const int16_t* x8, const float* sx, size_t m, size_t k, const int8_t* q,
                            const float* s, size_t n, const float* bias, float* out, size_t p_begin,
-                           size_t p_end) {
+                           size_t p_end) noexcept {
   // One input row against panel p: its four sums, in the canonical order.
   const auto row = [](const detail::Q8Reader& rd, size_t p, const int16_t* xi, const float* si,
                       const float* ps, float* sums) {

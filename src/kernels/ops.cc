@@ -255,7 +255,7 @@ void gelu_reference(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = (0.5f * x[i]) * (1.0f + portable_erf(x[i] * kSqrtHalf));
 }
 
-void gelu(float* x, size_t n) { map_inplace(x, n, gelu4); }
+void gelu(float* x, size_t n) noexcept { map_inplace(x, n, gelu4); }
 
 constexpr float kSqrt2OverPi = 0.79788456080286536f;
 constexpr float kGeluCubic = 0.044715f;
@@ -267,7 +267,7 @@ void gelu_tanh_reference(float* x, size_t n) {
   }
 }
 
-void gelu_tanh(float* x, size_t n) {
+void gelu_tanh(float* x, size_t n) noexcept {
   const F4 one = splat(1.0f), k = splat(kSqrt2OverPi), c = splat(kGeluCubic), m2 = splat(-2.0f);
   map_inplace(x, n, [=](F4 v) {
     const F4 u = mul(k, add(v, mul(c, mul(mul(v, v), v))));
@@ -302,7 +302,7 @@ void swiglu_rows(const float* gate_up, size_t rows, size_t n_ff, float* out, Sil
 }
 }  // namespace
 
-void swiglu_span(const float* gate, const float* up, size_t n, float* out) {
+void swiglu_span(const float* gate, const float* up, size_t n, float* out) noexcept {
   swiglu_span_with(gate, up, n, out, silu);
 }
 

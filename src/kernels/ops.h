@@ -43,14 +43,14 @@ void rmsnorm(const float* x, const float* weight, size_t n, float eps, float* ou
 void rmsnorm_reference(const float* x, const float* weight, size_t n, float eps, float* out);
 
 // In place, exact (erf) GELU: x = (0.5 x) (1 + erf(x / sqrt 2)), as F.gelu's default.
-void gelu(float* x, size_t n);
+void gelu(float* x, size_t n) noexcept;
 void gelu_reference(float* x, size_t n);
 
 // In place tanh GELU (GPT-2's gelu_new, PyTorch's approximate='tanh'):
 // 0.5 x (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3), computed as x / (1 + exp(-2u))
 // (the same function: 0.5 (1 + tanh u) = sigmoid(2u)) with portable_exp: no cancellation near
 // -inf, where the result goes to -0 as exp overflows (-inf itself gives NaN, as silu).
-void gelu_tanh(float* x, size_t n);
+void gelu_tanh(float* x, size_t n) noexcept;
 void gelu_tanh_reference(float* x, size_t n);
 
 // In place SiLU (swish): x = x / (1 + exp(-x)), exp = portable_exp. For x < -88.37, exp(-x)
@@ -65,7 +65,7 @@ void swiglu(const float* gate_up, size_t rows, size_t n_ff, float* out);
 void swiglu_reference(const float* gate_up, size_t rows, size_t n_ff, float* out);
 // One row's columns of it: out[j] = silu(gate[j]) * up[j] for j < n. Columns split at multiples
 // of 4 give swiglu()'s values bit for bit (kernels/parallel.h splits a row so).
-void swiglu_span(const float* gate, const float* up, size_t n, float* out);
+void swiglu_span(const float* gate, const float* up, size_t n, float* out) noexcept;
 
 // x[i] += y[i]. Element-wise, so any vectorisation the compiler picks is exact.
 void add_inplace(float* x, const float* y, size_t n);

@@ -128,13 +128,13 @@ ThreadPool::MachineLoad ThreadPool::system_load() {
   return load;
 }
 
-int ThreadPool::threads_with_a_core(MachineLoad load, int ours, int max_threads) {
+int ThreadPool::threads_with_a_core(MachineLoad load, int ours, int max_threads) noexcept {
   if (load.runnable < 0 || load.cores < 1) return max_threads;
   const int others = std::max(0, load.runnable - ours);
   return std::clamp(load.cores - others, 1, max_threads);
 }
 
-int ThreadPool::threads_with_a_core_now() const {
+int ThreadPool::threads_with_a_core_now() const noexcept {
   if (!probe_) return max_threads_;
   int ours = 1;  // the caller, and the workers awake (spinning or in a part): runnable too
   for (int id = 1; id < max_threads_; ++id) {
@@ -202,7 +202,7 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
   account(parts - mine, parts * helpers / (helpers + 1.0), saved_us);
 }
 
-void ThreadPool::begin_window() {
+void ThreadPool::begin_window() noexcept {
   // Asks the system at most every kProbeMicros (a read costs microseconds); a window is tried
   // only if the machine has a core for a worker now.
   const auto now = Clock::now();
@@ -217,7 +217,7 @@ void ThreadPool::begin_window() {
   if (shed > 0) shed_left_ = shed;
 }
 
-int ThreadPool::ShedRule::after_window(bool lost) {
+int ThreadPool::ShedRule::after_window(bool lost) noexcept {
   if (!lost) {
     // One window won on a busy machine does not say the load has gone (the other programs'
     // share moves from one time slice to the next): the next loss sheds half as many runs as
@@ -237,7 +237,7 @@ int ThreadPool::ShedRule::after_window(bool lost) {
   return shed;
 }
 
-int ThreadPool::ShedRule::after_reading(bool busy, bool* ask_again) {
+int ThreadPool::ShedRule::after_reading(bool busy, bool* ask_again) noexcept {
   // An idle machine's own tasks wake now and then (a few percent of readings on a 2-vCPU VM
   // whose two cores this pool keeps busy): the first busy reading sheds a few runs and asks
   // again at once; a machine still busy sheds kBusyShedRuns, asked every kProbeMicros.
@@ -248,7 +248,7 @@ int ThreadPool::ShedRule::after_reading(bool busy, bool* ask_again) {
   return first ? kBlipShedRuns : kBusyShedRuns;
 }
 
-void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {
+void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) noexcept {
   window_worker_parts_ += worker_parts;
   window_fair_parts_ += fair_parts;
   window_saved_us_ += saved_us;
@@ -262,7 +262,7 @@ void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) {
   shed_left_ = rule_.after_window(absent || losing);
 }
 
-int ThreadPool::take_parts(uint32_t gen) {
+int ThreadPool::take_parts(uint32_t gen) noexcept {
   int ran = 0;
   uint64_t t = ticket_.load(std::memory_order_acquire);
   while (gen_of(t) == gen && next_of(t) < parts_of(t)) {
@@ -287,7 +287,7 @@ int ThreadPool::take_parts(uint32_t gen) {
   return ran;
 }
 
-void ThreadPool::wait_for_parts(int parts) {
+void ThreadPool::wait_for_parts(int parts) noexcept {
   // Acquire: every part's writes are visible once its count is.
   const auto all_done = [&] { return done_.load(std::memory_order_acquire) == parts; };
   if (spin_until(all_done, kCallerSpinMicros)) return;

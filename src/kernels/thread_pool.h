@@ -159,7 +159,7 @@ class ThreadPool {
   // How many of max_threads threads the machine has cores for: its cores minus the runnable
   // tasks that are not ours (`ours` of them are this pool's threads awake), at least 1;
   // max_threads where the load is unknown.
-  static int threads_with_a_core(MachineLoad load, int ours, int max_threads);
+  static int threads_with_a_core(MachineLoad load, int ours, int max_threads) noexcept;
   // For tests: another probe, or null to let the ledger alone decide. Call before runs begin.
   void set_load_probe(LoadProbe probe) { probe_ = probe; }
 
@@ -167,10 +167,10 @@ class ThreadPool {
   class ShedRule {
    public:
     // After a window of kWindowRuns runs, won or lost: the runs to shed (0 when won).
-    int after_window(bool lost);
+    int after_window(bool lost) noexcept;
     // After a reading of the system's load (busy: no core free for a worker): the runs to shed,
     // and whether to read again before the next window rather than kProbeMicros later.
-    int after_reading(bool busy, bool* ask_again);
+    int after_reading(bool busy, bool* ask_again) noexcept;
 
    private:
     int shed_next_ = kMinShedRuns;
@@ -179,20 +179,21 @@ class ThreadPool {
   };
 
  private:
-  // noexcept: in the threaded WebAssembly build (JavaScript exceptions), a call that might
-  // throw, made where a destructor is in scope, goes through a JavaScript trampoline.
+  // noexcept, as are the helpers a run calls below: in the threaded WebAssembly build
+  // (JavaScript exceptions), a call that might throw, made where a destructor is in scope, goes
+  // out to a JavaScript trampoline and back, several of them a fork-join.
   using Call = void (*)(void*, int) noexcept;
   void run_erased(int parts, Call call, void* ctx);
   void worker_loop(int id);
   // Claims and runs parts of run `gen` until none is left; returns how many it ran.
-  int take_parts(uint32_t gen);
-  void wait_for_parts(int parts);
+  int take_parts(uint32_t gen) noexcept;
+  void wait_for_parts(int parts) noexcept;
   // The ledger after a parallel run: the parts workers took, their fair share, time saved.
-  void account(int worker_parts, double fair_parts, double saved_us);
+  void account(int worker_parts, double fair_parts, double saved_us) noexcept;
   // Before a window: how many threads the machine has cores for now (1 .. max_threads_).
-  int threads_with_a_core_now() const;
+  int threads_with_a_core_now() const noexcept;
   // Sets window_threads_ from the system's load; sheds kBusyShedRuns runs if it is 1.
-  void begin_window();
+  void begin_window() noexcept;
 
   // One per worker, on its own cache line: the caller bumps `go` of exactly the workers a run
   // may use, so a worker wakes only for runs it may take part in.
