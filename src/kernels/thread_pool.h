@@ -118,7 +118,9 @@ class ThreadPool {
 
   // Calls f(part) once for every part in 0 .. parts - 1 (at most kMaxParts; more throws
   // std::invalid_argument) and returns when all have returned. Parts are claimed in order by
-  // the caller and up to threads() - 1 workers, whichever comes first. f must not throw.
+  // the caller and up to threads() - 1 workers, whichever comes first. f must not throw: it is
+  // called through a noexcept pointer, so an exception from f (a kernel's scratch allocation
+  // failing) ends the program, as it always did on a worker thread.
   template <typename F>
   void run(int parts, F&& f) {
     using Fn = std::remove_reference_t<F>;
