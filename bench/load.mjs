@@ -16,7 +16,7 @@
 //                       [--gamma 3] [--chunk-ms 20] [--skip native,node,chromium] [--json FILE]
 //                       [--cli PATH]   (another build of the native CLI, for an A/B)
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
@@ -183,7 +183,7 @@ if (!sides.length) fail('every side skipped');
 
 // What the machine gives a second thread now, in WASM: B(2) ÷ B(1) over a buffer the size of the
 // target's weights, and P(2) ÷ P(1), each pair measured back to back in the given order.
-const machineBytes = Math.min(1 << 30, Math.max(1 << 22, readFileSync(path.join(ROOT, PAIR.target)).length));
+const machineBytes = Math.min(1 << 30, Math.max(1 << 22, statSync(path.join(ROOT, PAIR.target)).size));
 function machineRatios(order) {
   const b = {};
   const p = {};

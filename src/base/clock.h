@@ -1,6 +1,7 @@
-// The library's one monotonic clock, for timings read on hot paths (the thread pool reads it
-// three times a fork-join; the decoder around every pass). A std::chrono clock: durations and
-// time points work as with std::chrono::steady_clock, which it is natively.
+// A monotonic clock for timings read on hot paths: the thread pool reads it three times a
+// fork-join and while it spins (the decoder's per-pass timings, a few an iteration, keep
+// std::chrono::steady_clock). A std::chrono clock: durations and time points work as with
+// steady_clock, which it is natively.
 //
 // In WebAssembly, steady_clock::now() is a chain of calls: libc++ into musl's clock_gettime,
 // out to JavaScript, a Node hrtime (or performance.now()) written back into wasm memory
