@@ -5,7 +5,7 @@
 // (.cache/families/SHAPE-hf: config.json + model.safetensors, F32) are loaded
 //   - by specdec: sd.loadModel of the folder's files (f32, as stored), loadSpecdec({ threads: T });
 //   - by transformers.js 4.3.2: AutoModelForCausalLM.from_pretrained of the folder's ONNX export
-//     (models/make_transformers_model.py: onnx/model.onnx fp32, our torch module of the folder;
+//     (models/tools/make_transformers_model.py: onnx/model.onnx fp32, our torch module of the folder;
 //     written once into .cache/families-transformers/SHAPE), on onnxruntime-web's WASM backend
 //     registered through globalThis[Symbol.for('onnxruntime')] (as bench/transformers.mjs),
 //     env.wasm.numThreads = T.
@@ -90,17 +90,18 @@ async function start(config) {
   };
 }
 
-/** The ONNX export of a folder (models/make_transformers_model.py; a no-op once written). */
+/** The ONNX export of a folder (models/tools/make_transformers_model.py; a no-op once written). */
 function ensureOnnx(shape, folder) {
   const out = path.join(ROOT, '.cache', 'families-transformers', shape);
   const t0 = performance.now();
   try {
-    execFileSync('/usr/bin/python3', [path.join(ROOT, 'models/make_transformers_model.py'), folder, out], {
+    execFileSync('/usr/bin/python3', ['-m', 'models.tools.make_transformers_model', path.resolve(folder), out], {
       stdio: ['ignore', 'ignore', 'inherit'],
+      cwd: ROOT,
     });
   } catch {
     fail(
-      `${path.relative(ROOT, out)}: models/make_transformers_model.py could not export it (torch: /usr/bin/python3)`,
+      `${path.relative(ROOT, out)}: models/tools/make_transformers_model.py could not export it (torch: /usr/bin/python3)`,
     );
   }
   const s = (performance.now() - t0) / 1e3;

@@ -2,7 +2,7 @@
 // The models people have, at their real sizes (issue 40): random-weight checkpoints with the
 // shapes of SmolLM2-135M / -360M, TinyLlama-1.1B and llama-68m, as GGUF files or (--formats hf)
 // Hugging Face folders of F32 tensors, type q8_0 then loading them with weights: 'int8'
-// (models/random_gguf.mjs; written once into .cache/families/, git-ignored), loaded by specdec's WASM engine under Node, each in a fresh
+// (tests/fixtures/makers/random_gguf.mjs; written once into .cache/families/, git-ignored), loaded by specdec's WASM engine under Node, each in a fresh
 // process so that its wasm memory is its own:
 //   read     ms to read the file's bytes (fs.readFile, the page cache warm after the first run),
 //   load     ms of sd.loadModel(bytes) (the file is streamed into the model a tensor at a time),
@@ -28,7 +28,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
-import { writeRandomLlamaFolder, writeRandomLlamaGguf } from '../models/random_gguf.mjs';
+import { writeRandomLlamaFolder, writeRandomLlamaGguf } from '../tests/fixtures/makers/random_gguf.mjs';
 import { pairChild, parsePair, printPair } from './families-pair.mjs';
 
 // config.json fields of the published checkpoints (src/model/families-design.md §2.1).

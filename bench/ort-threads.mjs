@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // onnxruntime-web against specdec at 1 and 2 threads (issue 19): greedy decoding of the small
-// target's ONNX export (models/export_onnx.py; the same weights) under Node. ORT's thread count
+// target's ONNX export (models/tools/export_onnx.py; the same weights) under Node. ORT's thread count
 // (env.wasm.numThreads) is fixed per process, so each ORT count runs in a child process of this
 // run; specdec runs here, loadSpecdec({ threads }) for each count. Median ms/token of --repeats
 // decodes of --tokens tokens after each of the benchmark's prompts.

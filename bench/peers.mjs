@@ -82,8 +82,8 @@ export async function measurePeers({ skip, files, configs, repeats: REPEATS, jsD
   if (!skip.has('torch')) {
     const r = spawnSync(
       '/usr/bin/python3',
-      [path.join(ROOT, 'bench/torch_bench.py'), files.target, files.draft, String(Math.min(REPEATS, 5))],
-      { encoding: 'utf8' },
+      ['-m', 'bench.torch_bench', path.resolve(files.target), path.resolve(files.draft), String(Math.min(REPEATS, 5))],
+      { encoding: 'utf8', cwd: ROOT },
     );
     if (r.status === 0) peers.torch = JSON.parse(r.stdout.trim().split('\n').pop());
     else peers.torchError = (r.stderr || String(r.error)).trim().split('\n').pop();

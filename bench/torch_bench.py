@@ -1,23 +1,20 @@
-#!/usr/bin/python3
 """PyTorch figures for the benchmark table (bench/run.mjs runs this; one thread, eval, no grad).
 
-    /usr/bin/python3 bench/torch_bench.py TARGET.safetensors DRAFT.safetensors [REPEATS]
+    /usr/bin/python3 -m bench.torch_bench TARGET.safetensors DRAFT.safetensors [REPEATS]
 
 Prints one JSON object: for each model, ms/token of a greedy 255-token decode after a 1-token
-prompt (KV cache, the same module models/export_onnx.py exports), median/min/max over repeats,
+prompt (KV cache, the same module models/tools/export_onnx.py exports), median/min/max over repeats,
 and for the target the time of a 5-token verify pass after 128 cached tokens.
 """
 import json
-import os
 import statistics
 import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'models'))
-from model import load_model  # noqa: E402
-from export_onnx import GPTWithCache  # noqa: E402
+from models.tools.export_onnx import GPTWithCache
+from models.tools.model import load_model
 
 
 def stats(xs):

@@ -10,7 +10,7 @@
 //     copying and checking rows; callbacks' time excluded), as bench/ort-spec.mjs measures it;
 //   - the adapter's own time per call (its callback time less the model's forward()).
 // Every figure is a median over repeats [min-max]; ratios are per repeat. Models: the folders of
-// models/make_transformers_model.py (build-transformers/, made on demand), fp32 by default.
+// models/tools/make_transformers_model.py (build-transformers/, made on demand), fp32 by default.
 // --backend wasm (default): onnxruntime-web's WASM backend, one thread, registered for
 // transformers.js under Node through globalThis[Symbol.for('onnxruntime')] (its wasm files
 // from node_modules, never a CDN); --backend cpu: transformers.js's Node default
@@ -70,8 +70,8 @@ const folderOf = (file) => {
   const name = path.basename(file, '.safetensors');
   execFileSync(
     '/usr/bin/python3',
-    [path.join(ROOT, 'models/make_transformers_model.py'), file, path.join(ROOT, 'build-transformers', name)],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    ['-m', 'models.tools.make_transformers_model', path.resolve(file), path.join(ROOT, 'build-transformers', name)],
+    { stdio: ['ignore', 'ignore', 'inherit'], cwd: ROOT },
   );
   return name;
 };

@@ -5,7 +5,7 @@
 // --repeats round-robin repeats, for the small target (models/target.safetensors) and the large
 // one (models/large-target.safetensors).
 //
-// - wllama: F32 GGUF files (--type f16 / q8_0 for those) made on demand by models/export_gguf.mjs into build-gguf/ (git-ignored),
+// - wllama: F32 GGUF files (--type f16 / q8_0 for those) made on demand by models/tools/export_gguf.mjs into build-gguf/ (git-ignored),
 //   n_threads = each of --threads. Its time is llama-server's own predicted_ms over
 //   predicted_n - 1 decode passes. The page is served with COOP/COEP (cross-origin isolated), so
 //   wllama uses its multi-threaded path when n_threads > 1.
@@ -107,7 +107,7 @@ async function gguf(name, type = 'f32') {
   const o = await stat(out).catch(() => null);
   if (!o || o.mtimeMs < s.mtimeMs) {
     await mkdir(GGUF_DIR, { recursive: true });
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), src, out, '--type', type], {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'models/tools/export_gguf.mjs'), src, out, '--type', type], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     if (r.status !== 0) fail(`export_gguf.mjs failed for ${src}`);

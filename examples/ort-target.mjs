@@ -1,6 +1,6 @@
 // specdec on top of onnxruntime-web: the target runs in ORT (any decoder exported with its KV
 // cache in Hugging Face Optimum's naming), the draft is specdec's own small model. First:
-//   /usr/bin/python3 models/export_onnx.py models/target.safetensors build-onnx/target.onnx
+//   /usr/bin/python3 -m models.tools.export_onnx models/target.safetensors build-onnx/target.onnx
 //   node examples/ort-target.mjs
 import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-web';

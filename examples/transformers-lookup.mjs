@@ -5,7 +5,7 @@
 // would have been right, and takes plain steps where it would not pay: on text that repeats
 // itself it is faster than generate(); on ordinary text it costs little. Nothing is fetched
 // from a hub. First make the model folder (or pass --model DIR, a transformers.js folder):
-//   /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target
+//   /usr/bin/python3 -m models.tools.make_transformers_model models/target.safetensors build-transformers/target
 //   node examples/transformers-lookup.mjs [--model DIR] [--temperature 0.8]
 //   node examples/transformers-lookup.mjs --compare [--repeats 3] [--tokens 80]   (vs generate())
 import { existsSync, readFileSync } from 'node:fs';
@@ -31,7 +31,7 @@ if (missing.length) {
   console.error(
     `transformers-lookup: the model folder ${opt.model} lacks ${missing.join(', ')}.\n` +
       'Make it from the shipped target first:\n' +
-      '  /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target\n' +
+      '  /usr/bin/python3 -m models.tools.make_transformers_model models/target.safetensors build-transformers/target\n' +
       'or pass --model DIR, a transformers.js model folder (config.json, tokenizer.json, onnx/model.onnx).',
   );
   process.exit(1);

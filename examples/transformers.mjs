@@ -1,8 +1,8 @@
 // specdec on top of transformers.js: a target and a draft AutoModelForCausalLM (any dtype, any
 // device) as score callbacks; specdec drafts, verifies exactly and streams each iteration. Here
 // our own pair, from local folders (nothing is fetched from a hub). First:
-//   /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target
-//   /usr/bin/python3 models/make_transformers_model.py models/draft.safetensors build-transformers/draft
+//   /usr/bin/python3 -m models.tools.make_transformers_model models/target.safetensors build-transformers/target
+//   /usr/bin/python3 -m models.tools.make_transformers_model models/draft.safetensors build-transformers/draft
 //   node examples/transformers.mjs [--records]
 // (In a browser page: examples/transformers-webgpu/.)
 import { existsSync } from 'node:fs';
@@ -24,7 +24,7 @@ const need = [
 const missing = need.filter((f) => !existsSync(env.localModelPath + f));
 if (missing.length) {
   console.error(
-    `examples/transformers.mjs: missing in ${env.localModelPath} (from ${process.cwd()}): ${missing.join(', ')}\nmake the folders first (from the repository root):\n  /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target\n  /usr/bin/python3 models/make_transformers_model.py models/draft.safetensors build-transformers/draft`,
+    `examples/transformers.mjs: missing in ${env.localModelPath} (from ${process.cwd()}): ${missing.join(', ')}\nmake the folders first (from the repository root):\n  /usr/bin/python3 -m models.tools.make_transformers_model models/target.safetensors build-transformers/target\n  /usr/bin/python3 -m models.tools.make_transformers_model models/draft.safetensors build-transformers/draft`,
   );
   process.exit(1);
 }

@@ -38,7 +38,7 @@ async function blob(url) {
 }
 
 // The token ids of a text generated with the byte tokenizer of our GGUF files
-// (models/gguf_file.mjs byteTokenizerKvs): ids below 256 are the UTF-8 bytes, ids from 256 on
+// (models/tools/gguf_file.mjs byteTokenizerKvs): ids below 256 are the UTF-8 bytes, ids from 256 on
 // are the pieces `[id]` (a checkpoint shape's vocabulary of random weights produces those).
 const idsOf = (text) =>
   text

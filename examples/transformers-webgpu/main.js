@@ -2,8 +2,8 @@
 // (WASM otherwise), a small draft on WASM; specdec drafts, verifies exactly and streams each
 // iteration's text as it comes (a span per iteration; highlighted where the draft was cut).
 // Here: `npm run build`, make the model folders
-//   /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target
-//   /usr/bin/python3 models/make_transformers_model.py models/draft.safetensors build-transformers/draft
+//   /usr/bin/python3 -m models.tools.make_transformers_model models/target.safetensors build-transformers/target
+//   /usr/bin/python3 -m models.tools.make_transformers_model models/draft.safetensors build-transformers/draft
 // then `node examples/transformers-webgpu/serve.mjs` and open the address it prints.
 import * as transformers from '@huggingface/transformers';
 import { loadSpecdec } from 'specdec';
@@ -30,7 +30,7 @@ for (const file of ['target/config.json', 'target/tokenizer.json', 'draft/config
   if (!(await fetch(new URL(file, MODELS))).ok) missing.push(file);
 if (missing.length)
   throw new Error(
-    (status.textContent = `missing in ${MODELS.pathname}: ${missing.join(', ')}; make the folders with models/make_transformers_model.py (see main.js)`),
+    (status.textContent = `missing in ${MODELS.pathname}: ${missing.join(', ')}; make the folders with models/tools/make_transformers_model.py (see main.js)`),
   );
 
 status.textContent = `loading the target (${device}, ${dtype}) and the draft (wasm)…`;

@@ -12,6 +12,6 @@ const need = [
 ];
 const missing = need.filter((f) => !existsSync(root + f));
 if (missing.length)
-  console.warn(`missing: ${missing.join(', ')} (npm run build; models/make_transformers_model.py, see main.js)`);
+  console.warn(`missing: ${missing.join(', ')} (npm run build; models/tools/make_transformers_model.py, see main.js)`);
 const { url } = await startServer({ root, port: Number(process.argv[2] ?? 8080) });
 console.log(`open ${url}examples/transformers-webgpu/`);

@@ -6,7 +6,7 @@
 // Format. W (n, k), k a multiple of kQ8Block = 32. Row n, block b holds w8[n][32b .. 32b + 31]
 // in [-127, 127] and a scale sw[n][b], finite and > 0; the weight it stands for is
 // sw[n][b] * w8[n][32b + j]. Quantizing a float row (quantize_weights_q8, the one quantizer;
-// models/quantize.py does the same in NumPy):
+// models/tools/quantize.py does the same in NumPy):
 //   amax = max |w| over the block; d = float(half(amax / 127)) (IEEE binary16, round to
 //   nearest even: the scale is stored as F16 on disk); if d == 0 (an all-zero or tiny block):
 //   d = 1 and every w8 = 0; else w8 = clamp(round_half_even(w / d), -127, 127).

@@ -2,7 +2,7 @@
 // settings, seed) must give exactly the recorded tokens. The same file is checked in WASM under
 // Node (tests/js/determinism.test.mjs) and on the page in Chromium (tests/e2e/...), so the three
 // builds agree token for token. The expected tokens were made by the native CLI
-// (node tests/fixtures/make-determinism.mjs).
+// (node tests/fixtures/makers/make-determinism.mjs).
 #include <gtest/gtest.h>
 
 #include <map>

@@ -1,6 +1,6 @@
 // The Llama / Qwen2 / GPT-2 families end to end: tiny seeded random models in Hugging Face folder
-// layout (tests/fixtures/families, made by models/hf_tiny.py with reference logits from an
-// independent float64 torch forward pass) loaded by model/hf_folder.h and
+// layout (tests/fixtures/families, made by tests/fixtures/makers/hf_tiny.py with reference logits
+// from an independent float64 torch forward pass) loaded by model/hf_folder.h and
 // GPTModel::from_checkpoint. Logits match the reference within 1e-4 of the row's largest
 // |logit|; 1 and 2 threads, k-token and one-token passes, and tree and plain paths agree bit for
 // bit; Q8_0 blocks load as our 8-bit blocks without requantizing.
@@ -164,7 +164,7 @@ TEST(Families, TreePassEqualsPlainPaths) {
 // int8 (Linear weights quantized at load, activations per block of 32: W8A8) within 0.15 of the
 // row max of the reference. Measured 2.5e-2 (gpt2), 5.3e-2 (llama), 9.7e-2 (qwen2): these random
 // tiny models amplify rounding far more than trained ones; the bound catches a wrong layout
-// (errors of order 1), not quantization quality (models/int8_quality.py measures that).
+// (errors of order 1), not quantization quality (models/tools/int8_quality.py measures that).
 TEST(Families, Int8CloseToFloat) {
   for (const char* family : kFamilies) {
     const Weights w = Weights::kInt8;

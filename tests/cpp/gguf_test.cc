@@ -819,7 +819,7 @@ TEST(Gguf, EveryTruncationIsRefused) {
   }
 }
 
-// ------------------------------------------------------------------ models/export_gguf.mjs
+// ------------------------------------------------------------------ models/tools/export_gguf.mjs
 
 // A Hugging Face folder (config.json + model.safetensors, F32; GPT-2's Conv1D weights stored
 // (in, out) as HF stores them) of the model `hf` (checkpoint layout).
@@ -883,8 +883,8 @@ TEST(Gguf, ExporterTwinsOfHfFoldersLoadAsTheFolder) {
     const std::filesystem::path dir = tmp / family_name(family), out = tmp / "out.gguf";
     write_hf_folder(dir, family, d, hf);
     const std::string cmd = "node '" + std::string(SPECDEC_SOURCE_DIR) +
-                            "/models/export_gguf.mjs' '" + dir.string() + "' '" + out.string() +
-                            "' --type " + type + " >/dev/null";
+                            "/models/tools/export_gguf.mjs' '" + dir.string() + "' '" +
+                            out.string() + "' --type " + type + " >/dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     std::ifstream in(out, std::ios::binary);
     const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)),

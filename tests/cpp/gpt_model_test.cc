@@ -1,4 +1,4 @@
-// The C++ forward pass against PyTorch (golden logits written by `models/fixtures/write.py`),
+// The C++ forward pass against PyTorch (golden logits written by `tests/fixtures/makers/write.py`),
 // and the properties speculative decoding relies on: KV-cache rollback and batch invariance.
 #include "model/gpt_model.h"
 
@@ -101,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(
         GoldenCase{"tests/fixtures/tiny_f32.safetensors", "tests/fixtures/tiny_golden.json", "f32"},
         GoldenCase{"tests/fixtures/tiny_f16.safetensors", "tests/fixtures/tiny_golden.json", "f16"},
         // 8-bit weights (the tiny model quantized), against NumPy's canonical arithmetic
-        // (models/q8_model.py), on prompts whose activations stay clear of a rounding boundary.
+        // (models/tools/q8_model.py), on prompts whose activations stay clear of a rounding
+        // boundary.
         GoldenCase{"tests/fixtures/tiny_int8.safetensors", "tests/fixtures/tiny_int8_golden.json",
                    "int8"},
         GoldenCase{"tests/fixtures/tiny_int8.safetensors", "tests/fixtures/tiny_int8_golden.json",

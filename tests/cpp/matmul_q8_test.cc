@@ -274,8 +274,8 @@ TEST(MatmulQ8, PackingIsAlignedAndUnpacksExactly) {
 
 // ------------------------------------------------------------------ NumPy golden
 
-// tests/fixtures/q8_matmul_golden.json (models/fixtures/write.py q8, an independent NumPy
-// implementation of the same arithmetic, models/q8.py): float32 values as their bit patterns.
+// tests/fixtures/q8_matmul_golden.json (tests/fixtures/makers/write.py q8, an independent NumPy
+// implementation of the same arithmetic, models/tools/q8.py): float32 values as their bit patterns.
 TEST(MatmulQ8, EqualsTheNumPyGoldenBitForBit) {
   const std::vector<uint8_t> bytes = read_file(fixture("q8_matmul_golden.json"), 16 << 20);
   const json::Value doc = json::parse(reinterpret_cast<const char*>(bytes.data()), bytes.size());

@@ -1,5 +1,5 @@
 // Llama / Qwen2 / GPT-2 against llama.cpp: the GGUF twin of each tiny Hugging Face folder of
-// tests/fixtures/families (models/export_gguf.mjs, F32, F16 and Q8_0) decodes greedily in
+// tests/fixtures/families (models/tools/export_gguf.mjs, F32, F16 and Q8_0) decodes greedily in
 // llama.cpp's WebAssembly build (@wllama/wllama 3.8.1, in Debian's Chromium, one thread, f32 KV
 // cache, flash attention off, the whole vocabulary's log-probabilities at every step), and
 // specdec's engine (the npm package, in Node) scores the same tokens from the same file,
@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec } from 'specdec';
-import { exportHfFolder } from '../../models/export_gguf_hf.mjs';
+import { exportHfFolder } from '../../models/tools/export_gguf_hf.mjs';
 import { prefixRoutes, startIsolatedServer } from '../../bench/isolated-server.mjs';
 import { launchChromium } from '../../scripts/lib/chromium.mjs';
 import { repoRoot } from './harness.mjs';

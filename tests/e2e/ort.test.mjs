@@ -1,7 +1,7 @@
 // specdec/ort in Chromium: a module Worker runs onnxruntime-web (WASM backend, one thread) as
 // the target of specdec's decoder with specdec's own draft, greedy, and must emit the built-in
 // pair's tokens. The served folder is assembled here from the package's files, onnxruntime-web's
-// dist and the ONNX export of the shipped target (models/export_onnx.py).
+// dist and the ONNX export of the shipped target (models/tools/export_onnx.py).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';

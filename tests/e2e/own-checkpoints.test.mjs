@@ -3,7 +3,7 @@
 // the worker only then) with their own tokenizer, and the run's text comes through it. A folder
 // without config.json, a checkpoint paired with our byte-level file and two checkpoints whose
 // tokens differ are refused with a sentence saying why. The tiny family fixtures (vocabulary 80:
-// the bytes 0..79) are used as they are, a GGUF file made from one with models/export_gguf.mjs.
+// the bytes 0..79) are used as they are, a GGUF file made from one with models/tools/export_gguf.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
 import { openPage, setInput, text, assertClean, dropFile, repoRoot } from './harness.mjs';
-import { bytesToUnicode } from '../../models/gguf_file.mjs';
+import { bytesToUnicode } from '../../models/tools/gguf_file.mjs';
 import { fileOutcome } from './section4.mjs';
 
 const family = (name, file) => path.join(repoRoot, 'tests/fixtures/families', name, file);
@@ -55,7 +55,7 @@ before(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'specdec-ckpt-'));
   const out = path.join(tmp, 'llama.gguf');
   await promisify(execFile)(process.execPath, [
-    path.join(repoRoot, 'models/export_gguf.mjs'),
+    path.join(repoRoot, 'models/tools/export_gguf.mjs'),
     path.join(repoRoot, 'tests/fixtures/families/llama'),
     out,
   ]);

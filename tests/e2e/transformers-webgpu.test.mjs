@@ -7,7 +7,7 @@
 // then tests/e2e/transformers-worker/webgpu-checks.mjs drives the example's own models. The model
 // is small for SwiftShader: the served target is our small model (models/draft.safetensors, 2
 // layers) in float32, its draft the same model's 4-bit copy (dtype q4 of
-// models/make_transformers_model.py) on WASM. SwiftShader has no shader-f16: transformers.js
+// models/tools/make_transformers_model.py) on WASM. SwiftShader has no shader-f16: transformers.js
 // refuses fp16 there, so fp16 and q4f16 run only where the adapter has it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,8 +65,8 @@ before(async () => {
   const small = path.join(repoRoot, 'build-transformers/draft');
   execFileSync(
     '/usr/bin/python3',
-    [path.join(repoRoot, 'models/make_transformers_model.py'), path.join(repoRoot, 'models/draft.safetensors'), small],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    ['-m', 'models.tools.make_transformers_model', path.join(repoRoot, 'models/draft.safetensors'), small],
+    { stdio: ['ignore', 'ignore', 'inherit'], cwd: repoRoot },
   );
   const models = path.join(root, 'build-transformers');
   cpSync(small, path.join(models, 'target'), { recursive: true });

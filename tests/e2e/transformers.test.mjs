@@ -4,7 +4,7 @@
 // callbacks; greedy tokens must equal transformers.js's own generate() (fp16: but for near-ties
 // rounded either way, each checked in the model's logits). The served folder is
 // assembled here: the package's files, transformers.js's dist and its onnxruntime-web wasm,
-// and the model folders of models/make_transformers_model.py. The same browser (no WebGPU: it
+// and the model folders of models/tools/make_transformers_model.py. The same browser (no WebGPU: it
 // runs with --disable-gpu) opens examples/transformers-webgpu/ from the repository's layout
 // (symlinked in), which then falls back to WASM; and examples/transformers.mjs, run where there
 // is no build-transformers/, says what is missing.
@@ -37,12 +37,8 @@ before(async () => {
     const folder = path.join(repoRoot, 'build-transformers', name);
     execFileSync(
       '/usr/bin/python3',
-      [
-        path.join(repoRoot, 'models/make_transformers_model.py'),
-        path.join(repoRoot, `models/${name}.safetensors`),
-        folder,
-      ],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
+      ['-m', 'models.tools.make_transformers_model', path.join(repoRoot, `models/${name}.safetensors`), folder],
+      { stdio: ['ignore', 'ignore', 'inherit'], cwd: repoRoot },
     );
     cpSync(folder, path.join(root, 'models', name), { recursive: true });
   }

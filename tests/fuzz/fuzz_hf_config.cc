@@ -7,8 +7,8 @@
 //
 // The same bytes streamed through readers give the same logits or the same message.
 //
-// Seed corpus: tests/fuzz/corpus/hf_config (models/hf_tiny.py's gpt2 and qwen2 folders,
-// concatenated as above by tests/fuzz/make_hf_corpus.py).
+// Seed corpus: tests/fuzz/corpus/hf_config (tests/fixtures/makers/hf_tiny.py's gpt2 and qwen2
+// folders, concatenated as above by tests/fuzz/make_hf_corpus.py).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Issue 40 item 7, its transformers.js half: the Llama / Qwen2 / GPT-2 fixture folders
-// (tests/fixtures/families, models/hf_tiny.py) run by transformers.js and by our engine on the same ids.
-// models/make_transformers_model.py exports each folder to ONNX (fp32, KV cache in Optimum's naming,
+// (tests/fixtures/families, tests/fixtures/makers/hf_tiny.py) run by transformers.js and by our engine on the same ids.
+// models/tools/make_transformers_model.py exports each folder to ONNX (fp32, KV cache in Optimum's naming,
 // kept under build-transformers/ while fresh) with config.json copied from the fixture.
 // How independent: the graph's arithmetic is our torch code (hf_tiny.py reads the folder into llama.py's
 // Llama with Qwen2's q/k/v biases, GQA, head_dim and the tied or untied head from config.json, or into

@@ -1,6 +1,6 @@
 // Llama / Qwen2 / GPT-2 checkpoints through the npm package: a Hugging Face folder (its files'
 // bytes) and its GGUF twin load into the WASM engine, give the logits of an independent float64
-// reference (models/hf_tiny.py) and decode speculatively through the one decoder.
+// reference (tests/fixtures/makers/hf_tiny.py) and decode speculatively through the one decoder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -53,7 +53,13 @@ test('a GGUF twin of a folder gives the same probabilities, bit for bit (llama Q
   try {
     for (const family of FAMILIES) {
       const out = path.join(tmp, `${family}.gguf`);
-      execFileSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), dir(family), out, '--type', 'f32']);
+      execFileSync(process.execPath, [
+        path.join(ROOT, 'models/tools/export_gguf.mjs'),
+        dir(family),
+        out,
+        '--type',
+        'f32',
+      ]);
       const fromFolder = sd.loadModel(folder(family));
       const fromGguf = sd.loadModel(readFileSync(out));
       const tokens = [1, 5, 9, 2, 7];
@@ -85,7 +91,13 @@ test(
       for (const family of FAMILIES) {
         const { tokens, logits } = JSON.parse(readFileSync(path.join(dir(family), 'reference.json'), 'utf8'));
         const out = path.join(tmp, `${family}.gguf`);
-        execFileSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), dir(family), out, '--type', 'f32']);
+        execFileSync(process.execPath, [
+          path.join(ROOT, 'models/tools/export_gguf.mjs'),
+          dir(family),
+          out,
+          '--type',
+          'f32',
+        ]);
         // The first three tokens (no NUL among them: the prompt's bytes are the ids).
         const prompt = String.fromCharCode(...tokens.slice(0, 3));
         for (const model of [dir(family), out]) {

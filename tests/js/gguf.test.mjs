@@ -1,4 +1,4 @@
-// models/export_gguf.mjs (the GGUF files of the llama.cpp comparison, bench/wllama.mjs): read
+// models/tools/export_gguf.mjs (the GGUF files of the llama.cpp comparison, bench/wllama.mjs): read
 // back with a GGUF reader of this test's own (the source through the package's safetensors
 // reader), the file holds the gpt2 hyper-parameters, a 256-token byte vocabulary, and every
 // tensor of the safetensors file under llama.cpp's name, with its dimensions reversed and its
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { exportGguf } from '../../models/export_gguf.mjs';
+import { exportGguf } from '../../models/tools/export_gguf.mjs';
 import { halfToFloatTable, readSafetensorsHeader } from '../../web/lib/safetensors.js';
 import { ROOT } from './support.mjs';
 

@@ -47,7 +47,7 @@ test('lite: GGUF files and Hugging Face folders are refused, naming the full bui
   assert.throws(() => lite.loadModel(gguf), /load GGUF files with the full build/);
   // loadPretrained reads the GGUF file's tokenizer, then the lite loader refuses its weights.
   const out = path.join(os.tmpdir(), `specdec-lite-${process.pid}.gguf`);
-  execFileSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), dir, out, '--type', 'f32']);
+  execFileSync(process.execPath, [path.join(ROOT, 'models/tools/export_gguf.mjs'), dir, out, '--type', 'f32']);
   await assert.rejects(
     lite.loadPretrained(readFileSync(out)),
     /loadModel: specdec\/lite reads specdec's own model files only; load GGUF files with the full build/,

@@ -1,5 +1,5 @@
 // specdec/ort: onnxruntime-web (Node, WASM backend) running our small pair exported to ONNX in
-// Optimum's naming (models/export_onnx.py; the files are made on first use, in build-onnx/),
+// Optimum's naming (models/tools/export_onnx.py; the files are made on first use, in build-onnx/),
 // as score callbacks of the one decoder. Greedy runs equal the built-in engine's for 200
 // tokens; a seeded sampled run measures the same acceptance; the adapter's cache forwards each
 // token about once; malformed sessions are refused clearly.
@@ -167,7 +167,7 @@ test('examples/ort-target.mjs runs (ORT target, specdec draft, 200 tokens)', asy
 
 // ------------------------------------------------------------------ float16 caches
 
-// The float16 export (models/export_onnx.py --fp16: float16 weights, KV cache and logits), made
+// The float16 export (models/tools/export_onnx.py --fp16: float16 weights, KV cache and logits), made
 // on demand in build-onnx/ like onnxOf's.
 async function fp16Session(file) {
   const { execFileSync } = await import('node:child_process');
@@ -175,8 +175,9 @@ async function fp16Session(file) {
   const { ROOT } = await import('./support.mjs');
   const out = `${ROOT}/build-onnx/${file.split('/').pop().replace('.safetensors', '')}_fp16.onnx`;
   if (!existsSync(out) || statSync(out).mtimeMs < statSync(file).mtimeMs) {
-    execFileSync('/usr/bin/python3', [`${ROOT}/models/export_onnx.py`, '--fp16', file, out], {
+    execFileSync('/usr/bin/python3', ['-m', 'models.tools.export_onnx', '--fp16', file, out], {
       stdio: ['ignore', 'ignore', 'inherit'],
+      cwd: ROOT,
     });
   }
   return ort.InferenceSession.create(readFileSync(out), { executionProviders: ['wasm'] });

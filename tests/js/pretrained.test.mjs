@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError, limits } from 'specdec';
 import { readGgufMetadata, tokenizerFromGguf } from 'specdec/tokenizer';
-import { bytesToUnicode } from '../../models/gguf_file.mjs';
-import { writeRandomLlamaFolder } from '../../models/random_gguf.mjs';
+import { bytesToUnicode } from '../../models/tools/gguf_file.mjs';
+import { writeRandomLlamaFolder } from '../fixtures/makers/random_gguf.mjs';
 import { ROOT, familyDir, familyFiles } from './support.mjs';
 
 const sd = await loadSpecdec();
@@ -23,7 +23,13 @@ process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 /** The GGUF twin of a family fixture (export_gguf.mjs writes a byte tokenizer of its vocabulary). */
 function gguf(family) {
   const out = path.join(tmp, `${family}.gguf`);
-  execFileSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), familyDir(family), out, '--type', 'f32']);
+  execFileSync(process.execPath, [
+    path.join(ROOT, 'models/tools/export_gguf.mjs'),
+    familyDir(family),
+    out,
+    '--type',
+    'f32',
+  ]);
   return readFileSync(out);
 }
 const llamaGguf = gguf('llama');
@@ -206,7 +212,7 @@ test("a draft whose tokens differ from the target's is refused, naming the first
 test('examples/pretrained.mjs decodes a GGUF file with itself as the draft', () => {
   const file = path.join(tmp, 'example.gguf');
   execFileSync(process.execPath, [
-    path.join(ROOT, 'models/export_gguf.mjs'),
+    path.join(ROOT, 'models/tools/export_gguf.mjs'),
     familyDir('llama'),
     file,
     '--type',

@@ -9,13 +9,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { ChunkedBytes, readSource } from '../../web/lib/sources.js';
-import { writeRandomLlamaGguf } from '../../models/random_gguf.mjs';
+import { writeRandomLlamaGguf } from '../fixtures/makers/random_gguf.mjs';
 import { ROOT, familyDir, familyFiles, sameBits } from './support.mjs';
 
 const sd = await loadSpecdec();
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'specdec-sources-'));
 const GGUF = path.join(tmp, 'llama.gguf');
-execFileSync(process.execPath, [path.join(ROOT, 'models/export_gguf.mjs'), familyDir('llama'), GGUF, '--type', 'q8_0']);
+execFileSync(process.execPath, [
+  path.join(ROOT, 'models/tools/export_gguf.mjs'),
+  familyDir('llama'),
+  GGUF,
+  '--type',
+  'q8_0',
+]);
 const gguf = new Uint8Array(readFileSync(GGUF));
 const ours = new Uint8Array(readFileSync(path.join(ROOT, 'tests/fixtures/tiny_f32.safetensors')));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));

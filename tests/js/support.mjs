@@ -35,7 +35,7 @@ export const REQUIRE_NATIVE = process.env.SPECDEC_REQUIRE_NATIVE === '1';
 
 // ------------------------------------------------------------------ files and bits
 
-/** The Llama / Qwen2 / GPT-2 fixture folders (models/hf_tiny.py): tests/fixtures/families/{llama,qwen2,gpt2}. */
+/** The Llama / Qwen2 / GPT-2 fixture folders (tests/fixtures/makers/hf_tiny.py): tests/fixtures/families/{llama,qwen2,gpt2}. */
 export const familyDir = (family) => path.join(ROOT, 'tests/fixtures/families', family);
 
 /** A family fixture folder as sd.loadModel takes it: file name -> bytes (reference.json included). */
@@ -228,7 +228,7 @@ export const TRANSFORMERS_FOLDERS = path.join(ROOT, 'build-transformers');
 
 /**
  * The transformers.js folder of a model file (or a Hugging Face folder) under build-transformers/
- * (made, or kept when up to date, by models/make_transformers_model.py); returns its name for
+ * (made, or kept when up to date, by models/tools/make_transformers_model.py); returns its name for
  * from_pretrained.
  */
 export function transformersFolder(source, name, { variant, dtypes, positions } = {}) {
@@ -239,8 +239,14 @@ export function transformersFolder(source, name, { variant, dtypes, positions } 
   ];
   execFileSync(
     '/usr/bin/python3',
-    [path.join(ROOT, 'models/make_transformers_model.py'), source, path.join(TRANSFORMERS_FOLDERS, name), ...flags],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    [
+      '-m',
+      'models.tools.make_transformers_model',
+      path.resolve(source),
+      path.join(TRANSFORMERS_FOLDERS, name),
+      ...flags,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], cwd: ROOT },
   );
   return name;
 }

@@ -13,7 +13,7 @@ import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { createTokenizer, tokenizerFromGguf, readGgufMetadata } from '../../web/lib/tokenizer.js';
 import { mergesFromScores } from '../../web/lib/gguf-tokenizer.js';
 import { SpecdecError } from '../../web/lib/errors.js';
-import { T, writeGguf } from '../../models/gguf_file.mjs';
+import { T, writeGguf } from '../../models/tools/gguf_file.mjs';
 
 const require = createRequire(import.meta.url);
 const fixture = (pkg, file) => JSON.parse(readFileSync(require.resolve(`@lenml/${pkg}/models/${file}`), 'utf8'));

@@ -1,6 +1,6 @@
 // specdec/transformers over the quantized files transformers.js loads (issue 28 item 2):
 // dtype 'q8' (onnx/model_quantized.onnx), 'q4' and 'q4f16' (MatMulNBits) of our small target,
-// written by models/make_transformers_model.py (models/quant_onnx.py), on Node's cpu device, one
+// written by models/tools/make_transformers_model.py (models/tools/quant_onnx.py), on Node's cpu device, one
 // thread. Each loads, and specdec over it (built-in draft) emits that model's own greedy
 // generate() tokens (float16: up to near-ties); a T = 0.8 chi-square through the q4f16 adapter.
 // The pitfall: int8 with ONE activation scale per tensor (onnxruntime's quantize_dynamic, what

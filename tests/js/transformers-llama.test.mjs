@@ -1,6 +1,6 @@
 // specdec/transformers on a Llama-family model (issue 28 item 3): models/llama.safetensors (a
 // 4-layer Llama-type byte model: RoPE, RMSNorm, SwiGLU, grouped-query attention with 6 query
-// heads over 2 key / value heads), exported by models/make_transformers_model.py in
+// heads over 2 key / value heads), exported by models/tools/make_transformers_model.py in
 // transformers.js' layout (model_type llama, a cache of (1, 2, P, 32) per layer), loaded by
 // transformers.js (Node's cpu device, one thread) and driven by the adapter as the target (with
 // our built-in draft) and as the draft (under the GPT target of build-transformers/target):

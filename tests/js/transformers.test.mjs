@@ -1,5 +1,5 @@
 // specdec/transformers: transformers.js (Node: its onnxruntime-node CPU backend, one thread)
-// loading our small pair from local folders made by models/make_transformers_model.py
+// loading our small pair from local folders made by models/tools/make_transformers_model.py
 // (build-transformers/; nothing is fetched: env.allowRemoteModels = false), as score callbacks
 // of specdec's decoder. Greedy runs equal transformers.js's own generate() for 200 tokens, fp32
 // and fp16 (float16 KV cache and logits); a seeded sampled run measures the built-in engine's

@@ -12,7 +12,7 @@
 //   to models/large-target.safetensors and models/large-draft.safetensors. Optional: a build
 //   without these files shows the pair as not available.
 //
-// heads — optional per pair: Medusa-style heads trained for that pair's target (models/heads.py),
+// heads — optional per pair: Medusa-style heads trained for that pair's target (models/tools/heads.py),
 //   the "heads" drafter of section 4. A build without the file shows that drafter disabled
 //   ("heads not in this build"). Copied to models/target-heads.safetensors (small: precached
 //   with its pair) and models/large-heads.safetensors (large: fetched when first used).

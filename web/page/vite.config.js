@@ -66,7 +66,7 @@ function describeModelFile(file) {
   };
 }
 
-// Heads (models/heads.py): the file's header says how many there are and which target they
+// Heads (models/tools/heads.py): the file's header says how many there are and which target they
 // were trained for; the page shows the heads drafter only when its pair has them.
 function describeHeadsFile(file) {
   const meta = safetensorsHeader(file).metadata;

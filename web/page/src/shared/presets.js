@@ -6,7 +6,7 @@
 
 /**
  * 149 bytes of tinyshakespeare.txt at byte offset 1,004,770 of 1,115,394 (90.08 %), i.e. in
- * the last 10 % that models/train.py holds out for validation (The Taming of the Shrew, II.1).
+ * the last 10 % that models/tools/train.py holds out for validation (The Taming of the Shrew, II.1).
  */
 export const HELD_OUT_PASSAGE =
   "BAPTISTA:\nYou're welcome, sir; and he, for your good sake.\n" +

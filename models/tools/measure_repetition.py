@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """How much a target repeats itself when it samples: the share of generated 8-byte n-grams that
 already occur earlier in the same text (prompt included), over 16 held-out prompts of 64 bytes
 and 200 new tokens each (plain decoding with the native CLI, seeds 1..16), at T = 0.8 and 1.0.
@@ -6,18 +5,18 @@ Real held-out text scores ~0.02 on the same measure; a model that loops scores f
 A target trained to copy a repeated passage (issue 21) can also learn to repeat itself: this is
 the number to watch beside its copy accuracy.
 
-    /usr/bin/python3 models/measure_repetition.py                        # the small target
-    /usr/bin/python3 models/measure_repetition.py models/ckpt/x.safetensors models/large-target.safetensors
+    /usr/bin/python3 -m models.tools.measure_repetition                        # the small target
+    /usr/bin/python3 -m models.tools.measure_repetition models/ckpt/x.safetensors models/large-target.safetensors
 """
 import argparse
 import json
 import os
 import subprocess
 
-import data
+from . import data
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+MODELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # models/: the weights
+ROOT = os.path.dirname(MODELS)
 N = 8
 
 
@@ -32,7 +31,7 @@ def repeated_share(text, start):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('targets', nargs='*', default=[os.path.join(HERE, 'target.safetensors')])
+    ap.add_argument('targets', nargs='*', default=[os.path.join(MODELS, 'target.safetensors')])
     ap.add_argument('--cli', default=os.path.join(ROOT, 'build', 'specdec'))
     args = ap.parse_args()
     prompts = data.held_out_windows(64)

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Medusa-style heads for a trained specdec target (src/model/heads.h is the C++ side).
 
 Head j (0-based) reads the target's final hidden state h_t (after ln_f) at position t and
@@ -8,11 +7,11 @@ trained by self-distillation: KL(p || q_j), where p is the target's own distribu
 token (its row t + 1 + j), on tinyshakespeare's training split. Weights start at zero, so every
 head starts as the LM head itself.
 
-    /usr/bin/python3 models/heads.py train --target models/target.safetensors --out models/target-heads.safetensors
-    /usr/bin/python3 models/heads.py alpha --target models/target.safetensors --heads models/target-heads.safetensors
+    /usr/bin/python3 -m models.tools.heads train --target models/target.safetensors --out models/target-heads.safetensors
+    /usr/bin/python3 -m models.tools.heads alpha --target models/target.safetensors --heads models/target-heads.safetensors
 
 The training history goes to histories/NAME_history.json beside --out. The tests' random heads:
-models/fixtures/write.py heads.
+tests/fixtures/makers/write.py heads.
 """
 import argparse
 import json
@@ -24,11 +23,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from alpha import acceptance
-import data
-import model
+from . import data, model
+from .alpha import acceptance
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # models/: the weights
 
 
 class Heads(nn.Module):
@@ -166,9 +164,9 @@ def cmd_alpha(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('what', choices=['train', 'alpha'])
-    ap.add_argument('--target', default=os.path.join(HERE, 'target.safetensors'))
-    ap.add_argument('--heads', default=os.path.join(HERE, 'target-heads.safetensors'))
-    ap.add_argument('--out', default=os.path.join(HERE, 'target-heads.safetensors'))
+    ap.add_argument('--target', default=os.path.join(MODELS, 'target.safetensors'))
+    ap.add_argument('--heads', default=os.path.join(MODELS, 'target-heads.safetensors'))
+    ap.add_argument('--out', default=os.path.join(MODELS, 'target-heads.safetensors'))
     ap.add_argument('--n-heads', type=int, default=3)
     ap.add_argument('--iters', type=int, default=600)
     ap.add_argument('--batch', type=int, default=16)

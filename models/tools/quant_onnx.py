@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """Linear layers that torch.onnx.export writes with the operators of transformers.js' own
 quantized exports, and the ONNX export of a decoder with its KV cache in Optimum's naming. Used
 by make_transformers_model.py (our GPT, `QuantGPT` below) and llama.py (the Llama-type model).
 Not shipped.
 
-    /usr/bin/python3 models/quant_onnx.py MODES models/target.safetensors build-transformers/target/onnx
+    /usr/bin/python3 -m models.tools.quant_onnx MODES models/target.safetensors build-transformers/target/onnx
 
 writes, for each mode in the comma-separated MODES, the file transformers.js loads for that dtype:
 
@@ -37,9 +36,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from export_onnx import export_decoder  # noqa: E402  (the one export with Optimum's names)
+from .export_onnx import export_decoder  # the one export with Optimum's names
+
 FILES = {'q8': 'model_quantized.onnx', 'q8-tensor': 'model_q8tensor.onnx',
          'q4': 'model_q4.onnx', 'q4f16': 'model_q4f16.onnx'}
 INT8, UINT8, FLOAT, FLOAT16 = 3, 2, 1, 10  # ONNX TensorProto data types
@@ -183,7 +181,7 @@ class QLinear(nn.Module):
 
 # ---------------------------------------------------------------------- our GPT, quantized
 class QuantGPT(nn.Module):
-    """models/model.py's GPT with its KV cache (export_onnx.py's forward) over QLinear layers.
+    """models/tools/model.py's GPT with its KV cache (export_onnx.py's forward) over QLinear layers.
     In the float16 modes the weights are stored in float16, and each new key / value and the
     residual stream are rounded to float16, as in export_onnx.py --fp16."""
 
@@ -272,8 +270,7 @@ def main():
     if len(sys.argv) != 4 or any(m not in FILES for m in sys.argv[1].split(',')):
         sys.exit(__doc__)
     modes, src, out = sys.argv[1].split(','), sys.argv[2], sys.argv[3]
-    sys.path.insert(0, HERE)
-    from model import load_model
+    from .model import load_model
     gpt, _ = load_model(src)
     for mode in modes:
         export_gpt(gpt, mode, os.path.join(out, FILES[mode]))

@@ -1,12 +1,11 @@
-#!/usr/bin/python3
 """Export a specdec safetensors model to ONNX, KV cache in and out, with the input and output
 names of Hugging Face Optimum's decoder exports, so that specdec's onnxruntime-web adapter
 (web/lib/ort.js, `specdec/ort`) runs it like any exported decoder, and the benchmark compares
 the same weights. Not shipped.
 
-    /usr/bin/python3 models/export_onnx.py models/target.safetensors build-onnx/target.onnx
-    /usr/bin/python3 models/export_onnx.py --fp16 models/target.safetensors build-onnx/target_fp16.onnx
-    /usr/bin/python3 models/export_onnx.py --no-past models/target.safetensors build-onnx/target_nopast.onnx
+    /usr/bin/python3 -m models.tools.export_onnx models/target.safetensors build-onnx/target.onnx
+    /usr/bin/python3 -m models.tools.export_onnx --fp16 models/target.safetensors build-onnx/target_fp16.onnx
+    /usr/bin/python3 -m models.tools.export_onnx --no-past models/target.safetensors build-onnx/target_nopast.onnx
 
 Inputs:  input_ids int64 (1, T); attention_mask int64 (1, P + T); position_ids int64 (1, T);
          past_key_values.{i}.key / .value float32 (1, n_head, P, head_size), i = 0..n_layer-1
@@ -28,8 +27,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import load_model  # noqa: E402  (the model definition and the safetensors reader)
+from .model import load_model  # the model definition and the safetensors reader
 
 
 class GPTWithCache(torch.nn.Module):

@@ -3,10 +3,10 @@
 // __metadata__) into a GGUF v3 file that llama.cpp loads as architecture `gpt2`, for comparing
 // against llama.cpp's WebAssembly build (bench/wllama.mjs) on the same weights. No dependencies
 // but the package's safetensors reader (web/lib/safetensors.js) and the GGUF container writer
-// beside it (models/gguf_file.mjs).
+// beside it (models/tools/gguf_file.mjs).
 //
-//   node models/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
-//   node models/export_gguf.mjs HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0] [--context N]
+//   node models/tools/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
+//   node models/tools/export_gguf.mjs HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0] [--context N]
 //
 // A Hugging Face folder (config.json + model.safetensors, or shards listed in
 // model.safetensors.index.json; F32 / F16 / BF16 tensors) of model_type llama, qwen2 or gpt2 is
@@ -15,10 +15,10 @@
 // weights transposed to (out, in), vectors F32 and matrices of --type, a tied lm_head left out.
 // The tokenizer is a byte one of vocab_size tokens (byteTokenizerKvs), with the folder's BOS / EOS
 // ids: specdec's loader (src/model/gguf.h) reads only the ids, llama.cpp needs a tokenizer to load.
-// (That half is models/export_gguf_hf.mjs.) This makes GGUF twins of the tiny HF models of the tests (tests/e2e/families-wllama.test.mjs
+// (That half is models/tools/export_gguf_hf.mjs.) This makes GGUF twins of the tiny HF models of the tests (tests/e2e/families-wllama.test.mjs
 // runs them in llama.cpp). --context N writes context_length N (llama / qwen2 only).
 //
-// An 8-bit file (specdec quantize / models/quantize.py: metadata weights = int8, each block
+// An 8-bit file (specdec quantize / models/tools/quantize.py: metadata weights = int8, each block
 // Linear as NAME.q8 I8 (out, in) and NAME.scale F16 (out, in / 32)) is written as Q8_0 whatever
 // --type says: its blocks become Q8_0 blocks bit for bit (Q8_0 is the same format: one F16
 // scale and 32 int8 per block), so llama.cpp runs exactly the weights specdec's int8 engine
@@ -48,14 +48,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../web/lib/safetensors.js';
+import { halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../../web/lib/safetensors.js';
 import { ALIGNMENT, FTYPE, GGML, T, byteTokenizerKvs, encodeTensor, writeGguf } from './gguf_file.mjs';
 import { exportHfFolder } from './export_gguf_hf.mjs';
 
 function usage(message) {
   if (message) console.error(`export_gguf: ${message}`);
   console.error(
-    'usage: node models/export_gguf.mjs IN.safetensors|HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0] [--context N]',
+    'usage: node models/tools/export_gguf.mjs IN.safetensors|HF_FOLDER OUT.gguf [--type f32|f16|bf16|q8_0|q4_0] [--context N]',
   );
   process.exit(2);
 }
@@ -105,7 +105,7 @@ function tensorData(bits, kind, rowLength) {
     for (let i = 0; i < bits.length; i++) b.writeUInt16LE(bits[i], 2 * i);
     return b;
   }
-  // Q8_0, as ggml's quantize_row_q8_0_ref (models/gguf_file.mjs).
+  // Q8_0, as ggml's quantize_row_q8_0_ref (models/tools/gguf_file.mjs).
   if (rowLength % 32) throw new Error(`q8_0 needs rows of a multiple of 32 values, got ${rowLength}`);
   return encodeTensor(
     Float32Array.from(bits, (b) => F16_TABLE[b]),

@@ -1,10 +1,10 @@
-// The Hugging Face half of models/export_gguf.mjs (its command line takes a folder too): a folder
+// The Hugging Face half of models/tools/export_gguf.mjs (its command line takes a folder too): a folder
 // (config.json + model.safetensors, or shards listed in model.safetensors.index.json; F32 / F16 /
 // BF16 tensors) of model_type llama, qwen2 or gpt2 written as llama.cpp's converter writes it.
 // See export_gguf.mjs's header for the layout and the byte tokenizer written beside the weights.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DTYPES, readSafetensorsHeader, tensorFloat32 } from '../web/lib/safetensors.js';
+import { DTYPES, readSafetensorsHeader, tensorFloat32 } from '../../web/lib/safetensors.js';
 import {
   ALIGNMENT,
   FTYPE,

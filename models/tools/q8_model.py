@@ -1,4 +1,4 @@
-"""The GPT of model.py with 8-bit Linear layers, for the int8 golden logits (fixtures/write.py q8) and
+"""The GPT of model.py with 8-bit Linear layers, for the int8 golden logits (tests/fixtures/makers/write.py q8) and
 the quality measurements (int8_quality.py): the same forward pass, with a KV cache, whose four
 Linear layers per block (and optionally the tied LM head) compute in one of three ways:
 
@@ -19,8 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-import model
-import q8
+from . import model, q8
 
 
 class Int8GPT:

@@ -5,8 +5,7 @@ functions that make tensors), so that measure_alpha.py and measure_repetition.py
 the native CLI, start without torch."""
 import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 CORPUS = os.path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare.txt')
 
 

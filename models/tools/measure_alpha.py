@@ -1,23 +1,22 @@
-#!/usr/bin/python3
 """Measured acceptance rate of a draft (or of heads) against its target in real speculative
 decoding (the native CLI, gamma 4; heads: gamma 3): prompts are 16 windows of held-out text (the
 last 10% of the corpus, never trained on), 120 new tokens each, for T = 0, 0.8, 1.0.
 
-    /usr/bin/python3 models/measure_alpha.py                       # the small pair
-    /usr/bin/python3 models/measure_alpha.py --pair large          # the large pair
-    /usr/bin/python3 models/measure_alpha.py --heads               # the small target's heads
-    /usr/bin/python3 models/measure_alpha.py --draft ckpt/d.safetensors   # a candidate file instead
-    /usr/bin/python3 models/measure_alpha.py --lookup              # the draft with prompt lookup
+    /usr/bin/python3 -m models.tools.measure_alpha                       # the small pair
+    /usr/bin/python3 -m models.tools.measure_alpha --pair large          # the large pair
+    /usr/bin/python3 -m models.tools.measure_alpha --heads               # the small target's heads
+    /usr/bin/python3 -m models.tools.measure_alpha --draft ckpt/d.safetensors   # a candidate file instead
+    /usr/bin/python3 -m models.tools.measure_alpha --lookup              # the draft with prompt lookup
 """
 import argparse
 import json
 import os
 import subprocess
 
-import data
+from . import data
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+MODELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # models/: the weights
+ROOT = os.path.dirname(MODELS)
 ap = argparse.ArgumentParser()
 ap.add_argument('--pair', choices=['small', 'large'], default='small')
 ap.add_argument('--heads', action='store_true', help='measure the heads instead of the draft')
@@ -28,7 +27,7 @@ ap.add_argument('--heads-file', help="a heads file instead of the pair's (with -
 ap.add_argument('--lookup', action='store_true', help='prompt lookup beside the draft (the decoder picks per iteration)')
 args = ap.parse_args()
 prefix = '' if args.pair == 'small' else 'large-'
-path_of = lambda given, default: os.path.join(HERE, given if given else default)
+path_of = lambda given, default: os.path.join(MODELS, given if given else default)
 target_file = path_of(args.target, f'{prefix}target.safetensors')
 draft_file = path_of(args.draft, f'{prefix}draft.safetensors')
 heads_file = path_of(args.heads_file, f'{prefix}target-heads.safetensors')

@@ -1,16 +1,15 @@
-#!/usr/bin/python3
 """Train specdec's byte-level GPT target (model.py) and its distilled draft on tinyshakespeare.
 Resumable: a checkpoint is written every --ckpt-seconds under models/ckpt/ (git-ignored) and
 picked up again when the same command is re-run.
 
-    /usr/bin/python3 models/train.py target            # ~2 h on 2 cores
-    /usr/bin/python3 models/train.py draft             # distils from models/target.safetensors
+    /usr/bin/python3 -m models.tools.train target            # ~2 h on 2 cores
+    /usr/bin/python3 -m models.tools.train draft             # distils from models/target.safetensors
 
 Kept for its old command line (the code lives beside this file):
-    /usr/bin/python3 models/train.py alpha             # = alpha.py: draft-vs-target acceptance
+    /usr/bin/python3 -m models.tools.train alpha             # = alpha.py: draft-vs-target acceptance
 
 The training history (loss by iteration, settings) goes to histories/NAME_history.json beside the
-weights. The test files: models/fixtures/write.py.
+weights. The test files: tests/fixtures/makers/write.py.
 """
 import argparse
 import json
@@ -21,11 +20,11 @@ import time
 import torch
 import torch.nn.functional as F
 
-from alpha import alpha_tf, measure_pair
-from data import get_batch, load_data
-from model import GPT, export_model, history_path, load_model, load_safetensors, n_params
+from .alpha import alpha_tf, measure_pair
+from .data import get_batch, load_data
+from .model import GPT, export_model, history_path, load_model, load_safetensors, n_params
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # models/: the weights
 
 # name -> architecture and optimisation settings
 PRESETS = {
@@ -122,7 +121,7 @@ def train(name, args):
     teacher = None
     if 'kl_weight' in s:  # a draft: distilled from its target
         teacher, _ = load_model(args.teacher or
-                                os.path.join(HERE, s.get('teacher', 'target') + '.safetensors'))
+                                os.path.join(MODELS, s.get('teacher', 'target') + '.safetensors'))
         for p in teacher.parameters():
             p.requires_grad_(False)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
@@ -131,7 +130,7 @@ def train(name, args):
                              dict(params=no_decay, weight_decay=0.0)], lr=s['lr'],
                             betas=(0.9, 0.99))
     gen = torch.Generator().manual_seed(args.seed)
-    ckpt_dir = os.path.join(HERE, 'ckpt')
+    ckpt_dir = os.path.join(MODELS, 'ckpt')
     os.makedirs(ckpt_dir, exist_ok=True)
     ckpt = os.path.join(ckpt_dir, f'{name}{args.tag}.pt')
     it, elapsed, history = 0, 0.0, []
@@ -195,7 +194,7 @@ def train(name, args):
             t_last_ckpt = time.time()
     save()
     vl = history[-1]['val_loss'] if history else evaluate(model, val_data, s['block_size'])
-    out = args.out or os.path.join(HERE, f'{name}.safetensors')
+    out = args.out or os.path.join(MODELS, f'{name}.safetensors')
     export_model(model, out, dict(name=name, val_loss=f'{vl:.4f}', iters=it,
                                   tokens=it * tokens_per_iter, minutes=f'{elapsed / 60:.1f}',
                                   seed=args.seed))

@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """Make a transformers.js model folder from a specdec safetensors model, so that
 `AutoModelForCausalLM.from_pretrained(folder)` and `AutoTokenizer.from_pretrained(folder)` load
 our own pair with `env.allowRemoteModels = false` (nothing is fetched from a hub). Not shipped.
 
-    /usr/bin/python3 models/make_transformers_model.py models/target.safetensors build-transformers/target
-    /usr/bin/python3 models/make_transformers_model.py tests/fixtures/families/qwen2 build-transformers/family-qwen2 --positions 128
+    /usr/bin/python3 -m models.tools.make_transformers_model models/target.safetensors build-transformers/target
+    /usr/bin/python3 -m models.tools.make_transformers_model tests/fixtures/families/qwen2 build-transformers/family-qwen2 --positions 128
 
 writes
     config.json              model_type gpt2 (GPT2LMHeadModel): n_layer, n_head, n_embd, n_positions
@@ -12,13 +11,13 @@ writes
     tokenizer.json           byte level: token id b is byte b (GPT-2's byte-to-unicode alphabet, BPE
                              without merges), decoded by the ByteLevel decoder as UTF-8
     tokenizer_config.json    GPT2Tokenizer, no special tokens, no clean-up of spaces
-    onnx/model.onnx          float32 (dtype 'fp32'), KV cache in Optimum's naming (models/export_onnx.py)
+    onnx/model.onnx          float32 (dtype 'fp32'), KV cache in Optimum's naming (models/tools/export_onnx.py)
     onnx/model_fp16.onnx     float16 weights, KV cache and logits (dtype 'fp16'; export_onnx.py --fp16)
     onnx/model_quantized.onnx  dtype 'q8': int8 weights, int8 activations with a scale per row
                              (6-bit codes: a k-token pass equals k one-token passes)
     onnx/model_q4.onnx       dtype 'q4': MatMulNBits (4-bit blocks of 32), float32 activations
     onnx/model_q4f16.onnx    dtype 'q4f16': the fp16 model with MatMulNBits over float16
-                             (the three quantized files: models/quant_onnx.py)
+                             (the three quantized files: models/tools/quant_onnx.py)
 
 --dtypes LIST  which of those files to write (comma-separated; default fp32,fp16,q8,q4,q4f16).
                q8-tensor (a fixture, never by default) writes onnx/model_q8tensor.onnx: int8 as
@@ -26,7 +25,7 @@ writes
                pass's rows depend on each other, the pitfall of web/lib/README.md); load it with
                { dtype: 'fp32', model_file_name: 'model_q8tensor' }.
 
-A specdec-llama file (models/llama.py, e.g. models/llama.safetensors) makes a Llama folder:
+A specdec-llama file (models/tools/llama.py, e.g. models/llama.safetensors) makes a Llama folder:
 config.json with model_type llama (LlamaForCausalLM: hidden_size, num_attention_heads,
 num_key_value_heads, head_dim, rope_theta...), the same byte-level tokenizer (tokenizer_class
 PreTrainedTokenizerFast, as Llama 3's), and the same files (llama.py's export).
@@ -34,7 +33,7 @@ PreTrainedTokenizerFast, as Llama 3's), and the same files (llama.py's export).
 A Hugging Face folder of family llama, qwen2 or gpt2 (config.json + safetensors, e.g.
 tests/fixtures/families/llama) in place of the file: its config.json copied (plus specdec_source),
 generation_config.json without BOS / EOS (generate() runs to max_new_tokens), no tokenizer, and
-onnx/model.onnx (fp32 only) exported from our torch module of the folder (models/hf_tiny.py
+onnx/model.onnx (fp32 only) exported from our torch module of the folder (models/tools/hf_folder.py
 torch_model: llama.py's Llama with Qwen2's q / k / v biases and an untied head where the config
 says so, model.py's GPT with GPT-2's Conv1D weights transposed and gelu_new), the module first
 checked against the folder's reference.json. transformers.js then supplies position_ids, the
@@ -66,7 +65,7 @@ EXPORT = os.path.join(HERE, 'export_onnx.py')
 MODEL = os.path.join(HERE, 'model.py')  # what the exports compute
 QUANT = os.path.join(HERE, 'quant_onnx.py')
 LLAMA = os.path.join(HERE, 'llama.py')
-HF_TINY = os.path.join(HERE, 'hf_tiny.py')
+HF_FOLDER = os.path.join(HERE, 'hf_folder.py')
 DTYPE_FILES = {'fp32': 'model.onnx', 'fp16': 'model_fp16.onnx', 'q8': 'model_quantized.onnx',
                'q4': 'model_q4.onnx', 'q4f16': 'model_q4f16.onnx', 'q8-tensor': 'model_q8tensor.onnx'}
 DEFAULT_DTYPES = ('fp32', 'fp16', 'q8', 'q4', 'q4f16')
@@ -145,9 +144,7 @@ def export_gpt(load, onnx_dir, dtypes):
     """The files of dtypes ('no-past': model.onnx without the cache) of our GPT that load()
     returns, in this process."""
     import torch
-    sys.path.insert(0, HERE)
-    import export_onnx
-    import quant_onnx
+    from . import export_onnx, quant_onnx
 
     for d in dtypes:
         gpt = load()  # a fresh copy each: export_fp16 makes the model float16 in place
@@ -210,8 +207,7 @@ def make_llama(src, out, meta, dtypes, deps):
     onnx_dir = os.path.join(out, 'onnx')
     todo = stale(onnx_dir, dtypes, deps)
     if todo:
-        sys.path.insert(0, HERE)
-        import llama
+        from . import llama
         with quiet():
             llama.export(todo, src, onnx_dir)
         for d in todo:
@@ -223,8 +219,7 @@ def export_encoder(src, dst, deps):
     if fresh(dst, deps):
         return
     import torch  # only when there is something to export
-    sys.path.insert(0, HERE)
-    import model
+    from . import model
 
     gpt, _ = model.load_model(src)
 
@@ -256,8 +251,7 @@ def make_random(vocab, out):
     if os.path.exists(path):
         return path
     import torch
-    sys.path.insert(0, HERE)
-    import model
+    from . import model
 
     torch.manual_seed(0)
     gpt = model.GPT(vocab_size=vocab, n_layer=1, n_head=2, n_embd=32, block_size=256)
@@ -332,8 +326,7 @@ def make(src, out, variant, dtypes):
 
 
 def load_gpt(src):
-    sys.path.insert(0, HERE)
-    from model import load_model
+    from .model import load_model
     return load_model(src)[0]
 
 
@@ -351,18 +344,17 @@ def make_hf(src, out, dtypes, positions):
     write_json(os.path.join(out, 'config.json'), {**cfg, 'specdec_source': os.path.basename(os.path.normpath(src))})
     write_generation_config(out)
     deps = [os.path.join(src, n) for n in sorted(os.listdir(src))] + \
-        [os.path.abspath(__file__), HF_TINY, LLAMA, MODEL, EXPORT, QUANT]
+        [os.path.abspath(__file__), HF_FOLDER, LLAMA, MODEL, EXPORT, QUANT]
     onnx_dir = os.path.join(out, 'onnx')
     if not stale(onnx_dir, dtypes, deps):
         return
-    sys.path.insert(0, HERE)
-    import hf_tiny
+    from . import hf_folder
     with quiet():
         if kind == 'gpt2':
-            export_gpt(lambda: hf_tiny.torch_model(src), onnx_dir, dtypes)
+            export_gpt(lambda: hf_folder.torch_model(src), onnx_dir, dtypes)
         else:
-            import llama
-            llama.export_model(hf_tiny.torch_model(src), dtypes, onnx_dir)
+            from . import llama
+            llama.export_model(hf_folder.torch_model(src), dtypes, onnx_dir)
     wrote(os.path.join(onnx_dir, DTYPE_FILES['fp32']))
 
 

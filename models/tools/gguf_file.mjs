@@ -1,11 +1,11 @@
-// The GGUF v3 container as llama.cpp reads it, for models/export_gguf.mjs: the metadata value
+// The GGUF v3 container as llama.cpp reads it, for models/tools/export_gguf.mjs: the metadata value
 // types, the header (magic, version, counts, key/value pairs), the tensor infos (name,
 // dimensions fastest-varying first, ggml type, offset in the data section) and the data section,
 // every part aligned to general.alignment (32 bytes); and the tensor encodings written into it
 // (F32, F16, BF16, and ggml's reference quantizers for Q8_0 and Q4_0), with the permutation
 // llama.cpp's converter applies to a llama model's Q and K rows.
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { f32ToF16 } from '../web/lib/safetensors.js';
+import { f32ToF16 } from '../../web/lib/safetensors.js';
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 const GGUF_VERSION = 3;

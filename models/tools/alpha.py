@@ -1,12 +1,11 @@
-#!/usr/bin/python3
 """Teacher-forced acceptance rate: how often a drafter's token would be accepted, measured on
 held-out text without decoding. At temperature T > 0 the rejection rule accepts a token drawn
 from q with probability sum_x min(p_T(x), q_T(x)); at T = 0 greedy verification accepts when
 argmax q == argmax p. train.py logs it for drafts, heads.py for each head; measure_alpha.py
 measures the same rate in real decoding with the native CLI.
 
-    /usr/bin/python3 models/alpha.py                # the small pair (also: train.py alpha)
-    /usr/bin/python3 models/alpha.py --pair large   # the large pair
+    /usr/bin/python3 -m models.tools.alpha                # the small pair (also: train.py alpha)
+    /usr/bin/python3 -m models.tools.alpha --pair large   # the large pair
 """
 import argparse
 import json
@@ -15,10 +14,9 @@ import os
 import torch
 import torch.nn.functional as F
 
-import data
-import model
+from . import data, model
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # models/: the weights
 TEMPERATURES = (0.0, 0.8, 1.0)
 
 
@@ -49,8 +47,8 @@ def measure_pair(pair, threads):
     """alpha of a shipped pair's draft against its target at T = 0, 0.8, 1.0."""
     torch.set_num_threads(threads)
     prefix = '' if pair == 'small' else 'large-'
-    target, _ = model.load_model(os.path.join(HERE, prefix + 'target.safetensors'))
-    draft, _ = model.load_model(os.path.join(HERE, prefix + 'draft.safetensors'))
+    target, _ = model.load_model(os.path.join(MODELS, prefix + 'target.safetensors'))
+    draft, _ = model.load_model(os.path.join(MODELS, prefix + 'draft.safetensors'))
     _, val = data.load_data()
     x = held_out_batch(val)
     lp, lq = target(x), draft(x)

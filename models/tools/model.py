@@ -1,5 +1,5 @@
 """specdec's byte-level GPT and its safetensors files: the one model definition that every
-script in models/ (and bench/torch_bench.py) imports. src/model/gpt_model.cc is the C++ forward
+script in models/tools/ (and bench/torch_bench.py, the fixture makers) imports. src/model/gpt_model.cc is the C++ forward
 pass of the same model, layer for layer.
 
 nanoGPT / GPT-2 shape: pre-LayerNorm blocks, causal self-attention, exact (erf) GELU MLP, LM
@@ -72,7 +72,7 @@ class Block(nn.Module):
 class GPT(nn.Module):
     def __init__(self, vocab_size=256, n_layer=6, n_head=8, n_embd=256, block_size=256,
                  dropout=0.0, gelu='none'):  # dropout: training only; not part of the exported config
-        # gelu 'tanh': GPT-2's gelu_new, for Hugging Face GPT-2 folders read by hf_tiny.py (our
+        # gelu 'tanh': GPT-2's gelu_new, for Hugging Face GPT-2 folders read by hf_folder.py (our
         # files are erf-GELU)
         super().__init__()
         self.dropout = dropout
@@ -130,7 +130,7 @@ def fingerprint(model):
 # tensors (int8 values X.weight.q8 and one scale per block X.weight.scale, the names the C++
 # loader reads) and decode multiplies them back into X.weight; the file reader below is unchanged
 # but for its code in DTYPES. read_stored / write_stored are the container alone (tensors as stored),
-# for models/quantize.py, which copies every other tensor as it is.
+# for models/tools/quantize.py, which copies every other tensor as it is.
 CODES = {torch.float32: 'F32', torch.float16: 'F16', torch.bfloat16: 'BF16', torch.int8: 'I8'}  # torch -> safetensors
 DTYPES = {code: dtype for dtype, code in CODES.items()}
 INT8 = 'int8'  # the block-quantized dtype (q8.py, src/kernels/matmul_q8.h): a block Linear only
@@ -139,7 +139,7 @@ INT8 = 'int8'  # the block-quantized dtype (q8.py, src/kernels/matmul_q8.h): a b
 def encode(name, t, dtype):
     """The stored tensors of one weight: [(name, code, shape, bytes)]."""
     if dtype == INT8:  # X.weight -> X.weight.q8 (I8, (n, k)) + X.weight.scale (F16, (n, k / 32))
-        import q8
+        from . import q8
         if not q8.is_block_linear(name):
             raise ValueError(f'{name}: only the block Linear weights are stored 8-bit')
         w8, scales = q8.quantize_weights_torch(t)
@@ -155,7 +155,7 @@ def decode(stored):
     out = {}
     for name, t in stored.items():
         if name.endswith('.q8') and name[:-3] + '.scale' in stored:
-            import q8
+            from . import q8
             out[name[:-3]] = q8.dequantize(t, stored[name[:-3] + '.scale'])
         elif not (name.endswith('.scale') and name[:-6] + '.q8' in stored):
             out[name] = t.float()

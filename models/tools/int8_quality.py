@@ -1,9 +1,8 @@
-#!/usr/bin/python3
 """How much 8-bit weights cost in quality (issue 26's goals): for each model, the float model
 against its int8 copy (W8A8 as the engine computes it, simulated in torch: q8_model 'sim') and
 against an int8 copy whose tied LM head is quantized too (head='int8').
 
-    /usr/bin/python3 models/int8_quality.py [--models target,draft,large-target,large-draft]
+    /usr/bin/python3 -m models.tools.int8_quality [--models target,draft,large-target,large-draft]
 
   val_loss   held-out cross-entropy (nats/char) on train.py evaluate()'s windows: 24 batches of 16
              windows of 256 bytes from the held-out split, generator seed 1234 (--batches) — the
@@ -31,12 +30,10 @@ import time
 import torch
 import torch.nn.functional as F
 
-import data
-import q8_model
-import quantize
+from . import data, q8_model, quantize
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+MODELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # models/: the weights
+ROOT = os.path.dirname(MODELS)
 CLI = os.path.join(ROOT, 'build', 'specdec')
 
 
@@ -74,7 +71,7 @@ def cli_logprobs(path, prompt):
 
 
 def measure(name, n_prompts, n_new, n_batches, head_batches, log):
-    path = os.path.join(HERE, f'{name}.safetensors')
+    path = os.path.join(MODELS, f'{name}.safetensors')
     variants = {'f32': q8_model.Int8GPT(path, 'f32'),
                 'int8': q8_model.Int8GPT(path, 'sim'),
                 'int8_head': q8_model.Int8GPT(path, 'sim', head='int8')}
@@ -137,7 +134,7 @@ def main():
     ap.add_argument('--head-batches', type=int, default=0,
                     help='batches for the int8-head variant (default: --batches)')
     ap.add_argument('--threads', type=int, default=2)
-    ap.add_argument('--out', default=os.path.join(HERE, 'int8_quality.json'))
+    ap.add_argument('--out', default=os.path.join(MODELS, 'int8_quality.json'))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     out = {}

@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """A float model file -> 8-bit weights, the file `specdec quantize IN OUT` writes, from NumPy.
 
-    /usr/bin/python3 models/quantize.py models/target.safetensors /tmp/target-int8.safetensors
+    /usr/bin/python3 -m models.tools.quantize models/target.safetensors /tmp/target-int8.safetensors
 
 The four Linear weights of every block (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj), X.weight
 (n, k), become X.weight.q8 (I8, (n, k)) and X.weight.scale (F16, (n, k / 32)) by q8.py's
@@ -13,8 +12,7 @@ quantizer's (the JSON header may order its keys differently).
 import argparse
 import sys
 
-import model
-import q8
+from . import model, q8
 
 
 def quantize_file(src, dst):

@@ -1,11 +1,10 @@
-#!/usr/bin/python3
 """A small Llama-type byte model: what transformers.js users run (Llama, Qwen, SmolLM: RoPE,
 RMSNorm, SwiGLU MLP, grouped-query attention with fewer key / value heads than query heads),
 at the size of our GPT target, so that specdec/transformers is tested on that architecture's
 shapes (past_key_values (1, n_kv_head, P, head_dim), not GPT-2's). Not shipped.
 
-    /usr/bin/python3 models/llama.py train                        # ~20 min on 2 cores
-    /usr/bin/python3 models/llama.py export MODES models/llama.safetensors OUT/onnx
+    /usr/bin/python3 -m models.tools.llama train                        # ~20 min on 2 cores
+    /usr/bin/python3 -m models.tools.llama export MODES models/llama.safetensors OUT/onnx
 
 train: models/llama.safetensors (float16 weights) and models/histories/llama_history.json, trained on
 tinyshakespeare (data.py: bytes, last 10% held out). Trained rather than random-initialised: a
@@ -28,16 +27,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import quant_onnx  # noqa: E402
-from model import history_path, read_stored, save_safetensors  # noqa: E402
+from . import quant_onnx
+from .model import history_path, read_stored, save_safetensors
+
+MODELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # models/: the weights
 
 CONFIG = dict(vocab_size=256, n_layer=4, hidden_size=192, n_head=6, n_kv_head=2, head_dim=32,
               intermediate_size=512, block_size=256, rope_theta=10000, rms_norm_eps=1e-5)
 TRAIN = dict(batch=12, block=256, lr=2e-3, min_lr=2e-4, warmup=50, iters=1000, weight_decay=0.1)
 FILES = {'fp32': 'model.onnx', 'fp16': 'model_fp16.onnx', **quant_onnx.FILES}
-WEIGHTS = os.path.join(HERE, 'llama.safetensors')
+WEIGHTS = os.path.join(MODELS, 'llama.safetensors')
 
 
 def rope(x, pos, theta):
@@ -81,7 +80,7 @@ class Layer(nn.Module):
 
 class Llama(nn.Module):
     """The model for training and reference: idx (B, T) -> logits (B, T, V); LM head tied. Two
-    keys beyond CONFIG, for Hugging Face folders (models/hf_tiny.py reads them into this module;
+    keys beyond CONFIG, for Hugging Face folders (hf_folder.py reads them into this module;
     our files have neither): qkv_bias (Qwen2's q / k / v biases) and tied False (an lm_head)."""
 
     def __init__(self, **cfg):
@@ -186,7 +185,7 @@ def export(modes, src, out):
 
 def export_model(llama, modes, out):
     """The transformers.js files of modes for a Llama module (a file's, or a Hugging Face
-    folder's read by hf_tiny.py)."""
+    folder's read by hf_folder.py)."""
     c = llama.config
     L, nkv, hd = c['n_layer'], c['n_kv_head'], c['head_dim']
     ids = torch.tensor([list(b'ROMEO:\nWhat light')]) % c['vocab_size']
@@ -205,7 +204,7 @@ def export_model(llama, modes, out):
 
 # ------------------------------------------------------------------------------ training
 def train():
-    from data import get_batch, load_data
+    from .data import get_batch, load_data
     torch.manual_seed(1)
     torch.set_num_threads(2)
     s = TRAIN
