@@ -1,15 +1,71 @@
 #include "model/checkpoint.h"
 
+#include <cmath>
 #include <fstream>
 #include <memory>
 
 #include "base/errors.h"
+#include "model/model_limits.h"
 
 namespace specdec {
 
 const char* family_name(Family f) {
   static const char* const kNames[] = {"gpt2", "llama", "qwen2"};  // Family's order
   return kNames[static_cast<int>(f)];
+}
+
+const char* format_name(CheckpointFormat f) {
+  static const char* const kNames[] = {"specdec", "gguf", "hf"};  // CheckpointFormat's order
+  return kNames[static_cast<int>(f)];
+}
+
+namespace {
+
+void in_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) fail("model file: config ", field, " = ", v, " is outside ", lo, "..", hi);
+}
+
+}  // namespace
+
+void check_token_id(const char* what, int64_t id, int vocab_size) {
+  if (id < 0 || id >= vocab_size) {
+    fail("model file: ", what, " ", id, " is outside the vocabulary of ", vocab_size,
+         " tokens (the embedding's rows)");
+  }
+}
+
+void check_checkpoint_config(const FamilyConfig& f) {
+  in_range("vocab_size", f.vocab_size, 1, kMaxFamilyVocab);
+  in_range("n_layer", f.n_layer, 1, kMaxFamilyLayers);
+  in_range("n_embd", f.n_embd, 1, kMaxFamilyEmbd);
+  in_range("n_head", f.n_head, 1, kMaxFamilyEmbd);
+  in_range("n_kv_head", f.n_kv_head, 1, f.n_head);
+  in_range("head_dim", f.head_dim, 1, kMaxFamilyEmbd);
+  in_range("n_head * head_dim", int64_t{f.n_head} * f.head_dim, 1, kMaxFamilyEmbd);
+  in_range("n_ff", f.n_ff, 1, 4 * kMaxFamilyEmbd);
+  in_range("max_positions", f.max_positions, 1, 1 << 30);
+  if (!(std::isfinite(f.norm_eps) && f.norm_eps > 0.0f && f.norm_eps < 1.0f)) {
+    fail("model file: config norm_eps = ", f.norm_eps, " must be finite and in (0, 1)");
+  }
+  if (f.n_head % f.n_kv_head != 0) {
+    fail("model file: config n_kv_head = ", f.n_kv_head, " does not divide n_head = ", f.n_head);
+  }
+  if (f.family == Family::kGPT2) {
+    if (f.n_head * f.head_dim != f.n_embd || f.n_kv_head != f.n_head) {
+      fail("model file: a gpt2 config needs n_head * head_dim = n_embd and n_kv_head = n_head (",
+           f.n_head, " x ", f.head_dim, " vs ", f.n_embd, ", ", f.n_kv_head, ")");
+    }
+  } else {
+    if (f.head_dim % 2 != 0) fail("model file: config head_dim = ", f.head_dim, " is odd (rotary)");
+    if (!(f.rope_theta >= 1e-3 && f.rope_theta <= 1e12))
+      fail("model file: config rope_theta = ", f.rope_theta, " is outside 0.001..1e+12");
+  }
+  if (f.tokenizer_tokens > f.vocab_size) {
+    fail("model file: the tokenizer has ", f.tokenizer_tokens, " tokens, more than the ",
+         f.vocab_size, " rows of the embedding");
+  }
+  if (f.bos_token_id != -1) check_token_id("bos_token_id", f.bos_token_id, f.vocab_size);
+  for (int id : f.eos_token_ids) check_token_id("eos_token_id", id, f.vocab_size);
 }
 
 const char* tensor_type_name(TensorType t) {

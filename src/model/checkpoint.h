@@ -1,8 +1,9 @@
 // A checkpoint as the model sees it, whatever format it came in: the architecture's
 // hyperparameters and its tensors under Hugging Face state-dict names, in one layout.
-// Frontends (model/hf_folder.h: a Hugging Face folder; model/gguf.h: a GGUF file) produce one;
-// GPTModel::from_checkpoint builds a model from it. Dependencies: frontends -> checkpoint ->
-// model. Our own nanoGPT files keep their loader (gpt_loader.cc).
+// Frontends (model/specdec_file.h: our own safetensors files; model/hf_folder.h: a Hugging Face
+// folder; model/gguf.h: a GGUF file; model/load.h tells a single file's format) produce one;
+// check_checkpoint_config is the one validation of what they read, and GPTModel::from_checkpoint
+// the one loader. Dependencies: frontends -> checkpoint -> model.
 //
 // The one layout every frontend delivers:
 // - names are those of transformers' *ForCausalLM state dicts: Llama / Qwen2
@@ -58,7 +59,28 @@ struct FamilyConfig {
   // GPT-2's activation_function "gelu" (exact erf, as our nanoGPT files) instead of "gelu_new"
   // / "gelu_pytorch_tanh" (the tanh GELU, the default).
   bool gelu_erf = false;
+  // The tokens the file's tokenizer defines (GGUF: tokenizer.ggml.tokens; a folder: the count
+  // its caller read from tokenizer.json); 0: unknown. More than vocab_size is refused.
+  int tokenizer_tokens = 0;
+  // The context (KV capacity) when none is asked; 0: min(max_positions, 4096). Our own files
+  // run their whole block_size.
+  int context = 0;
 };
+
+// The one validation of a checkpoint's hyperparameters, whatever its format (run by
+// GPTModel::from_checkpoint before anything is allocated, and by loaders that check a header
+// before building anything else, such as a tokenizer): ranges and the limits of gpt_model.h,
+// head counts, norm_eps finite and in (0, 1), rope_theta, the tokenizer no larger than the
+// embedding, BOS / EOS ids inside the vocabulary. Throws specdec::Error "model file: ..." in the
+// same words for every format.
+void check_checkpoint_config(const FamilyConfig& c);
+// A special token id inside the vocabulary ("model file: eos_token_id 99 is outside the
+// vocabulary of 80 tokens ..."), for frontends that read ids wider than an int.
+void check_token_id(const char* what, int64_t id, int vocab_size);
+
+// Where a checkpoint came from.
+enum class CheckpointFormat { kSpecdec, kGguf, kHfFolder };
+const char* format_name(CheckpointFormat f);  // "specdec" / "gguf" / "hf"
 
 // How a tensor's bytes encode its values (little-endian). Q8_0 / Q4_0: GGUF's blocks of 32
 // along the last (in_features) dimension: Q8_0 = f16 d + 32 int8 (34 bytes), Q4_0 = f16 d +
@@ -94,6 +116,7 @@ struct CheckpointTensor {
 const uint8_t* tensor_bytes(const CheckpointTensor& t, Buffer<uint8_t>& scratch);
 
 struct Checkpoint {
+  CheckpointFormat format = CheckpointFormat::kHfFolder;
   FamilyConfig config;
   std::map<std::string, CheckpointTensor> tensors;  // by the names above
   // Storage for tensors a frontend had to rewrite (transposed, un-permuted); tensors point here

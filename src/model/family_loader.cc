@@ -13,35 +13,18 @@
 #include "kernels/matmul_q8.h"
 #include "kernels/rope.h"
 #include "model/family_plan.h"
-#include "model/gguf.h"
 #include "model/gpt_model.h"
 #include "model/hf_folder.h"
+#include "model/load.h"
 
 namespace specdec {
 namespace {
 
 using kernels::kQ8Block;
 
-void in_range(const char* field, double v, double lo, double hi) {
-  if (!(v >= lo && v <= hi))
-    fail("model file: config ", field, " = ", v, " is outside ", lo, "..", hi);
-}
-
 // The checkpoint's hyperparameters as the forward pass's named differences.
 GPTConfig config_from(const FamilyConfig& f, int context) {
-  in_range("vocab_size", f.vocab_size, 1, kMaxFamilyVocab);
-  in_range("n_layer", f.n_layer, 1, kMaxFamilyLayers);
-  in_range("n_embd", f.n_embd, 1, kMaxFamilyEmbd);
-  in_range("n_head", f.n_head, 1, kMaxFamilyEmbd);
-  in_range("n_kv_head", f.n_kv_head, 1, f.n_head);
-  in_range("head_dim", f.head_dim, 1, kMaxFamilyEmbd);
-  in_range("n_head * head_dim", double(f.n_head) * f.head_dim, 1, kMaxFamilyEmbd);
-  in_range("n_ff", f.n_ff, 1, 4.0 * kMaxFamilyEmbd);
-  in_range("max_positions", f.max_positions, 1, 1 << 30);
-  in_range("norm_eps", f.norm_eps, 0, 1);
-  if (f.n_head % f.n_kv_head != 0) {
-    fail("model file: config n_kv_head = ", f.n_kv_head, " does not divide n_head = ", f.n_head);
-  }
+  check_checkpoint_config(f);
   GPTConfig c;
   c.vocab_size = f.vocab_size;
   c.n_layer = f.n_layer;
@@ -52,22 +35,17 @@ GPTConfig config_from(const FamilyConfig& f, int context) {
   c.n_ff = f.n_ff;
   c.norm_eps = f.norm_eps;
   const int cap = std::min(f.max_positions, kMaxBlockSize);
-  if (context == 0) context = std::min(f.max_positions, kDefaultFamilyContext);
+  if (context == 0)
+    context = f.context ? f.context : std::min(f.max_positions, kDefaultFamilyContext);
   if (context < 1 || context > cap) {
     fail("model file: context ", context, " is outside 1..", cap, " (max_positions ",
          f.max_positions, ", limit ", kMaxBlockSize, ")");
   }
   c.block_size = context;
   if (f.family == Family::kGPT2) {
-    if (f.n_head * f.head_dim != f.n_embd || f.n_kv_head != f.n_head) {
-      fail("model file: a gpt2 config needs n_head * head_dim = n_embd and n_kv_head = n_head (",
-           f.n_head, " x ", f.head_dim, " vs ", f.n_embd, ", ", f.n_kv_head, ")");
-    }
     c.mlp = f.gelu_erf ? MlpKind::kGeluErf : MlpKind::kGeluTanh;
     return c;
   }
-  if (f.head_dim % 2 != 0) fail("model file: config head_dim = ", f.head_dim, " is odd (rotary)");
-  in_range("rope_theta", f.rope_theta, 1e-3, 1e12);
   c.norm = NormKind::kRmsNorm;
   c.positions = PositionKind::kRotary;
   c.rope_theta = f.rope_theta;
@@ -77,7 +55,8 @@ GPTConfig config_from(const FamilyConfig& f, int context) {
 }
 
 // Weights and KV cache within kMaxFamily*; 8-bit needs whole blocks along every Linear input.
-void check_memory(const GPTConfig& c, bool int8, bool head_int8, bool tied) {
+// widths: also the 8-bit block rule (false: the byte limits alone).
+void check_memory(const GPTConfig& c, bool int8, bool head_int8, bool tied, bool widths = true) {
   const uint64_t C = c.n_embd, L = c.n_layer, KV = c.kv_dim(), Q = c.q_dim();
   const uint64_t bytes = family::weight_bytes(c, int8, head_int8, tied);
   if (bytes > kMaxFamilyParamBytes) {
@@ -90,7 +69,7 @@ void check_memory(const GPTConfig& c, bool int8, bool head_int8, bool tied) {
          " needs ", kv, " bytes, over the limit of ", kMaxFamilyKVCacheBytes,
          " (ask for a shorter context)");
   }
-  if (int8) {
+  if (int8 && widths) {
     for (uint64_t k : {C, Q, uint64_t(c.ff())}) {
       if (k % kQ8Block != 0) {
         fail("model file: 8-bit weights need every Linear input width (n_embd ", C,
@@ -238,12 +217,17 @@ LayerWeights load_layer(const Checkpoint& ck, const family::LayerPlan& plan, boo
 GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights, int context) {
   const Family family = ck.config.family;
   const GPTConfig cfg = config_from(ck.config, context);
+  const family::GlobalNames g = family::global_names(family);
+  const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
+  // What the config claims is checked against the memory limits first (an 8-bit model keeps a
+  // head stored in blocks as 8-bit blocks: packed_head), then the tensors against the config.
+  // First the least the config can need (8-bit unless f32 is asked for), before its tensors
+  // are looked at: a file that claims a huge model is refused by this limit, not by a shape.
+  const bool least_int8 = !weights || *weights == Weights::kInt8;
+  check_memory(cfg, least_int8, least_int8, ck.config.tied_head, /*widths=*/weights != nullptr);
   family::check_tensor_set(ck, cfg, family);
   const bool stored_int8 = has_quantized_linear(ck, cfg, family);
   const bool int8 = weights ? *weights == Weights::kInt8 : stored_int8;
-  const family::GlobalNames g = family::global_names(family);
-  const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
-  // An 8-bit model keeps a head stored in blocks as 8-bit blocks (packed_head).
   check_memory(cfg, int8, int8 && family::is_quantized(ck.find(head)->type), ck.config.tied_head);
 
   GPTModel model;
@@ -276,20 +260,20 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   return model;
 }
 
+GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Weights* weights) {
+  return from_checkpoint(open_checkpoint(bytes, size), weights);
+}
+
+GPTModel GPTModel::from_file(const std::string& path, const Weights* weights) {
+  return from_checkpoint(open_checkpoint(path), weights);
+}
+
 GPTModel GPTModel::from_path(const std::string& path, const Weights* weights) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return from_checkpoint(read_hf_folder(path), weights);
   }
-  uint64_t size = 0;
-  const ByteReader read = file_reader(path, &size);
-  uint8_t magic[4] = {};
-  if (size >= 4) read(0, 4, magic);
-  if (size >= 4 && std::equal(magic, magic + 4, "GGUF")) {
-    // Streamed from the file a tensor at a time, as the bindings stream it from a JS buffer.
-    return from_checkpoint(checkpoint_from_gguf_stream(size, read), weights);
-  }
-  return from_file(path, weights);
+  return from_file(path, weights);  // streamed from the file a tensor at a time
 }
 
 }  // namespace specdec

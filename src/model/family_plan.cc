@@ -125,7 +125,7 @@ const CheckpointTensor* check_tensor(const Checkpoint& ck, const std::string& na
   seen.insert(name);
   if (t->shape != shape) {
     fail("model file: tensor '", name, "' has shape ", shape_string(t->shape), ", expected ",
-         shape_string(shape), " (from config.json)");
+         shape_string(shape), " (from the config)");
   }
   const uint64_t want = expected_bytes(name, *t);
   if (t->bytes != want || (want > 0 && !t->data && !t->fetch)) {

@@ -74,9 +74,7 @@ FamilyConfig read_config(const GgufFile& f, Family family, const std::string& ar
       gpt2 && !f.find(ff_key) ? positive_int(4 * uint64_t(c.n_embd), ff_key) : int_key(f, ff_key);
   const std::string eps_key =
       a + (gpt2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon");
-  const double eps = f.get_f64(eps_key);
-  if (!(eps > 0.0 && eps < 1.0)) fail("model file: ", eps_key, " must be in (0, 1), got ", eps);
-  c.norm_eps = static_cast<float>(eps);
+  c.norm_eps = static_cast<float>(f.get_f64(eps_key));  // checked by check_checkpoint_config
   if (c.n_kv_head > c.n_head || c.n_head % c.n_kv_head != 0) {
     fail("model file: ", a, "attention.head_count ", c.n_head, " is not a multiple of ", a,
          "attention.head_count_kv ", c.n_kv_head);
@@ -126,25 +124,22 @@ void read_vocab(const GgufFile& f, const std::string& arch, FamilyConfig& c) {
     fail("model file: ", vocab_key, " ", f.get_u64(vocab_key), " differs from the ", c.vocab_size,
          " rows of token_embd.weight");
   }
+  // The tokenizer's size and the special ids are checked with every format's
+  // (check_checkpoint_config); ids wider than an int are refused here, in the same words.
   if (f.find("tokenizer.ggml.tokens")) {
     const uint64_t n = f.array_size("tokenizer.ggml.tokens");
-    if (n > static_cast<uint64_t>(c.vocab_size)) {
-      fail("model file: tokenizer.ggml.tokens has ", n, " tokens, more than the ", c.vocab_size,
-           " rows of token_embd.weight");
-    }
+    c.tokenizer_tokens = static_cast<int>(std::min<uint64_t>(n, INT_MAX));
   }
-  auto token_id = [&](const char* key) {
+  auto token_id = [&](const char* key, const char* what) {
     const uint64_t id = f.get_u64(key);
-    if (id >= static_cast<uint64_t>(c.vocab_size)) {
-      fail("model file: ", key, " ", id, " is outside the vocabulary of ", c.vocab_size);
-    }
+    check_token_id(what, static_cast<int64_t>(std::min<uint64_t>(id, INT64_MAX)), c.vocab_size);
     return static_cast<int>(id);
   };
   if (f.find("tokenizer.ggml.bos_token_id"))
-    c.bos_token_id = token_id("tokenizer.ggml.bos_token_id");
+    c.bos_token_id = token_id("tokenizer.ggml.bos_token_id", "bos_token_id");
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"}) {
     if (!f.find(key)) continue;
-    const int id = token_id(key);
+    const int id = token_id(key, "eos_token_id");
     if (c.eos_token_ids.empty() || c.eos_token_ids[0] != id) c.eos_token_ids.push_back(id);
   }
 }
@@ -250,7 +245,7 @@ void unpermute_rows(const uint8_t* in, size_t bytes, uint64_t rows, int heads, u
 // A streamed tensor's fetch: its bytes at `offset` of the file, un-permuted when `heads` > 0.
 std::function<void(uint8_t*)> streamed(const ByteReader& read, uint64_t offset, size_t bytes,
                                        uint64_t rows, int heads) {
-  return [&read, offset, bytes, rows, heads](uint8_t* into) {
+  return [read, offset, bytes, rows, heads](uint8_t* into) {
     if (heads == 0) return read(offset, bytes, into);
     Buffer<uint8_t> raw(bytes);  // written whole by the read
     read(offset, bytes, raw.data());
@@ -278,7 +273,7 @@ void add_tensor(const GgufFile& f, const GgufTensor& t, const Entry& e, const By
     const uint64_t at = f.data_offset + t.offset;
     ct.fetch = streamed(*read, at, t.bytes, e.shape[0], e.permuted_heads);
     if (e.permuted_heads == 0) {
-      ct.fetch_range = [&read = *read, at](uint64_t offset, size_t n, uint8_t* into) {
+      ct.fetch_range = [read = *read, at](uint64_t offset, size_t n, uint8_t* into) {
         read(at + offset, n, into);
       };
     }
@@ -365,6 +360,8 @@ Checkpoint checkpoint_from_gguf(const GgufFile& f, const ByteReader* read) {
     }
   }
   ck.config.tied_head = ck.find("lm_head.weight") == nullptr;
+  ck.format = CheckpointFormat::kGguf;
+  check_checkpoint_config(ck.config);
   return ck;
 }
 

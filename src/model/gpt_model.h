@@ -19,25 +19,9 @@
 #include "model/checkpoint.h"
 #include "model/gpt_config.h"
 #include "model/kv_cache.h"
+#include "model/model_limits.h"
 
 namespace specdec {
-
-// Loader limits: bound the work and memory an untrusted file can ask for.
-constexpr int kByteVocabSize = 256;  // tokens are UTF-8 bytes (model/tokenizer.h)
-constexpr int kMaxLayers = 64;
-constexpr int kMaxEmbd = 4096;
-constexpr int kMaxBlockSize = 8192;
-constexpr uint64_t kMaxParamBytes = uint64_t{512} << 20;    // weights as float32
-constexpr uint64_t kMaxKVCacheBytes = uint64_t{256} << 20;  // one full KVCache
-
-// The same for the Llama / Qwen2 / GPT-2 families (from_checkpoint), sized for real small
-// checkpoints (SmolLM2-360M f32 1.45 GB, TinyLlama-1.1B int8 ~1.6 GB, Qwen2.5's 151,936 tokens).
-constexpr int kMaxFamilyVocab = 262144;
-constexpr int kMaxFamilyLayers = 128;
-constexpr int kMaxFamilyEmbd = 8192;                            // also bounds H hd and F / 4
-constexpr uint64_t kMaxFamilyParamBytes = uint64_t{3} << 30;    // weights as held in memory
-constexpr uint64_t kMaxFamilyKVCacheBytes = uint64_t{1} << 30;  // one full KVCache
-constexpr int kDefaultFamilyContext = 4096;  // context when none is asked: min(this, max_positions)
 
 // How a model holds the weights of its Linear layers (attention and MLP): float32, or 8-bit
 // blocks with a scale per 32 weights (kernels/matmul_q8.h). Embeddings, layer norms and biases

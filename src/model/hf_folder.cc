@@ -190,6 +190,7 @@ Checkpoint read_hf_folder(const std::vector<FolderFile>& files) {
     if (!f) fail("model folder: missing shard '", file, "' (named by ", kIndex, ")");
     add_file(file, *f, listed, ck);
   }
+  check_checkpoint_config(ck.config);
   return ck;
 }
 

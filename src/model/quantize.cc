@@ -4,9 +4,11 @@
 #include <map>
 #include <string>
 
+#include "base/errors.h"
 #include "kernels/half.h"
 #include "kernels/matmul_q8.h"
 #include "model/gpt_model.h"
+#include "model/load.h"
 #include "model/safetensors.h"
 
 namespace specdec {
@@ -28,14 +30,22 @@ bool is_block_linear(const std::string& name) {
 }  // namespace
 
 std::vector<uint8_t> quantize_model_file(const uint8_t* bytes, size_t size) {
-  // Every check of a model file first (a quantized input is refused here).
-  const Weights as_float = Weights::kF32;
-  const GPTModel model = GPTModel::from_safetensors(bytes, size, &as_float);
-  if (model.config().n_embd % static_cast<int>(kernels::kQ8Block) != 0) {
-    const Weights int8 = Weights::kInt8;
-    GPTModel::from_safetensors(bytes, size, &int8);  // throws, naming the rule
+  // Every check of a model file first: our own float file, and one that loads as 8-bit.
+  const Checkpoint ck = open_checkpoint(bytes, size);
+  if (ck.format != CheckpointFormat::kSpecdec) {
+    fail("model file: a ", format_name(ck.format),
+         " file; quantize takes our own safetensors files (a GGUF file's Q8_0 / Q4_0 blocks "
+         "load as they are)");
   }
   const SafetensorsView view = parse_safetensors(bytes, size);
+  auto stored = view.metadata.find("weights");
+  if (stored != view.metadata.end() && stored->second == "int8") {
+    fail(
+        "model file: stores 8-bit weights already (__metadata__ 'weights' = 'int8'); quantize "
+        "its float file");
+  }
+  const Weights int8 = Weights::kInt8;
+  GPTModel::from_checkpoint(ck, &int8);  // throws where a weight cannot be quantized
   std::map<std::string, std::string> metadata = view.metadata;
   metadata["weights"] = "int8";
   std::vector<TensorData> out;

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@
 #include "kernels/half.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
+#include "model/hf_folder.h"
 #include "model/kv_cache.h"
 #include "model/safetensors.h"
 
@@ -755,12 +757,12 @@ TEST(Gguf, HostileFilesAreRefusedWithTheirMessage) {
       {"block count", [](W& w) { w.u32("llama.block_count", 1u << 30); },
        "llama.block_count 1073741824 exceeds the"},
       {"eps 0", [](W& w) { w.f32("llama.attention.layer_norm_rms_epsilon", 0.0f); },
-       "layer_norm_rms_epsilon must be in (0, 1), got 0"},
+       "config norm_eps = 0 must be finite and in (0, 1)"},
       {"bos", [](W& w) { w.u32("tokenizer.ggml.bos_token_id", 48); },
-       "tokenizer.ggml.bos_token_id 48 is outside the vocabulary of 48"},
+       "bos_token_id 48 is outside the vocabulary of 48 tokens"},
       {"tokens",
        [](W& w) { w.strings("tokenizer.ggml.tokens", std::vector<std::string>(49, "x")); },
-       "has 49 tokens, more than the 48 rows"},
+       "the tokenizer has 49 tokens, more than the 48 rows of the embedding"},
       {"heads as array",
        [](W& w) {
          w.kv("llama.attention.head_count", GgufType::kArray, array(GgufType::kU32, 1, le(4, 4)));
@@ -906,6 +908,77 @@ TEST(Gguf, ExporterTwinsOfHfFoldersLoadAsTheFolder) {
     }
   }
   std::filesystem::remove_all(tmp);
+}
+
+// One validation (check_checkpoint_config): a folder and its GGUF twin, each given the same
+// flaw, are refused by the same check in the same words, before any weight is read.
+TEST(Gguf, FolderAndGgufTwinAreRefusedInTheSameWords) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gguf_twin_" + std::to_string(::getpid()));
+  Dims d;
+  const auto hf = hf_model(Family::kLlama, d);
+  struct Case {
+    const char* what;
+    std::pair<std::string, std::string> config_edit;  // config.json text: from -> to
+    std::function<void(GgufWriter&)> gguf_edit;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"norm eps 0",
+       {"\"rms_norm_eps\": 1e-6", "\"rms_norm_eps\": 0"},
+       [](GgufWriter& w) { w.f32("llama.attention.layer_norm_rms_epsilon", 0.0f); },
+       "model file: config norm_eps = 0 must be finite and in (0, 1)"},
+      {"eos outside the vocabulary",
+       {"\"eos_token_id\": [2]", "\"eos_token_id\": [48]"},
+       [](GgufWriter& w) { w.u32("tokenizer.ggml.eos_token_id", 48); },
+       "model file: eos_token_id 48 is outside the vocabulary of 48 tokens"},
+      {"bos outside the vocabulary",
+       {"\"bos_token_id\": 1", "\"bos_token_id\": 4000"},
+       [](GgufWriter& w) { w.u32("tokenizer.ggml.bos_token_id", 4000); },
+       "model file: bos_token_id 4000 is outside the vocabulary of 48 tokens"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    write_hf_folder(dir, Family::kLlama, d, hf);
+    std::string config;
+    {
+      std::ifstream in(dir / "config.json");
+      config.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const size_t at = config.find(c.config_edit.first);
+    ASSERT_NE(at, std::string::npos);
+    std::ofstream(dir / "config.json")
+        << config.replace(at, c.config_edit.first.size(), c.config_edit.second);
+    std::string folder_error = "(accepted)";
+    try {
+      read_hf_folder(dir.string());
+    } catch (const Error& e) {
+      folder_error = e.what();
+    }
+    GgufWriter w = gguf_model(Family::kLlama, d, kF32, hf);
+    c.gguf_edit(w);
+    EXPECT_EQ(folder_error, error_of(w.bytes()));
+    EXPECT_NE(folder_error.find(c.message), std::string::npos) << folder_error;
+  }
+  // The tokenizer larger than the embedding: GGUF's tokens array; a folder's count, read from its
+  // tokenizer.json by the caller (the JS loader), checked by the same rule.
+  write_hf_folder(dir, Family::kLlama, d, hf);
+  Checkpoint folder = read_hf_folder(dir.string());
+  folder.config.tokenizer_tokens = 50257;
+  std::string folder_error;
+  try {
+    GPTModel::from_checkpoint(folder);
+  } catch (const Error& e) {
+    folder_error = e.what();
+  }
+  GgufWriter w = gguf_model(Family::kLlama, d, kF32, hf);
+  w.strings("tokenizer.ggml.tokens", std::vector<std::string>(50257, "t"));
+  EXPECT_EQ(folder_error, error_of(w.bytes()));
+  EXPECT_NE(folder_error.find("the tokenizer has 50257 tokens, more than the 48 rows of the "
+                              "embedding"),
+            std::string::npos)
+      << folder_error;
+  std::filesystem::remove_all(dir);
 }
 
 // A tied head keeps the embedding once (as the head's packed rows): no (V, C) float copy, and the

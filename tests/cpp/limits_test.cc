@@ -104,24 +104,28 @@ struct Refusal {
 
 std::vector<Refusal> refusals() {
   return {
-      {"n_layer 100000", with_meta({{"n_layer", "100000"}}), "n_layer = 100000 is outside 1..64"},
-      {"block_size 10^9", with_meta({{"block_size", "1000000000"}}),
-       "block_size = 1000000000 is outside 1..8192"},
+      {"n_layer 100000", with_meta({{"n_layer", "100000"}}),
+       "config n_layer = 100000 is outside 1..128"},
+      {"block_size 10^6", with_meta({{"block_size", "1000000"}}),
+       "context 1000000 is outside 1..8192"},
       {"block_size 10^30", with_meta({{"block_size", "1000000000000000000000000000000"}}),
-       "block_size = 1000000000000000000000000000000 is outside 1..8192"},
-      {"n_embd 10^6", with_meta({{"n_embd", "1000000"}}), "n_embd = 1000000 is outside 1..4096"},
+       "block_size = 1000000000000000000000000000000 is out of range"},
+      {"n_embd 10^6", with_meta({{"n_embd", "1000000"}}),
+       "config n_embd = 1000000 is outside 1..8192"},
       {"n_head not dividing n_embd", with_meta({{"n_head", "3"}}),
        "n_head = 3 does not divide n_embd = 32"},
-      {"n_head above n_embd", with_meta({{"n_head", "64"}}), "n_head = 64 is outside 1..32"},
-      {"vocab 10^9", with_meta({{"vocab_size", "1000000000"}}),
-       "vocab_size = 1000000000, expected 256"},
+      {"n_head above n_embd", with_meta({{"n_head", "64"}}),
+       "n_head = 64 does not divide n_embd = 32"},
+      {"vocab 10^9", with_meta({{"vocab_size", "100000000"}}),
+       "vocab_size = 100000000, expected 256"},
       {"leading zero", with_meta({{"n_layer", "02"}}), "'n_layer' = '02' is not a decimal integer"},
-      // Each dimension within range, the product over the parameter cap (~2.4e9 bytes).
+      // Each dimension within range, the product over the weights' cap (~51 GB as f32, over
+      // 3 GiB even as 8-bit), refused before the shapes are looked at.
       {"parameters over the cap", with_meta({{"n_layer", "64"}, {"n_embd", "4096"}}),
-       "exceed the limit of 536870912 bytes"},
+       "over the limit of 3221225472"},
       {"KV cache over the cap",
-       with_meta({{"n_layer", "16"}, {"n_embd", "512"}, {"block_size", "8192"}}),
-       "over the limit of 268435456"},
+       with_meta({{"n_layer", "32"}, {"n_embd", "1024"}, {"block_size", "8192"}}),
+       "over the limit of 1073741824"},
       // Within both caps (100 M parameters, a 256 MiB KV cache), but the file does not hold
       // such tensors: refused on the shapes, before the weights are allocated.
       {"large config, small tensors",
@@ -185,11 +189,14 @@ TEST(Limits, TheStatedLimits) {
   EXPECT_EQ(kMaxHeaderBytes, size_t{1} << 20);
   EXPECT_EQ(kMaxTensorRank, 8u);
   EXPECT_EQ(kByteVocabSize, 256);
-  EXPECT_EQ(kMaxLayers, 64);
   EXPECT_EQ(kMaxEmbd, 4096);
   EXPECT_EQ(kMaxBlockSize, 8192);
   EXPECT_EQ(kMaxParamBytes, uint64_t{512} << 20);
-  EXPECT_EQ(kMaxKVCacheBytes, uint64_t{256} << 20);
+  EXPECT_EQ(kMaxFamilyVocab, 262144);
+  EXPECT_EQ(kMaxFamilyLayers, 128);
+  EXPECT_EQ(kMaxFamilyEmbd, 8192);
+  EXPECT_EQ(kMaxFamilyParamBytes, uint64_t{3} << 30);
+  EXPECT_EQ(kMaxFamilyKVCacheBytes, uint64_t{1} << 30);
   EXPECT_EQ(kMaxGamma, 32);
 }
 

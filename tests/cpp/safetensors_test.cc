@@ -404,17 +404,17 @@ const std::vector<BadCase>& bad_cases() {
       {"config as a number", edit([](File& f) { set(f.metadata(), "n_layer", num(2)); }),
        "value of 'n_layer' must be a string, got number"},
       {"missing n_head", edit([](File& f) { erase(f.metadata(), "n_head"); }), "lacks 'n_head'"},
-      {"n_layer 0", config("n_layer", "0"), "n_layer = 0 is outside 1..64"},
-      {"n_layer 65", config("n_layer", "65"), "n_layer = 65 is outside 1..64"},
+      {"n_layer 0", config("n_layer", "0"), "config n_layer = 0 is outside 1..128"},
+      {"n_layer 129", config("n_layer", "129"), "config n_layer = 129 is outside 1..128"},
       {"n_layer 3", config("n_layer", "3"), "missing tensor 'transformer.h.2.ln_1.weight'"},
       {"n_layer 1", config("n_layer", "1"), "unexpected tensor 'transformer.h.1."},
       {"n_head 5", config("n_head", "5"), "n_head = 5 does not divide n_embd = 32"},
-      {"n_head 0", config("n_head", "0"), "n_head = 0 is outside 1..32"},
-      {"n_embd 4097", config("n_embd", "4097"), "n_embd = 4097 is outside 1..4096"},
+      {"n_head 0", config("n_head", "0"), "n_head = 0 does not divide n_embd = 32"},
+      {"n_embd 8196", config("n_embd", "8196"), "config n_embd = 8196 is outside 1..8192"},
       {"n_embd 64", config("n_embd", "64"), "has shape [256, 32], expected [256, 64]"},
       {"vocab 255", config("vocab_size", "255"), "vocab_size = 255, expected 256 (byte-level"},
-      {"block_size 0", config("block_size", "0"), "block_size = 0 is outside 1..8192"},
-      {"block_size 8193", config("block_size", "8193"), "block_size = 8193 is outside 1..8192"},
+      {"block_size 0", config("block_size", "0"), "config max_positions = 0 is outside 1.."},
+      {"block_size 8193", config("block_size", "8193"), "context 8193 is outside 1..8192"},
       {"block_size 641", config("block_size", "641"), "has shape [640, 32], expected [641, 32]"},
       {"config not a number", config("n_layer", "two"), "'n_layer' = 'two' is not a decimal"},
       {"config negative", config("n_layer", "-2"), "is not a decimal integer"},
@@ -424,13 +424,13 @@ const std::vector<BadCase>& bad_cases() {
          set(f.metadata(), "n_layer", str("64"));
          set(f.metadata(), "n_embd", str("4096"));
        }),
-       "bytes as float32) exceed the limit of 536870912 bytes"},
+       "in memory (int8), over the limit of 3221225472"},
       {"KV cache over the cap", edit([](File& f) {
          set(f.metadata(), "n_layer", str("64"));
-         set(f.metadata(), "n_embd", str("256"));
+         set(f.metadata(), "n_embd", str("512"));
          set(f.metadata(), "block_size", str("8192"));
        }),
-       "a KV cache of n_layer x block_size x n_embd = 64 x 8192 x 256"},
+       "a KV cache of 64 layers x 8192 positions x 512 needs"},
       // Weights.
       {"NaN weight",
        [] {
