@@ -135,14 +135,15 @@ GgufFile parse_gguf_header(const uint8_t* bytes, size_t available, uint64_t file
 // Refused by name: other architectures, rope scaling, a sliding window shorter than the
 // context, a partial rotary, Llama 3's rope_freqs unless all 1, unknown or missing tensors.
 // With `read`, tensors without data (parse_gguf_header) are streamed: each one's bytes are read
-// (and llama's Q / K rows un-permuted) when the model's loader converts it; `read` must outlive
-// the checkpoint.
+// (and llama's Q / K rows un-permuted) when the model's loader converts it; each tensor keeps a
+// copy of `read`, so what it reads (a file, a JS buffer) must outlive the checkpoint. The
+// config is checked by check_checkpoint_config (model/checkpoint.h), as every format's.
 Checkpoint checkpoint_from_gguf(const uint8_t* bytes, size_t size);
 Checkpoint checkpoint_from_gguf(const GgufFile& file, const ByteReader* read = nullptr);
 
 // A streamed GGUF checkpoint of a file of `size` bytes that `read` reads: the header is read
 // from a prefix of first_read bytes (grown fourfold until it holds the header), the tensors
-// one at a time (see above). `read` must outlive the checkpoint.
+// one at a time (see above). What `read` reads must outlive the checkpoint.
 Checkpoint checkpoint_from_gguf_stream(uint64_t size, const ByteReader& read,
                                        size_t first_read = size_t{16} << 20);
 

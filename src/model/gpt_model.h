@@ -85,17 +85,18 @@ const float* token_embedding(const GPTConfig& cfg, const GPTWeights& w, size_t t
 
 class GPTModel {
  public:
-  // Validates everything (see safetensors.h and the checks in gpt_loader.cc) and throws
-  // specdec::Error "model file: ..." on the first problem. F16 weights are widened to float.
-  // weights: null keeps the file's layout (a file made by `specdec quantize` loads 8-bit);
-  // kInt8 quantizes a float file's Linear weights at load (the same quantizer, so the result
-  // equals loading the quantized file); kF32 refuses a quantized file.
+  // A single model file (our safetensors or GGUF: model/load.h open_checkpoint) through
+  // from_checkpoint: validates everything and throws specdec::Error "model file: ..." on the
+  // first problem. weights: null keeps the file's layout (a file made by `specdec quantize` loads
+  // 8-bit); kInt8 quantizes a float file's Linear weights at load (the same quantizer, so the
+  // result equals loading the quantized file); kF32 widens a quantized file's blocks (exact).
+  // from_file streams the file a tensor at a time.
   static GPTModel from_safetensors(const uint8_t* bytes, size_t size,
                                    const Weights* weights = nullptr);
   static GPTModel from_file(const std::string& path, const Weights* weights = nullptr);
 
-  // A Llama / Qwen2 / GPT-2 model from a checkpoint (model/checkpoint.h) of any frontend. Checks
-  // the config (kMaxFamily* limits) and every tensor's name, shape, type and byte size against
+  // A model from a checkpoint (model/checkpoint.h) of any frontend: the one way in. Checks
+  // the config (check_checkpoint_config, the kMaxFamily* limits) and every tensor's name, shape, type and byte size against
   // it, refusing non-finite values, and throws specdec::Error "model file: ..." naming the
   // tensor and shape. F16 / BF16 widen to float. Q8_0 / Q4_0 Linear weights load as our 8-bit
   // blocks without requantizing (same scale, same quants; a zero scale or a -128 quant is

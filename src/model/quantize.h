@@ -1,5 +1,5 @@
 // 8-bit weights on disk: a float model file turned into its quantized form (the layout
-// gpt_loader.cc documents; the arithmetic in kernels/matmul_q8.h). Loading the result gives
+// model/specdec_file.h documents; the arithmetic in kernels/matmul_q8.h). Loading the result gives
 // the same model, bit for bit, as loading the float file with Weights::kInt8.
 #pragma once
 
