@@ -206,6 +206,17 @@ val limits_js() {
   return o;
 }
 
+// The head of a record on the wire by name (kRecordWire, bindings/handles.h): { name: index,
+// ..., length }, as web/lib/records.js reads it.
+val record_wire_js() {
+  val o = val::object();
+  for (size_t i = 0; i < kRecordWire.size(); ++i) {
+    o.set(std::string(kRecordWire[i]), static_cast<double>(i));
+  }
+  o.set("length", static_cast<double>(kRecordWire.size()));
+  return o;
+}
+
 void decoder_set_budget(DecoderHandle& d, double total) {
   guard([&] { d.set_budget(static_cast<size_t>(total)); });
 }
@@ -264,6 +275,7 @@ EMSCRIPTEN_BINDINGS(specdec) {
   function("demonstrateSpeculative", &demonstrate_speculative_js);
   function("memoryStats", &memory_stats);
   function("limits", &limits_js);
+  function("recordWire", &record_wire_js);
 
   class_<RngHandle>("Rng")
       .class_function("create", &create_rng, allow_raw_pointers())

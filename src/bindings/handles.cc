@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 #include "base/errors.h"
 #include "bindings/interop.h"
@@ -21,6 +22,25 @@ val size_array(const std::vector<size_t>& v) {
   val a = val::array();
   for (size_t i = 0; i < v.size(); ++i) a.set(i, static_cast<double>(v[i]));
   return a;
+}
+
+// kRecordWire's names: distinct, and none is "length" (recordWire() adds it).
+constexpr bool record_wire_names_ok() {
+  for (size_t i = 0; i < kRecordWire.size(); ++i) {
+    if (kRecordWire[i] == "length") return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (kRecordWire[i] == kRecordWire[j]) return false;
+    }
+  }
+  return true;
+}
+static_assert(record_wire_names_ok(), "kRecordWire: a name twice, or one named length");
+
+// Entry I of a record's head (I: record_wire_index of a name, a compile-time constant).
+template <size_t I, typename T>
+void put(double* head, T value) {
+  static_assert(I < kRecordWire.size(), "kRecordWire: no field of that name");
+  head[I] = static_cast<double>(value);
 }
 
 val tree_to_js(const DraftTree& t, const TreeVerifyResult& r) {
@@ -190,22 +210,36 @@ val DecoderHandle::finish() {
 val DecoderHandle::record(IterationRecord& rec) {
   const auto t0 = std::chrono::steady_clock::now();
   const VerifyResult& v = rec.verify;
-  const size_t n = v.positions.size(), n_residual = v.residual.size();
   const bool tree = !options_.tree_branches.empty();
-  std::vector<double>& w = wire_;  // layout: see handles.h (step)
-  w.assign({static_cast<double>(rec.proposed.size()), static_cast<double>(rec.emitted.size()),
-            static_cast<double>(v.emitted.size()), static_cast<double>(n),
-            static_cast<double>(n_residual), static_cast<double>(v.n_accepted), v.bonus ? 1.0 : 0.0,
-            v.u_final, static_cast<double>(rec.target_cached),
-            static_cast<double>(rec.draft_cached), rec.draft_ms, rec.target_ms,
-            static_cast<double>(rec.target_probs.shape()[1]), static_cast<double>(rec.gamma),
-            static_cast<double>(static_cast<int>(rec.drafter)),
-            static_cast<double>(rec.lookup_ngram), static_cast<double>(rec.target_probs.shape()[0]),
-            (tree ? 1.0 : 0.0) + (keep_distributions_ ? 2.0 : 0.0), rec.stopped ? 1.0 : 0.0});
+  // A tree's verdict goes once, as the tree (extras); records.js derives its chain view.
+  const size_t n = tree ? 0 : v.positions.size(), n_residual = v.residual.size();
+  std::vector<double>& w = wire_;  // layout: kRecordWire (handles.h), then the parts
+  // NaN until put: a field the writer missed would show (tests/js/record-wire.test.mjs).
+  w.assign(kRecordWire.size(), std::numeric_limits<double>::quiet_NaN());
+  double* head = w.data();
+  put<record_wire_index("nProposed")>(head, rec.proposed.size());
+  put<record_wire_index("nEmitted")>(head, rec.emitted.size());
+  put<record_wire_index("nPositions")>(head, n);
+  put<record_wire_index("nResidual")>(head, n_residual);
+  put<record_wire_index("nAccepted")>(head, v.n_accepted);
+  put<record_wire_index("bonus")>(head, v.bonus ? 1 : 0);
+  put<record_wire_index("finalToken")>(head, v.emitted.empty() ? -1 : v.emitted.back());
+  put<record_wire_index("uFinal")>(head, v.u_final);
+  put<record_wire_index("targetCached")>(head, rec.target_cached);
+  put<record_wire_index("draftCached")>(head, rec.draft_cached);
+  put<record_wire_index("draftMs")>(head, rec.draft_ms);
+  put<record_wire_index("targetMs")>(head, rec.target_ms);
+  put<record_wire_index("vocab")>(head, rec.target_probs.shape()[1]);
+  put<record_wire_index("gamma")>(head, rec.gamma);
+  put<record_wire_index("drafter")>(head, static_cast<int>(rec.drafter));
+  put<record_wire_index("lookupNgram")>(head, rec.lookup_ngram);
+  put<record_wire_index("targetPositions")>(head, rec.target_probs.shape()[0]);
+  put<record_wire_index("extras")>(head, (tree ? 1 : 0) + (keep_distributions_ ? 2 : 0));
+  put<record_wire_index("stopped")>(head, rec.stopped ? 1 : 0);
   w.insert(w.end(), rec.proposed.begin(), rec.proposed.end());
   w.insert(w.end(), rec.emitted.begin(), rec.emitted.end());
-  w.insert(w.end(), v.emitted.begin(), v.emitted.end());
-  for (const PositionRecord& pos : v.positions) {
+  for (size_t i = 0; i < n; ++i) {
+    const PositionRecord& pos = v.positions[i];
     w.insert(w.end(), {static_cast<double>(pos.token), pos.p, pos.q, pos.accept_prob, pos.u,
                        pos.accepted ? 1.0 : 0.0});
   }

@@ -7,8 +7,10 @@
 
 #include <emscripten/val.h>
 
+#include <array>
 #include <cstddef>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "model/heads.h"
@@ -39,6 +41,36 @@ struct SourceSlot {
 //     accepted: Uint8Array, residual: Float32Array | null, uFinal (NaN when greedy) }
 val verify_result_to_js(const VerifyResult& r);
 
+// The head of a record on the wire (DecoderHandle::step): entry i holds the field named
+// kRecordWire[i]. The writer (DecoderHandle::record) puts each value by its name
+// (record_wire_index), the module exports the table (recordWire(): { name: index, ...,
+// length }) and web/lib/records.js reads the fields by name through it, so the three cannot
+// disagree; tests/js/records.test.mjs checks each value against its meaning.
+//   nProposed, nEmitted, nPositions, nResidual (0: none): the lengths of the parts after the
+//     head (nPositions is 0 in tree mode: the tree in extras() holds the verdict);
+//   nAccepted; bonus (0/1); finalToken: the verify's last token (correction or bonus, before
+//     the cut to the budget); uFinal (NaN when greedy); targetCached, draftCached; draftMs,
+//     targetMs; vocab; gamma; drafter (a Drafter: 0 none, 1 draft, 2 lookup, 3 heads);
+//     lookupNgram; targetPositions; extras (1: tree, 2: distributions: ask extras());
+//     stopped (0/1: emitted ends with a stop token).
+inline constexpr std::array<std::string_view, 19> kRecordWire = {
+    "nProposed", "nEmitted",     "nPositions",      "nResidual", "nAccepted", "bonus", "finalToken",
+    "uFinal",    "targetCached", "draftCached",     "draftMs",   "targetMs",  "vocab", "gamma",
+    "drafter",   "lookupNgram",  "targetPositions", "extras",    "stopped"};
+
+namespace wire_detail {
+inline size_t no_such_field() { return kRecordWire.size(); }  // not constexpr: see below
+}  // namespace wire_detail
+
+// The index of a field of kRecordWire. In a constant expression (a template argument, as the
+// writer uses it) a name not in the table does not compile.
+constexpr size_t record_wire_index(std::string_view name) {
+  for (size_t i = 0; i < kRecordWire.size(); ++i) {
+    if (kRecordWire[i] == name) return i;
+  }
+  return wire_detail::no_such_field();
+}
+
 // One decoder: its sources, its RNG (seeded at start), and the C++ SpeculativeDecoder.
 class DecoderHandle {
  public:
@@ -59,16 +91,10 @@ class DecoderHandle {
 
   bool done() const;
   // The iteration's record in one Float64Array: a view of this handle's memory, valid until the
-  // next call into wasm (web/lib/records.js, recordOf, reads it at once). Layout:
-  //   [0] proposed count, [1] emitted count, [2] verify.emitted count, [3] positions n,
-  //   [4] residual length (0: none), [5] nAccepted, [6] bonus (0/1), [7] uFinal (NaN when
-  //   greedy), [8] targetCached, [9] draftCached, [10] draftMs, [11] targetMs, [12] vocab,
-  //   [13] gamma, [14] drafter (a Drafter: 0 none, 1 draft, 2 lookup, 3 heads),
-  //   [15] lookupNgram, [16] targetPositions, [17] extras (1: tree, 2: distributions),
-  //   [18] stopped (0/1: emitted ends with a stop token),
-  //   then proposed tokens, emitted tokens, verify.emitted tokens, per position (token, p, q,
-  //   acceptProb, u (NaN when greedy), accepted 0/1), and the residual as float32s packed two
-  //   to an entry (bit-exact: read them through a Float32Array over the same bytes).
+  // next call into wasm (web/lib/records.js, recordOf, reads it at once). Layout: the head,
+  // kRecordWire's fields by index (below), then proposed tokens, emitted tokens, per position
+  // (token, p, q, acceptProb, u (NaN when greedy), accepted 0/1), and the residual as float32s
+  // packed two to an entry (bit-exact: read them through a Float32Array over the same bytes).
   // Rare heavy parts come from extras() (only when [17] says so).
   val step();
   // The last record's { tree, targetProbs, draftProbs } (each only when asked for at start):

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec } from 'specdec';
 import { RECORD_FIELDS } from './support.mjs';
+import { pathPositions } from '../../web/lib/records.js';
 
 const sd = await loadSpecdec();
 
@@ -163,6 +164,10 @@ const CASES = [
       temperature: 1,
     },
     check(r) {
+      // The verdict is held once, in the tree: positions, its chain view, is built when read.
+      assert.equal(typeof Object.getOwnPropertyDescriptor(r, 'positions').get, 'function');
+      assert.deepEqual(structuredClone(r).positions, pathPositions(r.tree));
+      assert.ok('value' in Object.getOwnPropertyDescriptor(r, 'positions'), 'built once');
       const { nodes, path } = r.tree;
       assert.deepEqual(nodes.map((n) => n.token).sort(), [1, 2]);
       const two = nodes.findIndex((n) => n.token === 2);

@@ -18,6 +18,7 @@ import {
 import { utf8Encoder } from './text.js';
 import { Heads, Model } from './handles.js';
 import { Decoder } from './decoder.js';
+import { wireLayout } from './records.js';
 import { vocabularyMismatch } from './vocabulary.js';
 import { DECODER_OPTIONS, costModelOption, gammaOptions, lookupOption, treeOption } from './options.js';
 
@@ -272,5 +273,5 @@ export function createDecoder({ M, owner, own }, options) {
   const scores = scoreRoles.length
     ? { target: o.targetScore, draft: o.draftScore, logits: scoreOutput === 'logits' }
     : null;
-  return new Decoder(native, owner, { seed, plain, stepRoles, scores, detokenize, tokenizer });
+  return new Decoder(native, owner, { layout: wireLayout(M), seed, plain, stepRoles, scores, detokenize, tokenizer });
 }

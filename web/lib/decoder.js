@@ -32,10 +32,12 @@ export class Decoder extends Handle {
   #tokenText = tokenText;
   #text = (emitted) => this.#stream.decode(bytesOf(emitted), { stream: true }); // a record's text
   #inbox = new Float32Array(0); // the C++ decoder's inbox for score rows (native.inbox)
+  #layout; // the module's record layout (records.js wireLayout)
   #generating = false; // a generate() loop is running (one at a time: it owns the budget)
 
-  constructor(native, owner, { seed, plain, stepRoles, scores, detokenize = null, tokenizer = null }) {
+  constructor(native, owner, { layout, seed, plain, stepRoles, scores, detokenize = null, tokenizer = null }) {
     super(native, 'Decoder', owner);
+    this.#layout = layout;
     this.#promptLength = native.promptLength();
     this.#seed = seed;
     this.#plain = plain;
@@ -304,7 +306,7 @@ export class Decoder extends Handle {
       tokenText = guarded(tokenText);
       text = guarded(text);
     }
-    const record = recordOf(wire, { iteration: this.#iteration++, ms, tokenText, text, native });
+    const record = recordOf(wire, { layout: this.#layout, iteration: this.#iteration++, ms, tokenText, text, native });
     return { record, error };
   }
 

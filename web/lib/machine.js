@@ -74,6 +74,10 @@ export function machineApi(M, threadInfo) {
     _coreLimits() {
       return M.limits();
     },
+    /** @internal tests: the module's record wire layout ({ name: index, ..., length }; records.js). */
+    _recordWire() {
+      return M.recordWire();
+    },
     /** @internal benchmarks: microseconds a worker spins for more work before it sleeps. */
     _setSpinMicros(us) {
       M.setSpinMicros(integer(us, 'us', 0, 1e6));

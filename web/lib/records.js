@@ -47,6 +47,12 @@ export function topEntries(probs, n, tokenText = byteTokenText) {
   return best.map((token) => ({ token, text: tokenText(token), p: probs[token] }));
 }
 
+// The last token's kind, one rule for both records: a correction after a rejection; else a
+// bonus (in plain decoding, or a step that drafted nothing, the one token counts as a bonus).
+// In a tree the rejected children are not among positions, which list the accepted path.
+const finalOf = (drafted, bonus, last) =>
+  drafted && !bonus ? { correction: last, bonus: null } : { correction: null, bonus: last };
+
 // The raw verify result of the bindings -> the documented shape. drafted: false for a step that
 // drafted nothing (its one token counts as a bonus).
 export function verifyRecord(raw, drafted = true, tokenText = byteTokenText) {
@@ -63,64 +69,134 @@ export function verifyRecord(raw, drafted = true, tokenText = byteTokenText) {
     });
   }
   const emitted = Array.from(raw.emitted);
-  const last = emitted[emitted.length - 1];
-  // A correction after a rejection (in a tree the rejected children are not among positions,
-  // which list the accepted path); the token of a step that drafted nothing counts as a bonus.
-  const rejected = drafted && !raw.bonus;
   const result = {
     emitted,
     nAccepted: raw.nAccepted,
     positions,
-    correction: rejected ? last : null,
-    bonus: rejected ? null : last,
+    ...finalOf(drafted, raw.bonus, emitted[emitted.length - 1]),
     uFinal: nanToNull(raw.uFinal),
   };
   if (raw.residual) result.residual = raw.residual;
   return result;
 }
 
-// The drafters by their index in the wire format (Drafter in src/specdec/policy.h).
-const DRAFTERS = ['none', 'draft', 'lookup', 'heads'];
-const HEADER = 19; // the wire format's fixed entries
+/**
+ * The chain view of a tree's verdict: its accepted path as PositionRecords, root to leaf (what
+ * IterationRecord.positions is in tree mode, built from the tree when first read).
+ */
+export function pathPositions(tree) {
+  return tree.path.map((i) => {
+    const { token, text, p, q, acceptProb, u } = tree.nodes[i];
+    return { token, text, p, q, acceptProb, u, accepted: true };
+  });
+}
 
-// One iteration's record from the C++ decoder's wire format (DecoderHandle::step in
-// src/bindings/handles.h: one Float64Array view of wasm memory, read here before anything else
-// can call into wasm) -> the IterationRecord. ctx: { iteration, ms, tokenText, text (emitted ->
-// the text they add), native (its extras(): { tree, targetProbs, draftProbs }) }.
-export function recordOf(wire, { iteration, ms, tokenText = byteTokenText, text, native }) {
-  const nProposed = wire[0];
-  const nEmitted = wire[1];
-  const nVerifyEmitted = wire[2];
-  const n = wire[3];
-  const nResidual = wire[4];
-  const nAccepted = wire[5];
-  // A correction after a rejection (in a tree the rejected children are not among positions,
-  // which list the accepted path); the token of a step that drafted nothing counts as a bonus.
-  const rejected = wire[13] > 0 && wire[6] === 0; // drafted (gamma > 0), and no bonus
-  const uFinal = nanToNull(wire[7]);
-  const targetCached = wire[8];
-  const draftCached = wire[9];
-  const draftMs = wire[10];
-  const targetMs = wire[11];
-  const vocab = wire[12];
-  const gamma = wire[13];
-  const drafter = DRAFTERS[wire[14]];
-  const lookupNgram = wire[15] || null;
-  const targetPositions = wire[16];
-  const extras = wire[17];
-  const stopped = wire[18] === 1;
-  let at = HEADER;
+// obj[key] as compute() the first time it is read (then a plain data property, in the same
+// place among the keys: spread, structuredClone and JSON see it as one).
+function lazy(obj, key, compute) {
+  const settle = (value) =>
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(obj, key, {
+    enumerable: true,
+    configurable: true,
+    get: () => (settle(compute()), obj[key]),
+    set: settle,
+  });
+}
+
+// The drafters by their index in the wire format (Drafter in src/specdec/drafter.h).
+const DRAFTERS = ['none', 'draft', 'lookup', 'heads'];
+
+/**
+ * The names of a record's head on the wire that recordOf reads: every field of the module's
+ * table (recordWire(), from kRecordWire in src/bindings/handles.h), none else.
+ */
+export const WIRE_FIELDS = Object.freeze([
+  'nProposed',
+  'nEmitted',
+  'nPositions',
+  'nResidual',
+  'nAccepted',
+  'bonus',
+  'finalToken',
+  'uFinal',
+  'targetCached',
+  'draftCached',
+  'draftMs',
+  'targetMs',
+  'vocab',
+  'gamma',
+  'drafter',
+  'lookupNgram',
+  'targetPositions',
+  'extras',
+  'stopped',
+]);
+
+const layouts = new WeakMap(); // module -> its wire layout
+
+/**
+ * The wire layout of a module (M.recordWire(): { name: index, ..., length }), checked against
+ * WIRE_FIELDS and resolved once per module. A module built from other sources than this file
+ * (a stale web/lib/wasm) is refused here rather than misread.
+ */
+export function wireLayout(M) {
+  let layout = layouts.get(M);
+  if (layout) return layout;
+  const table = { ...M.recordWire() };
+  const { length } = table;
+  delete table.length;
+  const names = Object.keys(table).sort();
+  const indices = new Set(Object.values(table));
+  const ok =
+    names.join() === [...WIRE_FIELDS].sort().join() &&
+    length === names.length &&
+    indices.size === length &&
+    [...indices].every((i) => Number.isInteger(i) && i >= 0 && i < length);
+  if (!ok)
+    throw new Error(
+      `internal: the module's record wire (${JSON.stringify(M.recordWire())}) is not the one records.js reads (${WIRE_FIELDS.join(', ')}): rebuild web/lib/wasm`,
+    );
+  layout = Object.freeze({ ...table, length });
+  layouts.set(M, layout);
+  return layout;
+}
+
+// One iteration's record from the C++ decoder's wire format (DecoderHandle::step and
+// kRecordWire in src/bindings/handles.h: one Float64Array view of wasm memory, read here before
+// anything else can call into wasm) -> the IterationRecord. ctx: { layout (wireLayout), iteration,
+// ms, tokenText, text (emitted -> the text they add), native (its extras(): { tree, targetProbs,
+// draftProbs }) }.
+export function recordOf(wire, { layout: f, iteration, ms, tokenText = byteTokenText, text, native }) {
+  const nProposed = wire[f.nProposed];
+  const nEmitted = wire[f.nEmitted];
+  const n = wire[f.nPositions];
+  const nResidual = wire[f.nResidual];
+  const gamma = wire[f.gamma];
+  const final = finalOf(gamma > 0, wire[f.bonus] === 1, wire[f.finalToken]);
+  const head = {
+    nAccepted: wire[f.nAccepted],
+    uFinal: nanToNull(wire[f.uFinal]),
+    targetCached: wire[f.targetCached],
+    draftCached: wire[f.draftCached],
+    draftMs: wire[f.draftMs],
+    targetMs: wire[f.targetMs],
+    vocab: wire[f.vocab],
+    drafter: DRAFTERS[wire[f.drafter]],
+    lookupNgram: wire[f.lookupNgram] || null,
+    targetPositions: wire[f.targetPositions],
+    stopped: wire[f.stopped] === 1,
+  };
+  const extras = wire[f.extras];
+  let at = f.length;
   const proposed = [];
   for (let i = 0; i < nProposed; i++) proposed.push(wire[at++]);
   const emitted = [];
   for (let i = 0; i < nEmitted; i++) emitted.push(wire[at++]);
-  at += nVerifyEmitted;
-  const last = nVerifyEmitted ? wire[at - 1] : undefined; // the verify's last token
   const positions = [];
   for (let i = 0; i < n; i++, at += 6) {
-    const token = wire[at];
     positions.push({
-      token,
+      token: wire[at],
       text: '',
       p: wire[at + 1],
       q: wire[at + 2],
@@ -138,33 +214,38 @@ export function recordOf(wire, { iteration, ms, tokenText = byteTokenText, text,
     proposed,
     proposedText: proposed.map(tokenText).join(''),
     positions,
-    nAccepted,
-    correction: rejected ? last : null,
-    bonus: rejected ? null : last,
-    uFinal,
+    nAccepted: head.nAccepted,
+    ...final,
+    uFinal: head.uFinal,
     residual,
     residualTop: residual ? topEntries(residual, 10, tokenText) : null,
     emitted,
     emittedText: emitted.map(tokenText).join(''),
     text: text(emitted),
-    targetCached,
-    draftCached,
-    draftMs,
-    targetMs,
+    targetCached: head.targetCached,
+    draftCached: head.draftCached,
+    draftMs: head.draftMs,
+    targetMs: head.targetMs,
     ms,
-    vocab,
+    vocab: head.vocab,
     gamma,
-    drafter,
-    lookupNgram,
-    targetPositions,
-    stopped,
+    drafter: head.drafter,
+    lookupNgram: head.lookupNgram,
+    targetPositions: head.targetPositions,
+    stopped: head.stopped,
   };
   if (extras) {
     const x = native.extras();
-    if (x.tree) rec.tree = treeRecord(x.tree, tokenText);
+    if (x.tree) {
+      // The verdict is the tree's (the wire carries no positions for it): positions, its chain
+      // view, is built from it when first read.
+      const tree = treeRecord(x.tree, tokenText);
+      rec.tree = tree;
+      lazy(rec, 'positions', () => pathPositions(tree));
+    }
     if (x.targetProbs) {
-      rec.targetProbs = rowsOf(x.targetProbs, vocab);
-      rec.draftProbs = rowsOf(x.draftProbs, vocab);
+      rec.targetProbs = rowsOf(x.targetProbs, head.vocab);
+      rec.draftProbs = rowsOf(x.draftProbs, head.vocab);
     }
   }
   return rec;

@@ -257,7 +257,12 @@ export interface IterationRecord {
   proposed: number[];
   /** The proposed tokens as text, token by token (tokenText). */
   proposedText: string;
-  /** Examined positions: q(x), p(x), acceptProb, u, accepted (empty in plain decoding). */
+  /**
+   * Examined positions: q(x), p(x), acceptProb, u, accepted (empty in plain decoding). In tree
+   * mode the tree holds the verdict and this is its chain view, the accepted path's nodes
+   * (`tree.path` over `tree.nodes`, as `accepted: true` positions), built when first read: an
+   * enumerable property like the others (spread, structuredClone and JSON include it).
+   */
   positions: PositionRecord[];
   /** Draft tokens accepted. */
   nAccepted: number;
@@ -316,9 +321,10 @@ export interface IterationRecord {
   /**
    * Tree mode (createDecoder({ tree })): every node with its test, and the accepted path. In
    * tree mode proposed and draftProbs are empty (the tree holds every node and its q(x)),
-   * positions lists the accepted path's nodes, and correction / bonus say how the last token
-   * came. With heads, the first iteration is a plain step with an empty tree (nothing to draft
-   * from before the target's first pass).
+   * positions is derived from it (the accepted path's nodes), and correction / bonus say how the
+   * last token came (a correction after the last path node's children were all rejected, a
+   * bonus after a leaf). With heads, the first iteration is a plain step with an empty tree
+   * (nothing to draft from before the target's first pass).
    */
   tree?: TreeRecord;
   /**
