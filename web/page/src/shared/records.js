@@ -1,6 +1,8 @@
 // Turns what the specdec package returns (an iteration from decoder.step(), decoder stats)
 // into the small plain objects the page draws. Used in the page (toy distributions) and in the
-// worker (real models), so everything returned here is structured-cloneable.
+// worker (real models), so everything returned here is structured-cloneable. The records are the
+// package's IterationRecord, one shape (web/lib/specdec.d.ts): a chain's verdict is in
+// `positions`, a tree's in `tree` (its chain view, `positions`, is never read here).
 
 /** Row r (0-based) of a probability matrix given as rows or as a flat array with `vocab`. */
 function rowOf(matrix, r, vocab) {
@@ -44,16 +46,16 @@ function residualArray(res, V) {
 export function recordToView(rec, { fullRows = false, topRows = 6, context = [] } = {}) {
   // (A tree iteration that drafted nothing, e.g. heads before the first target pass, is a plain step.)
   const tree = rec.tree?.nodes?.length ? treeView(rec) : null;
-  // A tree's record lists only its accepted path as positions; the tree view has them all.
-  const proposed = tree ? [] : Array.from(rec.proposed ?? []);
-  const positions = tree ? [] : (rec.positions ?? rec.verify?.positions ?? []);
+  // A tree's verdict is its tree (every node); a chain's, its positions.
+  const proposed = tree ? [] : rec.proposed;
+  const positions = tree ? [] : rec.positions;
   const g = proposed.length;
-  const vocab = rec.vocab ?? rec.vocabSize;
+  const vocab = rec.vocab;
   const qRows = proposed.map((_, i) => rowOf(rec.draftProbs, i, vocab));
   const pRows = Array.from({ length: g + 1 }, (_, i) => rowOf(rec.targetProbs, i, vocab));
   const V = (pRows[0] ?? qRows[0])?.length ?? 0;
-  const nAccepted = rec.nAccepted ?? rec.verify?.nAccepted ?? 0;
-  const emitted = Array.from(rec.emitted ?? []);
+  const nAccepted = rec.nAccepted;
+  const emitted = Array.from(rec.emitted);
   const rejectedAt = nAccepted < g && positions.length > nAccepted && !positions[nAccepted].accepted ? nAccepted : -1;
   let finalKind = emitted.length <= nAccepted ? null : rejectedAt >= 0 ? 'correction' : 'bonus';
   // Nothing drafted (gamma 0: the policy chose a plain step, lookup found no match, heads before
@@ -61,7 +63,7 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
   if (finalKind && !tree && g === 0) finalKind = 'plain';
   if (tree) finalKind = emitted.length <= nAccepted ? null : tree.finalKind;
   const finalToken = finalKind ? emitted[nAccepted] : -1;
-  const resid = residualArray(rec.residual ?? rec.verify?.residual, V);
+  const resid = residualArray(rec.residual, V);
 
   const viewPositions = proposed.map((token, i) => {
     const pos = positions[i];
@@ -121,10 +123,10 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
     ms: { draft: rec.draftMs, target: rec.targetMs },
     // Depth drafted (0: a plain step), who drafted, the n-gram prompt lookup matched, and the
     // positions the one target pass scored.
-    gamma: rec.gamma ?? g,
-    drafter: rec.drafter ?? (g ? 'draft' : 'none'),
-    lookupNgram: rec.lookupNgram ?? null,
-    targetPositions: rec.targetPositions ?? g + 1,
+    gamma: rec.gamma,
+    drafter: rec.drafter,
+    lookupNgram: rec.lookupNgram,
+    targetPositions: rec.targetPositions,
     tree,
   };
 }
@@ -133,10 +135,8 @@ export function recordToView(rec, { fullRows = false, topRows = 6, context = [] 
  * The tree of a tree-mode record, for drawing:
  * { nodes: [{ parent, token, depth, p, q, acceptProb, u, status, child, siblings }], path,
  *   depth, branches, finalKind: 'correction' | 'bonus' }.
- * The record's correction / bonus fields describe the accepted path as a chain (which always
- * ends accepted), so whether the last token corrects or is a bonus is read from the tree: a
- * bonus follows a path that reached the deepest level (nothing left to test), a correction
- * follows a node whose children were all rejected.
+ * finalKind is the record's: a correction follows a path node whose children were all rejected,
+ * a bonus a path that reached a leaf (nothing left to test).
  */
 export function treeView(rec) {
   const nodes = rec.tree.nodes.map((n) => ({
@@ -166,11 +166,8 @@ export function treeView(rec) {
     const parentsAtD = d === 0 ? [-1] : nodes.map((n, i) => (n.depth === d ? i : null)).filter((i) => i !== null);
     return Math.max(0, ...parentsAtD.map((pi) => (kids.get(pi) ?? []).length));
   });
-  const path = Array.from(rec.tree.path ?? []);
-  const last = path.length ? path[path.length - 1] : -1;
-  const rejectedBelow = (kids.get(last) ?? []).some((i) => nodes[i].status === 'rejected');
-  const finalKind = rejectedBelow ? 'correction' : 'bonus';
-  return { nodes, path, depth, branches, finalKind };
+  const path = Array.from(rec.tree.path);
+  return { nodes, path, depth, branches, finalKind: finalKindOf(rec) };
 }
 
 /**
@@ -178,19 +175,15 @@ export function treeView(rec) {
  * or 'step' (a speculative run's iteration that drafted nothing: one token sampled from p).
  */
 export function emittedKinds(rec, plain) {
-  const emitted = rec.emitted ?? [];
+  const { emitted, nAccepted } = rec;
   if (plain) return Array.from(emitted, () => 'plain');
-  const nAccepted = rec.nAccepted ?? rec.verify?.nAccepted ?? 0;
-  let last;
-  if (rec.tree?.nodes?.length) {
-    last = treeView(rec).finalKind === 'correction' ? 'cor' : 'bonus';
-  } else {
-    const g = (rec.proposed ?? []).length;
-    const positions = rec.positions ?? rec.verify?.positions ?? [];
-    const rejected = nAccepted < g && positions.length > nAccepted;
-    last = g === 0 && rec.gamma === 0 ? 'step' : rejected ? 'cor' : 'bonus';
-  }
+  const last = rec.gamma === 0 ? 'step' : finalKindOf(rec) === 'correction' ? 'cor' : 'bonus';
   return Array.from(emitted, (_, i) => (i < nAccepted ? 'acc' : last));
+}
+
+/** How an iteration's last token came, as its record says: 'correction' or 'bonus'. */
+function finalKindOf(rec) {
+  return rec.correction !== null ? 'correction' : 'bonus';
 }
 
 /** The drafters, in the order the page draws and counts them. */
@@ -201,8 +194,7 @@ export const DRAFTERS = ['draft', 'lookup', 'heads', 'none'];
  * [drafter index in DRAFTERS, gamma, tokens emitted, draft tokens accepted].
  */
 export function iterationSummary(rec, emittedCount) {
-  const d = DRAFTERS.indexOf(rec.drafter ?? 'draft');
-  return [d < 0 ? 0 : d, rec.gamma ?? (rec.proposed ?? []).length, emittedCount, rec.nAccepted ?? 0];
+  return [DRAFTERS.indexOf(rec.drafter), rec.gamma, emittedCount, rec.nAccepted];
 }
 
 /** Run statistics the page shows, from decoder.stats plus the measured compute time. */
