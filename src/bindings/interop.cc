@@ -3,6 +3,7 @@
 #include <emscripten/emscripten.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "base/errors.h"
 
@@ -56,7 +57,19 @@ void throw_js_error(const std::string& message) {
   __builtin_unreachable();
 }
 
-size_t js_length(const val& array) { return array["length"].as<size_t>(); }
+uint64_t js_size(const val& bytes, const char* what) {
+  const double n = bytes["length"].as<double>();
+  if (!(n >= 0 && n <= 9007199254740992.0) || n != std::floor(n)) {
+    fail(what, ": length ", n, " is not a byte count");
+  }
+  return static_cast<uint64_t>(n);
+}
+
+size_t js_length(const val& array) {
+  const uint64_t n = js_size(array, "array");
+  if (n > SIZE_MAX) fail("array: ", n, " entries exceed the ", SIZE_MAX, " that wasm32 addresses");
+  return static_cast<size_t>(n);
+}
 
 void copy_from_js(const val& array, float* out, size_t n) { copy_into(array, out, n); }
 void copy_from_js(const val& array, int32_t* out, size_t n) { copy_into(array, out, n); }

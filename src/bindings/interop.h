@@ -51,7 +51,11 @@ auto guard(Body&& body) -> decltype(body()) {
 // Copies a JS typed array or number[] of n entries into out (n floats / ints).
 void copy_from_js(const val& array, float* out, size_t n);
 void copy_from_js(const val& array, int32_t* out, size_t n);
+// array.length; refused (not wrapped) past wasm32's size_t, for arrays copied in whole.
 size_t js_length(const val& array);
+// A byte source's length as 64 bits (a file streamed from JS may pass 4 GiB, beyond wasm32's
+// size_t); what: the argument, for the error when it is not a count.
+uint64_t js_size(const val& bytes, const char* what);
 
 std::vector<int> int_vector_from_js(const val& array);
 Distribution distribution_from_js(const val& array);

@@ -3,7 +3,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
-#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +13,7 @@
 #include "bindings/handles.h"
 #include "bindings/interop.h"
 #include "bindings/threads.h"
+#include "model/checkpoint.h"
 #include "model/gpt_model.h"
 #include "model/heads.h"
 #include "model/model_source.h"
@@ -27,10 +28,11 @@ using emscripten::val;
 // while decoders still use it is safe: the weights go when the last user goes.
 struct ModelHandle {
   std::shared_ptr<const GPTModel> model;
-  double checkpoint_params = 0;  // a GGUF file's or a folder's parameters (0: our own file)
+  double params = 0;  // the parameters the checkpoint stores
+  CheckpointFormat format = CheckpointFormat::kSpecdec;
 };
 
-// A JS byte array (Uint8Array) copied into wasm memory.
+// A JS byte array (Uint8Array) copied into wasm memory (heads files, quantizeModelFile).
 std::vector<uint8_t> copy_bytes(const val& bytes) {
   std::vector<uint8_t> buffer(js_length(bytes));
   if (!buffer.empty()) {
@@ -48,54 +50,70 @@ Weights checked_weights(int weights) {
   return weights == 2 ? Weights::kInt8 : Weights::kF32;
 }
 
-ModelHandle* hold(GPTModel&& model, double checkpoint_params = 0) {
-  auto loaded = std::make_shared<GPTModel>(std::move(model));
+double count_params(const Checkpoint& c) {
+  double n = 0;
+  for (const auto& [name, t] : c.tensors) {
+    double numel = 1;
+    for (uint64_t d : t.shape) numel *= static_cast<double>(d);
+    n += numel;
+  }
+  return n;
+}
+
+// The one way from a checkpoint (any format, header checked, tensors streamed) to a model.
+ModelHandle* build(const Checkpoint& checkpoint, int weights) {
+  const Weights want = checked_weights(weights);
+  auto loaded = std::make_shared<GPTModel>(
+      GPTModel::from_checkpoint(checkpoint, weights == 0 ? nullptr : &want));
   loaded->set_thread_pool(module_pool());  // the module's threads (null: one)
   std::shared_ptr<const GPTModel> shared = std::move(loaded);
-  return new ModelHandle{std::move(shared), checkpoint_params};
+  return new ModelHandle{std::move(shared), count_params(checkpoint), checkpoint.format};
 }
 
-ModelHandle* hold(LoadedCheckpoint&& loaded) {
-  return hold(std::move(loaded.model), loaded.params);
-}
-
-// Copies `n` bytes at `offset` of a JS Uint8Array into wasm memory at `into`.
+// Copies `n` bytes at `offset` of a JS byte source (a Uint8Array, or any object with length and
+// subarray(begin, end): web/lib/sources.js) into wasm memory at `into`. Offsets are 64-bit
+// (passed to JS as doubles, exact below 2^53): a file may be larger than wasm32's size_t.
 void copy_range(const val& bytes, uint64_t offset, size_t n, uint8_t* into) {
   if (n == 0) return;
   const val part = bytes.call<val>("subarray", double(offset), double(offset + n));
+  if (part["length"].as<double>() != double(n)) {
+    fail("bytes: the source gave ", part["length"].as<double>(), " bytes at offset ", offset,
+         " where ", n, " were asked");
+  }
   val(emscripten::typed_memory_view(n, into)).call<void>("set", part);
 }
 
-// bytes: Uint8Array holding one model file: our safetensors file, or a GGUF file (llama /
-// qwen2 / gpt2; bindings/checkpoints.h), told apart by the GGUF magic. Our files are copied in
-// whole (at most 512 MiB of weights) and the copy freed before returning; a GGUF file is read a
-// tensor at a time as the model is built, so wasm memory holds the model and one tensor.
+// A streamed file's reader over a JS byte source, which must outlive the reader.
+ByteReader js_reader(const val& bytes) {
+  return [&bytes](uint64_t offset, size_t n, uint8_t* into) { copy_range(bytes, offset, n, into); };
+}
+
+// bytes: one model file (our safetensors file or a GGUF file, told apart by model/load.h), a
+// Uint8Array or any object with length and subarray(begin, end) (web/lib/sources.js
+// ChunkedBytes). Streamed: its header is checked first, then each tensor is copied in when the
+// model's loader converts it, so wasm memory holds the model and one tensor, never the file.
 ModelHandle* load_model(val bytes, int weights) {
   return guard([&] {
-    const Weights want = checked_weights(weights);
-    const Weights* asked = weights == 0 ? nullptr : &want;
-    const uint64_t size = js_length(bytes);
-    uint8_t magic[4] = {};
-    if (size >= 4) copy_range(bytes, 0, 4, magic);
-    if (size >= 4 && std::equal(magic, magic + 4, "GGUF")) {
-      const ByteReader read = [&bytes](uint64_t offset, size_t n, uint8_t* into) {
-        copy_range(bytes, offset, n, into);
-      };
-      return hold(model_from_gguf(size, read, asked));
-    }
-    const std::vector<uint8_t> buffer = copy_bytes(bytes);
-    return hold(GPTModel::from_safetensors(buffer.data(), buffer.size(), asked));
+    checked_weights(weights);
+    const ByteReader read = js_reader(bytes);
+    return build(open_model_file(js_size(bytes, "bytes"), read), weights);
   });
 }
 
 // files: a JS array of [name, bytes] pairs, the files of a Hugging Face folder (config.json,
-// model.safetensors or the shards and their index; others are ignored); bytes: a Uint8Array, or
-// any object with length and subarray(begin, end) (web/lib/sources.js). Every file is streamed
-// as a GGUF file is: the JSON files read whole, each weight file's header, then each tensor
-// when the model's loader converts it.
-ModelHandle* load_folder(val files, int weights) {
+// model.safetensors or the shards and their index; others are ignored); bytes as load_model's.
+// Every file is streamed: the JSON files read whole, each weight file's header, then each
+// tensor when the model's loader converts it. tokenizer_tokens: the tokens the folder's
+// tokenizer.json defines (0: unknown), checked against the embedding's rows with the config,
+// before any weight is read.
+ModelHandle* load_folder(val files, int weights, double tokenizer_tokens) {
   return guard([&] {
-    const Weights want = checked_weights(weights);
+    checked_weights(weights);
+    if (!(tokenizer_tokens >= 0 && tokenizer_tokens <= 2147483647.0) ||
+        tokenizer_tokens != std::floor(tokenizer_tokens)) {
+      fail("tokenizerTokens: expected an integer in 0..2147483647 (0: unknown), got ",
+           tokenizer_tokens);
+    }
     const size_t n = js_length(files);
     std::vector<val> sources;  // outlive the build: the readers refer to them
     sources.reserve(n);
@@ -103,13 +121,12 @@ ModelHandle* load_folder(val files, int weights) {
     for (size_t i = 0; i < n; ++i) {
       const val pair = files[i];
       sources.push_back(pair[1]);
-      const val& bytes = sources.back();
-      list.emplace_back(pair[0].as<std::string>(), uint64_t(js_length(bytes)),
-                        [&bytes](uint64_t offset, size_t size, uint8_t* into) {
-                          copy_range(bytes, offset, size, into);
-                        });
+      const std::string name = pair[0].as<std::string>();
+      list.emplace_back(name, js_size(sources.back(), name.c_str()), js_reader(sources.back()));
     }
-    return hold(model_from_folder(list, weights == 0 ? nullptr : &want));
+    Checkpoint checkpoint = open_folder(list);
+    checkpoint.config.tokenizer_tokens = static_cast<int>(tokenizer_tokens);
+    return build(checkpoint, weights);
   });
 }
 
@@ -126,7 +143,7 @@ val quantize_model(val bytes) {
 }
 
 // { vocabSize, nLayer, nHead, nEmbd, blockSize, nKvHead, headDim, weights, weightBytes,
-//   nParams (checkpoints only) }
+//   nParams, format ('specdec' / 'gguf' / 'hf': model/checkpoint.h format_name) }
 val model_config(const ModelHandle& h) {
   return guard([&] {
     const GPTConfig& c = h.model->config();
@@ -138,7 +155,8 @@ val model_config(const ModelHandle& h) {
     o.set("blockSize", c.block_size);
     o.set("nKvHead", c.kv_heads());
     o.set("headDim", c.head_size());
-    if (h.checkpoint_params > 0) o.set("nParams", h.checkpoint_params);
+    o.set("nParams", h.params);
+    o.set("format", std::string(format_name(h.format)));
     o.set("weights", std::string(weights_name(h.model->weight_type())));
     o.set("weightBytes", static_cast<double>(h.model->weight_bytes()));
     return o;

@@ -99,6 +99,53 @@ test('loadPretrained: a Hugging Face folder with tokenizer.json; refusals name w
   await refused(sd.loadPretrained(llamaGguf, { weigths: 'int8' }), /weigths/);
 });
 
+// The model's header is checked before the tokenizer is built (which takes seconds for a large
+// vocabulary): each file below has a tokenizer that cannot be built, so a refusal naming the
+// header (not the tokenizer) shows that nothing was built first.
+const refusedWith = (promise, re) =>
+  assert.rejects(promise, (e) => e instanceof SpecdecError && re.test(e.message), `expected ${re}`);
+
+test("a folder's tokenizer.json with more tokens than the model's rows is refused before the weights", async () => {
+  const rows = 80;
+  const over = (n, edit = (j) => j) => ({
+    ...familyFiles('qwen2'),
+    'tokenizer.json': JSON.stringify(edit(JSON.parse(tokenizerJson(n)))),
+  });
+  const message = (n) => new RegExp(`^files: model file: the tokenizer has ${n} tokens, more than the ${rows} rows`);
+  await refusedWith(sd.loadPretrained(over(81)), message(81));
+  // An added token past the rows counts too (one past the largest id).
+  await refusedWith(
+    sd.loadPretrained(over(80, (j) => ({ ...j, added_tokens: [{ id: 99, content: '<x>', special: true }] }))),
+    message(100),
+  );
+  // A tokenizer.json that cannot be built (no merges array): the count's refusal comes first.
+  const unbuildable = (j) => ({ ...j, model: { ...j.model, merges: 'none' } });
+  await refusedWith(sd.loadPretrained(over(256, unbuildable)), message(256));
+  await refusedWith(sd.loadPretrained(over(80, unbuildable)), /files: 'tokenizer.json': .*merges: expected an array/);
+});
+
+// A copy of a GGUF file with the value of `key` rewritten in place by write(view, at) (at: the
+// value's first byte, after its type).
+function patchedGguf(bytes, key, write) {
+  const out = Uint8Array.from(bytes);
+  const at = Buffer.from(out.buffer).indexOf(Buffer.from(key)) + key.length + 4;
+  write(new DataView(out.buffer), at);
+  return out;
+}
+
+test('loadPretrained of a GGUF file the header refuses builds no tokenizer', async () => {
+  const noTokenizer = patchedGguf(llamaGguf, 'tokenizer.ggml.pre', (v, at) => v.setUint8(at + 8 + 4, 0x58)); // 'gpt-X'
+  await refusedWith(sd.loadPretrained(noTokenizer), /^source: gguf: tokenizer\.ggml\.pre: "gpt-X" is not supported/);
+  const badEps = patchedGguf(noTokenizer, 'llama.attention.layer_norm_rms_epsilon', (v, at) =>
+    v.setFloat32(at, 0, true),
+  );
+  for (const source of [badEps, new Blob([badEps])])
+    await refusedWith(
+      sd.loadPretrained(source),
+      /^source: model file: config norm_eps = 0 must be finite and in \(0, 1\)/,
+    );
+});
+
 test('a text prompt goes through the tokenizer, text comes back through it, pieces are its pieces', async () => {
   const target = await sd.loadPretrained(llamaGguf);
   const draft = await sd.loadPretrained(gguf('qwen2'));

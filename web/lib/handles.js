@@ -2,7 +2,7 @@
 // warns once per kind when one is garbage-collected undisposed.
 
 import { fail } from './errors.js';
-import { readSafetensorsHeader } from './safetensors.js';
+import { readSafetensorsHeader, safetensorsHeaderLength } from './safetensors.js';
 
 // ---------------------------------------------------------------------------- handles
 
@@ -135,11 +135,15 @@ export class Heads extends Handle {
   }
 }
 
-// What the JS side reports of a file the C++ loader accepted: its __metadata__, parameters and size.
+// What the JS side reports of one of our files the C++ loader accepted: its __metadata__,
+// parameters and size, from the header alone (bytes: a Uint8Array or sources.js ChunkedBytes,
+// anything with byteLength and subarray).
 export function safetensorsInfo(bytes) {
-  const { metadata, tensors, nParams } = readSafetensorsHeader(bytes);
+  const fileBytes = bytes.byteLength;
+  const head = bytes.subarray(0, 8 + safetensorsHeaderLength(bytes.subarray(0, 8)));
+  const { metadata, tensors, nParams } = readSafetensorsHeader(head, { fileBytes });
   // An 8-bit weight's scales are not parameters of their own.
   let scales = 0;
   for (const [name, t] of tensors) if (name.endsWith('.scale')) scales += t.numel;
-  return { metadata, nParams: nParams - scales, fileBytes: bytes.byteLength };
+  return { metadata, nParams: nParams - scales, fileBytes };
 }

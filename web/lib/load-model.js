@@ -1,6 +1,8 @@
-// sd.loadModel: what the C++ loaders take, from bytes in memory or from the sources read first
-// (sources.js), with the model's description and progress events.
-import { SpecdecError, bytesArg, checkFileSize, checkOptions, describe, fail } from './errors.js';
+// sd.loadModel: what the C++ loader takes, from bytes in memory or from the sources read first
+// (sources.js), with the model's description and progress events. Every format goes one way:
+// Model.loadWeights (a single file: the C++ side tells our safetensors from GGUF, once) or
+// Model.loadFolder, each streamed a tensor at a time from the caller's bytes or chunks.
+import { SpecdecError, bytesArg, checkOptions, describe, fail } from './errors.js';
 import { Model, safetensorsInfo } from './handles.js';
 import {
   ChunkedBytes,
@@ -8,7 +10,6 @@ import {
   folderEntries,
   isAsyncSource,
   isFolder,
-  isGguf,
   progressOption,
   readFolder,
   readSource,
@@ -93,11 +94,16 @@ function streamed(report, total, load) {
   return [native, info];
 }
 
-// What is said of a checkpoint (a GGUF file or a Hugging Face folder) the C++ loader accepted.
-function checkpointInfo(format, fileBytes) {
+// What is said of a file or folder the C++ loader accepted: its format ('specdec', 'gguf', 'hf';
+// our own files: their __metadata__, whose own 'format' stays, and their parameters less the
+// 8-bit scales, read from the header alone), its size and how its weights are held.
+function describeLoaded(bytes, fileBytes) {
   return (m) => {
-    const { weights: held, weightBytes, nParams, ...config } = m.config();
-    return { config, metadata: { format }, nParams, fileBytes, weights: held, weightBytes };
+    const { weights: held, weightBytes, nParams, format, ...config } = m.config();
+    const info = { config, metadata: { format }, nParams, fileBytes, weights: held, weightBytes };
+    if (format !== 'specdec') return info;
+    const ours = safetensorsInfo(bytes);
+    return { ...info, metadata: { format, ...ours.metadata }, nParams: ours.nParams };
   };
 }
 
@@ -105,14 +111,16 @@ function checkpointInfo(format, fileBytes) {
 export function modelLoader(M, owner) {
   // Bytes in memory load now (a Model, or the GPU loader's Promise); a source that must be
   // read first (sources.js: Blob, Response, stream, or a folder holding one) gives a Promise.
-  function loadModel(source, options) {
+  // checked (loadPretrained's): { tokenizerTokens: the tokens the folder's tokenizer.json defines,
+  // checked with the config before any weight is read (0 unknown), arg: a file's name in errors }.
+  function loadModel(source, options, checked = {}) {
     const opts = modelOptions(options);
     if (isAsyncSource(source))
-      return readSource(source, 'bytes', opts.report).then((bytes) => loadModel(bytes, options));
+      return readSource(source, 'bytes', opts.report).then((bytes) => loadModel(bytes, options, checked));
     if (isFolder(source)) {
       const entries = folderEntries(source);
       if (entries.some(([, value]) => isAsyncSource(value)))
-        return readFolder(entries, opts.report).then((files) => loadModel(files, options));
+        return readFolder(entries, opts.report).then((files) => loadModel(files, options, checked));
       if (opts.gpu) fail("device: 'webgpu' loads our own safetensors files only, not a Hugging Face folder");
       const files = folderFiles(entries);
       const fileBytes = files.reduce((n, [, b]) => n + b.byteLength, 0);
@@ -122,8 +130,9 @@ export function modelLoader(M, owner) {
             M.Model.loadFolder(
               files.map(([name, b]) => [name, counted(b)]),
               opts.weights,
+              checked.tokenizerTokens ?? 0,
             ),
-          checkpointInfo('hf', fileBytes),
+          describeLoaded(null, fileBytes),
           'files',
         ),
       );
@@ -143,22 +152,13 @@ export function modelLoader(M, owner) {
         ? source
         : bytesArg(source, 'a model file (our safetensors, or GGUF)', { sized: false });
     const total = bytes.byteLength;
-    if (isGguf(bytes)) {
-      const [native, info] = streamed(opts.report, total, (counted) =>
-        fromFile(() => M.Model.loadWeights(counted(bytes), opts.weights), checkpointInfo('gguf', total)),
-      );
-      return new Model(native, owner, info);
-    }
-    const u8 = wholeBytes(bytes);
-    checkFileSize(u8);
-    const [native, info] = fromFile(
-      () => M.Model.loadWeights(u8, opts.weights),
-      (m) => {
-        const { weights: held, weightBytes, ...config } = m.config();
-        return { ...safetensorsInfo(u8), config, weights: held, weightBytes };
-      },
+    const [native, info] = streamed(opts.report, total, (counted) =>
+      fromFile(
+        () => M.Model.loadWeights(counted(bytes), opts.weights),
+        describeLoaded(bytes, total),
+        checked.arg ?? 'bytes',
+      ),
     );
-    opts.report({ phase: 'build', loaded: total, total });
     return new Model(native, owner, info);
   }
   return loadModel;

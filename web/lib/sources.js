@@ -3,13 +3,13 @@
 // one), a ReadableStream of Uint8Array chunks, or a folder whose files are any of these.
 //
 // A source of known length (Blob.size; a Response's Content-Length when the body is not
-// content-encoded) is read into one buffer of that length as its chunks arrive; one of unknown
-// length is kept as the list of its chunks (ChunkedBytes), never joined for a GGUF file or a
-// folder's files: the C++ loaders read them a tensor at a time through subarray(), so JS holds
-// each file once and wasm memory the model and one tensor. Progress goes to onProgress({ phase, loaded, total,
-// file }): phase 'read' while the bytes arrive, 'build' while the loader reads tensors from them
-// (GGUF files and folders; one event at the end for our own files), loaded and total in bytes (total undefined
-// while unknown), file the folder's file name.
+// content-encoded) up to ONE_BUFFER_BYTES is read into one buffer of that length as its chunks
+// arrive; a longer one, or one of unknown length, is kept as the list of its chunks
+// (ChunkedBytes), never joined: the C++ loader reads every format a tensor at a time through
+// subarray(), with 64-bit offsets, so JS holds each file once (a file may pass 4 GiB) and wasm
+// memory the model and one tensor. Progress goes to onProgress({ phase, loaded, total, file }):
+// phase 'read' while the bytes arrive, 'build' while the loader reads tensors from them, loaded
+// and total in bytes (total undefined while unknown), file the folder's file name.
 import { describe, fail } from './errors.js';
 
 const isBlob = (x) => typeof Blob !== 'undefined' && x instanceof Blob;
@@ -21,6 +21,12 @@ const isThenable = (x) => x !== null && typeof x === 'object' && typeof x.then =
 export function isAsyncSource(x) {
   return isBlob(x) || isResponse(x) || isStream(x) || isThenable(x);
 }
+
+/**
+ * The longest source read into one buffer; longer ones are kept as their chunks (an engine may
+ * refuse a typed array past 2 or 4 GiB, and a file of weights need not be contiguous).
+ */
+export const ONE_BUFFER_BYTES = 2 ** 30;
 
 /** A file held as the chunks it arrived in: length and subarray(begin, end), as a Uint8Array. */
 export class ChunkedBytes {
@@ -68,14 +74,15 @@ export class ChunkedBytes {
     return out;
   }
 
-  /** The whole file in one Uint8Array (for the format read whole: our own safetensors files). */
-  join() {
-    return this.subarray(0, this.length);
+  /** The text of the bytes as UTF-8, decoded chunk by chunk (a JSON file of a folder). */
+  text() {
+    const utf8 = new TextDecoder();
+    return this.chunks.map((c, i) => utf8.decode(c, { stream: i + 1 < this.chunks.length })).join('');
   }
 }
 
-/** Whole bytes: the Uint8Array itself, or the chunks joined. */
-export const wholeBytes = (bytes) => (bytes instanceof ChunkedBytes ? bytes.join() : bytes);
+/** Whole bytes: the Uint8Array itself, or the chunks copied into one (the WebGPU loader only). */
+export const wholeBytes = (bytes) => (bytes instanceof ChunkedBytes ? bytes.subarray(0, bytes.length) : bytes);
 
 function progressOption(onProgress) {
   if (onProgress !== undefined && typeof onProgress !== 'function')
@@ -116,7 +123,7 @@ export async function readSource(source, what, report) {
       `${what}: expected bytes (Uint8Array, ArrayBuffer), a Blob / File, a Response or a ReadableStream, got ${describe(source)}`,
     );
   }
-  let buffer = total === undefined ? null : new Uint8Array(total);
+  let buffer = total === undefined || total > ONE_BUFFER_BYTES ? null : new Uint8Array(total);
   const chunks = [];
   let loaded = 0;
   report({ phase: 'read', loaded, total });
@@ -132,6 +139,8 @@ export async function readSource(source, what, report) {
         chunks.push(buffer.subarray(0, loaded));
         buffer = null;
         total = undefined;
+      } else if (total !== undefined && loaded + value.byteLength > total) {
+        total = undefined; // a long source that outgrew its announced length
       }
       if (buffer) buffer.set(value, loaded);
       else chunks.push(value);
@@ -156,7 +165,7 @@ export async function readSource(source, what, report) {
  */
 export function countedReads(bytes, report, counter) {
   return {
-    length: bytes.byteLength,
+    length: bytes.byteLength, // a double: exact past 4 GiB
     subarray(begin, end) {
       const part = bytes.subarray(begin, end);
       counter.loaded = Math.min(counter.total, counter.loaded + part.byteLength);
@@ -170,13 +179,6 @@ export function countedReads(bytes, report, counter) {
       return part;
     },
   };
-}
-
-/** Whether the bytes start with GGUF's magic. */
-export function isGguf(bytes) {
-  if (bytes.byteLength < 4) return false;
-  const m = bytes.subarray(0, 4);
-  return m[0] === 0x47 && m[1] === 0x47 && m[2] === 0x55 && m[3] === 0x46;
 }
 
 // A Hugging Face folder: { 'config.json': bytes, 'model.safetensors': bytes, ... }, a Map of the
@@ -205,14 +207,17 @@ export function folderEntries(folder) {
   return entries;
 }
 
-/** Reads a folder's files that are sources (isAsyncSource), one after another, with progress. */
+/**
+ * Reads a folder's files that are sources (isAsyncSource), one after another, with progress;
+ * each stays as it was read (a Uint8Array or ChunkedBytes), never joined.
+ */
 export async function readFolder(entries, report) {
   const out = [];
   for (const [name, value] of entries) {
     out.push([
       name,
       isAsyncSource(value)
-        ? wholeBytes(await readSource(value, `the folder's ${name}`, (p) => report({ ...p, file: name })))
+        ? await readSource(value, `the folder's ${name}`, (p) => report({ ...p, file: name }))
         : value,
     ]);
   }

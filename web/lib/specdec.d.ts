@@ -122,7 +122,10 @@ export interface LoadProgress {
 export class Model implements SpecdecHandle {
   private constructor();
   readonly config: ModelConfig;
-  /** The safetensors file's __metadata__ (string values, e.g. name, n_layer). */
+  /**
+   * Our own file's __metadata__ (string values, e.g. name, n_layer; format 'specdec' unless the
+   * file names its own, as 'specdec-gpt'); a checkpoint's { format: 'gguf' | 'hf' }.
+   */
   readonly metadata: Record<string, string>;
   /** Number of parameters stored in the file. */
   readonly nParams: number;
@@ -727,6 +730,8 @@ export interface Specdec {
    * from the folder's files or the GGUF file's tokenizer.ggml.* metadata; the tokenizer library
    * is imported on first use). createDecoder then takes a text prompt, streams text in the
    * model's own tokens and stops at its EOS ids. addBos overrides the tokenizer's BOS rule.
+   * The model is loaded (its header checked first) before the tokenizer is built; a tokenizer
+   * with more tokens than the model's rows is refused at load, naming both counts.
    * Rejects with a SpecdecError for a file that is not GGUF (specdec's own files: loadModel), a
    * folder without tokenizer.json, and every refusal of loadModel.
    */
