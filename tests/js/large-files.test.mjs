@@ -11,23 +11,18 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadSpecdec } from 'specdec';
+import { loadSpecdec, SpecdecError } from 'specdec';
 import { readGgufMetadata } from 'specdec/tokenizer';
 import { ChunkedBytes } from '../../web/lib/sources.js';
+import { hfKvs } from '../../models/tools/export_gguf_hf.mjs';
+import { TINYLLAMA, llamaTensors, withZeros, zeroGguf, zeroSafetensors } from '../fixtures/makers/zero_files.mjs';
 import { ROOT, familyDir, familyFiles, sameBits } from './support.mjs';
 
 const sd = await loadSpecdec();
 const GAP = 2 ** 32 + 2 ** 20; // a multiple of GGUF's alignment
-const ZEROS = new Uint8Array(2 ** 26);
 
-// `head`, then GAP zero bytes (views of ZEROS), then `tail`.
-function withGap(head, tail) {
-  const chunks = [head];
-  for (let left = GAP; left > 0; left -= ZEROS.byteLength)
-    chunks.push(ZEROS.subarray(0, Math.min(left, ZEROS.byteLength)));
-  chunks.push(tail);
-  return new ChunkedBytes(chunks);
-}
+// `head`, then GAP zero bytes, then `tail`.
+const withGap = (head, tail) => new ChunkedBytes([...withZeros(head, GAP).chunks, tail]);
 
 // A GGUF file with every tensor's offset moved GAP further into its data section.
 function ggufWithGap(bytes) {
@@ -110,4 +105,28 @@ test('our own file past 4 GiB loads from its chunks and keeps its description', 
   assert.equal(model.nParams, plain.nParams);
   assert.equal(model.fileBytes, big.length);
   assert.ok(sameBits(probsOf(model), probsOf(plain)));
+});
+
+test('a file past 4 GiB whose weights do not fit is refused by its header, before a weight is read', () => {
+  // The TinyLlama-1.1B shape in F32: 4.4 GB of weights, over the 3 GiB limit as f32.
+  const list = llamaTensors(TINYLLAMA);
+  const limit = /model file: the weights need 4402663424 bytes in memory \(f32\), over the limit of 3221225472$/;
+  const refused = (load, file, arg) => {
+    let furthest = 0; // the furthest byte read
+    const watched = Object.assign(Object.create(file), {
+      subarray(begin, end) {
+        furthest = Math.max(furthest, end);
+        return file.subarray(begin, end);
+      },
+    });
+    assert.ok(file.length > 2 ** 32);
+    assert.throws(
+      () => load(watched),
+      (e) => e instanceof SpecdecError && e.message.startsWith(`${arg}: `) && limit.test(e.message),
+    );
+    assert.ok(furthest < file.chunks[1].byteLength + file.chunks[0].byteLength, `read to ${furthest}: the header only`);
+  };
+  const folder = zeroSafetensors(list);
+  refused((f) => sd.loadModel({ 'config.json': JSON.stringify(TINYLLAMA), 'model.safetensors': f }), folder, 'files');
+  refused((f) => sd.loadModel(f), zeroGguf(hfKvs('llama', TINYLLAMA, 'f32', 2048), list), 'bytes');
 });
