@@ -128,11 +128,11 @@ export function randomSeed() {
   return (words[0] & 0x1fffff) * TWO_32 + words[1]; // 53 bits
 }
 
-// A file as a Uint8Array. A safetensors file (sized: true) is refused before it is copied into
-// wasm memory (which never shrinks) when it is larger than the loader's own caps: an 8-byte
-// length, a 1 MiB header and 512 MiB of weights. A GGUF file and a folder's files are streamed
-// into the model a tensor at a time (bindings/model_bindings.cc), so their sizes are checked
-// against the weights they make.
+// A file as a Uint8Array. A safetensors file copied into wasm memory whole (sized: true:
+// quantizeModelFile, heads) is refused first (wasm memory never shrinks) when it is larger than
+// an 8-byte length, a 1 MiB header and 512 MiB of weights. A model file of any format (loadModel)
+// is streamed into the model a tensor at a time (bindings/model_bindings.cc), so its size is
+// checked against the weights it makes.
 export function bytesArg(bytes, what, { sized = true } = {}) {
   let u8;
   if (bytes instanceof Uint8Array) u8 = bytes;
