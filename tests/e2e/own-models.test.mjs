@@ -62,7 +62,7 @@ test('malformed files dropped on a zone: header, config and non-finite weights',
     [
       'deep.safetensors',
       withHeader(header.replace('"n_layer":"2"', '"n_layer":"100000"')),
-      /n_layer = 100000 is outside 1\.\.64/,
+      /n_layer = 100000 is outside 1\.\.128/,
     ],
     [
       'heads.safetensors',

@@ -1,9 +1,12 @@
-// The largest model file the page reads: the loader's own limits (src/model/gpt_model.h,
-// src/model/safetensors.h) are 512 MiB of weights as float32 plus a header of at most 1 MiB,
-// after the 8-byte length. A bigger file is refused from its size alone, before it is read into
-// memory; everything else is checked by the WASM loader (sd.loadModel), the same code that
-// loads the shipped models.
-export const MAX_MODEL_FILE_BYTES = 8 + 2 ** 20 + 512 * 2 ** 20;
+// The largest model the page reads, from its files' size alone, before a byte is read: the
+// library's limit on a model's weights in memory (limits.maxCheckpointWeightBytes, the same for
+// our files, GGUF files and Hugging Face folders: the wasm module grows to 4 GB), which a file's
+// weights approach as stored (float16 and 8-bit blocks take more as held), plus 64 MiB for its
+// header (a GGUF file's tokenizer). Everything else is checked by the library's one loader, the
+// same code that loads the shipped models.
+import { limits } from 'specdec/limits';
+
+export const MAX_MODEL_FILE_BYTES = limits.maxCheckpointWeightBytes + 64 * 2 ** 20;
 
 /** "12.3 MB" / "45 kB" / "900 bytes". */
 export function sizeText(bytes) {
@@ -12,10 +15,10 @@ export function sizeText(bytes) {
   return `${bytes} bytes`;
 }
 
-/** Why a file of this size cannot be a model file, or null. */
+/** Why a model of this size (a file, or a folder's files together) cannot load, or null. */
 export function fileSizeProblem(size) {
   if (size > MAX_MODEL_FILE_BYTES) {
-    return `${sizeText(size)} is more than a model file may have (${sizeText(MAX_MODEL_FILE_BYTES)}: 512 MiB of weights and a 1 MiB header)`;
+    return `${sizeText(size)} is more than a model may have here (${sizeText(MAX_MODEL_FILE_BYTES)}: ${limits.maxCheckpointWeightBytes / 2 ** 30} GiB of weights in memory and a 64 MiB header)`;
   }
   return null;
 }

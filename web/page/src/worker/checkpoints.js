@@ -1,49 +1,21 @@
-// Checkpoints a learner gives in section 4 (worker/loading.js loadFiles): a GGUF file or a
-// Hugging Face folder's files, loaded by the full specdec module's sd.loadPretrained with their
-// own tokenizer (specdec/tokenizer). Both are imported the first time a checkpoint is given (worker/full-module.js,
-// a separate chunk): the page's own pair needs only specdec/lite, and the page's first load stays
-// small. Once the full module is loaded it becomes the worker's instance (state.sd) for every
-// model that follows, the page's own pair included (it loads our files too).
-import { limits } from 'specdec/limits';
-import { state } from './state.js';
-import { fileSizeProblem, sizeText } from '../shared/limits.js';
+// Checkpoints a learner gives in section 4 (a GGUF file or a Hugging Face folder's files) are
+// loaded by worker/sources.js with the full specdec module's sd.loadPretrained and their own
+// tokenizer (specdec/tokenizer). Both come in one chunk imported the first time a checkpoint is
+// given (worker/full-module.js): the page's own pairs need only specdec/lite, and the page's
+// first load stays small. The threaded build is the full module already: a worker on threads
+// keeps its instance (the chunk only adds loadPretrained's code); a single-threaded one (the lite
+// module) starts the full one, which becomes the worker's instance (state.sd) for every model
+// that follows once a checkpoint is in use, the page's own pair included (it reads our files too).
+import { state, ensureSd } from './state.js';
 
-/**
- * A GGUF file may be this large: the library's limit on a checkpoint's weights in memory (the
- * wasm module grows to 4 GB), which a file's bytes approach.
- */
-export const MAX_GGUF_BYTES = limits.maxCheckpointWeightBytes;
-/** Files of a Hugging Face folder the page reads (others are ignored). */
-const FOLDER_FILE =
-  /^(config\.json|generation_config\.json|tokenizer\.json|tokenizer_config\.json|model\.safetensors\.index\.json|.+\.safetensors)$/;
+let full = null; // { sd, tok }: the instance that reads checkpoints and specdec/tokenizer, once loaded
 
-const isGgufMagic = async (file) =>
-  new TextDecoder().decode(new Uint8Array(await file.slice(0, 4).arrayBuffer())) === 'GGUF';
-
-/**
- * What a role's files are: 'ours' (one specdec safetensors file), 'gguf' (one GGUF file) or
- * 'folder' (a Hugging Face folder's files); throws, naming the role, for a mix.
- * @param {string} role
- * @param {File[]} files
- */
-export async function kindOf(role, files) {
-  const gguf = [];
-  for (const f of files) if (/\.gguf$/i.test(f.name) || (await isGgufMagic(f))) gguf.push(f);
-  if (gguf.length && files.length > 1) {
-    throw new Error(`${role}: give a GGUF file (“${gguf[0].name}”) alone, not with other files.`);
-  }
-  if (gguf.length) return 'gguf';
-  if (files.length === 1 && !/\.json$/i.test(files[0].name) && files[0].name !== 'model.safetensors') return 'ours';
-  return 'folder';
-}
-
-let full = null; // { sd, tok }: the full module's instance and specdec/tokenizer, once loaded
-
-/** The full specdec module (made the worker's instance) and specdec/tokenizer. */
+/** The instance that reads checkpoints (made the worker's by useFullModule) and specdec/tokenizer. */
 export async function fullModule() {
   if (full) return full;
   const tok = await import('./full-module.js');
-  const sd = await tok.loadSpecdec({ threads: state.threadsOption });
+  const own = await ensureSd();
+  const sd = own.threaded ? own : await tok.loadSpecdec({ threads: state.threadsOption });
   full = { sd, tok };
   return full;
 }
@@ -52,57 +24,6 @@ export async function fullModule() {
 export function useFullModule() {
   state.sd = full.sd;
   state.sdLoading = Promise.resolve(full.sd);
-}
-
-// The library's message without its argument name (the page names the role and the files).
-const message = (e) => String(e.message).replace(/^(bytes|files|source): /, '');
-
-/**
- * One role's checkpoint: { model, tokenizer, bytes, file, digest }, loaded by the library's
- * sd.loadPretrained (the model and its own tokenizer), after the page's own checks of the files.
- * @param {string} role
- * @param {'gguf' | 'folder'} kind
- * @param {File[]} files
- * @param {(e: object) => void} onProgress  the library's progress events, with the role
- */
-export async function loadCheckpoint(role, kind, files, onProgress) {
-  const { sd } = await fullModule();
-  const progress = (e) => onProgress({ ...e, role });
-  if (kind === 'gguf') {
-    const file = files[0];
-    const where = `${role} file “${file.name}”`;
-    if (file.size > MAX_GGUF_BYTES) {
-      throw new Error(
-        `${where}: ${sizeText(file.size)} is more than a GGUF file may have here (${sizeText(MAX_GGUF_BYTES)})`,
-      );
-    }
-    try {
-      const model = await sd.loadPretrained(file, { onProgress: progress });
-      const { tokenizer } = model;
-      return { model, tokenizer, bytes: file.size, file: file.name, digest: `${file.size}:${file.name}` };
-    } catch (e) {
-      throw new Error(`${where}: ${message(e)}`);
-    }
-  }
-  const byName = new Map(files.filter((f) => FOLDER_FILE.test(f.name)).map((f) => [f.name, f]));
-  const names = files.map((f) => `“${f.name}”`).join(', ');
-  for (const need of ['config.json', 'tokenizer.json']) {
-    if (!byName.has(need)) {
-      throw new Error(`${role}: a Hugging Face folder needs ${need} (given: ${names}).`);
-    }
-  }
-  for (const f of byName.values()) {
-    const tooBig = fileSizeProblem(f.size);
-    if (tooBig) throw new Error(`${role} file “${f.name}”: ${tooBig}`);
-  }
-  const bytes = [...byName.values()].reduce((a, f) => a + f.size, 0);
-  try {
-    const model = await sd.loadPretrained(byName, { onProgress: progress });
-    const { tokenizer } = model;
-    return { model, tokenizer, bytes, file: `${names} (folder)`, digest: `${bytes}:${names}` };
-  } catch (e) {
-    throw new Error(`${role} folder (${names}): ${message(e)}`);
-  }
 }
 
 /**

@@ -1,11 +1,12 @@
 // The decoding worker's GPU target (worker.js): is there a WebGPU adapter, the GpuModel loaded
-// for the current target (the same weights, read again from where they came from: the pair's
-// URL or the learner's file; sd.loadModel(bytes, { device: 'webgpu' }), with weights: 'int8' for
-// an 8-bit target), and the fall-back to
+// for the current target (the same weights, read again from where they came from — the pair's
+// URL or the learner's file — through the one way in, worker/sources.js, with device: 'webgpu'
+// and weights: 'int8' for an 8-bit target), and the fall-back to
 // the CPU when the GPU fails (no adapter, a model too large for it, a device lost mid-run): the
 // request ends with an error carrying `fallback` (the reason), and the page runs the target on
 // the CPU. The draft always stays on the CPU (WebAssembly).
 import { state } from './state.js';
+import { loadSource } from './sources.js';
 
 // The probe's result, and the GpuModel loaded for state.models.target.
 export const gpu = {
@@ -113,14 +114,15 @@ async function loadGpuTarget() {
   const t0 = performance.now();
   let model;
   try {
-    const bytes = await state.models.parts.target.reload();
+    // The target's source read again, the one way in (worker/sources.js) with device: 'webgpu'.
     // An 8-bit target goes to the GPU as 8-bit weights (the WGSL int8 kernels): the same blocks.
-    model = await state.sd.loadModel(
-      bytes,
-      forTarget.weights === 'int8' ? { device: 'webgpu', weights: 'int8' } : { device: 'webgpu' },
-    );
+    const part = await loadSource(state.models.parts.target.source, {
+      device: 'webgpu',
+      ...(forTarget.weights === 'int8' ? { weights: 'int8' } : {}),
+    });
+    model = part.model;
   } catch (e) {
-    throw gpuFailure(String(e?.message ?? e).replace(/^(bytes|device): /, ''));
+    throw gpuFailure(e.reason ?? String(e?.message ?? e));
   }
   if (!state.models || state.models.target !== forTarget) {
     model.dispose();

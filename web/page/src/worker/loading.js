@@ -1,72 +1,17 @@
-// The decoding worker's loading (worker.js): a pair's two files fetched with progress, or the
-// files a learner chose; both through the same loader (sd.loadModel). `install` makes them the
-// models in use, disposes what they replace and warms the WASM code up. The target's heads are
-// fetched and loaded the first time a decoder asks for them.
+// The decoding worker's loading (worker.js): a pair's two files by URL, or the files a learner
+// chose; both go the one way in of worker/sources.js (checked, read as they arrive and loaded by
+// the package's loading API), one role after the other, with one progress report. `install`
+// makes them the models in use, disposes what they replace and warms the WASM code up. The
+// target's heads are fetched and loaded the first time a decoder asks for them.
 import { modelInfoOf } from '../shared/records.js';
-import { fileSizeProblem } from '../shared/limits.js';
 import { state, post, ensureSd, threadInfo } from './state.js';
 import { gpu, dropGpu } from './gpu.js';
-import { kindOf, loadCheckpoint, vocabularyMismatch, useFullModule } from './checkpoints.js';
+import { vocabularyMismatch, useFullModule } from './checkpoints.js';
+import { pairSource, fileSource, sourceProblem, loadSource } from './sources.js';
 
 const BUSY = 'Stop the running decode before loading other models.';
 const MIXED =
   'A checkpoint (GGUF file or Hugging Face folder) and one of our byte-level files cannot make a pair: their tokens differ. Give the other role a checkpoint of the same family as well.';
-
-async function fetchWithProgress(urls, onProgress, expected = {}) {
-  const entries = Object.entries(urls);
-  const loaded = Object.fromEntries(entries.map(([k]) => [k, 0]));
-  // Until a response says its length, the size the build recorded (or 0: unknown).
-  const totals = Object.fromEntries(entries.map(([k]) => [k, expected[k] || 0]));
-  const report = () =>
-    onProgress(
-      Object.values(loaded).reduce((a, b) => a + b, 0),
-      Object.values(totals).reduce((a, b) => a + b, 0),
-    );
-  const out = {};
-  await Promise.all(
-    entries.map(async ([role, url]) => {
-      const res = await fetch(url);
-      if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-      totals[role] = Number(res.headers.get('content-length')) || totals[role];
-      if (!res.body) {
-        out[role] = new Uint8Array(await res.arrayBuffer());
-        loaded[role] = out[role].length;
-        report();
-        return;
-      }
-      const reader = res.body.getReader();
-      const parts = [];
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        parts.push(value);
-        loaded[role] += value.length;
-        report();
-      }
-      const bytes = new Uint8Array(loaded[role]);
-      let off = 0;
-      for (const p of parts) {
-        bytes.set(p, off);
-        off += p.length;
-      }
-      out[role] = bytes;
-    }),
-  );
-  return out;
-}
-
-async function fetchBytes(url) {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
-}
-
-// FNV-1a over the bytes, with the length: tells the UI whether both roles hold the same weights.
-function digest(bytes) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
-  return `${bytes.length}:${(h >>> 0).toString(16)}`;
-}
 
 // WebAssembly starts in a baseline tier and is optimised once it is hot; without a warm-up the
 // first run (usually the plain one) would be measured slow and the speedup overstated.
@@ -140,79 +85,86 @@ function install(next, parseMs) {
   return info;
 }
 
+// One progress report for a request's sources, loaded one after the other: { phase, role,
+// loaded, total } in bytes over all of them (those done count whole; a source's size as the
+// build recorded or its file says until its bytes tell), posted at most every 50 ms and at the
+// end of each phase; a build under a quarter of a second (a pair's file) only at its end.
+function progressReport(id, sources) {
+  const sizes = sources.map((s) => s.size || 0);
+  const sum = (list) => list.reduce((a, b) => a + b, 0);
+  let last = 0;
+  return (i) => {
+    let building = null;
+    return (e) => {
+      sizes[i] = Math.max(e.total || sizes[i], e.loaded);
+      const now = performance.now();
+      if (e.phase === 'build') building ??= now;
+      const end = e.loaded >= e.total;
+      if (!end && (now - last < 50 || (building !== null && now - building < 250))) return;
+      last = now;
+      const loaded = sum(sizes.slice(0, i)) + e.loaded;
+      post({ type: 'progress', id, phase: e.phase, role: sources[i].role, loaded, total: sum(sizes) });
+    };
+  };
+}
+
+/**
+ * The models of one request (the 'load' of a pair, the 'load-files' of a learner): its sources
+ * loaded one after the other through loadSource, with the roles it does not give kept, checked
+ * to make a pair. Nothing changes, and nothing stays loaded, unless every source loads.
+ * @returns {Promise<{ target: object, draft: object }>} install's parts
+ */
+async function loadPair(id, sources, options = {}) {
+  const kept = state.models?.parts ?? {};
+  const kind = (role) => sources.find((s) => s.role === role)?.kind ?? kept[role]?.kind;
+  if ((kind('target') === 'ours') !== (kind('draft') === 'ours')) throw new Error(MIXED);
+  for (const src of sources) {
+    const problem = sourceProblem(src);
+    if (problem) throw new Error(problem);
+  }
+  const progress = progressReport(id, sources);
+  const loaded = {};
+  try {
+    for (const [i, src] of sources.entries()) {
+      loaded[src.role] = await loadSource(src, { ...options, onProgress: progress(i) });
+    }
+    const next = { target: loaded.target ?? kept.target, draft: loaded.draft ?? kept.draft };
+    if (next.target.tokenizer && next.draft.tokenizer) {
+      const why = vocabularyMismatch(next.target.tokenizer, next.draft.tokenizer);
+      if (why) throw new Error(why);
+    }
+    if (state.running) throw new Error(BUSY);
+    return next;
+  } catch (e) {
+    for (const part of Object.values(loaded)) part.model.dispose();
+    throw e;
+  }
+}
+
 /** The 'load' request: a pair's files by URL (see worker.js). Resolves to the models' info. */
 export async function load(msg) {
   await ensureSd();
   if (state.models && !msg.replace) return { ...state.models.info, threads: threadInfo() };
   if (msg.replace && state.running) throw new Error(BUSY);
-  let lastPost = 0;
-  const bytes = await fetchWithProgress(
-    msg.urls,
-    (loaded, total) => {
-      const now = performance.now();
-      if (now - lastPost > 50 || loaded === total) {
-        lastPost = now;
-        post({ type: 'progress', id: msg.id, loaded, total });
-      }
-    },
-    msg.sizes,
-  );
-  if (msg.replace && state.running) throw new Error(BUSY);
-  // A learner's files loaded while these were downloading win over them.
-  if (state.models && !msg.replace) return { ...state.models.info, threads: threadInfo() };
   const t0 = performance.now();
+  const sources = ['target', 'draft'].map((role) => pairSource(role, msg.urls[role], msg.sizes?.[role]));
   // The 8-bit files are stored quantized and load as they are; { weights: 'int8' } says so (and
   // would quantize a float file at load, were one given).
-  const opts = msg.weights === 'int8' ? { weights: 'int8' } : undefined;
-  const target = state.sd.loadModel(bytes.target, opts);
-  let draft;
-  try {
-    draft = state.sd.loadModel(bytes.draft, opts);
-  } catch (e) {
-    target.dispose();
-    throw e;
+  const next = await loadPair(msg.id, sources, msg.weights === 'int8' ? { weights: 'int8' } : {});
+  // A learner's files loaded while these were downloading win over them.
+  if (state.models && !msg.replace) {
+    for (const part of Object.values(next)) part.model.dispose();
+    return { ...state.models.info, threads: threadInfo() };
   }
-  const part = (model, b, url) => ({
-    model,
-    bytes: b.length,
-    file: null,
-    digest: digest(b),
-    pair: msg.pair ?? null,
-    reload: () => fetchBytes(url),
-  });
-  const targetPart = { ...part(target, bytes.target, msg.urls.target), heads: msg.heads ?? null };
-  return install({ target: targetPart, draft: part(draft, bytes.draft, msg.urls.draft) }, performance.now() - t0);
+  for (const part of Object.values(next)) part.pair = msg.pair ?? null;
+  next.target.heads = msg.heads ?? null;
+  return install(next, performance.now() - t0);
 }
 
-/** One file a learner chose, loaded for `role`; every error names the file. */
-async function loadFile(role, file) {
-  const where = `${role} file “${file.name}”`;
-  const tooBig = fileSizeProblem(file.size);
-  if (tooBig) throw new Error(`${where}: ${tooBig}`);
-  let bytes;
-  try {
-    bytes = new Uint8Array(await file.arrayBuffer());
-  } catch (e) {
-    throw new Error(`${where}: cannot be read (${e.message})`);
-  }
-  try {
-    return {
-      model: state.sd.loadModel(bytes),
-      bytes: bytes.length,
-      file: file.name,
-      digest: digest(bytes),
-      reload: async () => new Uint8Array(await file.arrayBuffer()),
-    };
-  } catch (e) {
-    // "bytes: model file: ..." from the loader; the argument is the file here.
-    throw new Error(`${where}: ${String(e.message).replace(/^bytes: /, '')}`);
-  }
-}
-
-// The 'load-files' request: models from files a learner chose, a role's File or Files. Our own
-// file: its size is checked before it is read, then the bytes go through the same loader as the
-// page's own models. A GGUF file or a Hugging Face folder: worker/checkpoints.js, with progress
-// events and the checkpoint's tokenizer. Nothing changes unless every file given loads.
+// The 'load-files' request: models from files a learner chose, a role's File or Files (one of
+// our files, a GGUF file, or a Hugging Face folder's files: worker/sources.js), through the same
+// way in as the page's pairs. A role without a file keeps its model; nothing changes unless
+// every file given loads.
 export async function loadFiles(msg) {
   if (state.running) throw new Error(BUSY);
   await ensureSd();
@@ -223,38 +175,10 @@ export async function loadFiles(msg) {
     const missing = roles[0] === 'target' ? 'draft' : 'target';
     throw new Error(`Choose a ${missing} model file as well: the page's own models are not loaded.`);
   }
-  const kinds = {};
-  for (const role of roles) kinds[role] = await kindOf(role, given(role));
-  const { parts } = state.models ?? {};
-  const isCheckpoint = (r) => (kinds[r] ? kinds[r] !== 'ours' : !!parts?.[r].tokenizer);
-  if (isCheckpoint('target') !== isCheckpoint('draft')) throw new Error(MIXED);
-  let lastPost = 0;
-  const onProgress = (e) => {
-    const now = performance.now();
-    if (now - lastPost < 50 && e.loaded !== e.total) return;
-    lastPost = now;
-    post({ type: 'progress', id: msg.id, phase: e.phase, role: e.role, loaded: e.loaded, total: e.total ?? 0 });
-  };
-  const loaded = {};
+  const sources = [];
+  for (const role of roles) sources.push(await fileSource(role, given(role)));
   const t0 = performance.now();
-  let next;
-  try {
-    for (const role of roles) {
-      loaded[role] =
-        kinds[role] === 'ours'
-          ? await loadFile(role, given(role)[0])
-          : await loadCheckpoint(role, kinds[role], given(role), onProgress);
-    }
-    next = { target: loaded.target ?? parts.target, draft: loaded.draft ?? parts.draft };
-    if (next.target.tokenizer && next.draft.tokenizer) {
-      const why = vocabularyMismatch(next.target.tokenizer, next.draft.tokenizer);
-      if (why) throw new Error(why);
-    }
-    if (state.running) throw new Error(BUSY);
-  } catch (e) {
-    for (const part of Object.values(loaded)) part.model.dispose();
-    throw e;
-  }
+  const next = await loadPair(msg.id, sources);
   if (next.target.tokenizer) useFullModule();
   return install(next, performance.now() - t0);
 }

@@ -4,7 +4,7 @@
 // is cross-origin isolated (loadSpecdec({ threads: 'auto' }): the machine's logical cores, at
 // most 16), else on one, and says why (threadInfo). Results are bit-identical for any count.
 // This file is the protocol: each message goes to the module that does it — worker/loading.js
-// (load, load-files, heads), worker/gpu.js (gpu-probe, backend, gpu-lose), worker/decoding.js
+// (load, load-files, heads; both loads through worker/sources.js, the one way in for a model), worker/gpu.js (gpu-probe, backend, gpu-lose), worker/decoding.js
 // (run, step-*, pitfall*), worker/measure.js (calibrate, measure-vk, bandwidth, peak) — over
 // the state they share (worker/state.js). The same table in README.md.
 // Protocol (every request carries an id; replies echo it):
@@ -20,9 +20,10 @@
 //                                                        the expected bytes, for the progress bar)
 //   → { type: 'load-files', id, files: { target?, draft? } }   ← progress*, { type: 'loaded', info }
 //                                                        (File objects a learner chose or dropped,
-//                                                        one or several per role: worker/checkpoints.js;
-//                                                        a role without a file keeps its model; a
-//                                                        checkpoint's progress: phase, role, loaded, total)
+//                                                        one or several per role: worker/sources.js;
+//                                                        a role without a file keeps its model)
+//                                                        (progress of both loads: phase 'read' | 'build',
+//                                                        role, loaded, total: bytes over the request's files)
 //   → { type: 'run', id, mode: 'plain'|'spec', options } ← started, chunk*, { type: 'done', summary }
 //                                                        (options: see decoderOptions, and
 //                                                        `threads` (sd.setThreads before the run),
