@@ -209,7 +209,8 @@ val DecoderHandle::finish() {
 
 val DecoderHandle::record(IterationRecord& rec) {
   const auto t0 = std::chrono::steady_clock::now();
-  const VerifyResult& v = rec.verify;
+  const ChainView view = chain_view(rec);  // the lesson's shape, built here at the edge
+  const VerifyResult& v = view.verify;
   const bool tree = !options_.tree_branches.empty();
   // A tree's verdict goes once, as the tree (extras); records.js derives its chain view.
   const size_t n = tree ? 0 : v.positions.size(), n_residual = v.residual.size();
@@ -217,7 +218,7 @@ val DecoderHandle::record(IterationRecord& rec) {
   // NaN until put: a field the writer missed would show (tests/js/record-wire.test.mjs).
   w.assign(kRecordWire.size(), std::numeric_limits<double>::quiet_NaN());
   double* head = w.data();
-  put<record_wire_index("nProposed")>(head, rec.proposed.size());
+  put<record_wire_index("nProposed")>(head, view.proposed.size());
   put<record_wire_index("nEmitted")>(head, rec.emitted.size());
   put<record_wire_index("nPositions")>(head, n);
   put<record_wire_index("nResidual")>(head, n_residual);
@@ -236,7 +237,7 @@ val DecoderHandle::record(IterationRecord& rec) {
   put<record_wire_index("targetPositions")>(head, rec.target_probs.shape()[0]);
   put<record_wire_index("extras")>(head, (tree ? 1 : 0) + (keep_distributions_ ? 2 : 0));
   put<record_wire_index("stopped")>(head, rec.stopped ? 1 : 0);
-  w.insert(w.end(), rec.proposed.begin(), rec.proposed.end());
+  w.insert(w.end(), view.proposed.begin(), view.proposed.end());
   w.insert(w.end(), rec.emitted.begin(), rec.emitted.end());
   for (size_t i = 0; i < n; ++i) {
     const PositionRecord& pos = v.positions[i];
@@ -252,7 +253,7 @@ val DecoderHandle::record(IterationRecord& rec) {
     if (tree) extras_.set("tree", tree_to_js(rec.tree, rec.tree_verify));
     if (keep_distributions_) {
       extras_.set("targetProbs", float32_array(rec.target_probs.data(), rec.target_probs.size()));
-      extras_.set("draftProbs", float32_array(rec.draft_probs.data(), rec.draft_probs.size()));
+      extras_.set("draftProbs", float32_array(view.draft_probs.data(), view.draft_probs.size()));
     }
   }
   decoder_->note_overhead(

@@ -71,11 +71,11 @@ std::string trace_json(const std::vector<IterationRecord>& records) {
     out += std::string(i ? "," : "") + "{\"drafter\":\"" + drafter_name(r.drafter) +
            "\",\"gamma\":" + std::to_string(r.gamma) +
            (r.lookup_ngram ? ",\"lookup_ngram\":" + std::to_string(r.lookup_ngram) : "") +
-           ",\"proposed\":" + json_array(r.proposed) +
+           ",\"proposed\":" + json_array(r.tree.is_chain() ? r.tree.token : std::vector<int>{}) +
            (r.tree.is_chain() ? "" : ",\"tree\":" + tree_json(r)) +
-           ",\"n_accepted\":" + std::to_string(r.verify.n_accepted) +
+           ",\"n_accepted\":" + std::to_string(r.tree_verify.path.size()) +
            ",\"emitted\":" + json_array(r.emitted) +
-           ",\"bonus\":" + (r.verify.bonus ? "true" : "false") + "}";
+           ",\"bonus\":" + (r.tree_verify.bonus ? "true" : "false") + "}";
   }
   return out + "]";
 }

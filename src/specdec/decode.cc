@@ -9,7 +9,8 @@ DecodeResult decode_to_end(SpeculativeDecoder& dec, Rng& rng) {
   DecodeResult out;
   while (!dec.done()) {
     IterationRecord rec = dec.step(rng);
-    out.trace.push_back({rec.proposed, rec.verify.n_accepted, rec.emitted});
+    const ChainView view = chain_view(rec);
+    out.trace.push_back({view.proposed, view.verify.n_accepted, rec.emitted});
   }
   out.tokens = dec.generated();
   out.stats = dec.stats();

@@ -58,34 +58,6 @@ void fill_one_hot(DraftTree& tree, Drafter who, size_t vocab) {
   }
 }
 
-// The verdict in the lesson's shape: emitted tokens, and for a chain the proposed tokens, the q
-// rows and every position examined (a tree: the accepted path's positions).
-void lesson_view(IterationRecord& rec, size_t vocab) {
-  const DraftTree& tree = rec.tree;
-  const TreeVerifyResult& tv = rec.tree_verify;
-  const size_t n = tree.size();
-  rec.verify.emitted = tv.emitted;
-  rec.verify.n_accepted = static_cast<int>(tv.path.size());
-  rec.verify.bonus = tv.bonus;
-  rec.verify.residual = tv.residual;
-  rec.verify.u_final = tv.u_final;
-  if (tree.is_chain()) {
-    rec.proposed = tree.token;
-    if (n) rec.draft_probs = xt::zeros<float>({n, vocab});
-    for (size_t i = 0; i < n; ++i) {
-      std::copy(tree.q[i].begin(), tree.q[i].end(), rec.draft_probs.data() + i * vocab);
-    }
-  }
-  for (size_t v = 0; v < n; ++v) {
-    const NodeRecord& nr = tv.nodes[v];
-    if (nr.status == NodeStatus::kUnexamined) continue;
-    const bool on_path = nr.status == NodeStatus::kAccepted;
-    if (!tree.is_chain() && !on_path) continue;
-    rec.verify.positions.push_back(
-        PositionRecord{tree.token[v], nr.p, nr.q, nr.accept_prob, nr.u, on_path});
-  }
-}
-
 }  // namespace
 
 SpeculativeDecoder::SpeculativeDecoder(DistributionSource& target, DistributionSource* draft,
@@ -255,12 +227,11 @@ void SpeculativeDecoder::verify(IterationRecord& rec, const Plan& plan, Rng& rng
   vocab_ = vocab;
   rec.tree_verify = is_greedy(options_.sampling) ? greedy_verify_tree(rec.tree, rec.target_probs)
                                                  : verify_tree(rec.tree, rec.target_probs, rng);
-  lesson_view(rec, vocab);
 }
 
 // 5. Append, cut to the token budget or after a stop token.
 void SpeculativeDecoder::append(IterationRecord& rec) {
-  const std::vector<int>& burst = rec.verify.emitted;
+  const std::vector<int>& burst = rec.tree_verify.emitted;
   size_t emit = burst.size();
   if (options_.max_new_tokens) emit = std::min(emit, options_.max_new_tokens - stats_.generated);
   const std::vector<int>& stop = options_.stop_tokens;

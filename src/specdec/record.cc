@@ -1,11 +1,41 @@
 #include "specdec/record.h"
 
+#include <algorithm>
+
 namespace specdec {
 
 const char* drafter_name(Drafter d) {
   static constexpr const char* kNames[kDrafterCount] = {"none", "draft", "lookup", "heads"};
   const int i = static_cast<int>(d);
   return i >= 0 && i < kDrafterCount ? kNames[i] : "?";
+}
+
+ChainView chain_view(const IterationRecord& rec) {
+  const DraftTree& tree = rec.tree;
+  const TreeVerifyResult& tv = rec.tree_verify;
+  const size_t n = tree.size(), vocab = rec.target_probs.shape()[1];
+  ChainView view;
+  VerifyResult& v = view.verify;
+  v.emitted = tv.emitted;
+  v.n_accepted = static_cast<int>(tv.path.size());
+  v.bonus = tv.bonus;
+  v.residual = tv.residual;
+  v.u_final = tv.u_final;
+  if (tree.is_chain()) {
+    view.proposed = tree.token;
+    if (n) view.draft_probs = xt::zeros<float>({n, vocab});
+    for (size_t i = 0; i < n; ++i) {
+      std::copy(tree.q[i].begin(), tree.q[i].end(), view.draft_probs.data() + i * vocab);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const NodeRecord& nr = tv.nodes[i];
+    if (nr.status == NodeStatus::kUnexamined) continue;
+    const bool on_path = nr.status == NodeStatus::kAccepted;
+    if (!tree.is_chain() && !on_path) continue;
+    v.positions.push_back(PositionRecord{tree.token[i], nr.p, nr.q, nr.accept_prob, nr.u, on_path});
+  }
+  return view;
 }
 
 void DecoderStats::add(const IterationRecord& rec) {

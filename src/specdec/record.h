@@ -13,23 +13,19 @@
 
 namespace specdec {
 
-// One iteration. For plain decoding: proposed is empty, target_probs has 1 row, and
-// verify.emitted holds the one token sampled from it.
+// One iteration, in one shape for every mode: the draft as a tree (a chain is a tree) and what
+// happened to each node. The lesson's chain view (proposed tokens, q rows, the per-position
+// verdict) is built from it where it is shown (chain_view below), not held beside it. For plain
+// decoding the tree is empty, target_probs has 1 row and tree_verify.emitted holds the one token
+// sampled from it.
 struct IterationRecord {
   int gamma = 0;                     // depth drafted (0: a plain step)
   Drafter drafter = Drafter::kNone;  // who drafted
   int lookup_ngram = 0;              // prompt lookup: length of the matched n-gram
-  // Chains (every mode but trees): the draft as a sequence.
-  std::vector<int> proposed;  // draft tokens x_1..x_g (g = gamma, less near the context end)
-  ProbMatrix draft_probs;     // (g, V) q rows after sampling settings (temperature 0: the
-                              // draft's raw rows; lookup: one-hot)
-  ProbMatrix target_probs;    // (n + 1, V) p rows after sampling settings (n = tree nodes)
-  VerifyResult verify;        // per-position record, residual, n_accepted, bonus (trees: the
-                              // accepted path's positions)
-  // Every mode: the draft as a tree (a chain is a tree) and what happened to each node.
-  DraftTree tree;
+  DraftTree tree;                    // tokens, parents, depths and q rows of the draft
+  ProbMatrix target_probs;           // (n + 1, V) p rows after sampling settings (n = tree nodes)
   TreeVerifyResult tree_verify;
-  std::vector<int> emitted;  // tokens appended (verify.emitted cut to the token budget, or
+  std::vector<int> emitted;  // tokens appended (tree_verify.emitted cut to the token budget, or
                              // after a stop token)
   bool stopped = false;      // emitted ends with a stop token: the decoder is done
   size_t target_cached = 0;  // tokens in the target's KV cache after the iteration
@@ -38,6 +34,17 @@ struct IterationRecord {
   double target_ms = 0.0;    // wall time in the target source
   size_t draft_passes = 0;   // drafter calls (one per depth drafted; heads: one)
 };
+
+// The verdict in the lesson's shape (speculative_verify's result): for a chain, the proposed
+// tokens x_1..x_g, their q rows (g, V) after sampling settings (temperature 0: the draft's raw
+// rows; lookup: one-hot) and every position examined; for a tree, the accepted path's positions
+// (proposed and draft_probs empty). Built from the record when it is shown (CLI, bindings).
+struct ChainView {
+  std::vector<int> proposed;
+  ProbMatrix draft_probs;
+  VerifyResult verify;  // positions, residual, n_accepted, bonus, emitted (before the budget)
+};
+ChainView chain_view(const IterationRecord& rec);
 
 struct DecoderStats {
   size_t iterations = 0;

@@ -158,9 +158,9 @@ TEST(Decoder, OneTargetCallPerIterationAndTheContextWindowIsRespected) {
   while (!dec.done()) {
     IterationRecord rec = dec.step(rng);
     ++iterations;
-    EXPECT_EQ(rec.target_probs.shape()[0], rec.proposed.size() + 1);
-    EXPECT_EQ(target.calls.back(), rec.proposed.size() + 1);  // ONE call over g + 1 positions
-    EXPECT_LE(rec.proposed.size(), 4u);
+    EXPECT_EQ(rec.target_probs.shape()[0], rec.tree.size() + 1);
+    EXPECT_EQ(target.calls.back(), rec.tree.size() + 1);  // ONE call over g + 1 positions
+    EXPECT_LE(rec.tree.size(), 4u);
   }
   EXPECT_EQ(target.calls.size(), iterations);
   EXPECT_EQ(dec.stats().target_passes, iterations);
@@ -202,7 +202,7 @@ TEST(Decoder, PlainDecodingHasTheSameRecordShape) {
   SpeculativeDecoder dec(t, nullptr, {0}, opt);
   Rng rng(1);
   IterationRecord rec = dec.step(rng);
-  EXPECT_TRUE(rec.proposed.empty());
+  EXPECT_TRUE(rec.tree.token.empty());
   EXPECT_EQ(rec.target_probs.shape()[0], 1u);
   EXPECT_EQ(rec.emitted.size(), 1u);
   EXPECT_EQ(dec.stats().target_passes, 1u);
@@ -294,8 +294,8 @@ TEST(Decoder, ThePassAfterARejectionIsChargedToTheDrafterThatLeftIt) {
     size_t rejected = 0;
     while (!dec.done()) {
       const IterationRecord rec = dec.step(rng);
-      const bool cut = rec.drafter != Drafter::kNone &&
-                       static_cast<size_t>(rec.verify.n_accepted) < rec.proposed.size();
+      const bool cut =
+          rec.drafter != Drafter::kNone && rec.tree_verify.path.size() < rec.tree.size();
       rejected += cut;
       slow = slow_cuts && cut && rejected % 3 == 0;
     }

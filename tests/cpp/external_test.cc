@@ -113,7 +113,7 @@ void expect_same(const std::vector<IterationRecord>& a, const std::vector<Iterat
                  const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].proposed, b[i].proposed) << what << " iteration " << i;
+    EXPECT_EQ(a[i].tree.token, b[i].tree.token) << what << " iteration " << i;
     EXPECT_EQ(a[i].emitted, b[i].emitted) << what << " iteration " << i;
     EXPECT_EQ(a[i].gamma, b[i].gamma) << what << " iteration " << i;
     EXPECT_EQ(a[i].drafter, b[i].drafter) << what << " iteration " << i;

@@ -262,7 +262,7 @@ TEST_F(HeadsTest, AnExternalTargetHandsOverItsHiddenStates) {
     ASSERT_EQ(got.size(), want.size()) << branches.size();
     size_t by_heads = 0;
     for (size_t i = 0; i < got.size(); ++i) {
-      EXPECT_EQ(got[i].proposed, want[i].proposed) << i;
+      EXPECT_EQ(got[i].tree.token, want[i].tree.token) << i;
       EXPECT_EQ(got[i].emitted, want[i].emitted) << i;
       by_heads += got[i].drafter == Drafter::kHeads;
     }

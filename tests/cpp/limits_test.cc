@@ -247,7 +247,7 @@ TEST_F(ContextLimit, PromptFillingTheContextGetsOneToken) {
     Rng rng(1);
     ASSERT_FALSE(dec.done());
     const IterationRecord rec = dec.step(rng);
-    EXPECT_TRUE(rec.proposed.empty()) << "no room to draft";
+    EXPECT_TRUE(rec.tree.token.empty()) << "no room to draft";
     EXPECT_EQ(rec.emitted.size(), 1u);
     EXPECT_TRUE(dec.done());
     EXPECT_THROW(dec.step(rng), Error);

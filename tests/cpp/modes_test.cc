@@ -234,11 +234,12 @@ TEST(Modes, RecordsSayWhoDraftedAndHowDeep) {
     IterationRecord rec = dec.step(rng);
     ++iterations;
     EXPECT_LE(rec.gamma, 6);
-    EXPECT_EQ(rec.proposed.size(), static_cast<size_t>(rec.gamma));
+    const ChainView view = chain_view(rec);
+    EXPECT_EQ(view.proposed.size(), static_cast<size_t>(rec.gamma));
     EXPECT_EQ(rec.drafter == Drafter::kLookup, rec.lookup_ngram > 0);
     if (rec.drafter == Drafter::kLookup) {
-      for (size_t i = 0; i < rec.proposed.size(); ++i) {  // one-hot q
-        EXPECT_EQ(rec.draft_probs(i, rec.proposed[i]), 1.0f);
+      for (size_t i = 0; i < view.proposed.size(); ++i) {  // one-hot q
+        EXPECT_EQ(view.draft_probs(i, view.proposed[i]), 1.0f);
       }
     }
   }
@@ -262,9 +263,10 @@ TEST(Modes, LookupDraftsFromTheFirstIteration) {
   IterationRecord rec = dec.step(rng);
   EXPECT_EQ(rec.drafter, Drafter::kLookup);
   EXPECT_EQ(rec.lookup_ngram, 3);
-  EXPECT_EQ(rec.proposed, (std::vector<int>{3, 0, 1, 2}));
-  for (size_t i = 0; i < rec.proposed.size(); ++i)
-    EXPECT_EQ(rec.draft_probs(i, rec.proposed[i]), 1.0f);
+  const ChainView view = chain_view(rec);
+  EXPECT_EQ(view.proposed, (std::vector<int>{3, 0, 1, 2}));
+  for (size_t i = 0; i < view.proposed.size(); ++i)
+    EXPECT_EQ(view.draft_probs(i, view.proposed[i]), 1.0f);
 }
 
 // ------------------------------------------------------------------ the policy
