@@ -161,6 +161,8 @@ function textOptions(o) {
     );
   if (tokenizer && detokenize) fail('tokenizer: give a tokenizer or detokenize, not both');
   if (!tokenizer && !detokenize) tokenizer = o.target?.tokenizer ?? null;
+  if (tokenizer !== null && !isTokenizer(tokenizer))
+    fail(`target.tokenizer: expected a Tokenizer (sd.loadPretrained sets it), got ${describe(tokenizer)}`);
   if (detokenize && typeof o.prompt === 'string')
     fail(
       "prompt: with detokenize, give the prompt as token ids (your tokenizer's encode), not text: a string becomes UTF-8 bytes",
@@ -180,6 +182,8 @@ const isTokenizer = (t) =>
 function checkPair(o, tokenizer) {
   const draft = o.draft?.tokenizer;
   if (!tokenizer || !draft || o.plain) return false;
+  if (!isTokenizer(draft))
+    fail(`draft.tokenizer: expected a Tokenizer (sd.loadPretrained sets it), got ${describe(draft)}`);
   const why = vocabularyMismatch(tokenizer, draft);
   if (why) fail(`draft: ${why}`);
   const [t, d] = [o.target?.config.vocabSize, o.draft.config.vocabSize];

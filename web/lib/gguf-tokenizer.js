@@ -12,7 +12,8 @@
 
 import { checkOptions, describe, fail } from './errors.js';
 import { readGgufMetadata } from './gguf-meta.js';
-import { hfTokenizer, MAX_VOCAB, Tokenizer } from './tokenizer.js';
+import { hfTokenizer, Tokenizer } from './tokenizer.js';
+import { checkMerges, MAX_VOCAB } from './vocabulary.js';
 
 const K = 'tokenizer.ggml.';
 const byteLevel = (useRegex) => ({
@@ -60,23 +61,104 @@ const isId = (n) => (v) => typeof v === 'number' && Number.isInteger(v) && v >= 
 const INT_ARRAYS = [Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array];
 const isIntArray = (n) => (v) => INT_ARRAYS.some((T) => v instanceof T) && v.length === n;
 
-// The merges of a SentencePiece vocabulary, from its scores (see the top of the file).
-export function mergesFromScores(tokens, scores, types) {
-  const ids = new Map();
-  tokens.forEach((t, i) => ids.has(t) || ids.set(t, i));
-  const found = []; // [merged id, left id, right id]
+/** A normal token of a SentencePiece vocabulary has at most this many characters (the trainer's max_sentencepiece_length is at most 512; Llama 2's longest has 16). */
+export const MAX_PIECE_CHARS = 512;
+/** The merges implied by a vocabulary's scores may total this many characters per character of its tokens (Llama 2: 2). */
+export const MAX_MERGE_RATIO = 16;
+
+// Polynomial hashes of strings in two prime fields below 2^26 (products stay exact in a double),
+// with bases drawn at random when the module loads: a file cannot be made to collide. A hash
+// only finds candidates; each is compared with the string itself.
+const P1 = 67108859;
+const P2 = 67108837;
+const B1 = 65537 + Math.floor(Math.random() * (P1 - 131074));
+const B2 = 65537 + Math.floor(Math.random() * (P2 - 131074));
+const LONGEST = 2 * MAX_PIECE_CHARS; // UTF-16 units of the longest normal token
+const POW1 = new Float64Array(LONGEST + 1);
+const POW2 = new Float64Array(LONGEST + 1);
+POW1[0] = POW2[0] = 1;
+for (let i = 1; i <= LONGEST; i++) [POW1[i], POW2[i]] = [(POW1[i - 1] * B1) % P1, (POW2[i - 1] * B2) % P2];
+
+/**
+ * The merges of a SentencePiece vocabulary, from its scores (see the top of the file), as [left,
+ * right] pairs. Linear in the tokens' characters: each split of a normal token is looked up by
+ * the hashes of its halves, updated one character at a time. A normal token longer than
+ * MAX_PIECE_CHARS, or merges totalling more than MAX_MERGE_RATIO x the tokens' characters, are
+ * refused. `work.steps` (when given) counts the splits examined and the characters compared.
+ */
+export function mergesFromScores(tokens, scores, types, work = { steps: 0 }) {
+  const byHash = new Map(); // h1 * 2^26 + h2 -> the first id of a string, or the ids of several
+  let chars = 0;
   for (let id = 0; id < tokens.length; id++) {
-    if (types[id] !== 1) continue;
     const t = tokens[id];
-    for (let k = 1; k < t.length; k++) {
-      if (t.charCodeAt(k) >= 0xdc00 && t.charCodeAt(k) <= 0xdfff) continue; // inside a surrogate pair
-      const l = ids.get(t.slice(0, k));
-      const r = ids.get(t.slice(k));
-      if (l !== undefined && r !== undefined) found.push([id, l, r]);
+    chars += t.length;
+    if (types[id] === 1 && t.length > MAX_PIECE_CHARS) {
+      const n = [...t].length; // code points, as SentencePiece counts
+      if (n > MAX_PIECE_CHARS) {
+        fail(
+          `gguf: ${K}tokens[${id}]: a normal token of ${n} characters; SentencePiece pieces have at most ${MAX_PIECE_CHARS} (max_sentencepiece_length)`,
+        );
+      }
+    }
+    if (t.length >= LONGEST) continue; // too long to be half of a normal token
+    let h1 = 0;
+    let h2 = 0;
+    for (let i = 0; i < t.length; i++) {
+      h1 = (h1 * B1 + t.charCodeAt(i)) % P1;
+      h2 = (h2 * B2 + t.charCodeAt(i)) % P2;
+    }
+    const key = h1 * 67108864 + h2;
+    const seen = byHash.get(key);
+    if (seen === undefined) byHash.set(key, id);
+    else if (typeof seen === 'number') tokens[seen] !== t && byHash.set(key, [seen, id]);
+    else if (!seen.some((i) => tokens[i] === t)) seen.push(id);
+  }
+  // The first token with this hash, `len` units long, that `matches`, or -1.
+  const find = (key, len, matches) => {
+    const seen = byHash.get(key);
+    if (seen === undefined) return -1;
+    for (const id of typeof seen === 'number' ? [seen] : seen) {
+      if (tokens[id].length === len && ((work.steps += len), matches(tokens[id]))) return id;
+    }
+    return -1;
+  };
+  const budget = MAX_MERGE_RATIO * chars + 65536;
+  const suffix1 = new Float64Array(LONGEST + 1);
+  const suffix2 = new Float64Array(LONGEST + 1);
+  const found = []; // [merged id, left id, right id]
+  let total = 0;
+  for (let id = 0; id < tokens.length; id++) {
+    const t = tokens[id];
+    const n = t.length;
+    if (types[id] !== 1 || n < 2) continue;
+    suffix1[n] = suffix2[n] = 0;
+    for (let k = n - 1; k > 0; k--) {
+      suffix1[k] = (t.charCodeAt(k) * POW1[n - 1 - k] + suffix1[k + 1]) % P1;
+      suffix2[k] = (t.charCodeAt(k) * POW2[n - 1 - k] + suffix2[k + 1]) % P2;
+    }
+    let h1 = 0;
+    let h2 = 0;
+    for (let k = 1; k < n; k++) {
+      h1 = (h1 * B1 + t.charCodeAt(k - 1)) % P1;
+      h2 = (h2 * B2 + t.charCodeAt(k - 1)) % P2;
+      work.steps++;
+      const c = t.charCodeAt(k);
+      if (c >= 0xdc00 && c <= 0xdfff) continue; // inside a surrogate pair
+      const l = find(h1 * 67108864 + h2, k, (p) => t.startsWith(p));
+      if (l < 0) continue;
+      const r = find(suffix1[k] * 67108864 + suffix2[k], n - k, (q) => t.endsWith(q));
+      if (r < 0) continue;
+      found.push([id, l, r]);
+      total += n;
+      if (total > budget) {
+        fail(
+          `gguf: ${K}tokens: the merges its scores imply exceed ${MAX_MERGE_RATIO} x the ${chars} characters of its tokens (tokens that split into tokens in many ways; Llama 2's: 2 x)`,
+        );
+      }
     }
   }
   found.sort((a, b) => scores[b[0]] - scores[a[0]] || a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
-  return found.map(([, l, r]) => `${tokens[l]} ${tokens[r]}`);
+  return found.map(([, l, r]) => [tokens[l], tokens[r]]);
 }
 
 function addedTokens(tokens, types) {
@@ -114,15 +196,18 @@ function gpt2Json(meta, tokens, vocab) {
     );
   }
   const merges = get(meta, 'merges', Array.isArray, 'a string array (it may be empty)');
-  merges.forEach((m, i) => {
-    if (typeof m !== 'string' || m.indexOf(' ', 1) < 0)
-      fail(`gguf: ${K}merges[${i}]: ${JSON.stringify(m)} is not two tokens "a b"`);
+  // Split at the first space after the first character, as llama.cpp does ("a b c" is "a", "b c").
+  const pairs = merges.map((m, i) => {
+    const space = typeof m === 'string' ? m.indexOf(' ', 1) : -1;
+    if (space < 0) fail(`gguf: ${K}merges[${i}]: ${JSON.stringify(m)} is not two tokens "a b"`);
+    return [m.slice(0, space), m.slice(space + 1)];
   });
+  checkMerges(pairs, vocab, (i) => `gguf: ${K}merges[${i}]`);
   return {
     json: {
       normalizer: parts.normalizer ?? null,
       pre_tokenizer: parts.pre_tokenizer,
-      model: { type: 'BPE', vocab, merges, ignore_merges: parts.ignore_merges ?? false, byte_fallback: false },
+      model: { type: 'BPE', vocab, merges: pairs, ignore_merges: parts.ignore_merges ?? false, byte_fallback: false },
       decoder: byteLevel(true),
     },
     defaultBos: parts.addsBos ?? false,
@@ -197,7 +282,7 @@ export function tokenizerFromGguf(source, options) {
   }
   const built = model === 'gpt2' ? gpt2Json(meta, tokens, vocab) : llamaJson(meta, tokens, vocab, typeOf);
   built.json.added_tokens = addedTokens(tokens, typeOf);
-  const hf = hfTokenizer(built.json, {}, `gguf: ${K}*`);
+  const hf = hfTokenizer(built.json, {}, `gguf: ${K}*`, model === 'gpt2' ? 'byte-level' : 'sentencepiece');
   const idKey = (key) => get(meta, key, isId(n), `a token id below ${n}`, false);
   const bosId = idKey('bos_token_id') ?? null;
   const fileBos = get(meta, 'add_bos_token', (v) => typeof v === 'boolean', 'a bool', false);

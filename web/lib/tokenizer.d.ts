@@ -71,7 +71,9 @@ export interface Tokenizer {
 
   /**
    * The token ids of `text` (special tokens written in the text are matched as such; no other
-   * special token is added). `addBos` defaults to addsBos.
+   * special token is added). `addBos` defaults to addsBos. Text the vocabulary cannot spell (no
+   * token, no byte fallback, no unknown token) throws a SpecdecError naming the first such
+   * character and its offset in `text`; nothing is dropped.
    */
   encode(text: string, options?: { addBos?: boolean }): Int32Array;
   /** The text of `ids` (ids >= vocabSize stand for nothing). */
@@ -136,5 +138,11 @@ export function tokenizerFromGguf(
  * Why a target's and a draft's tokenizers cannot make a speculative pair, in one sentence
  * naming the first token id that differs (or the tokens one lacks), or null when every id
  * stands for the same bytes in both. createDecoder runs it on models from sd.loadPretrained.
+ * Throws a SpecdecError ("target: expected a Tokenizer") when either is not a tokenizer.
  */
 export function vocabularyMismatch(target: Tokenizer, draft: Tokenizer): string | null;
+
+/** Ids are below this (2^22). */
+export const MAX_VOCAB: number;
+/** How deep Sequences may nest in a tokenizer.json's normalizer, pre_tokenizer, decoder or post_processor (16). */
+export const MAX_NESTING: number;

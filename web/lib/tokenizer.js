@@ -16,13 +16,11 @@
 
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { checkOptions, describe, fail, SpecdecError } from './errors.js';
+import { checkIds, checkMerges, guardModel, kindOf, Uncovered } from './vocabulary.js';
 
 export { tokenizerFromGguf } from './gguf-tokenizer.js';
 export { readGgufMetadata } from './gguf-meta.js';
-export { vocabularyMismatch } from './vocabulary.js';
-
-/** Ids are below this (4,194,304; real vocabularies have up to 262,144 tokens). */
-export const MAX_VOCAB = 2 ** 22;
+export { vocabularyMismatch, MAX_VOCAB, MAX_NESTING } from './vocabulary.js';
 const LLAMA3_BOS = '<|begin_of_text|>';
 const SPACE = 0x20;
 
@@ -106,7 +104,7 @@ export class Tokenizer {
     if (typeof text !== 'string') fail(`text: expected a string, got ${describe(text)}`);
     if (typeof addBos !== 'boolean') fail(`addBos: expected a boolean, got ${describe(addBos)}`);
     if (addBos && this.bosId === null) fail('addBos: this tokenizer has no BOS token');
-    const { ids } = this._hf.encode(text, { add_special_tokens: false });
+    const ids = this._ids(text);
     const start = addBos ? 1 : 0;
     const out = new Int32Array(ids.length + start);
     if (addBos) out[0] = this.bosId;
@@ -115,6 +113,52 @@ export class Tokenizer {
       out[i + start] = ids[i];
     }
     return out;
+  }
+
+  // The library's ids of `text`; text the vocabulary cannot spell is refused naming its first
+  // character (guardModel), an error of the library's own becomes a SpecdecError.
+  _ids(text) {
+    try {
+      return this._hf.encode(text, { add_special_tokens: false }).ids;
+    } catch (e) {
+      if (e instanceof SpecdecError) throw e;
+      if (!(e instanceof Uncovered)) return fail(`text: the tokenizer failed: ${e.message}`);
+      const at = this._firstUncovered(text);
+      const what = at
+        ? `"${at.ch}" (U+${at.ch.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}) at offset ${at.offset}`
+        : `the piece ${JSON.stringify(e.piece)}`;
+      return fail(`text: no token for ${what}, and the tokenizer has no unknown token to stand for it`);
+    }
+  }
+
+  // The first character outside an added token that the vocabulary cannot spell on its own
+  // (each distinct character tried once), or null (then the loss came from its neighbours).
+  _firstUncovered(text) {
+    const inAdded = new Uint8Array(text.length);
+    for (const [, t] of this._hf.get_added_tokens_decoder()) {
+      if (!t.content) continue;
+      for (let i = text.indexOf(t.content); i >= 0; i = text.indexOf(t.content, i + 1)) {
+        inAdded.fill(1, i, i + t.content.length);
+      }
+    }
+    const tried = new Map();
+    for (let i = 0; i < text.length;) {
+      const ch = String.fromCodePoint(text.codePointAt(i));
+      if (!inAdded[i]) {
+        if (!tried.has(ch)) {
+          let ok = true;
+          try {
+            this._hf.encode(ch, { add_special_tokens: false });
+          } catch (e) {
+            ok = !(e instanceof Uncovered);
+          }
+          tried.set(ch, ok);
+        }
+        if (!tried.get(ch)) return { ch, offset: i };
+      }
+      i += ch.length;
+    }
+    return null;
   }
 
   /**
@@ -241,50 +285,6 @@ function jsonArg(x, name, required) {
   return v;
 }
 
-const typesIn = (part, key) =>
-  !part ? [] : [part.type, ...(Array.isArray(part[key]) ? part[key].flatMap((p) => typesIn(p, key)) : [])];
-
-function checkIds(json) {
-  const bad = (where, id) =>
-    fail(
-      `tokenizer.json: ${where}: id ${typeof id === 'number' ? id : describe(id)} is not an integer in 0..${MAX_VOCAB - 1}`,
-    );
-  const ok = (id) => Number.isInteger(id) && id >= 0 && id < MAX_VOCAB;
-  for (const [piece, id] of Object.entries(json.model.vocab))
-    if (!ok(id)) bad(`model.vocab[${JSON.stringify(piece)}]`, id);
-  json.added_tokens.forEach((t, i) => {
-    if (typeof t !== 'object' || t === null || typeof t.content !== 'string') {
-      fail(`tokenizer.json: added_tokens[${i}]: expected { id, content }, got ${describe(t)}`);
-    }
-    if (!ok(t.id)) bad(`added_tokens[${i}]`, t.id);
-  });
-}
-
-// Which kind of BPE this is; anything else is refused naming the field.
-function kindOf(json) {
-  const m = json.model;
-  if (typeof m !== 'object' || m === null) fail(`tokenizer.json: model: expected an object, got ${describe(m)}`);
-  if (m.type !== 'BPE') {
-    fail(
-      `tokenizer.json: model.type ${JSON.stringify(m.type)} is not supported (specdec reads "BPE": byte-level as GPT-2, Llama 3, Qwen; SentencePiece-style with byte_fallback as Llama 2, Mistral)`,
-    );
-  }
-  if (typeof m.vocab !== 'object' || m.vocab === null || Array.isArray(m.vocab)) {
-    fail(`tokenizer.json: model.vocab: expected an object token -> id, got ${describe(m.vocab)}`);
-  }
-  if (!Array.isArray(m.merges)) fail(`tokenizer.json: model.merges: expected an array, got ${describe(m.merges)}`);
-  if (!Array.isArray(json.added_tokens)) {
-    fail(`tokenizer.json: added_tokens: expected an array, got ${describe(json.added_tokens)}`);
-  }
-  const pre = typesIn(json.pre_tokenizer, 'pretokenizers');
-  const dec = typesIn(json.decoder, 'decoders');
-  if (pre.includes('ByteLevel') || dec.includes('ByteLevel')) return 'byte-level';
-  if (m.byte_fallback === true || pre.includes('Metaspace') || dec.includes('Metaspace')) return 'sentencepiece';
-  return fail(
-    `tokenizer.json: a BPE with neither a ByteLevel pre_tokenizer/decoder nor model.byte_fallback or Metaspace: its tokens' bytes are unknown (pre_tokenizer [${pre}], decoder [${dec}])`,
-  );
-}
-
 // SentencePiece decoders drop one leading space: Strip{start >= 1} or a Metaspace that prepends.
 function stripsPrefixSpace(json, kind) {
   if (kind !== 'sentencepiece') return false;
@@ -335,15 +335,18 @@ function bosRule(hf, json, tconf, addBos) {
   return { bosId, addsBos, bosSource };
 }
 
-/** @internal Builds the library's tokenizer, wrapping its errors. */
-export function hfTokenizer(json, tconf, what) {
+/** @internal Builds the library's tokenizer, wrapping its errors; its model refuses text it cannot spell. */
+export function hfTokenizer(json, tconf, what, kind) {
   const full = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, ...json };
+  let hf;
   try {
-    return new HfTokenizer(full, tconf);
+    hf = new HfTokenizer(full, tconf);
   } catch (e) {
     if (e instanceof SpecdecError) throw e;
     return fail(`${what}: ${e.message}`);
   }
+  guardModel(hf.model, hf.added_tokens_map, kind);
+  return hf;
 }
 
 /**
@@ -366,7 +369,8 @@ export function createTokenizer(options) {
   const gen = jsonArg(generationConfig, 'generationConfig', false);
   const kind = kindOf(json);
   checkIds(json);
-  const hf = hfTokenizer(json, tconf, 'tokenizer.json');
+  checkMerges(json.model.merges, json.model.vocab, (i) => `tokenizer.json: model.merges[${i}]`);
+  const hf = hfTokenizer(json, tconf, 'tokenizer.json', kind);
   const eos = tokenContent(tconf.eos_token);
   const eosIds = [
     ...(eos !== null && hf.token_to_id(eos) !== undefined ? [hf.token_to_id(eos)] : []),
