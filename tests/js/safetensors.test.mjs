@@ -2,8 +2,8 @@
 // malformed files, each refused with its reason), header-only reading as the page's build does
 // it, the float16 table against fixed bit patterns and the properties that define it, the FNV-1a
 // 64 fingerprint against the published test vectors and the C++ fingerprints the heads files
-// record, and the GPT reader on the fixtures. Needs no wasm (the comparison with the WASM loader:
-// webgpu.test.mjs).
+// record. Needs no wasm. (Model files are read by the WASM module's one loader, the GPU's
+// included: webgpu-load.test.mjs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -20,7 +20,6 @@ import {
   tensorFloat32,
   wteFingerprint,
 } from '../../web/lib/safetensors.js';
-import { gptTensorShapes, readGptSafetensors } from '../../web/lib/gpt-safetensors.js';
 import { SpecdecError } from '../../web/lib/errors.js';
 import { ROOT } from './support.mjs';
 
@@ -164,10 +163,6 @@ test('messages start with the label given', () => {
     () => readSafetensorsHeader(new Uint8Array(3), { label: 'models/x.safetensors' }),
     /^SpecdecError: models\/x\.safetensors: 3 bytes is too short/,
   );
-  assert.throws(
-    () => readGptSafetensors(new Uint8Array(3)),
-    (e) => e.argument === 'bytes' && /^bytes: model file: 3 bytes/.test(e.message),
-  );
 });
 
 test('header only: the length first, then the header with the size of the whole file', () => {
@@ -262,80 +257,13 @@ test('the wte fingerprint is the one the C++ side wrote into the heads files (mo
   const cases = [['tests/fixtures/tiny_f32.safetensors', 'tests/fixtures/tiny_heads.safetensors']];
   cases.push(['models/target.safetensors', 'models/target-heads.safetensors']);
   for (const [model, heads] of cases) {
-    const m = readGptSafetensors(new Uint8Array(readFileSync(path.join(ROOT, model))));
+    const u8 = new Uint8Array(readFileSync(path.join(ROOT, model)));
+    const h = readSafetensorsHeader(u8);
     const want = readSafetensorsHeader(new Uint8Array(readFileSync(path.join(ROOT, heads)))).metadata
       .target_fingerprint;
     assert.match(want, /^[0-9a-f]{16}$/);
-    assert.equal(wteFingerprint(m.tensors.get('transformer.wte.weight')), want, model);
+    assert.equal(wteFingerprint(tensorFloat32(u8, h, h.tensors.get('transformer.wte.weight'))), want, model);
   }
-});
-
-test('the GPT reader: the fixtures in F32 and F16 (the same weights, rounded), tensor set in file order', () => {
-  const a = readGptSafetensors(fixture('tiny_f32.safetensors'));
-  const b = readGptSafetensors(fixture('tiny_f16.safetensors'));
-  assert.deepEqual(a.config, { vocabSize: 256, nLayer: 2, nHead: 4, nEmbd: 32, blockSize: 640 });
-  assert.deepEqual(b.config, a.config);
-  assert.deepEqual([...a.tensors.keys()], [...gptTensorShapes(a.config).keys()]);
-  for (const [name, t] of a.tensors) {
-    const h = b.tensors.get(name);
-    assert.equal(h.length, t.length, name);
-    // each F16 value is its F32 value rounded to 11 significant bits (half an ulp at most)
-    for (let i = 0; i < t.length; i++)
-      assert.ok(Math.abs(h[i] - t[i]) <= Math.abs(t[i]) * 2 ** -11 + 2 ** -25, `${name}[${i}]`);
-  }
-  assert.equal(a.metadata.name, 'tiny');
-});
-
-test('the GPT reader refuses a file that is not specdec GPT: config, tensor set, shapes, values', () => {
-  const bytes = fixture('tiny_f16.safetensors');
-  const n = safetensorsHeaderLength(bytes);
-  const header = new TextDecoder().decode(bytes.subarray(8, 8 + n));
-  const data = bytes.subarray(8 + n);
-  const edited = (from, to) => {
-    assert.ok(header.includes(from), from);
-    return file(header.replace(from, to), data);
-  };
-  for (const [bad, message] of [
-    [edited('"n_layer":"2"', '"n_layer":"65"'), /^bytes: model file: n_layer = 65 is outside 1\.\.64$/],
-    [edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
-    [edited('"vocab_size":"256"', '"vocab_size":"257"'), /vocab_size = 257, expected 256/],
-    [edited('"block_size":"640"', '"block_size":"64O"'), /__metadata__ 'block_size' is '64O', not a decimal integer/],
-    [edited('"n_embd":"32",', ''), /__metadata__ 'n_embd' is missing/],
-    [edited('transformer.ln_f.bias', 'transformer.ln_g.bias'), /unexpected tensor 'transformer.ln_g.bias'/],
-    [
-      edited('"shape":[640,32]', '"shape":[32,640]'),
-      /tensor 'transformer.wpe.weight' has shape \[32, 640\], expected \[640, 32\]/,
-    ],
-  ]) {
-    assert.throws(
-      () => readGptSafetensors(bad),
-      (e) => e instanceof SpecdecError && e.argument === 'bytes' && message.test(e.message),
-      String(message),
-    );
-  }
-  // an I8 tensor is read by the container, but it is not a float weight of this reader's GPT
-  const lnf = /"transformer\.ln_f\.bias":\{"dtype":"F16","shape":\[32\],"data_offsets":\[(\d+),(\d+)\]\}/.exec(header);
-  assert.ok(lnf, 'ln_f.bias in the fixture');
-  const i8 = file(
-    header.replace(
-      lnf[0],
-      `"transformer.ln_f.bias":{"dtype":"I8","shape":[32],"data_offsets":[${lnf[1]},${Number(lnf[1]) + 32}]}`,
-    ),
-    data,
-  );
-  assert.doesNotThrow(() => readSafetensorsHeader(i8));
-  assert.throws(
-    () => readGptSafetensors(i8),
-    /tensor 'transformer.ln_f.bias' has dtype I8; a GPT's tensors are F32 or F16 here/,
-  );
-  const nan = bytes.slice();
-  const h = readSafetensorsHeader(nan);
-  const wpe = h.tensors.get('transformer.wpe.weight');
-  new DataView(nan.buffer).setUint16(h.dataStart + wpe.begin + 2 * 7, 0x7e00, true);
-  assert.throws(
-    () => readGptSafetensors(nan),
-    /tensor 'transformer.wpe.weight' holds a non-finite value \(NaN\) at index 7/,
-  );
 });
 
 test('f32ToF16: every finite half round-trips, and halfway values round to even', () => {

@@ -1,14 +1,13 @@
 // sd.loadModel's device option and the WebGPU model's host side that runs without a GPU: option
 // parsing (device 'wasm' stays synchronous, unknown devices and options are refused), the clear
 // rejection where WebGPU is missing (Node has no navigator.gpu), fake adapters without one or
-// with small limits, the safetensors reader against the WASM loader, and createDecoder taking a
-// WebGPU model through its score callback. The GPU passes themselves: tests/e2e/webgpu.test.mjs.
+// with small limits, and createDecoder taking a WebGPU model through its score callback. The
+// file read by the WASM loader for the GPU: webgpu-load.test.mjs; the GPU passes themselves:
+// tests/e2e/webgpu.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec, SpecdecError } from 'specdec';
-import { readGptSafetensors, dispatchesPerPass } from '../../web/lib/webgpu.js';
-import { readFileSync } from 'node:fs';
-import { TINY_MODEL, modelBytes, safetensorsParts } from './support.mjs';
+import { modelBytes } from './support.mjs';
 
 const sd = await loadSpecdec();
 const bytes = await modelBytes();
@@ -96,110 +95,6 @@ test('loadModel webgpu: no adapter, limits too small, a bad file', async () => {
       }),
     (e) => e instanceof SpecdecError && e.argument === 'lanes',
   );
-});
-
-test('the WebGPU safetensors reader agrees with the WASM loader', () => {
-  for (const name of ['target', 'draft']) {
-    const m = sd.loadModel(bytes[name]);
-    const r = readGptSafetensors(new Uint8Array(bytes[name]));
-    const { nKvHead, headDim, ...shape } = m.config; // the families' fields: one KV head per head here
-    assert.deepEqual(r.config, shape);
-    assert.deepEqual([nKvHead, headDim], [r.config.nHead, r.config.nEmbd / r.config.nHead]);
-    let n = 0;
-    for (const t of r.tensors.values()) n += t.length;
-    assert.equal(n, m.nParams);
-    assert.deepEqual(r.metadata, m.metadata);
-    assert.equal(dispatchesPerPass(r.config.nLayer), 7 * r.config.nLayer + 3); // within the issue's 8 per layer + 4
-    m.dispose();
-  }
-  const bad = new Uint8Array(bytes.target);
-  const header = JSON.stringify({
-    __metadata__: { vocab_size: '256', n_layer: '1', n_head: '1', n_embd: '4', block_size: '8' },
-  });
-  const tiny = new Uint8Array(8 + header.length);
-  new DataView(tiny.buffer).setBigUint64(0, BigInt(header.length), true);
-  tiny.set(new TextEncoder().encode(header), 8);
-  assert.throws(
-    () => readGptSafetensors(tiny),
-    /SpecdecError: bytes: model file: missing tensor 'transformer.wte.weight'/,
-  );
-  assert.throws(() => readGptSafetensors(bad.subarray(0, 5)), /too short/);
-});
-
-test('the WebGPU reader refuses what the WASM loader refuses, for the same reason', () => {
-  const tiny = new Uint8Array(readFileSync(TINY_MODEL));
-  const { header, data, file, edited, withHeaderLength } = safetensorsParts(tiny);
-  const wte = '"transformer.wte.weight":{"dtype":"F32","shape":[256,32],"data_offsets":[0,32768]}';
-  const nanData = data.slice();
-  new DataView(nanData.buffer).setFloat32(4 * 5, NaN, true);
-  for (const [what, bytes, reason] of [
-    ['5 bytes', tiny.subarray(0, 5), /5 bytes is too short for the 8-byte header length/],
-    [
-      'header length 2^40',
-      withHeaderLength(2n ** 40n),
-      /header length 1099511627776 exceeds the limit of 1048576 bytes/,
-    ],
-    ['truncated in the header', tiny.subarray(0, 100), /truncated file\?/],
-    ['truncated in the data', tiny.subarray(0, tiny.length - 1), /outside the data section/],
-    [
-      'a BF16 tensor',
-      edited(wte, wte.replace('F32', 'BF16')),
-      /tensor 'transformer.wte.weight' has dtype 'BF16' \(supported: F32, F16(, I8)?\)/,
-    ],
-    [
-      'an unknown key',
-      edited(wte, wte.replace('"dtype"', '"x":1,"dtype"')),
-      /tensor 'transformer.wte.weight': unknown key 'x'/,
-    ],
-    [
-      'rank 9',
-      edited('"shape":[256,32]', '"shape":[256,32,1,1,1,1,1,1,1]'),
-      /shape must be an array of at most 8 integers/,
-    ],
-    [
-      'offsets not the shape',
-      edited('"data_offsets":[0,32768]', '"data_offsets":[0,32764]'),
-      /span 32764 bytes, but shape \[256, 32\] of F32 needs 32768/,
-    ],
-    [
-      'overlapping tensors',
-      edited('"data_offsets":[32768,114688]', '"data_offsets":[32764,114684]'),
-      /tensors 'transformer.wte.weight' and 'transformer.wpe.weight' overlap/,
-    ],
-    [
-      'metadata not a string',
-      edited('"n_layer":"2"', '"n_layer":2'),
-      /__metadata__ value of 'n_layer' must be a string/,
-    ],
-    ['n_layer 100000', edited('"n_layer":"2"', '"n_layer":"100000"'), /n_layer = 100000 is outside 1\.\.64/],
-    ['vocabulary not 256', edited('"vocab_size":"256"', '"vocab_size":"50257"'), /vocab_size = 50257, expected 256/],
-    ['n_head not dividing n_embd', edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
-    [
-      'a tensor too many',
-      edited(wte, `${wte},"extra":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}`),
-      /unexpected tensor 'extra'/,
-    ],
-    [
-      'a non-finite weight',
-      file(header, nanData),
-      /tensor 'transformer.wte.weight' holds a non-finite value \(nan\) at index 5/i,
-    ],
-  ]) {
-    for (const [reader, read] of [
-      ['WASM', (b) => sd.loadModel(b)],
-      ['WebGPU', (b) => readGptSafetensors(b)],
-    ]) {
-      assert.throws(
-        () => read(bytes),
-        (e) =>
-          e instanceof SpecdecError &&
-          e.argument === 'bytes' &&
-          /^bytes: model file: /.test(e.message) &&
-          reason.test(e.message),
-        `${what}: ${reader}`,
-      );
-    }
-  }
 });
 
 test('createDecoder takes a WebGPU model as target through its score callback (async decoder)', async () => {
@@ -346,47 +241,4 @@ test('createDecoder takes a WebGPU model as target through its score callback (a
   step.dispose();
   target.dispose();
   draft.dispose();
-});
-
-test('readGpuModel: an 8-bit file reads through the one safetensors reader, equal to the float file quantized at load', async () => {
-  const { readGpuModel } = await import('../../web/lib/webgpu-q8.js');
-  const float = readFileSync(new URL('../../models/target.safetensors', import.meta.url));
-  const stored = readGpuModel(
-    new Uint8Array(readFileSync(new URL('../../models/target-int8.safetensors', import.meta.url))),
-  );
-  const atLoad = readGpuModel(new Uint8Array(float), 'int8');
-  assert.equal(stored.weights, 'int8');
-  assert.deepEqual(stored.config, atLoad.config);
-  assert.deepEqual([...stored.q8.keys()], [...atLoad.q8.keys()]);
-  for (const [key, w] of atLoad.q8) {
-    const v = stored.q8.get(key);
-    assert.deepEqual([v.n, v.k], [w.n, w.k], key);
-    assert.ok(
-      v.q.every((x, i) => x === w.q[i]),
-      `${key} quants`,
-    );
-    assert.ok(
-      v.scales.every((x, i) => x === w.scales[i]),
-      `${key} scales`,
-    );
-  }
-  // the float tensors: the same set (no 8-bit Linear weight among them) and the same values
-  assert.deepEqual([...stored.tensors.keys()].sort(), [...atLoad.tensors.keys()].sort());
-  assert.ok(
-    ![...stored.tensors.keys()].some((n) => /\.(q8|scale)$/.test(n) || stored.q8.has(n.replace(/\.weight$/, ''))),
-  );
-  for (const [name, t] of atLoad.tensors)
-    assert.ok(
-      stored.tensors.get(name).every((x, i) => Object.is(x, t[i])),
-      name,
-    );
-  assert.equal(stored.metadata.weights, 'int8');
-  assert.throws(
-    () =>
-      readGpuModel(
-        new Uint8Array(readFileSync(new URL('../../models/target-int8.safetensors', import.meta.url))),
-        'f32',
-      ),
-    /holds 8-bit weights/,
-  );
 });

@@ -13,7 +13,6 @@ import {
   progressOption,
   readFolder,
   readSource,
-  wholeBytes,
 } from './sources.js';
 
 // A native object made from a file's bytes, and what is said of it: the loader's "model file:
@@ -139,11 +138,15 @@ export function modelLoader(M, owner) {
       return new Model(native, owner, info);
     }
     if (opts.gpu) {
-      const u8 = wholeBytes(source);
+      // Read by this module's one loader (webgpu-checkpoint.js) from the bytes or chunks as they
+      // are, a tensor at a time as the GPU uploads it.
+      const bytes =
+        source instanceof ChunkedBytes ? source : bytesArg(source, 'a model file (our safetensors)', { sized: false });
+      const total = bytes.byteLength;
       return import('./webgpu.js')
-        .then((m) => m.loadGpuModel(u8, opts.gpu))
+        .then((m) => m.loadGpuModelWith(M, bytes, opts.gpu))
         .then((model) => {
-          opts.report({ phase: 'build', loaded: u8.byteLength, total: u8.byteLength });
+          opts.report({ phase: 'build', loaded: total, total });
           return model;
         });
     }

@@ -22,6 +22,7 @@ import {
   q8MatmulKernel,
   q8Rows,
 } from './webgpu-q8-kernels.js';
+import { wteFingerprint } from './safetensors.js';
 import { packForGpu } from './webgpu-q8.js';
 
 /** Nodes of one draft tree a pass takes (the decoder's kMaxTreeNodes). */
@@ -66,23 +67,26 @@ function transpose(a, rows, cols) {
 /**
  * Uploads the weights, allocates the cache and the activations, compiles the kernels and binds
  * them: { g: the model-wide buffers, steps: [pipeline, bind group, (rows, nLast) => workgroups]
- * of a pass, commits: [pipeline, bind group] per layer (copying an accepted tree path down) }.
+ * of a pass, commits: [pipeline, bind group] per layer (copying an accepted tree path down),
+ * fingerprint: wteFingerprint of the token embedding }.
  * @param {any} dev a GPUDevice
  * @param {{ vocabSize: number, nLayer: number, nHead: number, nEmbd: number, blockSize: number }} cfg
- * @param {Map<string, Float32Array>} tensors
+ * @param {{ int8: boolean, has: (name: string) => boolean, tensor: (name: string) => Float32Array, linear: (name: string) => { q: Int8Array, scales: Float32Array } }} weights
+ *   the file's tensors, each read when its buffer is made (webgpu-checkpoint.js); int8: the
+ *   blocks' Linear weights as 8-bit blocks, and the 8-bit kernels
  * @param {(size: number, usage: number, data?: Float32Array) => any} buffer makes a buffer the model owns
- * @param {Map<string, object> | null} [q8] 8-bit Linear weights (webgpu-q8.js readGpuModel): the 8-bit kernels
  * @param {boolean} [dot4] the adapter's WGSL has dot4I8Packed (packed_4x8_integer_dot_product)
  */
-export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = false) {
+export async function buildGraph(dev, cfg, weights, buffer, dot4 = false) {
   const { nLayer: L, nEmbd: C, nHead: H, vocabSize: V, blockSize: T } = cfg;
   const F = gpuFlags();
   const W = F.STORAGE | F.COPY_DST;
-  const wt = (name) => tensors.get(name);
+  const q8 = weights.int8;
+  const wt = (name) => weights.tensor(name);
   // A Linear weight: float (in, out) for matmulKernel, or 8-bit [quants, scales] (webgpu-q8.js).
   const linear = (name, n, k) => {
     if (!q8) return buffer(k * padded(n) * 4, W, transpose(wt(`${name}.weight`), n, k));
-    const { quants, scales } = packForGpu(q8.get(name));
+    const { quants, scales } = packForGpu(weights.linear(`${name}.weight`), n, k);
     return [buffer(quants.byteLength, W, quants), buffer(scales.byteLength, W, scales)];
   };
   const layers = [];
@@ -106,12 +110,13 @@ export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = fa
     });
   }
   const wte = wt('transformer.wte.weight');
+  const fingerprint = wteFingerprint(wte);
   const g = {
     wte: buffer(V * C * 4, W, wte),
     wpe: buffer(T * C * 4, W, wt('transformer.wpe.weight')),
     lnfw: buffer(C * 4, W, wt('transformer.ln_f.weight')),
     lnfb: buffer(C * 4, W, wt('transformer.ln_f.bias')),
-    head: buffer(C * padded(V) * 4, W, transpose(tensors.get('lm_head.weight') ?? wte, V, C)),
+    head: buffer(C * padded(V) * 4, W, transpose(weights.has('lm_head.weight') ? wt('lm_head.weight') : wte, V, C)),
     params: buffer(16, F.UNIFORM | F.COPY_DST),
     tokens: buffer(T * 4, W),
     positions: buffer(T * 4, W),
@@ -195,7 +200,7 @@ export async function buildGraph(dev, cfg, tensors, buffer, q8 = null, dot4 = fa
       entries: [g.plan, w.kc, w.vc].map((b, binding) => ({ binding, resource: { buffer: b } })),
     }),
   ]);
-  return { g, steps, commits };
+  return { g, steps, commits, fingerprint };
 }
 
 /**

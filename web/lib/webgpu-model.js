@@ -4,7 +4,6 @@
 // read-back of the last nLast rows of logits. Its arguments are checked by webgpu-args.js.
 import { SpecdecError, fail, integer } from './errors.js';
 import { keptPrefix, reusableTreeNodes, treePath } from './prefix-cache.js';
-import { wteFingerprint } from './safetensors.js';
 import { checkVocabulary, sequenceArg, treeArg } from './webgpu-args.js';
 import { checkBufferLimits, hiddenOption, inErrorScopes } from './webgpu-device.js';
 import { buildGraph, gpuFlags, submitPass, treePassInputs } from './webgpu-graph.js';
@@ -28,27 +27,24 @@ export class GpuModel {
   #stats = { passes: 0, dispatches: 0, readbacks: 0, lastPassDispatches: 0, forwardedTokens: 0 };
   #k; // kernels, bind groups and activation buffers
 
-  /** @internal use loadGpuModel */
-  constructor(device, ownsDevice, adapterInfo, parsed, fileBytes) {
+  /** @internal use sd.loadModel(bytes, { device: 'webgpu' }); file: webgpu-checkpoint.js openGpuFile */
+  constructor(device, ownsDevice, adapterInfo, file) {
     this.#gpu = device;
     this.#ownsDevice = ownsDevice;
     /** { vendor, architecture, device, description } as the adapter reports them. */
     this.adapterInfo = adapterInfo;
     /** { vocabSize, nLayer, nHead, nEmbd, blockSize } */
-    this.config = parsed.config;
+    this.config = file.config;
     /** The file's __metadata__ (strings). */
-    this.metadata = parsed.metadata;
-    let n = 0;
-    for (const t of parsed.tensors.values()) n += t.length;
-    for (const w of parsed.q8?.values() ?? []) n += w.q.length;
+    this.metadata = file.metadata;
     /** 'f32', or 'int8': the Linear weights of the blocks 8-bit (webgpu-q8.js). */
-    this.weights = parsed.weights;
+    this.weights = file.weights;
     /** Parameters stored in the file. */
-    this.nParams = n;
+    this.nParams = file.nParams;
     /** Size of the file in bytes. */
-    this.fileBytes = fileBytes;
-    /** FNV-1a 64 of wte's bytes: heads made for these weights record it (target_fingerprint). */
-    this.fingerprint = wteFingerprint(parsed.tensors.get('transformer.wte.weight'));
+    this.fileBytes = file.fileBytes;
+    /** FNV-1a 64 of wte's bytes: heads made for these weights record it (target_fingerprint). Set by the upload. */
+    this.fingerprint = '';
     device.lost?.then((info) => {
       if (!this.#disposed) this.#lost = info ?? { reason: 'unknown', message: '' };
     });
@@ -92,12 +88,17 @@ export class GpuModel {
     return b;
   }
 
-  /** @internal builds the kernels, uploads the weights, allocates cache and activations. */
-  async _init({ tensors, q8 }, limits, dot4) {
+  /**
+   * @internal builds the kernels, uploads the weights (webgpu-checkpoint.js: each tensor read
+   * when its buffer is made), allocates cache and activations.
+   */
+  async _init(weights, limits, dot4) {
     checkBufferLimits(this.config, limits, 'device');
     let bytes = 0; // of the weights (the buffers made with data)
     const buffer = (size, usage, data) => ((bytes += data?.byteLength ?? 0), this._buffer(size, usage, data));
-    this.#k = await inErrorScopes(this.#gpu, () => buildGraph(this.#gpu, this.config, tensors, buffer, q8, dot4));
+    const built = await inErrorScopes(this.#gpu, () => buildGraph(this.#gpu, this.config, weights, buffer, dot4));
+    this.#k = built;
+    this.fingerprint = built.fingerprint;
     /** Bytes of the weights in GPU memory (8-bit: quants and binary16 scales; the rest float32). */
     this.weightBytes = bytes;
   }

@@ -1,5 +1,5 @@
 // Types of specdec/webgpu (web/lib/webgpu.js): the GPT on a WebGPU device, as a score callback.
-import type { Model, ModelConfig, ScoreFunction } from './specdec.js';
+import type { Model, ScoreFunction } from './specdec.js';
 
 export interface GpuLoadOptions {
   /** The GPU object to request an adapter from. Default: navigator.gpu. */
@@ -13,8 +13,9 @@ export interface GpuLoadOptions {
   /**
    * 'int8': the blocks' Linear weights as 8-bit blocks (32 int8 and a binary16 scale each, the
    * WASM engine's format), quantized at load from a float file; a file stored 8-bit
-   * (__metadata__ weights: int8) loads as it is, and 'f32' refuses one. The 8-bit kernels
-   * compute the WASM engine's 8-bit arithmetic in its order. Default: as the file holds them.
+   * (__metadata__ weights: int8) loads as it is, and 'f32' widens one (as on the CPU). The
+   * 8-bit kernels compute the WASM engine's 8-bit arithmetic in its order. Default: as the file
+   * holds them.
    */
   weights?: 'f32' | 'int8';
 }
@@ -133,11 +134,15 @@ export interface GpuModel extends Pick<
 > {}
 
 /**
- * Loads a specdec GPT safetensors file (float, or 8-bit: options.weights) onto a WebGPU device. Rejects with a SpecdecError when
- * WebGPU is unavailable, no adapter is found, the model exceeds the adapter's buffer limits or the
- * file is malformed.
+ * Loads a specdec GPT safetensors file (float, or 8-bit: options.weights) onto a WebGPU device:
+ * sd.loadModel(bytes, { device: 'webgpu', ...options }) of the instance `sd` (whose WASM module
+ * reads and checks the file, as for device 'wasm', and hands its tensors over one at a time).
+ * Rejects with a SpecdecError when WebGPU is unavailable, no adapter is found, the model exceeds
+ * the adapter's buffer limits, the file is refused by the loader (the same message as on the CPU)
+ * or is not one of specdec's own GPT files (a GGUF file runs on the CPU only, for now).
  */
 export function loadGpuModel(
+  sd: { loadModel(bytes: unknown, options?: object): unknown },
   bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
   options?: GpuLoadOptions,
 ): Promise<GpuModel>;
@@ -150,12 +155,5 @@ export function dispatchesPerPass(nLayer: number): number;
 
 /** FNV-1a 64 over the bytes of a token embedding (float32), 16 hex digits (a heads file's target_fingerprint). */
 export function wteFingerprint(wte: Float32Array): string;
-
-/** Parses and checks a specdec GPT safetensors file (F16 widened to f32). */
-export function readGptSafetensors(bytes: Uint8Array): {
-  config: ModelConfig;
-  tensors: Map<string, Float32Array>;
-  metadata: Record<string, string>;
-};
 
 export type { ScoreFunction };

@@ -1,6 +1,6 @@
 // The checks of the 8-bit WebGPU model (issue 26 item 3), called by tests/e2e/webgpu.test.mjs as
 // window.gpu.int8*: GPU logits against the WASM engine's 8-bit model (chains, a cut, a tree),
-// the load-time quantizer against the quantized file, and greedy decoding in every mode
+// the float file quantized at load against the quantized file, and greedy decoding in every mode
 // against the WASM engine's 8-bit greedy tokens. page.mjs hands over its helpers.
 
 /**
@@ -66,19 +66,8 @@ export function int8Checks(h) {
         });
       }
       step.dispose();
-      // The load-time quantizer (webgpu-q8.js) against the 8-bit file (made by specdec quantize):
-      // the GPU uploads what it returns, so equal quants and scales are equal GPU weights.
-      const { readGpuModel } = await import('./lib/webgpu-q8.js');
-      const atLoad = readGpuModel(await bytesOf(name), 'int8');
-      const stored = readGpuModel(await bytesOf(`${name}-int8`));
-      let differ = 0;
-      for (const [key, w] of atLoad.q8) {
-        const v = stored.q8.get(key);
-        w.q.forEach((x, i) => (differ += x !== v.q[i]));
-        w.scales.forEach((x, i) => (differ += x !== v.scales[i]));
-      }
-      const quantizer = { matrices: atLoad.q8.size, differ, weights: atLoad.weights };
-      // loadTime: a GPU model quantized at load too, its logits against the 8-bit file's
+      // loadTime: a GPU model quantized at load too (by the engine's quantizer, in the WASM
+      // module's loader), its logits against the 8-bit file's
       let quantizedAtLoad = null;
       if (loadTime) {
         const q = await load(await bytesOf(name), 'int8');
@@ -95,7 +84,6 @@ export function int8Checks(h) {
       }
       return {
         results,
-        quantizer,
         quantizedAtLoad,
         via,
         config: g.config,
@@ -159,7 +147,7 @@ export function int8Checks(h) {
       const { loadGpuModel } = await import('./lib/webgpu.js');
       const refusal = async (bytes, options = {}) => {
         try {
-          (await loadGpuModel(bytes, options)).dispose();
+          (await loadGpuModel(sd, bytes, options)).dispose();
           return null;
         } catch (e) {
           return `${e.name}: ${e.message}`;
