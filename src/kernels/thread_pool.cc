@@ -188,7 +188,7 @@ void ThreadPool::run_erased(int parts, Call call, void* ctx) {
       s.cv.notify_one();
     }
   }
-  const int mine = take_parts(gen);
+  const int mine = take_parts(gen, nullptr);
   caller_parts_.fetch_add(mine, std::memory_order_relaxed);
   const auto t1 = Clock::now();
   wait_for_parts(parts);
@@ -262,7 +262,7 @@ void ThreadPool::account(int worker_parts, double fair_parts, double saved_us) n
   shed_left_ = rule_.after_window(absent || losing);
 }
 
-int ThreadPool::take_parts(uint32_t gen) noexcept {
+int ThreadPool::take_parts(uint32_t gen, std::atomic<uint64_t>* taken) noexcept {
   int ran = 0;
   uint64_t t = ticket_.load(std::memory_order_acquire);
   while (gen_of(t) == gen && next_of(t) < parts_of(t)) {
@@ -276,6 +276,10 @@ int ThreadPool::take_parts(uint32_t gen) noexcept {
       call_(ctx_, next_of(t));
     }
     ++ran;
+    // Before done_: the caller returns once it reads every part done (acquire), and a worker
+    // that added its parts after that (as it once did, after its last one) left stats() short
+    // of them for a moment.
+    if (taken) taken->fetch_add(1, std::memory_order_relaxed);
     // seq_cst pairs with the caller's store of caller_sleeping_ before it re-reads done_.
     if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == parts &&
         caller_sleeping_.load(std::memory_order_seq_cst)) {
@@ -331,7 +335,7 @@ void ThreadPool::worker_loop(int id) {
     }
     // `seen` is the generation of the latest run that asked for this worker; an older run's
     // parts are never claimed, and a finished run's ticket has none left.
-    worker_parts_.fetch_add(take_parts(seen), std::memory_order_relaxed);
+    take_parts(seen, &worker_parts_);
   }
 }
 

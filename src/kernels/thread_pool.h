@@ -187,8 +187,10 @@ class ThreadPool {
   using Call = void (*)(void*, int) noexcept;
   void run_erased(int parts, Call call, void* ctx);
   void worker_loop(int id);
-  // Claims and runs parts of run `gen` until none is left; returns how many it ran.
-  int take_parts(uint32_t gen) noexcept;
+  // Claims and runs parts of run `gen` until none is left; returns how many it ran. Each part is
+  // added to *taken (when given) before it is counted done, so that a run's parts are in
+  // stats() once it returns.
+  int take_parts(uint32_t gen, std::atomic<uint64_t>* taken) noexcept;
   void wait_for_parts(int parts) noexcept;
   // The ledger after a parallel run: the parts workers took, their fair share, time saved.
   void account(int worker_parts, double fair_parts, double saved_us) noexcept;
