@@ -51,18 +51,33 @@ double Args::num(const std::string& name, double fallback) const {
   return v;
 }
 
-long long Args::integer(const std::string& name, long long fallback) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) return fallback;
+bool parse_integer(const std::string& text, long long* v, bool* fits) {
   char* end = nullptr;
   errno = 0;
-  long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (end == it->second.c_str() || *end != '\0') {
-    fail("--", name, ": not an integer: '", it->second, "'");
+  *v = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0') return false;
+  // strtoll clamps what does not fit to LLONG_MIN / LLONG_MAX: out of every range below.
+  *fits = errno != ERANGE;
+  return true;
+}
+
+long long integer_in(const std::string& name, const std::string& text, long long lo, long long hi,
+                     const std::string& expected) {
+  long long v = 0;
+  bool fits = true;
+  if (!parse_integer(text, &v, &fits)) fail("--", name, ": not an integer: '", text, "'");
+  if (!fits || v < lo || v > hi) {
+    // The value as given: what was cast to an int or clamped would name another number.
+    if (expected.empty()) fail("--", name, ": must be in ", lo, "..", hi, ", got ", text);
+    fail("--", name, ": must be ", expected, ", got ", text);
   }
-  // strtoll clamps what does not fit to LLONG_MIN / LLONG_MAX: refuse it instead.
-  if (errno == ERANGE) fail("--", name, ": out of range: '", it->second, "'");
   return v;
+}
+
+long long Args::integer(const std::string& name, long long fallback, long long lo, long long hi,
+                        const std::string& expected) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : integer_in(name, it->second, lo, hi, expected);
 }
 
 uint64_t Args::seed(const std::string& name, uint64_t fallback) const {

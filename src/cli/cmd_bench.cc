@@ -311,11 +311,9 @@ namespace {
 std::vector<int> parse_thread_counts(const std::string& list, long long n_threads) {
   std::vector<int> thread_counts;
   for (const std::string& t : split_list(list)) {
-    const long long v = std::atoll(t.c_str());
-    if (v < 1 || v > n_threads || std::to_string(v) != t) {
-      fail("--thread-counts: '", t, "' is not a count in 1..", n_threads, " (--threads)");
-    }
-    thread_counts.push_back(static_cast<int>(v));
+    thread_counts.push_back(
+        static_cast<int>(integer_in("thread-counts", t, 1, n_threads,
+                                    "counts in 1.." + std::to_string(n_threads) + " (--threads)")));
   }
   if (thread_counts.empty()) {
     for (int t = 1; t <= n_threads; ++t) thread_counts.push_back(t);
@@ -337,22 +335,17 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const std::string target_path = target_paths[0];
   const std::string draft_path = args.str("draft", "models/draft.safetensors");
   const bool quick = args.has("quick");
-  const int repeats = static_cast<int>(args.integer("repeats", quick ? 3 : 7));
-  const size_t max_tokens = static_cast<size_t>(args.integer("max-tokens", 200));
-  const int gamma_max = static_cast<int>(args.integer("gamma-max", 8));
+  const int repeats = static_cast<int>(args.integer("repeats", quick ? 3 : 7, 1, 1000));
+  const size_t max_tokens = static_cast<size_t>(args.integer("max-tokens", 200, 1, 100000));
+  const int gamma_max = static_cast<int>(args.integer("gamma-max", 8, 1, 16));
   const std::string only = args.str("only", "kernels,models,verify,breakdown,threads,spec");
   const bool json = args.has("json");
-  if (repeats < 1 || repeats > 1000) fail("--repeats: must be in 1..1000, got ", repeats);
-  if (gamma_max < 1 || gamma_max > 16) fail("--gamma-max: must be in 1..16, got ", gamma_max);
   auto section = [&](const char* name) { return only.find(name) != std::string::npos; };
   const double min_ms = quick ? 10.0 : 25.0;
 
   // --threads N: every section runs the models on N threads (default 1); the threads section
   // measures each count of --thread-counts (default 1..N) in the same run.
-  const long long n_threads = args.integer("threads", 1);
-  if (n_threads < 1 || n_threads > kernels::ThreadPool::kMaxThreads) {
-    fail("--threads: must be in 1..", kernels::ThreadPool::kMaxThreads, ", got ", n_threads);
-  }
+  const long long n_threads = args.integer("threads", 1, 1, kernels::ThreadPool::kMaxThreads);
   const std::vector<int> thread_counts =
       parse_thread_counts(args.str("thread-counts", ""), n_threads);
   kernels::ThreadPool pool(static_cast<int>(n_threads));

@@ -18,8 +18,7 @@ int cmd_analytics(const std::vector<std::string>& argv) {
   Args args(argv, {"alpha", "cost", "gamma-max"}, {"json"});
   const double alpha = args.num("alpha", 0.85);
   const double cost = args.num("cost", 0.15);
-  const long long gamma_max = args.integer("gamma-max", 10);
-  if (gamma_max < 1 || gamma_max > 1000) fail("--gamma-max: must be in 1..1000, got ", gamma_max);
+  const long long gamma_max = args.integer("gamma-max", 10, 1, 1000);
   const int best = optimal_gamma(alpha, cost, static_cast<int>(gamma_max));
   if (args.has("json")) {
     std::printf("{\"alpha\":%.17g,\"cost\":%.17g,\"optimal_gamma\":%d,\"rows\":[", alpha, cost,
@@ -47,11 +46,8 @@ static const float kToyDraft[6] = {0.3f, 0.3f, 0.2f, 0.1f, 0.06f, 0.04f};
 int cmd_toy_demo(const std::vector<std::string>& argv) {
   Args args(argv, {"seed", "gamma", "max-tokens"}, {"json"});
   const uint64_t seed = args.seed("seed", 1);
-  const long long gamma = args.integer("gamma", 4);
-  const long long max_tokens = args.integer("max-tokens", 12);
-  if (max_tokens < 1 || max_tokens > 100000)
-    fail("--max-tokens: must be in 1..100000, got ", max_tokens);
-  if (gamma < 1 || gamma > kMaxGamma) fail("--gamma: must be in 1..", kMaxGamma, ", got ", gamma);
+  const long long gamma = args.integer("gamma", 4, 1, kMaxGamma);
+  const long long max_tokens = args.integer("max-tokens", 12, 1, 100000);
   auto constant = [](const float* p) {
     Distribution d = xt::zeros<float>({6});
     std::copy(p, p + 6, d.begin());

@@ -18,6 +18,7 @@
 #include "model/tokenizer.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
+#include "specdec/limits.h"
 
 namespace specdec::cli {
 namespace {
@@ -123,18 +124,21 @@ std::string pool_json(const kernels::ThreadPool& pool) {
          ",\"caller_parts\":" + std::to_string(p.caller_parts) + "}";
 }
 
-// "3,2,1,1": a comma-separated list of integers (each clamped to [-1, limit]: the decoder
-// names the values out of its range), or a SpecdecError naming the flag.
-std::vector<int> int_list(const char* flag, const std::string& t, const char* example, long limit) {
+// "3,2,1,1": a comma-separated list of integers, each in [lo, hi], or a SpecdecError naming the
+// flag and the entry as given (none is clamped or cast before its range is checked).
+std::vector<int> int_list(const char* flag, const std::string& t, const char* example, int lo,
+                          int hi) {
   std::vector<int> values;
   size_t at = 0;
   while (at <= t.size()) {
     const size_t comma = std::min(t.find(',', at), t.size());
     const std::string part = t.substr(at, comma - at);
-    char* end = nullptr;
-    const long v = std::strtol(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0') fail("--", flag, ": expected ", example, ", got '", t, "'");
-    values.push_back(static_cast<int>(std::max(-1L, std::min(v, limit))));
+    long long v = 0;
+    bool fits = true;
+    if (!parse_integer(part, &v, &fits)) {
+      fail("--", flag, ": expected ", example, ", got '", t, "'");
+    }
+    values.push_back(static_cast<int>(integer_in(flag, part, lo, hi)));
     at = comma + 1;
   }
   return values;
@@ -156,42 +160,33 @@ DecoderOptions decoder_options(const Args& args) {
   if (gamma == "auto" || gamma == "heuristic") {
     options.gamma_mode = gamma == "auto" ? GammaMode::kAuto : GammaMode::kHeuristic;
   } else {
-    const long long g = args.integer("gamma", kDefaultGamma);
-    if (g < 1 || g > kMaxGamma) {
-      fail("--gamma: must be auto, heuristic or in 1..", kMaxGamma, ", got ", g);
-    }
-    options.gamma = static_cast<int>(g);
+    options.gamma =
+        static_cast<int>(args.integer("gamma", kDefaultGamma, 1, kMaxGamma,
+                                      "auto, heuristic or in 1.." + std::to_string(kMaxGamma)));
   }
-  const long long gamma_max = args.integer("gamma-max", kDefaultGammaMax);
-  if (gamma_max < 1 || gamma_max > kMaxGamma) {
-    fail("--gamma-max: must be in 1..", kMaxGamma, ", got ", gamma_max);
-  }
-  options.gamma_max = static_cast<int>(gamma_max);
-  options.lookup_options.min_ngram = static_cast<int>(args.integer("min-ngram", kDefaultMinNgram));
-  options.lookup_options.max_ngram = static_cast<int>(args.integer("max-ngram", kDefaultMaxNgram));
+  options.gamma_max = static_cast<int>(args.integer("gamma-max", kDefaultGammaMax, 1, kMaxGamma));
+  options.lookup_options.min_ngram =
+      static_cast<int>(args.integer("min-ngram", kDefaultMinNgram, 1, kMaxNgram));
+  options.lookup_options.max_ngram =
+      static_cast<int>(args.integer("max-ngram", kDefaultMaxNgram, 1, kMaxNgram));
   if (args.has("tree")) {
     // --tree "3,2,1,1": children per node at each depth.
-    options.tree_branches = int_list("tree", args.str("tree", ""), "counts like 3,2,1,1", 1000);
+    options.tree_branches =
+        int_list("tree", args.str("tree", ""), "counts like 3,2,1,1", 1, kMaxTreeBranches);
     if (args.has("gamma") && gamma != std::to_string(options.tree_branches.size())) {
       fail("--gamma: a tree's depth is the length of --tree (", options.tree_branches.size(), ")");
     }
   }
   options.tree_without_replacement = !args.has("with-replacement");
   options.sampling.temperature = static_cast<float>(args.num("temperature", 1.0));
-  const long long top_k = args.integer("top-k", 0);
-  if (top_k < 0 || top_k > 1000000) fail("--top-k: must be in 0..1000000, got ", top_k);
-  options.sampling.top_k = static_cast<int>(top_k);
+  options.sampling.top_k = static_cast<int>(args.integer("top-k", 0, 0, 1000000));
   options.sampling.top_p = static_cast<float>(args.num("top-p", 1.0));
-  const long long max_tokens = args.integer("max-tokens", 200);
-  if (max_tokens < 1) fail("--max-tokens: must be >= 1, got ", max_tokens);
-  options.max_new_tokens = static_cast<size_t>(max_tokens);
+  // At most 2^53 - 1, as maxTokens in JS.
+  options.max_new_tokens = static_cast<size_t>(args.integer("max-tokens", 200, 1, kMaxSafeInteger));
   // --stop 2,32000: token ids that end generation (e.g. the tokenizer's EOS).
   if (args.has("stop")) {
     const std::string stop = args.str("stop", "");
-    options.stop_tokens = int_list("stop", stop, "token ids like 2,32000", 0x7fffffff);
-    for (int id : options.stop_tokens) {
-      if (id < 0) fail("--stop: token ids are >= 0, got '", stop, "'");
-    }
+    options.stop_tokens = int_list("stop", stop, "token ids like 2,32000", 0, 0x7fffffff);
   }
   return options;
 }
@@ -202,11 +197,7 @@ namespace {
 
 // --threads N: the models' passes split over N threads (the same tokens for any N).
 int threads_option(const Args& args) {
-  const long long threads = args.integer("threads", 1);
-  if (threads < 1 || threads > kernels::ThreadPool::kMaxThreads) {
-    fail("--threads: must be in 1..", kernels::ThreadPool::kMaxThreads, ", got ", threads);
-  }
-  return static_cast<int>(threads);
+  return static_cast<int>(args.integer("threads", 1, 1, kernels::ThreadPool::kMaxThreads));
 }
 
 // Byte-level models print text; a Hugging Face folder's model (its tokenizer lives in JS) prints

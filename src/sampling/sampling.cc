@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "base/errors.h"
@@ -10,13 +13,28 @@
 
 namespace specdec {
 
+namespace {
+
+// The shortest decimal that reads back as x, as JS prints a number: a stream's 6 significant
+// digits would print the smallest float above 1 as "1", a value inside the range it breaks.
+std::string shortest(float x) {
+  char text[32];
+  for (int digits = 1; digits <= 9; ++digits) {  // 9 digits read back as any float
+    std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(x));
+    if (std::strtof(text, nullptr) == x) break;
+  }
+  return text;
+}
+
+}  // namespace
+
 void check_sampling_params(const SamplingParams& params) {
   if (!std::isfinite(params.temperature) || params.temperature < 0.0f) {
-    fail("temperature: must be a finite number >= 0, got ", params.temperature);
+    fail("temperature: must be a finite number >= 0, got ", shortest(params.temperature));
   }
   if (params.top_k < 0) fail("topK: must be >= 0 (0 = off), got ", params.top_k);
   if (!(params.top_p > 0.0f && params.top_p <= 1.0f)) {
-    fail("topP: must be in (0, 1] (1 = off), got ", params.top_p);
+    fail("topP: must be in (0, 1] (1 = off), got ", shortest(params.top_p));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "base/errors.h"
@@ -80,6 +81,34 @@ TEST(Sampling, BadParamsThrow) {
                                 {1.0f, -1, 1.0f}, {1.0f, 0, 0.0f},          {1.0f, 0, 1.5f}};
   for (const SamplingParams& p : bad) EXPECT_THROW(check_sampling_params(p), Error);
   EXPECT_NO_THROW(check_sampling_params({0.0f, 5, 0.9f}));
+}
+
+// Issue 57: the message prints the value refused with the digits it takes to tell it from the
+// range's bound (topP: 1.0000001 was refused "must be in (0, 1], got 1").
+TEST(Sampling, BadParamsAreNamedWithEnoughDigits) {
+  struct Case {
+    SamplingParams params;
+    const char* message;
+  };
+  const float above_one = std::nextafter(1.0f, 2.0f);  // 1.0000001 in JS, as a float
+  const Case kCases[] = {
+      {{1.0f, 0, above_one}, "topP: must be in (0, 1] (1 = off), got 1.0000001"},
+      {{1.0f, 0, 1.5f}, "topP: must be in (0, 1] (1 = off), got 1.5"},
+      {{1.0f, 0, -1e-30f}, "topP: must be in (0, 1] (1 = off), got -1e-30"},
+      {{1.0f, 0, 0.0f}, "topP: must be in (0, 1] (1 = off), got 0"},
+      {{1.0f, 0, std::nanf("")}, "topP: must be in (0, 1] (1 = off), got nan"},
+      {{-1.0000001f, 0, 1.0f}, "temperature: must be a finite number >= 0, got -1.0000001"},
+      {{-1e-7f, 0, 1.0f}, "temperature: must be a finite number >= 0, got -1e-07"},
+      {{1.0f, -3, 1.0f}, "topK: must be >= 0 (0 = off), got -3"},
+  };
+  for (const Case& c : kCases) {
+    try {
+      check_sampling_params(c.params);
+      ADD_FAILURE() << "accepted: " << c.message;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), c.message);
+    }
+  }
 }
 
 // The portable exp/log must be accurate (they replace libm for cross-platform determinism).
