@@ -256,7 +256,9 @@ val memory_stats() {
   struct mallinfo mi = mallinfo();
   val o = val::object();
   o.set("heapBytes", static_cast<double>(__builtin_wasm_memory_size(0)) * 65536.0);
-  o.set("inUseBytes", static_cast<double>(mi.uordblks));
+  // mallinfo's fields are ints, which dlmalloc fills from a 32-bit size_t: past 2 GiB the int
+  // is negative, and its bits as unsigned are the bytes (wasm32 memory is under 4 GiB).
+  o.set("inUseBytes", static_cast<double>(static_cast<uint32_t>(mi.uordblks)));
   return o;
 }
 
