@@ -19,29 +19,12 @@
 #include "bindings/interop.h"
 #include "kernels/matmul_q8.h"
 #include "model/family_plan.h"
-#include "model/gpt_config.h"
+#include "model/gpt_model.h"
 
 namespace specdec::bindings {
 namespace {
 
 using kernels::kQ8Block;
-
-// A GPT-2 checkpoint's forward-pass config (our files' family; the others are refused by the
-// caller after the loader's checks), for the loader's tensor-set check.
-GPTConfig gpt2_config(const FamilyConfig& f) {
-  GPTConfig c;
-  c.vocab_size = f.vocab_size;
-  c.n_layer = f.n_layer;
-  c.n_head = f.n_head;
-  c.n_kv_head = f.n_kv_head;
-  c.n_embd = f.n_embd;
-  c.head_dim = f.head_dim;
-  c.n_ff = f.n_ff;
-  c.block_size = f.context > 0 ? f.context : f.max_positions;
-  c.norm_eps = f.norm_eps;
-  c.mlp = f.gelu_erf ? MlpKind::kGeluErf : MlpKind::kGeluTanh;
-  return c;
-}
 
 class CheckpointReader {
  public:
@@ -59,9 +42,7 @@ class CheckpointReader {
           val(emscripten::typed_memory_view(n, into)).call<void>("set", part);
         }),
         checkpoint_(open_model_file(js_size(bytes_, "bytes"), read_)) {
-    if (checkpoint_.format == CheckpointFormat::kSpecdec) {
-      family::check_tensor_set(checkpoint_, gpt2_config(checkpoint_.config), Family::kGPT2);
-    }
+    check_checkpoint(checkpoint_);  // what loading it on the CPU checks, in the same words
   }
   CheckpointReader(const CheckpointReader&) = delete;
   CheckpointReader& operator=(const CheckpointReader&) = delete;

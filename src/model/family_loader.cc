@@ -2,8 +2,6 @@
 // (named differences), its limits, then every tensor of the plan (model/family_plan.h) converted
 // and packed for the kernels. Everything that can be checked is checked before any weight is
 // converted.
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -14,8 +12,6 @@
 #include "kernels/rope.h"
 #include "model/family_plan.h"
 #include "model/gpt_model.h"
-#include "model/hf_folder.h"
-#include "model/load.h"
 
 namespace specdec {
 namespace {
@@ -214,21 +210,32 @@ LayerWeights load_layer(const Checkpoint& ck, const family::LayerPlan& plan, boo
 
 }  // namespace
 
-GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights, int context) {
+CheckedCheckpoint check_checkpoint(const Checkpoint& ck, const Weights* weights, int context) {
   const Family family = ck.config.family;
   const GPTConfig cfg = config_from(ck.config, context);
   const family::GlobalNames g = family::global_names(family);
   const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
-  // What the config claims is checked against the memory limits first (an 8-bit model keeps a
-  // head stored in blocks as 8-bit blocks: packed_head), then the tensors against the config.
-  // First the least the config can need (8-bit unless f32 is asked for), before its tensors
-  // are looked at: a file that claims a huge model is refused by this limit, not by a shape.
+  // What the config claims is checked against the memory limits first: the least it can need
+  // (8-bit unless f32 is asked for), before its tensors are looked at, so that a file claiming
+  // a huge model is refused by this limit, not by a shape. Then the tensors against the config,
+  // then the memory of the model as it will be held (an 8-bit model keeps a head stored in
+  // blocks as 8-bit blocks: packed_head).
   const bool least_int8 = !weights || *weights == Weights::kInt8;
   check_memory(cfg, least_int8, least_int8, ck.config.tied_head, /*widths=*/weights != nullptr);
   family::check_tensor_set(ck, cfg, family);
   const bool stored_int8 = has_quantized_linear(ck, cfg, family);
   const bool int8 = weights ? *weights == Weights::kInt8 : stored_int8;
   check_memory(cfg, int8, int8 && family::is_quantized(ck.find(head)->type), ck.config.tied_head);
+  return {cfg, int8 ? Weights::kInt8 : Weights::kF32};
+}
+
+GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights, int context) {
+  const CheckedCheckpoint checked = check_checkpoint(ck, weights, context);
+  const GPTConfig& cfg = checked.config;
+  const bool int8 = checked.weights == Weights::kInt8;
+  const Family family = ck.config.family;
+  const family::GlobalNames g = family::global_names(family);
+  const std::string head = ck.config.tied_head ? g.embed : "lm_head.weight";
 
   GPTModel model;
   model.config_ = cfg;
@@ -258,22 +265,6 @@ GPTModel GPTModel::from_checkpoint(const Checkpoint& ck, const Weights* weights,
   sc = Scratch{};  // the layers' scratch freed before the head's (the largest tensor)
   w.lm_head = packed_head(head, *ck.find(head), cfg.vocab_size, C, int8, sc);
   return model;
-}
-
-GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Weights* weights) {
-  return from_checkpoint(open_checkpoint(bytes, size), weights);
-}
-
-GPTModel GPTModel::from_file(const std::string& path, const Weights* weights) {
-  return from_checkpoint(open_checkpoint(path), weights);
-}
-
-GPTModel GPTModel::from_path(const std::string& path, const Weights* weights) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return from_checkpoint(read_hf_folder(path), weights);
-  }
-  return from_file(path, weights);  // streamed from the file a tensor at a time
 }
 
 }  // namespace specdec

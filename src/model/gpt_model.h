@@ -83,6 +83,17 @@ void apply_linear(kernels::ThreadPool* pool, const float* in, size_t m, size_t k
 const float* token_embedding(const GPTConfig& cfg, const GPTWeights& w, size_t token,
                              float* scratch);
 
+// Every check GPTModel::from_checkpoint makes before it allocates anything, without building:
+// the one validation of the config (check_checkpoint_config), the memory limits, the tensor set
+// (names, shapes, types, byte sizes). Returns the forward pass's config and the weights the model
+// would hold. For loaders that take a checkpoint elsewhere (the WebGPU backend's reader).
+struct CheckedCheckpoint {
+  GPTConfig config;
+  Weights weights = Weights::kF32;
+};
+CheckedCheckpoint check_checkpoint(const Checkpoint& checkpoint, const Weights* weights = nullptr,
+                                   int context = 0);
+
 class GPTModel {
  public:
   // A single model file (our safetensors or GGUF: model/load.h open_checkpoint) through
@@ -96,13 +107,13 @@ class GPTModel {
   static GPTModel from_file(const std::string& path, const Weights* weights = nullptr);
 
   // A model from a checkpoint (model/checkpoint.h) of any frontend: the one way in. Checks
-  // the config (check_checkpoint_config, the kMaxFamily* limits) and every tensor's name, shape, type and byte size against
-  // it, refusing non-finite values, and throws specdec::Error "model file: ..." naming the
-  // tensor and shape. F16 / BF16 widen to float. Q8_0 / Q4_0 Linear weights load as our 8-bit
-  // blocks without requantizing (same scale, same quants; a zero scale or a -128 quant is
-  // accepted, a non-finite scale refused); with weights kF32 they are widened to float instead
-  // (exact), as quantized embeddings always are; a quantized LM head stays 8-bit in an 8-bit
-  // model (float32 otherwise). weights: null keeps the checkpoint's kind (8-bit if any Linear
+  // the config (check_checkpoint_config, the kMaxFamily* limits) and every tensor's name, shape,
+  // type and byte size against it, refusing non-finite values, and throws specdec::Error "model
+  // file: ..." naming the tensor and shape. F16 / BF16 widen to float. Q8_0 / Q4_0 Linear weights
+  // load as our 8-bit blocks without requantizing (same scale, same quants; a zero scale or a -128
+  // quant is accepted, a non-finite scale refused); with weights kF32 they are widened to float
+  // instead (exact), as quantized embeddings always are; a quantized LM head stays 8-bit in an
+  // 8-bit model (float32 otherwise). weights: null keeps the checkpoint's kind (8-bit if any Linear
   // weight is quantized: its float Linear weights are then quantized); kInt8 quantizes float
   // Linear weights at load, as from_safetensors does.
   // context: the positions the model runs (its KVCache capacity): 0 = min(max_positions,

@@ -1,20 +1,19 @@
 // One way in for a single model file (model/load.h): its format told once, from its magic.
 #include "model/load.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "model/gguf.h"
+#include "model/gpt_model.h"
+#include "model/hf_folder.h"
 #include "model/safetensors.h"
 #include "model/specdec_file.h"
 
 namespace specdec {
-
-CheckpointFormat sniff_format(const uint8_t* first, size_t n) {
-  return n >= 4 && std::memcmp(first, "GGUF", 4) == 0 ? CheckpointFormat::kGguf
-                                                      : CheckpointFormat::kSpecdec;
-}
 
 Checkpoint open_checkpoint(uint64_t size, const ByteReader& read) {
   uint8_t first8[8] = {};
@@ -40,6 +39,25 @@ Checkpoint open_checkpoint(const std::string& path) {
   uint64_t size = 0;
   const ByteReader read = file_reader(path, &size);
   return open_checkpoint(size, read);
+}
+
+// GPTModel's entries from bytes and paths (gpt_model.h), here rather than beside
+// from_checkpoint: a build that reads our own files only (the lite WASM module) links
+// from_checkpoint without the GGUF and folder frontends these name.
+GPTModel GPTModel::from_safetensors(const uint8_t* bytes, size_t size, const Weights* weights) {
+  return from_checkpoint(open_checkpoint(bytes, size), weights);
+}
+
+GPTModel GPTModel::from_file(const std::string& path, const Weights* weights) {
+  return from_checkpoint(open_checkpoint(path), weights);
+}
+
+GPTModel GPTModel::from_path(const std::string& path, const Weights* weights) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return from_checkpoint(read_hf_folder(path), weights);
+  }
+  return from_file(path, weights);  // streamed from the file a tensor at a time
 }
 
 }  // namespace specdec

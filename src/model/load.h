@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "model/checkpoint.h"
@@ -13,7 +14,12 @@
 namespace specdec {
 
 // The format of a single model file, from its first 4 bytes ("GGUF" magic, else safetensors).
-CheckpointFormat sniff_format(const uint8_t* first, size_t n);
+// Inline: code that reads our own files only (the lite WASM module) tells a GGUF file without
+// linking the GGUF frontend.
+inline CheckpointFormat sniff_format(const uint8_t* first, size_t n) {
+  return n >= 4 && std::memcmp(first, "GGUF", 4) == 0 ? CheckpointFormat::kGguf
+                                                      : CheckpointFormat::kSpecdec;
+}
 
 // A single model file of `size` bytes, read through `read` (which must outlive the checkpoint):
 // its header now (every check the header allows), each tensor when the loader converts it.

@@ -10,6 +10,7 @@
 #include "model/gpt_model.h"
 #include "model/load.h"
 #include "model/safetensors.h"
+#include "model/specdec_file.h"
 
 namespace specdec {
 
@@ -31,11 +32,10 @@ bool is_block_linear(const std::string& name) {
 
 std::vector<uint8_t> quantize_model_file(const uint8_t* bytes, size_t size) {
   // Every check of a model file first: our own float file, and one that loads as 8-bit.
-  const Checkpoint ck = open_checkpoint(bytes, size);
-  if (ck.format != CheckpointFormat::kSpecdec) {
-    fail("model file: a ", format_name(ck.format),
-         " file; quantize takes our own safetensors files (a GGUF file's Q8_0 / Q4_0 blocks "
-         "load as they are)");
+  if (sniff_format(bytes, size) != CheckpointFormat::kSpecdec) {
+    fail(
+        "model file: a GGUF file; quantize takes our own safetensors files (a GGUF file's "
+        "Q8_0 / Q4_0 blocks load as they are)");
   }
   const SafetensorsView view = parse_safetensors(bytes, size);
   auto stored = view.metadata.find("weights");
@@ -44,6 +44,8 @@ std::vector<uint8_t> quantize_model_file(const uint8_t* bytes, size_t size) {
         "model file: stores 8-bit weights already (__metadata__ 'weights' = 'int8'); quantize "
         "its float file");
   }
+  // parse_safetensors' views hold their data: the reader is never called.
+  const Checkpoint ck = checkpoint_from_specdec(view, [](uint64_t, size_t, uint8_t*) {});
   const Weights int8 = Weights::kInt8;
   GPTModel::from_checkpoint(ck, &int8);  // throws where a weight cannot be quantized
   std::map<std::string, std::string> metadata = view.metadata;
@@ -73,7 +75,10 @@ std::vector<uint8_t> quantize_model_file(const uint8_t* bytes, size_t size) {
     out.push_back(std::move(s));
   }
   std::vector<uint8_t> file = write_safetensors(metadata, out);
-  GPTModel::from_safetensors(file.data(), file.size());  // it loads (scales in binary16 range)
+  // It loads (scales in binary16 range), read as our own file (not through model/load.h, whose
+  // GGUF branch the lite WASM module does not link).
+  const SafetensorsView written = parse_safetensors(file.data(), file.size());
+  GPTModel::from_checkpoint(checkpoint_from_specdec(written, [](uint64_t, size_t, uint8_t*) {}));
   return file;
 }
 
