@@ -24,9 +24,9 @@ target_compile_options(specdec_core PUBLIC ${SPECDEC_EH_FLAG})
 
 # The model files' frontends, checks and plan run once per load, not per token: compiled for size
 # (-Oz) in the WebAssembly modules, so that the one loader costs the lite module (the explorer's
-# first-visit budget, tests/e2e/embed-cost) little; the tensors' conversion loops stay in
-# family_plan.cc at -O3, as do the kernels and the forward pass.
-foreach(f checkpoint family_loader specdec_file load hf_config hf_folder gguf gguf_checkpoint
+# first-visit budget, tests/e2e/embed-cost) little; the tensors' conversion loops
+# (family_convert.cc) stay at -O3, as do the kernels and the forward pass.
+foreach(f checkpoint family_loader family_plan specdec_file load hf_config hf_folder gguf gguf_checkpoint
           gguf_metadata json quantize safetensors)
   set_source_files_properties(${CMAKE_SOURCE_DIR}/src/model/${f}.cc PROPERTIES COMPILE_OPTIONS -Oz)
 endforeach()
