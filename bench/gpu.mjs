@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The GPT on WebGPU (web/lib/webgpu.js) in headless Chromium with whatever adapter the flags give
+// The GPT on WebGPU (web/lib/webgpu/webgpu.js) in headless Chromium with whatever adapter the flags give
 // (here: SwiftShader, Chromium's CPU emulation of a GPU). For the small and the large target:
 // ms per pass over k = 1..8 new tokens after a 64-token cached prefix (median of repeats) and
 // v(k) = t(k) / t(1), dispatches and read-backs per pass; then plain and speculative ms per

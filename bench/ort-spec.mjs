@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec } from '../web/lib/node.js';
-import { ortScorer } from '../web/lib/ort.js';
+import { ortScorer } from '../web/lib/adapters/ort.js';
 import { callbackRouteCost, printCallbackRouteCost } from './callback-route.mjs';
 import { ROOT, benchOptions, writeJson } from './common.mjs';
 import { loadOrt } from './ort.mjs';

@@ -1,8 +1,8 @@
 // onnxruntime-web (wasm backend, 1 thread) running the SAME weights as specdec, exported to
 // ONNX with the KV cache in Hugging Face Optimum's naming by models/tools/export_onnx.py, and driven
-// through specdec's own adapter (web/lib/ort.js, `specdec/ort`). onnxruntime-web is a
+// through specdec's own adapter (web/lib/adapters/ort.js, `specdec/ort`). onnxruntime-web is a
 // devDependency of the project (an optional peer of the package).
-import { ortScorer } from '../web/lib/ort.js';
+import { ortScorer } from '../web/lib/adapters/ort.js';
 
 /**
  * Loads onnxruntime-web (errors only; `threads` = env.wasm.numThreads, default 1: the same

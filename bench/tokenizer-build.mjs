@@ -11,8 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { benchOptions, cpuName, writeJson } from './common.mjs';
-import { tokenizerFromGguf } from '../web/lib/tokenizer.js';
-import { mergesFromScores } from '../web/lib/gguf-tokenizer.js';
+import { tokenizerFromGguf } from '../web/lib/tokenizer/tokenizer.js';
+import { mergesFromScores } from '../web/lib/tokenizer/gguf-tokenizer.js';
 
 const opts = benchOptions({ repeats: '5', json: undefined });
 const repeats = Math.max(1, Number(opts.repeats) | 0);

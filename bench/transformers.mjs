@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadSpecdec } from '../web/lib/node.js';
-import { transformersScorer } from '../web/lib/transformers.js';
+import { transformersScorer } from '../web/lib/adapters/transformers.js';
 import { callbackRouteCost, printCallbackRouteCost } from './callback-route.mjs';
 import { ROOT, benchOptions, writeJson } from './common.mjs';
 import { cell, median, stats } from './stats.mjs';

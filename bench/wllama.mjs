@@ -39,8 +39,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readGgufMetadata } from '../web/lib/gguf-meta.js';
-import { readSafetensorsHeader } from '../web/lib/safetensors.js';
+import { readGgufMetadata } from '../web/lib/tokenizer/gguf-meta.js';
+import { readSafetensorsHeader } from '../web/lib/base/safetensors.js';
 import { ROOT, benchOptions, failWith } from './common.mjs';
 import { printResult, summarizeModel } from './wllama-report.mjs';
 import { prefixRoutes, startIsolatedServer } from './isolated-server.mjs';

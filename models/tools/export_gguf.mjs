@@ -2,7 +2,7 @@
 // Converts one of specdec's byte-level GPT files (F16 safetensors, nanoGPT tensor names, config in
 // __metadata__) into a GGUF v3 file that llama.cpp loads as architecture `gpt2`, for comparing
 // against llama.cpp's WebAssembly build (bench/wllama.mjs) on the same weights. No dependencies
-// but the package's safetensors reader (web/lib/safetensors.js) and the GGUF container writer
+// but the package's safetensors reader (web/lib/base/safetensors.js) and the GGUF container writer
 // beside it (models/tools/gguf_file.mjs).
 //
 //   node models/tools/export_gguf.mjs IN.safetensors OUT.gguf [--type f32|f16|q8_0]
@@ -48,7 +48,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../../web/lib/safetensors.js';
+import { halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../../web/lib/base/safetensors.js';
 import { ALIGNMENT, FTYPE, GGML, T, byteTokenizerKvs, encodeTensor, writeGguf } from './gguf_file.mjs';
 import { exportHfFolder } from './export_gguf_hf.mjs';
 
@@ -61,11 +61,11 @@ function usage(message) {
 }
 
 // ---- F16 ----------------------------------------------------------------------------------
-// Exact F16 -> F32 (every F16 value is a float): the package's table (web/lib/safetensors.js).
+// Exact F16 -> F32 (every F16 value is a float): the package's table (web/lib/base/safetensors.js).
 const F16_TABLE = halfToFloatTable();
 
 // ---- safetensors --------------------------------------------------------------------------
-// The container checked by the package's reader (web/lib/safetensors.js); every tensor F16, but
+// The container checked by the package's reader (web/lib/base/safetensors.js); every tensor F16, but
 // an 8-bit file's quants (NAME.q8, I8), kept as { shape, q8 }.
 function readSafetensors(file) {
   const buf = readFileSync(file);

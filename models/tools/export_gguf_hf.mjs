@@ -4,7 +4,7 @@
 // See export_gguf.mjs's header for the layout and the byte tokenizer written beside the weights.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DTYPES, readSafetensorsHeader, tensorFloat32 } from '../../web/lib/safetensors.js';
+import { DTYPES, readSafetensorsHeader, tensorFloat32 } from '../../web/lib/base/safetensors.js';
 import {
   ALIGNMENT,
   FTYPE,

@@ -1,6 +1,6 @@
 """Export a specdec safetensors model to ONNX, KV cache in and out, with the input and output
 names of Hugging Face Optimum's decoder exports, so that specdec's onnxruntime-web adapter
-(web/lib/ort.js, `specdec/ort`) runs it like any exported decoder, and the benchmark compares
+(web/lib/adapters/ort.js, `specdec/ort`) runs it like any exported decoder, and the benchmark compares
 the same weights. Not shipped.
 
     /usr/bin/python3 -m models.tools.export_onnx models/target.safetensors build-onnx/target.onnx

@@ -5,7 +5,7 @@
 // (F32, F16, BF16, and ggml's reference quantizers for Q8_0 and Q4_0), with the permutation
 // llama.cpp's converter applies to a llama model's Q and K rows.
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { f32ToF16 } from '../../web/lib/safetensors.js';
+import { f32ToF16 } from '../../web/lib/base/safetensors.js';
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 const GGUF_VERSION = 3;

@@ -190,7 +190,7 @@ void decoder_start(DecoderHandle& d, val prompt, val options) {
   });
 }
 
-// The decoder's defaults and limits (specdec/limits.h), as web/lib/limits.js writes them.
+// The decoder's defaults and limits (specdec/limits.h), as web/lib/base/limits.js writes them.
 val limits_js() {
   val o = val::object();
   o.set("gamma", kDefaultGamma);
@@ -207,7 +207,7 @@ val limits_js() {
 }
 
 // The head of a record on the wire by name (kRecordWire, bindings/handles.h): { name: index,
-// ..., length }, as web/lib/records.js reads it.
+// ..., length }, as web/lib/decoder/records.js reads it.
 val record_wire_js() {
   val o = val::object();
   for (size_t i = 0; i < kRecordWire.size(); ++i) {

@@ -1,11 +1,11 @@
 // A model file opened by the one loader (model/load.h, through bindings/checkpoints.h: the lite
 // module reads our own files only) and handed to JS a tensor at a time:
-// the WebGPU backend's reader (web/lib/webgpu-checkpoint.js). The file stays in the caller's JS
-// buffer; each tensor is fetched from it when asked, converted by the loader's own conversions
-// (model/family_plan.h: widened or dequantized, finite values checked; 8-bit blocks as quants and
-// scales) and returned as a fresh typed array, so that wasm memory holds one tensor at a time.
-// Its own EMSCRIPTEN_BINDINGS block: Module.CheckpointReader. Tensor names arrive as JS values
-// (not std::string, which Embind mallocs and would leak when the call throws).
+// the WebGPU backend's reader (web/lib/webgpu/webgpu-checkpoint.js). The file stays in the
+// caller's JS buffer; each tensor is fetched from it when asked, converted by the loader's own
+// conversions (model/family_plan.h: widened or dequantized, finite values checked; 8-bit blocks as
+// quants and scales) and returned as a fresh typed array, so that wasm memory holds one tensor at a
+// time. Its own EMSCRIPTEN_BINDINGS block: Module.CheckpointReader. Tensor names arrive as JS
+// values (not std::string, which Embind mallocs and would leak when the call throws).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -28,8 +28,8 @@ using kernels::kQ8Block;
 
 class CheckpointReader {
  public:
-  // bytes: a Uint8Array, or any object with length and subarray(begin, end) (web/lib/sources.js
-  // ChunkedBytes), kept for the reader's life.
+  // bytes: a Uint8Array, or any object with length and subarray(begin, end)
+  // (web/lib/model/sources.js ChunkedBytes), kept for the reader's life.
   explicit CheckpointReader(val bytes)
       : bytes_(std::move(bytes)),
         read_([this](uint64_t offset, size_t n, uint8_t* into) {

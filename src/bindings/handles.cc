@@ -172,7 +172,7 @@ val DecoderHandle::advance() {
     packed.insert(packed.end(), q->tree_tokens.begin(), q->tree_tokens.end());
     packed.insert(packed.end(), q->tree_parents.begin(), q->tree_parents.end());
   }
-  // A view, not a copy made through emval (JS copies it: web/lib/records.js, queryOf).
+  // A view, not a copy made through emval (JS copies it: web/lib/decoder/records.js, queryOf).
   return val(emscripten::typed_memory_view(packed.size(), packed.data()));
 }
 

@@ -44,7 +44,7 @@ val verify_result_to_js(const VerifyResult& r);
 // The head of a record on the wire (DecoderHandle::step): entry i holds the field named
 // kRecordWire[i]. The writer (DecoderHandle::record) puts each value by its name
 // (record_wire_index), the module exports the table (recordWire(): { name: index, ...,
-// length }) and web/lib/records.js reads the fields by name through it, so the three cannot
+// length }) and web/lib/decoder/records.js reads the fields by name through it, so the three cannot
 // disagree; tests/js/records.test.mjs checks each value against its meaning.
 //   nProposed, nEmitted, nPositions, nResidual (0: none): the lengths of the parts after the
 //     head (nPositions is 0 in tree mode: the tree in extras() holds the verdict);
@@ -91,7 +91,7 @@ class DecoderHandle {
 
   bool done() const;
   // The iteration's record in one Float64Array: a view of this handle's memory, valid until the
-  // next call into wasm (web/lib/records.js, recordOf, reads it at once). Layout: the head,
+  // next call into wasm (web/lib/decoder/records.js, recordOf, reads it at once). Layout: the head,
   // kRecordWire's fields by index (below), then proposed tokens, emitted tokens, per position
   // (token, p, q, acceptProb, u (NaN when greedy), accepted 0/1), and the residual as float32s
   // packed two to an entry (bit-exact: read them through a Float32Array over the same bytes).

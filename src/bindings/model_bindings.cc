@@ -71,7 +71,7 @@ ModelHandle* build(const Checkpoint& checkpoint, int weights) {
 }
 
 // Copies `n` bytes at `offset` of a JS byte source (a Uint8Array, or any object with length and
-// subarray(begin, end): web/lib/sources.js) into wasm memory at `into`. Offsets are 64-bit
+// subarray(begin, end): web/lib/model/sources.js) into wasm memory at `into`. Offsets are 64-bit
 // (passed to JS as doubles, exact below 2^53): a file may be larger than wasm32's size_t.
 void copy_range(const val& bytes, uint64_t offset, size_t n, uint8_t* into) {
   if (n == 0) return;
@@ -89,7 +89,7 @@ ByteReader js_reader(const val& bytes) {
 }
 
 // bytes: one model file (our safetensors file or a GGUF file, told apart by model/load.h), a
-// Uint8Array or any object with length and subarray(begin, end) (web/lib/sources.js
+// Uint8Array or any object with length and subarray(begin, end) (web/lib/model/sources.js
 // ChunkedBytes). Streamed: its header is checked first, then each tensor is copied in when the
 // model's loader converts it, so wasm memory holds the model and one tensor, never the file.
 ModelHandle* load_model(val bytes, int weights) {

@@ -1,5 +1,5 @@
 // The decoder's defaults and limits, once: the C++ options, the CLI and the JS package read them
-// from here (JS through the WASM module's `limits`, checked against web/lib/limits.js).
+// from here (JS through the WASM module's `limits`, checked against web/lib/base/limits.js).
 #pragma once
 
 namespace specdec {

@@ -1,4 +1,4 @@
-// specdec's GPT on WebGPU (web/lib/webgpu.js) in headless Chromium on its bundled SwiftShader
+// specdec's GPT on WebGPU (web/lib/webgpu/webgpu.js) in headless Chromium on its bundled SwiftShader
 // adapter (a CPU emulation of a GPU: these tests prove correctness, not speed). The served
 // folder (tests/e2e/webgpu-page/, assembled by scripts/lib/webgpu-root.mjs) runs the page's
 // checks; the assertions are here. Sizes are kept small for SwiftShader on 2 cores (a pass of the

@@ -6,8 +6,8 @@
 // seconds. Run: node --test tests/fuzz/tokenizer-fuzz.test.mjs (FUZZ_CASES=N for more).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTokenizer, tokenizerFromGguf } from '../../web/lib/tokenizer.js';
-import { SpecdecError } from '../../web/lib/errors.js';
+import { createTokenizer, tokenizerFromGguf } from '../../web/lib/tokenizer/tokenizer.js';
+import { SpecdecError } from '../../web/lib/base/errors.js';
 
 const CASES = Number(process.env.FUZZ_CASES ?? 200);
 let seed = 0x9e3779b9;

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { readGgufMetadata } from 'specdec/tokenizer';
-import { ChunkedBytes } from '../../web/lib/sources.js';
+import { ChunkedBytes } from '../../web/lib/model/sources.js';
 import { hfKvs } from '../../models/tools/export_gguf_hf.mjs';
 import { TINYLLAMA, llamaTensors, withZeros, zeroGguf, zeroSafetensors } from '../fixtures/makers/zero_files.mjs';
 import { ROOT, familyDir, familyFiles, sameBits } from './support.mjs';

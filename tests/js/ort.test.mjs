@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-web';
 import { loadSpecdec } from 'specdec';
 import { ortScorer } from 'specdec/ort';
-import { cutPool } from '../../web/lib/ort.js'; // internal: both adapters' cut caches
+import { cutPool } from '../../web/lib/adapters/ort.js'; // internal: both adapters' cut caches
 import { assertCacheCutBack, assertSampledLikeBuiltin, drain } from './adapters-support.mjs';
 import { modelBytes, USING_SHIPPED_MODELS, MODEL_FILES } from './support.mjs';
 import { onnxOf } from '../../scripts/lib/onnx-export.mjs';

@@ -10,61 +10,56 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { MODEL_FILES, ROOT } from './support.mjs';
 
+// package.json's "files", folder by folder (web/lib/README.md: the floors).
+const FLOORS = {
+  'web/lib': [
+    'core.js',
+    'index.js',
+    'lite-node.js',
+    'lite.d.ts',
+    'lite.js',
+    'machine.js',
+    'node.js',
+    'ort.d.ts',
+    'specdec.d.ts',
+    'threaded.js',
+    'threads.js',
+    'tokenizer.d.ts',
+    'transformers.d.ts',
+    'webgpu.d.ts',
+  ],
+  'web/lib/decoder': ['create-decoder.js', 'decoder.js', 'options.js', 'records.js', 'scored.js'],
+  'web/lib/model': ['handles.js', 'load-model.js', 'pretrained.js', 'sources.js'],
+  'web/lib/tokenizer': ['gguf-meta.js', 'gguf-tokenizer.js', 'hf-tokenizer.js', 'tokenizer.js', 'vocabulary.js'],
+  'web/lib/webgpu': [
+    'webgpu-args.js',
+    'webgpu-checkpoint.js',
+    'webgpu-device.js',
+    'webgpu-graph.js',
+    'webgpu-kernels.js',
+    'webgpu-model.js',
+    'webgpu-q8-kernels.js',
+    'webgpu-q8.js',
+    'webgpu.js',
+  ],
+  'web/lib/adapters': ['ort.js', 'transformers.js'],
+  'web/lib/base': ['errors.js', 'limits.js', 'prefix-cache.js', 'safetensors.js', 'text.js'],
+  'web/lib/wasm': [
+    'specdec-core-mt-node.mjs',
+    'specdec-core-mt-node.worker.cjs',
+    'specdec-core-mt.js',
+    'specdec-core-mt.wasm',
+    'specdec-core-mt.worker.js',
+    'specdec-core.js',
+    'specdec-core.wasm',
+    'specdec-lite.js',
+    'specdec-lite.wasm',
+  ],
+};
 const EXPECTED_FILES = [
   'package.json',
-  'web/lib/core.js',
-  'web/lib/create-decoder.js',
-  'web/lib/decoder.js',
-  'web/lib/errors.js',
-  'web/lib/gguf-meta.js',
-  'web/lib/gguf-tokenizer.js',
-  'web/lib/handles.js',
-  'web/lib/index.js',
-  'web/lib/limits.js',
-  'web/lib/lite-node.js',
-  'web/lib/lite.d.ts',
-  'web/lib/lite.js',
-  'web/lib/load-model.js',
-  'web/lib/machine.js',
-  'web/lib/node.js',
-  'web/lib/options.js',
-  'web/lib/ort.d.ts',
-  'web/lib/ort.js',
-  'web/lib/prefix-cache.js',
-  'web/lib/pretrained.js',
-  'web/lib/records.js',
-  'web/lib/safetensors.js',
-  'web/lib/scored.js',
-  'web/lib/sources.js',
-  'web/lib/specdec.d.ts',
-  'web/lib/text.js',
-  'web/lib/threaded.js',
-  'web/lib/threads.js',
-  'web/lib/tokenizer.d.ts',
-  'web/lib/tokenizer.js',
-  'web/lib/transformers.d.ts',
-  'web/lib/transformers.js',
-  'web/lib/vocabulary.js',
-  'web/lib/wasm/specdec-core-mt-node.mjs',
-  'web/lib/wasm/specdec-core-mt-node.worker.cjs',
-  'web/lib/wasm/specdec-core-mt.js',
-  'web/lib/wasm/specdec-core-mt.wasm',
-  'web/lib/wasm/specdec-core-mt.worker.js',
-  'web/lib/wasm/specdec-core.js',
-  'web/lib/wasm/specdec-core.wasm',
-  'web/lib/wasm/specdec-lite.js',
-  'web/lib/wasm/specdec-lite.wasm',
-  'web/lib/webgpu-args.js',
-  'web/lib/webgpu-checkpoint.js',
-  'web/lib/webgpu-device.js',
-  'web/lib/webgpu-graph.js',
-  'web/lib/webgpu-kernels.js',
-  'web/lib/webgpu-model.js',
-  'web/lib/webgpu-q8-kernels.js',
-  'web/lib/webgpu-q8.js',
-  'web/lib/webgpu.d.ts',
-  'web/lib/webgpu.js',
-];
+  ...Object.entries(FLOORS).flatMap(([dir, names]) => names.map((n) => `${dir}/${n}`)),
+].sort();
 
 let work;
 let tarball;
@@ -123,7 +118,10 @@ test('the tarball holds exactly the whitelisted files', (t) => {
     'web/lib/index.js',
     'web/lib/threaded.js',
     'web/lib/threads.js',
-    ...['core', 'decoder', 'errors', 'handles', 'options', 'records', 'text'].map((f) => `web/lib/${f}.js`),
+    'web/lib/core.js',
+    ...['decoder/decoder', 'base/errors', 'model/handles', 'decoder/options', 'decoder/records', 'base/text'].map(
+      (f) => `web/lib/${f}.js`,
+    ),
   ];
   const raw = size(wasm) + js.reduce((a, f) => a + size(f), 0);
   const zipped = gz(wasm) + js.reduce((a, f) => a + gz(f), 0);
@@ -182,7 +180,13 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
     try { lite.loadModel(new TextEncoder().encode('GGUF\x03\0\0\0')); } catch (e) { liteError = e instanceof SpecdecError && e.message; }
     // The limits load on their own, without the WebAssembly module.
     const { limits } = await import('specdec/limits');
-    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error, ortError, maxGamma: limits.maxGamma, liteN, liteError }));
+    // The other public entries resolve through the exports map to their floors' files.
+    const entries = {
+      tokenizer: typeof (await import('specdec/tokenizer')).createTokenizer,
+      transformers: typeof (await import('specdec/transformers')).transformersScorer,
+      webgpu: typeof (await import('specdec/webgpu')).loadGpuModel,
+    };
+    console.log(JSON.stringify({ n, tokens: dec.generatedTokens, text: dec.text, error, ortError, maxGamma: limits.maxGamma, liteN, liteError, entries }));
     dec.dispose(); target.dispose(); draft.dispose();
   `;
   writeFileSync(path.join(consumer, 'smoke.mjs'), script);
@@ -193,6 +197,7 @@ test('npm pack smoke test: install into an empty folder, import from Node, decod
   assert.equal(out.error, true);
   assert.match(out.ortError, /^session: expected an onnxruntime-web InferenceSession/);
   assert.equal(out.maxGamma, 32);
+  assert.deepEqual(out.entries, { tokenizer: 'function', transformers: 'function', webgpu: 'function' });
   assert.equal(out.liteN, 3);
   assert.match(
     out.liteError,

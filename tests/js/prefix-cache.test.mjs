@@ -1,9 +1,9 @@
-// web/lib/prefix-cache.js: the bookkeeping shared by kvCacheScorer (ONNX Runtime,
+// web/lib/base/prefix-cache.js: the bookkeeping shared by kvCacheScorer (ONNX Runtime,
 // transformers.js) and GpuModel (WebGPU), as tables of one-line cases: what a call keeps of the
 // cache, which tree nodes an accepted path walks down, which tree nodes a grown tree reuses.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { commonPrefixLength, keptPrefix, reusableTreeNodes, treePath } from '../../web/lib/prefix-cache.js';
+import { commonPrefixLength, keptPrefix, reusableTreeNodes, treePath } from '../../web/lib/base/prefix-cache.js';
 
 test('commonPrefixLength', () => {
   for (const [cached, tokens, want] of [

@@ -1,14 +1,14 @@
 // The record's wire by name: the table the module exports (recordWire(), built from kRecordWire in
 // src/bindings/handles.h, which the C++ writer puts every value by) is the set of names
-// web/lib/records.js reads, and each named entry of what the C++ decoder writes holds what its
+// web/lib/decoder/records.js reads, and each named entry of what the C++ decoder writes holds what its
 // name says, over rejection, bonus, greedy, tree, plain, prompt lookup, a stop token and real
 // models. The raw wire is read from the decoder's handle (native.step()), before records.js.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { loadSpecdec } from 'specdec';
-import { NATIVE } from '../../web/lib/handles.js';
-import { WIRE_FIELDS, wireLayout } from '../../web/lib/records.js';
+import { NATIVE } from '../../web/lib/model/handles.js';
+import { WIRE_FIELDS, wireLayout } from '../../web/lib/decoder/records.js';
 import { TINY_MODEL } from './support.mjs';
 
 const sd = await loadSpecdec();
@@ -34,7 +34,7 @@ test('recordWire: the module exports a name for each of its 19 entries, exactly 
   );
   assert.deepEqual(Object.keys(fields).sort(), [...WIRE_FIELDS].sort());
   // records.js reads the head only as f.<name> (f: the layout), and every name it reads is there.
-  const source = await readFile(new URL('../../web/lib/records.js', import.meta.url), 'utf8');
+  const source = await readFile(new URL('../../web/lib/decoder/records.js', import.meta.url), 'utf8');
   const read = new Set([...source.matchAll(/\bf\.(\w+)/g)].map((m) => m[1]));
   assert.deepEqual([...read].sort(), [...WIRE_FIELDS, 'length'].sort());
   // A table that is not the one records.js reads is refused, not misread.

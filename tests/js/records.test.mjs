@@ -1,11 +1,11 @@
 // The decoder's IterationRecord field by field (the C++ decoder hands it over in a compact wire
-// format, web/lib/records.js recordOf): callbacks with dyadic rows make every p, q, acceptProb,
+// format, web/lib/decoder/records.js recordOf): callbacks with dyadic rows make every p, q, acceptProb,
 // residual and most tokens known in advance, so the expected values are worked out here by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSpecdec } from 'specdec';
 import { RECORD_FIELDS } from './support.mjs';
-import { pathPositions } from '../../web/lib/records.js';
+import { pathPositions } from '../../web/lib/decoder/records.js';
 
 const sd = await loadSpecdec();
 
@@ -227,7 +227,7 @@ test('records: every field as worked out by hand, over rejection, bonus, greedy,
 });
 
 test('residualTop: the 10 largest entries, ties by lower token, as a full sort orders them', async () => {
-  const { topEntries } = await import('../../web/lib/records.js');
+  const { topEntries } = await import('../../web/lib/decoder/records.js');
   const probs = Float32Array.from({ length: 1001 }, (_, i) =>
     i % 5 === 0 ? 0 : [0.5, 0.25, 0.125][i % 3] * ((i * 7919) % 13),
   );

@@ -1,4 +1,4 @@
-// web/lib/safetensors.js, the one JS safetensors reader: the container's checks (a table of
+// web/lib/base/safetensors.js, the one JS safetensors reader: the container's checks (a table of
 // malformed files, each refused with its reason), header-only reading as the page's build does
 // it, the float16 table against fixed bit patterns and the properties that define it, the FNV-1a
 // 64 fingerprint against the published test vectors and the C++ fingerprints the heads files
@@ -19,8 +19,8 @@ import {
   tensorBytes,
   tensorFloat32,
   wteFingerprint,
-} from '../../web/lib/safetensors.js';
-import { SpecdecError } from '../../web/lib/errors.js';
+} from '../../web/lib/base/safetensors.js';
+import { SpecdecError } from '../../web/lib/base/errors.js';
 import { ROOT } from './support.mjs';
 
 const fixture = (name) => new Uint8Array(readFileSync(path.join(ROOT, 'tests/fixtures', name)));

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
-import { ChunkedBytes, readSource } from '../../web/lib/sources.js';
+import { ChunkedBytes, readSource } from '../../web/lib/model/sources.js';
 import { writeRandomLlamaGguf } from '../fixtures/makers/random_gguf.mjs';
 import { ROOT, familyDir, familyFiles, sameBits } from './support.mjs';
 

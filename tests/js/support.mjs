@@ -84,7 +84,7 @@ export function safetensorsParts(bytes) {
 
 // ------------------------------------------------------------------ records
 
-// The fields an IterationRecord starts with, in the order web/lib/records.js writes them
+// The fields an IterationRecord starts with, in the order web/lib/decoder/records.js writes them
 // (records.test checks the order and what follows; api.test checks they are there).
 export const RECORD_FIELDS = [
   'iteration',

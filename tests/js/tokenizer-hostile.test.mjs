@@ -3,8 +3,8 @@
 // SpecdecError naming the key or field — never a RangeError or an allocation from a hostile count.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTokenizer, readGgufMetadata, tokenizerFromGguf } from '../../web/lib/tokenizer.js';
-import { SpecdecError } from '../../web/lib/errors.js';
+import { createTokenizer, readGgufMetadata, tokenizerFromGguf } from '../../web/lib/tokenizer/tokenizer.js';
+import { SpecdecError } from '../../web/lib/base/errors.js';
 
 // A little-endian GGUF writer of the test's own, so that any byte can be made wrong.
 const u32 = (v) => new Uint8Array(new Uint32Array([v]).buffer);

@@ -8,9 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { loadSpecdec } from 'specdec';
-import { createTokenizer, tokenizerFromGguf, vocabularyMismatch } from '../../web/lib/tokenizer.js';
-import { mergesFromScores } from '../../web/lib/gguf-tokenizer.js';
-import { SpecdecError } from '../../web/lib/errors.js';
+import { createTokenizer, tokenizerFromGguf, vocabularyMismatch } from '../../web/lib/tokenizer/tokenizer.js';
+import { mergesFromScores } from '../../web/lib/tokenizer/gguf-tokenizer.js';
+import { SpecdecError } from '../../web/lib/base/errors.js';
 import { TINY_MODEL } from './support.mjs';
 
 const refused = (fn, re) =>

@@ -10,9 +10,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
-import { createTokenizer, tokenizerFromGguf, readGgufMetadata } from '../../web/lib/tokenizer.js';
-import { mergesFromScores } from '../../web/lib/gguf-tokenizer.js';
-import { SpecdecError } from '../../web/lib/errors.js';
+import { createTokenizer, tokenizerFromGguf, readGgufMetadata } from '../../web/lib/tokenizer/tokenizer.js';
+import { mergesFromScores } from '../../web/lib/tokenizer/gguf-tokenizer.js';
+import { SpecdecError } from '../../web/lib/base/errors.js';
 import { T, writeGguf } from '../../models/tools/gguf_file.mjs';
 
 const require = createRequire(import.meta.url);

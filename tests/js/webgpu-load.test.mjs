@@ -1,5 +1,5 @@
 // sd.loadModel(bytes, { device: 'webgpu' }) reads the file with the WASM module's one loader
-// (src/bindings/checkpoint_reader.cc, web/lib/webgpu-checkpoint.js) and uploads it a tensor at a
+// (src/bindings/checkpoint_reader.cc, web/lib/webgpu/webgpu-checkpoint.js) and uploads it a tensor at a
 // time, on a stand-in device (fake-gpu.mjs): what the GPU model tells of its file against the
 // WASM model of the same file, the uploads, a file the loader refuses refused on both devices
 // in the same words (a header, a config, a tensor set, a value met mid-upload), a GGUF file
@@ -11,8 +11,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
-import { dispatchesPerPass, loadGpuModel } from '../../web/lib/webgpu.js';
-import { readSafetensorsHeader, tensorFloat32 } from '../../web/lib/safetensors.js';
+import { dispatchesPerPass, loadGpuModel } from '../../web/lib/webgpu/webgpu.js';
+import { readSafetensorsHeader, tensorFloat32 } from '../../web/lib/base/safetensors.js';
 import { exportGguf } from '../../models/tools/export_gguf.mjs';
 import { fakeGpu } from './fake-gpu.mjs';
 import { ROOT, TINY_MODEL, modelBytes, safetensorsParts } from './support.mjs';

@@ -2,9 +2,9 @@
 // browsers and node.js for Node). The Embind layer (src/bindings) is kept thin: it takes
 // numbers, flat typed arrays and functions; this file checks JS-side shapes and names, turns
 // handles into objects with dispose(), and reshapes results. createDecoder's options and set-up:
-// create-decoder.js. Types: specdec.d.ts.
+// decoder/create-decoder.js. Types: specdec.d.ts.
 
-import { limits } from './limits.js';
+import { limits } from './base/limits.js';
 import {
   SpecdecError,
   bytesArg,
@@ -18,20 +18,21 @@ import {
   probVector,
   seedHalves,
   tokenArray,
-} from './errors.js';
-import { decode, encode, tokenText } from './text.js';
-import { Handle, Heads, Model, NATIVE, OWNER, Rng, safetensorsInfo } from './handles.js';
-import { verifyRecord } from './records.js';
-import { Decoder } from './decoder.js';
-import { fromFile, modelLoader } from './load-model.js';
-import { createDecoder } from './create-decoder.js';
+} from './base/errors.js';
+import { decode, encode, tokenText } from './base/text.js';
+import { Handle, Heads, Model, NATIVE, OWNER, Rng } from './model/handles.js';
+import { safetensorsInfo } from './base/safetensors.js';
+import { verifyRecord } from './decoder/records.js';
+import { Decoder } from './decoder/decoder.js';
+import { fromFile, modelLoader } from './model/load-model.js';
+import { createDecoder } from './decoder/create-decoder.js';
 import { machineApi } from './machine.js';
 
-export { SpecdecError } from './errors.js';
-export { limits } from './limits.js';
-export { encode, decode, tokenText } from './text.js';
-export { Rng, Model, Heads } from './handles.js';
-export { Decoder } from './decoder.js';
+export { SpecdecError } from './base/errors.js';
+export { limits } from './base/limits.js';
+export { encode, decode, tokenText } from './base/text.js';
+export { Rng, Model, Heads } from './model/handles.js';
+export { Decoder } from './decoder/decoder.js';
 
 // ---------------------------------------------------------------------------- the API
 
@@ -126,7 +127,7 @@ function lessonApi(M, owner, own) {
   };
 }
 
-// sd.loadPretrained's implementation (pretrained.js), given by the entries that read checkpoints
+// sd.loadPretrained's implementation (model/pretrained.js), given by the entries that read checkpoints
 // (index.js, node.js): specdec/lite leaves it and its tokenizer library out of a bundle.
 let pretrained = null;
 export function providePretrained(fn) {
@@ -140,7 +141,7 @@ function modelApi(M, owner, own) {
   return {
     loadModel,
 
-    /** A GGUF file or Hugging Face folder as a Model that knows its tokenizer (pretrained.js). */
+    /** A GGUF file or Hugging Face folder as a Model that knows its tokenizer (model/pretrained.js). */
     loadPretrained: async (source, options) => {
       if (!pretrained) fail("loadPretrained: import loadSpecdec from 'specdec' (specdec/lite reads no checkpoints)");
       return pretrained(loadModel, source, options);

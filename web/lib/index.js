@@ -5,7 +5,7 @@
 // where threads can run.
 import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiateSingle, loader, providePretrained } from './core.js';
-import { loadPretrained } from './pretrained.js';
+import { loadPretrained } from './model/pretrained.js';
 import { THREADED_OPTIONS, threadedOr } from './threaded.js';
 
 export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';

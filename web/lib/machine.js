@@ -1,7 +1,7 @@
 // The API's machine part (core.js's createApi): threads, bandwidth and peak measurements,
 // memory diagnostics, over an instantiated module M.
 
-import { checkOptions, fail, integer } from './errors.js';
+import { checkOptions, fail, integer } from './base/errors.js';
 
 /** The machine's part of the API (threadInfo: what loadSpecdec asked for, and why not). */
 export function machineApi(M, threadInfo) {
@@ -70,11 +70,11 @@ export function machineApi(M, threadInfo) {
     threadStats() {
       return M.threadStats();
     },
-    /** @internal tests: the limits as the module reports them (limits.js must equal them). */
+    /** @internal tests: the limits as the module reports them (base/limits.js must equal them). */
     _coreLimits() {
       return M.limits();
     },
-    /** @internal tests: the module's record wire layout ({ name: index, ..., length }; records.js). */
+    /** @internal tests: the module's record wire layout ({ name: index, ..., length }; decoder/records.js). */
     _recordWire() {
       return M.recordWire();
     },

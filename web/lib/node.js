@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import createSpecdecModule from './wasm/specdec-core.js';
 import { instantiate, loader, providePretrained, SpecdecError } from './core.js';
-import { loadPretrained } from './pretrained.js';
+import { loadPretrained } from './model/pretrained.js';
 import { requestedThreads } from './threads.js';
 
 export { SpecdecError, Rng, Model, Heads, Decoder, encode, decode, tokenText, limits } from './core.js';

@@ -5,7 +5,7 @@
 //
 // Asking for N > 1 where it cannot be had is not an error: the instance runs on one thread and
 // says why in threadsUnavailableReason. Bad values are.
-import { SpecdecError } from './errors.js';
+import { SpecdecError } from './base/errors.js';
 
 export const MAX_THREADS = 64;
 export const AUTO_CAP = 16;

@@ -11,7 +11,7 @@ import { VitePWA } from 'vite-plugin-pwa';
 import { MODEL_PAIRS } from './models.config.js';
 import { CSP } from './csp.js';
 import { ISOLATION_HEADERS } from './serve.mjs';
-import { readSafetensorsHeader, safetensorsHeaderLength } from '../lib/safetensors.js';
+import { readSafetensorsHeader, safetensorsHeaderLength } from '../lib/base/safetensors.js';
 
 const pageDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(pageDir, '../..');
@@ -29,7 +29,7 @@ const repoRoot = path.resolve(pageDir, '../..');
 // pair picker labels the pair with `int8.bytes` while int8 is in use: src/models/pair-picker.js).
 const PAIRS_ID = 'virtual:specdec-pairs';
 
-// The header of a model or heads file, checked by the package's reader (web/lib/safetensors.js);
+// The header of a model or heads file, checked by the package's reader (web/lib/base/safetensors.js);
 // only the header is read from the file.
 function safetensorsHeader(file) {
   const fd = openSync(file, 'r');
@@ -274,7 +274,7 @@ export default defineConfig({
   resolve: {
     // The page imports the package by its name, as a course site would.
     alias: [
-      { find: /^specdec\/limits$/, replacement: path.resolve(pageDir, '../lib/limits.js') },
+      { find: /^specdec\/limits$/, replacement: path.resolve(pageDir, '../lib/base/limits.js') },
       { find: /^specdec\/lite$/, replacement: path.resolve(pageDir, '../lib/lite.js') },
       { find: /^specdec$/, replacement: path.resolve(pageDir, '../lib/index.js') },
     ],

@@ -2,7 +2,7 @@
 // draft is specdec's own model; greedy decoding must give the built-in pair's tokens.
 import * as ort from './ort/ort.wasm.min.mjs';
 import { loadSpecdec } from './lib/index.js';
-import { ortScorer } from './lib/ort.js';
+import { ortScorer } from './lib/adapters/ort.js';
 
 ort.env.wasm.numThreads = 1;
 ort.env.wasm.wasmPaths = new URL('./ort/', import.meta.url).href;

@@ -6,8 +6,8 @@
 // script) counts the GPUBuffers made and destroyed on every GPUDevice; here the ORT tensors
 // the target's session hands out on the GPU (its present.* outputs: transformers.js asks for
 // 'gpu-buffer') are counted as made and disposed.
-import { transformersScorer } from '../web/lib/transformers.js';
-import { rowsAsFloat32 } from '../web/lib/ort.js';
+import { transformersScorer } from '../web/lib/adapters/transformers.js';
+import { rowsAsFloat32 } from '../web/lib/adapters/ort.js';
 import { compareGreedy } from './greedy-ties.mjs';
 
 const ex = await import('../examples/transformers-webgpu/main.js');

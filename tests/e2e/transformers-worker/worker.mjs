@@ -5,8 +5,8 @@
 // two runs' kernels round either way, each one checked in the model's logits).
 import * as transformers from './tf/transformers.js';
 import { loadSpecdec } from './lib/index.js';
-import { transformersScorer } from './lib/transformers.js';
-import { rowsAsFloat32 } from './lib/ort.js';
+import { transformersScorer } from './lib/adapters/transformers.js';
+import { rowsAsFloat32 } from './lib/adapters/ort.js';
 import { compareGreedy } from './greedy-ties.mjs';
 
 const { env, AutoModelForCausalLM, AutoTokenizer, Tensor, ones } = transformers;

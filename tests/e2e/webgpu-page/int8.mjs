@@ -144,7 +144,7 @@ export function int8Checks(h) {
       const n = Number(new DataView(good.buffer, good.byteOffset).getBigUint64(0, true));
       const header = JSON.parse(new TextDecoder().decode(good.subarray(8, 8 + n)));
       const at = (name) => 8 + n + header[name].data_offsets[0];
-      const { loadGpuModel } = await import('./lib/webgpu.js');
+      const { loadGpuModel } = await import('./lib/webgpu/webgpu.js');
       const refusal = async (bytes, options = {}) => {
         try {
           (await loadGpuModel(sd, bytes, options)).dispose();
