@@ -25,11 +25,22 @@ target_compile_options(specdec_core PUBLIC ${SPECDEC_EH_FLAG})
 # The model files' frontends, checks and plan run once per load, not per token: compiled for size
 # (-Oz) in the WebAssembly modules, so that the one loader costs the lite module (the explorer's
 # first-visit budget, tests/e2e/embed-cost) little; the tensors' conversion loops
-# (family_convert.cc) stay at -O3, as do the kernels and the forward pass.
+# (family_convert.cc) stay at -O3, as do the kernels, the forward pass and the heads.
 foreach(f checkpoint family_loader family_plan specdec_file load hf_config hf_folder gguf gguf_checkpoint
           gguf_metadata json quantize safetensors)
   set_source_files_properties(${CMAKE_SOURCE_DIR}/src/model/${f}.cc PROPERTIES COMPILE_OPTIONS -Oz)
 endforeach()
+# So are the decoder's bookkeeping that runs once per iteration beside passes of a millisecond
+# or more (the decoder's plan, the gamma policy and its ledger, options, analytics, records; the
+# passes, sampling, verification and drafters stay -O3) and the Embind glue.
+# The kernels' self-check (bench/self_check.cc: correctness, not speed) is compiled for size too.
+foreach(f specdec/policy specdec/ledger specdec/options specdec/analytics specdec/lookup_rates
+          specdec/record specdec/decode specdec/decoder specdec/decoder_passes bench/self_check)
+  set_source_files_properties(${CMAKE_SOURCE_DIR}/src/${f}.cc PROPERTIES COMPILE_OPTIONS -Oz)
+endforeach()
+file(GLOB SPECDEC_GLUE_SOURCES ${CMAKE_SOURCE_DIR}/src/bindings/*.cc
+     ${CMAKE_SOURCE_DIR}/src/bindings/lite/*.cc)
+set_source_files_properties(${SPECDEC_GLUE_SOURCES} PROPERTIES COMPILE_OPTIONS -Oz)
 
 # The shipped module: the library's bindings and its one diagnostics file. The benchmark's
 # timing entry points (src/bindings/bench_bindings.cc) go only into specdec_bench_wasm below.

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <set>
+#include <utility>
 
 #include "base/errors.h"
 #include "kernels/bf16.h"
@@ -30,55 +32,92 @@ uint64_t weight_bytes(const GPTConfig& c, bool int8, bool head_int8, bool tied) 
          4 * ((tied ? 0 : V * C) + positions + vectors);
 }
 
-// The layer's tensors: Llama / Qwen2 (model.layers.{l}.) or GPT-2 (transformer.h.{l}.).
-LayerPlan layer_plan(Family family, const GPTConfig& c, int l) {
-  const uint64_t C = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.ff();
-  LayerPlan p;
-  if (family == Family::kGPT2) {
-    const std::string h = "transformer.h." + std::to_string(l) + ".";
-    p.vectors = {{&LayerWeights::ln_1_weight, {h + "ln_1.weight", C}},
-                 {&LayerWeights::ln_1_bias, {h + "ln_1.bias", C}},
-                 {&LayerWeights::ln_2_weight, {h + "ln_2.weight", C}},
-                 {&LayerWeights::ln_2_bias, {h + "ln_2.bias", C}}};
-    auto lin = [&](LinearWeights LayerWeights::*w, std::vector<float> LayerWeights::*b,
-                   const std::string& name, uint64_t n, uint64_t k) {
-      return LinearPlan{w, b, {{h + name + ".weight", n}}, {{h + name + ".bias", n}}, k, true};
-    };
-    p.linears = {lin(&LayerWeights::c_attn, &LayerWeights::c_attn_bias, "attn.c_attn", 3 * C, C),
-                 lin(&LayerWeights::attn_proj, &LayerWeights::attn_proj_bias, "attn.c_proj", C, C),
-                 lin(&LayerWeights::c_fc, &LayerWeights::c_fc_bias, "mlp.c_fc", F, C),
-                 lin(&LayerWeights::mlp_proj, &LayerWeights::mlp_proj_bias, "mlp.c_proj", C, F)};
-    return p;
+namespace {
+
+// A width of the plan, named so that the tables below hold no numbers.
+enum Dim : uint8_t { kNone, kC, kQ, kKV, kF, k3C };
+
+uint64_t width(Dim d, const GPTConfig& c) {
+  switch (d) {
+    case kC:
+      return c.n_embd;
+    case kQ:
+      return c.q_dim();
+    case kKV:
+      return c.kv_dim();
+    case kF:
+      return c.ff();
+    case k3C:
+      return 3 * uint64_t(c.n_embd);
+    default:
+      return 0;
   }
-  const std::string m = "model.layers." + std::to_string(l) + ".";
-  const std::string a = m + "self_attn.", f = m + "mlp.";
-  p.vectors = {{&LayerWeights::ln_1_weight, {m + "input_layernorm.weight", C}},
-               {&LayerWeights::ln_2_weight, {m + "post_attention_layernorm.weight", C}}};
-  const bool qwen2 = family == Family::kQwen2;  // q/k/v biases always
-  p.linears = {{&LayerWeights::c_attn,
-                &LayerWeights::c_attn_bias,
-                {{a + "q_proj.weight", Q}, {a + "k_proj.weight", KV}, {a + "v_proj.weight", KV}},
-                {{a + "q_proj.bias", Q}, {a + "k_proj.bias", KV}, {a + "v_proj.bias", KV}},
-                C,
-                qwen2},
-               {&LayerWeights::attn_proj,
-                &LayerWeights::attn_proj_bias,
-                {{a + "o_proj.weight", C}},
-                {{a + "o_proj.bias", C}},
-                Q,
-                false},
-               {&LayerWeights::c_fc,
-                &LayerWeights::c_fc_bias,
-                {{f + "gate_proj.weight", F}, {f + "up_proj.weight", F}},
-                {{f + "gate_proj.bias", F}, {f + "up_proj.bias", F}},
-                C,
-                false},
-               {&LayerWeights::mlp_proj,
-                &LayerWeights::mlp_proj_bias,
-                {{f + "down_proj.weight", C}},
-                {{f + "down_proj.bias", C}},
-                F,
-                false}};
+}
+
+struct VectorSpec {
+  std::vector<float> LayerWeights::*field;
+  const char* name;  // after the layer's prefix, without ".weight" / ".bias"
+  const char* suffix;
+};
+
+// A Linear layer: up to 3 parts fused (rows in this order), in_features k; "{part}.weight" and
+// "{part}.bias".
+struct LinearSpec {
+  LinearWeights LayerWeights::*weight;
+  std::vector<float> LayerWeights::*bias;
+  std::pair<const char*, Dim> parts[3];
+  Dim k;
+};
+
+const VectorSpec kGpt2Vectors[] = {{&LayerWeights::ln_1_weight, "ln_1", ".weight"},
+                                   {&LayerWeights::ln_1_bias, "ln_1", ".bias"},
+                                   {&LayerWeights::ln_2_weight, "ln_2", ".weight"},
+                                   {&LayerWeights::ln_2_bias, "ln_2", ".bias"}};
+const LinearSpec kGpt2Linears[] = {
+    {&LayerWeights::c_attn, &LayerWeights::c_attn_bias, {{"attn.c_attn", k3C}}, kC},
+    {&LayerWeights::attn_proj, &LayerWeights::attn_proj_bias, {{"attn.c_proj", kC}}, kC},
+    {&LayerWeights::c_fc, &LayerWeights::c_fc_bias, {{"mlp.c_fc", kF}}, kC},
+    {&LayerWeights::mlp_proj, &LayerWeights::mlp_proj_bias, {{"mlp.c_proj", kC}}, kF}};
+const VectorSpec kLlamaVectors[] = {
+    {&LayerWeights::ln_1_weight, "input_layernorm", ".weight"},
+    {&LayerWeights::ln_2_weight, "post_attention_layernorm", ".weight"}};
+const LinearSpec kLlamaLinears[] = {
+    {&LayerWeights::c_attn,
+     &LayerWeights::c_attn_bias,
+     {{"self_attn.q_proj", kQ}, {"self_attn.k_proj", kKV}, {"self_attn.v_proj", kKV}},
+     kC},
+    {&LayerWeights::attn_proj, &LayerWeights::attn_proj_bias, {{"self_attn.o_proj", kC}}, kQ},
+    {&LayerWeights::c_fc,
+     &LayerWeights::c_fc_bias,
+     {{"mlp.gate_proj", kF}, {"mlp.up_proj", kF}},
+     kC},
+    {&LayerWeights::mlp_proj, &LayerWeights::mlp_proj_bias, {{"mlp.down_proj", kC}}, kF}};
+
+}  // namespace
+
+// The layer's tensors: Llama / Qwen2 (model.layers.{l}.) or GPT-2 and our files
+// (transformer.h.{l}.), from the tables above. GPT-2's biases are required; Qwen2's q/k/v biases
+// too; every other bias is optional (all of a Linear's parts or none).
+LayerPlan layer_plan(Family family, const GPTConfig& c, int l) {
+  const bool gpt2 = family == Family::kGPT2;
+  const std::string at = (gpt2 ? "transformer.h." : "model.layers.") + std::to_string(l) + ".";
+  LayerPlan p;
+  const VectorSpec* vectors = gpt2 ? kGpt2Vectors : kLlamaVectors;
+  const size_t n_vectors = gpt2 ? std::size(kGpt2Vectors) : std::size(kLlamaVectors);
+  for (size_t i = 0; i < n_vectors; ++i) {
+    const VectorSpec& v = vectors[i];
+    p.vectors.push_back({v.field, {at + v.name + v.suffix, width(kC, c)}});
+  }
+  for (const LinearSpec& s : gpt2 ? kGpt2Linears : kLlamaLinears) {  // 4 each
+    LinearPlan lp{s.weight, s.bias, {}, {}, width(s.k, c), gpt2};
+    for (const auto& [name, rows] : s.parts) {
+      if (!name) break;
+      lp.parts.push_back({at + name + ".weight", width(rows, c)});
+      lp.bias_parts.push_back({at + name + ".bias", width(rows, c)});
+    }
+    p.linears.push_back(std::move(lp));
+  }
+  if (family == Family::kQwen2) p.linears[0].bias_required = true;  // q/k/v biases always
   return p;
 }
 

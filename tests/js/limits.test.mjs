@@ -16,19 +16,19 @@ const REFUSALS = [
   [
     'n_layer 100000',
     edited('"n_layer":"2"', '"n_layer":"100000"'),
-    /bytes: model file: n_layer = 100000 is outside 1\.\.64/,
+    /bytes: model file: config n_layer = 100000 is outside 1\.\.128/,
   ],
   [
     'block_size 10^9',
     edited('"block_size":"640"', '"block_size":"1000000000"'),
-    /block_size = 1000000000 is outside 1\.\.8192/,
+    /block_size = 1000000000 is out of range/,
   ],
   ['n_head not dividing n_embd', edited('"n_head":"4"', '"n_head":"3"'), /n_head = 3 does not divide n_embd = 32/],
   ['vocabulary not 256', edited('"vocab_size":"256"', '"vocab_size":"50257"'), /vocab_size = 50257, expected 256/],
   [
-    'parameters over 512 MiB',
+    'parameters over 3 GiB, refused before the shapes',
     edited('"n_layer":"2","n_head":"4","n_embd":"32"', '"n_layer":"64","n_head":"4","n_embd":"4096"'),
-    /exceed the limit of 536870912 bytes/,
+    /the weights need \d+ bytes in memory \(int8\), over the limit of 3221225472/,
   ],
   [
     'tensor claiming 2^80 elements',
@@ -42,11 +42,12 @@ const REFUSALS = [
   ['truncated in the data', tiny.subarray(0, tiny.length - 1), /outside the data section/],
   ['truncated in the header', tiny.subarray(0, 100), /truncated file\?/],
   ['empty', new Uint8Array(0), /0 bytes is too short/],
-  // Refused by its size before being copied into wasm memory (which never shrinks).
+  // No cap on the file itself (it is read a tensor at a time, never copied whole into wasm
+  // memory): a 513 MiB buffer is refused by its header, having been read no further.
   [
-    'file over 513 MiB',
+    'file of 513 MiB with an empty header',
     new Uint8Array(8 + 2 ** 20 + 512 * 2 ** 20 + 1),
-    /bytes: model file: 537919497 bytes exceed the limit of 537919496/,
+    /bytes: model file: header: JSON: unexpected end of input at byte 0/,
   ],
   ['not JSON', file('safetensors'), /header: JSON: unexpected character at byte 0/],
 ];

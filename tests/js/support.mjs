@@ -242,7 +242,7 @@ export function transformersFolder(source, name, { variant, dtypes, positions } 
     [
       '-m',
       'models.tools.make_transformers_model',
-      path.resolve(source),
+      source.startsWith('random:') ? source : path.resolve(source),
       path.join(TRANSFORMERS_FOLDERS, name),
       ...flags,
     ],
