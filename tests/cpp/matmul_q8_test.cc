@@ -545,8 +545,9 @@ TEST(ModelQ8, RefusalsOfRequests) {
   const Weights as_float = Weights::kF32;
   EXPECT_EQ(GPTModel::from_safetensors(q8.data(), q8.size(), &as_float).weight_type(),
             Weights::kF32);
-  EXPECT_NE(error_of([&] { quantize_model_file(q8.data(), q8.size()); })
-                .find("stores 8-bit weights already (__metadata__ 'weights' = 'int8')"),
+  EXPECT_NE(error_of([&] {
+              quantize_model_file(q8.data(), q8.size());
+            }).find("stores 8-bit weights already (__metadata__ 'weights' = 'int8')"),
             std::string::npos);
   // n_embd 24: not a multiple of the 32-weight block.
   std::map<std::string, std::string> meta;
