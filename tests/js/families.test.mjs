@@ -8,7 +8,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
-import { NATIVE_CLI, REQUIRE_NATIVE, ROOT, familyDir as dir, familyFiles as folder, sameBits } from './support.mjs';
+import {
+  NATIVE_CLI,
+  REQUIRE_NATIVE,
+  exportGgufFile,
+  familyDir as dir,
+  familyFiles as folder,
+  sameBits,
+} from './support.mjs';
 import { existsSync } from 'node:fs';
 
 const sd = await loadSpecdec();
@@ -53,13 +60,7 @@ test('a GGUF twin of a folder gives the same probabilities, bit for bit (llama Q
   try {
     for (const family of FAMILIES) {
       const out = path.join(tmp, `${family}.gguf`);
-      execFileSync(process.execPath, [
-        path.join(ROOT, 'models/tools/export_gguf.mjs'),
-        dir(family),
-        out,
-        '--type',
-        'f32',
-      ]);
+      exportGgufFile(dir(family), out, 'f32');
       const fromFolder = sd.loadModel(folder(family));
       const fromGguf = sd.loadModel(readFileSync(out));
       const tokens = [1, 5, 9, 2, 7];
@@ -91,13 +92,7 @@ test(
       for (const family of FAMILIES) {
         const { tokens, logits } = JSON.parse(readFileSync(path.join(dir(family), 'reference.json'), 'utf8'));
         const out = path.join(tmp, `${family}.gguf`);
-        execFileSync(process.execPath, [
-          path.join(ROOT, 'models/tools/export_gguf.mjs'),
-          dir(family),
-          out,
-          '--type',
-          'f32',
-        ]);
+        exportGgufFile(dir(family), out, 'f32');
         // The first three tokens (no NUL among them: the prompt's bytes are the ids).
         const prompt = String.fromCharCode(...tokens.slice(0, 3));
         for (const model of [dir(family), out]) {

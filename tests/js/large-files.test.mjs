@@ -7,7 +7,6 @@
 // (int8 at load): bench/big-file.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +15,7 @@ import { readGgufMetadata } from 'specdec/tokenizer';
 import { ChunkedBytes } from '../../web/lib/model/sources.js';
 import { hfKvs } from '../../models/tools/export_gguf_hf.mjs';
 import { TINYLLAMA, llamaTensors, withZeros, zeroGguf, zeroSafetensors } from '../fixtures/makers/zero_files.mjs';
-import { ROOT, familyDir, familyFiles, sameBits } from './support.mjs';
+import { ROOT, exportGgufFile, familyDir, familyFiles, probsOf, sameBits } from './support.mjs';
 
 const sd = await loadSpecdec();
 const GAP = 2 ** 32 + 2 ** 20; // a multiple of GGUF's alignment
@@ -55,23 +54,11 @@ function safetensorsWithGap(bytes) {
   return withGap(head, bytes.subarray(8 + n));
 }
 
-// The model's probabilities for a few tokens; the model is disposed.
-function probsOf(model) {
-  const step = sd.modelStep(model);
-  try {
-    return step([1, 5, 9, 2], 4);
-  } finally {
-    step.dispose();
-    model.dispose();
-  }
-}
-
 test('a GGUF file past 4 GiB loads from its chunks, as f32 and int8, with 64-bit offsets', () => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'specdec-large-'));
   try {
     const file = path.join(tmp, 'llama.gguf');
-    const exporter = path.join(ROOT, 'models/tools/export_gguf.mjs');
-    execFileSync(process.execPath, [exporter, familyDir('llama'), file, '--type', 'f32']);
+    exportGgufFile(familyDir('llama'), file, 'f32');
     const gguf = new Uint8Array(readFileSync(file));
     const big = ggufWithGap(gguf);
     assert.ok(big.length > 2 ** 32);
@@ -79,7 +66,7 @@ test('a GGUF file past 4 GiB loads from its chunks, as f32 and int8, with 64-bit
       const model = sd.loadModel(big, { weights });
       assert.equal(model.fileBytes, gguf.byteLength + GAP);
       assert.equal(model.metadata.format, 'gguf');
-      assert.ok(sameBits(probsOf(model), probsOf(sd.loadModel(gguf, { weights }))), weights);
+      assert.ok(sameBits(probsOf(sd, model), probsOf(sd, sd.loadModel(gguf, { weights }))), weights);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -92,7 +79,7 @@ test('a folder whose model.safetensors is past 4 GiB loads from its chunks, neve
   for (const weights of ['f32', 'int8']) {
     const model = sd.loadModel(big, { weights });
     assert.equal(model.metadata.format, 'hf');
-    assert.ok(sameBits(probsOf(model), probsOf(sd.loadModel(files, { weights }))), weights);
+    assert.ok(sameBits(probsOf(sd, model), probsOf(sd, sd.loadModel(files, { weights }))), weights);
   }
 });
 
@@ -104,7 +91,7 @@ test('our own file past 4 GiB loads from its chunks and keeps its description', 
   assert.deepEqual(model.metadata, plain.metadata);
   assert.equal(model.nParams, plain.nParams);
   assert.equal(model.fileBytes, big.length);
-  assert.ok(sameBits(probsOf(model), probsOf(plain)));
+  assert.ok(sameBits(probsOf(sd, model), probsOf(sd, plain)));
 });
 
 test('a file past 4 GiB whose weights do not fit is refused by its header, before a weight is read', () => {

@@ -14,7 +14,7 @@ import { loadSpecdec, SpecdecError, limits } from 'specdec';
 import { readGgufMetadata, tokenizerFromGguf } from 'specdec/tokenizer';
 import { bytesToUnicode } from '../../models/tools/gguf_file.mjs';
 import { writeRandomLlamaFolder } from '../fixtures/makers/random_gguf.mjs';
-import { ROOT, familyDir, familyFiles } from './support.mjs';
+import { ROOT, exportGgufFile, familyDir, familyFiles } from './support.mjs';
 
 const sd = await loadSpecdec();
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'specdec-pretrained-'));
@@ -22,15 +22,7 @@ process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
 /** The GGUF twin of a family fixture (export_gguf.mjs writes a byte tokenizer of its vocabulary). */
 function gguf(family) {
-  const out = path.join(tmp, `${family}.gguf`);
-  execFileSync(process.execPath, [
-    path.join(ROOT, 'models/tools/export_gguf.mjs'),
-    familyDir(family),
-    out,
-    '--type',
-    'f32',
-  ]);
-  return readFileSync(out);
+  return readFileSync(exportGgufFile(familyDir(family), path.join(tmp, `${family}.gguf`), 'f32'));
 }
 const llamaGguf = gguf('llama');
 
@@ -257,14 +249,7 @@ test("a draft whose tokens differ from the target's is refused, naming the first
 });
 
 test('examples/pretrained.mjs decodes a GGUF file with itself as the draft', () => {
-  const file = path.join(tmp, 'example.gguf');
-  execFileSync(process.execPath, [
-    path.join(ROOT, 'models/tools/export_gguf.mjs'),
-    familyDir('llama'),
-    file,
-    '--type',
-    'q8_0',
-  ]);
+  const file = exportGgufFile(familyDir('llama'), path.join(tmp, 'example.gguf'), 'q8_0');
   const out = execFileSync(
     process.execPath,
     ['examples/pretrained.mjs', file, file, '--prompt', 'HELLO', '--max-tokens', '12'],

@@ -3,25 +3,18 @@
 // for bit, with progress events that end at the file's size; bad sources are refused by name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { ChunkedBytes, readSource } from '../../web/lib/model/sources.js';
 import { writeRandomLlamaGguf } from '../fixtures/makers/random_gguf.mjs';
-import { ROOT, familyDir, familyFiles, sameBits } from './support.mjs';
+import { ROOT, exportGgufFile, familyDir, familyFiles, probsOf, sameBits } from './support.mjs';
 
 const sd = await loadSpecdec();
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'specdec-sources-'));
 const GGUF = path.join(tmp, 'llama.gguf');
-execFileSync(process.execPath, [
-  path.join(ROOT, 'models/tools/export_gguf.mjs'),
-  familyDir('llama'),
-  GGUF,
-  '--type',
-  'q8_0',
-]);
+exportGgufFile(familyDir('llama'), GGUF, 'q8_0');
 const gguf = new Uint8Array(readFileSync(GGUF));
 const ours = new Uint8Array(readFileSync(path.join(ROOT, 'tests/fixtures/tiny_f32.safetensors')));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
@@ -36,17 +29,6 @@ function chunked(bytes, size) {
       at += size;
     },
   });
-}
-
-// The model's probabilities for a few tokens; the model is disposed.
-function probsOf(model) {
-  const step = sd.modelStep(model);
-  try {
-    return step([1, 5, 9, 2], 4);
-  } finally {
-    step.dispose();
-    model.dispose();
-  }
 }
 
 test('ChunkedBytes.subarray gives the bytes of the whole, across chunk boundaries', () => {
@@ -83,7 +65,7 @@ test('a known length is read into one buffer of that length; an unknown one is k
 const wholeOf = (b) => (b instanceof ChunkedBytes ? b.subarray(0, b.length) : b);
 
 test('a GGUF file loads from a Blob, a Response, its Promise and a stream as from its bytes', async () => {
-  const expected = probsOf(sd.loadModel(gguf));
+  const expected = probsOf(sd, sd.loadModel(gguf));
   const sources = {
     blob: () => new Blob([gguf]),
     response: () => new Response(gguf),
@@ -95,7 +77,7 @@ test('a GGUF file loads from a Blob, a Response, its Promise and a stream as fro
     const model = await sd.loadModel(make(), { onProgress: (e) => events.push(e) });
     assert.equal(model.metadata.format, 'gguf', name);
     assert.equal(model.fileBytes, gguf.byteLength, name);
-    assert.ok(sameBits(probsOf(model), expected), `${name}: the same probabilities`);
+    assert.ok(sameBits(probsOf(sd, model), expected), `${name}: the same probabilities`);
     const read = events.filter((e) => e.phase === 'read');
     const build = events.filter((e) => e.phase === 'build');
     assert.ok(read.length >= 2 && build.length >= 2, `${name}: read and build events`);
@@ -109,7 +91,7 @@ test('a GGUF file loads from a Blob, a Response, its Promise and a stream as fro
 });
 
 test("our own files and a folder's files load from sources too", async () => {
-  assert.ok(sameBits(probsOf(await sd.loadModel(chunked(ours, 5000))), probsOf(sd.loadModel(ours))));
+  assert.ok(sameBits(probsOf(sd, await sd.loadModel(chunked(ours, 5000))), probsOf(sd, sd.loadModel(ours))));
   const files = familyFiles('qwen2');
   // Weights as Blobs, the first one as a stream of chunks (kept as chunks: the loader reads them).
   const asBlobs = Object.entries(files).map(([name, bytes]) => [
@@ -121,7 +103,7 @@ test("our own files and a folder's files load from sources too", async () => {
   const events = [];
   const model = await sd.loadModel(new Map(asBlobs), { weights: 'int8', onProgress: (e) => events.push(e) });
   assert.equal(model.weights, 'int8');
-  assert.ok(sameBits(probsOf(model), probsOf(sd.loadModel(files, { weights: 'int8' }))));
+  assert.ok(sameBits(probsOf(sd, model), probsOf(sd, sd.loadModel(files, { weights: 'int8' }))));
   const names = new Set(events.filter((e) => e.phase === 'read').map((e) => e.file));
   assert.deepEqual(
     [...names].sort(),
@@ -201,5 +183,5 @@ test('an onProgress that throws stops the load with its error and leaks nothing'
     async () => sd.loadModel(new Blob([big]), throwing('read')),
     (e) => e === stop,
   );
-  probsOf(sd.loadModel(big)); // the module goes on
+  probsOf(sd, sd.loadModel(big)); // the module goes on
 });

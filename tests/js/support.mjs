@@ -44,6 +44,26 @@ export const familyFiles = (family) =>
     readdirSync(familyDir(family)).map((name) => [name, readFileSync(path.join(familyDir(family), name))]),
   );
 
+/**
+ * The GGUF twin of a Hugging Face folder, written to `out` by models/tools/export_gguf.mjs run as
+ * a command (weights of `type`: 'f32', 'q8_0', ...); returns `out`.
+ */
+export function exportGgufFile(folder, out, type) {
+  execFileSync(process.execPath, [path.join(ROOT, 'models/tools/export_gguf.mjs'), folder, out, '--type', type]);
+  return out;
+}
+
+/** The model's probabilities for a few tokens (sd.modelStep of [1, 5, 9, 2]); the model is disposed. */
+export function probsOf(sd, model) {
+  const step = sd.modelStep(model);
+  try {
+    return step([1, 5, 9, 2], 4);
+  } finally {
+    step.dispose();
+    model.dispose();
+  }
+}
+
 /** Whether two typed arrays hold the same bytes (floats compared bit for bit, not by value). */
 export const sameBits = (a, b) =>
   a.length === b.length &&
