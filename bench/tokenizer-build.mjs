@@ -13,33 +13,10 @@ import { createRequire } from 'node:module';
 import { benchOptions, cpuName, writeJson } from './common.mjs';
 import { tokenizerFromGguf } from '../web/lib/tokenizer/tokenizer.js';
 import { mergesFromScores } from '../web/lib/tokenizer/gguf-tokenizer.js';
+import { ggufMetadata as gguf } from '../tests/fixtures/makers/gguf_metadata.mjs';
 
 const opts = benchOptions({ repeats: '5', json: undefined });
 const repeats = Math.max(1, Number(opts.repeats) | 0);
-
-// A GGUF v3 file holding only metadata.
-const enc = new TextEncoder();
-const u32 = (v) => new Uint8Array(new Uint32Array([v]).buffer);
-const u64 = (v) => new Uint8Array(new BigUint64Array([BigInt(v)]).buffer);
-const str = (s) => {
-  const b = enc.encode(s);
-  return [u64(b.length), b];
-};
-const VALUE = {
-  u32: (v) => [u32(4), u32(v)],
-  bool: (v) => [u32(7), Uint8Array.of(v ? 1 : 0)],
-  string: (v) => [u32(8), ...str(v)],
-  strings: (v) => [u32(9), u32(8), u64(v.length), ...v.flatMap(str)],
-  i32s: (v) => [u32(9), u32(5), u64(v.length), new Uint8Array(Int32Array.from(v).buffer)],
-  f32s: (v) => [u32(9), u32(6), u64(v.length), new Uint8Array(Float32Array.from(v).buffer)],
-};
-function gguf(pairs) {
-  const parts = [enc.encode('GGUF'), u32(3), u64(0), u64(pairs.length)];
-  for (const [key, kind, value] of pairs) parts.push(...str(key), ...VALUE[kind](value));
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  parts.reduce((o, p) => (out.set(p, o), o + p.length), 0);
-  return out;
-}
 
 const BYTES = Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
 // A SentencePiece vocabulary: <unk>, <s>, </s>, the 256 byte tokens, then `normal` (scores: -id).

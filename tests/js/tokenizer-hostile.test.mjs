@@ -5,29 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTokenizer, readGgufMetadata, tokenizerFromGguf } from '../../web/lib/tokenizer/tokenizer.js';
 import { SpecdecError } from '../../web/lib/base/errors.js';
+import { ggufMetadata as gguf, u32, u64 } from '../fixtures/makers/gguf_metadata.mjs';
 
-// A little-endian GGUF writer of the test's own, so that any byte can be made wrong.
-const u32 = (v) => new Uint8Array(new Uint32Array([v]).buffer);
-const u64 = (v) => new Uint8Array(new BigUint64Array([BigInt(v)]).buffer);
-const str = (s) => {
-  const b = new TextEncoder().encode(s);
-  return [u64(b.length), b];
-};
-const VALUE = {
-  u32: (v) => [u32(4), u32(v)],
-  bool: (v) => [u32(7), Uint8Array.of(v ? 1 : 0)],
-  string: (v) => [u32(8), ...str(v)],
-  strings: (v) => [u32(9), u32(8), u64(v.length), ...v.flatMap(str)],
-  i32s: (v) => [u32(9), u32(5), u64(v.length), new Uint8Array(new Int32Array(v).buffer)],
-  f32s: (v) => [u32(9), u32(6), u64(v.length), new Uint8Array(new Float32Array(v).buffer)],
-};
-function gguf(pairs, { version = 3, magic = 'GGUF' } = {}) {
-  const parts = [new TextEncoder().encode(magic), u32(version), u64(0), u64(pairs.length)];
-  for (const [key, kind, value] of pairs) parts.push(...str(key), ...VALUE[kind](value));
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  parts.reduce((o, p) => (out.set(p, o), o + p.length), 0);
-  return out;
-}
 const BYTES = Array.from({ length: 256 }, (_, b) =>
   String.fromCodePoint(b < 33 || (b > 126 && b < 161) || b === 173 ? 256 + b : b),
 );
