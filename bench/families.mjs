@@ -29,6 +29,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
 import { writeRandomLlamaFolder, writeRandomLlamaGguf } from '../tests/fixtures/makers/random_gguf.mjs';
+import { TINYLLAMA } from '../tests/fixtures/makers/zero_files.mjs';
 import { pairChild, parsePair, printPair } from './families-pair.mjs';
 
 // config.json fields of the published checkpoints (src/model/families-design.md §2.1).
@@ -57,18 +58,7 @@ const SHAPES = {
     rms_norm_eps: 1e-5,
     max_position_embeddings: 8192,
   },
-  'tinyllama-1.1b': {
-    hidden_size: 2048,
-    intermediate_size: 5632,
-    num_hidden_layers: 22,
-    num_attention_heads: 32,
-    num_key_value_heads: 4,
-    vocab_size: 32000,
-    tie_word_embeddings: false,
-    rope_theta: 10000,
-    rms_norm_eps: 1e-5,
-    max_position_embeddings: 2048,
-  },
+  'tinyllama-1.1b': TINYLLAMA, // tests/fixtures/makers/zero_files.mjs (bench/big-file.mjs's shape)
   'llama-68m': {
     hidden_size: 768,
     intermediate_size: 3072,
