@@ -111,6 +111,9 @@ test('examples/transformers.mjs without its model folders says which files are m
     r.stderr,
     /missing in build-transformers\/ \(from .*\): target\/config\.json, target\/tokenizer\.json, target\/onnx\/model\.onnx, draft\/config\.json, draft\/onnx\/model\.onnx/,
   );
-  assert.match(r.stderr, /models\/make_transformers_model\.py models\/target\.safetensors build-transformers\/target/);
+  assert.match(
+    r.stderr,
+    /-m models\.tools\.make_transformers_model models\/target\.safetensors build-transformers\/target/,
+  );
   assert.doesNotMatch(r.stderr, /tokenizer_class/);
 });
