@@ -11,7 +11,7 @@ import { VitePWA } from 'vite-plugin-pwa';
 import { MODEL_PAIRS } from './models.config.js';
 import { CSP } from './csp.js';
 import { ISOLATION_HEADERS } from './serve.mjs';
-import { readSafetensorsHeader, safetensorsHeaderLength } from '../lib/base/safetensors.js';
+import { readSafetensorsHeader, safetensorsHeaderLength } from '../../models/tools/safetensors.mjs';
 
 const pageDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(pageDir, '../..');
@@ -316,6 +316,24 @@ export default defineConfig({
           '**/models/*-int8.safetensors',
         ],
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
+        // A file without a content hash in its name (index.html, the default pair) gets the
+        // SHA-256 of its bytes as its revision (workbox's is an MD5, which a service worker
+        // cannot compute): sw.js takes the copy the page already fetched only if it hashes to it.
+        manifestTransforms: [
+          async (entries) => ({
+            manifest: entries.map((e) =>
+              e.revision
+                ? {
+                    ...e,
+                    revision: createHash('sha256')
+                      .update(readFileSync(path.resolve(repoRoot, 'dist/page', e.url)))
+                      .digest('hex'),
+                  }
+                : e,
+            ),
+            warnings: [],
+          }),
+        ],
         rollupFormat: 'iife', // a classic service worker script: no module worker needed
       },
     }),

@@ -14,6 +14,9 @@
 //      across visits of either kind; entries of an older build are removed on activation.
 //    The new worker takes over at once (skipWaiting, clientsClaim). No navigation fallback: a
 //    URL that is not precached goes to the network.
+//    Each file is downloaded once per visit, even from a host without validators: both groups
+//    take the copy the page already fetched from the browser's HTTP cache (fetchOnce below),
+//    checked against the build's SHA-256 where the name has no content hash.
 // 2. The pairs fetched on demand (models/<pair>-target|draft|heads.safetensors?v=<hash>) are
 //    kept by a cache-first runtime cache once fetched (never precached: a first visit does not
 //    download them), at most three entries per pair; so are the 8-bit files of every pair
@@ -71,20 +74,44 @@ const isolation = {
   handlerWillRespond: async ({ request, response }) => (ownUrl(request.url) ? withIsolation(response) : response),
 };
 
-// A workbox plugin: a precached file with a revision is fetched revalidated ('no-cache': the
-// server answers 304 for the copy the browser holds) instead of reloaded (workbox's choice, a
-// second download of the body): on a first visit the page has fetched index.html already.
-const revalidate = {
+const manifest = self.__WB_MANIFEST;
+// absolute URL -> its revision: the SHA-256 of its bytes (vite.config.js), '' for a file whose
+// name has a content hash.
+const revisions = new Map(manifest.map((e) => [new URL(e.url, scope).href, e.revision ?? '']));
+
+async function sha256(buffer) {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', buffer));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * The response for a file of the build, fetched once per visit (issue 56: on a first visit the
+ * page has fetched it already, and reloading it downloaded the page twice from a server without
+ * validators): the browser's HTTP cache's copy, whatever its headers say ('force-cache'), if it
+ * is the file this build lists — a name with a content hash always is; a file with a revision
+ * only if its bytes hash to it — else the network's.
+ */
+async function checked(url, response) {
+  const revision = revisions.get(url);
+  if (!revision || !response.ok) return response;
+  if ((await sha256(await response.clone().arrayBuffer())) === revision) return response;
+  return fetch(url, { cache: 'reload', credentials: 'same-origin' });
+}
+const fetchOnce = async (url) =>
+  checked(url, await fetch(url, { cache: 'force-cache', credentials: 'same-origin' }));
+
+// The same as a workbox plugin of the precache.
+const fromHttpCache = {
   requestWillFetch: async ({ request }) =>
-    request.cache === 'reload' ? new Request(request, { cache: 'no-cache' }) : request,
+    revisions.has(request.url) && request.mode !== 'navigate' ? new Request(request, { cache: 'force-cache' }) : request,
+  fetchDidSucceed: async ({ request, response }) => checked(request.url, response),
 };
 
 self.skipWaiting();
 clientsClaim();
 cleanupOutdatedCaches();
 
-addPlugins([isolation, revalidate]);
-const manifest = self.__WB_MANIFEST;
+addPlugins([isolation, fromHttpCache]);
 /**
  * Whether a manifest URL (relative to the scope) belongs to the 'decoding' group: by the built
  * files' names — the decoding worker's bundle is named after its entry, worker/worker.js
@@ -111,12 +138,8 @@ const inFlight = new Map();
 async function cacheOne(cache, url, revision) {
   const have = await cache.match(url);
   if (have && have.headers.get(REVISION) === revision) return;
-  // Revalidated, not reloaded: the decoding worker may have fetched the file before this
-  // worker controlled the page (a first visit); the server then answers 304 for that copy.
-  const response = await fetch(url, {
-    cache: revision ? 'no-cache' : 'default',
-    credentials: 'same-origin',
-  });
+  // The decoding worker may have fetched the file before this worker controlled the page.
+  const response = await fetchOnce(url);
   if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
   const headers = new Headers(response.headers);
   headers.set(REVISION, revision);
