@@ -203,6 +203,115 @@ def export_model(llama, modes, out):
 
 
 # ------------------------------------------------------------------------------ training
+def lr_at(it, s):
+    """Linear warm-up, then a cosine to min_lr, or (schedule 'wsd') constant until the last
+    decay_frac of the run and a linear decay to min_lr (the run's length can still change
+    until the decay starts)."""
+    if it < s['warmup']:
+        return s['lr'] * min(1.0, (it + 1) / s['warmup'])
+    if s.get('schedule') == 'wsd':
+        start = s['iters'] - int(s['decay_frac'] * s['iters'])
+        return s['lr'] if it < start else s['lr'] + (it - start) / max(1, s['iters'] - start) * (s['min_lr'] - s['lr'])
+    frac = max(0.0, (it - s['warmup']) / (s['iters'] - s['warmup']))
+    return s['min_lr'] + 0.5 * (s['lr'] - s['min_lr']) * (1 + math.cos(math.pi * frac))
+
+
+def adamw(model, s):
+    decay = [p for p in model.parameters() if p.dim() == 2]
+    other = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{'params': decay, 'weight_decay': s['weight_decay']}, {'params': other, 'weight_decay': 0.0}],
+                             lr=s['lr'], betas=(0.9, 0.95))
+
+
+def distill_loss(logits, y, t_logits, kl_weight):
+    """(1 - kl_weight) * cross-entropy on the text + kl_weight * KL(teacher || student)."""
+    ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    kl = F.kl_div(F.log_softmax(logits, dim=-1), F.log_softmax(t_logits, dim=-1), log_target=True,
+                  reduction='none').sum(-1).mean()
+    return (1 - kl_weight) * ce + kl_weight * kl
+
+
+def fit(model, s, batch, evaluate, ckpt=None, teacher=None, log=print, student=None):
+    """Train model with AdamW (weight decay on matrices, clipping 1.0) for s['iters'] iterations
+    of batch(gen) -> (x, y); evaluate() -> a dict logged every s['eval_every'] (default 100)
+    iterations and at the end. teacher: distil, loss = distill_loss(...) on the same positions.
+    student: (a model, its settings: lr, min_lr, weight_decay, kl_weight) distilled online at
+    every iteration from model's own logits of the batch (the teacher's forward pass costs
+    nothing more), on model's schedule scaled to the student's lr. ckpt: a path written every
+    s['ckpt_seconds'] and resumed from (s['iters'] may change between runs). -> (history,
+    minutes)."""
+    gen = torch.Generator().manual_seed(s.get('seed', 2))
+    opt = adamw(model, s)
+    if student is not None:
+        st_model, st = student
+        st_opt = adamw(st_model, st)
+    it, history, elapsed = 0, [], 0.0
+    if ckpt and os.path.exists(ckpt):
+        c = torch.load(ckpt)
+        model.load_state_dict(c['model'])
+        opt.load_state_dict(c['opt'])
+        if student is not None:
+            st_model.load_state_dict(c['student'])
+            st_opt.load_state_dict(c['student_opt'])
+        gen.set_state(c['gen'])
+        it, history, elapsed = c['iter'], c['history'], c['elapsed']
+        log(f'resumed at iteration {it} ({elapsed / 60:.1f} min so far)')
+
+    def save():
+        extra = {'student': st_model.state_dict(), 'student_opt': st_opt.state_dict()} if student is not None else {}
+        torch.save({'model': model.state_dict(), 'opt': opt.state_dict(), 'gen': gen.get_state(), 'iter': it,
+                    'history': history, 'elapsed': elapsed, **extra}, ckpt + '.tmp')
+        os.replace(ckpt + '.tmp', ckpt)
+
+    t0, saved = time.time() - elapsed, time.time()
+    V = model.config['vocab_size']
+    while True:
+        lr = lr_at(it, s)
+        for g in opt.param_groups:
+            g['lr'] = lr
+        if it % s.get('eval_every', 100) == 0 or it == s['iters']:
+            model.eval()
+            with torch.no_grad():
+                row = {'iter': it, **evaluate(), 'lr': lr, 'seconds': round(time.time() - t0)}
+            model.train()
+            if not history or history[-1]['iter'] != it:
+                history.append(row)
+            log(row)
+        if it >= s['iters']:
+            break
+        x, y = batch(gen)
+        logits = model(x)
+        if teacher is not None:
+            with torch.no_grad():
+                t_logits = teacher(x)
+            loss = distill_loss(logits, y, t_logits, s['kl_weight'])
+        else:
+            loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if student is not None:
+            for g in st_opt.param_groups:
+                g['lr'] = lr * st['lr'] / s['lr']
+            st_loss = distill_loss(st_model(x), y, logits.detach(), st['kl_weight'])
+            st_opt.zero_grad(set_to_none=True)
+            st_loss.backward()
+            torch.nn.utils.clip_grad_norm_(st_model.parameters(), 1.0)
+            st_opt.step()
+        it += 1
+        elapsed = time.time() - t0
+        if it % 10 == 0:
+            more = f' student {st_loss.item():.4f}' if student is not None else ''
+            log(f'iter {it} loss {loss.item():.4f}{more} lr {lr:.2e} {elapsed / 60:.1f} min')
+        if ckpt and time.time() - saved > s.get('ckpt_seconds', 120):
+            save()
+            saved = time.time()
+    if ckpt:
+        save()
+    return history, elapsed / 60
+
+
 def train():
     from .data import get_batch, load_data
     torch.manual_seed(1)
@@ -211,38 +320,14 @@ def train():
     model = Llama()
     n_params = sum(p.numel() for p in model.parameters())
     train_data, val = load_data()
-    gen, val_gen = torch.Generator().manual_seed(2), torch.Generator().manual_seed(3)
-    decay = [p for p in model.parameters() if p.dim() == 2]
-    other = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{'params': decay, 'weight_decay': s['weight_decay']}, {'params': other, 'weight_decay': 0.0}],
-                            lr=s['lr'], betas=(0.9, 0.95))
-    history, t0 = [], time.time()
 
     def val_loss(n=24):
-        model.eval()
-        with torch.no_grad():
-            losses = [F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1)).item()
-                      for x, y in (get_batch(val, 16, s['block'], val_gen) for _ in range(n))]
-        model.train()
-        return sum(losses) / len(losses)
+        val_gen = torch.Generator().manual_seed(3)
+        losses = [F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1)).item()
+                  for x, y in (get_batch(val, 16, s['block'], val_gen) for _ in range(n))]
+        return {'val_loss': round(sum(losses) / len(losses), 4)}
 
-    for it in range(s['iters'] + 1):
-        frac = max(0.0, (it - s['warmup']) / (s['iters'] - s['warmup']))
-        lr = s['lr'] * min(1.0, (it + 1) / s['warmup']) if it < s['warmup'] else \
-            s['min_lr'] + 0.5 * (s['lr'] - s['min_lr']) * (1 + math.cos(math.pi * frac))
-        for g in opt.param_groups:
-            g['lr'] = lr
-        if it % 100 == 0 or it == s['iters']:
-            history.append({'iter': it, 'val_loss': round(val_loss(), 4), 'seconds': round(time.time() - t0)})
-            print(history[-1], flush=True)
-        if it == s['iters']:
-            break
-        x, y = get_batch(train_data, s['batch'], s['block'], gen)
-        loss = F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+    history, _ = fit(model, s, lambda gen: get_batch(train_data, s['batch'], s['block'], gen), val_loss)
     model.eval()
     save(model, WEIGHTS, {'name': 'llama', 'val_loss': history[-1]['val_loss'], 'iters': s['iters']})
     with open(history_path(WEIGHTS), 'w') as f:
