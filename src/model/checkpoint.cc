@@ -68,6 +68,17 @@ void check_checkpoint_config(const FamilyConfig& f) {
   for (int id : f.eos_token_ids) check_token_id("eos_token_id", id, f.vocab_size);
 }
 
+bool is_gpt2_block_linear(const std::string& name) {
+  if (name.rfind("transformer.h.", 0) != 0) return false;
+  for (const std::string s :
+       {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
+    if (name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 const char* tensor_type_name(TensorType t) {
   static const char* const kNames[] = {"F32", "F16", "BF16", "Q8_0", "Q4_0"};  // TensorType's order
   return kNames[static_cast<int>(t)];
@@ -78,6 +89,35 @@ const uint8_t* tensor_bytes(const CheckpointTensor& t, Buffer<uint8_t>& scratch)
   resize_scratch(scratch, t.bytes);
   t.fetch(scratch.data());
   return scratch.data();
+}
+
+CheckpointTensor stored_tensor(TensorType type, std::vector<uint64_t> shape, size_t bytes,
+                               const uint8_t* data, const ByteReader& read, uint64_t offset) {
+  CheckpointTensor t{type, std::move(shape), data, bytes, {}, {}};
+  if (!data && read) {
+    t.fetch = [read, offset, bytes](uint8_t* into) { read(offset, bytes, into); };
+    t.fetch_range = [read, offset](uint64_t at, size_t n, uint8_t* into) {
+      read(offset + at, n, into);
+    };
+  }
+  return t;
+}
+
+void rewrite_tensor(CheckpointTensor& t, Checkpoint& ck,
+                    std::function<void(const uint8_t* stored, uint8_t* out)> rewrite) {
+  t.fetch_range = nullptr;
+  if (t.data) {
+    ck.owned.emplace_back(t.bytes);
+    rewrite(t.data, ck.owned.back().data());
+    t.data = ck.owned.back().data();
+    return;
+  }
+  t.fetch = [stored = std::move(t.fetch), rewrite = std::move(rewrite),
+             n = t.bytes](uint8_t* into) {
+    Buffer<uint8_t> in(n);  // written whole by the fetch
+    stored(in.data());
+    rewrite(in.data(), into);
+  };
 }
 
 ByteReader file_reader(const std::string& path, uint64_t* size) {

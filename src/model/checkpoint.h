@@ -78,6 +78,11 @@ void check_checkpoint_config(const FamilyConfig& c);
 // vocabulary of 80 tokens ..."), for frontends that read ids wider than an int.
 void check_token_id(const char* what, int64_t id, int vocab_size);
 
+// A GPT-2 block's Linear weight ("transformer.h.{i}." + attn.c_attn, attn.c_proj, mlp.c_fc or
+// mlp.c_proj + ".weight"): Conv1D (in, out) in a Hugging Face folder, a .q8 + .scale pair in our
+// 8-bit files.
+bool is_gpt2_block_linear(const std::string& name);
+
 // Where a checkpoint came from.
 enum class CheckpointFormat { kSpecdec, kGguf, kHfFolder };
 const char* format_name(CheckpointFormat f);  // "specdec" / "gguf" / "hf"
@@ -91,6 +96,8 @@ const char* tensor_type_name(TensorType t);  // "F32" ... "Q4_0", as the formats
 // Where a streamed file's bytes come from: copies `bytes` bytes at `offset` of the file into
 // `into` (the bindings read them from the JS buffer the file is in, one tensor at a time).
 using ByteReader = std::function<void(uint64_t offset, size_t bytes, uint8_t* into)>;
+
+struct Checkpoint;
 
 // Natively: a reader of the file at `path` (held open by the reader and its copies), and the
 // file's size in *size. Throws specdec::Error naming the file when it cannot be opened or read.
@@ -110,6 +117,17 @@ struct CheckpointTensor {
   // rows at a time. Unset otherwise (fetch the whole tensor then).
   std::function<void(uint64_t offset, size_t n, uint8_t* into)> fetch_range;
 };
+
+// A tensor stored as the model takes it: at `data`, or (data null) at `offset` of the file that
+// `read` reads, fetched whole or a range at a time.
+CheckpointTensor stored_tensor(TensorType type, std::vector<uint64_t> shape, size_t bytes,
+                               const uint8_t* data, const ByteReader& read, uint64_t offset);
+
+// A tensor whose stored bytes the model takes rewritten (GGUF's permuted Q / K rows, GPT-2's
+// Conv1D transposes): rewrite(stored, out) runs now into ck.owned when t is in memory, else each
+// time t is fetched (then whole only: fetch_range unset).
+void rewrite_tensor(CheckpointTensor& t, Checkpoint& ck,
+                    std::function<void(const uint8_t* stored, uint8_t* out)> rewrite);
 
 // t's bytes: t.data, or fetched into scratch (resized to t.bytes, uninitialised before the fetch;
 // a scratch kept across tensors is allocated once).

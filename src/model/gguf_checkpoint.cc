@@ -9,7 +9,6 @@
 #include <climits>
 #include <cstring>
 #include <functional>
-#include <set>
 
 #include "base/errors.h"
 #include "model/gguf.h"
@@ -74,17 +73,9 @@ FamilyConfig read_config(const GgufFile& f, Family family, const std::string& ar
       gpt2 && !f.find(ff_key) ? positive_int(4 * uint64_t(c.n_embd), ff_key) : int_key(f, ff_key);
   const std::string eps_key =
       a + (gpt2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon");
-  c.norm_eps = static_cast<float>(f.get_f64(eps_key));  // checked by check_checkpoint_config
-  if (c.n_kv_head > c.n_head || c.n_head % c.n_kv_head != 0) {
-    fail("model file: ", a, "attention.head_count ", c.n_head, " is not a multiple of ", a,
-         "attention.head_count_kv ", c.n_kv_head);
-  }
-  if (gpt2 && c.n_kv_head != c.n_head) {
-    fail("model file: ", a, "attention.head_count_kv ", c.n_kv_head, " must equal head_count ",
-         c.n_head, " (GPT-2 has no grouped-query attention)");
-  }
-  const bool even = c.n_embd % c.n_head == 0;
-  if (!f.find(a + "attention.key_length") && !even) {
+  c.norm_eps = static_cast<float>(f.get_f64(eps_key));
+  // Head counts, head_dim, norm_eps and rope_theta are checked by check_checkpoint_config.
+  if (!f.find(a + "attention.key_length") && c.n_embd % c.n_head != 0) {
     fail("model file: ", a, "embedding_length ", c.n_embd, " is not a multiple of ", a,
          "attention.head_count ", c.n_head, " and no key_length is given");
   }
@@ -94,18 +85,9 @@ FamilyConfig read_config(const GgufFile& f, Family family, const std::string& ar
     fail("model file: ", a, "attention.value_length ", value_length, " differs from key_length ",
          c.head_dim, " (not supported)");
   }
-  if (gpt2) {
-    if (c.head_dim * c.n_head != c.n_embd)
-      fail("model file: gpt2 key_length must be n_embd / n_head");
-    return c;
-  }
-  if (c.head_dim % 2 != 0)
-    fail("model file: head_dim ", c.head_dim, " must be even (rotary pairs)");
+  if (gpt2) return c;
   const std::string theta_key = a + "rope.freq_base";
   if (f.find(theta_key)) c.rope_theta = f.get_f64(theta_key);
-  if (!(c.rope_theta > 1.0 && c.rope_theta < 1e12)) {
-    fail("model file: ", theta_key, " must be in (1, 1e12), got ", c.rope_theta);
-  }
   check_rope(f, arch, c.head_dim, c.max_positions);
   return c;
 }
@@ -144,86 +126,56 @@ void read_vocab(const GgufFile& f, const std::string& arch, FamilyConfig& c) {
   }
 }
 
-enum class Need { kRequired, kOptional };
-
-// One tensor the family reads: its GGUF and HF names, its PyTorch shape, and for llama's Q and
-// K the number of heads its rows are permuted over (0: none).
-struct Entry {
-  std::string gguf, hf;
-  std::vector<uint64_t> shape;
-  Need need;
-  int permuted_heads = 0;
+// GGUF's names (llama.cpp's gguf-py constants) of each family's tensors, before ".weight" /
+// ".bias": the block's after "blk.{i}." and Hugging Face's after the layer's prefix, then the
+// others. Which tensors a family needs, and their shapes, the model's loader checks
+// (family::check_tensor_set), in the same words for every format. permuted: llama's Q (1) and K
+// (2) rows, permuted over n_head / n_kv_head heads by llama.cpp's converter.
+struct Name {
+  const char *gguf, *hf;
+  int permuted = 0;
 };
+const Name kLlamaBlock[] = {
+    {"attn_norm", "input_layernorm"},    {"attn_q", "self_attn.q_proj", 1},
+    {"attn_k", "self_attn.k_proj", 2},   {"attn_v", "self_attn.v_proj"},
+    {"attn_output", "self_attn.o_proj"}, {"ffn_norm", "post_attention_layernorm"},
+    {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
+    {"ffn_down", "mlp.down_proj"},       {nullptr, nullptr}};
+const Name kLlamaGlobal[] = {{"token_embd", "model.embed_tokens"},
+                             {"output_norm", "model.norm"},
+                             {"output", "lm_head"},
+                             {nullptr, nullptr}};
+const Name kGpt2Block[] = {
+    {"attn_norm", "ln_1"}, {"attn_qkv", "attn.c_attn"}, {"attn_output", "attn.c_proj"},
+    {"ffn_norm", "ln_2"},  {"ffn_up", "mlp.c_fc"},      {"ffn_down", "mlp.c_proj"},
+    {nullptr, nullptr}};
+const Name kGpt2Global[] = {{"token_embd", "transformer.wte"},
+                            {"position_embd", "transformer.wpe"},
+                            {"output_norm", "transformer.ln_f"},
+                            {"output", "lm_head"},
+                            {nullptr, nullptr}};
 
-std::vector<Entry> llama_plan(const FamilyConfig& c) {
-  const bool qwen2 = c.family == Family::kQwen2;
-  const uint64_t C = c.n_embd, F = c.n_ff, V = c.vocab_size;
-  const uint64_t Q = uint64_t{1} * c.n_head * c.head_dim,
-                 KV = uint64_t{1} * c.n_kv_head * c.head_dim;
-  const Need qkv_bias = qwen2 ? Need::kRequired : Need::kOptional;
-  const int q_heads = qwen2 ? 0 : c.n_head, k_heads = qwen2 ? 0 : c.n_kv_head;
-  std::vector<Entry> plan = {
-      {"token_embd.weight", "model.embed_tokens.weight", {V, C}, Need::kRequired},
-      {"output_norm.weight", "model.norm.weight", {C}, Need::kRequired},
-      {"output.weight", "lm_head.weight", {V, C}, Need::kOptional},
-  };
-  for (int i = 0; i < c.n_layer; ++i) {
-    const std::string b = "blk." + std::to_string(i) + ".";
-    const std::string h = "model.layers." + std::to_string(i) + ".";
-    const std::vector<Entry> layer = {
-        {b + "attn_norm.weight", h + "input_layernorm.weight", {C}, Need::kRequired},
-        {b + "attn_q.weight", h + "self_attn.q_proj.weight", {Q, C}, Need::kRequired, q_heads},
-        {b + "attn_q.bias", h + "self_attn.q_proj.bias", {Q}, qkv_bias, q_heads},
-        {b + "attn_k.weight", h + "self_attn.k_proj.weight", {KV, C}, Need::kRequired, k_heads},
-        {b + "attn_k.bias", h + "self_attn.k_proj.bias", {KV}, qkv_bias, k_heads},
-        {b + "attn_v.weight", h + "self_attn.v_proj.weight", {KV, C}, Need::kRequired},
-        {b + "attn_v.bias", h + "self_attn.v_proj.bias", {KV}, qkv_bias},
-        {b + "attn_output.weight", h + "self_attn.o_proj.weight", {C, Q}, Need::kRequired},
-        {b + "attn_output.bias", h + "self_attn.o_proj.bias", {C}, Need::kOptional},
-        {b + "ffn_norm.weight", h + "post_attention_layernorm.weight", {C}, Need::kRequired},
-        {b + "ffn_gate.weight", h + "mlp.gate_proj.weight", {F, C}, Need::kRequired},
-        {b + "ffn_gate.bias", h + "mlp.gate_proj.bias", {F}, Need::kOptional},
-        {b + "ffn_up.weight", h + "mlp.up_proj.weight", {F, C}, Need::kRequired},
-        {b + "ffn_up.bias", h + "mlp.up_proj.bias", {F}, Need::kOptional},
-        {b + "ffn_down.weight", h + "mlp.down_proj.weight", {C, F}, Need::kRequired},
-        {b + "ffn_down.bias", h + "mlp.down_proj.bias", {C}, Need::kOptional},
-    };
-    plan.insert(plan.end(), layer.begin(), layer.end());
+// The Hugging Face name of a GGUF tensor ("" when the family has none) and its permutation.
+std::string hf_name(const std::string& name, const FamilyConfig& c, int* permuted) {
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return "";
+  const std::string stem = name.substr(0, dot), suffix = name.substr(dot);
+  if (suffix != ".weight" && suffix != ".bias") return "";
+  const bool gpt2 = c.family == Family::kGPT2;
+  *permuted = 0;
+  for (const Name* n = gpt2 ? kGpt2Global : kLlamaGlobal; n->gguf; ++n) {
+    if (stem == n->gguf) return n->hf + suffix;
   }
-  return plan;
-}
-
-std::vector<Entry> gpt2_plan(const FamilyConfig& c) {
-  const uint64_t C = c.n_embd, F = c.n_ff, V = c.vocab_size, P = c.max_positions;
-  const Need req = Need::kRequired;
-  std::vector<Entry> plan = {
-      {"token_embd.weight", "transformer.wte.weight", {V, C}, req},
-      {"position_embd.weight", "transformer.wpe.weight", {P, C}, req},
-      {"output_norm.weight", "transformer.ln_f.weight", {C}, req},
-      {"output_norm.bias", "transformer.ln_f.bias", {C}, req},
-      {"output.weight", "lm_head.weight", {V, C}, Need::kOptional},
-  };
-  // [gguf, hf, rows, columns (0: a vector)] of each block's weights and biases.
-  struct Part {
-    const char *gguf, *hf;
-    uint64_t rows, cols;
-  };
-  const Part parts[] = {
-      {"attn_norm", "ln_1", C, 0},          {"attn_qkv", "attn.c_attn", 3 * C, C},
-      {"attn_output", "attn.c_proj", C, C}, {"ffn_norm", "ln_2", C, 0},
-      {"ffn_up", "mlp.c_fc", F, C},         {"ffn_down", "mlp.c_proj", C, F},
-  };
-  for (int i = 0; i < c.n_layer; ++i) {
-    const std::string b = "blk." + std::to_string(i) + ".";
-    const std::string h = "transformer.h." + std::to_string(i) + ".";
-    for (const Part& p : parts) {
-      const std::vector<uint64_t> w =
-          p.cols ? std::vector<uint64_t>{p.rows, p.cols} : std::vector<uint64_t>{p.rows};
-      plan.push_back({b + p.gguf + ".weight", h + p.hf + ".weight", w, req});
-      plan.push_back({b + p.gguf + ".bias", h + p.hf + ".bias", {p.rows}, req});
+  for (int i = 0; i < c.n_layer && stem.rfind("blk.", 0) == 0; ++i) {
+    const std::string block = "blk." + std::to_string(i) + ".";
+    if (stem.rfind(block, 0) != 0) continue;
+    for (const Name* n = gpt2 ? kGpt2Block : kLlamaBlock; n->gguf; ++n) {
+      if (stem.compare(block.size(), std::string::npos, n->gguf) != 0) continue;
+      if (c.family == Family::kLlama) *permuted = n->permuted;
+      return (gpt2 ? "transformer.h." : "model.layers.") + std::to_string(i) + "." + n->hf + suffix;
     }
   }
-  return plan;
+  return "";
 }
 
 // GGUF row h·d + 2i + s holds HF row h·d + s·d/2 + i (s ∈ {0, 1}, i < d/2, d = rows / heads):
@@ -242,47 +194,12 @@ void unpermute_rows(const uint8_t* in, size_t bytes, uint64_t rows, int heads, u
   }
 }
 
-// A streamed tensor's fetch: its bytes at `offset` of the file, un-permuted when `heads` > 0.
-std::function<void(uint8_t*)> streamed(const ByteReader& read, uint64_t offset, size_t bytes,
-                                       uint64_t rows, int heads) {
-  return [read, offset, bytes, rows, heads](uint8_t* into) {
-    if (heads == 0) return read(offset, bytes, into);
-    Buffer<uint8_t> raw(bytes);  // written whole by the read
-    read(offset, bytes, raw.data());
-    unpermute_rows(raw.data(), bytes, rows, heads, into);
-  };
-}
-
-void add_tensor(const GgufFile& f, const GgufTensor& t, const Entry& e, const ByteReader* read,
-                Checkpoint& ck) {
-  const std::string where = "model file: tensor '" + t.name + "'";
-  if (t.shape() != e.shape) {
-    fail(where, " has shape ", shape_string(t.shape()), ", expected ", shape_string(e.shape));
-  }
-  if (t.ne.size() == 1 && (t.type == TensorType::kQ8_0 || t.type == TensorType::kQ4_0)) {
-    fail(where, " is a vector stored as ", tensor_type_name(t.type),
-         " (block types are for matrices)");
-  }
-  CheckpointTensor ct;
-  ct.type = t.type;
-  ct.shape = e.shape;
-  ct.data = t.data;
-  ct.bytes = t.bytes;
-  if (!t.data) {
-    if (!read) fail(where, " has no data (a header without a reader)");
-    const uint64_t at = f.data_offset + t.offset;
-    ct.fetch = streamed(*read, at, t.bytes, e.shape[0], e.permuted_heads);
-    if (e.permuted_heads == 0) {
-      ct.fetch_range = [read = *read, at](uint64_t offset, size_t n, uint8_t* into) {
-        read(at + offset, n, into);
-      };
-    }
-  } else if (e.permuted_heads > 0) {
-    ck.owned.emplace_back(t.bytes);
-    unpermute_rows(t.data, t.bytes, e.shape[0], e.permuted_heads, ck.owned.back().data());
-    ct.data = ck.owned.back().data();
-  }
-  ck.tensors.emplace(e.hf, std::move(ct));
+// The tensor as the file stores it: in the caller's buffer, or streamed through `read`.
+CheckpointTensor stored(const GgufFile& f, const GgufTensor& t, const ByteReader* read) {
+  if (!t.data && !read)
+    fail("model file: tensor '", t.name, "' has no data (a header without a reader)");
+  return stored_tensor(t.type, t.shape(), t.bytes, t.data, read ? *read : ByteReader(),
+                       f.data_offset + t.offset);
 }
 
 // Llama 3's rope scaling as llama.cpp writes it: per-frequency divisors. All 1 is no scaling.
@@ -292,13 +209,8 @@ void check_rope_freqs(const GgufFile& f, const GgufTensor& t, const ByteReader* 
   if (t.type != TensorType::kF32 || t.ne.size() != 1 || t.ne[0] != n) {
     fail("model file: tensor 'rope_freqs.weight' must be F32 of shape [", n, "]");
   }
-  CheckpointTensor ct{t.type, t.shape(), t.data, t.bytes, {}, {}};
-  if (!t.data) {
-    if (!read) fail("model file: tensor 'rope_freqs.weight' has no data");
-    ct.fetch = streamed(*read, f.data_offset + t.offset, t.bytes, n, 0);  // as every tensor
-  }
   Buffer<uint8_t> scratch;
-  const uint8_t* data = tensor_bytes(ct, scratch);
+  const uint8_t* data = tensor_bytes(stored(f, t, read), scratch);
   for (uint64_t i = 0; i < n; ++i) {
     float x;
     std::memcpy(&x, data + 4 * i, 4);
@@ -324,44 +236,29 @@ Checkpoint checkpoint_from_gguf(const GgufFile& f, const ByteReader* read) {
     fail("model file: general.architecture '", arch, "' is not supported (llama, qwen2, gpt2)");
   }
   Checkpoint ck;
+  ck.format = CheckpointFormat::kGguf;
   ck.config = read_config(f, family, arch);
   read_vocab(f, arch, ck.config);
-  // Each block has at least 9 tensors: more blocks than tensors cannot be (and would make the
-  // plan below as long as the claim).
-  if (static_cast<uint64_t>(ck.config.n_layer) > f.tensors.size()) {
-    fail("model file: ", arch, ".block_count ", ck.config.n_layer, " exceeds the ",
-         f.tensors.size(), " tensors of the file");
-  }
-  const std::vector<Entry> plan =
-      family == Family::kGPT2 ? gpt2_plan(ck.config) : llama_plan(ck.config);
-  ck.owned.reserve(2 * static_cast<size_t>(ck.config.n_layer) * 2);  // Q, K weights and biases
-  size_t used = 0;
-  for (const Entry& e : plan) {
-    const GgufTensor* t = f.find_tensor(e.gguf);
-    if (!t) {
-      if (e.need == Need::kRequired) fail("model file: tensor '", e.gguf, "' is missing");
+  check_checkpoint_config(ck.config);
+  const FamilyConfig& c = ck.config;
+  for (const GgufTensor& t : f.tensors) {
+    if (t.name == "rope_freqs.weight" && family == Family::kLlama) {
+      check_rope_freqs(f, t, read, c);
       continue;
     }
-    add_tensor(f, *t, e, read, ck);
-    ++used;
-  }
-  if (const GgufTensor* freqs = f.find_tensor("rope_freqs.weight");
-      freqs && family == Family::kLlama) {
-    check_rope_freqs(f, *freqs, read, ck.config);
-    ++used;
-  }
-  if (used != f.tensors.size()) {
-    std::set<std::string> known = {"rope_freqs.weight"};  // llama only: counted above
-    for (const Entry& e : plan) known.insert(e.gguf);
-    for (const GgufTensor& t : f.tensors) {
-      if (!known.count(t.name) || (t.name == "rope_freqs.weight" && family != Family::kLlama)) {
-        fail("model file: tensor '", t.name, "' is not part of a ", arch, " model");
-      }
+    int permuted = 0;
+    const std::string name = hf_name(t.name, c, &permuted);
+    if (name.empty()) fail("model file: tensor '", t.name, "' is not part of a ", arch, " model");
+    CheckpointTensor ct = stored(f, t, read);
+    if (permuted) {
+      const uint64_t rows = ct.shape[0], heads = permuted == 1 ? c.n_head : c.n_kv_head;
+      rewrite_tensor(ct, ck, [rows, heads, bytes = t.bytes](const uint8_t* in, uint8_t* out) {
+        unpermute_rows(in, bytes, rows, static_cast<int>(heads), out);
+      });
     }
+    ck.tensors.emplace(name, std::move(ct));
   }
   ck.config.tied_head = ck.find("lm_head.weight") == nullptr;
-  ck.format = CheckpointFormat::kGguf;
-  check_checkpoint_config(ck.config);
   return ck;
 }
 

@@ -10,6 +10,7 @@
 #include "model/hf_config.h"
 #include "model/json.h"
 #include "model/safetensors.h"
+#include "model/specdec_file.h"
 
 namespace specdec {
 namespace {
@@ -95,14 +96,6 @@ std::string normalised_name(const std::string& name, const FamilyConfig& c) {
   return starts_with(name, "transformer.") ? name : "transformer." + name;
 }
 
-bool is_conv1d(const std::string& name) {
-  for (const char* s :
-       {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
-    if (ends_with(name, s)) return true;
-  }
-  return false;
-}
-
 // (rows, cols) elements of es bytes -> (cols, rows).
 void transpose(const uint8_t* in, size_t rows, size_t cols, size_t es, uint8_t* out) {
   for (size_t r = 0; r < rows; ++r) {
@@ -112,40 +105,10 @@ void transpose(const uint8_t* in, size_t rows, size_t cols, size_t es, uint8_t* 
   }
 }
 
-// GPT-2's Conv1D weight (in, out) as a Linear one (out, in): into ck.owned, or, streamed, as it
-// is fetched.
-void transpose_conv1d(const std::string& name, CheckpointTensor& t, Checkpoint& ck) {
-  if (t.shape.size() != 2) {
-    fail("model file: tensor '", name, "' has shape ", shape_string(t.shape),
-         ", expected a matrix (Conv1D)");
-  }
-  const size_t rows = t.shape[0], cols = t.shape[1],
-               es = t.bytes / (rows * cols != 0 ? rows * cols : 1);
-  t.shape = {cols, rows};
-  if (!t.data) {
-    t.fetch_range = nullptr;  // stored transposed: only whole
-    t.fetch = [stored = std::move(t.fetch), rows, cols, es, n = t.bytes](uint8_t* into) {
-      std::vector<uint8_t> in(n);
-      stored(in.data());
-      transpose(in.data(), rows, cols, es, into);
-    };
-    return;
-  }
-  std::vector<uint8_t> out(t.bytes);
-  transpose(t.data, rows, cols, es, out.data());
-  ck.owned.push_back(std::move(out));
-  t.data = ck.owned.back().data();
-}
-
 // The file's container: parsed from its bytes, or its header read and parsed (streamed).
 SafetensorsView container(const FolderFile& f) {
   if (f.data) return parse_safetensors(f.data, static_cast<size_t>(f.size), /*bf16=*/true);
-  uint8_t first8[8] = {};
-  if (f.size >= 8) f.read(0, 8, first8);
-  const uint64_t n = safetensors_header_bytes(first8, f.size);
-  std::vector<uint8_t> header(static_cast<size_t>(n));
-  f.read(0, header.size(), header.data());
-  return parse_safetensors_header(header.data(), header.size(), f.size, /*bf16=*/true);
+  return read_safetensors_header(f.size, f.read, /*bf16=*/true);
 }
 
 void add_file(const std::string& file, const FolderFile& f, const std::set<std::string>& listed,
@@ -159,20 +122,21 @@ void add_file(const std::string& file, const FolderFile& f, const std::set<std::
     if (name.empty()) continue;
     if (ck.tensors.count(name))
       fail("model folder: tensor '", name, "' is stored twice (", file, ")");
-    CheckpointTensor ct;
-    ct.type = tensor_type(file, t);
-    ct.shape = t.shape;
-    ct.data = t.data;
-    ct.bytes = static_cast<size_t>(t.numel * dtype_size(t.dtype));
-    if (!t.data) {
-      ct.fetch = [read = f.read, offset = t.offset, n = ct.bytes](uint8_t* into) {
-        read(offset, n, into);
-      };
-      ct.fetch_range = [read = f.read, at = t.offset](uint64_t offset, size_t n, uint8_t* into) {
-        read(at + offset, n, into);
-      };
+    const size_t bytes = static_cast<size_t>(t.numel * dtype_size(t.dtype));
+    CheckpointTensor ct =
+        stored_tensor(tensor_type(file, t), t.shape, bytes, t.data, f.read, t.offset);
+    if (ck.config.family == Family::kGPT2 && is_gpt2_block_linear(name)) {
+      // GPT-2's Conv1D weight (in, out) as a Linear one (out, in).
+      if (t.shape.size() != 2) {
+        fail("model file: tensor '", name, "' has shape ", shape_string(t.shape),
+             ", expected a matrix (Conv1D)");
+      }
+      const size_t rows = t.shape[0], cols = t.shape[1], es = dtype_size(t.dtype);
+      ct.shape = {cols, rows};
+      rewrite_tensor(ct, ck, [rows, cols, es](const uint8_t* in, uint8_t* out) {
+        transpose(in, rows, cols, es, out);
+      });
     }
-    if (ck.config.family == Family::kGPT2 && is_conv1d(name)) transpose_conv1d(name, ct, ck);
     ck.tensors[name] = std::move(ct);
   }
 }

@@ -16,17 +16,13 @@
 namespace specdec {
 
 Checkpoint open_checkpoint(uint64_t size, const ByteReader& read) {
-  uint8_t first8[8] = {};
-  read(0, static_cast<size_t>(std::min<uint64_t>(size, 8)), first8);
-  if (sniff_format(first8, static_cast<size_t>(std::min<uint64_t>(size, 8))) ==
-      CheckpointFormat::kGguf) {
+  uint8_t first4[4] = {};
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(size, 4));
+  read(0, n, first4);
+  if (sniff_format(first4, n) == CheckpointFormat::kGguf) {
     return checkpoint_from_gguf_stream(size, read);
   }
-  const uint64_t n = safetensors_header_bytes(first8, size);
-  std::vector<uint8_t> header(static_cast<size_t>(n));
-  read(0, header.size(), header.data());
-  return checkpoint_from_specdec(parse_safetensors_header(header.data(), header.size(), size),
-                                 read);
+  return checkpoint_from_specdec(size, read);
 }
 
 Checkpoint open_checkpoint(const uint8_t* bytes, size_t size) {

@@ -67,40 +67,12 @@ bool file_is_int8(const SafetensorsView& view) {
   fail("model file: __metadata__ 'weights' = '", it->second, "', expected 'f32' or 'int8'");
 }
 
-// The Linear weights of the blocks, the ones an 8-bit file stores as .q8 + .scale.
-bool is_block_linear(const std::string& name) {
-  if (name.rfind("transformer.h.", 0) != 0) return false;
-  for (const char* s :
-       {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
-    if (ends_with(name, s)) return true;
-  }
-  return false;
-}
-
-// t's bytes [offset, offset + n) into `into`: from the buffer it points into, or the reader.
-void read_bytes(const TensorView& t, const ByteReader& read, uint64_t offset, size_t n,
-                uint8_t* into) {
-  if (n == 0) return;
-  if (t.data) {
-    std::memcpy(into, t.data + offset, n);
-  } else {
-    read(t.offset + offset, n, into);
-  }
-}
-
 CheckpointTensor float_tensor(const TensorView& t, const ByteReader& read) {
   if (t.dtype == DType::kI8) {
     fail("model file: tensor '", t.name, "' has dtype I8; only 8-bit Linear weights (.q8) may");
   }
-  CheckpointTensor ct;
-  ct.type = t.dtype == DType::kF16 ? TensorType::kF16 : TensorType::kF32;
-  ct.shape = t.shape;
-  ct.bytes = static_cast<size_t>(t.numel * dtype_size(t.dtype));
-  ct.fetch = [t, read, n = ct.bytes](uint8_t* into) { read_bytes(t, read, 0, n, into); };
-  ct.fetch_range = [t, read](uint64_t offset, size_t n, uint8_t* into) {
-    read_bytes(t, read, offset, n, into);
-  };
-  return ct;
+  return stored_tensor(t.dtype == DType::kF16 ? TensorType::kF16 : TensorType::kF32, t.shape,
+                       static_cast<size_t>(t.numel * dtype_size(t.dtype)), t.data, read, t.offset);
 }
 
 // X.weight.q8 (n, k) and X.weight.scale (n, k / 32) as one Q8_0 tensor (n, k): per block its F16
@@ -128,25 +100,31 @@ CheckpointTensor q8_tensor(const std::string& name, const TensorView& q, const T
   ct.shape = q.shape;
   const size_t blocks = static_cast<size_t>(s->numel);
   ct.bytes = blocks * (2 + kQ8Block);
-  ct.fetch = [name, q, s = *s, read, blocks](uint8_t* into) {
-    Buffer<int8_t> quants(blocks * kQ8Block);
-    Buffer<uint16_t> scales(blocks);
-    read_bytes(q, read, 0, quants.size(), reinterpret_cast<uint8_t*>(quants.data()));
-    read_bytes(s, read, 0, blocks * 2, reinterpret_cast<uint8_t*>(scales.data()));
-    for (size_t i = 0; i < quants.size(); ++i) {
+  // The pair's bytes as stored (the type names no more than their size here).
+  const CheckpointTensor qs =
+      stored_tensor(TensorType::kQ8_0, {}, blocks * kQ8Block, q.data, read, q.offset);
+  const CheckpointTensor ss =
+      stored_tensor(TensorType::kF16, {}, blocks * 2, s->data, read, s->offset);
+  ct.fetch = [name, qs, ss, blocks](uint8_t* into) {
+    Buffer<uint8_t> q_bytes, s_bytes;
+    const int8_t* quants = reinterpret_cast<const int8_t*>(tensor_bytes(qs, q_bytes));
+    const uint8_t* scales = tensor_bytes(ss, s_bytes);
+    for (size_t i = 0; i < blocks * kQ8Block; ++i) {
       if (quants[i] == -128) {
         fail("model file: tensor '", name, ".q8' holds -128 at index ", i,
              " (8-bit weights are in [-127, 127])");
       }
     }
     for (size_t b = 0; b < blocks; ++b) {
-      const float d = kernels::f16_to_f32(scales[b]);
+      uint16_t h;
+      std::memcpy(&h, scales + 2 * b, 2);
+      const float d = kernels::f16_to_f32(h);
       if (!(std::isfinite(d) && d > 0.0f)) {
         fail("model file: tensor '", name, ".scale' holds the block scale ", d, " at index ", b,
              " (scales must be finite and > 0)");
       }
       uint8_t* blk = into + b * (2 + kQ8Block);
-      std::memcpy(blk, &scales[b], 2);
+      std::memcpy(blk, &h, 2);
       std::memcpy(blk + 2, &quants[b * kQ8Block], kQ8Block);
     }
   };
@@ -178,7 +156,7 @@ Checkpoint checkpoint_from_specdec(const SafetensorsView& view, const ByteReader
              ".q8' (mixed layouts: a quantized file stores each Linear weight as .q8 + .scale "
              "only)");
       }
-      if (int8 && is_block_linear(name)) {
+      if (int8 && is_gpt2_block_linear(name)) {
         fail("model file: tensor '", name,
              "' is float in an 8-bit file (each Linear weight is stored as .q8 + .scale)");
       }
@@ -186,11 +164,23 @@ Checkpoint checkpoint_from_specdec(const SafetensorsView& view, const ByteReader
       continue;
     }
     const std::string base = name.substr(0, name.size() - 3);
-    if (!is_block_linear(base)) fail("model file: unexpected tensor '", name, "'");
+    if (!is_gpt2_block_linear(base)) fail("model file: unexpected tensor '", name, "'");
     ck.tensors[base] = q8_tensor(base, t, view.find(base + ".scale"), read);
   }
   check_checkpoint_config(ck.config);
   return ck;
+}
+
+Checkpoint checkpoint_from_specdec(uint64_t size, const ByteReader& read) {
+  return checkpoint_from_specdec(read_safetensors_header(size, read), read);
+}
+
+SafetensorsView read_safetensors_header(uint64_t size, const ByteReader& read, bool bf16) {
+  uint8_t first8[8] = {};
+  if (size >= 8) read(0, 8, first8);
+  std::vector<uint8_t> header(static_cast<size_t>(safetensors_header_bytes(first8, size)));
+  read(0, header.size(), header.data());
+  return parse_safetensors_header(header.data(), header.size(), size, bf16);
 }
 
 }  // namespace specdec

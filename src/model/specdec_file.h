@@ -24,5 +24,11 @@ namespace specdec {
 // scales when each weight is fetched. `read` reads the file and must outlive the checkpoint;
 // tensors with data read from it directly.
 Checkpoint checkpoint_from_specdec(const SafetensorsView& view, const ByteReader& read);
+// The same from a file of `size` bytes that `read` reads: its header read and parsed now.
+Checkpoint checkpoint_from_specdec(uint64_t size, const ByteReader& read);
+
+// A safetensors file's header (parse_safetensors_header), read through `read` (our files, and
+// the weight files of a Hugging Face folder, with bf16).
+SafetensorsView read_safetensors_header(uint64_t size, const ByteReader& read, bool bf16 = false);
 
 }  // namespace specdec

@@ -642,7 +642,7 @@ std::string error_of(const std::vector<uint8_t>& b) {
   // A copy of exactly the file's size, so that ASan sees any read past its end.
   const std::vector<uint8_t> exact(b.begin(), b.end());
   try {
-    checkpoint_from_gguf(exact.data(), exact.size());
+    check_checkpoint(checkpoint_from_gguf(exact.data(), exact.size()));  // what loading checks
   } catch (const Error& e) {
     return e.what();
   }
@@ -738,7 +738,7 @@ TEST(Gguf, HostileFilesAreRefusedWithTheirMessage) {
        "partial rotary is not supported"},
       {"sliding window", [](W& w) { w.u32("llama.attention.sliding_window", 16); },
        "sliding-window attention is not supported"},
-      {"missing tensor", [](W& w) { w.tensors.erase(w.tensors.begin() + 3); }, "is missing"},
+      {"missing tensor", [](W& w) { w.tensors.erase(w.tensors.begin() + 3); }, "missing tensor '"},
       {"extra tensor",
        [](W& w) {
          w.tensors.push_back(
@@ -749,13 +749,14 @@ TEST(Gguf, HostileFilesAreRefusedWithTheirMessage) {
        [](W& w) {
          set_ne(w, "blk.0.attn_q.weight", {32, 128});
        },
-       "'blk.0.attn_q.weight' has shape [128, 32], expected [64, 64]"},
+       "'model.layers.0.self_attn.q_proj.weight' has shape [128, 32], expected [64, 64]"},
       {"quantized vector", [](W& w) { w.find("blk.0.attn_norm.weight")->type = kQ8_0; },
-       "'blk.0.attn_norm.weight' is a vector stored as Q8_0"},
+       "'model.layers.0.input_layernorm.weight' of type Q8_0 has shape [64]; block types need a "
+       "matrix"},
       {"kv heads", [](W& w) { w.u32("llama.attention.head_count_kv", 3); },
-       "head_count 4 is not a multiple of llama.attention.head_count_kv 3"},
+       "config n_kv_head = 3 does not divide n_head = 4"},
       {"block count", [](W& w) { w.u32("llama.block_count", 1u << 30); },
-       "llama.block_count 1073741824 exceeds the"},
+       "config n_layer = 1073741824 is outside 1..128"},
       {"eps 0", [](W& w) { w.f32("llama.attention.layer_norm_rms_epsilon", 0.0f); },
        "config norm_eps = 0 must be finite and in (0, 1)"},
       {"bos", [](W& w) { w.u32("tokenizer.ggml.bos_token_id", 48); },
@@ -791,7 +792,8 @@ TEST(Gguf, Qwen2WithoutItsBiasesIsRefused) {
   for (size_t i = 0; i < w.tensors.size(); ++i) {
     if (w.tensors[i].name == "blk.1.attn_k.bias") w.tensors.erase(w.tensors.begin() + i);
   }
-  EXPECT_EQ(error_of(w.bytes()), "model file: tensor 'blk.1.attn_k.bias' is missing");
+  EXPECT_EQ(error_of(w.bytes()),
+            "model file: missing tensor 'model.layers.1.self_attn.k_proj.bias' [32]");
 }
 
 // GPT-2 files may leave feed_forward_length out; its default 4 * n_embd is checked, not
