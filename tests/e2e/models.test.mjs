@@ -34,14 +34,24 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
 
   const alpha = num(await text(page, byTestId('alpha-measured')));
   const tpp = num(await text(page, byTestId('tokens-per-target-pass')));
+  // The page's checks of its timings (trust.js): on a busy machine no prediction, verdict or γ,
+  // and none of c, v or the speedup in the table either (issue 56).
+  const trusted = await page.evaluate(() => document.getElementById('verdict').dataset.trusted !== 'false');
+  if (!trusted) {
+    const busy = await text(page, byTestId('verdict'));
+    assert.match(busy, /This machine was busy while measuring: these timings can’t be trusted/);
+    for (const id of ['speedup-predicted', 'speedup-predicted-v', 'c-measured', 'v-measured', 'speedup-measured'])
+      assert.match(await text(page, byTestId(id)), /failed the checks/, id);
+    assert.equal(await page.locator(byTestId('best-gamma')).count(), 0, 'no γ suggested');
+    console.log(`# the runs failed the checks: ${busy}`);
+    return;
+  }
   const c = num(await text(page, byTestId('c-measured')));
   const v = num(await text(page, byTestId('v-measured')));
   const plainTps = num(await text(page, byTestId('plain-tps')));
   const specTps = num(await text(page, byTestId('spec-tps')));
   const measured = num(await text(page, byTestId('speedup-measured')));
-  // The page's checks of its timings (trust.js): on a busy machine no prediction, verdict or γ.
-  const trusted = await page.evaluate(() => document.getElementById('verdict').dataset.trusted !== 'false');
-  const predicted = trusted ? num(await text(page, byTestId('speedup-predicted'))) : 1;
+  const predicted = num(await text(page, byTestId('speedup-predicted')));
   for (const [name, x] of Object.entries({
     alpha,
     tpp,
@@ -55,35 +65,26 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
     assert.ok(Number.isFinite(x) && x > 0, `${name} = ${x}`);
   }
   assert.ok(alpha <= 1 && tpp >= 1 && tpp <= 5, `α ${alpha}, tokens/pass ${tpp}`);
-  // One ratio per repeat (speculative ÷ plain tokens/s); the speedup shown is their median, and
-  // the tokens/s shown are the medians of the repeats.
+  // The speedup shown is each step's fastest repeat's (trust.js steadyComparison), and the ratios
+  // the rule reads are that speedup with each repeat left out in turn (3, or more when the page
+  // added repeats because they disagreed); the table's tokens/s are the same estimate, so the
+  // speedup is their ratio.
   const ratios = (await page.evaluate(() => document.querySelector('[data-testid="speedup-measured"]').dataset.ratios))
     .split(',')
     .map(Number);
-  assert.equal(ratios.length, 3, `a ratio per repeat: ${ratios}`);
-  const sorted = [...ratios].sort((a, b) => a - b);
-  assert.ok(Math.abs(measured - sorted[1]) < 0.0051 + 0.001, `measured ${measured} = the median ratio ${sorted[1]}`);
-  assert.match(await text(page, byTestId('speedup-measured')), / over 3 repeats\)$/);
-  // Each line under a run lists the repeats' tokens/s; the table shows their median.
-  for (const [line, shown] of [
-    ['#plain-line', plainTps],
-    ['#spec-line', specTps],
-  ]) {
-    const list = (await text(page, line)).match(/median of 3 repeats, ([\d., ]+)\)$/);
-    assert.ok(list, await text(page, line));
-    const tps = list[1]
-      .split(', ')
-      .map(Number)
-      .sort((a, b) => a - b);
-    assert.ok(Math.abs(tps[1] - shown) < 0.051, `${line}: median ${tps[1]} shown as ${shown}`);
-  }
-  if (!trusted) {
-    const busy = await text(page, byTestId('verdict'));
-    assert.match(busy, /This machine was busy while measuring: these timings can’t be trusted/);
-    assert.match(await text(page, byTestId('speedup-predicted')), /failed the checks/);
-    assert.equal(await page.locator(byTestId('best-gamma')).count(), 0, 'no γ suggested');
-    console.log(`# the runs failed the checks: ${busy}`);
-    return;
+  assert.ok(ratios.length >= 3 && ratios.length <= 6, `a ratio per repeat left out: ${ratios}`);
+  const median = Number(
+    await page.evaluate(() => document.querySelector('[data-testid="speedup-measured"]').dataset.median),
+  );
+  assert.ok(Math.abs(measured - median) < 0.0051, `measured ${measured} = the estimate ${median}`);
+  assert.ok(Math.abs(specTps / plainTps - median) < 0.01 * median + 0.002, `${specTps} / ${plainTps} = ${median}`);
+  assert.match(
+    await text(page, byTestId('speedup-measured')),
+    /^[\d.]+× \(each step’s fastest repeat; [\d.]+–[\d.]+× with each of \d repeats left out\)$/,
+  );
+  // Each line under a run lists every repeat's own tokens/s.
+  for (const line of ['#plain-line', '#spec-line']) {
+    assert.match(await text(page, line), /\(tokens\/s: each step's fastest of \d repeats; the repeats: [\d., ]+\)$/);
   }
   const expectedE = alpha >= 1 ? 5 : (1 - alpha ** 5) / (1 - alpha);
   assert.ok(Math.abs(predicted - expectedE / (4 * c + 1)) < 0.02, `predicted ${predicted} = E/(γc+1) at measured α, c`);
@@ -106,7 +107,7 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
     }[kind],
   );
   assert.match(verdict, /γc \+ v/);
-  assert.match(await text(page, byTestId('verdict-rule')), /^Rule: “pays” only when every repeat’s ratio/);
+  assert.match(await text(page, byTestId('verdict-rule')), /^Rule: each step’s time is its fastest repeat/);
   console.log(`# ratios ${ratios.map((r) => r.toFixed(3)).join(', ')} → ${kind}`);
   // The γ the measured cost model predicts to be best; when it is not the run's, a button selects it.
   const best = await text(page, byTestId('best-gamma'));

@@ -134,6 +134,8 @@ function checkOffState(states) {
     // No best γ claimed from timings that failed the checks.
     assert.equal(g.bestGamma, null, 'no data-best-gamma');
     assert.doesNotMatch(g.readouts.gamma.note, /best/);
+    // Issue 56: switched off, the card headlines no γ at all (it would be the untrusted "best").
+    assert.equal(g.readouts.gamma.text, '–', `no γ headlined: ${g.readouts.gamma.text}`);
   } else {
     assert.equal(g.sweepDots, 10, 'γ sweep: 10 measured points');
     assert.equal(g.optimum, 1, 'the best measured γ is marked');

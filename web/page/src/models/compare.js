@@ -8,7 +8,13 @@
 import { readOptions, repeatsChoice } from '../shared/options.js';
 import { aggregate, compareRuns, emptyResults, needsCalibration, runFactsOf, typicalGamma } from './results.js';
 import { showMeasured, showVerdict } from './verdict-view.js';
-import { judgeRun, pickThreads, threadsChoiceText } from '../shared/trust.js';
+import { judgeRun, pickThreads, steadyComparison, threadsChoiceText } from '../shared/trust.js';
+
+/** Timed pairs "Run both & compare" adds, at most, while its estimates disagree (trust.js). */
+export const EXTRA_REPEATS = 3;
+
+/** Whether a steady comparison passes its checks (trust.js judgeRun: estimates agree, few steps slowed in every repeat). */
+export const steadyAgrees = (st) => !!st && judgeRun({ steady: st }).ok;
 
 /**
  * @param {object} o
@@ -55,6 +61,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     // measured at this thread count (trust.js)?
     const tps = (res) => (res?.runs?.length > 1 ? res.runs.map((r) => r.tokensPerSecond) : []);
     const trust = judgeRun({
+      steady: f.verdict.steady ? results.steady : null,
       plainTps: tps(results.plain),
       specTps: tps(results.spec),
       ratios: results.pairedRatios ?? [],
@@ -92,6 +99,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     const plains = [];
     const specs = [];
     results.pairedRatios = null;
+    results.steady = null;
     const shownRuns = [];
     const settle = () => {
       runs.settleRepeats(plains, specs, repeats, shownRuns);
@@ -114,10 +122,13 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       results.spec = { options, summary: sp0, runs: [sp0] };
       return settle();
     }
-    for (let r = 0; r < repeats; r++) {
+    // The repeats asked for, and up to EXTRA_REPEATS more while the estimates from each step's
+    // fastest repeat disagree (another process took the cores in every repeat of some steps).
+    for (let r = 0; r < repeats || (r < repeats + EXTRA_REPEATS && repeats > 1 && !steadyAgrees(results.steady)); r++) {
       // A Stop pressed between two runs reaches no run: it ends the comparison here.
       if (stopAsked) return settle();
-      const p = await runs.runOne('plain', options, { repeat: r, repeats, quiet: true });
+      const shownOf = Math.max(repeats, r + 1);
+      const p = await runs.runOne('plain', options, { repeat: r, repeats: shownOf, quiet: true });
       if (p.stopped || stopAsked) {
         if (!plains.length) {
           results.plain = { options, summary: p0, runs: [p0] };
@@ -125,7 +136,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
         }
         return settle();
       }
-      const sp = await runs.runOne('spec', options, { repeat: r, repeats, quiet: true });
+      const sp = await runs.runOne('spec', options, { repeat: r, repeats: shownOf, quiet: true });
       if (sp.stopped) {
         if (!specs.length) {
           results.plain = { options, summary: p0, runs: [p0] };
@@ -135,8 +146,10 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       }
       plains.push(p);
       specs.push(sp);
-      results.plain = { options, summary: aggregate(plains), runs: plains };
-      results.spec = { options, summary: aggregate(specs), runs: specs };
+      // Each step's fastest repeat (trust.js): the speed-up another process cannot fool.
+      results.steady = steadyComparison(plains, specs);
+      results.plain = { options, summary: aggregate(plains, results.steady?.plain), runs: plains };
+      results.spec = { options, summary: aggregate(specs, results.steady?.spec), runs: specs };
       results.pairedRatios = specs.map((x, i) => x.tokensPerSecond / plains[i].tokensPerSecond);
       runs.showRepeatLines(results);
       showComparison();
@@ -150,6 +163,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     const summary = await runs.runOne(mode, options);
     results[mode] = { options, summary, runs: [summary] };
     results.pairedRatios = null;
+    results.steady = null;
     return !summary.stopped; // Stop means stop: no calibration pass after it
   }
 
@@ -184,9 +198,10 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
   }
 
   /**
-   * With T > 1 threads asked for (on the CPU): one plain step's time at T and at 1 thread, in
-   * turns (T, 1, T, 1: 12 steps each time), and the runs use whichever is faster now
-   * (trust.js pickThreads), said in the status line — on a busy machine T threads can be far
+   * With T > 1 threads asked for (on the CPU): the one-token target pass at T and at 1 thread, in
+   * turns (T, 1, T, 1: 12 passes each time), each count's fastest (trust.js pickThreads, the
+   * estimate the v(k) measurement uses), and the runs use T unless 1 is faster by more than
+   * 10%, said in the status line and the threads line — on a busy machine T threads can be far
    * slower than one. Returns the options with that thread count.
    */
   async function chooseThreads(options) {
@@ -195,6 +210,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     if (T <= 1 || options.backend === 'gpu') {
       threadsInUse = T;
       ui.status.dataset.threadsUsed = String(T);
+      threads.setUsed?.(null);
       return options;
     }
     const steps = { [T]: [], 1: [] };
@@ -209,6 +225,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     const choice = pickThreads(steps);
     threadsInUse = choice.threads;
     ui.status.dataset.threadsUsed = String(choice.threads);
+    threads.setUsed?.(choice.threads);
     say(`${prefix} ${threadsChoiceText(choice, T)}`, 'warm');
     return { ...options, threads: choice.threads };
   }
@@ -276,6 +293,7 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     /** The learner chose another thread count: the next run measures afresh. */
     forgetThreads() {
       threadsInUse = null;
+      threads.setUsed?.(null);
     },
     /** The last comparison's { alpha, gamma, c, E, threads, target }, or null (vk.js). */
     runFacts: () => runFacts,

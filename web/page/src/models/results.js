@@ -4,6 +4,7 @@
 //   { plain, spec }   the last plain / speculative run: { options, summary, runs } (or null)
 //   step              the last calibration: { options, ms } (or null)
 //   pairedRatios      one ratio per repeat of the last "Run both & compare" (or null)
+//   steady            that comparison from each step's fastest repeat (trust.js steadyComparison), or null
 // The page (compare.js) and the Node tests import them.
 import { median } from '../shared/roofline.js';
 import { ratioVerdict } from './verdict.js';
@@ -13,7 +14,7 @@ import { gammaDepth, gammaPolicy } from '../shared/gamma.js';
 
 /** A results record with nothing measured yet (also: after other models were loaded). */
 export function emptyResults() {
-  return { plain: null, spec: null, step: null, pairedRatios: null };
+  return { plain: null, spec: null, step: null, pairedRatios: null, steady: null };
 }
 
 /**
@@ -35,12 +36,17 @@ export function sameSettings(a, b) {
   return !!(a && b) && key(a) === key(b);
 }
 
-/** Several runs of the same decoding as one: the first run's counts, the timings' medians. */
-export function aggregate(runs) {
+/**
+ * Several runs of the same decoding as one: the first run's counts, the timings' medians — and
+ * with `steady` (trust.js steadyComparison's plain or spec: each step's fastest repeat), its
+ * tokens/s instead (steady: true), the figure the speed-up is the ratio of.
+ */
+export function aggregate(runs, steady = null) {
   const med = (f) => median(runs.map(f));
   return {
     ...runs[0],
-    tokensPerSecond: med((r) => r.tokensPerSecond),
+    tokensPerSecond: steady ? steady.tokensPerSecond : med((r) => r.tokensPerSecond),
+    ...(steady ? { steady: true } : {}),
     draftMsPerPass: med((r) => r.draftMsPerPass),
     targetMsPerPass: med((r) => r.targetMsPerPass),
     ...(runs[0].targetMsMedian !== undefined ? { targetMsMedian: med((r) => r.targetMsMedian) } : {}),
@@ -104,15 +110,27 @@ export function compareRuns(results, sd) {
   const deepest = hist.reduce((m, count, g) => (count > 0 ? g : m), 0);
   // Heads cut a deeper γ to their count; the context end cuts the last drafts.
   const gamma = formula && deepest > 0 ? Math.min(o.gamma, deepest) : gammaDepth(o);
+  // Each step's fastest repeat as one run, when the repeats have step times (trust.js).
+  const steady = fromPlain ? results.steady : null;
+  const asRun = (first, part) => ({
+    ...first,
+    computeMs: part.computeMs,
+    draftMs: part.draftMs,
+    targetMs: part.targetMs,
+  });
   const m = meanCosts({
-    plainRuns: fromPlain ? (results.plain.runs ?? [results.plain.summary]) : [],
-    specRuns: results.spec.runs ?? [specSt],
+    plainRuns: steady
+      ? [asRun(results.plain.runs[0], steady.plain)]
+      : fromPlain
+        ? (results.plain.runs ?? [results.plain.summary])
+        : [],
+    specRuns: steady ? [asRun(results.spec.runs[0], steady.spec)] : (results.spec.runs ?? [specSt]),
     calibrationMs: known && !fromPlain ? known.ms : NaN,
     gamma,
     expectedAcceptedTokens: (a, g) => sd.expectedAcceptedTokens(a, g),
   });
   const from = fromPlain ? 'the plain runs' : known?.from;
-  const costs = m && { ...m, from };
+  const costs = m && { ...m, from, repeats: steady ? steady.repeats : 0 };
   const step = known && { ms: m ? m.stepMs : known.ms, from };
   const alpha = m ? m.alpha : Math.min(1, Math.max(0, specSt.alpha));
   const E = m ? m.E : sd.expectedAcceptedTokens(alpha, gamma);
@@ -120,7 +138,20 @@ export function compareRuns(results, sd) {
   const v = m ? m.v : NaN;
   const predicted = m ? m.predicted : NaN;
   const predictedV = m ? m.predictedV : NaN;
-  const ratios = comparisonRatios(results);
+  const raw = comparisonRatios(results);
+  // The verdict reads the speed-up with each repeat left out in turn; the headline is all of them.
+  const ratios = steady ? steady.ratios : raw;
+  const rv = ratioVerdict(ratios);
+  // (The range shown holds the headline: all repeats together can be cleaner than any subset.)
+  const verdict = steady
+    ? {
+        ...rv,
+        median: steady.ratio,
+        min: Math.min(rv.min, steady.ratio),
+        max: Math.max(rv.max, steady.ratio),
+        steady: true,
+      }
+    : rv;
   return {
     o,
     specSt,
@@ -136,7 +167,8 @@ export function compareRuns(results, sd) {
     predicted,
     predictedV,
     ratios,
-    verdict: ratioVerdict(ratios),
+    rawRatios: raw,
+    verdict,
   };
 }
 
@@ -169,13 +201,16 @@ export function runLine(st, isPlain) {
   return parts.join(' · ');
 }
 
-/** A run's line after repeats, or null for a single run: the median and every repeat's tokens/s. */
+/**
+ * A run's line after repeats, or null for a single run: its tokens/s (each step's fastest repeat,
+ * or the median) and every repeat's own.
+ */
 export function repeatLine(res, isPlain) {
   if (!res || !(res.runs?.length > 1)) return null;
-  return (
-    `${runLine(res.summary, isPlain)} (tokens/s: median of ${res.runs.length} repeats, ` +
-    `${res.runs.map((r) => r.tokensPerSecond.toFixed(1)).join(', ')})`
-  );
+  const how = res.summary.steady
+    ? `each step's fastest of ${res.runs.length} repeats; the repeats:`
+    : `median of ${res.runs.length} repeats,`;
+  return `${runLine(res.summary, isPlain)} (tokens/s: ${how} ${res.runs.map((r) => r.tokensPerSecond.toFixed(1)).join(', ')})`;
 }
 
 /** A finished run's state line: "done, 120 tokens · timing repeat 2 of 3 next". */

@@ -24,11 +24,12 @@ const STATS_ROWS = [
   ['Measured α (accepted / examined)', 'alpha-measured'],
   ['Tokens per target pass', 'tokens-per-target-pass'],
   ['Positions the target scores per pass (drafted + 1)', 'positions-per-pass'],
-  ['Draft cost c (draft step / target step)', 'c-measured'],
-  ['Verify cost v (verify pass / target step)', 'v-measured'],
-  ['Plain: tokens/s', 'plain-tps'],
-  ['Speculative: tokens/s', 'spec-tps'],
-  ['Measured speedup', 'speedup-measured'],
+  // "One step": a plain run's time per token (the verdict says how it was measured).
+  ['Draft cost c (one draft pass ÷ one plain step)', 'c-measured'],
+  ['Verify cost v (verifying and testing γ + 1 tokens ÷ one plain step)', 'v-measured'],
+  ['Plain: tokens/s (with repeats: each step’s fastest)', 'plain-tps'],
+  ['Speculative: tokens/s (with repeats: each iteration’s fastest)', 'spec-tps'],
+  ['Measured speedup (speculative ÷ plain tokens/s)', 'speedup-measured'],
   ['Lesson formula E/(γc + 1) at measured α, c', 'speedup-predicted'],
   ['With measured verify cost E/(γc + v)', 'speedup-predicted-v'],
 ];

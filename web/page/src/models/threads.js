@@ -8,10 +8,15 @@ import { h } from '../shared/svg.js';
  * isolated, reason, cores }) or null before it has said; `isolationReason`: the page's own
  * reason for not being cross-origin isolated (isolation.js), when it has one.
  */
-export function threadsText(t, isolationReason = null) {
+export function threadsText(t, isolationReason = null, used = null) {
   if (!t) return 'Threads: starting the decoding worker…';
+  // The last runs used fewer than chosen (compare.js: 1 thread was faster by more than 10% then).
+  const ran =
+    used && used !== t.threads
+      ? ` The last runs used ${used} thread${used === 1 ? '' : 's'}: faster by more than 10% just then (the status line beside the Run buttons has the times).`
+      : '';
   if (t.threads > 1)
-    return `${t.threads} threads, cross-origin isolated${t.maxThreads > t.threads ? ` (${t.maxThreads} available)` : ''}.`;
+    return `${t.threads} threads, cross-origin isolated${t.maxThreads > t.threads ? ` (${t.maxThreads} available)` : ''}.${ran}`;
   if (t.maxThreads > 1) return `1 thread (chosen; ${t.maxThreads} available), cross-origin isolated.`;
   if (t.isolated) {
     return t.reason
@@ -36,12 +41,14 @@ export function initThreads({ client, isolation, isBusy, onChange }) {
   const status = document.getElementById('threads-status');
   let threadInfo = null; // the worker's threads (worker.js threadInfo), once it has said
   let shownThreads = null; // the count the page last showed
+  let usedThreads = null; // the count the last runs used, when compare.js chose fewer
 
   /** Shows the worker's threads `t` (null: the ones it said last). */
   function show(t) {
     if (t) threadInfo = t;
     const info = threadInfo;
-    status.textContent = threadsText(info, isolation?.reason);
+    status.textContent = threadsText(info, isolation?.reason, usedThreads);
+    status.dataset.used = usedThreads ? String(usedThreads) : '';
     if (!info) return;
     status.dataset.threads = String(info.threads);
     status.dataset.maxThreads = String(info.maxThreads);
@@ -77,6 +84,11 @@ export function initThreads({ client, isolation, isBusy, onChange }) {
 
   return {
     show,
+    /** The count the last runs used (compare.js pickThreads), or null: the threads line says so when it differs. */
+    setUsed(n) {
+      usedThreads = n;
+      show(null);
+    },
     /** The worker's threads, or null before it has said. */
     info: () => threadInfo,
     setDisabled(b) {

@@ -7,10 +7,14 @@
 import { h } from '../shared/svg.js';
 import { bestGamma } from './costmodel.js';
 import { DRAFTER_NAMES, meanGamma } from './runcharts.js';
-import { RULE, ratioText, verdictHeadline } from './verdict.js';
+import { RULE, RULE_STEADY, ratioText, spreadText, verdictHeadline } from './verdict.js';
 import { passMs } from './results.js';
 import { BUSY } from '../shared/trust.js';
 import { gammaPolicy } from '../shared/gamma.js';
+import { shownFormula } from '../shared/shown.js';
+
+/** Below this, a γ predicted faster than the current one is within noise: no suggestion. */
+export const SUGGEST_MARGIN = 0.05;
 
 /**
  * The comparison table's measured cells and the verdict's data attributes.
@@ -23,9 +27,11 @@ export function showMeasured(cell, el, f) {
   cell('c-measured').textContent = Number.isFinite(c) ? `${c.toFixed(3)}` : '–';
   cell('v-measured').textContent = Number.isFinite(v) ? `${v.toFixed(2)}` : '–';
   const speedupCell = cell('speedup-measured');
+  const how = verdict.steady ? 'each step’s fastest repeat' : 'median';
   speedupCell.textContent = verdict.n
-    ? `${ratioText(verdict.median)}${verdict.n > 1 ? ` (median; ${ratioText(verdict.min).slice(0, -1)}–${ratioText(verdict.max)} over ${verdict.n} repeats)` : ''}`
+    ? `${ratioText(verdict.median)}${verdict.n > 1 ? ` (${how}; ${spreadText(verdict)})` : ''}`
     : '– (run plain too)';
+  for (const id of ['c-measured', 'v-measured', 'speedup-measured']) delete cell(id).dataset.untrusted;
   speedupCell.dataset.ratios = ratios.map((r) => r.toFixed(4)).join(',');
   speedupCell.dataset.median = Number.isFinite(verdict.median) ? String(verdict.median) : '';
   el.dataset.verdict = verdict.kind;
@@ -58,12 +64,16 @@ export function showVerdict(cell, el, f, { threads, coarseTimer, verifyCurve, sp
   el.dataset.backend = ran.backend;
   el.dataset.trusted = String(!trust || trust.ok);
   if (trust && !trust.ok) {
+    // Nothing derived from timings that failed the checks, in the table either: the raw times
+    // are in the verdict.
     const why = '– (the timings failed the checks)';
-    cell('speedup-predicted').textContent = why;
-    cell('speedup-predicted-v').textContent = why;
+    for (const id of ['speedup-predicted', 'speedup-predicted-v', 'c-measured', 'v-measured', 'speedup-measured']) {
+      cell(id).textContent = why;
+      cell(id).dataset.untrusted = 'true';
+    }
     el.dataset.verdict = 'untrusted';
     el.dataset.pays = 'false';
-    el.replaceChildren(where, ...busyParts(trust, raw, f.ratios));
+    el.replaceChildren(where, ...busyParts(trust, raw, f.rawRatios ?? f.ratios));
     return;
   }
   if (!formula) {
@@ -77,8 +87,11 @@ export function showVerdict(cell, el, f, { threads, coarseTimer, verifyCurve, sp
     el.replaceChildren(where, ...verdictMixed({ verdict, o, specSt, hist }));
     return;
   }
-  cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${predicted.toFixed(2)}×` : '–';
-  cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${predictedV.toFixed(2)}×` : '–';
+  // The predictions from the numbers the table and the verdict show (shown.js): they add up as written.
+  const at1 = shownFormula({ gamma, c, v: 1, E });
+  const atV = shownFormula({ gamma, c, v, E });
+  cell('speedup-predicted').textContent = Number.isFinite(predicted) ? `${at1.speedupText}×` : '–';
+  cell('speedup-predicted-v').textContent = Number.isFinite(predictedV) ? `${atV.speedupText}×` : '–';
   const parts = [
     where,
     ...verdictOf({
@@ -113,7 +126,7 @@ export function showVerdict(cell, el, f, { threads, coarseTimer, verifyCurve, sp
   });
   el.replaceChildren(
     ...parts,
-    ...suggestion(best, gamma, v, curve ? (ran.backend === 'gpu' ? 'gpu' : threads) : null, c),
+    ...suggestion(best, gamma, v, curve ? (ran.backend === 'gpu' ? 'gpu' : threads) : null, c, marginOf(verdict)),
     ...ruleNote(verdict),
   );
 }
@@ -153,30 +166,48 @@ function verdictMixed({ verdict, o, specSt, hist }) {
 
 const threadCount = (t) => `${t} thread${t === 1 ? '' : 's'}`;
 
-/** "one step = 2.41 ms, the plain runs' time ÷ their 600 steps; one iteration = 7.20 ms, …". */
+/**
+ * What the verdict's units are, each said with what it counts: "one step = 2.41 ms, the plain
+ * run's time per token (…)"; "one iteration = 7.20 ms, …"; the verify pass alone.
+ */
 export function costsText(k, gamma) {
   const ms = (x) => `${x.toFixed(2)} ms`;
   if (!Number.isFinite(k.iterationMs)) {
     return `one step = ${ms(k.stepMs)}, from ${k.from}; a verify pass over γ + 1 = ${gamma + 1} tokens took ${ms(k.verifyMs)}`;
   }
+  const over = k.repeats > 1 ? `, each step's fastest of ${k.repeats} repeats` : '';
   const step = k.steps
-    ? `one step = ${ms(k.stepMs)}, the plain runs' time ÷ their ${k.steps} steps`
+    ? k.repeats > 1
+      ? `one step = ${ms(k.stepMs)}, the plain run's time per token (its ${k.steps} steps${over})`
+      : `one step = ${ms(k.stepMs)}, the plain runs' time ÷ their ${k.steps} steps`
     : `one step = ${ms(k.stepMs)}, from ${k.from}`;
+  const iter =
+    k.repeats > 1
+      ? `one iteration = ${ms(k.iterationMs)}, the speculative run's time ÷ its ${k.iterations} iterations${over ? `${over}` : ''}`
+      : `one iteration = ${ms(k.iterationMs)}, the speculative runs' time ÷ their ${k.iterations} iterations`;
   return (
-    `${step}; one iteration = ${ms(k.iterationMs)}, the speculative runs' time ÷ their ${k.iterations} iterations: ` +
+    `${step}; ${iter}: ` +
     `${ms(k.draftMs)} drafting, ${ms(k.iterationMs - k.draftMs)} verifying γ + 1 = ${gamma + 1} tokens and testing them ` +
     `(the verify pass alone ${ms(k.verifyMs)}); means, as tokens/s counts time`
   );
+}
+
+/** How much better a γ must be predicted before the page suggests it: the measured spread, at least SUGGEST_MARGIN. */
+export function marginOf(verdict) {
+  const spread = verdict?.n > 1 && verdict.min > 0 ? verdict.max / verdict.min - 1 : 0;
+  return Math.max(SUGGEST_MARGIN, spread);
 }
 
 function verdictOf({ verdict, predictedV, alpha, gamma, c, v, E, step, costs, specSt, coarseTimer, gpu = null }) {
   const out = [];
   if (!verdict.n && !Number.isFinite(predictedV)) return out;
   const head = verdictHeadline(verdict, { predicted: predictedV });
+  // Written from the shown numbers (shown.js): the sum and the quotient add up as written.
+  const f = shownFormula({ gamma, c, v, E });
   const why =
-    `One iteration costs γc + v = ${gamma}·${c.toFixed(2)} + ${v.toFixed(2)} = ${(gamma * c + v).toFixed(2)} target steps ` +
-    `(${costsText(costs ?? { stepMs: step.ms, from: step.from, verifyMs: passMs(specSt) }, gamma)}) and yields E = ${E.toFixed(2)} tokens at α = ${alpha.toFixed(2)}: ` +
-    `E/(γc + v) = ${Number.isFinite(predictedV) ? predictedV.toFixed(2) : '–'}×.`;
+    `One iteration costs γc + v = ${gamma}·${f.c} + ${f.v} = ${f.cost} target steps ` +
+    `(${costsText(costs ?? { stepMs: step.ms, from: step.from, verifyMs: passMs(specSt) }, gamma)}) and yields E = ${f.E} tokens at α = ${alpha.toFixed(2)}: ` +
+    `E/(γc + v) = ${Number.isFinite(predictedV) ? `${f.E} / ${f.cost} = ${f.speedupText}` : '–'}×.`;
   // Browsers coarsen performance.now() (to 0.1 ms in a page that is not cross-origin isolated),
   // so the per-step times of a very small model are rough; the tokens/s over a whole run are not.
   const coarse =
@@ -225,11 +256,14 @@ function busyParts(trust, raw, ratios) {
 
 /** The verdict's rule, under it (only when a speedup was measured). */
 const ruleNote = (verdict) =>
-  verdict.n ? [h('span', { class: 'verdict-rule', 'data-testid': 'verdict-rule' }, [` ${RULE}`])] : [];
+  verdict.n
+    ? [h('span', { class: 'verdict-rule', 'data-testid': 'verdict-rule' }, [` ${verdict.steady ? RULE_STEADY : RULE}`])]
+    : [];
 
 // Which γ the measured cost model predicts to be best, with a button that selects it.
-// threads: the thread count whose measured v(k) was used (null: extrapolated from the run's v).
-function suggestion(best, gamma, v, threads, c) {
+// threads: the thread count whose measured v(k) was used (null: extrapolated from the run's v);
+// margin: how much faster (a fraction) the best γ must be predicted to be suggested (marginOf).
+function suggestion(best, gamma, v, threads, c, margin = SUGGEST_MARGIN) {
   if (!best) return [];
   const source =
     threads === 'gpu'
@@ -237,8 +271,14 @@ function suggestion(best, gamma, v, threads, c) {
       : threads
         ? `With c = ${c.toFixed(3)} and v(k) measured at ${threads} thread${threads === 1 ? '' : 's'} (k = 1…8, below)`
         : `With v(k) extrapolated linearly from this run's v(${gamma + 1}) = ${v.toFixed(2)}`;
-  if (best.gamma === gamma || best.speedup <= best.current * 1.02) {
-    return [h('span', { 'data-testid': 'best-gamma' }, [` ${source}, γ = ${gamma} is about the best γ here.`])];
+  if (best.gamma === gamma || best.speedup <= best.current * (1 + margin)) {
+    const within =
+      best.gamma === gamma
+        ? ''
+        : ` (γ = ${best.gamma} is predicted at ${best.speedup.toFixed(2)}× against ${best.current.toFixed(2)}×: within the measured spread, ${Math.round(margin * 100)}%)`;
+    return [
+      h('span', { 'data-testid': 'best-gamma' }, [` ${source}, γ = ${gamma} is about the best γ here${within}.`]),
+    ];
   }
   const input = document.getElementById('gen-gamma');
   const use = () => {
@@ -250,7 +290,7 @@ function suggestion(best, gamma, v, threads, c) {
   return [
     h('span', { 'data-testid': 'best-gamma' }, [
       ` ${source}, γ = ${best.gamma} is predicted best here: ` +
-        `${best.speedup.toFixed(2)}× instead of ${best.current.toFixed(2)}×. `,
+        `${best.speedup.toFixed(2)}× instead of ${best.current.toFixed(2)}×, more than the measured spread (${Math.round(margin * 100)}%). `,
     ]),
     h('button', { type: 'button', 'data-testid': 'use-best-gamma', onclick: use }, [`Use γ = ${best.gamma}`]),
   ];

@@ -10,8 +10,14 @@
 //   does not pay     every other repeat's ratio is below 1;
 //   no measurable gain  otherwise: the repeats fall on both sides of 1, within their spread;
 // and one ratio alone (a single repeat, or plain and speculative run separately) has no spread,
-// so it gets no verdict. The headline number is the median of all the repeats' ratios. Pure
-// functions: the page and the Node tests import them.
+// so it gets no verdict. The headline number is the median of all the repeats' ratios.
+// When the repeats have step times (compare.js, trust.js steadyComparison), each step's time is
+// its fastest repeat (the same tokens every repeat: another process can only slow a step down),
+// the headline is the speed-up of those, and the ratios the rule reads are that speed-up with
+// each repeat left out in turn (with two repeats, each repeat's own): "pays" then means it does
+// not hang on any one repeat (verdict.steady). Pure functions: the page and the Node tests import them.
+
+import { LIMITS } from '../shared/trust.js';
 
 /** The rule, in the words the page shows. */
 export const RULE =
@@ -19,6 +25,12 @@ export const RULE =
   '“does not pay” only when every one is below 1; ratios on both sides of 1 are within the spread: no measurable gain. ' +
   'With 3 or more repeats, one outlier is set aside first: the ratio farthest from the median, when it is more than 15% ' +
   'of the median away and more than 3 times as far as any other repeat.';
+
+/** The rule when the repeats have step times (verdict.steady), in the words the page shows. */
+export const RULE_STEADY =
+  'Rule: each step’s time is its fastest repeat (every repeat decodes the same tokens, so another process can only slow a step down, never speed it up); ' +
+  'the speedup is the speculative ÷ plain tokens/s of those. “pays” only when it stays above 1 whichever repeat is left out, ' +
+  `“does not pay” only when it stays below 1; otherwise no measurable gain. The page trusts it when those estimates agree within ${Math.round((LIMITS.halves - 1) * 100)}%.`;
 
 /** How far from the median an outlier lies at least: a fraction of the median, and a multiple of the next farthest. */
 export const OUTLIER = { fraction: 0.15, times: 3 };
@@ -74,18 +86,25 @@ export function ratioText(x) {
   return (two === '1.00' && x !== 1 ? x.toFixed(3) : two) + '×';
 }
 
-/** "1.18–1.27× over 3 repeats" (or "one repeat"). */
+/** "1.18–1.27× over 3 repeats" (or "one repeat"; steady: "1.18–1.27× with each of 3 repeats left out"). */
 export function spreadText(v) {
   if (!v || v.n === 0) return '';
   if (v.n === 1) return 'one repeat';
-  return `${ratioText(v.min).slice(0, -1)}–${ratioText(v.max)} over ${v.n} repeats`;
+  const range = `${ratioText(v.min).slice(0, -1)}–${ratioText(v.max)}`;
+  if (v.steady) return v.n === 2 ? `${range} in each of 2 repeats` : `${range} with each of ${v.n} repeats left out`;
+  return `${range} over ${v.n} repeats`;
 }
+
+/** How the headline number was had: "median" or "each step's fastest repeat". */
+const how = (v) => (v.steady ? 'each step’s fastest repeat' : 'median');
 
 // "every repeat faster than plain", or with an outlier set aside, which one.
 const side = (v, word) =>
   v.outlier !== null
-    ? `every other repeat ${word} than plain; one, ${ratioText(v.outlier)}, set aside as an outlier`
-    : `every repeat ${word} than plain`;
+    ? `every other ${v.steady ? 'estimate' : 'repeat'} ${word} than plain; one, ${ratioText(v.outlier)}, set aside as an outlier`
+    : v.steady
+      ? `${word} than plain ${v.n === 2 ? 'in both' : 'whichever repeat is left out'}`
+      : `every repeat ${word} than plain`;
 
 /** The headline of the verdict: { text, cls } (cls: 'ok' | 'bad' | 'even' | ''). */
 export function verdictHeadline(v, { predicted = NaN } = {}) {
@@ -93,17 +112,17 @@ export function verdictHeadline(v, { predicted = NaN } = {}) {
     case 'pays':
       return {
         cls: 'ok',
-        text: `Speculation pays here: ${ratioText(v.median)} measured (median; ${spreadText(v)}, ${side(v, 'faster')}). `,
+        text: `Speculation pays here: ${ratioText(v.median)} measured (${how(v)}; ${spreadText(v)}, ${side(v, 'faster')}). `,
       };
     case 'loses':
       return {
         cls: 'bad',
-        text: `On this machine speculation does not pay: ${ratioText(v.median)} measured (median; ${spreadText(v)}, ${side(v, 'slower')}). `,
+        text: `On this machine speculation does not pay: ${ratioText(v.median)} measured (${how(v)}; ${spreadText(v)}, ${side(v, 'slower')}). `,
       };
     case 'even':
       return {
         cls: 'even',
-        text: `No measurable gain: ${ratioText(v.median)} measured (median; ${spreadText(v)}: the repeats fall on both sides of 1×${v.outlier !== null ? `, even with one, ${ratioText(v.outlier)}, set aside as an outlier` : ''}). `,
+        text: `No measurable gain: ${ratioText(v.median)} measured (${how(v)}; ${spreadText(v)}: ${v.steady ? 'they fall' : 'the repeats fall'} on both sides of 1×${v.outlier !== null ? `, even with one, ${ratioText(v.outlier)}, set aside as an outlier` : ''}). `,
       };
     case 'single':
       return {

@@ -188,24 +188,37 @@ function renderWeakDraft(card, r, otherState, { otherName }) {
 
 function renderSweep(card, r) {
   const best = r.sweep.reduce((a, b) => (b.speedup > a.speedup ? b : a));
-  const cur = card.broken ? r.sweep.find((x) => x.gamma === LAB.largeGamma) : best;
   const trust = speedTrust(r);
-  // "Best" only from timings that passed the checks.
-  const bestNote = card.broken ? `best measured: ${best.gamma}` : 'the best measured';
-  setReadout(card, 'gamma', String(cur.gamma), cur.gamma, trust.ok ? bestNote : '');
-  setReadout(card, 'alpha', cur.alpha.toFixed(3), cur.alpha);
-  setTokensReadout(card, cur.tokensPerPass, cur.gamma);
-  setSpeedupReadout(card, cur, r.plain.msPerToken, trust.ok);
-  if (trust.ok) card.el.dataset.bestGamma = String(best.gamma);
-  else delete card.el.dataset.bestGamma;
   if (!trust.ok) {
-    // No curve and no "best γ" claimed from timings that failed the checks: the raw times.
+    // No γ headlined from timings that failed the checks: switched off, the card would read out
+    // "the best measured γ", which the timings cannot tell; switched on, γ = LAB.largeGamma is the
+    // switch's, and its α and tokens per pass do not depend on the timings. No curve, no "best":
+    // the raw times.
+    const big = r.sweep.find((x) => x.gamma === LAB.largeGamma);
+    if (card.broken) {
+      setReadout(card, 'gamma', String(big.gamma), big.gamma);
+      setReadout(card, 'alpha', big.alpha.toFixed(3), big.alpha);
+      setTokensReadout(card, big.tokensPerPass, big.gamma);
+      setSpeedupReadout(card, big, r.plain.msPerToken, false);
+    } else {
+      const none = 'none: the timings failed the checks';
+      setReadout(card, 'gamma', '–', '', none);
+      for (const name of ['alpha', 'tokens-per-pass', 'speedup']) setReadout(card, name, '–', '', '');
+    }
+    delete card.el.dataset.bestGamma;
     card.svg.replaceChildren();
     card.caption.textContent = `Raw times, ms per token: plain ${r.plain.msPerToken.toFixed(2)}, ${r.sweep.map((x) => `γ ${x.gamma} ${x.msPerToken.toFixed(2)}`).join(', ')}.`;
     busyVerdict(card, trust, '');
     card.compare.textContent = '';
     return;
   }
+  const cur = card.broken ? r.sweep.find((x) => x.gamma === LAB.largeGamma) : best;
+  const bestNote = card.broken ? `best measured: ${best.gamma}` : 'the best measured';
+  setReadout(card, 'gamma', String(cur.gamma), cur.gamma, bestNote);
+  setReadout(card, 'alpha', cur.alpha.toFixed(3), cur.alpha);
+  setTokensReadout(card, cur.tokensPerPass, cur.gamma);
+  setSpeedupReadout(card, cur, r.plain.msPerToken, true);
+  card.el.dataset.bestGamma = String(best.gamma);
   drawSweep(card.svg, {
     points: r.sweep.map((x) => ({ gamma: x.gamma, speedup: x.speedup })),
     best: best.gamma,

@@ -5,6 +5,7 @@
 // (targetCosts, costAt, tokensForOne, ridgeTokens). Pure functions: the page and the Node tests
 // import them.
 import { ABOUT_ONE, costAt, perExtraToken, ridgeTokens, tokensForOne } from './roofline.js';
+import { shownFormula } from './shown.js';
 
 const mbText = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const f2 = (x) => x.toFixed(2);
@@ -131,7 +132,7 @@ export function explainThreads({ costs, threads = 1, one = null, run = null, spe
   parts.push(first + '.');
   if (costs.memSource === 'bandwidth' && !floorHolds) {
     parts.push(
-      `The measured one-token step (${f2(costs.stepMs)} ms) is faster than the floor W/B(${threads}) = ${f2(costs.memMs)} ms, ` +
+      `The measured one-token pass (${f2(costs.stepMs)} ms) is faster than the floor W/B(${threads}) = ${f2(costs.memMs)} ms, ` +
         `so B(${threads}) = ${gbText(costs.gbPerSecond)} was measured low here and the roofline drawn from it is no floor.`,
     );
   }
@@ -153,11 +154,13 @@ export function explainThreads({ costs, threads = 1, one = null, run = null, spe
     const k = run.gamma + 1;
     const vk = costAt(costs, k);
     if (vk && vk.from === 'measured') {
-      const s = speedup(run.alpha, run.gamma, run.c, vk.v);
+      // Written from the shown numbers (shown.js): the sum and the quotient add up as written.
+      const f = shownFormula({ gamma: run.gamma, c: run.c, v: vk.v, E: run.E });
+      const free1 = shownFormula({ gamma: run.gamma, c: run.c, v: 1, E: run.E });
       parts.push(
-        `For the last run (γ = ${run.gamma}, α = ${f2(run.alpha)}, c = ${run.c.toFixed(3)} ${on}) that predicts ` +
-          `E/(γc + v(${k})) = ${f2(run.E)} / (${run.gamma}·${run.c.toFixed(3)} + ${f2(vk.v)}) = ${f2(s)}×` +
-          `${vk.v <= ABOUT_ONE ? ', close to the lesson’s E/(γc + 1)' : `, against ${f2(speedup(run.alpha, run.gamma, run.c, 1))}× if verifying were free (v = 1)`}.`,
+        `For the last run (γ = ${run.gamma}, α = ${f2(run.alpha)}, c = ${f.c} ${on}) that predicts ` +
+          `E/(γc + v(${k})) = ${f.text}` +
+          `${vk.v <= ABOUT_ONE ? ', close to the lesson’s E/(γc + 1)' : `, against ${free1.speedupText}× if verifying were free (v = 1)`}.`,
       );
     }
   }

@@ -108,6 +108,9 @@ export async function run(msg) {
   // Each pass's time, so that a run's c and v are medians, as the v(k) measurement's are.
   const targetMs = [];
   const draftMs = [];
+  // A timed repeat's every step() call, ms, and the draft's and the target's part of each: the
+  // page takes each step's fastest repeat (trust.js fastestSteps).
+  const steps = options.quiet ? { ms: [], draft: [], target: [] } : null;
   const gpuLoads0 = gpu.loads;
   let gpuLoading = false; // a GPU upload was under way during this run (never, for a CPU run)
   // A checkpoint's text, decoded here with its tokenizer (a chunk's token then carries its text).
@@ -136,6 +139,11 @@ export async function run(msg) {
       generated += tokens.length;
       scored += it.targetPositions ?? it.proposed.length + 1;
       targetMs.push(it.targetMs);
+      if (steps) {
+        steps.ms.push(dt);
+        steps.draft.push(it.draftMs ?? 0);
+        steps.target.push(it.targetMs ?? 0);
+      }
       if (it.gamma > 0 && !it.tree) draftMs.push(it.draftMs / it.gamma);
       if (gpu.loading) gpuLoading = true;
       if (!plain) iters.push(iterationSummary(it, tokens.length));
@@ -161,6 +169,7 @@ export async function run(msg) {
     summary.targetMsMedian = median(targetMs);
     summary.draftMsMedian = median(draftMs);
     summary.gpuLoads = gpu.loads - gpuLoads0 + (gpuLoading ? 1 : 0);
+    if (steps && !summary.stopped) summary.steps = steps;
     return summary;
   } catch (e) {
     throw gpuFault(e, options);

@@ -7,14 +7,16 @@ import { state, post, useThreads, clampThreads, requireIdleModels, yieldNow, isP
 import { targetFor, gpuFault, backendOf } from './gpu.js';
 import { decoderOptions } from './decoding.js';
 import { gammaDepth } from '../shared/gamma.js';
+import { judgeVk, steadyEstimate } from '../shared/trust.js';
 
 // v(k) is a property of the target pass alone: always measured with the draft model drafting
 // fixed-length chains, whatever the page's drafter, tree or γ policy.
 const CHAIN = { drafter: 'draft', tree: null };
 
-// The 'calibrate' request: a quick measurement of one plain target step: { ms, samples } (the
-// mean of up to 12 steps after the first, and each step's ms: trust.js judges their spread and
-// compare.js compares thread counts with them).
+// The 'calibrate' request: a quick measurement of one plain target step: { ms, samples } (ms:
+// the mean of up to 12 whole step() calls after the first; samples: each step's one-token target
+// pass, ms, in order — compare.js compares thread counts by their fastest, trust.js pickThreads,
+// as the v(k) measurement times its one-token pass).
 export async function calibrate(options) {
   requireIdleModels();
   useThreads(options.threads);
@@ -30,10 +32,10 @@ export async function calibrate(options) {
     const samples = [];
     while (n < 12 && !decoderDone(dec)) {
       const t0 = performance.now();
-      const r = dec.step();
-      if (isPromise(r)) await r;
+      let r = dec.step();
+      if (isPromise(r)) r = await r;
       const dt = performance.now() - t0;
-      samples.push(dt);
+      samples.push(Number.isFinite(r?.targetMs) ? r.targetMs : dt);
       ms += dt;
       n++;
     }
@@ -183,11 +185,17 @@ async function timedSteps(dec, n, deadline) {
 // API only. The target pass of a speculative iteration with a fixed γ always forwards γ + 1 new
 // tokens (the last emitted token and γ drafts) and each IterationRecord carries its targetMs,
 // the same field a run's statistics add up; plain decoding gives k = 1. The worker is warmed
-// first (warmup, as before a run). One decoder per k, from the run's prompt and settings, kept
-// for the whole measurement, so its passes advance through the same positions as a run's do;
-// the k take turns, one iteration each per round (16 rounds, 8 on a GPU), the order reversed every round, so that a
-// machine whose speed drifts (other load, clock changes) biases no k. The first iteration of
-// each decoder reads the prompt and is not counted. Medians. Stoppable between iterations.
+// first (warmup, as before a run). One decoder per k, from the run's prompt and settings, made
+// anew every VK_ROUNDS.cycle passes, so that every cycle repeats the same work (the same seed:
+// the same tokens at the same positions); the k take turns, one pass each per round, the order
+// reversed every round, so that a burst of other load lands on every k alike. Each k's time is
+// trust.js steadyEstimate: each pass of the cycle its fastest repeat (another process only ever
+// adds to a timing), averaged over the cycle. Rounds go on, at least VK_ROUNDS.min (8 on a GPU),
+// until every k's estimates from the even and from the odd cycles agree and v(k) passes
+// trust.js's checks — at most VK_ROUNDS.max, or VK_ROUNDS.maxMs. The first step of each decoder
+// reads the prompt and is not counted. Stoppable between passes.
+export const VK_ROUNDS = Object.freeze({ cycle: 4, min: 16, max: 64, maxMs: 12000 });
+
 export async function measureVk(msg) {
   const o = msg.options;
   const w = await warmup({ id: msg.id, options: o });
@@ -204,60 +212,76 @@ export async function measureVk(msg) {
   }
   const { info } = state.models;
   const kMax = Math.min(K_MAX, msg.kMax ?? K_MAX);
-  // (8 on a GPU: a software adapter's passes take a third of a second and more)
-  const iterations = Math.max(2, msg.iterations ?? (o.backend === 'gpu' ? 8 : 16));
-  // One iteration per k per round: a burst of other load (a shared machine) lands on every k
-  // alike instead of on the few passes of one k.
-  const perTurn = 1;
-  const roundsN = Math.ceil(iterations / perTurn);
+  const gpuRun = o.backend === 'gpu';
+  const W = VK_ROUNDS.cycle;
+  // (8 on a GPU, no more: a software adapter's passes take a third of a second and more)
+  const minRounds = Math.max(2 * W, msg.iterations ?? (gpuRun ? 8 : VK_ROUNDS.min));
+  const maxRounds = gpuRun ? minRounds : Math.max(minRounds, VK_ROUNDS.max);
   const ks = Array.from({ length: kMax }, (_, i) => i + 1);
-  // Keep the prompt short enough that every decoder has room for all its passes.
+  // Keep the prompt short enough that every decoder has room for its cycle.
   const context = Math.min(info.target.blockSize ?? 256, info.draft.blockSize ?? 256);
-  const room = Math.max(1, context - (iterations + 1) * kMax - 1);
+  const room = Math.max(1, context - (W + 1) * kMax - 1);
   const prompt = Array.from(o.prompt ?? [10]).slice(-room);
   const samples = ks.map(() => []);
-  const total = roundsN * ks.length;
   let done = 0;
   const t0 = performance.now();
   const decs = [];
+  const fresh = async (k) => {
+    decs[k - 1]?.dispose();
+    decs[k - 1] = null;
+    const dec = state.sd.createDecoder(
+      decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, k === 1, false, target),
+    );
+    decs[k - 1] = dec;
+    let first = dec.step(); // reads the prompt: not a k-token pass
+    if (isPromise(first)) await first;
+    return dec;
+  };
+  const estimate = (xs) => steadyEstimate(xs, W).ms;
+  const settled = () => judgeVk({ passMs: [NaN, ...samples.map(estimate)], sampleMs: samples, cycle: W }).ok;
+  let rounds = 0;
   try {
-    for (const k of ks) {
-      const dec = state.sd.createDecoder(
-        decoderOptions({ ...o, ...CHAIN, prompt, gamma: Math.max(1, k - 1) }, k === 1, false, target),
-      );
-      decs.push(dec);
-      let first = dec.step(); // reads the prompt: not a k-token pass
-      if (isPromise(first)) first = await first;
-    }
-    for (let r = 0; r < roundsN && !state.stopRequested; r++) {
+    for (let r = 0; r < maxRounds && !state.stopRequested; r++) {
+      if (r >= minRounds && r % W === 0 && (settled() || performance.now() - t0 > VK_ROUNDS.maxMs)) break;
       const order = r % 2 ? [...ks].reverse() : ks;
       for (const k of order) {
         if (state.stopRequested) break;
-        const dec = decs[k - 1];
-        for (let i = 0; i < perTurn && !decoderDone(dec) && !state.stopRequested; i++) {
-          let rec = dec.step();
-          if (isPromise(rec)) rec = await rec;
-          // Near the end of the context the decoder drafts fewer tokens: not a k-token pass.
-          if (k === 1 || rec.proposed.length === k - 1) samples[k - 1].push(rec.targetMs);
-        }
+        // A new cycle: the same work again, from the prompt.
+        const dec = r % W === 0 || !decs[k - 1] ? await fresh(k) : decs[k - 1];
+        let rec = dec.step();
+        if (isPromise(rec)) rec = await rec;
+        // (A decoder near the end of the context drafts fewer tokens: not a k-token pass.)
+        samples[k - 1].push(k === 1 || rec.proposed.length === k - 1 ? rec.targetMs : NaN);
         done++;
-        post({ type: 'vk-progress', id: msg.id, done, total, k, iterations });
+        post({
+          type: 'vk-progress',
+          id: msg.id,
+          done,
+          total: maxRounds * ks.length,
+          k,
+          round: r + 1,
+          minRounds,
+          maxRounds,
+        });
         await yieldNow();
       }
+      rounds = r + 1;
     }
   } catch (e) {
     throw gpuFault(e, o);
   } finally {
-    for (const dec of decs) dec.dispose();
+    for (const dec of decs) dec?.dispose();
     state.running = false;
   }
   const stopped = state.stopRequested;
   state.stopRequested = false;
-  const passMs = [NaN, ...samples.map((xs) => median(xs))];
+  const passMs = [NaN, ...samples.map((xs) => steadyEstimate(xs, W).ms)];
   return {
     passMs,
-    samples: samples.map((xs) => xs.length),
-    sampleMs: samples, // every timed pass per k (trust.js judges their spread)
+    rounds,
+    cycle: W,
+    samples: samples.map((xs) => xs.filter(Number.isFinite).length),
+    sampleMs: samples, // every timed pass per k, in order, in cycles of W (trust.js judges their halves)
     stopped,
     ms: performance.now() - t0,
     threads: state.sd.threads,
@@ -272,7 +296,7 @@ export async function measureVk(msg) {
 }
 
 // The 'bandwidth' request: the read bandwidth B(T) of T threads reading at once (each its own
-// part of the buffer) over buffers of these sizes (the weight bytes of a target), with
+// part of the buffer), the fastest of its repeats, over buffers of these sizes (the weight bytes of a target), with
 // sd.measureReadBandwidth; an older build of the module without it says so in `error`.
 export function bandwidth(sizes, threads) {
   const { sd } = state;
@@ -282,7 +306,9 @@ export function bandwidth(sizes, threads) {
     if (typeof sd.measureReadBandwidth !== 'function')
       return { bytes, threads: T, error: 'measureReadBandwidth: not in this build of the module' };
     try {
-      return { bytes, ...sd.measureReadBandwidth({ bytes, repeats: 5, threads: T }) };
+      // The fastest of its repeats (max GB/s): another process only slows a read down.
+      const r = sd.measureReadBandwidth({ bytes, repeats: 5, threads: T });
+      return { bytes, ...r, median: r.gbPerSecond, gbPerSecond: Math.max(r.gbPerSecond, r.max ?? 0) };
     } catch (e) {
       return { bytes, threads: T, error: String(e?.message || e) };
     }
@@ -298,7 +324,9 @@ export function peak(threadCounts) {
     if (typeof sd.measurePeak !== 'function')
       return { threads: T, error: 'measurePeak: not in this build of the module' };
     try {
-      return sd.measurePeak({ repeats: 5, threads: T });
+      // The fastest of its repeats, as for the bandwidth.
+      const r = sd.measurePeak({ repeats: 5, threads: T });
+      return { ...r, gflops: Math.max(r.gflops, r.max ?? 0), intGops: Math.max(r.intGops ?? 0, r.intMax ?? 0) };
     } catch (e) {
       return { threads: T, error: String(e?.message || e) };
     }

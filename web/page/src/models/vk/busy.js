@@ -9,24 +9,25 @@ import { drawVk } from './chart.js';
 
 /**
  * The explanation's parts for timings that failed the checks: BUSY, what disagreed, the raw
- * pass times (medians) measured `where` (e.g. 'GPU', '2 threads').
+ * pass times (each k's fastest) measured `where` (e.g. 'GPU', '2 threads').
  * @param {{ reasons: string[] }} trust
  * @param {string} where
  * @param {{ k: number, ms: number }[]} measured
  */
 export function busyExplain(trust, where, measured) {
   const passes = measured.map((m) => `k = ${m.k}: ${m.ms.toFixed(2)} ms`).join(', ');
+  // Each k's fastest pass (worker/measure.js): what was measured, not a claim.
   return [
     h('strong', { class: 'bad', 'data-testid': 'vk-busy' }, [BUSY]),
     ' ',
     h('span', { 'data-testid': 'vk-busy-why' }, [`What disagreed: ${trust.reasons.join('; ')}.`]),
     ' ',
-    h('span', { 'data-testid': 'vk-raw' }, [`Raw pass times (medians, ${where}): ${passes || '–'}.`]),
+    h('span', { 'data-testid': 'vk-raw' }, [`Raw pass times (each k's fastest, ${where}): ${passes || '–'}.`]),
   ];
 }
 
 // Facts that are measured as they are (no model drawn from them): shown under a busy measurement.
-const RAW_FACTS = new Set(['weights', 'bandwidth', 'bandwidth-1', 'step', 'peak', 'peak-1', 'int-peak']);
+export const RAW_FACTS = new Set(['weights', 'bandwidth', 'bandwidth-1', 'step', 'peak', 'peak-1', 'int-peak']);
 
 /**
  * A CPU measurement that failed the checks (trust.js, models/vk/store.js judge): the busy sentence,

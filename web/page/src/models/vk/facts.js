@@ -75,8 +75,9 @@ export function cpuFactRows(c, one, T, bwErr, w = null) {
     ['floor', `Memory floor of one step, W / B(${T})`, c.memSource === 'bandwidth' ? `${c.memMs.toFixed(2)} ms` : '–'],
     [
       'step',
-      `Measured one-token step, ${threadsText(T)}`,
+      `One-token target pass, ${threadsText(T)}`,
       Number.isFinite(c.stepMs) ? `${c.stepMs.toFixed(2)} ms` : '–',
+      'The fastest of the v(k) measurement’s one-token passes (k = 1), from the run’s prompt: the pass alone, without sampling. The threads line compares thread counts by the same figure; the verdict’s “one step” is a plain run’s whole time per token instead.',
     ],
     ['peak', `Compute peak, ${threadsText(T)}: P(${T})${c.peak?.measured ? '' : ' (estimated)'}`, gf(c.peak), peakTip],
     ...(one

@@ -5,8 +5,9 @@ import { h, s } from '../../shared/svg.js';
 
 const INTRO =
   "The lesson's formula assumes the target checks γ + 1 tokens for the price of one step (v = 1). " +
-  "After a run the page times the target's passes over k = 1…8 new tokens (a dozen speculative iterations with " +
-  'γ = k − 1 each, plain decoding for k = 1; medians) and the read bandwidth B(T) over its weights and the compute ' +
+  "After a run the page times the target's passes over k = 1…8 new tokens (speculative iterations with " +
+  'γ = k − 1, plain decoding for k = 1, taking turns, each decoder started again from the prompt every 4 passes so that the same passes repeat; ' +
+  'each pass its fastest repeat, since another process can only slow a pass down, until the estimates from the even and from the odd repeats agree) and the read bandwidth B(T) over its weights and the compute ' +
   'peak P(T) of the T threads the run used (and of one thread), and draws v(k) = pass time / one-token step against ' +
   'that assumption and the memory-floor roofline v(k, T) = max(W/B(T), k·F/P(T)) / (W/B(T)): W weight bytes, ' +
   'B read bandwidth, F FLOP per token, P compute peak.';

@@ -12,7 +12,10 @@ import {
   explainWeights,
   pairsHeading,
 } from '../../shared/roofline-explain.js';
-import { busyExplain, renderBusy } from './busy.js';
+import { RAW_FACTS, busyExplain, renderBusy } from './busy.js';
+
+/** Costs without what B(T) and P(T) give (the roofline, the floor, the ridge): when those failed the checks. */
+const withoutRoof = (c) => c && { ...c, roof: [], memSource: null, memMs: NaN, gbPerSecond: null, peak: null };
 import { sizeText } from '../../shared/limits.js';
 import { labelOf, modelOf, otherWeightsKey } from './store.js';
 import { cpuFactRows, factRows, gpuFactRows, threadsText } from './facts.js';
@@ -91,8 +94,12 @@ export function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup 
     renderBusy({ ui, store, info, key, T }, trust);
     return;
   }
-  ui.roofCaption.hidden = false;
-  const current = store.costs(key, info.target, T);
+  // B(T) and P(T) judged apart (store.judgeRoof): when they fail, v(k) is drawn without the roofline.
+  const roofTrust = store.judgeRoof(key, T);
+  ui.root.dataset.roofTrusted = String(roofTrust.ok);
+  const roofed = (c) => (roofTrust.ok ? c : withoutRoof(c));
+  ui.roofCaption.hidden = !roofTrust.ok;
+  const current = roofed(store.costs(key, info.target, T));
   // Another target's roofline borrows this one's peak when P(T) is not measured.
   const peak = current.peak?.flops ?? null;
   ui.caption.textContent = `${labelOf(key)}, ${sizeText(current.weightBytes)} of ${current.weights === 'int8' ? '8-bit' : 'f32'} weights, ${threadsText(T)}`;
@@ -105,15 +112,16 @@ export function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup 
   const other =
     otherKey && otherOk && store.has(otherKey, T) && pairParams(pairs, otherBase)
       ? {
-          costs: store.costs(otherKey, store.model(otherKey) ?? pairParams(pairs, otherBase), T, peak),
+          costs: roofed(store.costs(otherKey, store.model(otherKey) ?? pairParams(pairs, otherBase), T, peak)),
           label: labelOf(otherKey),
         }
       : null;
   // The same pair with the other weights (float32 beside int8), when measured at T: its curve and roofline.
   const wk = otherWeightsKey(key);
-  const wCosts = wk && store.has(wk, T) && store.model(wk) && store.judge(wk, T).ok ? store.costs(wk, null, T) : null;
+  const wCosts =
+    wk && store.has(wk, T) && store.model(wk) && store.judge(wk, T).ok ? roofed(store.costs(wk, null, T)) : null;
   const weights = wCosts?.measured.length ? { costs: wCosts, label: labelOf(wk) } : null;
-  const one = T > 1 ? store.costs(key, info.target, 1) : null;
+  const one = T > 1 ? roofed(store.costs(key, info.target, 1)) : null;
   // The same target's GPU curve, once measured there.
   const gpuSide = store.gpuCosts(key, info.target);
   const backend = gpuSide?.measured.length ? { costs: gpuSide, label: `GPU (${gpuSide.gpu?.name || 'WebGPU'})` } : null;
@@ -131,7 +139,13 @@ export function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup 
   // For scripts (bench/browser.mjs, tests): the measured v(k), k = 1.., and the one-token pass.
   ui.root.dataset.v = current.measured.map((m) => m.v.toFixed(4)).join(',');
   ui.root.dataset.stepMs = Number.isFinite(current.stepMs) ? current.stepMs.toFixed(4) : '';
-  ui.facts.replaceChildren(...factRows(cpuFactRows(current, one, T, bwErr, weights?.costs ?? null)));
+  // Without a trusted B(T), P(T): the measured facts as they are (busy.js RAW_FACTS), nothing drawn from them.
+  const facts = roofTrust.ok
+    ? cpuFactRows(current, one, T, bwErr, weights?.costs ?? null)
+    : cpuFactRows(store.costs(key, info.target, T), T > 1 ? store.costs(key, info.target, 1) : null, T, bwErr).filter(
+        ([id]) => RAW_FACTS.has(id),
+      );
+  ui.facts.replaceChildren(...factRows(facts));
   ui.measure.textContent = current.measured.length ? 'Measure v(k) again' : 'Measure v(k)';
   // The explanation: the two shipped targets, measured where measured, the roofline elsewhere;
   // then what T threads make of a pass.
@@ -143,13 +157,29 @@ export function renderCpu({ ui, store, pairs, info, key, T, k }, { run, speedup 
     run: run && run.target === info.target.digest ? run : null,
   });
   const wText = weights ? explainWeights({ ...byWeights(current, wCosts), k }) : '';
+  const roofNote = roofTrust.ok
+    ? []
+    : [
+        ' ',
+        h('span', { 'data-testid': 'vk-roof-busy' }, [
+          `The read bandwidth and compute peak measured at ${threadsText(T)} failed the checks (${roofTrust.reasons.join('; ')}): another process had the cores, so no roofline is drawn from them; v(k) itself passed its checks.`,
+        ]),
+      ];
   const extra = [
+    ...roofNote,
     ...(threadsPart
       ? [' ', h('span', { class: 'vk-threads', 'data-testid': 'vk-threads-explanation' }, [threadsPart])]
       : []),
     ...weightsPart(wText),
   ];
-  if (pairParams(pairs, 'large') && pairParams(pairs, 'small') && current.measured.length >= 2 && !int8 && otherOk) {
+  if (
+    roofTrust.ok &&
+    pairParams(pairs, 'large') &&
+    pairParams(pairs, 'small') &&
+    current.measured.length >= 2 &&
+    !int8 &&
+    otherOk
+  ) {
     const costs = (name) => store.costs(name, pairParams(pairs, name), T, name === key ? null : peak);
     const [large, small] = [costs('large'), costs('small')];
     const text = explainPairs({ large, small, k, bandwidthError: bwErr, threads: T });

@@ -5,7 +5,7 @@
 // roofline.js: no DOM, no worker.
 import { linearParamsOf, targetCosts, weightBytesOf } from '../../shared/roofline.js';
 import { curveVerifyCost } from '../costmodel.js';
-import { both, judgeThreads, judgeVk } from '../../shared/trust.js';
+import { both, judgeFloor, judgeThreads, judgeVk } from '../../shared/trust.js';
 
 // Buffers larger than this are read at DRAM speed anyway; no need to allocate more in wasm.
 const MAX_BANDWIDTH_BYTES = 256 * 2 ** 20;
@@ -66,12 +66,12 @@ export function createVkStore() {
     has: (key, where) => byKey.has(at(key, where)),
     /**
      * Whether a target still needs a (complete) measurement on `where`: none yet, a stopped one,
-     * one that failed the checks (judge: measured on a busy machine), or one a run disagreed
-     * with (invalidate).
+     * one that failed the checks (judge, judgeRoof: measured on a busy machine), or one a run
+     * disagreed with (invalidate).
      */
     needs(key, where) {
       const m = byKey.get(at(key, where));
-      return !m || !!m.partial || !!m.stale || !store.judge(key, where).ok;
+      return !m || !!m.partial || !!m.stale || !store.judge(key, where).ok || !store.judgeRoof(key, where).ok;
     },
     /**
      * A run's v disagreed with this measurement (trust.js judgeRun): one of them was timed on a
@@ -89,7 +89,7 @@ export function createVkStore() {
       if (model) modelBy.set(key, modelOf(model));
       const slot = at(key, where);
       // sampleMs: every timed pass per k, when the worker sent them (judge reads their spread).
-      const samples = vk.sampleMs ? { sampleMs: vk.sampleMs } : {};
+      const samples = vk.sampleMs ? { sampleMs: vk.sampleMs, cycle: vk.cycle ?? 1 } : {};
       const m =
         where === 'gpu' ? { passMs: vk.passMs, ...samples, gpu: vk.backend } : { passMs: vk.passMs, ...samples };
       if (!vk.stopped) byKey.set(slot, m);
@@ -97,18 +97,33 @@ export function createVkStore() {
       return byKey.get(slot);
     },
     /**
-     * Whether what was measured of a target on `where` can be trusted (trust.js): its passes per k
-     * agree, v(k) is at least ~1 and rises, and on the CPU at T > 1 threads, B(T) over its weight
-     * bytes and P(T) are not below B(1) and P(1). { ok, reasons }; ok when nothing is measured.
+     * Whether the v(k) measured of a target on `where` can be trusted (trust.js judgeVk): each
+     * k's fastest passes of the even and the odd rounds agree, v(k) is at least ~1 and rises.
+     * { ok, reasons }; ok when nothing is measured.
      */
     judge(key, where) {
       const m = byKey.get(at(key, where));
-      if (!m) return { ok: true, reasons: [] };
-      const vk = judgeVk(m);
-      if (where === 'gpu' || where === 1) return vk;
+      return m ? judgeVk(m) : { ok: true, reasons: [] };
+    },
+    /**
+     * Whether the roofline of a target on the CPU at `where` threads can be trusted: the memory
+     * floor W / B(T) is not above its one-token pass, and at T > 1, B(T) over its weight bytes
+     * and P(T) are not below B(1) and P(1) (trust.js judgeFloor, judgeThreads). The v(k) curve
+     * does not depend on them: it is drawn (and used) without the roofline when only these fail.
+     */
+    judgeRoof(key, where) {
+      if (where === 'gpu' || !byKey.has(at(key, where))) return { ok: true, reasons: [] };
       const t = modelOf(modelBy.get(key) ?? 0);
+      const c = store.costs(key, null, where);
+      const floor = judgeFloor({
+        T: where,
+        memMs: c.memSource === 'bandwidth' ? c.memMs : NaN,
+        stepMs: c.stepMs,
+        gbPerSecond: c.gbPerSecond,
+      });
+      if (where === 1) return floor;
       return both(
-        vk,
+        floor,
         judgeThreads({
           T: where,
           B1: store.bandwidth(t, 1)?.gbPerSecond ?? null,
