@@ -91,6 +91,24 @@ test('loadPretrained: a Hugging Face folder with tokenizer.json; refusals name w
   await refused(sd.loadPretrained(llamaGguf, { weigths: 'int8' }), /weigths/);
 });
 
+// A folder's JSON file that is not JSON is named in the refusal (issue 57, item 6: a
+// tokenizer_config.json was reported as 'tokenizer.json'), and a name given twice is refused (the
+// tokenizer read the last config.json, the model the first).
+const FOLDER_REFUSALS = [
+  ['config.json not JSON', { 'config.json': '{"model_type":' }, /^files: config\.json: /],
+  ['tokenizer_config.json not JSON', { 'tokenizer_config.json': '{' }, /^files: 'tokenizer_config\.json': /],
+  ['generation_config.json not JSON', { 'generation_config.json': '{' }, /^files: 'generation_config\.json': /],
+  ['config.json twice, the second not JSON', [['config.json', '{']], /^files\[\d+\]: 'config\.json' is given twice/],
+  ['tokenizer.json twice', [['tokenizer.json', tokenizerJson(80)]], /^files\[\d+\]: 'tokenizer\.json' is given twice/],
+];
+for (const [what, change, re] of FOLDER_REFUSALS) {
+  test(`loadPretrained of a folder refuses, naming the file: ${what}`, async () => {
+    const good = { ...familyFiles('qwen2'), 'tokenizer.json': tokenizerJson(80) };
+    const folder = Array.isArray(change) ? [...Object.entries(good), ...change] : { ...good, ...change };
+    await assert.rejects(sd.loadPretrained(folder), (e) => e instanceof SpecdecError && re.test(e.message));
+  });
+}
+
 // The model's header is checked before the tokenizer is built (which takes seconds for a large
 // vocabulary): each file below has a tokenizer that cannot be built, so a refusal naming the
 // header (not the tokenizer) shows that nothing was built first.

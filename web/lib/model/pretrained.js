@@ -23,13 +23,17 @@ const TOKENIZER_FILES = {
   generationConfig: 'generation_config.json',
 };
 
-// A tokenizer error names the file it came from, as a loader error does.
+// A tokenizer error names the file it came from, as a loader error does: `where`, or for a
+// folder ('files') the file of the option createTokenizer's message starts with (config:
+// config.json, ...; tokenizer.json else).
 function named(where, make) {
   try {
     return make();
   } catch (e) {
-    if (e instanceof SpecdecError) throw new SpecdecError(`${where}: ${e.message}`);
-    throw e;
+    if (!(e instanceof SpecdecError)) throw e;
+    const key = e.message.split(':', 1)[0];
+    const file = Object.hasOwn(TOKENIZER_FILES, key) ? TOKENIZER_FILES[key] : 'tokenizer.json';
+    throw new SpecdecError(`${where === 'files' ? `files: '${file}'` : where}: ${e.message}`);
   }
 }
 
@@ -110,7 +114,7 @@ export async function loadPretrained(loadModel, source, options = {}) {
     const tokenizer = folderTokenizerOptions(entries, addBos);
     const tokens = tokenizerTokens(tokenizer.tokenizer);
     const model = await loadModel(entries, loadOptions, { tokenizerTokens: tokens });
-    return withTokenizer(model, (tk) => named("files: 'tokenizer.json'", () => tk.createTokenizer(tokenizer)));
+    return withTokenizer(model, (tk) => named('files', () => tk.createTokenizer(tokenizer)));
   }
   // Read once: the weights and the tokenizer come from the same bytes.
   let bytes = isAsyncSource(source) ? await sources.readSource(source, 'source', report) : source;

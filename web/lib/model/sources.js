@@ -81,9 +81,6 @@ export class ChunkedBytes {
   }
 }
 
-/** Whole bytes: the Uint8Array itself, or the chunks copied into one (the WebGPU loader only). */
-export const wholeBytes = (bytes) => (bytes instanceof ChunkedBytes ? bytes.subarray(0, bytes.length) : bytes);
-
 function progressOption(onProgress) {
   if (onProgress !== undefined && typeof onProgress !== 'function')
     fail(`onProgress: expected a function ({ phase, loaded, total }) => void, got ${describe(onProgress)}`);
@@ -196,12 +193,15 @@ export function isFolder(x) {
   );
 }
 
-/** The folder's [name, value] pairs, each checked to be a pair with a name. */
+/** The folder's [name, value] pairs, each checked to be a pair with a name given once. */
 export function folderEntries(folder) {
   const entries = folder instanceof Map ? [...folder] : Array.isArray(folder) ? folder : Object.entries(folder);
+  const seen = new Set();
   entries.forEach((entry, i) => {
     if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'string')
       fail(`files[${i}]: expected a [name, bytes] pair, got ${describe(entry)}`);
+    if (seen.has(entry[0])) fail(`files[${i}]: '${entry[0]}' is given twice (a folder holds one file of a name)`);
+    seen.add(entry[0]);
   });
   if (!entries.some(([name]) => name === 'config.json')) fail("files: a Hugging Face folder needs its 'config.json'");
   return entries;
