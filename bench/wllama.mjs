@@ -40,7 +40,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readGgufMetadata } from '../web/lib/tokenizer/gguf-meta.js';
-import { readSafetensorsHeader } from '../web/lib/base/safetensors.js';
+import { readSafetensorsHeader } from '../models/tools/safetensors.mjs';
 import { ROOT, benchOptions, failWith } from './common.mjs';
 import { printResult, summarizeModel } from './wllama-report.mjs';
 import { prefixRoutes, startIsolatedServer } from './isolated-server.mjs';

@@ -48,7 +48,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { halfToFloatTable, readSafetensorsHeader, tensorBytes } from '../../web/lib/base/safetensors.js';
+import { halfToFloatTable } from '../../web/lib/base/safetensors.js';
+import { readSafetensorsHeader, tensorBytes } from './safetensors.mjs';
 import { ALIGNMENT, FTYPE, GGML, T, byteTokenizerKvs, encodeTensor, writeGguf } from './gguf_file.mjs';
 import { exportHfFolder } from './export_gguf_hf.mjs';
 

@@ -4,7 +4,7 @@
 // See export_gguf.mjs's header for the layout and the byte tokenizer written beside the weights.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DTYPES, readSafetensorsHeader, tensorFloat32 } from '../../web/lib/base/safetensors.js';
+import { DTYPES, readSafetensorsHeader, tensorFloat32 } from './safetensors.mjs';
 import {
   ALIGNMENT,
   FTYPE,
@@ -16,6 +16,7 @@ import {
   llamaPermute,
   writeGguf,
 } from './gguf_file.mjs';
+import { sentencePieceKvs } from './sentencepiece_model.mjs';
 
 const CONV1D = /\.(c_attn|c_proj|c_fc)\.weight$/; // GPT-2's Conv1D: stored (in, out)
 
@@ -49,7 +50,8 @@ function readHfFolder(dir) {
 }
 
 // The hyper-parameters under llama.cpp's keys (gguf-py constants).
-export function hfKvs(arch, c, type, contextLength) {
+// tokenizerKvs: the folder's own tokenizer (a SentencePiece tokenizer.model), else a byte one.
+export function hfKvs(arch, c, type, contextLength, tokenizerKvs) {
   const gpt2 = arch === 'gpt2';
   const C = c.hidden_size ?? c.n_embd;
   const H = c.num_attention_heads ?? c.n_head;
@@ -77,7 +79,7 @@ export function hfKvs(arch, c, type, contextLength) {
   if (Number.isInteger(c.bos_token_id)) kvs.push(['tokenizer.ggml.bos_token_id', T.UINT32, c.bos_token_id]);
   const eos = [c.eos_token_id].flat().filter(Number.isInteger);
   if (eos.length) kvs.push(['tokenizer.ggml.eos_token_id', T.UINT32, eos[0]]);
-  kvs.push(...byteTokenizerKvs(c.vocab_size));
+  kvs.push(...(tokenizerKvs ?? byteTokenizerKvs(c.vocab_size)));
   return kvs;
 }
 
@@ -115,5 +117,10 @@ export function exportHfFolder(dir, outFile, type = 'f32', { contextLength } = {
     const kind = shape.length === 1 ? GGML.F32 : kinds[type];
     items.push({ name: ggufName(name), ne: [...shape].reverse(), kind, data: encodeTensor(values, kind) });
   }
-  return { arch, tensors: items.length, bytes: writeGguf(outFile, hfKvs(arch, c, type, contextLength), items), type };
+  const spModel = path.join(dir, 'tokenizer.model'); // SentencePiece: written as llama.cpp's converter does
+  const tokenizer = arch === 'llama' && existsSync(spModel) ? sentencePieceKvs(readFileSync(spModel)) : undefined;
+  if (tokenizer && tokenizer[1][2].length !== c.vocab_size)
+    throw new Error(`${spModel}: ${tokenizer[1][2].length} pieces, config.json vocab_size ${c.vocab_size}`);
+  const kvs = hfKvs(arch, c, type, contextLength, tokenizer);
+  return { arch, tensors: items.length, bytes: writeGguf(outFile, kvs, items), type };
 }

@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { exportGguf } from '../../models/tools/export_gguf.mjs';
-import { halfToFloatTable, readSafetensorsHeader } from '../../web/lib/base/safetensors.js';
+import { halfToFloatTable } from '../../web/lib/base/safetensors.js';
+import { readSafetensorsHeader } from '../../models/tools/safetensors.mjs';
 import { ROOT } from './support.mjs';
 
 function readGguf(buf) {

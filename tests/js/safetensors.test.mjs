@@ -1,25 +1,23 @@
-// web/lib/base/safetensors.js, the one JS safetensors reader: the container's checks (a table of
-// malformed files, each refused with its reason), header-only reading as the page's build does
-// it, the float16 table against fixed bit patterns and the properties that define it, the FNV-1a
-// 64 fingerprint against the published test vectors and the C++ fingerprints the heads files
-// record. Needs no wasm. (Model files are read by the WASM module's one loader, the GPU's
-// included: webgpu-load.test.mjs.)
+// safetensors in JS: the header as the Node tools read it (models/tools/safetensors.mjs: the C++
+// reader in the lite wasm module, the one sd.loadModel uses): the container's checks (a table of
+// malformed files, each refused with its reason, named by the tool's label), header-only reading
+// as the page's build does it; and web/lib/base/safetensors.js, the number formats with no C++
+// part in the package: the float16 table against fixed bit patterns and the properties that
+// define it, the FNV-1a 64 fingerprint against the published test vectors and the C++
+// fingerprints the heads files record. Needs the wasm build. (Model files are read by the WASM
+// module's one loader, the GPU's included: webgpu-load.test.mjs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { f32ToF16, fnv1a64, halfToFloatTable, wteFingerprint } from '../../web/lib/base/safetensors.js';
 import {
   DTYPES,
-  MAX_HEADER_BYTES,
-  f32ToF16,
-  fnv1a64,
-  halfToFloatTable,
   readSafetensorsHeader,
   safetensorsHeaderLength,
   tensorBytes,
   tensorFloat32,
-  wteFingerprint,
-} from '../../web/lib/base/safetensors.js';
+} from '../../models/tools/safetensors.mjs';
 import { SpecdecError } from '../../web/lib/base/errors.js';
 import { ROOT } from './support.mjs';
 
@@ -80,7 +78,7 @@ const REFUSALS = [
     file({ a: f32(1) }).subarray(0, 20),
     /header length \d+ exceeds the 12 bytes after the length field \(truncated file\?\)/,
   ],
-  ['not JSON', file('safetensors'), /^model file: header: not JSON/],
+  ['not JSON', file('safetensors'), /^model file: header: JSON: unexpected character at byte 0$/],
   ['not an object', file('[1, 2]'), /header must be a JSON object, got array/],
   ['metadata not an object', file({ __metadata__: 'x' }), /__metadata__ must be an object, got string/],
   [
@@ -176,10 +174,10 @@ test('header only: the length first, then the header with the size of the whole 
   assert.throws(() => readSafetensorsHeader(head), /are outside the data section of 0 bytes/);
   assert.throws(
     () => readSafetensorsHeader(head.subarray(0, 100), { fileBytes: whole.length }),
-    /only 92 bytes of the header were given/,
+    /model file: the source gave 100 bytes at offset 0 where \d+ were asked$/,
   );
   const big = new Uint8Array(8);
-  new DataView(big.buffer).setBigUint64(0, BigInt(MAX_HEADER_BYTES + 1), true);
+  new DataView(big.buffer).setBigUint64(0, BigInt(2 ** 20 + 1), true);
   assert.throws(() => safetensorsHeaderLength(big), /header length 1048577 exceeds the limit of 1048576 bytes/);
 });
 

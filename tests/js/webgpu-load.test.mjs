@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { dispatchesPerPass, loadGpuModel } from '../../web/lib/webgpu/webgpu.js';
-import { readSafetensorsHeader, tensorFloat32 } from '../../web/lib/base/safetensors.js';
+import { readSafetensorsHeader, tensorFloat32 } from '../../models/tools/safetensors.mjs';
 import { exportGguf } from '../../models/tools/export_gguf.mjs';
 import { fakeGpu } from './fake-gpu.mjs';
 import { ROOT, TINY_MODEL, modelBytes, safetensorsParts } from './support.mjs';

@@ -21,10 +21,10 @@ import {
 } from './base/errors.js';
 import { decode, encode, tokenText } from './base/text.js';
 import { Handle, Heads, Model, NATIVE, OWNER, Rng } from './model/handles.js';
-import { safetensorsInfo } from './base/safetensors.js';
+import { safetensorsMetadata } from './base/safetensors.js';
 import { verifyRecord } from './decoder/records.js';
 import { Decoder } from './decoder/decoder.js';
-import { fromFile, modelLoader } from './model/load-model.js';
+import { fromFile, modelLoader, named } from './model/load-model.js';
 import { createDecoder } from './decoder/create-decoder.js';
 import { machineApi } from './machine.js';
 
@@ -156,12 +156,7 @@ function modelApi(M, owner, own) {
      */
     quantizeModelFile(bytes) {
       const u8 = bytesArg(bytes, 'a safetensors file');
-      try {
-        return M.quantizeModelFile(u8);
-      } catch (e) {
-        if (e instanceof SpecdecError) throw new SpecdecError(`bytes: ${e.message}`);
-        throw e;
-      }
+      return named('bytes', () => M.quantizeModelFile(u8));
     },
 
     modelStep(model) {
@@ -197,7 +192,7 @@ function draftingApi(M, owner, own) {
       const nativeTarget = own(target, Model, 'target');
       const [native, info] = fromFile(
         () => M.Heads.load(u8, nativeTarget),
-        (h) => ({ ...safetensorsInfo(u8), count: h.count(), target }),
+        (h) => ({ metadata: safetensorsMetadata(M, u8), count: h.count(), target }),
       );
       return new Heads(native, owner, info);
     },

@@ -1,9 +1,10 @@
 // sd.loadModel: what the C++ loader takes, from bytes in memory or from the sources read first
 // (sources.js), with the model's description and progress events. Every format goes one way:
-// Model.loadWeights (a single file: the C++ side tells our safetensors from GGUF, once) or
-// Model.loadFolder, each streamed a tensor at a time from the caller's bytes or chunks.
+// module M's CheckpointReader (src/bindings/checkpoint_reader.cc) opens a single file (the C++
+// side tells our safetensors from GGUF, once) or a folder's files, says what it holds (info),
+// and builds the Model, streamed a tensor at a time from the caller's bytes or chunks.
 import { SpecdecError, bytesArg, checkOptions, describe, fail } from '../base/errors.js';
-import { safetensorsInfo } from '../base/safetensors.js';
+import { safetensorsMetadata } from '../base/safetensors.js';
 import { Model } from './handles.js';
 import {
   ChunkedBytes,
@@ -16,16 +17,20 @@ import {
   readSource,
 } from './sources.js';
 
-// A native object made from a file's bytes, and what is said of it: the loader's "model file:
-// ..." errors name the argument (bytes), and the object is freed when describing it throws.
-export function fromFile(load, describeIt, arg = 'bytes') {
-  let native;
+// call(), its "model file: ..." errors naming the argument (bytes, files, source).
+export function named(arg, call) {
   try {
-    native = load();
+    return call();
   } catch (e) {
     if (e instanceof SpecdecError) throw new SpecdecError(`${arg}: ${e.message}`);
     throw e;
   }
+}
+
+// A native object made from a file's bytes and what is said of it (sd.loadHeads): the object is
+// freed when describing it throws.
+export function fromFile(load, describeIt, arg = 'bytes') {
+  const native = named(arg, load);
   try {
     return [native, describeIt(native)];
   } catch (e) {
@@ -35,7 +40,7 @@ export function fromFile(load, describeIt, arg = 'bytes') {
 }
 
 // loadModel's options: { device: 'webgpu' } gives the GPU loader's options (webgpu/webgpu.js);
-// 'wasm' (the default) the weights code of M.Model.loadWeights (0 as stored, 1 f32, 2 int8:
+// 'wasm' (the default) the weights code of CheckpointReader build() (0 as stored, 1 f32, 2 int8:
 // the Linear weights quantized at load; a quantized file loads as it is, 'f32' refuses one).
 function modelOptions(options) {
   if (options === undefined) return { gpu: null, weights: 0, report: progressOption() };
@@ -81,30 +86,29 @@ function folderFiles(entries) {
   ]);
 }
 
-// A streaming load's reads: fn(counted(bytes)) with each read reported, the report's exception
-// (kept while the C++ loader ran) thrown once it has returned, the model then freed.
-function streamed(report, total, load) {
+// The model that module M's reader, open(counted), builds, and what is said of it: its format
+// ('specdec', 'gguf', 'hf'; our own files, `ours`: their __metadata__ too, whose own 'format'
+// stays), config and parameters, size and how its weights are held. Each read through counted()
+// is reported; the report's exception (kept while the C++ loader ran) is thrown once it has
+// returned, the model then freed. The reader is freed once the model is built.
+function built(M, owner, { report, total, arg, weights, ours }, open) {
   const counter = { loaded: 0, total, thrown: undefined };
-  const [native, info] = load((bytes) => countedReads(bytes, report, counter));
-  if (counter.thrown !== undefined) {
-    native.delete();
-    throw counter.thrown;
+  const reader = named(arg, () => open((bytes) => countedReads(bytes, report, counter)));
+  let native;
+  try {
+    const { format, family: _, nParams, ...config } = named(arg, () => reader.info());
+    const metadata = { format, ...(format === 'specdec' ? named(arg, () => safetensorsMetadata(M, ours)) : {}) };
+    native = named(arg, () => reader.build(weights));
+    if (counter.thrown !== undefined) throw counter.thrown;
+    report({ phase: 'build', loaded: total, total });
+    const { weights: held, weightBytes } = native.config();
+    return new Model(native, owner, { config, metadata, nParams, fileBytes: total, weights: held, weightBytes });
+  } catch (e) {
+    native?.delete();
+    throw e;
+  } finally {
+    reader.delete();
   }
-  report({ phase: 'build', loaded: total, total });
-  return [native, info];
-}
-
-// What is said of a file or folder the C++ loader accepted: its format ('specdec', 'gguf', 'hf';
-// our own files: their __metadata__, whose own 'format' stays, and their parameters less the
-// 8-bit scales, read from the header alone), its size and how its weights are held.
-function describeLoaded(bytes, fileBytes) {
-  return (m) => {
-    const { weights: held, weightBytes, nParams, format, ...config } = m.config();
-    const info = { config, metadata: { format }, nParams, fileBytes, weights: held, weightBytes };
-    if (format !== 'specdec') return info;
-    const ours = safetensorsInfo(bytes);
-    return { ...info, metadata: { format, ...ours.metadata }, nParams: ours.nParams };
-  };
 }
 
 /** sd.loadModel over module M, its models owned by `owner`. */
@@ -124,19 +128,14 @@ export function modelLoader(M, owner) {
       if (opts.gpu) fail("device: 'webgpu' loads our own safetensors files only, not a Hugging Face folder");
       const files = folderFiles(entries);
       const fileBytes = files.reduce((n, [, b]) => n + b.byteLength, 0);
-      const [native, info] = streamed(opts.report, fileBytes, (counted) =>
-        fromFile(
-          () =>
-            M.Model.loadFolder(
-              files.map(([name, b]) => [name, counted(b)]),
-              opts.weights,
-              checked.tokenizerTokens ?? 0,
-            ),
-          describeLoaded(null, fileBytes),
-          'files',
+      const how = { report: opts.report, total: fileBytes, arg: 'files', weights: opts.weights };
+      return built(M, owner, how, (counted) =>
+        M.CheckpointReader.open(
+          null,
+          files.map(([name, b]) => [name, counted(b)]),
+          checked.tokenizerTokens ?? 0,
         ),
       );
-      return new Model(native, owner, info);
     }
     if (opts.gpu) {
       // Read by this module's one loader (webgpu/webgpu-checkpoint.js) from the bytes or chunks as they
@@ -155,15 +154,8 @@ export function modelLoader(M, owner) {
       source instanceof ChunkedBytes
         ? source
         : bytesArg(source, 'a model file (our safetensors, or GGUF)', { sized: false });
-    const total = bytes.byteLength;
-    const [native, info] = streamed(opts.report, total, (counted) =>
-      fromFile(
-        () => M.Model.loadWeights(counted(bytes), opts.weights),
-        describeLoaded(bytes, total),
-        checked.arg ?? 'bytes',
-      ),
-    );
-    return new Model(native, owner, info);
+    const how = { report: opts.report, total: bytes.byteLength, arg: checked.arg ?? 'bytes', weights: opts.weights };
+    return built(M, owner, { ...how, ours: bytes }, (counted) => M.CheckpointReader.open(counted(bytes), null, 0));
   }
   return loadModel;
 }

@@ -1,9 +1,10 @@
 // The WebGPU model's file, as the WASM engine's one loader reads it (src/model/load.h, through
-// src/bindings/checkpoint_reader.cc): the module opens the file in the caller's buffer and
-// checks it (the same checks and words as sd.loadModel on the CPU), then hands over one tensor
-// at a time, converted by the loader (float32, or 8-bit blocks), for the GPU to upload.
+// src/bindings/checkpoint_reader.cc, the reader sd.loadModel builds CPU models with): the module
+// opens the file in the caller's buffer and checks it (the same checks and words as on the CPU),
+// then hands over one tensor at a time, converted by the loader (float32, or 8-bit blocks), for
+// the GPU to upload.
 import { SpecdecError, fail } from '../base/errors.js';
-import { safetensorsInfo } from '../base/safetensors.js';
+import { safetensorsMetadata } from '../base/safetensors.js';
 import { Q8_BLOCK } from './webgpu-q8.js';
 
 // The loader's "model file: ..." errors name the argument, as sd.loadModel's do.
@@ -28,9 +29,9 @@ function named(call) {
  */
 export function openGpuFile(M, bytes, want) {
   if (!M.CheckpointReader) fail("device: 'webgpu': this build of specdec has no model reader");
-  const reader = named(() => M.CheckpointReader.open(bytes));
+  const reader = named(() => M.CheckpointReader.open(bytes, null, 0));
   try {
-    const { format, family, nParams, ...c } = named(() => reader.config());
+    const { format, family, nParams, ...c } = named(() => reader.info());
     if (format !== 'specdec')
       fail(
         `bytes: device 'webgpu' runs specdec's own GPT files (nanoGPT safetensors) only today; this ${format === 'gguf' ? 'GGUF' : format} file (${family}) loads with device: 'wasm'`,
@@ -43,8 +44,8 @@ export function openGpuFile(M, bytes, want) {
       fail(`weights: 'int8' needs n_embd a multiple of ${Q8_BLOCK}, got ${c.nEmbd}`);
     const { vocabSize, nLayer, nHead, nEmbd, blockSize } = c;
     const config = { vocabSize, nLayer, nHead, nEmbd, blockSize };
-    const { metadata, fileBytes } = safetensorsInfo(bytes);
-    const file = { config, metadata, nParams, fileBytes, weights: int8 ? 'int8' : 'f32' };
+    const metadata = { format, ...named(() => safetensorsMetadata(M, bytes)) };
+    const file = { config, metadata, nParams, fileBytes: bytes.byteLength, weights: int8 ? 'int8' : 'f32' };
     const weights = {
       int8,
       has: (name) => reader.type(name) !== '',
