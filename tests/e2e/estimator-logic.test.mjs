@@ -136,12 +136,55 @@ test('steadyComparison: each step its fastest repeat, the speed-up as if undistu
     { steps: { ms: [1, 5], draft: [0.1, 0.2], target: [0.8, 4] } },
     { steps: { ms: [3, 2], draft: [0.3, 0.4], target: [2, 1.5] } },
   ]);
-  assert.deepEqual(f, { computeMs: 3, draftMs: 0.5, targetMs: 2.3, steps: 2, repeats: 2, slowShare: 0.5 });
+  assert.deepEqual(f, { computeMs: 3, draftMs: 0.5, targetMs: 2.3, steps: 2, repeats: 2, slowShare: 0 });
   assert.equal(fastestSteps([{ steps: { ms: [1, 2] } }, { steps: { ms: [1] } }]), null, 'different steps: no estimate');
   assert.equal(steadyComparison([plainsOf(1)], [plainsOf(1)]), null, 'one repeat: no estimate');
 });
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+/**
+ * Work timed while another process takes the core in bursts (`rate` per ms, each 0.5–2.5 ms
+ * long): each piece of work takes its own time plus the bursts that arrive while it runs.
+ */
+function bursts(rand, rate) {
+  return (ms) => {
+    let took = ms;
+    for (let x = 0; x < took; x += 0.1) if (rand() < rate * 0.1) took += 0.5 + 2 * rand();
+    return took;
+  };
+}
+
+/** 4 repeats of 200 one-token steps of 1.0 ms and of 50 four-token iterations of 3.0 ms (200 / 150 = 1.33×). */
+function burstRuns(rate, seed) {
+  const clock = bursts(rng(seed), rate);
+  const plains = [];
+  const specs = [];
+  for (let r = 0; r < 4; r++) {
+    const ms = Array.from({ length: 200 }, () => clock(1.0));
+    plains.push({ generated: 200, steps: { ms, target: ms, emitted: ms.map(() => 1) } });
+    const it = Array.from({ length: 50 }, () => clock(3.0));
+    const steps = { ms: it, draft: it.map(() => 0.4), target: it.map(() => 2.4), emitted: it.map(() => 4) };
+    specs.push({ generated: 200, steps });
+  }
+  return { plains, specs };
+}
+
+test('steadyComparison: plain steps taken in chunks as long as the iterations, so both sides are equally lucky', () => {
+  // Bursts about every 3 ms: a 1 ms step escapes them far more often than a 3 ms iteration, so
+  // step by step the plain side's fastest repeats are cleaner and the speedup comes out low.
+  const { plains, specs } = burstRuns(0.35, 1);
+  const clean = 200 / 150;
+  const st = steadyComparison(plains, specs);
+  assert.ok(Math.abs(st.ratio / clean - 1) < 0.07, `aligned ${st.ratio} vs ${clean}`);
+  assert.ok(judgeRun({ steady: st }).ok, `${st.ratios}`);
+  const unaligned = fastestSteps(plains).computeMs / fastestSteps(specs).computeMs;
+  assert.ok(unaligned / clean < 0.93, `step by step the plain side is luckier: ${unaligned} vs ${clean}`);
+  // Bursts every 2 ms: not even the fastest repeats were clean — the check says so.
+  const busy = burstRuns(0.5, 1);
+  assert.equal(judgeRun({ steady: steadyComparison(busy.plains, busy.specs) }).ok, false);
+});
+
 const plainsOf = (ms) => ({ generated: 1, steps: { ms: [ms] } });
 
 test('judgeRun: the verdict is untrusted only when the estimates really disagree', () => {

@@ -373,6 +373,15 @@ test('threads: the line says why the worker has one thread', () => {
     threadsText({ threads: 4, maxThreads: 8, isolated: true }),
     '4 threads, cross-origin isolated (8 available).',
   );
+  // Issue 56: the runs used 1 thread while the line read "2 threads": it says so now.
+  assert.equal(
+    threadsText({ threads: 2, maxThreads: 2, isolated: true }, null, 1),
+    '2 threads, cross-origin isolated. The last runs used 1 thread: faster by more than 10% just then (the status line beside the Run buttons has the times).',
+  );
+  assert.equal(
+    threadsText({ threads: 2, maxThreads: 2, isolated: true }, null, 2),
+    '2 threads, cross-origin isolated.',
+  );
   const t = {
     threads: 1,
     maxThreads: 1,

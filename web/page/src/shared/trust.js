@@ -13,8 +13,8 @@
 //   halves agree       the two halves' fastest times of the same work (the passes over k
 //                      tokens of the v(k) measurement) agree within LIMITS.halves;
 //   few slow steps     of a run's steps (each its fastest repeat), at most LIMITS.slowShare are
-//                      slower than LIMITS.slowStep × the fastest of their neighbours (4 steps either
-//                      side, every repeat): a step slowed in every repeat;
+//                      slower than LIMITS.slowStep × the median of their neighbours' (4 steps either
+//                      side): a step slowed in every repeat;
 //   repeats agree      a run's speed-up estimated with each repeat left out in turn agrees within
 //                      LIMITS.halves (a verdict that does not hang on one repeat); where no
 //                      step times exist (one repeat, a stopped one), the raw repeats within
@@ -40,7 +40,7 @@ export const LIMITS = Object.freeze({
   halves: 1.15,
   slowStep: 1.5,
   floor: 1.1,
-  slowShare: 0.15,
+  slowShare: 0.1,
   vMin: 0.95,
   vDrop: 0.9,
   threads: 0.9,
@@ -141,34 +141,76 @@ export function fastestSteps(runs) {
     out.targetMs += best.target?.[i] ?? 0;
     fastest.push(best.ms[i]);
   }
-  // Steps slowed in every repeat: their fastest is well above their neighbours' (nearly the same
-  // work: one token more or less of context).
+  // Steps slowed in every repeat: their fastest is well above the median of their neighbours'
+  // (nearly the same work: a few tokens more or less of context).
   let slow = 0;
   for (let i = 0; i < fastest.length; i++) {
-    const near = Math.min(...fastest.slice(Math.max(0, i - 4), i + 5));
-    if (fastest[i] > LIMITS.slowStep * near) slow++;
+    const near = fastest.slice(Math.max(0, i - 4), i + 5).sort((a, b) => a - b);
+    if (fastest[i] > LIMITS.slowStep * near[near.length >> 1]) slow++;
   }
   out.slowShare = fastest.length ? slow / fastest.length : 0;
   return out;
 }
 
 /**
+ * The plain repeats' steps grouped as the speculative run's iterations emitted their tokens:
+ * chunk j holds the plain steps that emitted the tokens iteration j emitted (its `steps.emitted`),
+ * so that both sides' fastest repeats are taken over work of about the same length (a one-token
+ * step's fastest of a few repeats is far luckier than a four-token iteration's: its time is
+ * shorter than the bursts of another process). The runs unchanged when either lacks `emitted`.
+ */
+export function alignedToIterations(plains, specs) {
+  const bounds = specs[0]?.steps?.emitted;
+  if (!bounds?.length || plains.some((r) => !r.steps?.emitted)) return plains;
+  return plains.map((r) => {
+    const s = r.steps;
+    const out = { ms: [], draft: [], target: [], emitted: [] };
+    let i = 0;
+    for (const want of bounds) {
+      let ms = 0;
+      let target = 0;
+      let got = 0;
+      while (i < s.ms.length && got < want) {
+        ms += s.ms[i];
+        target += s.target?.[i] ?? 0;
+        got += s.emitted[i];
+        i++;
+      }
+      out.ms.push(ms);
+      out.draft.push(0);
+      out.target.push(target);
+      out.emitted.push(got);
+    }
+    // (Steps past the speculative run's tokens: a last chunk of their own.)
+    if (i < s.ms.length) {
+      out.ms.push(s.ms.slice(i).reduce((a, b) => a + b, 0));
+      out.draft.push(0);
+      out.target.push((s.target ?? []).slice(i).reduce((a, b) => a + b, 0));
+      out.emitted.push(s.emitted.slice(i).reduce((a, b) => a + b, 0));
+    }
+    return { ...r, steps: out };
+  });
+}
+
+/**
  * "Run both & compare" estimated as another process cannot fool it (fastestSteps of the plain
- * and of the speculative repeats), and the same with each repeat left out in turn: { plain, spec
+ * repeats, their steps grouped as the speculative iterations emitted (alignedToIterations), and of
+ * the speculative repeats), and the same with each repeat left out in turn: { plain, spec
  * (fastestSteps with tokensPerSecond), ratio (speculative ÷ plain tokens/s), ratios (one per
  * repeat left out; with two repeats, each repeat's own) }, or null (fewer than two paired repeats
  * with step times).
  * @param {object[]} plains  the plain repeats' summaries (generated, steps)
  * @param {object[]} specs  the speculative repeats' summaries, paired with them
  */
-export function steadyComparison(plains, specs) {
-  const R = Math.min(plains?.length ?? 0, specs?.length ?? 0);
+export function steadyComparison(plainRuns, specs) {
+  const R = Math.min(plainRuns?.length ?? 0, specs?.length ?? 0);
   if (R < 2) return null;
+  const plains = alignedToIterations(plainRuns.slice(0, R), specs.slice(0, R));
   const tps = (runs) => {
     const f = fastestSteps(runs);
     return f && f.computeMs > 0 ? { ...f, tokensPerSecond: (runs[0].generated / f.computeMs) * 1000 } : null;
   };
-  const plain = tps(plains.slice(0, R));
+  const plain = tps(plains);
   const spec = tps(specs.slice(0, R));
   if (!plain || !spec) return null;
   const ratios = [];

@@ -110,7 +110,7 @@ export async function run(msg) {
   const draftMs = [];
   // A timed repeat's every step() call, ms, and the draft's and the target's part of each: the
   // page takes each step's fastest repeat (trust.js fastestSteps).
-  const steps = options.quiet ? { ms: [], draft: [], target: [] } : null;
+  const steps = options.quiet ? { ms: [], draft: [], target: [], emitted: [] } : null;
   const gpuLoads0 = gpu.loads;
   let gpuLoading = false; // a GPU upload was under way during this run (never, for a CPU run)
   // A checkpoint's text, decoded here with its tokenizer (a chunk's token then carries its text).
@@ -143,6 +143,7 @@ export async function run(msg) {
         steps.ms.push(dt);
         steps.draft.push(it.draftMs ?? 0);
         steps.target.push(it.targetMs ?? 0);
+        steps.emitted.push(tokens.length);
       }
       if (it.gamma > 0 && !it.tree) draftMs.push(it.draftMs / it.gamma);
       if (gpu.loading) gpuLoading = true;
