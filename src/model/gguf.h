@@ -14,8 +14,8 @@
 // read as 0x03000000) and versions other than 2 and 3 are refused by name.
 //
 // Nothing is copied: values and tensors are views into the caller's buffer, which must outlive
-// the GgufFile. A string array (a tokenizer's 32k-150k tokens) is checked once while parsing
-// and read lazily (string_array() gives views, no copies of the strings).
+// the GgufFile. A string array (a tokenizer's 32k-150k tokens) is checked once while parsing;
+// the loader reads its size (the tokenizer's tokens are read in JS, web/lib/tokenizer).
 #pragma once
 
 #include <cstddef>
@@ -90,19 +90,13 @@ struct GgufFile {
   const GgufValue* find(const std::string& key) const;
   const GgufTensor* find_tensor(const std::string& name) const;
 
-  // Typed access; each throws specdec::Error naming the key when it is absent or holds another
-  // type. Integers of any width and sign are accepted where the value fits (u64 / i64); floats
-  // accept f32 and f64.
+  // Typed access (what the loader reads); each throws specdec::Error naming the key when it is
+  // absent or holds another type. Integers of any width are accepted unless negative; floats
+  // accept f32 and f64; an array gives its element count.
   uint64_t get_u64(const std::string& key) const;
-  int64_t get_i64(const std::string& key) const;
   double get_f64(const std::string& key) const;
-  bool get_bool(const std::string& key) const;
   std::string_view get_string(const std::string& key) const;
-  // Arrays: the element count, and the elements (integers widened, strings as views).
   uint64_t array_size(const std::string& key) const;
-  std::vector<int64_t> int_array(const std::string& key) const;
-  std::vector<double> float_array(const std::string& key) const;
-  std::vector<std::string_view> string_array(const std::string& key) const;
 
  private:
   std::map<std::string, size_t> tensor_index_;
@@ -129,11 +123,12 @@ GgufFile parse_gguf_header(const uint8_t* bytes, size_t available, uint64_t file
 
 // A checkpoint (checkpoint.h) from a GGUF file of architecture llama, qwen2 or gpt2: the
 // hyperparameters from `{arch}.*` and `tokenizer.ggml.*` keys, the tensors under Hugging Face
-// names, shapes checked against the hyperparameters. Tensors point into `bytes` (which must
+// names (their set and shapes are checked by the model's loader, GPTModel::from_checkpoint /
+// check_checkpoint, as every format's). Tensors point into `bytes` (which must
 // outlive the checkpoint), except llama's attn_q / attn_k rows, un-permuted into
 // Checkpoint::owned (llama.cpp's converter permutes them for its pair-wise rotary; design §1.6).
 // Refused by name: other architectures, rope scaling, a sliding window shorter than the
-// context, a partial rotary, Llama 3's rope_freqs unless all 1, unknown or missing tensors.
+// context, a partial rotary, Llama 3's rope_freqs unless all 1, tensors of no Hugging Face name.
 // With `read`, tensors without data (parse_gguf_header) are streamed: each one's bytes are read
 // (and llama's Q / K rows un-permuted) when the model's loader converts it; each tensor keeps a
 // copy of `read`, so what it reads (a file, a JS buffer) must outlive the checkpoint. The
