@@ -85,7 +85,7 @@ export function initStepper(sd, models) {
       } else {
         source = makeToySource(sd, ui.source.value, setting, seed);
       }
-      await pushIteration(my);
+      await pushIteration(my, true);
     } catch (err) {
       if (my !== generation) return;
       ui.caption.textContent = `Could not start: ${err.message || err}`;
@@ -98,7 +98,7 @@ export function initStepper(sd, models) {
     }
   }
 
-  async function pushIteration(my) {
+  async function pushIteration(my, reveal = false) {
     const view = await source.step();
     if (my !== generation) return;
     view.config = source.config;
@@ -106,7 +106,7 @@ export function initStepper(sd, models) {
     view.gammas = [...history.map((x) => x.view.gamma), view.gamma];
     history.push({ view, stages: stagesOf(view) });
     cursor = { it: history.length - 1, st: 0 };
-    render();
+    render(reveal);
   }
 
   async function next() {
@@ -115,14 +115,14 @@ export function initStepper(sd, models) {
     if (move === null) return;
     if (move !== 'more') {
       cursor = move.cursor;
-      render();
+      render(true);
       return;
     }
     busy = true;
     syncButtons();
     const my = generation;
     try {
-      await pushIteration(my);
+      await pushIteration(my, true);
     } catch (err) {
       ui.caption.textContent = `Stopped: ${err.message || err}`;
     } finally {
@@ -136,7 +136,7 @@ export function initStepper(sd, models) {
   function back() {
     if (busy || !history.length) return;
     cursor = stepBack(history, cursor);
-    render();
+    render(true);
   }
 
   function syncButtons() {
@@ -147,9 +147,11 @@ export function initStepper(sd, models) {
     if (b.nextText !== null) ui.next.textContent = b.nextText;
   }
 
-  function render() {
+  /** Draws the stage; reveal (a step the learner asked for): brings what it talks about into view. */
+  function render(reveal = false) {
     renderIteration(ui, history[cursor.it], cursor);
     syncButtons();
+    if (reveal) revealSubject(ui.panel);
   }
 
   ui.next.addEventListener('click', next);
@@ -180,13 +182,33 @@ export function initStepper(sd, models) {
       e.preventDefault();
       if (history.length) {
         cursor = { it: cursor.it, st: 0 };
-        render();
+        render(true);
       }
     }
   });
 
   restart();
   return { restart };
+}
+
+/**
+ * Scrolls the page just enough to show what the stage talks about — the position being tested,
+ * the rejected one with its residual, the bonus slot, a tree's card of the test — above the
+ * sticky Back/Next bar of a phone (a scroll margin as tall as the bar). Issue 56: at a rejection at
+ * position 5 a phone still showed position 1, the bar over the bottom of the screen.
+ */
+function revealSubject(panel) {
+  const subject =
+    panel.querySelector('.card.current') ??
+    panel.querySelector('.residual-box')?.closest('.card') ??
+    panel.querySelector('.card.bonus');
+  if (!subject) return;
+  // The bar wraps to two lines on a narrow phone: its height now, not a fixed margin.
+  const bar = panel.closest('section')?.querySelector('.step-nav');
+  const cover = bar && getComputedStyle(bar).position === 'sticky' ? bar.getBoundingClientRect().height : 0;
+  subject.style.scrollMarginBottom = `${Math.ceil(cover) + 12}px`;
+  const smooth = !matchMedia('(prefers-reduced-motion: reduce)').matches;
+  subject.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: smooth ? 'smooth' : 'auto' });
 }
 
 function clampInt(v, lo, hi, dflt) {
