@@ -124,7 +124,9 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
     }
     // The repeats asked for, and up to EXTRA_REPEATS more while the estimates from each step's
     // fastest repeat disagree (another process took the cores in every repeat of some steps).
-    for (let r = 0; r < repeats || (r < repeats + EXTRA_REPEATS && repeats > 1 && !steadyAgrees(results.steady)); r++) {
+    // (Only from 3 repeats asked: with 2, one ratio per repeat is what the learner asked for.)
+    const extra = repeats >= 3 ? EXTRA_REPEATS : 0;
+    for (let r = 0; r < repeats || (r < repeats + extra && !steadyAgrees(results.steady)); r++) {
       // A Stop pressed between two runs reaches no run: it ends the comparison here.
       if (stopAsked) return settle();
       const shownOf = Math.max(repeats, r + 1);

@@ -194,7 +194,7 @@ async function timedSteps(dec, n, deadline) {
 // until every k's estimates from the even and from the odd cycles agree and v(k) passes
 // trust.js's checks — at most VK_ROUNDS.max, or VK_ROUNDS.maxMs. The first step of each decoder
 // reads the prompt and is not counted. Stoppable between passes.
-export const VK_ROUNDS = Object.freeze({ cycle: 4, min: 16, max: 64, maxMs: 12000 });
+export const VK_ROUNDS = Object.freeze({ cycle: 4, min: 16, max: 160, maxMs: 12000 });
 
 export async function measureVk(msg) {
   const o = msg.options;
