@@ -42,6 +42,18 @@ float block_amax(const float* v) {
   return amax;
 }
 
+// The loop both quantizers share: x (rows, k) block by block, block(src, dst) writing the
+// block's 32 quants at dst and returning its scale (scales: (rows, k / 32) row-major).
+template <typename T, typename Block>
+void quantize_blocks(const float* x, size_t rows, size_t k, T* q, float* scales, Block block) {
+  const size_t blocks = k / kQ8Block;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t b = 0; b < blocks; ++b) {
+      scales[r * blocks + b] = block(x + r * k + b * kQ8Block, q + r * k + b * kQ8Block);
+    }
+  }
+}
+
 size_t q8_pieces(size_t n, size_t k) { return panels_of(n) * (k / kQ8Block); }
 size_t q8_stripe_bytes(size_t n, size_t k) {
   return q8_pieces(n, k) / kQ8Stripes * kQ8PieceBytes + kQ8StripePad;
@@ -66,24 +78,16 @@ size_t q8_packed_bytes(size_t n, size_t k) {
 size_t q8_packed_scales(size_t n, size_t k) { return panels_of(n) * kPanelRows * (k / kQ8Block); }
 
 void quantize_weights_q8(const float* w, size_t n, size_t k, int8_t* w8, float* scales) {
-  const size_t blocks = k / kQ8Block;
-  for (size_t r = 0; r < n; ++r) {
-    for (size_t b = 0; b < blocks; ++b) {
-      const float* src = w + r * k + b * kQ8Block;
-      int8_t* dst = w8 + r * k + b * kQ8Block;
-      const float amax = block_amax(src);
-      // The binary16 scale, widened back (exact): what the file stores.
-      const uint16_t h = f32_to_f16(amax / 127.0f);
-      const float d = f16_to_f32(h);
-      if (d == 0.0f) {
-        scales[r * blocks + b] = 1.0f;
-        std::fill(dst, dst + kQ8Block, int8_t{0});
-        continue;
-      }
-      scales[r * blocks + b] = d;
-      for (size_t j = 0; j < kQ8Block; ++j) dst[j] = round_clamp(src[j] / d);
+  quantize_blocks(w, n, k, w8, scales, [](const float* src, int8_t* dst) {
+    // The binary16 scale, widened back (exact): what the file stores.
+    const float d = f16_to_f32(f32_to_f16(block_amax(src) / 127.0f));
+    if (d == 0.0f) {
+      std::fill(dst, dst + kQ8Block, int8_t{0});
+      return 1.0f;
     }
-  }
+    for (size_t j = 0; j < kQ8Block; ++j) dst[j] = round_clamp(src[j] / d);
+    return d;
+  });
 }
 
 void pack_weights_q8(const int8_t* w8, const float* scales, size_t n, size_t k, int8_t* q,
@@ -154,22 +158,16 @@ void unpack_row_q8(const int8_t* q, const float* s, size_t n, size_t k, size_t r
 }
 
 void quantize_rows_q8(const float* x, size_t m, size_t k, int16_t* x8, float* sx) {
-  const size_t blocks = k / kQ8Block;
-  for (size_t i = 0; i < m; ++i) {
-    for (size_t b = 0; b < blocks; ++b) {
-      const float* src = x + i * k + b * kQ8Block;
-      int16_t* dst = x8 + i * k + b * kQ8Block;
-      const float amax = block_amax(src);
-      if (amax == 0.0f) {
-        sx[i * blocks + b] = 0.0f;
-        std::fill(dst, dst + kQ8Block, int16_t{0});
-        continue;
-      }
-      sx[i * blocks + b] = amax / 127.0f;
-      const float inv = 127.0f / amax;
-      for (size_t j = 0; j < kQ8Block; ++j) dst[j] = round_clamp(src[j] * inv);
+  quantize_blocks(x, m, k, x8, sx, [](const float* src, int16_t* dst) {
+    const float amax = block_amax(src);
+    if (amax == 0.0f) {
+      std::fill(dst, dst + kQ8Block, int16_t{0});
+      return 0.0f;
     }
-  }
+    const float inv = 127.0f / amax;
+    for (size_t j = 0; j < kQ8Block; ++j) dst[j] = round_clamp(src[j] * inv);
+    return amax / 127.0f;
+  });
 }
 
 void matmul_q8_scalar_panels(const int16_t* x8, const float* sx, size_t m, size_t k,

@@ -31,33 +31,49 @@
 
 namespace specdec::kernels::simd {
 
+#if defined(__wasm_simd128__) || defined(__AVX2__)
+
+// The two SIMD backends side by side: SPECDEC_F4(wasm, x86) is the first on WASM, the second
+// on x86. One definition per operation, with both instructions on its line.
+#if defined(__wasm_simd128__)
+#define SPECDEC_F4(wasm, x86) wasm
+#else
+#define SPECDEC_F4(wasm, x86) x86
+#endif
+
+using F4 = SPECDEC_F4(v128_t, __m128);
+
+inline F4 load(const float* p) { return SPECDEC_F4(wasm_v128_load, _mm_loadu_ps)(p); }
+inline void store(float* p, F4 v) { SPECDEC_F4(wasm_v128_store, _mm_storeu_ps)(p, v); }
+inline F4 splat(float x) { return SPECDEC_F4(wasm_f32x4_splat, _mm_set1_ps)(x); }
+inline F4 add(F4 a, F4 b) { return SPECDEC_F4(wasm_f32x4_add, _mm_add_ps)(a, b); }
+inline F4 sub(F4 a, F4 b) { return SPECDEC_F4(wasm_f32x4_sub, _mm_sub_ps)(a, b); }
+inline F4 mul(F4 a, F4 b) { return SPECDEC_F4(wasm_f32x4_mul, _mm_mul_ps)(a, b); }
+inline F4 div(F4 a, F4 b) { return SPECDEC_F4(wasm_f32x4_div, _mm_div_ps)(a, b); }
+inline F4 floor(F4 a) { return SPECDEC_F4(wasm_f32x4_floor, _mm_floor_ps)(a); }
+// The comparisons give all-ones lanes where true (a < b; a > b; a is NaN).
+inline F4 lt(F4 a, F4 b) { return SPECDEC_F4(wasm_f32x4_lt, _mm_cmplt_ps)(a, b); }
+inline F4 gt(F4 a, F4 b) { return SPECDEC_F4(wasm_f32x4_gt, _mm_cmpgt_ps)(a, b); }
+inline F4 is_nan(F4 a) { return SPECDEC_F4(wasm_f32x4_ne, _mm_cmpunord_ps)(a, a); }
+inline F4 bit_xor(F4 a, F4 b) { return SPECDEC_F4(wasm_v128_xor, _mm_xor_ps)(a, b); }
+// mask ? a : b, lane by lane.
+inline F4 select(F4 mask, F4 a, F4 b) {
+  return SPECDEC_F4(wasm_v128_bitselect(a, b, mask), _mm_blendv_ps(b, a, mask));
+}
+// Lane 0 without a round trip through memory.
+inline float first(F4 v) { return SPECDEC_F4(wasm_f32x4_extract_lane(v, 0), _mm_cvtss_f32(v)); }
+
+#undef SPECDEC_F4
+
 #if defined(__wasm_simd128__)
 
-using F4 = v128_t;
-
-inline F4 load(const float* p) { return wasm_v128_load(p); }
-inline void store(float* p, F4 v) { wasm_v128_store(p, v); }
-inline F4 splat(float x) { return wasm_f32x4_splat(x); }
-inline F4 add(F4 a, F4 b) { return wasm_f32x4_add(a, b); }
-inline F4 sub(F4 a, F4 b) { return wasm_f32x4_sub(a, b); }
-inline F4 mul(F4 a, F4 b) { return wasm_f32x4_mul(a, b); }
-inline F4 div(F4 a, F4 b) { return wasm_f32x4_div(a, b); }
 inline F4 neg(F4 a) { return wasm_f32x4_neg(a); }
 inline F4 abs(F4 a) { return wasm_f32x4_abs(a); }
-inline F4 floor(F4 a) { return wasm_f32x4_floor(a); }
-inline F4 lt(F4 a, F4 b) { return wasm_f32x4_lt(a, b); }  // all-ones lanes where a < b
-inline F4 gt(F4 a, F4 b) { return wasm_f32x4_gt(a, b); }
-inline F4 is_nan(F4 a) { return wasm_f32x4_ne(a, a); }
-inline F4 bit_xor(F4 a, F4 b) { return wasm_v128_xor(a, b); }
-// mask ? a : b, lane by lane.
-inline F4 select(F4 mask, F4 a, F4 b) { return wasm_v128_bitselect(a, b, mask); }
 // 2^n for integral n in [-126, 127], built from its exponent bits (exact).
 inline F4 exp2i(F4 n) {
   v128_t e = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127));
   return wasm_i32x4_shl(e, 23);
 }
-// Lane 0 without a round trip through memory.
-inline float first(F4 v) { return wasm_f32x4_extract_lane(v, 0); }
 // (l0 + l2) + (l1 + l3) in lane 0.
 inline float hsum(F4 a) {
   const F4 t = add(a, wasm_i32x4_shuffle(a, a, 2, 3, 0, 1));
@@ -70,30 +86,14 @@ inline F4 hsum4(F4 a0, F4 a1, F4 a2, F4 a3) {
   return add(wasm_i32x4_shuffle(u01, u23, 0, 2, 4, 6), wasm_i32x4_shuffle(u01, u23, 1, 3, 5, 7));
 }
 
-#elif defined(__AVX2__)
+#else  // x86
 
-using F4 = __m128;
-
-inline F4 load(const float* p) { return _mm_loadu_ps(p); }
-inline void store(float* p, F4 v) { _mm_storeu_ps(p, v); }
-inline F4 splat(float x) { return _mm_set1_ps(x); }
-inline F4 add(F4 a, F4 b) { return _mm_add_ps(a, b); }
-inline F4 sub(F4 a, F4 b) { return _mm_sub_ps(a, b); }
-inline F4 mul(F4 a, F4 b) { return _mm_mul_ps(a, b); }
-inline F4 div(F4 a, F4 b) { return _mm_div_ps(a, b); }
 inline F4 neg(F4 a) { return _mm_xor_ps(a, _mm_set1_ps(-0.0f)); }
 inline F4 abs(F4 a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
-inline F4 floor(F4 a) { return _mm_floor_ps(a); }
-inline F4 lt(F4 a, F4 b) { return _mm_cmplt_ps(a, b); }
-inline F4 gt(F4 a, F4 b) { return _mm_cmpgt_ps(a, b); }
-inline F4 is_nan(F4 a) { return _mm_cmpunord_ps(a, a); }
-inline F4 bit_xor(F4 a, F4 b) { return _mm_xor_ps(a, b); }
-inline F4 select(F4 mask, F4 a, F4 b) { return _mm_blendv_ps(b, a, mask); }
 inline F4 exp2i(F4 n) {
   __m128i e = _mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127));
   return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
 }
-inline float first(F4 v) { return _mm_cvtss_f32(v); }
 inline float hsum(F4 a) {
   const F4 t = add(a, _mm_movehl_ps(a, a));  // (l0 + l2, l1 + l3, ..)
   return first(add(t, _mm_shuffle_ps(t, t, _MM_SHUFFLE(1, 1, 1, 1))));
@@ -104,6 +104,8 @@ inline F4 hsum4(F4 a0, F4 a1, F4 a2, F4 a3) {
   return add(_mm_shuffle_ps(u01, u23, _MM_SHUFFLE(2, 0, 2, 0)),
              _mm_shuffle_ps(u01, u23, _MM_SHUFFLE(3, 1, 3, 1)));
 }
+
+#endif
 
 #else  // portable scalar backend: the same lane-wise operations, one lane at a time
 
