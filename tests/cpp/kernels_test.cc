@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_util.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
@@ -22,12 +23,6 @@ namespace specdec::kernels {
 namespace {
 
 const size_t kSizes[] = {1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 64, 100, 256, 1024};
-
-std::vector<float> random_floats(Rng& rng, size_t n, float scale = 1.0f) {
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>((2.0 * rng.uniform() - 1.0) * scale);
-  return v;
-}
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
@@ -425,15 +420,8 @@ TEST(LayerNorm, MatchesReference) {
     layernorm(x.data(), w.data(), b.data(), n, got.data());
     layernorm_reference(x.data(), w.data(), b.data(), n, want.data());
     ASSERT_EQ(first_difference(got, want), -1) << "n=" << n;
-    double mean = 0.0, var = 0.0;
-    for (float v : x) mean += v;
-    mean /= n;
-    for (float v : x) var += (v - mean) * (v - mean);
-    var /= n;
-    for (size_t i = 0; i < n; ++i) {
-      const double exact = (x[i] - mean) / std::sqrt(var + kLayerNormEps) * w[i] + b[i];
-      EXPECT_NEAR(got[i], exact, 2e-5) << "n=" << n;
-    }
+    const std::vector<double> exact = layernorm_double(x, w, b, kLayerNormEps);
+    for (size_t i = 0; i < n; ++i) EXPECT_NEAR(got[i], exact[i], 2e-5) << "n=" << n;
   }
 }
 
