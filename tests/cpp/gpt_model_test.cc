@@ -11,22 +11,22 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "fixture_models.h"
 #include "model/json.h"
 #include "model/safetensors.h"
+#include "test_util.h"
 
 namespace specdec {
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(SPECDEC_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
+using testing::error_of;
+using testing::fixture_model;
+using testing::repo;
 
 struct Golden {
   std::vector<int> tokens;
   std::vector<std::vector<double>> logits;  // (T, V)
 };
-
-std::string repo(const std::string& path) { return std::string(SPECDEC_SOURCE_DIR) + "/" + path; }
 
 // A golden file maps a key to {"prompt", "tokens", "logits"}: tests/fixtures/tiny_golden.json
 // ("f32", "f16") and models/golden.json ("target", "draft": the shipped pair).
@@ -112,14 +112,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 class TinyModelTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    model_ = new GPTModel(GPTModel::from_file(fixture("tiny_f32.safetensors")));
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    model_ = nullptr;
-  }
-
   // A fixed pseudo-random byte sequence.
   static std::vector<int> sequence(size_t n, int seed) {
     std::vector<int> t(n);
@@ -131,11 +123,8 @@ class TinyModelTest : public ::testing::Test {
     return t;
   }
 
-  static const GPTModel& model() { return *model_; }
-  static GPTModel* model_;
+  static const GPTModel& model() { return fixture_model("tiny_f32.safetensors"); }
 };
-
-GPTModel* TinyModelTest::model_ = nullptr;
 
 TEST_F(TinyModelTest, ConfigFromMetadata) {
   const GPTConfig& c = model().config();
@@ -275,13 +264,8 @@ TEST_F(TinyModelTest, RejectsBadInput) {
   for (const Case& c : cases) {
     KVCache cache(cfg);
     if (c.cached) model().forward(sequence(c.cached, 2), cache);
-    try {
-      model().forward(c.tokens, cache);
-      ADD_FAILURE() << c.what << ": no exception";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
-          << c.what << ": " << e.what();
-    }
+    const std::string error = error_of([&] { model().forward(c.tokens, cache); });
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.what << ": " << error;
     EXPECT_EQ(cache.size(), c.cached) << c.what << ": a failed call must not move the cache";
   }
   KVCache foreign(other);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "fixture_models.h"
 #include "model/json.h"
 #include "model/model_source.h"
 #include "model/safetensors.h"
@@ -27,25 +28,18 @@ using testing::error_of;
 using testing::chi_square;
 using testing::kFalseAlarm;
 
-std::string fixture(const std::string& name) {
-  return std::string(SPECDEC_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
+using testing::fixture;
+using testing::fixture_model;
 
 class HeadsTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    target_ = new GPTModel(GPTModel::from_file(fixture("tiny_f32.safetensors")));
-    heads_ = new MedusaHeads(MedusaHeads::from_file(fixture("tiny_heads.safetensors"), *target_));
+  static const GPTModel& target() { return fixture_model("tiny_f32.safetensors"); }
+  static const MedusaHeads& tiny_heads() {
+    static const MedusaHeads loaded =
+        MedusaHeads::from_file(fixture("tiny_heads.safetensors"), target());
+    return loaded;
   }
-  static void TearDownTestSuite() {
-    delete heads_;
-    delete target_;
-  }
-  static GPTModel* target_;
-  static MedusaHeads* heads_;
 };
-GPTModel* HeadsTest::target_ = nullptr;
-MedusaHeads* HeadsTest::heads_ = nullptr;
 
 TEST_F(HeadsTest, ForwardMatchesPyTorch) {
   const std::vector<uint8_t> text = read_file(fixture("tiny_heads_golden.json"), 1 << 20);
@@ -54,11 +48,11 @@ TEST_F(HeadsTest, ForwardMatchesPyTorch) {
   for (const json::Value& t : golden.find("tokens")->items)
     tokens.push_back(int(json::to_double(t)));
   // The hidden state at the next-to-last position; the token after it is the prompt's last.
-  ModelSource source(*target_);
+  ModelSource source(target());
   source.next_token_probs(std::vector<int>(tokens.begin(), tokens.end() - 1), 1);
   for (const char* name : {"tiny_heads", "tiny_heads_token"}) {
     const MedusaHeads heads =
-        MedusaHeads::from_file(fixture(std::string(name) + ".safetensors"), *target_);
+        MedusaHeads::from_file(fixture(std::string(name) + ".safetensors"), target());
     ASSERT_EQ(heads.count(), 3);
     EXPECT_EQ(heads.token_input(), std::string(name) == "tiny_heads_token");
     const std::vector<float> logits = heads.forward(source.hidden_row(0), tokens.back());
@@ -106,7 +100,7 @@ TEST_F(HeadsTest, LoaderRefusesWhatDoesNotFit) {
            {"\"target_fingerprint\":\"9", "\"target_fingerprint\":\"8",
             "heads file: made for another target (target_fingerprint 88bd42aacc7ea8f1; this "
             "target's is 98bd42aacc7ea8f1)"}}) {
-    EXPECT_EQ(error_of([&] { load(patched(c.from, c.to), *target_); }), c.message);
+    EXPECT_EQ(error_of([&] { load(patched(c.from, c.to), target()); }), c.message);
   }
   // The F16 twin of the target has other weights: its heads would be wrong.
   const GPTModel other = GPTModel::from_file(fixture("tiny_f16.safetensors"));
@@ -115,10 +109,10 @@ TEST_F(HeadsTest, LoaderRefusesWhatDoesNotFit) {
             }).find("heads file: made for another target"),
             std::string::npos);
   std::vector<uint8_t> junk = {1, 2, 3};
-  EXPECT_EQ(error_of([&] { load(junk, *target_); }).rfind("heads file: ", 0), 0u);
+  EXPECT_EQ(error_of([&] { load(junk, target()); }).rfind("heads file: ", 0), 0u);
   // A proposer over another model's source is refused too.
   ModelSource wrong(other);
-  EXPECT_EQ(error_of([&] { HeadsProposer(*heads_, wrong); }),
+  EXPECT_EQ(error_of([&] { HeadsProposer(tiny_heads(), wrong); }),
             "heads: loaded for another target model than the decoder's");
 }
 
@@ -137,19 +131,19 @@ TEST_F(HeadsTest, GreedyHeadsEqualGreedyPlain) {
   plain.sampling.temperature = 0.0f;
   plain.max_new_tokens = 60;
   Rng r0(1);
-  ModelSource source(*target_);
+  ModelSource source(target());
   SpeculativeDecoder ref(source, nullptr, prompt, plain);
   while (!ref.done()) ref.step(r0);
   const MedusaHeads token_heads =
-      MedusaHeads::from_file(fixture("tiny_heads_token.safetensors"), *target_);
+      MedusaHeads::from_file(fixture("tiny_heads_token.safetensors"), target());
   for (std::vector<int> branches : {std::vector<int>{}, {2, 2}, {3, 2, 1}}) {
-    for (const MedusaHeads* h : {static_cast<const MedusaHeads*>(heads_), &token_heads}) {
+    for (const MedusaHeads* h : {&tiny_heads(), &token_heads}) {
       DecoderOptions opt = plain;
       opt.plain = false;
       opt.gamma = 3;
       opt.tree_branches = branches;
       Rng rng(2);
-      ModelSource s(*target_);
+      ModelSource s(target());
       DecodeResult r = decode_with_heads(s, *h, prompt, opt, rng);
       EXPECT_EQ(r.tokens, ref.generated()) << branches.size();
       EXPECT_EQ(r.stats.by_drafter[static_cast<int>(Drafter::kNone)], 1u);  // the first step only
@@ -163,7 +157,7 @@ TEST_F(HeadsTest, FirstThreeTokensFollowTheTarget) {
   SamplingParams sp{1.0f, 3, 1.0f};
   // The exact law of the first three tokens with top-k 3 (27 cells), from the target alone.
   const auto exact = testing::exact_joint(prompt, sp, [&](const std::vector<int>& seq) {
-    ModelSource s(*target_);
+    ModelSource s(target());
     ProbMatrix p = s.next_token_probs(seq, 1);
     Distribution row = xt::zeros<float>({p.shape()[1]});
     std::copy(p.data(), p.data() + p.shape()[1], row.data());
@@ -176,12 +170,12 @@ TEST_F(HeadsTest, FirstThreeTokensFollowTheTarget) {
     probs.push_back(p);
   }
   const MedusaHeads token_heads =
-      MedusaHeads::from_file(fixture("tiny_heads_token.safetensors"), *target_);
+      MedusaHeads::from_file(fixture("tiny_heads_token.safetensors"), target());
   for (std::vector<int> branches : {std::vector<int>{}, {2, 2}}) {
     for (bool without : {true, false}) {
       if (branches.empty() && !without) continue;
       // the token-input heads on the tree drawn with replacement
-      const MedusaHeads& heads = branches.size() && !without ? token_heads : *heads_;
+      const MedusaHeads& heads = branches.size() && !without ? token_heads : tiny_heads();
       DecoderOptions opt;
       opt.gamma = 3;
       opt.sampling = sp;
@@ -191,7 +185,7 @@ TEST_F(HeadsTest, FirstThreeTokensFollowTheTarget) {
       std::vector<uint64_t> counts(probs.size(), 0);
       Rng rng(31);
       size_t heads_iterations = 0;
-      ModelSource source(*target_);
+      ModelSource source(target());
       for (int run = 0; run < 25000; ++run) {
         DecodeResult r = decode_with_heads(source, heads, prompt, opt, rng);
         auto it = index.find(r.tokens);
@@ -218,23 +212,23 @@ TEST_F(HeadsTest, AnExternalTargetHandsOverItsHiddenStates) {
     opt.tree_branches = branches;
     opt.sampling.temperature = 0.8f;
     opt.max_new_tokens = 40;
-    ModelSource builtin(*target_);
-    HeadsProposer ref_heads(*heads_, builtin);
+    ModelSource builtin(target());
+    HeadsProposer ref_heads(tiny_heads(), builtin);
     SpeculativeDecoder ref(builtin, {&ref_heads}, prompt, opt);
     Rng r0(5);
     std::vector<IterationRecord> want;
     while (!ref.done()) want.push_back(ref.step(r0));
 
-    ModelSource answer(*target_);
-    ExternalSource ext("targetScore", target_->config().block_size, true);
-    HeadsProposer ext_heads(*heads_, ext);
+    ModelSource answer(target());
+    ExternalSource ext("targetScore", target().config().block_size, true);
+    HeadsProposer ext_heads(tiny_heads(), ext);
     SpeculativeDecoder dec(ext, {&ext_heads}, prompt, opt);
     Rng r1(5);
     std::vector<IterationRecord> got;
     size_t asked = 0;
     while (!dec.done()) {
       while (const ExternalQuery* q = dec.advance(r1)) {
-        ASSERT_EQ(q->hidden_width, static_cast<size_t>(target_->config().n_embd));
+        ASSERT_EQ(q->hidden_width, static_cast<size_t>(target().config().n_embd));
         ProbMatrix rows;
         if (q->tree) {
           DraftTree t;

@@ -8,12 +8,14 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
 #include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/errors.h"
+#include "fixture_models.h"
 #include "model/gpt_model.h"
 #include "model/model_source.h"
 #include "model/safetensors.h"
@@ -46,9 +48,8 @@ void operator delete[](void* p, size_t) noexcept { std::free(p); }
 namespace specdec {
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(SPECDEC_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
+using testing::fixture;
+using testing::fixture_model;
 
 // The tiny F32 fixture split into its header text and data section, to edit the header.
 struct Parts {
@@ -97,28 +98,29 @@ std::vector<uint8_t> with_meta(const std::vector<std::pair<std::string, std::str
 }
 
 struct Refusal {
-  const char* what;
+  std::string what;
   std::vector<uint8_t> bytes;
   const char* message;
 };
 
 std::vector<Refusal> refusals() {
-  return {
-      {"n_layer 100000", with_meta({{"n_layer", "100000"}}),
-       "config n_layer = 100000 is outside 1..128"},
-      {"block_size 10^6", with_meta({{"block_size", "1000000"}}),
-       "context 1000000 is outside 1..8192"},
-      {"block_size 10^30", with_meta({{"block_size", "1000000000000000000000000000000"}}),
+  // One __metadata__ value changed: {key, value, message}.
+  const char* const one_value[][3] = {
+      {"n_layer", "100000", "config n_layer = 100000 is outside 1..128"},
+      {"block_size", "1000000", "context 1000000 is outside 1..8192"},
+      {"block_size", "1000000000000000000000000000000",
        "block_size = 1000000000000000000000000000000 is out of range"},
-      {"n_embd 10^6", with_meta({{"n_embd", "1000000"}}),
-       "config n_embd = 1000000 is outside 1..8192"},
-      {"n_head not dividing n_embd", with_meta({{"n_head", "3"}}),
-       "n_head = 3 does not divide n_embd = 32"},
-      {"n_head above n_embd", with_meta({{"n_head", "64"}}),
-       "n_head = 64 does not divide n_embd = 32"},
-      {"vocab 10^9", with_meta({{"vocab_size", "100000000"}}),
-       "vocab_size = 100000000, expected 256"},
-      {"leading zero", with_meta({{"n_layer", "02"}}), "'n_layer' = '02' is not a decimal integer"},
+      {"n_embd", "1000000", "config n_embd = 1000000 is outside 1..8192"},
+      {"n_head", "3", "n_head = 3 does not divide n_embd = 32"},    // not dividing n_embd
+      {"n_head", "64", "n_head = 64 does not divide n_embd = 32"},  // above n_embd
+      {"vocab_size", "100000000", "vocab_size = 100000000, expected 256"},
+      {"n_layer", "02", "'n_layer' = '02' is not a decimal integer"},  // a leading zero
+  };
+  std::vector<Refusal> out;
+  for (const auto& [key, value, message] : one_value) {
+    out.push_back({std::string(key) + " " + value, with_meta({{key, value}}), message});
+  }
+  const Refusal more[] = {
       // Each dimension within range, the product over the weights' cap (~51 GB as f32, over
       // 3 GiB even as 8-bit), refused before the shapes are looked at.
       {"parameters over the cap", with_meta({{"n_layer", "64"}, {"n_embd", "4096"}}),
@@ -140,6 +142,8 @@ std::vector<Refusal> refusals() {
               "\"shape\":[262144,1048576],\"data_offsets\":[0,1099511627776]"),
        "outside the data section"},
   };
+  out.insert(out.end(), std::begin(more), std::end(more));
+  return out;
 }
 
 TEST(Limits, RefusedBeforeAnythingLargeIsAllocated) {
@@ -204,15 +208,11 @@ TEST(Limits, TheStatedLimits) {
 
 class ContextLimit : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    model_ = new GPTModel(GPTModel::from_file(fixture("tiny_f32.safetensors")));
-  }
-  static void TearDownTestSuite() { delete model_; }
-  static GPTModel* model_;
+  static const GPTModel& model() { return fixture_model("tiny_f32.safetensors"); }
 
   // One arm of each test: the tiny model decoding plain, or speculatively as its own draft.
   struct Arm {
-    explicit Arm(bool plain) : target(*model_), draft(*model_) { options.plain = plain; }
+    explicit Arm(bool plain) : target(model()), draft(model()) { options.plain = plain; }
     SpeculativeDecoder decoder(std::vector<int> prompt) {
       return SpeculativeDecoder(target, options.plain ? nullptr : &draft, std::move(prompt),
                                 options);
@@ -221,7 +221,6 @@ class ContextLimit : public ::testing::Test {
     DecoderOptions options;
   };
 };
-GPTModel* ContextLimit::model_ = nullptr;
 
 TEST_F(ContextLimit, PromptLongerThanTheContextIsAClearError) {
   for (const bool plain : {false, true}) {

@@ -12,35 +12,30 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "fixture_models.h"
 #include "kernels/ops.h"
 #include "model/tokenizer.h"
 #include "sampling/rng.h"
 #include "specdec/decoder.h"
 #include "specdec/proposer.h"
+#include "test_util.h"
 
 namespace specdec {
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(SPECDEC_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
+using testing::error_of;
+using testing::fixture_model;
 
 class ModelSourceTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    target_ = new GPTModel(GPTModel::from_file(fixture("tiny_f32.safetensors")));
-    draft_ = new GPTModel(GPTModel::from_file(fixture("tiny_f16.safetensors")));
-  }
-  static void TearDownTestSuite() {
-    delete target_;
-    delete draft_;
-  }
+  static const GPTModel& tiny_target() { return fixture_model("tiny_f32.safetensors"); }
+  static const GPTModel& tiny_draft() { return fixture_model("tiny_f16.safetensors"); }
 
   // softmax of a fresh, uncached forward pass: what every call must return.
   static std::vector<float> fresh_probs(const std::vector<int>& tokens, size_t n_last) {
-    KVCache cache(target_->config());
-    std::vector<float> logits = target_->forward(tokens, cache);
-    const size_t V = target_->config().vocab_size;
+    KVCache cache(tiny_target().config());
+    std::vector<float> logits = tiny_target().forward(tokens, cache);
+    const size_t V = tiny_target().config().vocab_size;
     std::vector<float> rows(logits.end() - n_last * V, logits.end());
     for (size_t i = 0; i < n_last; ++i) kernels::softmax(rows.data() + i * V, V);
     return rows;
@@ -49,18 +44,12 @@ class ModelSourceTest : public ::testing::Test {
   static bool equals(const ProbMatrix& m, const std::vector<float>& v) {
     return m.size() == v.size() && std::memcmp(m.data(), v.data(), v.size() * sizeof(float)) == 0;
   }
-
-  static GPTModel* target_;
-  static GPTModel* draft_;
 };
-
-GPTModel* ModelSourceTest::target_ = nullptr;
-GPTModel* ModelSourceTest::draft_ = nullptr;
 
 const std::vector<int> kPrompt = encode("ROMEO: hello, world!");
 
 TEST_F(ModelSourceTest, ReportsContextAndCache) {
-  ModelSource source(*target_);
+  ModelSource source(tiny_target());
   EXPECT_EQ(source.max_context(), 640u);
   EXPECT_EQ(source.cached_tokens(), 0u);
   const ProbMatrix p = source.next_token_probs(kPrompt, 1);
@@ -94,7 +83,7 @@ TEST_F(ModelSourceTest, CacheReuseIsExact) {
       {std::vector<int>(a.begin(), a.begin() + 8), 8},   // shorter: all rows re-run
       {a, 1},
   };
-  ModelSource source(*target_);
+  ModelSource source(tiny_target());
   for (size_t i = 0; i < calls.size(); ++i) {
     const ProbMatrix p = source.next_token_probs(calls[i].tokens, calls[i].n_last);
     EXPECT_TRUE(equals(p, fresh_probs(calls[i].tokens, calls[i].n_last))) << "call " << i;
@@ -103,7 +92,7 @@ TEST_F(ModelSourceTest, CacheReuseIsExact) {
 }
 
 TEST_F(ModelSourceTest, RejectsBadCalls) {
-  ModelSource source(*target_);
+  ModelSource source(tiny_target());
   struct Case {
     const char* what;
     std::vector<int> tokens;
@@ -119,20 +108,15 @@ TEST_F(ModelSourceTest, RejectsBadCalls) {
       {"bad id", {65, 300}, 1, "token 300"},
   };
   for (const Case& c : cases) {
-    try {
-      source.next_token_probs(c.tokens, c.n_last);
-      ADD_FAILURE() << c.what << ": no exception";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
-          << c.what << ": " << e.what();
-    }
+    const std::string error = error_of([&] { source.next_token_probs(c.tokens, c.n_last); });
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.what << ": " << error;
   }
   // The source stays usable and exact after errors.
   EXPECT_TRUE(equals(source.next_token_probs(kPrompt, 2), fresh_probs(kPrompt, 2)));
 }
 
 TEST_F(ModelSourceTest, PromptLongerThanTheContextIsAnError) {
-  ModelSource target(*target_), draft(*draft_);
+  ModelSource target(tiny_target()), draft(tiny_draft());
   Rng rng(1);
   const std::vector<int> prompt(641, 'x');
   try {
@@ -150,14 +134,14 @@ TEST_F(ModelSourceTest, GreedySpeculativeEqualsGreedyPlain) {
   SamplingParams greedy;
   greedy.temperature = 0.0f;
   const size_t n_tokens = 500;
-  ModelSource plain_target(*target_);
+  ModelSource plain_target(tiny_target());
   Rng rng(7);
   const DecodeResult plain = autoregressive_decode(kPrompt, plain_target, n_tokens, rng, greedy);
   ASSERT_EQ(plain.tokens.size(), n_tokens);
   EXPECT_EQ(plain.stats.target_passes, n_tokens);
 
   for (int gamma : {1, 4, 7}) {
-    ModelSource target(*target_), draft(*draft_);
+    ModelSource target(tiny_target()), draft(tiny_draft());
     const DecodeResult spec =
         speculative_decode(kPrompt, target, draft, gamma, n_tokens, rng, greedy);
     EXPECT_EQ(spec.tokens, plain.tokens) << "gamma " << gamma;
@@ -170,7 +154,7 @@ TEST_F(ModelSourceTest, GreedySpeculativeEqualsGreedyPlain) {
 // position — the target scores gamma + 1 tokens in one pass, the draft one at a time, and
 // batch invariance makes them agree — so at T = 1 every proposal is accepted.
 TEST_F(ModelSourceTest, SelfDraftAcceptsEveryProposal) {
-  ModelSource target(*target_), draft(*target_);
+  ModelSource target(tiny_target()), draft(tiny_target());
   Rng rng(11);
   const DecodeResult r = speculative_decode(kPrompt, target, draft, 4, 200, rng, SamplingParams{});
   EXPECT_EQ(r.tokens.size(), 200u);
@@ -182,7 +166,7 @@ TEST_F(ModelSourceTest, SelfDraftAcceptsEveryProposal) {
 // One speculative iteration costs gamma one-token draft passes and ONE target pass: the
 // caches end holding exactly the sequence each model last scored.
 TEST_F(ModelSourceTest, IterationCachesHoldTheScoredSequence) {
-  ModelSource target(*target_), draft(*draft_);
+  ModelSource target(tiny_target()), draft(tiny_draft());
   DecoderOptions options;
   options.gamma = 5;
   options.sampling.temperature = 0.0f;
@@ -200,7 +184,7 @@ TEST_F(ModelSourceTest, IterationCachesHoldTheScoredSequence) {
 // gamma policy keeps it out of c); right after an iteration the draft lacks at most 2 tokens,
 // so none is.
 TEST_F(ModelSourceTest, DraftPassesThatCatchUpAreReportedApart) {
-  ModelSource draft(*draft_);
+  ModelSource draft(tiny_draft());
   DraftModelProposer proposer(draft);
   SamplingParams greedy;
   greedy.temperature = 0.0f;
@@ -237,14 +221,14 @@ TEST_F(ModelSourceTest, DraftPassesThatCatchUpAreReportedApart) {
 TEST_F(ModelSourceTest, ModelStepMatchesModelSource) {
   SamplingParams greedy;
   greedy.temperature = 0.0f;
-  ModelSource target(*target_);
+  ModelSource target(tiny_target());
   Rng rng(5);
   const DecodeResult via_source = autoregressive_decode(kPrompt, target, 60, rng, greedy);
-  const StepFunction step = model_step(*target_);
+  const StepFunction step = model_step(tiny_target());
   const DecodeResult via_step = autoregressive_decode(kPrompt, step, 60, rng, greedy);
   EXPECT_EQ(via_step.tokens, via_source.tokens);
   const DecodeResult spec =
-      speculative_decode(kPrompt, step, model_step(*draft_), 3, 60, rng, greedy);
+      speculative_decode(kPrompt, step, model_step(tiny_draft()), 3, 60, rng, greedy);
   EXPECT_EQ(spec.tokens, via_source.tokens);
 }
 

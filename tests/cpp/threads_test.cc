@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "fixture_models.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/parallel.h"
@@ -25,7 +26,7 @@ namespace {
 
 using kernels::ThreadPool;
 
-std::string repo(const std::string& path) { return std::string(SPECDEC_SOURCE_DIR) + "/" + path; }
+using testing::repo;
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -50,6 +51,21 @@ bool wait_until(Ready ready, int seconds = 30) {
   return true;
 }
 
+// Runs `runs` runs of `parts` parts on pool: success when each run ran every part exactly once.
+::testing::AssertionResult runs_every_part_once(ThreadPool& pool, int runs, int parts) {
+  for (int rep = 0; rep < runs; ++rep) {
+    std::vector<std::atomic<int>> hits(parts);
+    pool.run(parts, [&](int p) { hits[p].fetch_add(1); });
+    for (int p = 0; p < parts; ++p) {
+      if (hits[p].load() != 1) {
+        return ::testing::AssertionFailure() << "run " << rep << ", part " << p << " of " << parts
+                                             << " ran " << hits[p].load() << " times";
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // ------------------------------------------------------------------ the pool
 
 TEST(ThreadPool, RunsEveryPartOnce) {
@@ -57,13 +73,7 @@ TEST(ThreadPool, RunsEveryPartOnce) {
     ThreadPool pool(threads);
     EXPECT_EQ(pool.max_threads(), threads);
     for (int parts = 1; parts <= 10; ++parts) {
-      for (int rep = 0; rep < 50; ++rep) {
-        std::vector<std::atomic<int>> hits(parts);
-        pool.run(parts, [&](int p) { hits[p].fetch_add(1); });
-        for (int p = 0; p < parts; ++p) {
-          ASSERT_EQ(hits[p].load(), 1) << threads << " threads, " << parts << " parts, part " << p;
-        }
-      }
+      ASSERT_TRUE(runs_every_part_once(pool, 50, parts)) << threads << " threads";
     }
   }
 }
@@ -123,11 +133,7 @@ TEST(ThreadPool, AWorkerThatNeverRunsDoesNotStopARun) {
   ThreadPool pool(2);
   pool.set_adaptive(false);  // every run offered to the workers (the ledger: below)
   pool.hold_workers(true);
-  for (int rep = 0; rep < 100; ++rep) {
-    std::vector<std::atomic<int>> hits(5);
-    pool.run(5, [&](int p) { hits[p].fetch_add(1); });
-    for (int p = 0; p < 5; ++p) ASSERT_EQ(hits[p].load(), 1) << "part " << p;
-  }
+  ASSERT_TRUE(runs_every_part_once(pool, 100, 5));
   EXPECT_EQ(pool.stats().runs, 100u);
   EXPECT_EQ(pool.stats().caller_parts, 500u);
   EXPECT_EQ(pool.stats().shed, 0u);
@@ -210,11 +216,7 @@ ThreadPool::MachineLoad idle_machine() { return {2, 1}; }
 TEST(ThreadPool, NoFreeCoreSendsRunsSerialBeforeAnyWindow) {
   ThreadPool pool(2);
   pool.set_load_probe(&full_machine);
-  for (int rep = 0; rep < 100; ++rep) {
-    std::vector<std::atomic<int>> hits(4);
-    pool.run(4, [&](int p) { hits[p].fetch_add(1); });
-    for (int p = 0; p < 4; ++p) ASSERT_EQ(hits[p].load(), 1) << "part " << p;
-  }
+  ASSERT_TRUE(runs_every_part_once(pool, 100, 4));
   EXPECT_EQ(pool.stats().runs, 0u);
   EXPECT_EQ(pool.stats().shed, 100u);
   // Two looks: the first sheds kBlipShedRuns and asks again, the second kBusyShedRuns.
