@@ -321,21 +321,10 @@ bool to_u64(const Value& v, uint64_t* out) {
 double to_double(const Value& v) { return std::strtod(v.text.c_str(), nullptr); }
 
 const char* type_name(Value::Type type) {
-  switch (type) {
-    case Value::Type::kNull:
-      return "null";
-    case Value::Type::kBool:
-      return "boolean";
-    case Value::Type::kNumber:
-      return "number";
-    case Value::Type::kString:
-      return "string";
-    case Value::Type::kArray:
-      return "array";
-    case Value::Type::kObject:
-      return "object";
-  }
-  return "value";
+  // In the order of Value::Type.
+  static const char* const kNames[] = {"null", "boolean", "number", "string", "array", "object"};
+  const auto i = static_cast<size_t>(type);
+  return i < sizeof kNames / sizeof kNames[0] ? kNames[i] : "value";
 }
 
 }  // namespace specdec::json
