@@ -49,12 +49,18 @@ export interface GpuScorer {
   readonly blockSize: number;
   readonly cachedTokens: number;
   /** The model's scoreTree: createDecoder sends draft trees here (one pass per tree). */
-  scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
-  scoreTree(
-    tokens: Int32Array | ArrayLike<number>,
-    tree: GpuTree,
-    options: { hidden: true },
-  ): Promise<GpuRowsWithHidden>;
+  readonly scoreTree: GpuScoreTree;
+}
+
+/**
+ * The logits of a draft tree below `tokens`, one pass: the root's row (withRoot), then the
+ * rows of nodes first .. n − 1 (flat). Nodes already cached by the previous tree pass over the
+ * same sequence are reused. At most 64 nodes; tokens + nodes within block_size. With
+ * { hidden: true }: the logits and the final hidden states of the same rows.
+ */
+export interface GpuScoreTree {
+  (tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
+  (tokens: Int32Array | ArrayLike<number>, tree: GpuTree, options: { hidden: true }): Promise<GpuRowsWithHidden>;
 }
 
 /** A pass's logits with the final hidden states (after ln_f) of the same rows: what heads draft from. */
@@ -103,17 +109,8 @@ export class GpuModel {
   score(tokens: Int32Array | ArrayLike<number>, nLast?: number): Promise<Float32Array>;
   /** With { hidden: true }: the logits and the final hidden states of the same rows, one read-back. */
   score(tokens: Int32Array | ArrayLike<number>, nLast: number, options: { hidden: true }): Promise<GpuRowsWithHidden>;
-  /**
-   * The logits of a draft tree below `tokens`, one pass: the root's row (withRoot), then the
-   * rows of nodes first .. n − 1 (flat). Nodes already cached by the previous tree pass over the
-   * same sequence are reused. At most 64 nodes; tokens + nodes within block_size.
-   */
-  scoreTree(tokens: Int32Array | ArrayLike<number>, tree: GpuTree): Promise<Float32Array>;
-  scoreTree(
-    tokens: Int32Array | ArrayLike<number>,
-    tree: GpuTree,
-    options: { hidden: true },
-  ): Promise<GpuRowsWithHidden>;
+  /** A draft tree's logits (and hidden states), one pass: GpuScoreTree. */
+  readonly scoreTree: GpuScoreTree;
   /** A score callback for createDecoder's targetScore / draftScore (scoreOutput 'logits'). */
   scorer(): GpuScorer;
   /** Empties the KV cache. */
