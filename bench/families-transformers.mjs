@@ -32,18 +32,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
+import { FAMILY_OPTIONS, familyRun } from './families-options.mjs';
 import { PROMPT, serveSide } from './families-transformers/sides.mjs';
 import { cell, median, stats } from './stats.mjs';
 
 const fail = failWith('families-transformers');
-const opt = benchOptions({
-  shapes: 'smollm2-135m,smollm2-360m',
-  threads: '1,2',
-  tokens: '32',
-  repeats: '3',
-  json: undefined,
-  child: undefined,
-});
+const opt = benchOptions({ ...FAMILY_OPTIONS, tokens: '32', repeats: '3' });
 const SELF = fileURLToPath(import.meta.url);
 
 if (opt.child) {
@@ -143,15 +137,7 @@ function compareProbs(a, b, rows) {
 }
 
 async function main() {
-  const shapes = opt.shapes.split(',');
-  const threads = opt.threads.split(',').map(Number);
-  const tokens = Number(opt.tokens);
-  const repeats = Number(opt.repeats);
-  if (!threads.every((t) => Number.isInteger(t) && t >= 1)) fail(`--threads: integers >= 1, got ${opt.threads}`);
-  if (!(Number.isInteger(tokens) && tokens >= 2)) fail(`--tokens: an integer >= 2, got ${opt.tokens}`);
-  if (!(Number.isInteger(repeats) && repeats >= 1)) fail(`--repeats: an integer >= 1, got ${opt.repeats}`);
-  if (!existsSync(path.join(ROOT, 'web/lib/wasm/specdec-core-mt-node.mjs')))
-    fail('no WASM build: run scripts/build-wasm');
+  const { shapes, threads, tokens, repeats } = familyRun(opt, fail, 32);
   const folders = shapes.map((shape) => {
     const folder = path.join(ROOT, '.cache', 'families', `${shape}-hf`);
     if (existsSync(path.join(folder, 'model.safetensors'))) return folder;

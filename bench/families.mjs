@@ -28,6 +28,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, benchOptions, cpuName, failWith, writeJson } from './common.mjs';
+import { FAMILY_OPTIONS, familyRun } from './families-options.mjs';
 import { writeRandomLlamaFolder, writeRandomLlamaGguf } from '../tests/fixtures/makers/random_gguf.mjs';
 import { TINYLLAMA } from '../tests/fixtures/makers/zero_files.mjs';
 import { pairChild, parsePair, printPair } from './families-pair.mjs';
@@ -76,18 +77,15 @@ const CONTEXT = 2048; // the context written into the files (the KV cache the mo
 
 const fail = failWith('families');
 const opt = benchOptions({
-  shapes: 'smollm2-135m,smollm2-360m',
+  ...FAMILY_OPTIONS,
   types: 'f32,q8_0',
   formats: 'gguf',
-  threads: '1,2',
   tokens: undefined, // 32; 16 with --pair
-  json: undefined,
   pair: undefined,
   repeats: '9',
   temperatures: '0,1',
   gamma: undefined,
   help: false,
-  child: undefined,
 });
 if (opt.help) {
   // The usage: this file's opening comment.
@@ -182,26 +180,18 @@ function runChild(args) {
   return JSON.parse(json.trim().split('\n').pop());
 }
 
-const shapes = opt.shapes.split(',');
+const { shapes, threads, tokens, repeats } = familyRun(opt, fail, opt.pair ? 16 : 32);
 const types = opt.types.split(',');
 const formats = opt.formats.split(',');
 for (const f of formats) if (!['gguf', 'hf'].includes(f)) fail(`--formats: unknown format ${f} (gguf, hf)`);
-const threads = opt.threads.split(',').map(Number);
-const tokens = Number(opt.tokens ?? (opt.pair ? 16 : 32));
 for (const s of shapes) if (!SHAPES[s]) fail(`--shapes: unknown shape ${s} (${Object.keys(SHAPES).join(', ')})`);
 for (const t of types) if (!['f32', 'q8_0'].includes(t)) fail(`--types: unknown type ${t} (f32, q8_0)`);
-if (!threads.every((t) => Number.isInteger(t) && t >= 1)) fail(`--threads: integers >= 1, got ${opt.threads}`);
-if (!(Number.isInteger(tokens) && tokens >= 2)) fail(`--tokens: an integer >= 2, got ${opt.tokens}`);
-if (!existsSync(path.join(ROOT, 'web/lib/wasm/specdec-core-mt-node.mjs')))
-  fail('no WASM build: run scripts/build-wasm');
 
 if (opt.pair) {
   const pair = parsePair(opt.pair, Object.keys(SHAPES), ['f32', 'q8_0']);
   if (typeof pair === 'string') fail(pair);
-  const repeats = Number(opt.repeats);
   const temperatures = opt.temperatures.split(',').map(Number);
   const gamma = opt.gamma === undefined ? undefined : Number(opt.gamma);
-  if (!(Number.isInteger(repeats) && repeats >= 1)) fail(`--repeats: an integer >= 1, got ${opt.repeats}`);
   if (!temperatures.every((t) => t >= 0)) fail(`--temperatures: numbers >= 0, got ${opt.temperatures}`);
   if (gamma !== undefined && !(Number.isInteger(gamma) && gamma >= 1 && gamma <= 5))
     fail(`--gamma: an integer in 1..5, got ${opt.gamma}`);
