@@ -93,6 +93,13 @@ async function ownFile(page, role, file) {
   assert.equal(await text(page, byTestId('model-file-error')), '');
 }
 
+/** The weights radio locked by a learner's own files: `checked` (what they hold), both choices disabled, `own` the sentence why. */
+async function assertLocked(page, checked, own, message) {
+  const radio = await weightsRadio(page);
+  assert.deepEqual([radio.checked, radio.disabled], [checked, ['f32', 'int8']], message);
+  assert.match(radio.own, own);
+}
+
 /** Runs plain and speculative decoding and waits for the v(k) measurement that follows. */
 async function runAndMeasure(page) {
   await setInput(page, 'gen-max', 16);
@@ -221,20 +228,14 @@ test(
     // locked with a sentence why; back to the page's models, int8 again and free.
     assert.deepEqual(await weightsRadio(page), { checked: ['int8'], disabled: [], own: null });
     await ownFile(page, 'target', TINY);
-    let radio = await weightsRadio(page);
-    assert.deepEqual(
-      [radio.checked, radio.disabled],
-      [[], ['f32', 'int8']],
+    await assertLocked(
+      page,
+      [],
+      /^Your own model files are loaded: a float32 target and an int8 draft, as the files hold them\. Go back to the page’s models/,
       'a float32 target, the int8 draft: neither',
     );
-    assert.match(
-      radio.own,
-      /^Your own model files are loaded: a float32 target and an int8 draft, as the files hold them\. Go back to the page’s models/,
-    );
     await ownFile(page, 'draft', TINY);
-    radio = await weightsRadio(page);
-    assert.deepEqual([radio.checked, radio.disabled], [['f32'], ['f32', 'int8']]);
-    assert.match(radio.own, /^Your own model files are loaded: float32 weights, as the files hold them\./);
+    await assertLocked(page, ['f32'], /^Your own model files are loaded: float32 weights, as the files hold them\./);
     await ownFile(page, 'reset');
     await waitModels(page, 'int8');
     assert.deepEqual(await weightsRadio(page), { checked: ['int8'], disabled: [], own: null });
