@@ -6,8 +6,10 @@
 #include <emscripten/val.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/errors.h"
@@ -18,6 +20,13 @@
 
 namespace specdec::bindings {
 namespace {
+
+// A JS object of the fields {name, value}, in their order.
+val js_object(std::initializer_list<std::pair<const char*, val>> fields) {
+  val o = val::object();
+  for (const auto& [name, value] : fields) o.set(name, value);
+  return o;
+}
 
 struct BenchModel {
   GPTModel model;
@@ -66,13 +75,9 @@ val bench_best_read_gbs(double bytes, int repeats, double min_ms) {
   return guard([&] {
     const bench::ReadBandwidth r =
         bench::best_read_gbs(size_t(bytes), repeats, min_ms, module_pool());
-    val o = val::object();
-    o.set("gbs", stats_js(r.gbs));
-    o.set("streams", r.streams);
     val by = val::array();
     for (const bench::Stats& s : r.by_streams) by.call<void>("push", stats_js(s));
-    o.set("byStreams", by);
-    return o;
+    return js_object({{"gbs", stats_js(r.gbs)}, {"streams", val(r.streams)}, {"byStreams", by}});
   });
 }
 
@@ -94,14 +99,12 @@ val bench_pass_breakdown(const BenchModel& b, val ks_js, val pasts_js, int repea
     for (int p : int_vector_from_js(pasts_js)) pasts.push_back(size_t(p));
     val rows = val::array();
     for (const bench::PassBreakdown& r : bench::pass_breakdown(b.model, ks, pasts, repeats)) {
-      val o = val::object();
-      o.set("k", double(r.k));
-      o.set("pass", stats_js(r.pass));
-      o.set("matmul", stats_js(r.matmul));
-      o.set("matmulInPass", stats_js(r.matmul_in_pass));
-      o.set("attention", stats_js(r.attention));
-      o.set("gelu", stats_js(r.gelu));
-      rows.call<void>("push", o);
+      rows.call<void>("push", js_object({{"k", val(double(r.k))},
+                                         {"pass", stats_js(r.pass)},
+                                         {"matmul", stats_js(r.matmul)},
+                                         {"matmulInPass", stats_js(r.matmul_in_pass)},
+                                         {"attention", stats_js(r.attention)},
+                                         {"gelu", stats_js(r.gelu)}}));
     }
     return rows;
   });
@@ -126,10 +129,8 @@ val bench_forward_ks(const BenchModel& b, val ks_js, val pasts_js, int repeats) 
     }
     val rows = val::array();
     for (size_t i = 0; i < ks.size(); ++i) {
-      val o = val::object();
-      o.set("k", double(ks[i]));
-      o.set("ms", stats_js(bench::summarize(samples[i])));
-      rows.call<void>("push", o);
+      rows.call<void>("push", js_object({{"k", val(double(ks[i]))},
+                                         {"ms", stats_js(bench::summarize(samples[i]))}}));
     }
     return rows;
   });
@@ -152,17 +153,15 @@ val bench_decode(const BenchModel& target, BenchModel* draft, val prompts_js, in
     const bench::DecodeTotals t =
         bench::decode(target.model, draft ? &draft->model : nullptr, prompts, gamma,
                       float(temperature), uint64_t(seed), size_t(max_new_tokens));
-    val o = val::object();
-    o.set("generated", double(t.generated));
-    o.set("targetPasses", double(t.target_passes));
-    o.set("draftPasses", double(t.draft_passes));
-    o.set("drafted", double(t.drafted));
-    o.set("examined", double(t.examined));
-    o.set("accepted", double(t.accepted));
-    o.set("ms", t.ms);
-    o.set("targetMs", t.target_ms);
-    o.set("draftMs", t.draft_ms);
-    return o;
+    return js_object({{"generated", val(double(t.generated))},
+                      {"targetPasses", val(double(t.target_passes))},
+                      {"draftPasses", val(double(t.draft_passes))},
+                      {"drafted", val(double(t.drafted))},
+                      {"examined", val(double(t.examined))},
+                      {"accepted", val(double(t.accepted))},
+                      {"ms", val(t.ms)},
+                      {"targetMs", val(t.target_ms)},
+                      {"draftMs", val(t.draft_ms)}});
   });
 }
 
@@ -184,24 +183,22 @@ val bench_thread_physics(const BenchModel& target, const BenchModel& draft, val 
     for (const bench::ThreadPhysics& t :
          bench::thread_physics(target.model, draft.model, pool_or_fail(), counts_from_js(threads),
                                size_t(max_k), repeats, min_ms)) {
-      val o = val::object();
-      o.set("threads", t.threads);
-      o.set("readGbs", stats_js(t.read_gbs));
-      o.set("peakGflops", stats_js(t.peak_gflops));
-      o.set("peakIntGops", stats_js(t.peak_int_gops));
-      o.set("forkJoinUs", stats_js(t.fork_join_us));
-      o.set("regionsPerPass", t.regions_per_pass);
-      o.set("draftStepMs", stats_js(t.draft_step_ms));
       val pass = val::array(), mm = val::array(), roof = val::array();
       for (size_t k = 0; k < t.pass_ms.size(); ++k) {
         pass.call<void>("push", stats_js(t.pass_ms[k]));
         mm.call<void>("push", stats_js(t.matmul_ms[k]));
         roof.call<void>("push", t.roofline_ms[k]);
       }
-      o.set("passMs", pass);
-      o.set("matmulMs", mm);
-      o.set("rooflineMs", roof);
-      rows.call<void>("push", o);
+      rows.call<void>("push", js_object({{"threads", val(t.threads)},
+                                         {"readGbs", stats_js(t.read_gbs)},
+                                         {"peakGflops", stats_js(t.peak_gflops)},
+                                         {"peakIntGops", stats_js(t.peak_int_gops)},
+                                         {"forkJoinUs", stats_js(t.fork_join_us)},
+                                         {"regionsPerPass", val(t.regions_per_pass)},
+                                         {"draftStepMs", stats_js(t.draft_step_ms)},
+                                         {"passMs", pass},
+                                         {"matmulMs", mm},
+                                         {"rooflineMs", roof}}));
     }
     return rows;
   });
@@ -216,19 +213,17 @@ val bench_decode_by_threads(const BenchModel& target, const BenchModel& draft, v
     for (const bench::ThreadDecoding& d : bench::decode_by_threads(
              target.model, draft.model, pool_or_fail(), counts_from_js(threads), gamma_max,
              float(temperature), size_t(max_new_tokens), repeats)) {
-      val o = val::object();
-      o.set("threads", d.threads);
-      o.set("plainMsPerToken", stats_js(d.plain_ms_per_token));
       val spec = val::array(), alpha = val::array();
       for (size_t g = 0; g < d.spec_ms_per_token.size(); ++g) {
         spec.call<void>("push", stats_js(d.spec_ms_per_token[g]));
         alpha.call<void>("push", d.alpha[g]);
       }
-      o.set("specMsPerToken", spec);
-      o.set("alpha", alpha);
-      o.set("bestGamma", d.best_gamma);
-      o.set("draftStepMs", stats_js(d.draft_step_ms));
-      rows.call<void>("push", o);
+      rows.call<void>("push", js_object({{"threads", val(d.threads)},
+                                         {"plainMsPerToken", stats_js(d.plain_ms_per_token)},
+                                         {"specMsPerToken", spec},
+                                         {"alpha", alpha},
+                                         {"bestGamma", val(d.best_gamma)},
+                                         {"draftStepMs", stats_js(d.draft_step_ms)}}));
     }
     return rows;
   });
