@@ -58,6 +58,17 @@ void fill_one_hot(DraftTree& tree, Drafter who, size_t vocab) {
   }
 }
 
+// The prompt's ids inside a model's vocabulary (when known: 0 = not before its first pass).
+void check_prompt_ids(const std::vector<int>& prompt, const char* role, size_t vocab) {
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    if (prompt[i] < 0) fail("prompt[", i, "]: a token id is >= 0, got ", prompt[i]);
+    if (vocab && static_cast<size_t>(prompt[i]) >= vocab) {
+      fail("prompt[", i, "]: token id ", prompt[i], " outside the ", role,
+           " model's vocabulary [0, ", vocab, ")");
+    }
+  }
+}
+
 }  // namespace
 
 SpeculativeDecoder::SpeculativeDecoder(DistributionSource& target, DistributionSource* draft,
@@ -87,12 +98,17 @@ SpeculativeDecoder::SpeculativeDecoder(DistributionSource& target, std::vector<P
     drafters_.push_back(owned_.back().get());
   }
   prompt_length_ = tokens_.size();
-  if (options_.fit_draft_rows) {
-    vocab_ = target_.vocab_size();
-    if (!vocab_)
-      fail(
-          "fitDraftRows: needs a built-in target model (its vocabulary known before its first "
-          "pass)");
+  // A built-in target's vocabulary is known now: a draft's first rows are checked against it
+  // before the target is shown a token it cannot embed.
+  vocab_ = target_.vocab_size();
+  if (options_.fit_draft_rows && !vocab_)
+    fail(
+        "fitDraftRows: needs a built-in target model (its vocabulary known before its first "
+        "pass)");
+  check_prompt_ids(tokens_, "target", vocab_);
+  for (const Proposer* p : drafters_) {
+    const DistributionSource* d = p->draft_source();
+    if (d && !options_.fit_draft_rows) check_prompt_ids(tokens_, "draft", d->vocab_size());
   }
   const size_t limit = context_limit();
   if (limit && tokens_.size() > limit) {

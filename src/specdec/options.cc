@@ -51,6 +51,24 @@ void check_stop_tokens(const std::vector<int>& stop) {
   }
 }
 
+// A draft model proposes the target's token ids. When both vocabularies are known before the
+// first pass (built-in models), a pair whose vocab_size differs is refused here, not at the
+// first token the target cannot embed, unless the draft's rows are to be fitted
+// (fit_draft_rows: the caller knows the tokens agree and only the padding differs).
+void check_vocabularies(const std::vector<Proposer*>& drafters, const DistributionSource& target,
+                        bool fit) {
+  const size_t t = target.vocab_size();
+  for (const Proposer* p : drafters) {
+    const DistributionSource* d = p->draft_source();
+    const size_t v = d ? d->vocab_size() : 0;
+    if (t && v && v != t && !fit) {
+      fail("draft and target vocabularies differ: ", v, " vs ", t,
+           " (the draft model's vocab_size and the target's); the draft proposes the target's "
+           "token ids, so a pair shares one vocabulary");
+    }
+  }
+}
+
 }  // namespace
 
 void check_decoder_options(const DecoderOptions& o, const std::vector<Proposer*>& drafters,
@@ -69,6 +87,7 @@ void check_decoder_options(const DecoderOptions& o, const std::vector<Proposer*>
   if (drafters.empty() && !o.lookup) {
     fail("draft: required unless plain decoding, prompt lookup or heads is asked for");
   }
+  check_vocabularies(drafters, target, o.fit_draft_rows);
   check_gamma(o);
   if (o.has_cost_model) check_cost_model(o.cost_model);
   if (o.lookup) check_lookup_options(o.lookup_options);

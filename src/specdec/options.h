@@ -50,7 +50,8 @@ struct DecoderOptions {
 // Throws specdec::Error naming the option when the options do not combine or are out of range:
 // gamma (or gammaMax) outside 1..kMaxGamma, bad lookup, tree or cost-model options, plain
 // decoding with a drafter, gamma 'auto' or 'heuristic' with a tree, a tree without a drafter
-// that drafts trees, more than one drafter with a model, no drafter at all. drafters: the
+// that drafts trees, more than one drafter with a model, no drafter at all, a draft model whose
+// vocab_size is not the target's (both built-in models) unless fit_draft_rows. drafters: the
 // caller's (prompt lookup, from options.lookup, comes on top); target: the scorer.
 void check_decoder_options(const DecoderOptions& o, const std::vector<Proposer*>& drafters,
                            const DistributionSource& target);

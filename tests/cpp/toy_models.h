@@ -8,6 +8,7 @@
 
 #include "sampling/sampling.h"
 #include "specdec/distribution.h"
+#include "specdec/source.h"
 #include "test_util.h"
 
 namespace specdec::testing {
@@ -64,5 +65,16 @@ inline std::vector<double> dense_joint(const std::map<std::vector<int>, double>&
   for (const auto& [seq, p] : joint) probs[seq[0] * 16 + seq[1] * 4 + seq[2]] = p;
   return probs;
 }
+
+// A step function whose row width is known before it is asked, as a built-in model's is.
+class SizedSource : public StepFunctionSource {
+ public:
+  SizedSource(StepFunction step, size_t vocab)
+      : StepFunctionSource(std::move(step)), vocab_(vocab) {}
+  size_t vocab_size() const override { return vocab_; }
+
+ private:
+  size_t vocab_;
+};
 
 }  // namespace specdec::testing
