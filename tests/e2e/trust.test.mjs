@@ -127,6 +127,14 @@ test('trust: the thread count used is the faster now, and the page says what it 
   const text = threadsChoiceText(tie, 2);
   assert.match(text, /2 threads 1\.41 ms, 1 thread 1\.38 ms\): within 10%: kept 2 threads\.$/);
   assert.doesNotMatch(text, /faster/);
+  // In cycles of 4 passes from the prompt (as the worker times them): each pass its fastest
+  // repeat, averaged — the estimate of v(k)'s one-token pass.
+  const cyc = pickThreads({ 2: [1, 2, 3, 4, 9, 9, 9, 9, 1, 2, 3, 4], 1: [2, 3, 4, 5, 2, 3, 4, 5, 9, 3, 4, 5] }, 4);
+  assert.deepEqual(cyc.ms, { 1: 3.5, 2: 2.5 });
+  assert.match(
+    threadsChoiceText(cyc, 2),
+    /^Threads measured just now \(one-token pass, each of the first 4 after the prompt its fastest of 3 repeats, averaged: 2 threads 2\.50 ms, 1 thread 3\.50 ms\): 2 threads faster: kept 2 threads\.$/,
+  );
   // A burst of other load on most of one count's passes does not decide: its fastest does.
   assert.equal(pickThreads({ 2: [9, 0.6, 8, 7, 0.61, 12], 1: [1.0, 1.1, 1.0, 1.2, 1.0, 1.1] }).threads, 2);
 });

@@ -8,7 +8,7 @@
 import { readOptions, repeatsChoice } from '../shared/options.js';
 import { aggregate, compareRuns, emptyResults, needsCalibration, runFactsOf, typicalGamma } from './results.js';
 import { showMeasured, showVerdict } from './verdict-view.js';
-import { judgeRun, pickThreads, steadyComparison, threadsChoiceText } from '../shared/trust.js';
+import { PASS_CYCLE, judgeRun, pickThreads, steadyComparison, threadsChoiceText } from '../shared/trust.js';
 
 /** Timed pairs "Run both & compare" adds, at most, while its estimates disagree (trust.js). */
 export const EXTRA_REPEATS = 3;
@@ -201,8 +201,8 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
 
   /**
    * With T > 1 threads asked for (on the CPU): the one-token target pass at T and at 1 thread, in
-   * turns (T, 1, T, 1: 12 passes each time), each count's fastest (trust.js pickThreads, the
-   * estimate the v(k) measurement uses), and the runs use T unless 1 is faster by more than
+   * turns (T, 1, T, 1: 3 cycles of 4 passes from the prompt each time), each count's
+   * steadyEstimate (trust.js pickThreads: the estimate of v(k)'s one-token pass), and the runs use T unless 1 is faster by more than
    * 10%, said in the status line and the threads line — on a busy machine T threads can be far
    * slower than one. Returns the options with that thread count.
    */
@@ -224,7 +224,8 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
         steps[t].push(...r.samples);
       }
     }
-    const choice = pickThreads(steps);
+    // (The worker times them in cycles of PASS_CYCLE passes from the prompt.)
+    const choice = pickThreads(steps, PASS_CYCLE);
     threadsInUse = choice.threads;
     ui.status.dataset.threadsUsed = String(choice.threads);
     threads.setUsed?.(choice.threads);

@@ -48,6 +48,12 @@ export const LIMITS = Object.freeze({
   threadsMargin: 0.1,
 });
 
+/**
+ * The passes from the prompt that the one-token pass and v(k) are timed over, repeated
+ * (worker/measure.js calibrate and measureVk; steadyEstimate's cycle).
+ */
+export const PASS_CYCLE = 4;
+
 /** The one sentence the page shows when a check fails. */
 export const BUSY =
   'This machine was busy while measuring: these timings can’t be trusted; close other work and measure again.';
@@ -366,40 +372,42 @@ export function busyText(j) {
 }
 
 /**
- * Which thread count to use now, from one-token target passes timed at each count (ms, several
- * per count, taken in turns), each count's time its fastest pass (steadyEstimate): the most
- * threads unless fewer are faster by more than LIMITS.threadsMargin (10%) — the thread pool
+ * Which thread count to use now, from one-token target passes timed at each count (ms, taken in
+ * turns, in cycles of `cycle` passes from the prompt), each count's time steadyEstimate's (each
+ * pass of the cycle its fastest repeat, averaged: the estimate of v(k)'s one-token pass): the
+ * most threads unless fewer are faster by more than LIMITS.threadsMargin (10%) — the thread pool
  * already runs serially while its threads lose, so a near tie is noise, and flipping the count
  * between runs would leave every per-count measurement (v(k), warm-up) behind. Returns
- * { threads, ms: { [t]: fastest ms }, n: { [t]: passes }, faster: boolean, margin: 'faster' |
+ * { threads, ms: { [t]: ms }, n: { [t]: passes }, cycle, faster: boolean, margin: 'faster' |
  * 'within' | 'slower' } (faster: the count used is more than 1; margin: how the most threads
  * compared: faster than the rest, within the margin of the fastest, or slower by more).
  * @param {Record<number, number[]>} stepsByThreads
+ * @param {number} [cycle]
  */
-export function pickThreads(stepsByThreads) {
+export function pickThreads(stepsByThreads, cycle = 1) {
   const ms = {};
   const n = {};
   for (const [t, xs] of Object.entries(stepsByThreads)) {
-    const e = steadyEstimate(xs);
+    const e = steadyEstimate(xs, cycle);
     ms[t] = e.ms;
     n[t] = e.n;
   }
   const counts = Object.keys(ms)
     .map(Number)
     .filter((t) => Number.isFinite(ms[t]));
-  if (!counts.length) return { threads: 1, ms, n, faster: false, margin: 'within' };
+  if (!counts.length) return { threads: 1, ms, n, cycle, faster: false, margin: 'within' };
   const most = Math.max(...counts);
   const best = counts.reduce((a, b) => (ms[b] < ms[a] ? b : a));
   const slower = ms[most] > (1 + LIMITS.threadsMargin) * ms[best];
   const threads = slower ? best : most;
   const margin = slower ? 'slower' : best === most ? 'faster' : 'within';
-  return { threads, ms, n, faster: threads > 1, margin };
+  return { threads, ms, n, cycle, faster: threads > 1, margin };
 }
 
 /**
  * What the thread choice did, with the times it compared: "Threads measured just now (one-token
- * pass, the fastest of 24 at each count: 2 threads 1.41 ms, 1 thread 1.38 ms): within 10%: kept 2
- * threads."
+ * pass, each of the first 4 after the prompt its fastest of 6 repeats, averaged: 2 threads 1.41
+ * ms, 1 thread 1.38 ms): within 10%: kept 2 threads."
  */
 export function threadsChoiceText(choice, asked) {
   const name = (t) => `${t} thread${t === 1 ? '' : 's'}`;
@@ -407,7 +415,13 @@ export function threadsChoiceText(choice, asked) {
     .map(Number)
     .sort((a, b) => b - a);
   const ns = [...new Set(counts.map((t) => choice.n[t]))];
-  const each = ns.length === 1 ? `the fastest of ${ns[0]} at each count` : 'the fastest at each count';
+  const W = choice.cycle ?? 1;
+  const each =
+    W > 1
+      ? `each of the first ${W} after the prompt its fastest of ${ns.length === 1 ? Math.round(ns[0] / W) : 'its'} repeats, averaged`
+      : ns.length === 1
+        ? `the fastest of ${ns[0]} at each count`
+        : 'the fastest at each count';
   const measured = `one-token pass, ${each}: ${counts.map((t) => `${name(t)} ${f2(choice.ms[t])} ms`).join(', ')}`;
   const pct = Math.round(LIMITS.threadsMargin * 100);
   const head = `Threads measured just now (${measured}): `;

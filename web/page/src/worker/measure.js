@@ -7,39 +7,47 @@ import { state, post, useThreads, clampThreads, requireIdleModels, yieldNow, isP
 import { targetFor, gpuFault, backendOf } from './gpu.js';
 import { decoderOptions } from './decoding.js';
 import { gammaDepth } from '../shared/gamma.js';
-import { judgeVk, steadyEstimate } from '../shared/trust.js';
+import { PASS_CYCLE, judgeVk, steadyEstimate } from '../shared/trust.js';
 
 // v(k) is a property of the target pass alone: always measured with the draft model drafting
 // fixed-length chains, whatever the page's drafter, tree or γ policy.
 const CHAIN = { drafter: 'draft', tree: null };
 
-// The 'calibrate' request: a quick measurement of one plain target step: { ms, samples } (ms:
-// the mean of up to 12 whole step() calls after the first; samples: each step's one-token target
-// pass, ms, in order — compare.js compares thread counts by their fastest, trust.js pickThreads,
-// as the v(k) measurement times its one-token pass).
+// The 'calibrate' request: a quick measurement of one plain target step: { ms, samples, cycle }
+// (ms: the mean of the whole step() calls; samples: each step's one-token target pass, ms, in
+// order, in cycles of CALIBRATE.cycle passes from the prompt — the same passes every cycle, as
+// the v(k) measurement times them: compare.js compares thread counts by trust.js steadyEstimate
+// of them, the estimate v(k)'s one-token pass is).
+export const CALIBRATE = Object.freeze({ cycle: PASS_CYCLE, cycles: 3 });
+
 export async function calibrate(options) {
   requireIdleModels();
   useThreads(options.threads);
   let dec;
   try {
-    dec = state.sd.createDecoder(
-      decoderOptions({ ...options, ...CHAIN, gamma: 1 }, true, false, await targetFor(options)),
-    );
-    const first = dec.step(); // warm-up
-    if (isPromise(first)) await first;
+    const target = await targetFor(options);
     let ms = 0;
     let n = 0;
     const samples = [];
-    while (n < 12 && !decoderDone(dec)) {
-      const t0 = performance.now();
-      let r = dec.step();
-      if (isPromise(r)) r = await r;
-      const dt = performance.now() - t0;
-      samples.push(Number.isFinite(r?.targetMs) ? r.targetMs : dt);
-      ms += dt;
-      n++;
+    for (let c = 0; c < CALIBRATE.cycles; c++) {
+      dec?.dispose();
+      dec = null;
+      dec = state.sd.createDecoder(decoderOptions({ ...options, ...CHAIN, gamma: 1 }, true, false, target));
+      const first = dec.step(); // reads the prompt: not timed
+      if (isPromise(first)) await first;
+      for (let j = 0; j < CALIBRATE.cycle; j++) {
+        const t0 = performance.now();
+        let r = decoderDone(dec) ? null : dec.step();
+        if (isPromise(r)) r = await r;
+        const dt = performance.now() - t0;
+        samples.push(r && Number.isFinite(r.targetMs) ? r.targetMs : r ? dt : NaN);
+        if (r) {
+          ms += dt;
+          n++;
+        }
+      }
     }
-    return { ms: n ? ms / n : NaN, samples };
+    return { ms: n ? ms / n : NaN, samples, cycle: CALIBRATE.cycle };
   } catch (e) {
     throw gpuFault(e, options);
   } finally {
@@ -194,7 +202,7 @@ async function timedSteps(dec, n, deadline) {
 // until every k's estimates from the even and from the odd cycles agree and v(k) passes
 // trust.js's checks — at most VK_ROUNDS.max, or VK_ROUNDS.maxMs. The first step of each decoder
 // reads the prompt and is not counted. Stoppable between passes.
-export const VK_ROUNDS = Object.freeze({ cycle: 4, min: 16, max: 160, maxMs: 12000 });
+export const VK_ROUNDS = Object.freeze({ cycle: PASS_CYCLE, min: 16, max: 160, maxMs: 12000 });
 
 export async function measureVk(msg) {
   const o = msg.options;
@@ -253,18 +261,12 @@ export async function measureVk(msg) {
         // (A decoder near the end of the context drafts fewer tokens: not a k-token pass.)
         samples[k - 1].push(k === 1 || rec.proposed.length === k - 1 ? rec.targetMs : NaN);
         done++;
-        post({
-          type: 'vk-progress',
-          id: msg.id,
-          done,
-          total: maxRounds * ks.length,
-          k,
-          round: r + 1,
-          minRounds,
-          maxRounds,
-        });
-        await yieldNow();
       }
+      // Once a round, as a run yields every ~25 ms: a yield after every pass let the pool's
+      // threads fall asleep between passes, and each pass then paid their waking (2 threads: a
+      // one-token pass 0.9–1.0 ms here against 0.5–0.7 ms in the thread comparison's loop).
+      post({ type: 'vk-progress', id: msg.id, done, total: maxRounds * ks.length, round: r + 1, minRounds, maxRounds });
+      await yieldNow();
       rounds = r + 1;
     }
   } catch (e) {
