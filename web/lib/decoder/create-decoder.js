@@ -9,7 +9,6 @@ import {
   fail,
   integer,
   maxTokensArg,
-  number,
   probVector,
   randomSeed,
   seedHalves,
@@ -20,7 +19,7 @@ import { Heads, Model } from '../model/handles.js';
 import { Decoder } from './decoder.js';
 import { wireLayout } from './records.js';
 import { vocabularyMismatch } from '../tokenizer/vocabulary.js';
-import { DECODER_OPTIONS, costModelOption, gammaOptions, lookupOption, treeOption } from './options.js';
+import { DECODER_OPTIONS, costModelOption, float32, gammaOptions, lookupOption, treeOption } from './options.js';
 
 // Brands a WebGPU model (webgpu/webgpu.js, imported only when one is loaded).
 const GPU_MODEL = Symbol.for('specdec.webgpuModel');
@@ -176,18 +175,36 @@ const isTokenizer = (t) =>
   Number.isInteger(t.vocabSize) &&
   ['encode', 'decode', 'detokenizer', 'pieceText', 'byteTable'].every((m) => typeof t[m] === 'function');
 
-// A draft model with a tokenizer must share the target's vocabulary (the ids the draft proposes
-// are the target's). Returns whether the draft's rows are to be fitted to the target's width:
-// the tokens agree and only the models' vocab_size (padding) differs.
-function checkPair(o, tokenizer) {
+// The vocab_size of a Model or a WebGPU model (undefined for a step function or a score callback,
+// whose width shows in its first answer).
+const widthOf = (m) => (Number.isInteger(m?.config?.vocabSize) ? m.config.vocabSize : undefined);
+
+// A draft model proposes the target's ids, so the two share a vocabulary: with both tokenizers
+// they are compared token by token, and a pair whose tokens agree but whose vocab_size differs
+// (padding) has the draft's rows fitted to the target's width; without them the widths must be
+// equal. given: the options before WebGPU models became score callbacks (their widths are known).
+// Returns whether the draft's rows are to be fitted.
+function checkPair(given, o, tokenizer) {
+  if (o.plain) return false;
   const draft = o.draft?.tokenizer;
-  if (!tokenizer || !draft || o.plain) return false;
-  if (!isTokenizer(draft))
-    fail(`draft.tokenizer: expected a Tokenizer (sd.loadPretrained sets it), got ${describe(draft)}`);
-  const why = vocabularyMismatch(tokenizer, draft);
-  if (why) fail(`draft: ${why}`);
-  const [t, d] = [o.target?.config.vocabSize, o.draft.config.vocabSize];
-  return t !== undefined && t !== d;
+  let agree = false;
+  if (tokenizer && draft) {
+    if (!isTokenizer(draft))
+      fail(`draft.tokenizer: expected a Tokenizer (sd.loadPretrained sets it), got ${describe(draft)}`);
+    const why = vocabularyMismatch(tokenizer, draft);
+    if (why) fail(`draft: ${why}`);
+    agree = true;
+  }
+  const [t, d] = [widthOf(given.target), widthOf(given.draft)];
+  if (t === undefined || d === undefined || t === d) return false;
+  if (agree && o.target !== undefined) return true;
+  fail(
+    `draft and target vocabularies differ: ${d} vs ${t} (the draft model's vocab_size and the target's); ${
+      agree
+        ? "the tokens agree, but a draft's rows are fitted to the target's width only beside a WebAssembly target model"
+        : 'a pair whose tokens agree and whose vocab_size differs only by padding decodes when both models have their tokenizer (sd.loadPretrained)'
+    }`,
+  );
 }
 
 /**
@@ -198,16 +215,17 @@ function checkPair(o, tokenizer) {
  */
 export function createDecoder({ M, owner, own }, options) {
   if (options === undefined) fail('options: createDecoder needs { prompt, target | targetStep, ... }');
-  const { o, gpuHeads } = withGpuModels(checkOptions(options, DECODER_OPTIONS, 'createDecoder'), own);
+  const given = checkOptions(options, DECODER_OPTIONS, 'createDecoder');
+  const { o, gpuHeads } = withGpuModels(given, own);
   const plain = o.plain ?? false;
   if (typeof plain !== 'boolean') fail(`plain: expected a boolean, got ${describe(plain)}`);
   const { gamma, gammaMax } = gammaOptions(o.gamma, o.gammaMax);
   const cost = costModelOption(o.costModel);
   const lookup = lookupOption(o.promptLookup);
   const tree = treeOption(o.tree);
-  const temperature = number(o.temperature ?? 1, 'temperature');
+  const temperature = float32(o.temperature ?? 1, 'temperature');
   const topK = integer(o.topK ?? 0, 'topK', 0, 0x7fffffff);
-  const topP = number(o.topP ?? 1, 'topP');
+  const topP = float32(o.topP ?? 1, 'topP');
   const maxTokens = maxTokensArg(o.maxTokens ?? 0);
   const distributions = o.distributions ?? true;
   if (typeof distributions !== 'boolean') fail(`distributions: expected a boolean, got ${describe(distributions)}`);
@@ -243,7 +261,7 @@ export function createDecoder({ M, owner, own }, options) {
     const bad = prompt.findIndex((t) => t >= vocab);
     if (bad >= 0) fail(`prompt[${bad}]: token id ${prompt[bad]} outside the ${role} model's vocabulary [0, ${vocab})`);
   }
-  const fitDraftRows = checkPair(o, tokenizer);
+  const fitDraftRows = checkPair(given, o, tokenizer);
 
   const native = new M.Decoder(); // holds the step functions until deleted
   try {

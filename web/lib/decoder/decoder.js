@@ -33,7 +33,11 @@ export class Decoder extends Handle {
   #text = (emitted) => this.#stream.decode(bytesOf(emitted), { stream: true }); // a record's text
   #inbox = new Float32Array(0); // the C++ decoder's inbox for score rows (native.inbox)
   #layout; // the module's record layout (records.js wireLayout)
-  #generating = false; // a generate() loop is running (one at a time: it owns the budget)
+  #loop = 0; // the generate() loop that holds the decoder (0: none; one at a time: it owns the budget)
+  #loops = 0; // loops started, each one's token
+  // A loop's iterator dropped without return() (suspended at a yield, its finally never runs)
+  // frees the decoder once it is garbage-collected.
+  static #dropped = new FinalizationRegistry(({ decoder, token }) => decoder.#release(token));
 
   constructor(native, owner, { layout, seed, plain, stepRoles, scores, detokenize = null, tokenizer = null }) {
     super(native, 'Decoder', owner);
@@ -315,17 +319,35 @@ export class Decoder extends Handle {
    * Infinity or leaving it out, sets no limit, as in createDecoder), the decoder is done, or
    * signal aborts (the iterator then throws signal.reason). Yields to the event loop before every
    * iteration (after one that awaited a score callback: when 8 ms have passed since the last
-   * yield). One loop at a time: a second generate() started while one runs throws.
+   * yield). One loop at a time: from its first next() until it ends (run to the end, a break,
+   * its return(), a throw, or its signal's abort seen at its next next()) a loop holds the
+   * decoder, and a second generate() throws; an iterator dropped without return() holds it until
+   * it is garbage-collected.
    */
-  async *generate(options) {
+  generate(options) {
+    const token = ++this.#loops;
+    const it = this.#generate(options, token);
+    Decoder.#dropped.register(it, { decoder: this, token }, it);
+    return it;
+  }
+
+  // Frees the decoder from loop `token` (its end, or its iterator collected): the loop's budget
+  // is lifted, the decoder's own maxTokens stays.
+  #release(token) {
+    if (this.#loop !== token) return;
+    this.#loop = 0;
+    if (!this.disposed) this[NATIVE]('Decoder.generate').setBudget(0);
+  }
+
+  async *#generate(options, token) {
     const { maxTokens, signal } = checkOptions(options, ['maxTokens', 'signal'], 'generate');
     const native = this[NATIVE]('Decoder.generate');
     const budget = maxTokensArg(maxTokens);
     checkSignal(signal);
     // The loop's budget is the native decoder's, which one loop ending would lift for another.
-    if (this.#generating)
+    if (this.#loop)
       fail(
-        'Decoder.generate: another generate() loop is running on this decoder; finish it first (run it to the end, break out of it or call its return(); one whose signal aborted ends when it is next iterated)',
+        'Decoder.generate: another generate() loop is running on this decoder; finish it first (run it to the end, break out of it or call its return(); one whose signal aborted ends when it is next iterated; one dropped without return() when it is garbage-collected)',
       );
     const abortIfAsked = () => {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
@@ -338,8 +360,8 @@ export class Decoder extends Handle {
     let handed = -1;
     let awaited = false; // the last step awaited a score callback
     let yielded = 0;
-    // Set inside the try: whatever throws from here on (setBudget included) clears it.
-    this.#generating = true;
+    // Set inside the try: whatever throws from here on (setBudget included) releases it.
+    this.#loop = token;
     try {
       if (budget) native.setBudget(generated() + budget);
       for (;;) {
@@ -361,8 +383,7 @@ export class Decoder extends Handle {
         yield record;
       }
     } finally {
-      this.#generating = false;
-      if (!this.disposed) native.setBudget(0);
+      this.#release(token);
     }
   }
 }

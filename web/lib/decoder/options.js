@@ -11,7 +11,9 @@ const int32 = (x, name) => (x === undefined ? undefined : integer(x, name, ...IN
 // gamma: an integer (fixed), 'auto' or 'heuristic', or undefined (the default); gammaMax an
 // integer or undefined. One value each on the wire.
 export function gammaOptions(gamma, gammaMax) {
-  if (gamma !== undefined && gamma !== 'auto' && gamma !== 'heuristic' && !Number.isInteger(gamma)) {
+  // A number goes to the core as a 32-bit int: one past that range is refused here, as given.
+  const int = Number.isInteger(gamma) && gamma >= INT32[0] && gamma <= INT32[1];
+  if (gamma !== undefined && gamma !== 'auto' && gamma !== 'heuristic' && !int) {
     fail(`gamma: expected an integer in 1..${limits.maxGamma}, 'auto' or 'heuristic', got ${describe(gamma)}`);
   }
   return { gamma, gammaMax: int32(gammaMax, 'gammaMax') };
@@ -26,6 +28,18 @@ export function costModelOption(cost) {
     fail(`costModel.verifyCost: expected an array of numbers v(1), v(2), ..., got ${describe(o.verifyCost)}`);
   const v = Array.from(o.verifyCost, (x, i) => number(x, `costModel.verifyCost[${i}]`));
   return { c, verifyCost: v };
+}
+
+// temperature, topP: JS numbers the core holds as 32-bit floats, refused here when not finite
+// or when a float cannot hold them (past 3.4e38, or so small they round to 0), naming the value
+// as given (the core would see inf, nan or 0). Their ranges are the core's.
+export function float32(x, name) {
+  const v = number(x, name);
+  if (!Number.isFinite(v)) fail(`${name}: expected a finite number, got ${v}`);
+  const f = Math.fround(v);
+  if (!Number.isFinite(f) || (v !== 0 && f === 0))
+    fail(`${name}: ${v} does not fit the engine's 32-bit float (0, or a magnitude in 1.4e-45..3.4e38)`);
+  return v;
 }
 
 // promptLookup: true | { minNgram, maxNgram } (undefined: the core's defaults).
