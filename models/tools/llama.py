@@ -209,6 +209,9 @@ def lr_at(it, s):
     until the decay starts)."""
     if it < s['warmup']:
         return s['lr'] * min(1.0, (it + 1) / s['warmup'])
+    if s.get('until'):  # by the clock: constant, then linear to min_lr over the last decay_seconds
+        left = (s['until'] - time.time()) / s['decay_seconds']
+        return s['lr'] if left >= 1 else s['min_lr'] + max(0.0, left) * (s['lr'] - s['min_lr'])
     if s.get('schedule') == 'wsd':
         start = s['iters'] - int(s['decay_frac'] * s['iters'])
         return s['lr'] if it < start else s['lr'] + (it - start) / max(1, s['iters'] - start) * (s['min_lr'] - s['lr'])
@@ -229,6 +232,14 @@ def distill_loss(logits, y, t_logits, kl_weight):
     kl = F.kl_div(F.log_softmax(logits, dim=-1), F.log_softmax(t_logits, dim=-1), log_target=True,
                   reduction='none').sum(-1).mean()
     return (1 - kl_weight) * ce + kl_weight * kl
+
+
+def update(opt, model, loss):
+    """One optimizer step on loss, the gradient's norm clipped to 1."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
 
 
 def fit(model, s, batch, evaluate, ckpt=None, teacher=None, log=print, student=None):
@@ -269,6 +280,8 @@ def fit(model, s, batch, evaluate, ckpt=None, teacher=None, log=print, student=N
         lr = lr_at(it, s)
         for g in opt.param_groups:
             g['lr'] = lr
+        if s.get('until') and time.time() >= s['until']:
+            s['iters'] = it  # the run ends here: evaluate and stop
         if it % s.get('eval_every', 100) == 0 or it == s['iters']:
             model.eval()
             with torch.no_grad():
@@ -287,18 +300,12 @@ def fit(model, s, batch, evaluate, ckpt=None, teacher=None, log=print, student=N
             loss = distill_loss(logits, y, t_logits, s['kl_weight'])
         else:
             loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        update(opt, model, loss)
         if student is not None:
             for g in st_opt.param_groups:
                 g['lr'] = lr * st['lr'] / s['lr']
             st_loss = distill_loss(st_model(x), y, logits.detach(), st['kl_weight'])
-            st_opt.zero_grad(set_to_none=True)
-            st_loss.backward()
-            torch.nn.utils.clip_grad_norm_(st_model.parameters(), 1.0)
-            st_opt.step()
+            update(st_opt, st_model, st_loss)
         it += 1
         elapsed = time.time() - t0
         if it % 10 == 0:

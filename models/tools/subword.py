@@ -33,13 +33,13 @@ SP_MODEL = os.path.join(MODELS, 'subword.model')
 VOCAB = 2048
 BOS, EOS = 1, 2
 ARCH = {
-    'target': dict(vocab_size=VOCAB, n_layer=4, hidden_size=256, n_head=8, n_kv_head=4, head_dim=32,
+    'target': dict(vocab_size=VOCAB, n_layer=4, hidden_size=256, n_head=4, n_kv_head=2, head_dim=64,
                    intermediate_size=704, block_size=256, rope_theta=10000, rms_norm_eps=1e-5),
-    'draft': dict(vocab_size=VOCAB, n_layer=2, hidden_size=128, n_head=4, n_kv_head=4, head_dim=32,
+    'draft': dict(vocab_size=VOCAB, n_layer=2, hidden_size=128, n_head=2, n_kv_head=2, head_dim=64,
                   intermediate_size=384, block_size=256, rope_theta=10000, rms_norm_eps=1e-5),
 }
 TRAIN = {
-    'target': dict(batch=8, block=256, lr=2e-3, min_lr=2e-4, warmup=30, iters=900, weight_decay=0.1,
+    'target': dict(batch=8, block=256, lr=2e-3, min_lr=2e-4, warmup=20, iters=900, weight_decay=0.1,
                    schedule='wsd', decay_frac=0.4, seed=2),
     # online beside the target (lr scaled on the target's schedule), then on its own (--iters)
     'draft': dict(batch=8, block=256, lr=2e-3, min_lr=1e-4, warmup=10, iters=150, weight_decay=0.1,
@@ -48,7 +48,8 @@ TRAIN = {
 
 
 def weights(name):
-    return os.path.join(MODELS, f'subword-{name}.safetensors')
+    """The trained weights (safetensors, F16; git-ignored: the shipped files are the GGUF ones)."""
+    return os.path.join(CKPT, f'subword-{name}.safetensors')
 
 
 # ------------------------------------------------------------------------------ tokenizer
@@ -91,6 +92,19 @@ def get_batch(data, batch, block, gen):
     ix = torch.randint(len(data) - block, (batch,), generator=gen)
     w = torch.stack([torch.cat([torch.tensor([BOS]), data[i:i + block]]) for i in ix.tolist()])
     return w[:, :-1], w[:, 1:]
+
+
+def batches(data, s):
+    """Three batches in four of 2 x batch windows of block / 2 tokens (the same tokens; attention
+    costs half as much per token), every fourth of batch windows of block (positions up to
+    block - 1 trained too)."""
+    count = [0]
+
+    def batch(gen):
+        count[0] += 1
+        short = count[0] % 4 != 0
+        return get_batch(data, s['batch'] * (2 if short else 1), s['block'] // (2 if short else 1), gen)
+    return batch
 
 
 @torch.no_grad()
@@ -201,13 +215,13 @@ def alpha_tf(teacher, draft, val, T=0.8):
     return round(torch.minimum(p, q).sum(-1).mean().item(), 4)
 
 
-def train(name, iters):
+def train(name, iters, until=None):
     """target: the target, and the draft distilled online beside it (from the target's logits
     of each batch); draft: the draft continued against the finished target (from the online
     draft's weights)."""
     torch.manual_seed(1)
     torch.set_num_threads(2)
-    s = {**TRAIN[name], **({'iters': iters} if iters else {})}
+    s = {**TRAIN[name], **({'iters': iters} if iters else {}), **(until or {})}
     if name == 'draft':
         s['lr'] = s['continue_lr']
     s['eval_every'] = 50
@@ -227,25 +241,25 @@ def train(name, iters):
     print(f'{name}: {n_params} parameters, {len(train_ids)} training tokens, {s}', flush=True)
 
     def evaluate():
-        row = held_out_loss(model, val, n_chars, limit=12)
+        row = held_out_loss(model, val, n_chars, limit=6)
         if student:
-            row['draft'] = held_out_loss(draft.eval(), val, n_chars, limit=12)
+            row['draft'] = held_out_loss(draft.eval(), val, n_chars, limit=6)
             draft.train()
         row['alpha_tf_0.8'] = alpha_tf(target, draft.eval(), val)
         draft.train() if student else None
         return row
 
-    history, minutes = llama.fit(model, s, lambda gen: get_batch(train_ids, s['batch'], s['block'], gen), evaluate,
+    history, minutes = llama.fit(model, s, batches(train_ids, s), evaluate,
                                  ckpt=os.path.join(CKPT, f'subword-{name}.pt'), teacher=teacher,
                                  log=lambda x: print(x, flush=True), student=student)
     model.eval()
-    final = held_out_loss(model, val, n_chars)
+    final = held_out_loss(model, val, n_chars, limit=24)  # the first 6,120 held-out tokens (`loss`: all)
     out = weights(name)
     save(model, out, {'name': f'subword-{name}', 'val_loss': final['val_loss'], 'nats_per_char': final['nats_per_char'],
                       'iters': s['iters'], 'minutes': f'{minutes:.1f}'})
     if student:
         save(draft.eval(), online, {'name': 'subword-draft-online', 'iters': s['iters']})
-    with open(history_path(out), 'w') as f:
+    with open(history_path(os.path.join(MODELS, f'subword-{name}.gguf')), 'w') as f:
         json.dump({'config': model.config, 'train': s, 'params': n_params, 'minutes': round(minutes, 1),
                    'final': final, 'history': history}, f, indent=1)
         f.write('\n')
@@ -257,11 +271,20 @@ def main():
     ap.add_argument('what', choices=['tokenizer', 'train', 'folder', 'loss', 'ref'])
     ap.add_argument('args', nargs='*')
     ap.add_argument('--iters', type=int, default=0)
+    ap.add_argument('--until', default='', help='train: stop at this UTC time (HH:MM), decaying over --decay-minutes')
+    ap.add_argument('--decay-minutes', type=float, default=10)
     a = ap.parse_args()
     if a.what == 'tokenizer':
         train_tokenizer()
     elif a.what == 'train':
-        train(a.args[0], a.iters)
+        until = {}
+        if a.until:
+            import datetime
+            now = datetime.datetime.now(datetime.timezone.utc)
+            h, m = map(int, a.until.split(':'))
+            end = now.replace(hour=h, minute=m, second=0, microsecond=0)
+            until = {'until': end.timestamp(), 'decay_seconds': 60 * a.decay_minutes, 'iters': 10 ** 9}
+        train(a.args[0], a.iters, until)
     elif a.what == 'loss':
         torch.set_num_threads(2)
         _, val, n_chars = token_data()
