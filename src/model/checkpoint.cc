@@ -14,6 +14,16 @@ const char* family_name(Family f) {
   return kNames[static_cast<int>(f)];
 }
 
+bool family_named(const std::string& name, Family* f) {
+  for (Family each : {Family::kGPT2, Family::kLlama, Family::kQwen2}) {
+    if (name == family_name(each)) {
+      *f = each;
+      return true;
+    }
+  }
+  return false;
+}
+
 const char* format_name(CheckpointFormat f) {
   static const char* const kNames[] = {"specdec", "gguf", "hf"};  // CheckpointFormat's order
   return kNames[static_cast<int>(f)];

@@ -36,6 +36,8 @@ namespace specdec {
 
 enum class Family { kGPT2, kLlama, kQwen2 };
 const char* family_name(Family f);  // "gpt2" / "llama" / "qwen2" (config.json model_type)
+// The family of that name (config.json's model_type, GGUF's general.architecture); false if none.
+bool family_named(const std::string& name, Family* f);
 
 // The hyperparameters the forward pass needs, under config.json's names in the comments.
 struct FamilyConfig {

@@ -226,13 +226,7 @@ void check_rope_freqs(const GgufFile& f, const GgufTensor& t, const ByteReader* 
 Checkpoint checkpoint_from_gguf(const GgufFile& f, const ByteReader* read) {
   const std::string arch(f.get_string("general.architecture"));
   Family family;
-  if (arch == "llama") {
-    family = Family::kLlama;
-  } else if (arch == "qwen2") {
-    family = Family::kQwen2;
-  } else if (arch == "gpt2") {
-    family = Family::kGPT2;
-  } else {
+  if (!family_named(arch, &family)) {
     fail("model file: general.architecture '", arch, "' is not supported (llama, qwen2, gpt2)");
   }
   Checkpoint ck;

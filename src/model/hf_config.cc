@@ -163,19 +163,12 @@ FamilyConfig parse_hf_config(const char* text, size_t size) {
   if (root.type != Value::Type::kObject) fail("config.json: not a JSON object");
   const std::string type = get_string(root, "model_type", nullptr);
   FamilyConfig c;
-  const char* arch = nullptr;
-  if (type == "llama") {
-    c.family = Family::kLlama;
-    arch = "LlamaForCausalLM";
-  } else if (type == "qwen2") {
-    c.family = Family::kQwen2;
-    arch = "Qwen2ForCausalLM";
-  } else if (type == "gpt2") {
-    c.family = Family::kGPT2;
-    arch = "GPT2LMHeadModel";
-  } else {
+  if (!family_named(type, &c.family)) {
     fail("config.json: model_type '", type, "' is not supported (llama, qwen2, gpt2)");
   }
+  static const char* const kArchitectures[] = {"GPT2LMHeadModel", "LlamaForCausalLM",
+                                               "Qwen2ForCausalLM"};  // Family's order
+  const std::string arch = kArchitectures[static_cast<int>(c.family)];
   if (const Value* a = root.find("architectures"); !is_null(a)) {
     bool found = false;
     if (a->type == Value::Type::kArray) {

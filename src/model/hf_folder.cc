@@ -159,24 +159,20 @@ Checkpoint read_hf_folder(const std::vector<FolderFile>& files) {
 }
 
 Checkpoint read_hf_folder(const std::string& dir) {
+  // The files there are (an absent one is named by the folder's checks, as a JS folder's is).
   std::vector<FolderFile> files;
   auto add = [&](const std::string& name) {
+    if (!std::ifstream(dir + "/" + name).good()) return;
     uint64_t size = 0;
     ByteReader read = file_reader(dir + "/" + name, &size);
     files.emplace_back(name, size, std::move(read));
   };
   add("config.json");
-  if (std::ifstream(dir + "/" + kIndex).good()) {
-    add(kIndex);
-    // The shards the index names (weight_files checks the index itself).
-    for (const auto& [s, listed] : weight_files({files.back()})) {
-      if (!std::ifstream(dir + "/" + s).good()) {
-        fail("model folder: missing shard '", s, "' (named by ", kIndex, ")");
-      }
-      add(s);
-    }
-  } else {
+  add(kIndex);
+  if (!find_file(files, kIndex)) {
     add(kSingle);
+  } else {
+    for (const auto& [shard, listed] : weight_files(files)) add(shard);
   }
   return read_hf_folder(files);
 }

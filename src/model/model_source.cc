@@ -42,6 +42,13 @@ void ModelSource::follow_tree(const std::vector<int>& tokens) {
   tree_token_.clear();
 }
 
+void ModelSource::keep_prefix(const std::vector<int>& tokens, size_t rerun) {
+  const auto mismatch = std::mismatch(cached_.begin(), cached_.end(), tokens.begin(), tokens.end());
+  const size_t keep = std::min<size_t>(mismatch.first - cached_.begin(), tokens.size() - rerun);
+  cache_.truncate(keep);
+  cached_.resize(keep);
+}
+
 ProbMatrix ModelSource::rows_of(const std::vector<float>& logits, const std::vector<float>& hidden,
                                 const std::vector<size_t>& pass_rows) {
   const size_t vocab = model_.config().vocab_size, C = model_.config().n_embd;
@@ -69,11 +76,8 @@ ProbMatrix ModelSource::next_token_probs(const std::vector<int>& tokens, size_t 
   follow_tree(tokens);
   // Reuse the cached prefix, but re-run at least the last n_last positions: their logits
   // are what the caller asks for.
-  const auto mismatch = std::mismatch(cached_.begin(), cached_.end(), tokens.begin(), tokens.end());
-  const size_t common = static_cast<size_t>(mismatch.first - cached_.begin());
-  const size_t keep = std::min(common, tokens.size() - n_last);
-  cache_.truncate(keep);
-  cached_.resize(keep);
+  keep_prefix(tokens, n_last);
+  const size_t keep = cached_.size();
 
   const std::vector<int> fresh(tokens.begin() + keep, tokens.end());
   std::vector<float> hidden;
@@ -109,12 +113,7 @@ ProbMatrix ModelSource::tree_probs(const std::vector<int>& tokens, const DraftTr
   if (!reuse) {
     follow_tree(tokens);
     k = 0;
-    const auto mismatch =
-        std::mismatch(cached_.begin(), cached_.end(), tokens.begin(), tokens.end());
-    const size_t common = static_cast<size_t>(mismatch.first - cached_.begin());
-    const size_t keep = std::min(common, tokens.size() - (with_root ? 1 : 0));
-    cache_.truncate(keep);
-    cached_.resize(keep);
+    keep_prefix(tokens, with_root ? 1 : 0);
   }
   // One pass: the sequence's uncached tail, then nodes k .. n - 1 under the tree mask.
   const size_t n_seq = tokens.size() - cached_.size();

@@ -50,6 +50,9 @@ class ModelSource : public DistributionSource, public HiddenStates {
   // Keeps the cached branch of a draft tree that `tokens` continue along as sequence, then
   // drops every other tree slot.
   void follow_tree(const std::vector<int>& tokens);
+  // Truncates the cache to the common prefix of the cached tokens and `tokens`, at most
+  // tokens.size() - rerun of them (the last `rerun` are run again).
+  void keep_prefix(const std::vector<int>& tokens, size_t rerun);
   // Softmax rows [from, from + n) of logits (pass rows), and their hidden states.
   ProbMatrix rows_of(const std::vector<float>& logits, const std::vector<float>& hidden,
                      const std::vector<size_t>& pass_rows);

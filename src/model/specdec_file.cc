@@ -95,11 +95,8 @@ CheckpointTensor q8_tensor(const std::string& name, const TensorView& q, const T
     fail("model file: tensor '", s->name, "' has shape ", shape_string(s->shape), ", expected ",
          shape_string(scale_shape), " (one scale per block of 32 weights)");
   }
-  CheckpointTensor ct;
-  ct.type = TensorType::kQ8_0;
-  ct.shape = q.shape;
   const size_t blocks = static_cast<size_t>(s->numel);
-  ct.bytes = blocks * (2 + kQ8Block);
+  CheckpointTensor ct{TensorType::kQ8_0, q.shape, nullptr, blocks * (2 + kQ8Block), {}, {}};
   // The pair's bytes as stored (the type names no more than their size here).
   const CheckpointTensor qs =
       stored_tensor(TensorType::kQ8_0, {}, blocks * kQ8Block, q.data, read, q.offset);

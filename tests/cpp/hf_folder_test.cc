@@ -5,9 +5,11 @@
 #include "model/hf_folder.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -201,6 +203,27 @@ TEST(HfFolder, HostileFoldersAreRefusedClearly) {
 // A folder streamed a tensor at a time gives the model its bytes give, bit for bit (GPT-2's
 // Conv1D weights transposed as they are read, Llama's shards); no read is larger than the largest
 // weight file's header or tensor, and a cut weight file is refused as its bytes are.
+// A directory is read as the same files handed over from JS are: a file it lacks is named in
+// the folder's words ("model folder: no config.json"), not as a file that cannot be opened.
+TEST(HfFolder, ADirectoryLackingAFileIsRefusedAsItsFilesAre) {
+  const std::string dir = testing::TempDir() + "hf_dir_" + std::to_string(::getpid());
+  for (const char* missing : {"config.json", "model-00002-of-00002.safetensors"}) {
+    SCOPED_TRACE(missing);
+    std::filesystem::remove_all(dir);
+    std::filesystem::copy(fixture("llama"), dir);
+    std::filesystem::remove(dir + "/" + missing);
+    std::string error = "(accepted)";
+    try {
+      read_hf_folder(dir);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    EXPECT_EQ(error.rfind("model folder: ", 0), 0u) << error;
+    EXPECT_NE(error.find(missing), std::string::npos) << error;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(HfFolder, StreamedFolderLoadsAsItsBytes) {
   for (const char* family : {"gpt2", "llama", "qwen2"}) {
     const Files files = read_folder(family);
