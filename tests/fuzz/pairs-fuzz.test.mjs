@@ -12,18 +12,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { loadSpecdec, SpecdecError } from 'specdec';
 import { TINY_MODEL, familyFiles } from '../js/support.mjs';
+import { seeded } from './seeded.mjs';
+import { DECODER_OPTIONS } from '../../web/lib/decoder/options.js';
 
 const CASES = Number(process.env.FUZZ_CASES ?? 300);
-let seed = Number(process.env.FUZZ_SEED ?? 0x2545f491) >>> 0 || 1;
-const rand = () => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 2 ** 32;
-};
-const int = (n) => Math.floor(rand() * n);
-const pick = (xs) => xs[int(xs.length)];
-const chance = (p) => rand() < p;
+const { int, pick, chance } = seeded(Number(process.env.FUZZ_SEED ?? 0x2545f491));
 
 const sd = await loadSpecdec();
 const models = {
@@ -32,34 +25,7 @@ const models = {
 };
 
 // What an error may start with: an option, a source or a method of the decoder.
-const NAMES = new Set([
-  'createDecoder',
-  'options',
-  'prompt',
-  'target',
-  'draft',
-  'targetStep',
-  'draftStep',
-  'targetScore',
-  'draftScore',
-  'scoreOutput',
-  'contextLength',
-  'plain',
-  'gamma',
-  'gammaMax',
-  'costModel',
-  'promptLookup',
-  'tree',
-  'temperature',
-  'topK',
-  'topP',
-  'seed',
-  'maxTokens',
-  'distributions',
-  'stopTokens',
-  'Decoder',
-  'generate',
-]);
+const NAMES = new Set([...DECODER_OPTIONS, 'createDecoder', 'options', 'Decoder', 'generate']);
 // The numbers the caller gave, as JS writes them: a refusal's "got X" must be one of them (not
 // the value a narrowing made of it: -2147483648 for 2^32 + 4, inf for 1e300, 0 for 1e-300).
 const numbersIn = (x, out = new Set()) => {

@@ -8,18 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTokenizer, tokenizerFromGguf } from '../../web/lib/tokenizer/tokenizer.js';
 import { SpecdecError } from '../../web/lib/base/errors.js';
+import { seeded } from './seeded.mjs';
 
 const CASES = Number(process.env.FUZZ_CASES ?? 200);
-let seed = 0x9e3779b9;
-const rand = () => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 2 ** 32;
-};
-const int = (n) => Math.floor(rand() * n);
-const pick = (xs) => xs[int(xs.length)];
-const chance = (p) => rand() < p;
+const { rand, int, pick, chance } = seeded(0x9e3779b9);
 
 const BYTE_CHARS = (() => {
   let moved = 0;
