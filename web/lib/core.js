@@ -24,7 +24,7 @@ import { Handle, Heads, Model, NATIVE, OWNER, Rng } from './model/handles.js';
 import { safetensorsMetadata } from './base/safetensors.js';
 import { verifyRecord } from './decoder/records.js';
 import { Decoder } from './decoder/decoder.js';
-import { fromFile, modelLoader, named } from './model/load-model.js';
+import { modelLoader, named } from './model/load-model.js';
 import { createDecoder } from './decoder/create-decoder.js';
 import { machineApi } from './machine.js';
 
@@ -190,11 +190,9 @@ function draftingApi(M, owner, own) {
     loadHeads(bytes, target) {
       const u8 = bytesArg(bytes, 'a safetensors file of heads');
       const nativeTarget = own(target, Model, 'target');
-      const [native, info] = fromFile(
-        () => M.Heads.load(u8, nativeTarget),
-        (h) => ({ metadata: safetensorsMetadata(M, u8), count: h.count(), target }),
-      );
-      return new Heads(native, owner, info);
+      // Loaded first: its refusals say "heads file: ..."; the header it accepted then gives the metadata.
+      const native = named('bytes', () => M.Heads.load(u8, nativeTarget));
+      return new Heads(native, owner, { metadata: safetensorsMetadata(M, u8), count: native.count(), target });
     },
 
     createDecoder(options) {

@@ -27,18 +27,6 @@ export function named(arg, call) {
   }
 }
 
-// A native object made from a file's bytes and what is said of it (sd.loadHeads): the object is
-// freed when describing it throws.
-export function fromFile(load, describeIt, arg = 'bytes') {
-  const native = named(arg, load);
-  try {
-    return [native, describeIt(native)];
-  } catch (e) {
-    native.delete();
-    throw e;
-  }
-}
-
 // loadModel's options: { device: 'webgpu' } gives the GPU loader's options (webgpu/webgpu.js);
 // 'wasm' (the default) the weights code of CheckpointReader build() (0 as stored, 1 f32, 2 int8:
 // the Linear weights quantized at load; a quantized file loads as it is, 'f32' refuses one).

@@ -28,7 +28,6 @@ function named(call) {
  * @param {'f32' | 'int8' | undefined} want
  */
 export function openGpuFile(M, bytes, want) {
-  if (!M.CheckpointReader) fail("device: 'webgpu': this build of specdec has no model reader");
   const reader = named(() => M.CheckpointReader.open(bytes, null, 0));
   try {
     const { format, family, nParams, ...c } = named(() => reader.info());
