@@ -481,27 +481,18 @@ TEST(Gguf, MetadataRoundTripsEveryType) {
     EXPECT_EQ(f.find(c.name)->type, c.type);
     c.check(f, c.name);
   }
-  // Wrong types and missing keys are named.
-  EXPECT_THROW(
-      {
-        try {
-          f.get_string("u32");
-        } catch (const Error& e) {
-          EXPECT_STREQ(e.what(), "model file: key 'u32' must be string, got u32");
-          throw;
-        }
-      },
-      Error);
-  EXPECT_THROW(
-      {
-        try {
-          f.get_u64("i8");
-        } catch (const Error& e) {
-          EXPECT_STREQ(e.what(), "model file: key 'i8' must not be negative, got -128");
-          throw;
-        }
-      },
-      Error);
+  // Wrong types, negative integers and missing keys are named.
+  const auto message = [&](const std::function<void()>& read) -> std::string {
+    try {
+      read();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  EXPECT_EQ(message([&] { f.get_string("u32"); }), "model file: key 'u32' must be string, got u32");
+  EXPECT_EQ(message([&] { f.get_u64("i8"); }),
+            "model file: key 'i8' must not be negative, got -128");
   EXPECT_THROW(f.get_u64("nope"), Error);
   EXPECT_THROW(f.get_string("i32 array"), Error);
   EXPECT_THROW(f.get_f64("u32"), Error);
