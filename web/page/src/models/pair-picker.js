@@ -118,6 +118,11 @@ export function initPairPicker({ client, isBusy, setBusy, onPicked }) {
     failText: (name, err) =>
       `Could not load the ${name} pair: ${err.message}. ` +
       (client.info ? `Still using the ${client.info.pair ?? 'same'} models.` : ''),
+    askText: (name) => {
+      const f = pairFiles(name, client.weights);
+      const saved = wheres[name].dataset.cached === 'true' || f?.precached;
+      return `The ${name} pair: ${saved ? 'saved on this device' : `a ${sizeText(f?.bytes ?? 0)} download`}`;
+    },
     isBusy,
     setBusy,
     refresh,

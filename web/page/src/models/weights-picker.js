@@ -106,6 +106,11 @@ export function initWeightsPicker({ client, isBusy, setBusy, onPicked }) {
     failText: (w, err) =>
       `Could not load the ${client.pair} pair's ${weightsText(w)} weights: ${err.message}. ` +
       (client.info ? `Still using the ${weightsText(client.info.weights)} ${client.info.pair ?? 'same'} models.` : ''),
+    askText: (w) => {
+      const f = pairFiles(client.pair, w);
+      const saved = wheres[w].dataset.cached === 'true' || f?.precached;
+      return `The ${client.pair} pair's ${weightsText(w)} weights: ${saved ? 'saved on this device' : `a ${mb(f?.bytes ?? 0)} download`}`;
+    },
     isBusy,
     setBusy,
     refresh,
