@@ -2,8 +2,10 @@
 // Hugging Face folder's files picked together load through the full specdec module (imported by
 // the worker only then) with their own tokenizer, and the run's text comes through it. A folder
 // without config.json, a checkpoint paired with our byte-level file and two checkpoints whose
-// tokens differ are refused with a sentence saying why. The tiny family fixtures (vocabulary 80:
-// the bytes 0..79) are used as they are, a GGUF file made from one with models/tools/export_gguf.mjs.
+// tokens differ are refused with a sentence saying why (what a folder lacks as soon as it is
+// picked); a prompt character the checkpoint's tokenizer cannot spell is named before a run.
+// The tiny family fixtures (vocabulary 80: the bytes 0..79) are used as they are, a GGUF file
+// made from one with models/tools/export_gguf.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
@@ -77,6 +79,15 @@ async function dropGgufTarget(page) {
 
 test('checkpoints refused: a folder without config.json, one paired with our file, differing tokens', async () => {
   const { page } = env;
+  // What a folder lacks is said when it is picked, for the target too (issue 56: it was accepted
+  // for the target and refused only once the draft was given).
+  await page.setInputFiles('#model-file-target', await qwenFolder({ leave: ['tokenizer.json'] }));
+  const lacking = await fileOutcome(page, ['waiting', 'error']);
+  assert.equal(lacking.state, 'error');
+  assert.match(
+    lacking.error,
+    /^target: a Hugging Face folder needs tokenizer\.json \(given: “config\.json”, “model\.safetensors”\)\.$/,
+  );
   await dropGgufTarget(page);
   await page.setInputFiles('#model-file-draft', await qwenFolder({ leave: ['config.json'] }));
   let out = await fileOutcome(page);
@@ -127,7 +138,20 @@ test('a GGUF target and a Hugging Face folder as draft load, run in their tokens
     ],
   );
 
+  // Quotes once in the info line (issue 56: file ““config.json”, …”).
+  const line = await text(page, '#model-info');
+  assert.match(line, /Draft: folder of “config\.json”, “model\.safetensors”, “tokenizer\.json”,/);
+  assert.doesNotMatch(line, /““|””/);
+  // A prompt character the tokenizer (bytes 0..79) cannot spell is named before any run, not
+  // dropped (issue 56: "ROMEO:" ran as "OMEO:").
+  await setInput(page, 'prompt', 'ROMEO:');
+  await page.waitForFunction(() => !document.getElementById('prompt-problem').hidden);
+  assert.match(
+    await text(page, '#prompt-problem'),
+    /cannot encode this prompt: no token for "R" \(U\+0052\) at offset 0/,
+  );
   await setInput(page, 'prompt', 'ABC');
+  await page.waitForFunction(() => document.getElementById('prompt-problem').hidden);
   await setInput(page, 'gen-max', 30);
   await page.click('#run-spec');
   await page.waitForFunction(() => document.getElementById('spec-state').dataset.state === 'done', null, {

@@ -10,7 +10,7 @@ function mb(bytes) {
 
 function describeModel(role, m) {
   const bits = [
-    m.file ? `file “${m.file}”` : null,
+    m.file ? (m.fileKind === 'folder' ? `folder of ${m.file}` : `file “${m.file}”`) : null,
     m.name ? `“${m.name}”` : null,
     m.nLayer ? `${m.nLayer} layers` : null,
     m.nEmbd ? `width ${m.nEmbd}` : null,

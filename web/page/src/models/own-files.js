@@ -5,9 +5,7 @@
 // the worker's loaders, whose message is shown when they refuse. The File objects go to the
 // worker as they are (structured clone: no copy here). A button goes back to the page's models.
 import { fileSizeProblem, sizeText } from '../shared/limits.js';
-
-/** A file of a checkpoint (GGUF, or a Hugging Face folder's JSON / weights) rather than ours. */
-const isCheckpointFile = (f) => /\.(gguf|json)$/i.test(f.name) || f.name === 'model.safetensors';
+import { folderProblem, isCheckpointFile, isFolder } from '../shared/checkpoint-files.js';
 
 /** The status line of a checkpoint's load: { phase, role, loaded, total } from the worker. */
 function progressText(e) {
@@ -47,6 +45,15 @@ export function initOwnFiles({ client, isBusy, setBusy }) {
 
   /** @param {Record<string, File[]>} given  a role's files */
   async function useFiles(given) {
+    // What a folder lacks is said now, for the role just given (issue 56: not once the other
+    // role is); a checkpoint waiting for the other role keeps waiting.
+    for (const [r, files] of Object.entries(given)) {
+      const lack = isFolder(files) && folderProblem(r, files.map((f) => f.name));
+      if (lack) {
+        fileState('error', '', lack);
+        return;
+      }
+    }
     const chosen = { ...pending, ...given };
     pending = {};
     const roles = Object.keys(chosen);

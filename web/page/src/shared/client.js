@@ -230,6 +230,10 @@ export class ModelClient {
   calibrate(options) {
     return this.request({ type: 'calibrate', options }).then((m) => m.stepMs);
   }
+  /** Why the models' tokenizer cannot encode `text` (the character and its offset), or null. */
+  checkPrompt(text) {
+    return this.request({ type: 'check-prompt', text }).then((m) => m.problem);
+  }
   /** One plain step's mean ms and each of its 12 steps' ms ({ ms, samples }), with these options. */
   calibrateSteps(options) {
     return this.request({ type: 'calibrate', options }).then((m) => ({

@@ -45,6 +45,7 @@ function install(next, parseMs) {
     ...modelInfoOf(p.model),
     bytes: p.bytes,
     file: p.file,
+    fileKind: p.kind ?? null, // 'ours' | 'gguf' | 'folder' (file: the folder's names, quoted)
     digest: p.digest,
     pair: p.pair ?? null,
     // A checkpoint's own tokenizer: its kind and size (the tokenizer itself stays in the worker).

@@ -7,12 +7,9 @@
 // arrive (a Response, or a File's stream), never joined here; the page only counts and hashes
 // them on the way. One progress report, one error path: every refusal names the role and file.
 import { fileSizeProblem } from '../shared/limits.js';
+import { FOLDER_FILE, folderProblem, isFolder } from '../shared/checkpoint-files.js';
 import { state } from './state.js';
 import { fullModule } from './checkpoints.js';
-
-/** Files of a Hugging Face folder the page reads (others are ignored). */
-const FOLDER_FILE =
-  /^(config\.json|generation_config\.json|tokenizer\.json|tokenizer_config\.json|model\.safetensors\.index\.json|.+\.safetensors)$/;
 /** A source up to this size is hashed as it is read (its digest); a larger one is named by its name, size and date. */
 const DIGEST_BYTES = 64 * 2 ** 20;
 
@@ -44,7 +41,7 @@ export async function fileSource(role, files) {
     throw new Error(`${role}: give a GGUF file (“${gguf[0].name}”) alone, not with other files.`);
   }
   const [first] = files;
-  if (gguf.length || (files.length === 1 && !/\.json$/i.test(first.name) && first.name !== 'model.safetensors')) {
+  if (gguf.length || !isFolder(files)) {
     return {
       role,
       kind: gguf.length ? 'gguf' : 'ours',
@@ -61,8 +58,8 @@ export async function fileSource(role, files) {
     role,
     kind: 'folder',
     where: `${role} folder (${names})`,
-    name: `${names} (folder)`,
-    given: names,
+    name: names, // quoted already: "folder of “config.json”, …" (load-status.js)
+    given: files.map((f) => f.name),
     files: byName,
     size: [...byName.values()].reduce((a, f) => a + f.size, 0),
     date: Math.max(...files.map((f) => f.lastModified)),
@@ -73,9 +70,8 @@ export async function fileSource(role, files) {
 /** What the page refuses a source for before reading it, as a sentence (null: nothing). */
 export function sourceProblem(src) {
   if (src.kind === 'folder') {
-    for (const need of ['config.json', 'tokenizer.json']) {
-      if (!src.files.has(need)) return `${src.role}: a Hugging Face folder needs ${need} (given: ${src.given}).`;
-    }
+    const lack = folderProblem(src.role, src.given);
+    if (lack) return lack;
   }
   const tooBig = fileSizeProblem(src.size);
   return tooBig && `${src.where}: ${tooBig}`;

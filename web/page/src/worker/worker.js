@@ -68,6 +68,8 @@
 //   → { type: 'step-dispose' }
 //   → { type: 'heads', id }                               ← { type: 'heads', count } (loads the
 //                                                        current target's heads: sd.loadHeads)
+//   → { type: 'check-prompt', id, text }                  ← { type: 'prompt', problem } (null, or why
+//                                                        the models' tokenizer cannot encode text)
 //   → { type: 'pitfall', id, job: { card, broken, seed, rounds? } }
 //                                                        ← pitfall-progress*, { type: 'pitfall-result', result }
 //                                                        (a card of the pitfalls lab, section 5:
@@ -153,6 +155,18 @@ async function handle(msg) {
       if (!state.models) throw new Error('models are not loaded');
       const heads = await ensureHeads();
       return { type: 'heads', count: heads.count };
+    }
+    case 'check-prompt': {
+      // A checkpoint's tokenizer refuses text it cannot spell (naming the character and its
+      // offset): the page says so under the prompt before a run (models/prompt-check.js).
+      const tok = state.models?.tokenizer;
+      if (!tok) return { type: 'prompt', problem: null };
+      try {
+        tok.encode(msg.text);
+        return { type: 'prompt', problem: null };
+      } catch (e) {
+        return { type: 'prompt', problem: String(e?.message ?? e).replace(/^text: /, '') };
+      }
     }
     case 'pitfall':
       return { type: 'pitfall-result', result: await pitfall(msg) };
