@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -134,6 +135,14 @@ void decoder_set_draft_step(DecoderHandle& d, val fn) {
   guard([&] { d.set_draft(step_source(fn)); });
 }
 
+// A token budget from a JS number (an integer in 0..2^53 - 1, checked by the JS layer). size_t is
+// 32 bits in WebAssembly: a budget past 2^32 - 1 is held as 2^32 - 1 (clamped here, never
+// wrapped), a length no sequence reaches there (4 bytes an id in a 4 GB memory).
+size_t token_budget(double x) {
+  constexpr size_t kMost = std::numeric_limits<size_t>::max();
+  return x >= static_cast<double>(kMost) ? kMost : static_cast<size_t>(x);
+}
+
 // options: { gamma (a number, 'auto', 'heuristic' or undefined), gammaMax, costC, costV (number[]
 //            or null), lookup, minNgram, maxNgram (undefined: the defaults), tree (number[] or
 //            null), treeReplacement, temperature, topK, topP, plain, maxNewTokens, seedHigh,
@@ -174,7 +183,7 @@ DecoderOptions decoder_options(const val& options) {
   o.sampling.top_k = options["topK"].as<int>();
   o.sampling.top_p = options["topP"].as<float>();
   o.plain = options["plain"].as<bool>();
-  o.max_new_tokens = static_cast<size_t>(options["maxNewTokens"].as<double>());
+  o.max_new_tokens = token_budget(options["maxNewTokens"].as<double>());
   if (!options["stopTokens"].isUndefined())
     o.stop_tokens = int_vector_from_js(options["stopTokens"]);
   o.fit_draft_rows = !options["fitDraftRows"].isUndefined() && options["fitDraftRows"].as<bool>();
@@ -218,7 +227,7 @@ val record_wire_js() {
 }
 
 void decoder_set_budget(DecoderHandle& d, double total) {
-  guard([&] { d.set_budget(static_cast<size_t>(total)); });
+  guard([&] { d.set_budget(token_budget(total)); });
 }
 val decoder_step(DecoderHandle& d) {
   return guard([&] { return d.step(); });
