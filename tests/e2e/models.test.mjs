@@ -25,8 +25,9 @@ test('plain and speculative runs emit text and non-zero stats', async () => {
   const specText = await text(page, byTestId('spec-text'));
   assert.ok(plainText.startsWith('ROMEO:') && plainText.length > 'ROMEO:'.length, 'plain text emitted');
   assert.ok(specText.startsWith('ROMEO:') && specText.length > 'ROMEO:'.length, 'speculative text emitted');
-  assert.match(await text(page, '#spec-state'), /^done, 80 tokens · 3 timing repeats$/);
-  assert.match(await text(page, '#plain-state'), /^done, 80 tokens · 3 timing repeats$/);
+  // (3 asked; up to 3 more while the estimates disagree: trust.js.)
+  assert.match(await text(page, '#spec-state'), /^done, 80 tokens · [3-6] timing repeats$/);
+  assert.match(await text(page, '#plain-state'), /^done, 80 tokens · [3-6] timing repeats$/);
   // Coloured tokens: accepted drafts and at least one correction or bonus.
   const acc = await page.locator('#spec-text .tok.acc').count();
   const fixes = await page.locator('#spec-text .tok.cor, #spec-text .tok.bonus').count();

@@ -155,6 +155,13 @@ export function initCompare({ sd, client, runs, vk, threads, isBusy, setBusy }) 
       results.pairedRatios = specs.map((x, i) => x.tokensPerSecond / plains[i].tokensPerSecond);
       runs.showRepeatLines(results);
       showComparison();
+      // Another repeat follows (the estimates disagree): the columns do not read "done" before it.
+      if (r + 1 >= repeats && r + 1 < repeats + extra && !steadyAgrees(results.steady)) {
+        runs.showWarming(
+          `timing repeat ${r + 2} of up to ${repeats + extra} next (the repeats so far disagree)`,
+          'repeating',
+        );
+      }
     }
     if (stopAsked) return settle();
     return true;
