@@ -24,8 +24,9 @@ function* fields(buf, start = 0, end = buf.length) {
     const key = varint();
     const [field, wire] = [Math.floor(key / 8), key % 8];
     if (wire === 0) yield { field, value: varint() };
-    else if (wire === 1) (yield { field, at, len: 8 }), (at += 8);
-    else if (wire === 5) (yield { field, value: new DataView(buf.buffer, buf.byteOffset + at, 4).getFloat32(0, true) }), (at += 4);
+    else if (wire === 1) (yield { field, at, len: 8 }, (at += 8));
+    else if (wire === 5)
+      (yield { field, value: new DataView(buf.buffer, buf.byteOffset + at, 4).getFloat32(0, true) }, (at += 4));
     else if (wire === 2) {
       const len = varint();
       if (at + len > end) throw new Error('tokenizer.model: a field runs past the end');

@@ -48,9 +48,13 @@ out.roundTrip = {
 };
 const ref = opt('--ref') && JSON.parse(readFileSync(opt('--ref'), 'utf8'));
 if (ref) {
-  out.roundTrip.idsEqualSentencePiece = ref.heldOutIds.length === heldIds.length && ref.heldOutIds.every((v, i) => v === heldIds[i]);
+  out.roundTrip.idsEqualSentencePiece =
+    ref.heldOutIds.length === heldIds.length && ref.heldOutIds.every((v, i) => v === heldIds[i]);
   out.logits = {};
-  for (const [name, model] of [['target', target], ['draft', draft]]) {
+  for (const [name, model] of [
+    ['target', target],
+    ['draft', draft],
+  ]) {
     const step = sd.modelStep(model);
     const n = ref.logp[name].length;
     const probs = step(ref.ids, n);
@@ -66,7 +70,11 @@ if (ref) {
         if (q > 1e-3) maxRel = Math.max(maxRel, Math.abs(p - q) / q);
       }
     }
-    out.logits[name] = { positions: n, maxAbsLogProbDiff: +maxAbs.toExponential(2), maxRelProbDiff: +maxRel.toExponential(2) };
+    out.logits[name] = {
+      positions: n,
+      maxAbsLogProbDiff: +maxAbs.toExponential(2),
+      maxRelProbDiff: +maxRel.toExponential(2),
+    };
   }
 }
 
@@ -85,7 +93,9 @@ out.sample = tok.decode(spec.tokens);
 
 if (args.includes('--alpha')) {
   out.alpha = {};
-  const prompts = Array.from({ length: 16 }, (_, i) => heldOut.slice(Math.floor((i * heldOut.length) / 16)).slice(0, 64));
+  const prompts = Array.from({ length: 16 }, (_, i) =>
+    heldOut.slice(Math.floor((i * heldOut.length) / 16)).slice(0, 64),
+  );
   for (const temperature of [0, 0.8]) {
     let accepted = 0;
     let examined = 0;
@@ -96,7 +106,10 @@ if (args.includes('--alpha')) {
       [accepted, examined] = [accepted + stats.accepted, examined + stats.examined];
       [generated, passes] = [generated + stats.generated, passes + stats.targetPasses];
     });
-    out.alpha[`T${temperature}`] = { alpha: +(accepted / examined).toFixed(3), tokensPerPass: +(generated / passes).toFixed(2) };
+    out.alpha[`T${temperature}`] = {
+      alpha: +(accepted / examined).toFixed(3),
+      tokensPerPass: +(generated / passes).toFixed(2),
+    };
   }
 }
 

@@ -24,7 +24,9 @@ import { outDir, distDir } from './harness.mjs';
 import { launchChromium } from '../../scripts/lib/chromium.mjs';
 
 const { startServer } = await import(
-  process.env.SPECDEC_COST_SERVE ? pathToFileURL(path.resolve(process.env.SPECDEC_COST_SERVE)).href : '../../web/page/serve.mjs'
+  process.env.SPECDEC_COST_SERVE
+    ? pathToFileURL(path.resolve(process.env.SPECDEC_COST_SERVE)).href
+    : '../../web/page/serve.mjs'
 );
 const root = process.env.SPECDEC_COST_ROOT || distDir;
 const costs = {};

@@ -24,7 +24,9 @@ const sideways = (page) =>
       for (const el of document.querySelectorAll('main *')) {
         const r = el.getBoundingClientRect();
         if (r.right > innerWidth + 1 && r.width > 0)
-          wide.push(`${el.tagName.toLowerCase()}#${el.id}.${el.className?.baseVal ?? el.className} ${Math.round(r.right)}px`);
+          wide.push(
+            `${el.tagName.toLowerCase()}#${el.id}.${el.className?.baseVal ?? el.className} ${Math.round(r.right)}px`,
+          );
       }
     return { over, wide: wide.slice(-8) };
   });
@@ -111,7 +113,9 @@ test('arrowing through the pair radios downloads nothing; Enter loads the pair',
   assert.deepEqual(large, [], 'no large-pair request from an arrow key');
   assert.equal(await page.evaluate(() => document.body.dataset.pair), 'small');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => /Loading the large pair/.test(document.getElementById('model-load-text').textContent));
+  await page.waitForFunction(() =>
+    /Loading the large pair/.test(document.getElementById('model-load-text').textContent),
+  );
   await page.waitForTimeout(500);
   assert.ok(large.length > 0, 'Enter started the download');
   assertClean(assert, env.watch);

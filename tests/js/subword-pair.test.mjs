@@ -48,13 +48,23 @@ test('the tokenizer round-trips held-out text and unseen characters (byte fallba
   assert.ok(ids.length * 2 < HELD_OUT.length, `${ids.length} tokens for ${HELD_OUT.length} characters: subwords`);
   // '€' (U+20AC, UTF-8 E2 82 AC) has no piece: its three byte tokens <0xE2> <0x82> <0xAC>,
   // ids 3 + byte (0 <unk>, 1 <s>, 2 </s>, then the 256 bytes)
-  assert.deepEqual([...tok.encode('€')].slice(1), [0xe2, 0x82, 0xac].map((b) => 3 + b));
+  assert.deepEqual(
+    [...tok.encode('€')].slice(1),
+    [0xe2, 0x82, 0xac].map((b) => 3 + b),
+  );
   assert.deepEqual([...draft.tokenizer.encode(HELD_OUT + FOREIGN)], [...tok.encode(HELD_OUT + FOREIGN)]);
 });
 
 test('greedy speculative decoding equals plain greedy decoding token for token', () => {
   const run = (o) => {
-    const dec = sd.createDecoder({ target, prompt: 'ROMEO:\n', temperature: 0, maxTokens: 48, distributions: false, ...o });
+    const dec = sd.createDecoder({
+      target,
+      prompt: 'ROMEO:\n',
+      temperature: 0,
+      maxTokens: 48,
+      distributions: false,
+      ...o,
+    });
     while (!dec.done) dec.step();
     const r = { tokens: dec.generatedTokens, stats: dec.stats, text: dec.generatedText };
     dec.dispose();

@@ -82,7 +82,8 @@ function pickEncoding(accept = '') {
 /** Whether the request's validators match the file's (If-None-Match first, as RFC 9110 says). */
 function notModified(req, etag, mtime) {
   const inm = req.headers['if-none-match'];
-  if (inm) return inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.replace(/^W\//, ''));
+  if (inm)
+    return inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.replace(/^W\//, ''));
   const ims = Date.parse(req.headers['if-modified-since'] ?? '');
   return Number.isFinite(ims) && Math.floor(mtime / 1000) * 1000 <= ims;
 }

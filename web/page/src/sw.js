@@ -97,13 +97,14 @@ async function checked(url, response) {
   if ((await sha256(await response.clone().arrayBuffer())) === revision) return response;
   return fetch(url, { cache: 'reload', credentials: 'same-origin' });
 }
-const fetchOnce = async (url) =>
-  checked(url, await fetch(url, { cache: 'force-cache', credentials: 'same-origin' }));
+const fetchOnce = async (url) => checked(url, await fetch(url, { cache: 'force-cache', credentials: 'same-origin' }));
 
 // The same as a workbox plugin of the precache.
 const fromHttpCache = {
   requestWillFetch: async ({ request }) =>
-    revisions.has(request.url) && request.mode !== 'navigate' ? new Request(request, { cache: 'force-cache' }) : request,
+    revisions.has(request.url) && request.mode !== 'navigate'
+      ? new Request(request, { cache: 'force-cache' })
+      : request,
   fetchDidSucceed: async ({ request, response }) => checked(request.url, response),
 };
 

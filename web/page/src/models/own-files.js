@@ -48,7 +48,12 @@ export function initOwnFiles({ client, isBusy, setBusy }) {
     // What a folder lacks is said now, for the role just given (issue 56: not once the other
     // role is); a checkpoint waiting for the other role keeps waiting.
     for (const [r, files] of Object.entries(given)) {
-      const lack = isFolder(files) && folderProblem(r, files.map((f) => f.name));
+      const lack =
+        isFolder(files) &&
+        folderProblem(
+          r,
+          files.map((f) => f.name),
+        );
       if (lack) {
         fileState('error', '', lack);
         return;
