@@ -59,10 +59,15 @@ export async function runBothUntilVk(page, timeout = 240000) {
 }
 
 /** Section 4's Weights radio: which is checked, which are disabled, and the own-files sentence (null when hidden). */
+// Disabled as a learner meets it: `disabled`, or aria-disabled on the radio that held the focus
+// when the section went busy (models.js keepFocus: it keeps the focus, its clicks do nothing).
 export const weightsRadio = (page) =>
   page.evaluate(() => ({
     checked: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).checked),
-    disabled: ['f32', 'int8'].filter((w) => document.getElementById(`weights-${w}`).disabled),
+    disabled: ['f32', 'int8'].filter((w) => {
+      const input = document.getElementById(`weights-${w}`);
+      return input.disabled || input.getAttribute('aria-disabled') === 'true';
+    }),
     own: document.getElementById('weights-own').hidden ? null : document.getElementById('weights-own').textContent,
   }));
 
