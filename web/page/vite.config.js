@@ -29,7 +29,8 @@ const repoRoot = path.resolve(pageDir, '../..');
 // pair picker labels the pair with `int8.bytes` while int8 is in use: src/models/pair-picker.js).
 const PAIRS_ID = 'virtual:specdec-pairs';
 
-// The header of a model or heads file, checked by the package's reader (web/lib/base/safetensors.js);
+// The header of a model or heads file, checked by the package's own C++ reader (through
+// models/tools/safetensors.mjs, the lite module's safetensorsHeader);
 // only the header is read from the file.
 function safetensorsHeader(file) {
   const fd = openSync(file, 'r');
