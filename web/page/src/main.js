@@ -5,7 +5,6 @@
 // what the learner set in sections 1–4 across that reload: keep.js), and marks
 // the page ready for tests and course authors (<html data-ready="true">, plus a 'specdec-ready'
 // event on window).
-import './shared/storage-guard.js'; // first: a frame without storage must still load (the file says why)
 import { loadSpecdec } from 'specdec/lite';
 import { initExplorer } from './explorer/explorer.js';
 import { initStepper } from './step/stepper.js';

@@ -15,8 +15,21 @@ export const weightsText = (w) => (w === 'int8' ? 'int8' : 'float32');
 
 const valid = (w) => WEIGHTS.includes(w);
 
+/**
+ * The page's localStorage, or undefined where reading it throws: in a frame of another site
+ * whose browser blocks third-party storage, `localStorage` is a SecurityError, not a store
+ * (issue 56: the default parameter below stopped the whole page there). Absent = nothing kept.
+ */
+function pageStorage() {
+  try {
+    return globalThis.localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The stored decision ({ weights, pair, where, f32Ms, int8Ms, at }), or null. */
-export function storedDefault(storage = globalThis.localStorage) {
+export function storedDefault(storage = pageStorage()) {
   try {
     const r = JSON.parse(storage?.getItem(WEIGHTS_DEFAULT_KEY) ?? 'null');
     return r && valid(r.weights) && r.f32Ms > 0 && r.int8Ms > 0 ? r : null;
@@ -64,7 +77,7 @@ export function setChosenWeights(w) {
 }
 
 /** Keeps the decision (once: the first measurement decides). Returns what is kept. */
-export function keepDefault(rec, storage = globalThis.localStorage) {
+export function keepDefault(rec, storage = pageStorage()) {
   const old = storedDefault(storage);
   if (old || !rec) return old;
   try {
